@@ -1,0 +1,319 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Uprobes on the allocation family: outstanding allocations and per-stack totals per target. */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "bpf-types.h"
+
+#define EFAULT 14
+#define ENOMEM 12
+#define EEXIST 17
+
+/* Pid namespace whose pids the daemon sees (0/0: use host pids). Set before load. */
+const volatile __u64 pidns_dev = 0;
+const volatile __u64 pidns_ino = 0;
+
+struct {
+        __uint(type, BPF_MAP_TYPE_HASH);
+        __uint(max_entries, 64);
+        __type(key, __u32);
+        __type(value, struct target_config);
+} targets SEC(".maps");
+
+struct {
+        __uint(type, BPF_MAP_TYPE_HASH);
+        __uint(max_entries, 10240);
+        __type(key, __u64);
+        __type(value, struct inflight);
+} inflight SEC(".maps");
+
+struct {
+        __uint(type, BPF_MAP_TYPE_HASH);
+        __uint(max_entries, 1000000);
+        __type(key, struct alloc_key);
+        __type(value, struct alloc_info);
+} allocs SEC(".maps");
+
+struct {
+        __uint(type, BPF_MAP_TYPE_HASH);
+        __uint(max_entries, 65536);
+        __type(key, struct combined_key);
+        __type(value, struct combined_value);
+} combined SEC(".maps");
+
+struct {
+        __uint(type, BPF_MAP_TYPE_STACK_TRACE);
+        __uint(max_entries, 65536);
+        __uint(key_size, sizeof(__u32));
+        __uint(value_size, MEMLEAK_MAX_STACK_DEPTH * sizeof(__u64));
+} stack_traces SEC(".maps");
+
+struct {
+        __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+        __uint(max_entries, _COUNTER_MAX);
+        __type(key, __u32);
+        __type(value, __u64);
+} counters SEC(".maps");
+
+static __always_inline void count(enum memleak_counter c)
+{
+        __u32 key = c;
+        __u64 *v = bpf_map_lookup_elem(&counters, &key);
+
+        if (v)
+                *v += 1;        /* per-CPU slot: no atomics needed */
+}
+
+/* The calling process's tgid as the daemon sees it; 0 if it is outside the daemon's pid namespace. */
+static __always_inline __u32 current_tgid(void)
+{
+        struct bpf_pidns_info ns = {};
+
+        if (pidns_ino == 0)
+                return bpf_get_current_pid_tgid() >> 32;
+        if (bpf_get_ns_current_pid_tgid(pidns_dev, pidns_ino, &ns, sizeof(ns)))
+                return 0;
+        return ns.tgid;
+}
+
+static __always_inline void combined_add(__u32 tgid, __s64 stack_id, __u64 size)
+{
+        struct combined_key key = { .tgid = tgid, .stack_id = stack_id };
+        struct combined_value init = { .bytes = size, .allocs = 1 };
+        struct combined_value *v;
+
+        v = bpf_map_lookup_elem(&combined, &key);
+        if (!v) {
+                if (bpf_map_update_elem(&combined, &key, &init, BPF_NOEXIST) == 0)
+                        return;
+                /* Lost a race with another CPU creating it, or the map is full. */
+                v = bpf_map_lookup_elem(&combined, &key);
+                if (!v) {
+                        count(COUNTER_LOST_COMBINED_MAP_FULL);
+                        return;
+                }
+        }
+        __sync_fetch_and_add(&v->bytes, size);
+        __sync_fetch_and_add(&v->allocs, 1);
+}
+
+static __always_inline void combined_sub(__u32 tgid, __s64 stack_id, __u64 size)
+{
+        struct combined_key key = { .tgid = tgid, .stack_id = stack_id };
+        struct combined_value *v;
+
+        v = bpf_map_lookup_elem(&combined, &key);
+        if (!v)
+                return;         /* its add was lost and counted then */
+        __sync_fetch_and_sub(&v->bytes, size);
+        __sync_fetch_and_sub(&v->allocs, 1);
+}
+
+static __always_inline __s64 take_stack_id(void *ctx)
+{
+        long id = bpf_get_stackid(ctx, &stack_traces, BPF_F_USER_STACK);
+
+        if (id >= 0)
+                return id;
+        if (id == -EFAULT)
+                count(COUNTER_STACK_EFAULT);
+        else if (id == -EEXIST)
+                count(COUNTER_STACK_EEXIST);
+        else if (id == -ENOMEM)
+                count(COUNTER_STACK_ENOMEM);
+        else
+                count(COUNTER_STACK_OTHER);
+        return id;
+}
+
+static __always_inline void record_free(__u32 tgid, __u64 addr)
+{
+        struct alloc_key key = { .tgid = tgid, .addr = addr };
+        struct alloc_info *found, info;
+
+        if (addr == 0)
+                return;
+        found = bpf_map_lookup_elem(&allocs, &key);
+        if (!found) {
+                count(COUNTER_FREE_UNKNOWN);
+                return;
+        }
+        info = *found;  /* copy before the entry goes away */
+        if (bpf_map_delete_elem(&allocs, &key))
+                return; /* another CPU freed it first and accounted for it */
+        combined_sub(tgid, info.stack_id, info.size);
+        count(COUNTER_FREES);
+}
+
+static __always_inline void record_alloc(void *ctx, __u32 tgid, __u64 addr, __u64 size)
+{
+        struct alloc_key key = { .tgid = tgid, .addr = addr };
+        struct alloc_info info = {};
+        struct target_config *cfg;
+
+        cfg = bpf_map_lookup_elem(&targets, &tgid);
+        if (!cfg)
+                return;
+        if (size < cfg->min_size || (cfg->max_size && size > cfg->max_size)) {
+                count(COUNTER_ALLOCS_FILTERED);
+                return;
+        }
+        /* A live entry at this address means its free was missed: retire it first. */
+        if (bpf_map_lookup_elem(&allocs, &key))
+                record_free(tgid, addr);
+
+        info.size = size;
+        info.timestamp_ns = bpf_ktime_get_ns();
+        info.stack_id = take_stack_id(ctx);
+        if (bpf_map_update_elem(&allocs, &key, &info, BPF_ANY)) {
+                count(COUNTER_LOST_ALLOCS_MAP_FULL);
+                return;
+        }
+        combined_add(tgid, info.stack_id, size);
+        count(COUNTER_ALLOCS);
+}
+
+static __always_inline int on_entry(struct pt_regs *ctx, __u32 kind, __u64 size, __u64 arg)
+{
+        __u64 id = bpf_get_current_pid_tgid();
+        __u64 sp = PT_REGS_SP(ctx);
+        __u32 tgid = current_tgid();
+        struct inflight state = { .size = size, .arg = arg, .entry_sp = sp, .kind = kind, .tgid = tgid };
+        struct inflight *cur;
+
+        if (!tgid || !bpf_map_lookup_elem(&targets, &tgid))
+                return 0;
+        cur = bpf_map_lookup_elem(&inflight, &id);
+        if (cur) {
+                if (sp < cur->entry_sp) {
+                        /* Called from inside an allocator this thread is already in. */
+                        cur->depth++;
+                        count(COUNTER_NESTED_CALLS);
+                        return 0;
+                }
+                /* The outer call never returned (longjmp, thread cancelled): start over. */
+                count(COUNTER_INFLIGHT_STALE);
+        }
+        if (bpf_map_update_elem(&inflight, &id, &state, BPF_ANY))
+                count(COUNTER_LOST_INFLIGHT_MAP_FULL);
+        return 0;
+}
+
+static __always_inline int on_return(struct pt_regs *ctx)
+{
+        __u64 id = bpf_get_current_pid_tgid();
+        __u64 rc = PT_REGS_RC(ctx);
+        __u32 tgid = current_tgid();
+        struct inflight *cur, state;
+        __u64 addr = 0;
+
+        if (!tgid || !bpf_map_lookup_elem(&targets, &tgid))
+                return 0;
+        cur = bpf_map_lookup_elem(&inflight, &id);
+        if (!cur) {
+                count(COUNTER_RETURN_WITHOUT_ENTRY);
+                return 0;
+        }
+        if (cur->depth > 0) {
+                cur->depth--;
+                return 0;
+        }
+        state = *cur;
+        bpf_map_delete_elem(&inflight, &id);
+
+        switch (state.kind) {
+        case ALLOC_KIND_POSIX_MEMALIGN:
+                /* int posix_memalign(void **memptr, ...): 0 on success, then *memptr is the block. */
+                if ((int)rc != 0 || bpf_probe_read_user(&addr, sizeof(addr), (void *)state.arg)) {
+                        count(COUNTER_ALLOCS_FAILED);
+                        return 0;
+                }
+                break;
+        case ALLOC_KIND_REALLOC:
+        case ALLOC_KIND_REALLOCARRAY:
+                if (rc == 0 && state.size != 0) {
+                        /* A failed realloc leaves the old block as it was. */
+                        count(COUNTER_ALLOCS_FAILED);
+                        return 0;
+                }
+                /* Moved, shrunk in place or freed (size 0): the old block is gone either way. */
+                record_free(tgid, state.arg);
+                addr = rc;
+                if (!addr)
+                        return 0;
+                break;
+        default:
+                addr = rc;
+                if (!addr) {
+                        count(COUNTER_ALLOCS_FAILED);
+                        return 0;
+                }
+        }
+        record_alloc(ctx, tgid, addr, state.size);
+        return 0;
+}
+
+static __always_inline int on_free(struct pt_regs *ctx, __u64 addr)
+{
+        __u64 id = bpf_get_current_pid_tgid();
+        __u32 tgid = current_tgid();
+        struct inflight *cur;
+
+        if (!tgid || !bpf_map_lookup_elem(&targets, &tgid))
+                return 0;
+        cur = bpf_map_lookup_elem(&inflight, &id);
+        if (cur && PT_REGS_SP(ctx) < cur->entry_sp) {
+                /* realloc(p, 0) and friends free through free(): the outer call accounts for it. */
+                count(COUNTER_NESTED_CALLS);
+                return 0;
+        }
+        record_free(tgid, addr);
+        return 0;
+}
+
+static __always_inline __u64 mul_or_max(__u64 a, __u64 b)
+{
+        __u64 product;
+
+        if ((a >> 32) == 0 && (b >> 32) == 0)
+                return a * b;
+        product = a * b;
+        asm volatile("" : "+r"(product));      /* keep clang from emitting __multi3 */
+        if (product / a != b)
+                return ~0ULL;   /* overflow: the allocator will fail the call */
+        return product;
+}
+
+SEC("uprobe")
+int BPF_KPROBE(malloc_entry, __u64 size) { return on_entry(ctx, ALLOC_KIND_MALLOC, size, 0); }
+SEC("uprobe")
+int BPF_KPROBE(calloc_entry, __u64 n, __u64 size) { return on_entry(ctx, ALLOC_KIND_CALLOC, mul_or_max(n, size), 0); }
+SEC("uprobe")
+int BPF_KPROBE(realloc_entry, __u64 ptr, __u64 size) { return on_entry(ctx, ALLOC_KIND_REALLOC, size, ptr); }
+SEC("uprobe")
+int BPF_KPROBE(reallocarray_entry, __u64 ptr, __u64 n, __u64 size)
+{
+        return on_entry(ctx, ALLOC_KIND_REALLOCARRAY, mul_or_max(n, size), ptr);
+}
+SEC("uprobe")
+int BPF_KPROBE(posix_memalign_entry, __u64 memptr, __u64 align, __u64 size)
+{
+        return on_entry(ctx, ALLOC_KIND_POSIX_MEMALIGN, size, memptr);
+}
+SEC("uprobe")
+int BPF_KPROBE(aligned_alloc_entry, __u64 align, __u64 size) { return on_entry(ctx, ALLOC_KIND_ALIGNED_ALLOC, size, 0); }
+SEC("uprobe")
+int BPF_KPROBE(memalign_entry, __u64 align, __u64 size) { return on_entry(ctx, ALLOC_KIND_MEMALIGN, size, 0); }
+SEC("uprobe")
+int BPF_KPROBE(valloc_entry, __u64 size) { return on_entry(ctx, ALLOC_KIND_VALLOC, size, 0); }
+SEC("uprobe")
+int BPF_KPROBE(pvalloc_entry, __u64 size) { return on_entry(ctx, ALLOC_KIND_PVALLOC, size, 0); }
+SEC("uprobe")
+int BPF_KPROBE(free_entry, __u64 ptr) { return on_free(ctx, ptr); }
+
+/* One return program serves every allocating kind: the in-flight state says which it was. */
+SEC("uretprobe")
+int BPF_KRETPROBE(alloc_return) { return on_return(ctx); }
+
+char LICENSE[] SEC("license") = "GPL";

@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: MIT */
+/* memleakctl: global options, then dispatch to a subcommand through the command table. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "commands.h"
+#include "macro.h"
+#include "protocol.h"
+
+static const struct {
+        const char *name;
+        ctl_command_fn fn;
+} commands[] = {
+        { "attach", cmd_attach },
+        { "detach", cmd_detach },
+        { "status", cmd_status },
+        { "report", cmd_report },
+};
+
+static void help(void)
+{
+        printf("memleakctl [--socket PATH] [--json] COMMAND [OPTIONS]\n\n"
+               "Ask memleakd, the eBPF memory-leak detector, to trace processes and report the\n"
+               "allocations they never free.\n\n"
+               "Commands:\n"
+               "  attach --pid PID [--obj PATH]... [--min-size N] [--max-size N]\n"
+               "                        Start tracing a process's allocations\n"
+               "  detach --pid PID      Stop tracing a process\n"
+               "  status                Show the daemon, the traced processes and the counters\n"
+               "  report [--pid PID] [--top N] [--min-age SECONDS]\n"
+               "                        Show the stacks holding the most outstanding memory\n\n"
+               "Options:\n"
+               "  -s --socket PATH      memleakd's socket (default: $%s, else %s)\n"
+               "  -j --json             Print results, and errors, as JSON on stdout\n"
+               "  -h --help             Show this help\n"
+               "  -V --version          Show the version\n\n"
+               "Run 'memleakctl COMMAND --help' for a command's options.\n",
+               MEMLEAK_SOCKET_ENV, MEMLEAK_DEFAULT_SOCKET);
+}
+
+int main(int argc, char *argv[])
+{
+        static const struct option options[] = {
+                { "socket", required_argument, NULL, 's' },
+                { "json", no_argument, NULL, 'j' },
+                { "help", no_argument, NULL, 'h' },
+                { "version", no_argument, NULL, 'V' },
+                {}
+        };
+        const char *env_socket = getenv(MEMLEAK_SOCKET_ENV);
+        struct ctl_context ctx = {
+                .socket_path = env_socket && *env_socket ? env_socket : MEMLEAK_DEFAULT_SOCKET,
+        };
+        int c;
+
+        /* "+": stop at the subcommand, whose options are its own. */
+        while ((c = getopt_long(argc, argv, "+:s:jhV", options, NULL)) >= 0)
+                switch (c) {
+                case 's':
+                        if (!*optarg)
+                                return ctl_usage_error(&ctx, "--socket needs a path");
+                        ctx.socket_path = optarg;
+                        break;
+                case 'j':
+                        ctx.json = true;
+                        break;
+                case 'h':
+                        help();
+                        return CTL_EXIT_OK;
+                case 'V':
+                        printf("memleakctl %s\n", MEMLEAKD_VERSION);
+                        return CTL_EXIT_OK;
+                case ':':
+                        return ctl_usage_error(&ctx, "option '%s' needs an argument", argv[optind - 1]);
+                default:
+                        if (optopt > 0 && optopt < 0x100)
+                                return ctl_usage_error(&ctx, "unknown option '-%c'", optopt);
+                        return ctl_usage_error(&ctx, "unknown option '%s'", argv[optind - 1]);
+                }
+
+        if (optind >= argc)
+                return ctl_usage_error(&ctx, "no command given (attach, detach, status or report)");
+        for (size_t i = 0; i < ELEMENTSOF(commands); i++)
+                if (strcmp(commands[i].name, argv[optind]) == 0)
+                        return commands[i].fn(&ctx, argc - optind, argv + optind);
+        return ctl_usage_error(&ctx, "unknown command '%s' (attach, detach, status or report)", argv[optind]);
+}

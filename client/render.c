@@ -1,0 +1,318 @@
+/* SPDX-License-Identifier: MIT */
+/* Turn memleakd's replies into text or JSON on a stream (pure: cJSON in, text out). */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <string.h>
+#include <time.h>
+#include "json-util.h"
+#include "macro.h"
+#include "protocol.h"
+#include "render.h"
+
+static int stream_result(FILE *f)
+{
+        return ferror(f) ? -EIO : 0;
+}
+
+/* A member that is a non-negative integer, 0 when absent or ill-typed. */
+static uint64_t get_u64(const cJSON *o, const char *name)
+{
+        uint64_t v;
+
+        if (json_get_u64(cJSON_GetObjectItemCaseSensitive(o, name), UINT64_MAX, &v) < 0)
+                return 0;
+        return v;
+}
+
+/* A string member, NULL when absent, null or not a string. */
+static const char *get_str(const cJSON *o, const char *name)
+{
+        return cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, name));
+}
+
+static const char *str_or(const char *s, const char *fallback)
+{
+        return s ? s : fallback;
+}
+
+static const char *base_name(const char *path)
+{
+        const char *slash = strrchr(path, '/');
+
+        return slash && slash[1] ? slash + 1 : path;
+}
+
+static const char *plural(uint64_t n, const char *one, const char *many)
+{
+        return n == 1 ? one : many;
+}
+
+/* "3d 4h 5m 6s", leading zero units left out. */
+static void print_duration(FILE *f, uint64_t s)
+{
+        static const struct {
+                uint64_t seconds;
+                const char *unit;
+        } units[] = { { 86400, "d" }, { 3600, "h" }, { 60, "m" } };
+        bool any = false;
+
+        for (size_t i = 0; i < ELEMENTSOF(units); i++)
+                if (s >= units[i].seconds || any) {
+                        fprintf(f, "%" PRIu64 "%s ", s / units[i].seconds, units[i].unit);
+                        s %= units[i].seconds;
+                        any = true;
+                }
+        fprintf(f, "%" PRIu64 "s", s);
+}
+
+/* "pid 1234 (leaky" with ", exited" when so; the caller closes the parenthesis. */
+static void print_target_name(FILE *f, const cJSON *target)
+{
+        fprintf(f, "pid %" PRIu64 " (%s", get_u64(target, "pid"), str_or(get_str(target, "comm"), "?"));
+        if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(target, "exited")))
+                fputs(", exited", f);
+}
+
+/* ", 10 probes in /lib/libc.so.6, 3 probes in /lib/libfoo.so" */
+static void print_objects(FILE *f, const cJSON *target)
+{
+        const cJSON *objects = cJSON_GetObjectItemCaseSensitive(target, "objects"), *o;
+
+        if (cJSON_GetArraySize(objects) == 0) {
+                fputs(", no probes", f);
+                return;
+        }
+        cJSON_ArrayForEach(o, objects) {
+                uint64_t probes = get_u64(o, "probes");
+
+                fprintf(f, ", %" PRIu64 " %s in %s", probes, plural(probes, "probe", "probes"),
+                        str_or(get_str(o, "path"), "?"));
+        }
+}
+
+int render_attach(FILE *f, const cJSON *target)
+{
+        if (!cJSON_IsObject(target))
+                return -EBADMSG;
+        fputs("Attached to ", f);
+        print_target_name(f, target);
+        fprintf(f, "): %s allocator", str_or(get_str(target, "allocator"), "unknown"));
+        print_objects(f, target);
+        fputc('\n', f);
+        return stream_result(f);
+}
+
+int render_detach(FILE *f, const cJSON *target)
+{
+        if (!cJSON_IsObject(target))
+                return -EBADMSG;
+        fputs("Detached from ", f);
+        print_target_name(f, target);
+        fputs(")\n", f);
+        return stream_result(f);
+}
+
+/* "Lost events: allocs_map_full=3, stack_eexist=1" or "Lost events: none". */
+static void print_lost(FILE *f, const cJSON *lost)
+{
+        const cJSON *c;
+        bool any = false;
+
+        fputs("Lost events:", f);
+        cJSON_ArrayForEach(c, lost) {
+                uint64_t v = 0;
+
+                if (!c->string || json_get_u64(c, UINT64_MAX, &v) < 0 || v == 0)
+                        continue;
+                fprintf(f, "%s %s=%" PRIu64, any ? "," : "", c->string, v);
+                any = true;
+        }
+        fputs(any ? "\n" : " none\n", f);
+}
+
+static void print_counters(FILE *f, const cJSON *counters)
+{
+        const cJSON *c;
+
+        fputs("Counters:", f);
+        if (cJSON_GetArraySize(counters) == 0)
+                fputs(" none", f);
+        cJSON_ArrayForEach(c, counters) {
+                uint64_t v = 0;
+
+                if (c->string && json_get_u64(c, UINT64_MAX, &v) >= 0)
+                        fprintf(f, " %s=%" PRIu64, c->string, v);
+        }
+        fputc('\n', f);
+}
+
+static void print_status_target(FILE *f, const cJSON *t)
+{
+        const cJSON *objects = cJSON_GetObjectItemCaseSensitive(t, "objects"), *o;
+        const char *reason = get_str(t, "allocator_reason");
+        uint64_t snapshots = get_u64(t, "snapshots");
+
+        fputs("  ", f);
+        print_target_name(f, t);
+        fputs("): ", f);
+        if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(t, "exited")))
+                fputs("exited, attached ", f);
+        else
+                fputs("attached ", f);
+        print_duration(f, get_u64(t, "attached_s"));
+        fprintf(f, " ago, %s allocator", str_or(get_str(t, "allocator"), "unknown"));
+        if (reason)
+                fprintf(f, " (%s)", reason);
+        fprintf(f, ", %" PRIu64 " %s\n", snapshots, plural(snapshots, "snapshot", "snapshots"));
+        cJSON_ArrayForEach(o, objects) {
+                uint64_t probes = get_u64(o, "probes");
+
+                fprintf(f, "    %s: %" PRIu64 " %s\n", str_or(get_str(o, "path"), "?"), probes,
+                        plural(probes, "probe", "probes"));
+        }
+}
+
+int render_status(FILE *f, const cJSON *status)
+{
+        const cJSON *targets, *t;
+
+        if (!cJSON_IsObject(status))
+                return -EBADMSG;
+        targets = cJSON_GetObjectItemCaseSensitive(status, "targets");
+        fprintf(f, "memleakd %s, up ", str_or(get_str(status, "version"), "?"));
+        print_duration(f, get_u64(status, "uptime_s"));
+        fprintf(f, ", snapshot every %" PRIu64 " ms, %" PRIu64 " kept per target\n",
+                get_u64(status, "snapshot_interval_ms"), get_u64(status, "ring_depth"));
+        if (cJSON_GetArraySize(targets) == 0)
+                fputs("Targets: none\n", f);
+        else
+                fputs("Targets:\n", f);
+        cJSON_ArrayForEach(t, targets)
+                print_status_target(f, t);
+        print_counters(f, cJSON_GetObjectItemCaseSensitive(status, "counters"));
+        print_lost(f, cJSON_GetObjectItemCaseSensitive(status, "lost"));
+        return stream_result(f);
+}
+
+static void print_report_target(FILE *f, const cJSON *t)
+{
+        const cJSON *trend = cJSON_GetObjectItemCaseSensitive(t, "trend");
+        const cJSON *delta = cJSON_GetObjectItemCaseSensitive(trend, "bytes_delta");
+        uint64_t allocs = get_u64(t, "outstanding_allocs");
+
+        print_target_name(f, t);
+        fprintf(f, "): %" PRIu64 " bytes in %" PRIu64 " %s outstanding", get_u64(t, "outstanding_bytes"),
+                allocs, plural(allocs, "allocation", "allocations"));
+        if (cJSON_IsNumber(delta))
+                fprintf(f, ", %+" PRId64 " bytes over the last %" PRIu64 " s",
+                        (int64_t) delta->valuedouble, get_u64(trend, "window_s"));
+        fputc('\n', f);
+}
+
+static void print_frame(FILE *f, const cJSON *frame)
+{
+        const char *symbol = get_str(frame, "symbol"), *module = get_str(frame, "module");
+        const char *file = get_str(frame, "file");
+        const cJSON *offset = cJSON_GetObjectItemCaseSensitive(frame, "offset");
+        const cJSON *line = cJSON_GetObjectItemCaseSensitive(frame, "line");
+
+        if (symbol && cJSON_IsNumber(offset))
+                fprintf(f, "\t\t%s+0x%" PRIx64, symbol, get_u64(frame, "offset"));
+        else if (symbol)
+                fprintf(f, "\t\t%s", symbol);
+        else
+                fprintf(f, "\t\t%s", str_or(get_str(frame, "addr"), "0x?"));
+        fprintf(f, " [%s]", module ? base_name(module) : "unknown");
+        if (file && cJSON_IsNumber(line))
+                fprintf(f, " %s:%" PRIu64, file, get_u64(frame, "line"));
+        else if (file)
+                fprintf(f, " %s", file);
+        fputc('\n', f);
+}
+
+static void print_stack(FILE *f, const cJSON *stack)
+{
+        const char *error = get_str(stack, "stack_error");
+        const cJSON *frames = cJSON_GetObjectItemCaseSensitive(stack, "frames"), *frame;
+        uint64_t allocs = get_u64(stack, "allocs");
+
+        fprintf(f, "\t%" PRIu64 " bytes in %" PRIu64 " %s from stack (pid %" PRIu64 ")\n",
+                get_u64(stack, "bytes"), allocs, plural(allocs, "allocation", "allocations"),
+                get_u64(stack, "pid"));
+        if (error) {
+                fprintf(f, "\t\t[stack unavailable: %s]\n", error);
+                return;
+        }
+        cJSON_ArrayForEach(frame, frames)
+                print_frame(f, frame);
+}
+
+int render_report(FILE *f, const cJSON *report)
+{
+        const cJSON *stacks, *targets, *other, *item;
+        time_t generated_at;
+        struct tm tm;
+        char clock[16] = "??:??:??";
+        uint64_t min_age_s, other_stacks;
+
+        if (!cJSON_IsObject(report))
+                return -EBADMSG;
+        stacks = cJSON_GetObjectItemCaseSensitive(report, "stacks");
+        targets = cJSON_GetObjectItemCaseSensitive(report, "targets");
+        other = cJSON_GetObjectItemCaseSensitive(report, "other");
+        if (!cJSON_IsArray(stacks) || !cJSON_IsArray(targets))
+                return -EBADMSG;
+
+        generated_at = (time_t) get_u64(report, "generated_at");
+        if (localtime_r(&generated_at, &tm))
+                strftime(clock, sizeof(clock), "%H:%M:%S", &tm);
+        fprintf(f, "[%s] Top %d stacks with outstanding allocations:\n", clock, cJSON_GetArraySize(stacks));
+        min_age_s = get_u64(report, "min_age_s");
+        if (min_age_s > 0)
+                fprintf(f, "Only allocations at least %" PRIu64 " s old are counted.\n", min_age_s);
+        if (cJSON_GetArraySize(targets) == 0)
+                fputs("No processes are traced; start with 'memleakctl attach --pid PID'.\n", f);
+        cJSON_ArrayForEach(item, targets)
+                print_report_target(f, item);
+        cJSON_ArrayForEach(item, stacks)
+                print_stack(f, item);
+        other_stacks = get_u64(other, "stacks");
+        if (other_stacks > 0) {
+                uint64_t allocs = get_u64(other, "allocs");
+
+                fprintf(f, "\t... and %" PRIu64 " more %s: %" PRIu64 " bytes in %" PRIu64 " %s\n",
+                        other_stacks, plural(other_stacks, "stack", "stacks"), get_u64(other, "bytes"),
+                        allocs, plural(allocs, "allocation", "allocations"));
+        }
+        print_lost(f, cJSON_GetObjectItemCaseSensitive(report, "lost"));
+        return stream_result(f);
+}
+
+int render_json(FILE *f, const cJSON *obj)
+{
+        _cleanup_free_ char *text = cJSON_Print(obj);
+
+        if (!text)
+                return -ENOMEM;
+        fputs(text, f);
+        fputc('\n', f);
+        return stream_result(f);
+}
+
+int render_error_json(FILE *f, int error, const char *message)
+{
+        _cleanup_json_ cJSON *o = cJSON_CreateObject();
+        _cleanup_free_ char *text = NULL;
+        cJSON *e;
+
+        if (!o || !(e = cJSON_AddObjectToObject(o, F_ERROR)) ||
+            !cJSON_AddStringToObject(e, F_CODE, memleak_errno_to_code(error)) ||
+            !cJSON_AddStringToObject(e, F_MESSAGE, message ? message : strerror(error < 0 ? -error : error)))
+                return -ENOMEM;
+        text = cJSON_PrintUnformatted(o);
+        if (!text)
+                return -ENOMEM;
+        fprintf(f, "%s\n", text);
+        return stream_result(f);
+}

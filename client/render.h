@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: MIT */
+/* Turn memleakd's replies into text or JSON on a stream (pure: cJSON in, text out). */
+#pragma once
+
+#include <stdio.h>
+#include <cjson/cJSON.h>
+
+/* "Attached to pid 1234 (leaky): glibc allocator, 10 probes in /usr/lib/.../libc.so.6". */
+int render_attach(FILE *f, const cJSON *target);
+
+/* "Detached from pid 1234 (leaky)". */
+int render_detach(FILE *f, const cJSON *target);
+
+/* The status reply: daemon, targets, counters, lost events. */
+int render_status(FILE *f, const cJSON *status);
+
+/* The report object, laid out like BCC's memleak. Times are local (TZ). */
+int render_report(FILE *f, const cJSON *report);
+
+/* Any object, pretty-printed, one trailing newline. */
+int render_json(FILE *f, const cJSON *obj);
+
+/* {"error":{"code":"ESRCH","message":"..."}} on one line: JSON mode's error form. */
+int render_error_json(FILE *f, int error, const char *message);
+
+/* All render_* return 0, -EBADMSG when the object lacks what the renderer needs, -ENOMEM, or
+ * -EIO when the stream failed. */

@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: MIT */
+/* Map keys, values and enums shared by bpf/memleak.bpf.c and the daemon. */
+#pragma once
+
+#ifdef __BPF__
+/* vmlinux.h provides __u32/__u64 on the BPF side. */
+#else
+#include <linux/types.h>
+#endif
+
+/* Deepest user stack we record; frames past this are cut (counted as depth-limited). */
+#define MEMLEAK_MAX_STACK_DEPTH 127
+
+/* Which allocator entry point a probe sits on: selects the entry/return semantics. */
+enum alloc_kind {
+        ALLOC_KIND_MALLOC = 0,
+        ALLOC_KIND_CALLOC,
+        ALLOC_KIND_REALLOC,
+        ALLOC_KIND_REALLOCARRAY,
+        ALLOC_KIND_POSIX_MEMALIGN,
+        ALLOC_KIND_ALIGNED_ALLOC,
+        ALLOC_KIND_MEMALIGN,
+        ALLOC_KIND_VALLOC,
+        ALLOC_KIND_PVALLOC,
+        ALLOC_KIND_FREE,
+        _ALLOC_KIND_MAX,
+};
+
+/* Every way an event can be counted, lost or distorted (per-CPU array index). */
+enum memleak_counter {
+        COUNTER_ALLOCS = 0,             /* allocations recorded */
+        COUNTER_FREES,                  /* frees that matched a recorded allocation */
+        COUNTER_ALLOCS_FILTERED,        /* allocations outside the target's size filter */
+        COUNTER_ALLOCS_FAILED,          /* allocator returned NULL / error: nothing changed */
+        COUNTER_NESTED_CALLS,           /* allocator entries inside another (counted once, at the outer) */
+        COUNTER_LOST_ALLOCS_MAP_FULL,   /* outstanding-allocations map full */
+        COUNTER_LOST_COMBINED_MAP_FULL, /* per-stack totals map full */
+        COUNTER_LOST_INFLIGHT_MAP_FULL, /* per-thread in-flight map full */
+        COUNTER_STACK_EFAULT,           /* bpf_get_stackid -EFAULT: user stack unreadable */
+        COUNTER_STACK_EEXIST,           /* bpf_get_stackid -EEXIST: stack map hash collision */
+        COUNTER_STACK_ENOMEM,           /* bpf_get_stackid -ENOMEM: stack map full */
+        COUNTER_STACK_OTHER,            /* bpf_get_stackid: any other error */
+        COUNTER_RETURN_WITHOUT_ENTRY,   /* return probe with no matching entry */
+        COUNTER_FREE_UNKNOWN,           /* free of an address never seen (pre-attach or filtered) */
+        COUNTER_INFLIGHT_STALE,         /* entry left behind by a call that never returned */
+        _COUNTER_MAX,
+};
+
+/* Stack ids below zero mean "no stack": the negated errno from bpf_get_stackid. */
+
+/* Per-target settings, keyed by tgid in the `targets` map. */
+struct target_config {
+        __u64 min_size;         /* 0: no lower bound */
+        __u64 max_size;         /* 0: no upper bound */
+};
+
+/* One outstanding allocation, keyed by struct alloc_key. */
+struct alloc_key {
+        __u32 tgid;
+        __u32 pad;
+        __u64 addr;
+};
+
+struct alloc_info {
+        __u64 size;
+        __u64 timestamp_ns;     /* CLOCK_MONOTONIC (bpf_ktime_get_ns) */
+        __s64 stack_id;         /* < 0: -errno from bpf_get_stackid */
+};
+
+/* Per-stack outstanding totals ("combined allocs"), keyed by struct combined_key. */
+struct combined_key {
+        __u32 tgid;
+        __u32 pad;
+        __s64 stack_id;
+};
+
+struct combined_value {
+        __u64 bytes;
+        __u64 allocs;
+};
+
+/* In-flight call state between an allocator's entry and its return, keyed by pid_tgid (thread). */
+struct inflight {
+        __u64 size;
+        __u64 arg;              /* realloc: old pointer; posix_memalign: memptr */
+        __u64 entry_sp;         /* stack pointer at the outermost entry: detects stale entries */
+        __u32 kind;             /* enum alloc_kind of the outermost call */
+        __u32 depth;            /* nested allocator entries below the outermost */
+        __u32 tgid;             /* target, as the daemon sees it: lets detach drop its threads' entries */
+        __u32 pad;
+};

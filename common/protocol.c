@@ -1,0 +1,473 @@
+/* SPDX-License-Identifier: MIT */
+/* Encode and validate protocol messages: table-driven request decoding, replies, error codes. */
+#include <errno.h>
+#include <stddef.h>
+#include <string.h>
+#include "json-util.h"
+#include "macro.h"
+#include "protocol.h"
+
+static const char *const command_names[_MEMLEAK_CMD_MAX] = {
+        [MEMLEAK_CMD_ATTACH] = "attach",
+        [MEMLEAK_CMD_DETACH] = "detach",
+        [MEMLEAK_CMD_STATUS] = "status",
+        [MEMLEAK_CMD_REPORT] = "report",
+};
+
+const char *memleak_command_to_string(enum memleak_command c)
+{
+        if (c < 0 || c >= _MEMLEAK_CMD_MAX)
+                return NULL;
+        return command_names[c];
+}
+
+enum memleak_command memleak_command_from_string(const char *s)
+{
+        if (!s)
+                return _MEMLEAK_CMD_INVALID;
+        for (size_t i = 0; i < ELEMENTSOF(command_names); i++)
+                if (strcmp(command_names[i], s) == 0)
+                        return (enum memleak_command) i;
+        return _MEMLEAK_CMD_INVALID;
+}
+
+/* The request fields: how each is typed, which commands allow it and which require it. */
+enum field_type {
+        FIELD_HEADER,   /* v and cmd: checked before the table runs */
+        FIELD_U64,      /* integer in [0, max], stored at offset */
+        FIELD_PID,      /* integer in [1, INT32_MAX] */
+        FIELD_OBJS,     /* array of at most MEMLEAK_MAX_OBJS absolute paths */
+};
+
+#define CMD_BIT(c) (1u << (c))
+#define ALL_CMDS   (CMD_BIT(_MEMLEAK_CMD_MAX) - 1)
+
+struct field_spec {
+        const char *name;
+        enum field_type type;
+        size_t offset;          /* FIELD_U64: where in struct memleak_request */
+        uint64_t max;           /* FIELD_U64: largest value accepted */
+        unsigned allowed;       /* CMD_BIT()s of the commands that accept it */
+        unsigned required;      /* CMD_BIT()s of the commands that need it */
+        const char *invalid;    /* message for a wrong type or a value out of range */
+        const char *missing;    /* message when a command requires it and it is absent */
+};
+
+static const struct field_spec request_fields[] = {
+        { F_VERSION, FIELD_HEADER, 0, 0, ALL_CMDS, ALL_CMDS, NULL, NULL },
+        { F_CMD, FIELD_HEADER, 0, 0, ALL_CMDS, ALL_CMDS, NULL, NULL },
+        { F_ID, FIELD_U64, offsetof(struct memleak_request, id), MEMLEAK_MAX_ID,
+          ALL_CMDS, 0,
+          "\"id\" must be an integer between 0 and 4294967295", NULL },
+        { F_PID, FIELD_PID, 0, 0,
+          CMD_BIT(MEMLEAK_CMD_ATTACH) | CMD_BIT(MEMLEAK_CMD_DETACH) | CMD_BIT(MEMLEAK_CMD_REPORT),
+          CMD_BIT(MEMLEAK_CMD_ATTACH) | CMD_BIT(MEMLEAK_CMD_DETACH),
+          "\"pid\" must be an integer between 1 and 2147483647", "Missing \"pid\"" },
+        { F_OBJS, FIELD_OBJS, 0, 0, CMD_BIT(MEMLEAK_CMD_ATTACH), 0,
+          "\"objs\" must be an array of at most 16 absolute paths, each shorter than 4096 bytes", NULL },
+        { F_MIN_SIZE, FIELD_U64, offsetof(struct memleak_request, min_size), MEMLEAK_MAX_SIZE_BYTES,
+          CMD_BIT(MEMLEAK_CMD_ATTACH), 0,
+          "\"min_size\" must be an integer between 0 and 2^48", NULL },
+        { F_MAX_SIZE, FIELD_U64, offsetof(struct memleak_request, max_size), MEMLEAK_MAX_SIZE_BYTES,
+          CMD_BIT(MEMLEAK_CMD_ATTACH), 0,
+          "\"max_size\" must be an integer between 0 and 2^48", NULL },
+        { F_TOP, FIELD_U64, offsetof(struct memleak_request, top), MEMLEAK_MAX_TOP,
+          CMD_BIT(MEMLEAK_CMD_REPORT), 0,
+          "\"top\" must be an integer between 0 and 1000000", NULL },
+        { F_MIN_AGE_S, FIELD_U64, offsetof(struct memleak_request, min_age_s), MEMLEAK_MAX_MIN_AGE_S,
+          CMD_BIT(MEMLEAK_CMD_REPORT), 0,
+          "\"min_age_s\" must be an integer between 0 and 315360000 (ten years)", NULL },
+};
+
+static const struct field_spec *field_lookup(const char *name)
+{
+        for (size_t i = 0; i < ELEMENTSOF(request_fields); i++)
+                if (strcmp(request_fields[i].name, name) == 0)
+                        return &request_fields[i];
+        return NULL;
+}
+
+static uint64_t *field_u64(struct memleak_request *req, const struct field_spec *f)
+{
+        return (uint64_t *) ((char *) req + f->offset);
+}
+
+static int parse_objs(const cJSON *item, struct memleak_request *req)
+{
+        const cJSON *e;
+
+        if (!cJSON_IsArray(item) || cJSON_GetArraySize(item) > MEMLEAK_MAX_OBJS)
+                return -EINVAL;
+        cJSON_ArrayForEach(e, item) {
+                const char *s = cJSON_GetStringValue(e);
+
+                if (!s || s[0] != '/' || strnlen(s, MEMLEAK_MAX_PATH_BYTES) >= MEMLEAK_MAX_PATH_BYTES)
+                        return -EINVAL;
+                req->objs[req->n_objs] = strdup(s);
+                if (!req->objs[req->n_objs])
+                        return -ENOMEM;
+                req->n_objs++;
+        }
+        return 0;
+}
+
+static int parse_field(const struct field_spec *f, const cJSON *item, struct memleak_request *req)
+{
+        uint64_t v;
+        int r;
+
+        switch (f->type) {
+        case FIELD_HEADER:
+                return 0;
+        case FIELD_U64:
+                r = json_get_u64(item, f->max, &v);
+                if (r < 0)
+                        return r;
+                *field_u64(req, f) = v;
+                return 0;
+        case FIELD_PID:
+                r = json_get_u64(item, INT32_MAX, &v);
+                if (r < 0 || v == 0)
+                        return -EINVAL;
+                req->has_pid = true;
+                req->pid = (int32_t) v;
+                return 0;
+        case FIELD_OBJS:
+                return parse_objs(item, req);
+        }
+        return -EINVAL;
+}
+
+/* Size and framing: at most one line, its newline optional here (the reader found the boundary). */
+static int check_framing(const char *line, size_t len, const char **error_message)
+{
+        if (len > MEMLEAK_MAX_REQUEST_BYTES) {
+                *error_message = "Request larger than 65536 bytes";
+                return -E2BIG;
+        }
+        if (len > 0 && line[len - 1] == '\n')
+                len--;
+        if (memchr(line, '\0', len)) {
+                *error_message = "Request contains a NUL byte";
+                return -EINVAL;
+        }
+        if (memchr(line, '\n', len)) {
+                *error_message = "Request spans more than one line";
+                return -EINVAL;
+        }
+        return 0;
+}
+
+int memleak_request_parse(const char *line, size_t len, struct memleak_request *ret,
+                          uint64_t *ret_id, const char **error_message)
+{
+        _cleanup_(memleak_request_done) struct memleak_request req = { .top = MEMLEAK_DEFAULT_TOP };
+        _cleanup_json_ cJSON *root = NULL;
+        _cleanup_free_ char *text = NULL;
+        const cJSON *item, *version, *cmd;
+        unsigned seen = 0;
+        uint64_t v;
+        int r;
+
+        *ret_id = 0;
+        *error_message = NULL;
+
+        r = check_framing(line, len, error_message);
+        if (r < 0)
+                return r;
+
+        /* A NUL-terminated copy lets cJSON refuse trailing garbage after the object. */
+        text = strndup(line, len);
+        if (!text) {
+                *error_message = "Out of memory";
+                return -ENOMEM;
+        }
+        root = cJSON_ParseWithOpts(text, NULL, true);
+        if (!root) {
+                *error_message = "Request is not valid JSON";
+                return -EINVAL;
+        }
+        if (!cJSON_IsObject(root)) {
+                *error_message = "Request is not a JSON object";
+                return -EINVAL;
+        }
+        /* Echo the id in any error reply from here on, when it is readable. */
+        if (json_get_u64(cJSON_GetObjectItemCaseSensitive(root, F_ID), MEMLEAK_MAX_ID, &v) >= 0)
+                *ret_id = v;
+
+        version = cJSON_GetObjectItemCaseSensitive(root, F_VERSION);
+        if (!version) {
+                *error_message = "Missing protocol version \"v\"";
+                return -EINVAL;
+        }
+        if (json_get_u64(version, UINT64_MAX, &v) < 0 || v != MEMLEAK_PROTOCOL_VERSION) {
+                *error_message = "Unsupported protocol version (this memleakd speaks version 1)";
+                return -EPROTONOSUPPORT;
+        }
+
+        cmd = cJSON_GetObjectItemCaseSensitive(root, F_CMD);
+        if (!cJSON_IsString(cmd)) {
+                *error_message = "Missing command \"cmd\" (a string)";
+                return -EINVAL;
+        }
+        req.cmd = memleak_command_from_string(cmd->valuestring);
+        if (req.cmd == _MEMLEAK_CMD_INVALID) {
+                *error_message = "Unknown command";
+                return -EOPNOTSUPP;
+        }
+
+        cJSON_ArrayForEach(item, root) {
+                const struct field_spec *f = item->string ? field_lookup(item->string) : NULL;
+                unsigned bit;
+
+                if (!f) {
+                        *error_message = "Unknown field in request";
+                        return -EINVAL;
+                }
+                bit = 1u << (f - request_fields);
+                if (seen & bit) {
+                        *error_message = "Field given twice in request";
+                        return -EINVAL;
+                }
+                seen |= bit;
+                if (!(f->allowed & CMD_BIT(req.cmd))) {
+                        *error_message = "Field not allowed for this command";
+                        return -EINVAL;
+                }
+                r = parse_field(f, item, &req);
+                if (r < 0) {
+                        *error_message = r == -ENOMEM ? "Out of memory" : f->invalid;
+                        return r;
+                }
+        }
+        for (size_t i = 0; i < ELEMENTSOF(request_fields); i++)
+                if ((request_fields[i].required & CMD_BIT(req.cmd)) && !(seen & (1u << i))) {
+                        *error_message = request_fields[i].missing;
+                        return -EINVAL;
+                }
+
+        *ret = req;
+        req = (struct memleak_request) {};
+        return 0;
+}
+
+void memleak_request_done(struct memleak_request *req)
+{
+        if (!req)
+                return;
+        for (unsigned i = 0; i < req->n_objs && i < MEMLEAK_MAX_OBJS; i++) {
+                free(req->objs[i]);
+                req->objs[i] = NULL;
+        }
+        req->n_objs = 0;
+}
+
+static bool field_encode(cJSON *o, const struct field_spec *f, const struct memleak_request *req)
+{
+        cJSON *arr;
+
+        switch (f->type) {
+        case FIELD_HEADER:
+                return true;
+        case FIELD_U64:
+                return json_add_u64(o, f->name, *field_u64((struct memleak_request *) req, f));
+        case FIELD_PID:
+                return !req->has_pid || cJSON_AddNumberToObject(o, f->name, req->pid);
+        case FIELD_OBJS:
+                if (req->n_objs == 0)
+                        return true;
+                arr = cJSON_AddArrayToObject(o, f->name);
+                if (!arr)
+                        return false;
+                for (unsigned i = 0; i < req->n_objs && i < MEMLEAK_MAX_OBJS; i++) {
+                        cJSON *s = cJSON_CreateString(req->objs[i]);
+
+                        if (!s)
+                                return false;
+                        cJSON_AddItemToArray(arr, s);
+                }
+                return true;
+        }
+        return false;
+}
+
+cJSON *memleak_request_to_json(const struct memleak_request *req)
+{
+        _cleanup_json_ cJSON *o = NULL;
+        const char *cmd = memleak_command_to_string(req->cmd);
+
+        if (!cmd)
+                return NULL;
+        o = cJSON_CreateObject();
+        if (!o ||
+            !cJSON_AddNumberToObject(o, F_VERSION, MEMLEAK_PROTOCOL_VERSION) ||
+            !cJSON_AddStringToObject(o, F_CMD, cmd))
+                return NULL;
+        for (size_t i = 0; i < ELEMENTSOF(request_fields); i++)
+                if ((request_fields[i].allowed & CMD_BIT(req->cmd)) &&
+                    !field_encode(o, &request_fields[i], req))
+                        return NULL;
+        return TAKE_PTR(o);
+}
+
+static cJSON *response_new(uint64_t id, bool ok)
+{
+        _cleanup_json_ cJSON *o = cJSON_CreateObject();
+
+        if (!o ||
+            !cJSON_AddNumberToObject(o, F_VERSION, MEMLEAK_PROTOCOL_VERSION) ||
+            !json_add_u64(o, F_ID, id) ||
+            !cJSON_AddBoolToObject(o, F_RESULT_OK, ok))
+                return NULL;
+        return TAKE_PTR(o);
+}
+
+cJSON *memleak_response_new_ok(uint64_t id)
+{
+        return response_new(id, true);
+}
+
+cJSON *memleak_response_new_error(uint64_t id, int error, const char *message)
+{
+        _cleanup_json_ cJSON *o = response_new(id, false);
+        cJSON *e;
+
+        if (error < 0)
+                error = -error;
+        if (!o || !(e = cJSON_AddObjectToObject(o, F_ERROR)) ||
+            !cJSON_AddStringToObject(e, F_CODE, memleak_errno_to_code(error)) ||
+            !cJSON_AddStringToObject(e, F_MESSAGE, message ? message : strerror(error)))
+                return NULL;
+        return TAKE_PTR(o);
+}
+
+static const struct {
+        int error;
+        const char *code;
+} error_codes[] = {
+        { EPERM, "EPERM" },
+        { ENOENT, "ENOENT" },
+        { ESRCH, "ESRCH" },
+        { EINTR, "EINTR" },
+        { EIO, "EIO" },
+        { ENXIO, "ENXIO" },
+        { E2BIG, "E2BIG" },
+        { ENOEXEC, "ENOEXEC" },
+        { EBADF, "EBADF" },
+        { EAGAIN, "EAGAIN" },
+        { ENOMEM, "ENOMEM" },
+        { EACCES, "EACCES" },
+        { EFAULT, "EFAULT" },
+        { EBUSY, "EBUSY" },
+        { EEXIST, "EEXIST" },
+        { ENODEV, "ENODEV" },
+        { ENOTDIR, "ENOTDIR" },
+        { EISDIR, "EISDIR" },
+        { EINVAL, "EINVAL" },
+        { EMFILE, "EMFILE" },
+        { ENFILE, "ENFILE" },
+        { ENOSPC, "ENOSPC" },
+        { ERANGE, "ERANGE" },
+        { ENAMETOOLONG, "ENAMETOOLONG" },
+        { ENOSYS, "ENOSYS" },
+        { ELOOP, "ELOOP" },
+        { EPROTO, "EPROTO" },
+        { EBADMSG, "EBADMSG" },
+        { EOVERFLOW, "EOVERFLOW" },
+        { EPROTONOSUPPORT, "EPROTONOSUPPORT" },
+        { EOPNOTSUPP, "EOPNOTSUPP" },
+        { ECONNRESET, "ECONNRESET" },
+        { ENOTCONN, "ENOTCONN" },
+        { ETIMEDOUT, "ETIMEDOUT" },
+        { ECONNREFUSED, "ECONNREFUSED" },
+        { ECANCELED, "ECANCELED" },
+};
+
+const char *memleak_errno_to_code(int error)
+{
+        if (error < 0)
+                error = -error;
+        for (size_t i = 0; i < ELEMENTSOF(error_codes); i++)
+                if (error_codes[i].error == error)
+                        return error_codes[i].code;
+        return "EIO";
+}
+
+int memleak_errno_from_code(const char *code)
+{
+        if (!code)
+                return EIO;
+        for (size_t i = 0; i < ELEMENTSOF(error_codes); i++)
+                if (strcmp(error_codes[i].code, code) == 0)
+                        return error_codes[i].error;
+        return EIO;
+}
+
+char *memleak_frame_encode(const cJSON *msg, size_t *ret_len)
+{
+        _cleanup_free_ char *text = cJSON_PrintUnformatted(msg);
+        char *frame;
+        size_t n;
+
+        if (!text)
+                return NULL;
+        n = strlen(text);
+        frame = malloc(n + 2);
+        if (!frame)
+                return NULL;
+        memcpy(frame, text, n);
+        frame[n] = '\n';
+        frame[n + 1] = '\0';
+        if (ret_len)
+                *ret_len = n + 1;
+        return frame;
+}
+
+size_t memleak_frame_find_end(const char *buf, size_t len)
+{
+        const char *nl = memchr(buf, '\n', len);
+
+        return nl ? (size_t) (nl - buf) + 1 : 0;
+}
+
+int memleak_response_check(const cJSON *reply, uint64_t expected_id, const char **error_message)
+{
+        const cJSON *ok, *error;
+        const char *code, *message;
+        uint64_t v, id;
+
+        if (!cJSON_IsObject(reply)) {
+                *error_message = "Malformed reply from memleakd (not a JSON object)";
+                return -EBADMSG;
+        }
+        if (json_get_u64(cJSON_GetObjectItemCaseSensitive(reply, F_VERSION), UINT64_MAX, &v) < 0 ||
+            v != MEMLEAK_PROTOCOL_VERSION) {
+                *error_message = "memleakd replied with an unsupported protocol version";
+                return -EPROTONOSUPPORT;
+        }
+        if (json_get_u64(cJSON_GetObjectItemCaseSensitive(reply, F_ID), MEMLEAK_MAX_ID, &id) < 0) {
+                *error_message = "Malformed reply from memleakd (no id)";
+                return -EBADMSG;
+        }
+        ok = cJSON_GetObjectItemCaseSensitive(reply, F_RESULT_OK);
+        if (!cJSON_IsBool(ok)) {
+                *error_message = "Malformed reply from memleakd (no \"ok\")";
+                return -EBADMSG;
+        }
+        /* An error about a request whose id could not be read (too large, not JSON) carries id 0. */
+        if (id != expected_id && !(cJSON_IsFalse(ok) && id == 0)) {
+                *error_message = "Reply from memleakd does not match the request (wrong id)";
+                return -EBADMSG;
+        }
+        if (cJSON_IsTrue(ok))
+                return 0;
+        error = cJSON_GetObjectItemCaseSensitive(reply, F_ERROR);
+        code = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(error, F_CODE));
+        message = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(error, F_MESSAGE));
+        if (!code || !message) {
+                *error_message = "Malformed error reply from memleakd";
+                return -EBADMSG;
+        }
+        *error_message = message;
+        return -memleak_errno_from_code(code);
+}

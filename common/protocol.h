@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: MIT */
+/* The wire contract between memleakd and memleakctl: commands, fields, limits, error codes.
+ *
+ * Framing: a stream Unix socket carrying newline-delimited JSON. Each request and each
+ * response is one JSON object on one line ("\n"-terminated; cJSON's unformatted output never
+ * contains a raw newline). A connection may carry many requests; responses come in order.
+ *
+ * Protocol versions ("v" in every message):
+ *   1  first version: attach, detach, status, report.
+ * A new command does not bump the version; a changed message does.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <cjson/cJSON.h>
+
+#define MEMLEAK_PROTOCOL_VERSION 1
+
+/* Limits the daemon enforces on what a client controls. */
+#define MEMLEAK_MAX_REQUEST_BYTES  (64u * 1024u)          /* one request line, newline included */
+#define MEMLEAK_MAX_RESPONSE_BYTES (256u * 1024u * 1024u) /* the client refuses larger replies */
+#define MEMLEAK_MAX_OBJS           16                     /* --obj per attach */
+#define MEMLEAK_MAX_PATH_BYTES     4096
+#define MEMLEAK_MAX_TOP            1000000
+#define MEMLEAK_MAX_MIN_AGE_S      (10u * 365u * 24u * 3600u)
+#define MEMLEAK_MAX_SIZE_BYTES     (UINT64_C(1) << 48)    /* min_size/max_size: 256 TiB */
+#define MEMLEAK_MAX_ID             UINT32_MAX
+/* cJSON prints numbers with 15 significant digits, so every integer field stays below 10^15. */
+
+#define MEMLEAK_DEFAULT_SOCKET     "/run/memleakd/memleakd.sock"
+#define MEMLEAK_SOCKET_ENV         "MEMLEAKD_SOCKET"
+#define MEMLEAK_DEFAULT_TOP        10
+
+/* Field names. */
+#define F_VERSION       "v"
+#define F_ID            "id"
+#define F_CMD           "cmd"
+#define F_RESULT_OK     "ok"
+#define F_ERROR         "error"
+#define F_CODE          "code"
+#define F_MESSAGE       "message"
+#define F_PID           "pid"
+#define F_OBJS          "objs"
+#define F_MIN_SIZE      "min_size"
+#define F_MAX_SIZE      "max_size"
+#define F_TOP           "top"
+#define F_MIN_AGE_S     "min_age_s"
+#define F_REPORT        "report"
+#define F_TARGET        "target"
+
+enum memleak_command {
+        MEMLEAK_CMD_ATTACH,
+        MEMLEAK_CMD_DETACH,
+        MEMLEAK_CMD_STATUS,
+        MEMLEAK_CMD_REPORT,
+        _MEMLEAK_CMD_MAX,
+        _MEMLEAK_CMD_INVALID = -1,
+};
+
+const char *memleak_command_to_string(enum memleak_command c);
+enum memleak_command memleak_command_from_string(const char *s);
+
+/* A decoded, validated request. Strings are owned by the request. */
+struct memleak_request {
+        uint64_t id;
+        enum memleak_command cmd;
+        bool has_pid;
+        int32_t pid;
+        char *objs[MEMLEAK_MAX_OBJS];
+        unsigned n_objs;
+        uint64_t min_size;              /* 0: none */
+        uint64_t max_size;              /* 0: none */
+        uint64_t top;                   /* report: stacks listed before "other" */
+        uint64_t min_age_s;             /* report: only allocations at least this old */
+};
+
+void memleak_request_done(struct memleak_request *req);
+
+/* Validate in order: size, framing, version, command known, fields typed and in range.
+ * On failure returns a negative errno and sets *error_message to a static string; *ret_id
+ * carries the request id when one could be read (0 otherwise) so the error reply matches. */
+int memleak_request_parse(const char *line, size_t len, struct memleak_request *ret,
+                          uint64_t *ret_id, const char **error_message);
+
+/* Encode a request (client side): the inverse of memleak_request_parse. */
+cJSON *memleak_request_to_json(const struct memleak_request *req);
+
+/* Response skeletons: {"v":1,"id":ID,"ok":true} and the error form. */
+cJSON *memleak_response_new_ok(uint64_t id);
+cJSON *memleak_response_new_error(uint64_t id, int error, const char *message);
+
+/* "ESRCH" for ESRCH (either sign), ...; "EIO" for anything unnamed. The inverse returns a
+ * positive errno, EIO for an unknown or NULL code. */
+const char *memleak_errno_to_code(int error);
+int memleak_errno_from_code(const char *code);
+
+/* Serialize one message as a framed line (JSON + "\n"); NULL on allocation failure. */
+char *memleak_frame_encode(const cJSON *msg, size_t *ret_len);
+
+/* Length of the first complete frame in buf (up to and including its "\n"); 0 when none yet. */
+size_t memleak_frame_find_end(const char *buf, size_t len);
+
+/* Check a reply against its request (chrony client.c): version, id, "ok".
+ * Returns 0 when ok; -errno from the daemon's error code otherwise, with *error_message
+ * pointing into the reply (or to a static string for a malformed reply). */
+int memleak_response_check(const cJSON *reply, uint64_t expected_id, const char **error_message);

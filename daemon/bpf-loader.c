@@ -1,0 +1,164 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* Open, size and load the memleak BPF object; attach probes; read counters. */
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <sys/stat.h>
+#include "bpf-loader.h"
+#include "log.h"
+#include "macro.h"
+#include "memleak.skel.h"
+
+static const char *const counter_names[_COUNTER_MAX] = {
+        [COUNTER_ALLOCS] = "allocs",
+        [COUNTER_FREES] = "frees",
+        [COUNTER_ALLOCS_FILTERED] = "allocs_filtered",
+        [COUNTER_ALLOCS_FAILED] = "allocs_failed",
+        [COUNTER_NESTED_CALLS] = "nested_calls",
+        [COUNTER_LOST_ALLOCS_MAP_FULL] = "allocs_map_full",
+        [COUNTER_LOST_COMBINED_MAP_FULL] = "combined_map_full",
+        [COUNTER_LOST_INFLIGHT_MAP_FULL] = "inflight_map_full",
+        [COUNTER_STACK_EFAULT] = "stack_efault",
+        [COUNTER_STACK_EEXIST] = "stack_eexist",
+        [COUNTER_STACK_ENOMEM] = "stack_enomem",
+        [COUNTER_STACK_OTHER] = "stack_other",
+        [COUNTER_RETURN_WITHOUT_ENTRY] = "return_without_entry",
+        [COUNTER_FREE_UNKNOWN] = "free_unknown",
+        [COUNTER_INFLIGHT_STALE] = "inflight_stale",
+};
+
+const char *memleak_counter_name(enum memleak_counter c)
+{
+        return c < _COUNTER_MAX ? counter_names[c] : NULL;
+}
+
+int memleak_counter_is_loss(enum memleak_counter c)
+{
+        return c >= COUNTER_LOST_ALLOCS_MAP_FULL;
+}
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+        if (level == LIBBPF_DEBUG)
+                return 0;
+        fprintf(stderr, "<%d>libbpf: ", level == LIBBPF_WARN ? LOG_WARNING : LOG_INFO);
+        return vfprintf(stderr, fmt, ap);
+}
+
+struct memleak_bpf *bpf_loader_open_and_load(const struct bpf_sizes *sizes)
+{
+        struct memleak_bpf *skel;
+        struct stat st;
+        int r;
+
+        libbpf_set_print(libbpf_print);
+        skel = memleak_bpf__open();
+        if (!skel) {
+                log_error_errno(errno, "Failed to open the BPF object: %m");
+                return NULL;
+        }
+        /* Report pids as this daemon's pid namespace sees them (it may run in a container). */
+        if (stat("/proc/self/ns/pid", &st) == 0) {
+                skel->rodata->pidns_dev = st.st_dev;
+                skel->rodata->pidns_ino = st.st_ino;
+        } else
+                log_warning_errno(errno, "Cannot stat /proc/self/ns/pid, using host pids: %m");
+
+        if ((r = bpf_map__set_max_entries(skel->maps.targets, sizes->max_targets)) < 0 ||
+            (r = bpf_map__set_max_entries(skel->maps.allocs, sizes->max_allocs)) < 0 ||
+            (r = bpf_map__set_max_entries(skel->maps.stack_traces, sizes->max_stacks)) < 0 ||
+            (r = bpf_map__set_max_entries(skel->maps.combined, sizes->max_combined)) < 0 ||
+            (r = bpf_map__set_max_entries(skel->maps.inflight, sizes->max_inflight)) < 0) {
+                log_error_errno(r, "Failed to size the BPF maps: %m");
+                goto fail;
+        }
+        r = memleak_bpf__load(skel);
+        if (r < 0) {
+                log_error_errno(r, "Failed to load the BPF programs: %m "
+                                "(needs CAP_BPF, CAP_PERFMON and CAP_SYS_ADMIN, and a kernel with BTF)");
+                goto fail;
+        }
+        return skel;
+fail:
+        memleak_bpf__destroy(skel);
+        errno = -r;
+        return NULL;
+}
+
+void bpf_loader_destroy(struct memleak_bpf *skel)
+{
+        memleak_bpf__destroy(skel);     /* accepts NULL */
+}
+
+int bpf_loader_targets_fd(struct memleak_bpf *skel) { return bpf_map__fd(skel->maps.targets); }
+int bpf_loader_allocs_fd(struct memleak_bpf *skel) { return bpf_map__fd(skel->maps.allocs); }
+int bpf_loader_combined_fd(struct memleak_bpf *skel) { return bpf_map__fd(skel->maps.combined); }
+int bpf_loader_stacks_fd(struct memleak_bpf *skel) { return bpf_map__fd(skel->maps.stack_traces); }
+int bpf_loader_inflight_fd(struct memleak_bpf *skel) { return bpf_map__fd(skel->maps.inflight); }
+
+static struct bpf_program *entry_program(struct memleak_bpf *skel, enum alloc_kind kind)
+{
+        switch (kind) {
+        case ALLOC_KIND_MALLOC: return skel->progs.malloc_entry;
+        case ALLOC_KIND_CALLOC: return skel->progs.calloc_entry;
+        case ALLOC_KIND_REALLOC: return skel->progs.realloc_entry;
+        case ALLOC_KIND_REALLOCARRAY: return skel->progs.reallocarray_entry;
+        case ALLOC_KIND_POSIX_MEMALIGN: return skel->progs.posix_memalign_entry;
+        case ALLOC_KIND_ALIGNED_ALLOC: return skel->progs.aligned_alloc_entry;
+        case ALLOC_KIND_MEMALIGN: return skel->progs.memalign_entry;
+        case ALLOC_KIND_VALLOC: return skel->progs.valloc_entry;
+        case ALLOC_KIND_PVALLOC: return skel->progs.pvalloc_entry;
+        case ALLOC_KIND_FREE: return skel->progs.free_entry;
+        default: return NULL;
+        }
+}
+
+int bpf_loader_attach_site(struct memleak_bpf *skel, enum alloc_kind kind, int pid,
+                           const char *path, uint64_t file_offset, struct bpf_link *ret_links[2])
+{
+        struct bpf_program *prog = entry_program(skel, kind);
+        struct bpf_link *entry, *ret;
+
+        if (!prog)
+                return -EINVAL;
+        entry = bpf_program__attach_uprobe(prog, false, pid, path, file_offset);
+        if (!entry)
+                return -errno;
+        if (kind == ALLOC_KIND_FREE) {
+                ret_links[0] = entry;
+                ret_links[1] = NULL;
+                return 1;
+        }
+        ret = bpf_program__attach_uprobe(skel->progs.alloc_return, true, pid, path, file_offset);
+        if (!ret) {
+                int r = -errno;
+                bpf_link__destroy(entry);
+                return r;
+        }
+        ret_links[0] = entry;
+        ret_links[1] = ret;
+        return 2;
+}
+
+int bpf_loader_read_counters(struct memleak_bpf *skel, uint64_t totals[_COUNTER_MAX])
+{
+        int ncpus = libbpf_num_possible_cpus();
+        int fd = bpf_map__fd(skel->maps.counters);
+        _cleanup_free_ uint64_t *values = NULL;
+
+        if (ncpus <= 0)
+                return ncpus < 0 ? ncpus : -EINVAL;
+        values = calloc(ncpus, sizeof(uint64_t));
+        if (!values)
+                return -ENOMEM;
+        for (uint32_t c = 0; c < _COUNTER_MAX; c++) {
+                uint64_t sum = 0;
+
+                if (bpf_map_lookup_elem(fd, &c, values) < 0)
+                        return -errno;
+                for (int i = 0; i < ncpus; i++)
+                        sum += values[i];
+                totals[c] = sum;
+        }
+        return 0;
+}

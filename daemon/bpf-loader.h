@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* Open, size and load the memleak BPF object; attach probes; read counters. */
+#pragma once
+
+#include <stdint.h>
+#include "bpf-types.h"
+
+struct bpf_link;
+struct memleak_bpf;
+
+struct bpf_sizes {
+        uint32_t max_targets;
+        uint32_t max_allocs;
+        uint32_t max_stacks;
+        uint32_t max_combined;
+        uint32_t max_inflight;
+};
+
+struct memleak_bpf *bpf_loader_open_and_load(const struct bpf_sizes *sizes);
+void bpf_loader_destroy(struct memleak_bpf *skel);
+
+int bpf_loader_targets_fd(struct memleak_bpf *skel);
+int bpf_loader_allocs_fd(struct memleak_bpf *skel);
+int bpf_loader_combined_fd(struct memleak_bpf *skel);
+int bpf_loader_stacks_fd(struct memleak_bpf *skel);
+int bpf_loader_inflight_fd(struct memleak_bpf *skel);
+
+/* Attach the entry (and, for allocating kinds, the return) program of kind at file_offset of
+ * path, for pid only. Returns the number of links stored in ret_links (1 or 2) or -errno. */
+int bpf_loader_attach_site(struct memleak_bpf *skel, enum alloc_kind kind, int pid,
+                           const char *path, uint64_t file_offset, struct bpf_link *ret_links[2]);
+
+/* Sum the per-CPU counters into totals[_COUNTER_MAX]. */
+int bpf_loader_read_counters(struct memleak_bpf *skel, uint64_t totals[_COUNTER_MAX]);
+
+const char *memleak_counter_name(enum memleak_counter c);
+/* Loss counters are reported under "lost", the others under "counters". */
+int memleak_counter_is_loss(enum memleak_counter c);

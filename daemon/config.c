@@ -1,0 +1,477 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* Parse memleakd.conf ("key = value" lines) into struct memleakd_config, validated whole. */
+#include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "macro.h"
+#include "protocol.h"
+
+#define CONFIG_SECTION "memleakd"
+#define streq(a, b) (strcmp((a), (b)) == 0)
+#define GROUP_NAME_MAX 256u     /* LOGIN_NAME_MAX */
+
+enum key_type {
+        KEY_U32,                /* plain integer in [min, max] */
+        KEY_INTERVAL_MS,        /* integer milliseconds, or with suffix "ms" or "s", in [min, max] */
+        KEY_SIZE,               /* integer bytes, or with suffix K, M or G (1024-based) */
+        KEY_SOCKET_PATH,        /* absolute path that fits sockaddr_un */
+        KEY_MODE,               /* octal file mode <= 0777 */
+        KEY_GROUP,              /* group name; empty means root's group */
+};
+
+struct config_key {
+        const char *name;
+        enum key_type type;
+        size_t offset;
+        uint64_t min, max;
+};
+
+static const struct config_key config_keys[] = {
+        { "snapshot_interval_ms", KEY_INTERVAL_MS, offsetof(struct memleakd_config, snapshot_interval_ms),
+          CONFIG_SNAPSHOT_INTERVAL_MS_MIN, CONFIG_SNAPSHOT_INTERVAL_MS_MAX },
+        { "ring_depth",   KEY_U32, offsetof(struct memleakd_config, ring_depth),
+          CONFIG_RING_DEPTH_MIN, CONFIG_RING_DEPTH_MAX },
+        { "max_targets",  KEY_U32, offsetof(struct memleakd_config, max_targets),
+          CONFIG_MAX_TARGETS_MIN, CONFIG_MAX_TARGETS_MAX },
+        { "max_allocs",   KEY_U32, offsetof(struct memleakd_config, max_allocs),
+          CONFIG_MAX_ALLOCS_MIN, CONFIG_MAX_ALLOCS_MAX },
+        { "max_stacks",   KEY_U32, offsetof(struct memleakd_config, max_stacks),
+          CONFIG_MAP_ENTRIES_MIN, CONFIG_MAP_ENTRIES_MAX },
+        { "max_combined", KEY_U32, offsetof(struct memleakd_config, max_combined),
+          CONFIG_MAP_ENTRIES_MIN, CONFIG_MAP_ENTRIES_MAX },
+        { "max_inflight", KEY_U32, offsetof(struct memleakd_config, max_inflight),
+          CONFIG_MAP_ENTRIES_MIN, CONFIG_MAP_ENTRIES_MAX },
+        { "socket_path",  KEY_SOCKET_PATH, offsetof(struct memleakd_config, socket_path), 0, 0 },
+        { "socket_mode",  KEY_MODE, offsetof(struct memleakd_config, socket_mode), 0, 0777 },
+        { "socket_group", KEY_GROUP, offsetof(struct memleakd_config, socket_group), 0, 0 },
+        { "default_min_size", KEY_SIZE, offsetof(struct memleakd_config, min_size), 0, UINT64_MAX },
+        { "default_max_size", KEY_SIZE, offsetof(struct memleakd_config, max_size), 0, UINT64_MAX },
+};
+
+int config_init_defaults(struct memleakd_config *c)
+{
+        char *socket_path = strdup(MEMLEAK_DEFAULT_SOCKET);
+        if (!socket_path)
+                return -ENOMEM;
+
+        *c = (struct memleakd_config) {
+                .snapshot_interval_ms = CONFIG_SNAPSHOT_INTERVAL_MS_DEFAULT,
+                .ring_depth = CONFIG_RING_DEPTH_DEFAULT,
+                .max_targets = CONFIG_MAX_TARGETS_DEFAULT,
+                .max_allocs = CONFIG_MAX_ALLOCS_DEFAULT,
+                .max_stacks = CONFIG_MAP_ENTRIES_DEFAULT,
+                .max_combined = CONFIG_MAP_ENTRIES_DEFAULT,
+                .max_inflight = CONFIG_MAP_ENTRIES_DEFAULT,
+                .socket_path = socket_path,
+                .socket_mode = CONFIG_SOCKET_MODE_DEFAULT,
+                .socket_group = NULL,
+                .min_size = 0,
+                .max_size = 0,
+        };
+        return 0;
+}
+
+void config_done(struct memleakd_config *c)
+{
+        if (!c)
+                return;
+        free(c->socket_path);
+        c->socket_path = NULL;
+        free(c->socket_group);
+        c->socket_group = NULL;
+}
+
+__attribute__((format(printf, 3, 4)))
+static int set_error(char **error, int r, const char *fmt, ...)
+{
+        va_list ap;
+        char *msg;
+
+        if (!error)
+                return r;
+        va_start(ap, fmt);
+        if (vasprintf(&msg, fmt, ap) < 0)
+                msg = NULL;
+        va_end(ap);
+        free(*error);
+        *error = msg;
+        return r;
+}
+
+/* Leading decimal digits of s into *ret; *suffix points after them. -EINVAL if there are none,
+ * -ERANGE if they overflow. No sign, no leading space: strtoull would accept both. */
+static int parse_digits(const char *s, uint64_t *ret, const char **suffix)
+{
+        uint64_t v = 0;
+        const char *p;
+
+        for (p = s; *p >= '0' && *p <= '9'; p++) {
+                unsigned d = (unsigned)(*p - '0');
+                if (v > (UINT64_MAX - d) / 10)
+                        return -ERANGE;
+                v = v * 10 + d;
+        }
+        if (p == s)
+                return -EINVAL;
+        *ret = v;
+        *suffix = p;
+        return 0;
+}
+
+static int parse_u64_range(const char *s, uint64_t min, uint64_t max, uint64_t *ret)
+{
+        const char *suffix;
+        uint64_t v;
+        int r;
+
+        r = parse_digits(s, &v, &suffix);
+        if (r < 0)
+                return r;
+        if (*suffix != '\0' || v < min || v > max)
+                return -EINVAL;
+        *ret = v;
+        return 0;
+}
+
+static int parse_interval_ms(const char *s, uint64_t min, uint64_t max, uint64_t *ret)
+{
+        const char *suffix;
+        uint64_t v;
+        int r;
+
+        r = parse_digits(s, &v, &suffix);
+        if (r < 0)
+                return r;
+        if (streq(suffix, "s")) {
+                if (v > UINT64_MAX / 1000)
+                        return -ERANGE;
+                v *= 1000;
+        } else if (!streq(suffix, "") && !streq(suffix, "ms"))
+                return -EINVAL;
+        if (v < min || v > max)
+                return -EINVAL;
+        *ret = v;
+        return 0;
+}
+
+static int parse_size(const char *s, uint64_t *ret)
+{
+        const char *suffix;
+        unsigned shift;
+        uint64_t v;
+        int r;
+
+        r = parse_digits(s, &v, &suffix);
+        if (r < 0)
+                return r;
+        if (streq(suffix, ""))
+                shift = 0;
+        else if (streq(suffix, "K") || streq(suffix, "k"))
+                shift = 10;
+        else if (streq(suffix, "M") || streq(suffix, "m"))
+                shift = 20;
+        else if (streq(suffix, "G") || streq(suffix, "g"))
+                shift = 30;
+        else
+                return -EINVAL;
+        if (v > (UINT64_MAX >> shift))
+                return -ERANGE;
+        *ret = v << shift;
+        return 0;
+}
+
+static int parse_mode(const char *s, uint32_t *ret)
+{
+        uint32_t v = 0;
+        const char *p;
+
+        if (*s == '\0')
+                return -EINVAL;
+        for (p = s; *p; p++) {
+                if (*p < '0' || *p > '7')
+                        return -EINVAL;
+                v = v * 8 + (uint32_t)(*p - '0');
+                if (v > 0777)
+                        return -EINVAL;
+        }
+        *ret = v;
+        return 0;
+}
+
+static bool socket_path_valid(const char *s)
+{
+        size_t n = strlen(s);
+
+        /* Absolute, names a file (no trailing slash), and fits sun_path with its NUL. */
+        return n >= 2 && s[0] == '/' && s[n - 1] != '/' && n <= CONFIG_SOCKET_PATH_MAX;
+}
+
+static bool group_name_valid(const char *s)
+{
+        size_t n = strlen(s);
+
+        /* The portable user/group name set (POSIX, shadow's useradd): no digits-only names, so
+         * nothing is mistaken for a GID. */
+        if (n == 0 || n > GROUP_NAME_MAX)
+                return false;
+        if (!isalpha((unsigned char)s[0]) && s[0] != '_')
+                return false;
+        for (size_t i = 1; i < n; i++)
+                if (!isalnum((unsigned char)s[i]) && !strchr("_.-", s[i]))
+                        return false;
+        return true;
+}
+
+/* What a valid value looks like, for the error message. */
+static char *key_expected(const struct config_key *k)
+{
+        char *s = NULL;
+        int n = -1;
+
+        switch (k->type) {
+        case KEY_U32:
+                n = asprintf(&s, "an integer from %" PRIu64 " to %" PRIu64, k->min, k->max);
+                break;
+        case KEY_INTERVAL_MS:
+                n = asprintf(&s, "milliseconds from %" PRIu64 " to %" PRIu64
+                             ", optionally with suffix 'ms' or 's' (e.g. 1000, 250ms, 5s)",
+                             k->min, k->max);
+                break;
+        case KEY_SIZE:
+                n = asprintf(&s, "a number of bytes, optionally with suffix K, M or G (e.g. 4096, 64K)");
+                break;
+        case KEY_SOCKET_PATH:
+                n = asprintf(&s, "an absolute file path of at most %u bytes", CONFIG_SOCKET_PATH_MAX);
+                break;
+        case KEY_MODE:
+                n = asprintf(&s, "an octal mode from 0 to 0777 (e.g. 0660)");
+                break;
+        case KEY_GROUP:
+                n = asprintf(&s, "a group name (letters, digits, '_', '.', '-', not starting with a digit or '-')");
+                break;
+        }
+        return n < 0 ? NULL : s;
+}
+
+/* Store value into the field k names. -EINVAL if value is not valid for k, -ENOMEM. */
+static int key_apply(const struct config_key *k, const char *value, struct memleakd_config *c)
+{
+        void *field = (char *)c + k->offset;
+        uint64_t v;
+        uint32_t mode;
+        char *s;
+        int r;
+
+        switch (k->type) {
+        case KEY_U32:
+                r = parse_u64_range(value, k->min, k->max, &v);
+                if (r < 0)
+                        return -EINVAL;
+                *(uint32_t *)field = (uint32_t)v;
+                return 0;
+        case KEY_INTERVAL_MS:
+                r = parse_interval_ms(value, k->min, k->max, &v);
+                if (r < 0)
+                        return -EINVAL;
+                *(uint64_t *)field = v;
+                return 0;
+        case KEY_SIZE:
+                r = parse_size(value, &v);
+                if (r < 0)
+                        return -EINVAL;
+                *(uint64_t *)field = v;
+                return 0;
+        case KEY_MODE:
+                r = parse_mode(value, &mode);
+                if (r < 0)
+                        return -EINVAL;
+                *(uint32_t *)field = mode;
+                return 0;
+        case KEY_SOCKET_PATH:
+                if (!socket_path_valid(value))
+                        return -EINVAL;
+                s = strdup(value);
+                if (!s)
+                        return -ENOMEM;
+                free(*(char **)field);
+                *(char **)field = s;
+                return 0;
+        case KEY_GROUP:
+                /* Empty means root's group, the default. */
+                if (*value == '\0') {
+                        free(*(char **)field);
+                        *(char **)field = NULL;
+                        return 0;
+                }
+                if (!group_name_valid(value))
+                        return -EINVAL;
+                s = strdup(value);
+                if (!s)
+                        return -ENOMEM;
+                free(*(char **)field);
+                *(char **)field = s;
+                return 0;
+        }
+        return -EINVAL;
+}
+
+static const struct config_key *key_find(const char *name)
+{
+        for (size_t i = 0; i < ELEMENTSOF(config_keys); i++)
+                if (streq(config_keys[i].name, name))
+                        return &config_keys[i];
+        return NULL;
+}
+
+static char *strip(char *s)
+{
+        char *e;
+
+        while (*s == ' ' || *s == '\t' || *s == '\r' || *s == '\n')
+                s++;
+        e = s + strlen(s);
+        while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r' || e[-1] == '\n'))
+                e--;
+        *e = '\0';
+        return s;
+}
+
+/* One line, already stripped and not a comment. *min_line and *max_line record where the size
+ * keys were set, for the min <= max check. */
+static int parse_line(const char *path, unsigned line_no, char *line, struct memleakd_config *c,
+                      unsigned *min_line, unsigned *max_line, char **error)
+{
+        const struct config_key *k;
+        char *eq, *key, *value;
+        int r;
+
+        if (line[0] == '[') {
+                size_t n = strlen(line);
+
+                if (n < 2 || line[n - 1] != ']')
+                        return set_error(error, -EINVAL, "%s:%u: invalid section header '%s'",
+                                         path, line_no, line);
+                if (n - 2 != strlen(CONFIG_SECTION) || strncmp(line + 1, CONFIG_SECTION, n - 2) != 0)
+                        return set_error(error, -EINVAL,
+                                         "%s:%u: unknown section '%s': only [" CONFIG_SECTION "] is allowed",
+                                         path, line_no, line);
+                return 0;
+        }
+
+        eq = strchr(line, '=');
+        if (!eq)
+                return set_error(error, -EINVAL, "%s:%u: expected 'key = value', got '%s'",
+                                 path, line_no, line);
+        *eq = '\0';
+        key = strip(line);
+        value = strip(eq + 1);
+        if (*key == '\0')
+                return set_error(error, -EINVAL, "%s:%u: missing key before '=' (value '%s')",
+                                 path, line_no, value);
+
+        k = key_find(key);
+        if (!k)
+                return set_error(error, -EINVAL, "%s:%u: unknown key '%s'", path, line_no, key);
+
+        r = key_apply(k, value, c);
+        if (r == -ENOMEM)
+                return set_error(error, r, "%s:%u: out of memory", path, line_no);
+        if (r < 0) {
+                _cleanup_free_ char *expected = key_expected(k);
+                return set_error(error, r, "%s:%u: invalid value '%s' for '%s': expected %s",
+                                 path, line_no, value, k->name, expected ?: "a valid value");
+        }
+
+        if (k->offset == offsetof(struct memleakd_config, min_size))
+                *min_line = line_no;
+        else if (k->offset == offsetof(struct memleakd_config, max_size))
+                *max_line = line_no;
+        return 0;
+}
+
+static int config_copy(const struct memleakd_config *src, struct memleakd_config *ret)
+{
+        struct memleakd_config t = *src;
+
+        t.socket_path = NULL;
+        t.socket_group = NULL;
+        if (src->socket_path && !(t.socket_path = strdup(src->socket_path)))
+                return -ENOMEM;
+        if (src->socket_group && !(t.socket_group = strdup(src->socket_group))) {
+                free(t.socket_path);
+                return -ENOMEM;
+        }
+        *ret = t;
+        return 0;
+}
+
+int config_parse_file(const char *path, struct memleakd_config *c, char **error)
+{
+        _cleanup_(config_done) struct memleakd_config t = {};
+        _cleanup_fclose_ FILE *f = NULL;
+        _cleanup_free_ char *buf = NULL;
+        unsigned line_no = 0, min_line = 0, max_line = 0;
+        size_t size = 0;
+        ssize_t n;
+        int r;
+
+        f = fopen(path, "re");
+        if (!f) {
+                r = -errno;
+                return set_error(error, r, "%s: %s", path, strerror(-r));
+        }
+
+        /* Parse into a copy: *c changes only if the whole file is valid. */
+        r = config_copy(c, &t);
+        if (r < 0)
+                return set_error(error, r, "%s: out of memory", path);
+
+        errno = 0;
+        while ((n = getline(&buf, &size, f)) >= 0) {
+                char *line = buf;
+
+                line_no++;
+                if (strlen(buf) != (size_t)n)
+                        return set_error(error, -EINVAL, "%s:%u: line contains a NUL byte", path, line_no);
+                if (line_no == 1 && strncmp(line, "\xef\xbb\xbf", 3) == 0)
+                        line += 3;      /* UTF-8 byte order mark */
+                line = strip(line);
+                if (line[0] == '\0' || line[0] == '#' || line[0] == ';')
+                        continue;
+
+                r = parse_line(path, line_no, line, &t, &min_line, &max_line, error);
+                if (r < 0)
+                        return r;
+        }
+        if (ferror(f)) {
+                r = errno > 0 ? -errno : -EIO;
+                return set_error(error, r, "%s: %s", path, strerror(-r));
+        }
+
+        if (t.min_size > 0 && t.max_size > 0 && t.min_size > t.max_size) {
+                unsigned at = MAX(min_line, max_line);
+
+                if (at > 0)
+                        return set_error(error, -EINVAL,
+                                         "%s:%u: 'default_min_size' (%" PRIu64 ") is greater than "
+                                         "'default_max_size' (%" PRIu64 ")",
+                                         path, at, t.min_size, t.max_size);
+                return set_error(error, -EINVAL,
+                                 "%s: 'default_min_size' (%" PRIu64 ") is greater than "
+                                 "'default_max_size' (%" PRIu64 ")", path, t.min_size, t.max_size);
+        }
+
+        config_done(c);
+        *c = t;
+        t = (struct memleakd_config) {};
+        return 0;
+}

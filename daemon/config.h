@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* The daemon's configuration: defaults, and parsing memleakd.conf into one validated struct. */
+#pragma once
+
+#include <stdint.h>
+
+/* Limits, so the daemon's --help, the shipped memleakd.conf and the parser agree. */
+#define CONFIG_SNAPSHOT_INTERVAL_MS_MIN     10u
+#define CONFIG_SNAPSHOT_INTERVAL_MS_MAX     3600000u
+#define CONFIG_SNAPSHOT_INTERVAL_MS_DEFAULT 1000u
+#define CONFIG_RING_DEPTH_MIN               1u
+#define CONFIG_RING_DEPTH_MAX               100000u
+#define CONFIG_RING_DEPTH_DEFAULT           60u
+#define CONFIG_MAX_TARGETS_MIN              1u
+#define CONFIG_MAX_TARGETS_MAX              4096u
+#define CONFIG_MAX_TARGETS_DEFAULT          64u
+#define CONFIG_MAX_ALLOCS_MIN               1024u
+#define CONFIG_MAX_ALLOCS_MAX               100000000u
+#define CONFIG_MAX_ALLOCS_DEFAULT           1000000u
+#define CONFIG_MAP_ENTRIES_MIN              1024u     /* max_stacks, max_combined, max_inflight */
+#define CONFIG_MAP_ENTRIES_MAX              16777216u
+#define CONFIG_MAP_ENTRIES_DEFAULT          65536u
+#define CONFIG_SOCKET_MODE_DEFAULT          0660u
+#define CONFIG_SOCKET_PATH_MAX              107u      /* bytes, so it fits sockaddr_un.sun_path */
+
+struct memleakd_config {
+        uint64_t snapshot_interval_ms;  /* snapshot_interval_ms: 10..3600000, "ms"/"s" suffix allowed */
+        uint32_t ring_depth;            /* ring_depth: snapshots kept, 1..100000 */
+        uint32_t max_targets;           /* max_targets: processes attached at once, 1..4096 */
+        uint32_t max_allocs;            /* max_allocs: outstanding-allocation map entries */
+        uint32_t max_stacks;            /* max_stacks: stack-trace map entries */
+        uint32_t max_combined;          /* max_combined: per-stack totals entries */
+        uint32_t max_inflight;          /* max_inflight: threads inside an allocator at once */
+        char *socket_path;              /* socket_path: absolute, at most 107 bytes */
+        uint32_t socket_mode;           /* socket_mode: octal, <= 0777 */
+        char *socket_group;             /* socket_group: a group name, NULL for root's group */
+        uint64_t min_size;              /* default_min_size: bytes, K/M/G suffix allowed, 0 = none */
+        uint64_t max_size;              /* default_max_size: bytes, K/M/G suffix allowed, 0 = none */
+};
+
+/* Fill *c with the defaults. Returns 0, or -ENOMEM (then *c holds no allocations). */
+int config_init_defaults(struct memleakd_config *c);
+
+/* Free the strings; accepts a zeroed struct. */
+void config_done(struct memleakd_config *c);
+
+/* Parse the file at path into *c, which holds defaults or earlier values. Values take effect
+ * only if the whole file is valid; on failure *c is unchanged. Returns 0, -EINVAL for a content
+ * error, the -errno of opening or reading the file, or -ENOMEM. On failure, if error is not
+ * NULL, *error is set to a malloc'd message naming the file, and for content errors the line and
+ * key: "/etc/memleakd/memleakd.conf:7: unknown key 'snapshot_intervall_ms'" (NULL only if even
+ * that message could not be allocated). */
+int config_parse_file(const char *path, struct memleakd_config *c, char **error);

@@ -1,0 +1,316 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* Validate a request at the edge and dispatch it through the command table. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include "bpf-loader.h"
+#include "handlers.h"
+#include "json-util.h"
+#include "log.h"
+#include "manager.h"
+#include "protocol.h"
+#include "report.h"
+#include "snapshot.h"
+#include "symbolize.h"
+
+/* Who may run a command. Non-root access rules arrive later and fit here. */
+enum access {
+        ACCESS_ANY,     /* anyone who can connect (the socket's mode decides) */
+        ACCESS_ROOT,    /* uid 0 only: attaching, detaching and reading stacks */
+};
+
+typedef int (*handler_fn)(struct manager *m, const struct ucred *peer,
+                          const struct memleak_request *req, cJSON *reply, char **error);
+
+static int set_error(char **error, int r, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int set_error(char **error, int r, const char *fmt, ...)
+{
+        va_list ap;
+
+        va_start(ap, fmt);
+        if (vasprintf(error, fmt, ap) < 0)
+                *error = NULL;
+        va_end(ap);
+        return r;
+}
+
+static uint64_t realtime_usec(void)
+{
+        struct timespec ts;
+
+        clock_gettime(CLOCK_REALTIME, &ts);
+        return (uint64_t)ts.tv_sec * 1000000ull + ts.tv_nsec / 1000;
+}
+
+static cJSON *target_to_json(const struct target *t)
+{
+        cJSON *o = cJSON_CreateObject(), *objs;
+
+        if (!o)
+                return NULL;
+        cJSON_AddNumberToObject(o, "pid", t->pid);
+        cJSON_AddStringToObject(o, "comm", t->comm);
+        cJSON_AddBoolToObject(o, "exited", t->exited);
+        json_add_u64(o, "attached_s", (realtime_usec() - t->attached_usec) / 1000000);
+        json_add_string_or_null(o, "allocator", t->allocator);
+        json_add_string_or_null(o, "allocator_reason", t->allocator_reason);
+        objs = cJSON_AddArrayToObject(o, "objects");
+        for (size_t i = 0; objs && i < t->n_objects; i++) {
+                cJSON *ob = cJSON_CreateObject();
+
+                cJSON_AddStringToObject(ob, "path", t->objects[i].path);
+                cJSON_AddNumberToObject(ob, "probes", t->objects[i].probes);
+                cJSON_AddItemToArray(objs, ob);
+        }
+        cJSON_AddNumberToObject(o, "snapshots", snapshot_ring_count(t->ring));
+        return o;
+}
+
+static int handle_attach(struct manager *m, const struct ucred *peer,
+                         const struct memleak_request *req, cJSON *reply, char **error)
+{
+        struct target_attach_params p = {
+                .pid = req->pid,
+                .objs = req->objs,
+                .n_objs = req->n_objs,
+                .filter = {
+                        .min_size = req->min_size ? req->min_size : m->config.min_size,
+                        .max_size = req->max_size ? req->max_size : m->config.max_size,
+                },
+                .ring_depth = m->config.ring_depth,
+        };
+        struct target *t = manager_find_target(m, req->pid);
+        int r;
+
+        if (t && !t->exited)
+                return set_error(error, -EEXIST, "Already attached to pid %d (%s)", (int)t->pid, t->comm);
+        if (manager_live_targets(m) >= m->config.max_targets)
+                return set_error(error, -ENOSPC, "Already tracing %u processes (max_targets)", m->config.max_targets);
+        if (p.filter.max_size && p.filter.min_size > p.filter.max_size)
+                return set_error(error, -EINVAL, "min_size is larger than max_size");
+        r = target_attach(&m->env, &p, &t, error);
+        if (r < 0) {
+                log_info("Refused to attach to pid %d for uid %u: %s", (int)req->pid, (unsigned)peer->uid,
+                         *error ? *error : strerror(-r));
+                return r;
+        }
+        r = manager_add_target(m, t);
+        if (r < 0) {
+                target_stop(&m->env, t, false);
+                target_free(t);
+                return set_error(error, r, "Cannot watch pid %d: %s", (int)req->pid, strerror(-r));
+        }
+        log_info("Attached to pid %d (%s) for uid %u: %s allocator, %zu object(s)", (int)t->pid, t->comm,
+                 (unsigned)peer->uid, t->allocator, t->n_objects);
+        cJSON_AddItemToObject(reply, F_TARGET, target_to_json(t));
+        return 0;
+}
+
+static int handle_detach(struct manager *m, const struct ucred *peer,
+                         const struct memleak_request *req, cJSON *reply, char **error)
+{
+        struct target *t = manager_find_target(m, req->pid);
+
+        if (!t)
+                return set_error(error, -ESRCH, "Not attached to pid %d", (int)req->pid);
+        if (!t->exited)
+                target_stop(&m->env, t, false);
+        cJSON_AddItemToObject(reply, F_TARGET, target_to_json(t));
+        log_info("Detached from pid %d (%s)", (int)t->pid, t->comm);
+        manager_remove_target(m, t);
+        return 0;
+}
+
+static cJSON *counters_to_json(struct manager *m, bool losses)
+{
+        uint64_t totals[_COUNTER_MAX] = {};
+        cJSON *o = cJSON_CreateObject();
+
+        if (!o)
+                return NULL;
+        if (bpf_loader_read_counters(m->env.skel, totals) < 0)
+                log_warning("Cannot read the BPF counters");
+        for (int c = 0; c < _COUNTER_MAX; c++)
+                if (memleak_counter_is_loss(c) == losses)
+                        json_add_u64(o, memleak_counter_name(c), totals[c]);
+        return o;
+}
+
+static int handle_status(struct manager *m, const struct ucred *peer,
+                         const struct memleak_request *req, cJSON *reply, char **error)
+{
+        cJSON *arr;
+
+        cJSON_AddStringToObject(reply, "version", MEMLEAKD_VERSION);
+        json_add_u64(reply, "uptime_s", (realtime_usec() - m->started_usec) / 1000000);
+        json_add_u64(reply, "snapshot_interval_ms", m->config.snapshot_interval_ms);
+        json_add_u64(reply, "ring_depth", m->config.ring_depth);
+        arr = cJSON_AddArrayToObject(reply, "targets");
+        for (size_t i = 0; arr && i < m->n_targets; i++)
+                cJSON_AddItemToArray(arr, target_to_json(m->targets[i]));
+        cJSON_AddItemToObject(reply, "counters", counters_to_json(m, false));
+        cJSON_AddItemToObject(reply, "lost", counters_to_json(m, true));
+        return 0;
+}
+
+/* Resolve one frame against the mappings of the target that captured it. */
+struct resolve_ctx {
+        struct manager *m;
+};
+
+static void resolve_frame(void *userdata, pid_t pid, uint64_t addr, struct frame_symbol *ret)
+{
+        struct resolve_ctx *ctx = userdata;
+        struct target *t = manager_find_target(ctx->m, pid);
+        const struct module_mapping *mm;
+        struct symbol_info si = {};
+
+        if (!t || !(mm = module_map_find(&t->modules, addr)))
+                return;
+        ret->module = mm->path;
+        if (symbolizer_resolve(ctx->m->env.syms, mm->dev, mm->ino, addr - mm->start + mm->pgoff, true, &si) < 0)
+                return;
+        ret->symbol = si.symbol;
+        ret->has_offset = si.symbol != NULL;
+        ret->offset = si.offset;
+        ret->file = si.file;
+        ret->line = si.line;
+}
+
+static void target_trend(const struct target *t, struct report_target *rt)
+{
+        const struct snapshot *oldest = snapshot_ring_get(t->ring, 0);
+        const struct snapshot *newest = snapshot_ring_newest(t->ring);
+
+        if (!oldest || !newest || oldest == newest)
+                return;
+        rt->has_trend = true;
+        rt->trend_window_s = (newest->timestamp_usec - oldest->timestamp_usec) / 1000000;
+        rt->trend_bytes = (int64_t)newest->bytes - (int64_t)oldest->bytes;
+}
+
+static int append_rows(struct stack_rows *all, struct stack_rows *more)
+{
+        struct stack_row *n;
+
+        if (more->n == 0)
+                return 0;
+        n = realloc(all->rows, (all->n + more->n) * sizeof(*n));
+        if (!n)
+                return -ENOMEM;
+        all->rows = n;
+        memcpy(all->rows + all->n, more->rows, more->n * sizeof(*n));
+        all->n += more->n;
+        free(more->rows);
+        *more = (struct stack_rows) {};
+        return 0;
+}
+
+static int handle_report(struct manager *m, const struct ucred *peer,
+                         const struct memleak_request *req, cJSON *reply, char **error)
+{
+        _cleanup_(stack_rows_done) struct stack_rows rows = {};
+        _cleanup_free_ struct report_target *rts = NULL;
+        _cleanup_free_ pid_t *live = NULL;
+        size_t n_rts = 0, n_live = 0;
+        uint64_t min_age_ns = req->min_age_s * 1000000000ull;
+        struct resolve_ctx ctx = { .m = m };
+        _cleanup_json_ cJSON *lost = NULL;
+        cJSON *report;
+        int r;
+
+        if (req->has_pid && !manager_find_target(m, req->pid))
+                return set_error(error, -ESRCH, "Not attached to pid %d", (int)req->pid);
+        rts = calloc(MAX(m->n_targets, (size_t)1), sizeof(*rts));
+        live = calloc(MAX(m->n_targets, (size_t)1), sizeof(*live));
+        if (!rts || !live)
+                return set_error(error, -ENOMEM, "Out of memory");
+        for (size_t i = 0; i < m->n_targets; i++) {
+                struct target *t = m->targets[i];
+
+                if (req->has_pid && t->pid != req->pid)
+                        continue;
+                rts[n_rts] = (struct report_target) { .pid = t->pid, .comm = t->comm, .exited = t->exited };
+                target_trend(t, &rts[n_rts]);
+                n_rts++;
+                if (!t->exited)
+                        live[n_live++] = t->pid;
+                else if (t->frozen) {
+                        _cleanup_(stack_rows_done) struct stack_rows frozen = {};
+
+                        r = stack_collect_frozen(t->frozen, t->pid, min_age_ns, &frozen);
+                        if (r >= 0)
+                                r = append_rows(&rows, &frozen);
+                        if (r < 0)
+                                return set_error(error, r, "Cannot build the report: %s", strerror(-r));
+                }
+        }
+        if (n_live > 0) {
+                _cleanup_(stack_rows_done) struct stack_rows fresh = {};
+
+                r = stack_collect_live(m->env.skel, &m->env.limits, live, n_live, min_age_ns, &fresh);
+                if (r >= 0)
+                        r = append_rows(&rows, &fresh);
+                if (r < 0)
+                        return set_error(error, r, "Cannot read the BPF maps: %s", strerror(-r));
+        }
+        lost = counters_to_json(m, true);
+        report = report_build(&rows, rts, n_rts, &(struct report_params) {
+                .top = req->top,
+                .min_age_s = req->min_age_s,
+                .generated_at = realtime_usec() / 1000000,
+                .lost = lost,
+                .resolve = resolve_frame,
+                .userdata = &ctx,
+        });
+        if (!report)
+                return set_error(error, -ENOMEM, "Out of memory");
+        cJSON_AddItemToObject(reply, F_REPORT, report);
+        return 0;
+}
+
+static const struct {
+        handler_fn fn;
+        enum access access;
+} handlers[_MEMLEAK_CMD_MAX] = {
+        [MEMLEAK_CMD_ATTACH] = { handle_attach, ACCESS_ROOT },
+        [MEMLEAK_CMD_DETACH] = { handle_detach, ACCESS_ROOT },
+        [MEMLEAK_CMD_STATUS] = { handle_status, ACCESS_ANY },
+        [MEMLEAK_CMD_REPORT] = { handle_report, ACCESS_ROOT },
+};
+
+static bool peer_allowed(const struct ucred *peer, enum access access)
+{
+        return access == ACCESS_ANY || peer->uid == 0;
+}
+
+cJSON *handlers_dispatch(void *userdata, const struct ucred *peer, const char *line, size_t len)
+{
+        struct manager *m = userdata;
+        struct memleak_request req = {};
+        _cleanup_free_ char *error = NULL;
+        const char *parse_error = NULL;
+        _cleanup_json_ cJSON *reply = NULL;
+        uint64_t id = 0;
+        int r;
+
+        r = memleak_request_parse(line, len, &req, &id, &parse_error);
+        if (r < 0)
+                return memleak_response_new_error(id, -r, parse_error ? parse_error : "Malformed request");
+        if (!peer_allowed(peer, handlers[req.cmd].access)) {
+                memleak_request_done(&req);
+                return memleak_response_new_error(id, EPERM, "Only root may do this");
+        }
+        reply = memleak_response_new_ok(id);
+        if (!reply) {
+                memleak_request_done(&req);
+                return NULL;
+        }
+        r = handlers[req.cmd].fn(m, peer, &req, reply, &error);
+        memleak_request_done(&req);
+        if (r < 0)
+                return memleak_response_new_error(id, -r, error ? error : strerror(-r));
+        return TAKE_PTR(reply);
+}

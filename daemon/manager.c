@@ -1,0 +1,352 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* The daemon's core: event loop, BPF state, targets, snapshot timer, socket, lifecycle. */
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <systemd/sd-daemon.h>
+#include <time.h>
+#include "bpf-loader.h"
+#include "handlers.h"
+#include "log.h"
+#include "macro.h"
+#include "manager.h"
+#include "mounts.h"
+#include "server.h"
+#include "snapshot.h"
+#include "stack-collect.h"
+#include "symbolize.h"
+
+static uint64_t realtime_usec(void)
+{
+        struct timespec ts;
+
+        clock_gettime(CLOCK_REALTIME, &ts);
+        return (uint64_t)ts.tv_sec * 1000000ull + ts.tv_nsec / 1000;
+}
+
+static void notify_status(struct manager *m)
+{
+        sd_notifyf(false, "STATUS=Tracing %u process%s", manager_live_targets(m),
+                   manager_live_targets(m) == 1 ? "" : "es");
+}
+
+unsigned manager_live_targets(const struct manager *m)
+{
+        unsigned n = 0;
+
+        for (size_t i = 0; i < m->n_targets; i++)
+                n += !m->targets[i]->exited;
+        return n;
+}
+
+struct target *manager_find_target(struct manager *m, pid_t pid)
+{
+        for (size_t i = 0; i < m->n_targets; i++)
+                if (m->targets[i]->pid == pid)
+                        return m->targets[i];
+        return NULL;
+}
+
+void manager_remove_target(struct manager *m, struct target *t)
+{
+        for (size_t i = 0; i < m->n_targets; i++) {
+                if (m->targets[i] != t)
+                        continue;
+                memmove(&m->targets[i], &m->targets[i + 1], (m->n_targets - i - 1) * sizeof(*m->targets));
+                m->n_targets--;
+                break;
+        }
+        target_free(t);
+        notify_status(m);
+}
+
+static int on_target_exit(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+{
+        struct target *t = userdata;
+        struct manager *m = t->owner;
+
+        log_info("Target pid %d (%s) exited; keeping its last report", (int)t->pid, t->comm);
+        /* Its last mappings are kept in t->modules: the exited target's stacks still resolve. */
+        target_stop(&m->env, t, true);
+        t->exited = true;
+        t->exited_usec = realtime_usec();
+        notify_status(m);
+        return 0;
+}
+
+/* Keep at most max_targets records of exited targets: the oldest go first. */
+static void prune_exited(struct manager *m)
+{
+        size_t exited = 0;
+
+        for (size_t i = 0; i < m->n_targets; i++)
+                exited += m->targets[i]->exited;
+        while (exited > m->config.max_targets) {
+                for (size_t i = 0; i < m->n_targets; i++)
+                        if (m->targets[i]->exited) {
+                                manager_remove_target(m, m->targets[i]);
+                                break;
+                        }
+                exited--;
+        }
+}
+
+int manager_add_target(struct manager *m, struct target *t)
+{
+        struct target *old = manager_find_target(m, t->pid);
+        struct target **n;
+        sd_event_source *s = NULL;
+        int r;
+
+        if (old && !old->exited)
+                return -EEXIST;
+        if (old)
+                manager_remove_target(m, old);
+        n = realloc(m->targets, (m->n_targets + 1) * sizeof(*n));
+        if (!n)
+                return -ENOMEM;
+        m->targets = n;
+        r = sd_event_add_io(m->event, &s, t->pidfd, EPOLLIN, on_target_exit, t);
+        if (r < 0)
+                return r;
+        t->exit_source = s;
+        t->owner = m;
+        m->targets[m->n_targets++] = t;
+        prune_exited(m);
+        notify_status(m);
+        return 0;
+}
+
+static void take_snapshots(struct manager *m)
+{
+        _cleanup_(stack_rows_done) struct stack_rows rows = {};
+        _cleanup_free_ pid_t *pids = NULL;
+        size_t n = 0;
+        uint64_t now = realtime_usec();
+        int r;
+
+        pids = calloc(MAX(m->n_targets, (size_t)1), sizeof(pid_t));
+        if (!pids)
+                return;
+        for (size_t i = 0; i < m->n_targets; i++) {
+                struct target *t = m->targets[i];
+
+                if (t->exited)
+                        continue;
+                pids[n++] = t->pid;
+                /* Learn libraries loaded since the last tick, while the target is still there. */
+                r = module_map_refresh(&t->modules, t->pid, m->env.syms);
+                if (r < 0 && r != -ENOENT && r != -ESRCH)
+                        log_debug_errno(r, "Cannot refresh the mappings of pid %d: %m", (int)t->pid);
+        }
+        if (n == 0)
+                return;
+        r = stack_collect_totals(m->env.skel, &m->env.limits, pids, n, &rows);
+        if (r < 0) {
+                log_warning_errno(r, "Failed to read the per-stack totals, skipping this snapshot: %m");
+                return;
+        }
+        for (size_t i = 0; i < m->n_targets; i++) {
+                struct target *t = m->targets[i];
+                struct snapshot_row *srows;
+                size_t k = 0;
+
+                if (t->exited)
+                        continue;
+                srows = calloc(MAX(rows.n, (size_t)1), sizeof(*srows));
+                if (!srows)
+                        return;
+                for (size_t j = 0; j < rows.n; j++)
+                        if (rows.rows[j].pid == t->pid)
+                                srows[k++] = (struct snapshot_row) {
+                                        .stack_id = rows.rows[j].stack_id,
+                                        .bytes = rows.rows[j].bytes,
+                                        .allocs = rows.rows[j].allocs,
+                                };
+                snapshot_ring_push(t->ring, now, srows, k);
+        }
+}
+
+static int on_snapshot_timer(sd_event_source *s, uint64_t usec, void *userdata)
+{
+        struct manager *m = userdata;
+
+        take_snapshots(m);
+        sd_event_source_set_time_relative(s, m->config.snapshot_interval_ms * 1000);
+        sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+        return 0;
+}
+
+static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata)
+{
+        struct manager *m = userdata;
+        struct memleakd_config fresh;
+        _cleanup_free_ char *error = NULL;
+        int r;
+
+        if (!m->config_path) {
+                log_info("SIGHUP: no configuration file in use, nothing to reload");
+                return 0;
+        }
+        r = config_init_defaults(&fresh);
+        if (r < 0)
+                return 0;
+        r = config_parse_file(m->config_path, &fresh, &error);
+        if (r < 0) {
+                log_error("Not reloading: %s", error ? error : strerror(-r));
+                config_done(&fresh);
+                return 0;
+        }
+        /* What can change at run time; map sizes and the socket need a restart. */
+        m->config.snapshot_interval_ms = fresh.snapshot_interval_ms;
+        m->config.min_size = fresh.min_size;
+        m->config.max_size = fresh.max_size;
+        m->config.ring_depth = fresh.ring_depth;
+        m->config.max_targets = fresh.max_targets;
+        config_done(&fresh);
+        log_info("Reloaded %s (map sizes and the socket change only on restart)", m->config_path);
+        return 0;
+}
+
+static int on_exit_signal(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata)
+{
+        struct manager *m = userdata;
+
+        log_info("Received %s, shutting down", strsignal(si->ssi_signo));
+        sd_notify(false, "STOPPING=1\nSTATUS=Shutting down");
+        return sd_event_exit(m->event, 0);
+}
+
+static void raise_memlock(void)
+{
+        struct rlimit rl = { RLIM_INFINITY, RLIM_INFINITY };
+
+        /* Kernels since 5.11 charge BPF memory to the cgroup: a refusal here is not fatal. */
+        if (setrlimit(RLIMIT_MEMLOCK, &rl) < 0)
+                log_debug_errno(errno, "Cannot raise RLIMIT_MEMLOCK, ignoring: %m");
+}
+
+int manager_new(struct memleakd_config *config, const char *config_path, struct manager **ret)
+{
+        struct manager *m;
+        _cleanup_free_ char *error = NULL;
+        struct bpf_sizes sizes;
+        sigset_t mask;
+        int fd, r;
+
+        m = calloc(1, sizeof(*m));
+        if (!m)
+                return log_error_errno(ENOMEM, "Out of memory");
+        m->config = *config;
+        *config = (struct memleakd_config) {};
+        if (config_path && !(m->config_path = strdup(config_path))) {
+                r = -ENOMEM;
+                goto fail;
+        }
+        m->started_usec = realtime_usec();
+
+        r = sd_event_default(&m->event);
+        if (r < 0) {
+                log_error_errno(r, "Failed to create the event loop: %m");
+                goto fail;
+        }
+        sd_event_now(m->event, CLOCK_MONOTONIC, &m->started_mono_usec);
+        sigemptyset(&mask);
+        sigaddset(&mask, SIGTERM);
+        sigaddset(&mask, SIGINT);
+        sigaddset(&mask, SIGHUP);
+        sigprocmask(SIG_BLOCK, &mask, NULL);
+        if ((r = sd_event_add_signal(m->event, NULL, SIGTERM, on_exit_signal, m)) < 0 ||
+            (r = sd_event_add_signal(m->event, NULL, SIGINT, on_exit_signal, m)) < 0 ||
+            (r = sd_event_add_signal(m->event, NULL, SIGHUP, on_sighup, m)) < 0) {
+                log_error_errno(r, "Failed to watch signals: %m");
+                goto fail;
+        }
+        /* WATCHDOG=1 pings at half of WATCHDOG_USEC when systemd asks for them. */
+        r = sd_event_set_watchdog(m->event, true);
+        if (r < 0)
+                log_warning_errno(r, "Failed to enable the watchdog, ignoring: %m");
+
+        mounts_ensure();
+        raise_memlock();
+        sizes = (struct bpf_sizes) {
+                .max_targets = m->config.max_targets,
+                .max_allocs = m->config.max_allocs,
+                .max_stacks = m->config.max_stacks,
+                .max_combined = m->config.max_combined,
+                .max_inflight = m->config.max_inflight,
+        };
+        m->env.skel = bpf_loader_open_and_load(&sizes);
+        if (!m->env.skel) {
+                r = -errno;
+                goto fail;
+        }
+        m->env.limits = (struct map_limits) {
+                .max_allocs = m->config.max_allocs,
+                .max_combined = m->config.max_combined,
+                .max_inflight = m->config.max_inflight,
+        };
+        r = symbolizer_new(&m->env.syms);
+        if (r < 0) {
+                log_error_errno(r, "Failed to set up symbolization: %m");
+                goto fail;
+        }
+
+        fd = server_open_listen_fd(m->config.socket_path, m->config.socket_mode, m->config.socket_group, &error);
+        if (fd < 0) {
+                r = log_error_errno(fd, "%s", error ? error : "Cannot open the listening socket");
+                goto fail;
+        }
+        r = server_new(m->event, fd, handlers_dispatch, m, &m->server);
+        if (r < 0) {
+                close(fd);
+                log_error_errno(r, "Failed to serve the socket: %m");
+                goto fail;
+        }
+        r = sd_event_add_time_relative(m->event, &m->snapshot_timer, CLOCK_MONOTONIC,
+                                       m->config.snapshot_interval_ms * 1000, 0, on_snapshot_timer, m);
+        if (r < 0) {
+                log_error_errno(r, "Failed to arm the snapshot timer: %m");
+                goto fail;
+        }
+        *ret = m;
+        return 0;
+fail:
+        manager_free(m);
+        return r;
+}
+
+struct manager *manager_free(struct manager *m)
+{
+        if (!m)
+                return NULL;
+        for (size_t i = 0; i < m->n_targets; i++) {
+                if (!m->targets[i]->exited)
+                        target_stop(&m->env, m->targets[i], false);
+                target_free(m->targets[i]);
+        }
+        free(m->targets);
+        server_free(m->server);
+        sd_event_source_disable_unref(m->snapshot_timer);
+        symbolizer_free(m->env.syms);
+        bpf_loader_destroy(m->env.skel);
+        sd_event_unref(m->event);
+        config_done(&m->config);
+        free(m->config_path);
+        free(m);
+        return NULL;
+}
+
+int manager_run(struct manager *m)
+{
+        int r;
+
+        log_info("memleakd %s ready on %s", MEMLEAKD_VERSION, m->config.socket_path);
+        sd_notify(false, "READY=1\nSTATUS=Tracing 0 processes");
+        r = sd_event_loop(m->event);
+        if (r < 0)
+                return log_error_errno(r, "Event loop failed: %m");
+        return 0;
+}

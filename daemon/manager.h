@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* The daemon's core: event loop, BPF state, targets, snapshot timer, socket, lifecycle. */
+#pragma once
+
+#include <stdint.h>
+#include <systemd/sd-event.h>
+#include "config.h"
+#include "targets.h"
+
+struct server;
+struct symbolizer;
+
+struct manager {
+        sd_event *event;
+        struct memleakd_config config;
+        char *config_path;              /* NULL: defaults only */
+        struct target_env env;
+        struct target **targets;
+        size_t n_targets;
+        struct server *server;
+        sd_event_source *snapshot_timer;
+        uint64_t started_usec;          /* CLOCK_REALTIME */
+        uint64_t started_mono_usec;
+};
+
+/* Takes ownership of config (moved) and config_path. */
+int manager_new(struct memleakd_config *config, const char *config_path, struct manager **ret);
+struct manager *manager_free(struct manager *m);
+int manager_run(struct manager *m);
+
+struct target *manager_find_target(struct manager *m, pid_t pid);
+/* Replace an exited record of the same pid; EEXIST for a live one. */
+int manager_add_target(struct manager *m, struct target *t);
+void manager_remove_target(struct manager *m, struct target *t);
+unsigned manager_live_targets(const struct manager *m);

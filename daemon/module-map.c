@@ -1,0 +1,139 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* What a target maps where: its file mappings, kept after it exits so its stacks still resolve. */
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include "log.h"
+#include "macro.h"
+#include "module-map.h"
+#include "proc-maps.h"
+#include "symbolize.h"
+
+char *module_path_in_target(pid_t pid, const char *path)
+{
+        char *p;
+
+        if (asprintf(&p, "/proc/%d/root%s", (int)pid, path) < 0)
+                return NULL;
+        return p;
+}
+
+int module_open_in_target(pid_t pid, const char *path, uint64_t dev, uint64_t ino,
+                          uint64_t start, uint64_t end)
+{
+        _cleanup_free_ char *p = module_path_in_target(pid, path);
+        _cleanup_close_ int fd = -1;
+        struct stat st;
+
+        if (!p)
+                return -ENOMEM;
+        fd = open(p, O_RDONLY | O_CLOEXEC);
+        if (fd >= 0 && fstat(fd, &st) == 0 && !S_ISREG(st.st_mode))
+                return -EISDIR;
+        if (fd >= 0 && (ino == 0 || (fstat(fd, &st) == 0 && st.st_ino == ino &&
+                                     (uint64_t)st.st_dev == dev)))
+                return TAKE_FD(fd);
+        if (start == end)
+                return fd >= 0 ? -ESTALE : -errno;
+        /* Replaced or deleted since it was mapped: the mapping itself still names the file. */
+        closep(&fd);
+        free(p);
+        if (asprintf(&p, "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)pid, start, end) < 0) {
+                p = NULL;
+                return -ENOMEM;
+        }
+        fd = open(p, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        return TAKE_FD(fd);
+}
+
+static int add_mapping(struct module_map *mm, const struct map_entry *e)
+{
+        struct module_mapping *n;
+        char *path = strdup(e->path);
+
+        if (!path)
+                return -ENOMEM;
+        n = realloc(mm->mappings, (mm->n + 1) * sizeof(*n));
+        if (!n) {
+                free(path);
+                return -ENOMEM;
+        }
+        mm->mappings = n;
+        mm->mappings[mm->n++] = (struct module_mapping) {
+                .start = e->start, .end = e->end, .pgoff = e->pgoff,
+                .dev = makedev(e->dev_major, e->dev_minor), .ino = e->inode, .path = path,
+        };
+        return 0;
+}
+
+int module_map_refresh(struct module_map *mm, pid_t pid, struct symbolizer *syms)
+{
+        _cleanup_(proc_maps_done) struct proc_maps maps = {};
+        struct module_map fresh = {};
+        char maps_path[64];
+        int r;
+
+        snprintf(maps_path, sizeof(maps_path), "/proc/%d/maps", (int)pid);
+        r = proc_maps_parse_file(maps_path, &maps);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < maps.n; i++) {
+                const struct map_entry *e = &maps.entries[i];
+                uint64_t dev = makedev(e->dev_major, e->dev_minor);
+                _cleanup_close_ int fd = -1;
+
+                if (!e->path || e->path[0] != '/' || e->inode == 0)
+                        continue;
+                r = add_mapping(&fresh, e);
+                if (r < 0)
+                        goto fail;
+                if (symbolizer_has_module(syms, dev, e->inode))
+                        continue;
+                fd = module_open_in_target(pid, e->path, dev, e->inode, e->start, e->end);
+                if (fd < 0) {
+                        log_debug_errno(fd, "Cannot open %s mapped by pid %d, its frames stay unresolved: %m",
+                                        e->path, (int)pid);
+                        continue;
+                }
+                r = symbolizer_add_module(syms, dev, e->inode, fd, e->path);
+                if (r < 0 && r != -ENOEXEC)
+                        log_debug_errno(r, "Cannot read symbols of %s: %m", e->path);
+        }
+        module_map_done(mm);
+        *mm = fresh;
+        return 0;
+fail:
+        module_map_done(&fresh);
+        return r;
+}
+
+void module_map_done(struct module_map *mm)
+{
+        for (size_t i = 0; i < mm->n; i++)
+                free(mm->mappings[i].path);
+        free(mm->mappings);
+        *mm = (struct module_map) {};
+}
+
+const struct module_mapping *module_map_find(const struct module_map *mm, uint64_t addr)
+{
+        size_t lo = 0, hi = mm->n;
+
+        /* /proc/PID/maps lists mappings in address order. */
+        while (lo < hi) {
+                size_t mid = (lo + hi) / 2;
+
+                if (addr < mm->mappings[mid].start)
+                        hi = mid;
+                else if (addr >= mm->mappings[mid].end)
+                        lo = mid + 1;
+                else
+                        return &mm->mappings[mid];
+        }
+        return NULL;
+}

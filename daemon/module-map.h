@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* What a target maps where: its file mappings, kept after it exits so its stacks still resolve. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct symbolizer;
+
+struct module_mapping {
+        uint64_t start, end, pgoff;
+        uint64_t dev, ino;      /* makedev(major, minor) and inode, as /proc/PID/maps shows them */
+        char *path;             /* as the target sees it */
+};
+
+struct module_map {
+        struct module_mapping *mappings;
+        size_t n;
+};
+
+/* Re-read /proc/PID/maps and register every file it maps with the symbolizer (opened through
+ * /proc/PID/root, or /proc/PID/map_files when the path no longer names the mapped file). The
+ * map is replaced only on success, so the last good view survives the target's exit. */
+int module_map_refresh(struct module_map *mm, pid_t pid, struct symbolizer *syms);
+void module_map_done(struct module_map *mm);
+
+const struct module_mapping *module_map_find(const struct module_map *mm, uint64_t addr);
+
+/* Open the file a target sees at path (through /proc/PID/root) and check it is the one with
+ * dev/ino when those are non-zero. Returns an O_RDONLY|O_CLOEXEC fd or -errno. */
+int module_open_in_target(pid_t pid, const char *path, uint64_t dev, uint64_t ino,
+                          uint64_t start, uint64_t end);
+
+/* "/proc/PID/root" + path: what the daemon passes to the kernel for a uprobe. */
+char *module_path_in_target(pid_t pid, const char *path);

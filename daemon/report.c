@@ -1,0 +1,155 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* Build the report object from per-stack rows: sort, fold past --top, name every frame (pure). */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include "json-util.h"
+#include "report.h"
+
+const char *report_stack_error(int64_t stack_id)
+{
+        switch (-stack_id) {
+        case EFAULT: return "user stack unreadable (EFAULT)";
+        case EEXIST: return "stack map hash collision (EEXIST)";
+        case ENOMEM: return "stack map full (ENOMEM)";
+        default: return "stack capture failed";
+        }
+}
+
+static int row_by_bytes(const void *a, const void *b)
+{
+        const struct stack_row *x = a, *y = b;
+
+        if (x->bytes != y->bytes)
+                return x->bytes > y->bytes ? -1 : 1;
+        if (x->allocs != y->allocs)
+                return x->allocs > y->allocs ? -1 : 1;
+        if (x->pid != y->pid)
+                return x->pid < y->pid ? -1 : 1;
+        return x->stack_id < y->stack_id ? -1 : x->stack_id > y->stack_id;
+}
+
+static cJSON *frame_to_json(const struct report_params *p, pid_t pid, uint64_t addr)
+{
+        struct frame_symbol sym = {};
+        cJSON *f = cJSON_CreateObject();
+        char hex[32];
+
+        if (!f)
+                return NULL;
+        if (p->resolve)
+                p->resolve(p->userdata, pid, addr, &sym);
+        snprintf(hex, sizeof(hex), "0x%" PRIx64, addr);
+        cJSON_AddStringToObject(f, "addr", hex);
+        json_add_string_or_null(f, "symbol", sym.symbol);
+        if (sym.symbol && sym.has_offset)
+                json_add_u64(f, "offset", sym.offset);
+        else
+                cJSON_AddNullToObject(f, "offset");
+        json_add_string_or_null(f, "module", sym.module);
+        json_add_string_or_null(f, "file", sym.file);
+        if (sym.file && sym.line > 0)
+                cJSON_AddNumberToObject(f, "line", sym.line);
+        else
+                cJSON_AddNullToObject(f, "line");
+        return f;
+}
+
+static cJSON *stack_to_json(const struct report_params *p, const struct stack_row *row)
+{
+        cJSON *s = cJSON_CreateObject(), *frames;
+
+        if (!s)
+                return NULL;
+        cJSON_AddNumberToObject(s, "pid", row->pid);
+        json_add_u64(s, "bytes", row->bytes);
+        json_add_u64(s, "allocs", row->allocs);
+        if (row->stack_id < 0)
+                cJSON_AddStringToObject(s, "stack_error", report_stack_error(row->stack_id));
+        else if (!row->ips || row->n_ips == 0)
+                cJSON_AddStringToObject(s, "stack_error", "stack no longer in the stack map");
+        else
+                cJSON_AddNullToObject(s, "stack_error");
+        frames = cJSON_AddArrayToObject(s, "frames");
+        for (size_t i = 0; frames && i < row->n_ips; i++)
+                cJSON_AddItemToArray(frames, frame_to_json(p, row->pid, row->ips[i]));
+        return s;
+}
+
+static cJSON *targets_to_json(const struct stack_rows *rows, const struct report_target *targets,
+                              size_t n_targets)
+{
+        cJSON *arr = cJSON_CreateArray();
+
+        for (size_t i = 0; arr && i < n_targets; i++) {
+                cJSON *t = cJSON_CreateObject();
+                uint64_t bytes = 0, allocs = 0;
+
+                for (size_t j = 0; j < rows->n; j++)
+                        if (rows->rows[j].pid == targets[i].pid) {
+                                bytes += rows->rows[j].bytes;
+                                allocs += rows->rows[j].allocs;
+                        }
+                cJSON_AddNumberToObject(t, "pid", targets[i].pid);
+                json_add_string_or_null(t, "comm", targets[i].comm);
+                json_add_u64(t, "outstanding_bytes", bytes);
+                json_add_u64(t, "outstanding_allocs", allocs);
+                cJSON_AddBoolToObject(t, "exited", targets[i].exited);
+                if (targets[i].has_trend) {
+                        cJSON *tr = cJSON_AddObjectToObject(t, "trend");
+
+                        json_add_u64(tr, "window_s", targets[i].trend_window_s);
+                        cJSON_AddNumberToObject(tr, "bytes_delta", (double)targets[i].trend_bytes);
+                } else
+                        cJSON_AddNullToObject(t, "trend");
+                cJSON_AddItemToArray(arr, t);
+        }
+        return arr;
+}
+
+cJSON *report_build(struct stack_rows *rows, const struct report_target *targets, size_t n_targets,
+                    const struct report_params *p)
+{
+        _cleanup_json_ cJSON *r = cJSON_CreateObject();
+        cJSON *stacks, *other;
+        uint64_t other_stacks = 0, other_bytes = 0, other_allocs = 0, listed = 0;
+
+        if (!r)
+                return NULL;
+        if (rows->n > 0)
+                qsort(rows->rows, rows->n, sizeof(*rows->rows), row_by_bytes);
+        json_add_u64(r, "generated_at", p->generated_at);
+        json_add_u64(r, "min_age_s", p->min_age_s);
+        json_add_u64(r, "top", p->top);
+        cJSON_AddItemToObject(r, "targets", targets_to_json(rows, targets, n_targets));
+        stacks = cJSON_AddArrayToObject(r, "stacks");
+        if (!stacks)
+                return NULL;
+        for (size_t i = 0; i < rows->n; i++) {
+                const struct stack_row *row = &rows->rows[i];
+
+                if (row->allocs == 0)
+                        continue;
+                if (listed < p->top) {
+                        cJSON *s = stack_to_json(p, row);
+
+                        if (!s)
+                                return NULL;
+                        cJSON_AddItemToArray(stacks, s);
+                        listed++;
+                        continue;
+                }
+                other_stacks++;
+                other_bytes += row->bytes;
+                other_allocs += row->allocs;
+        }
+        other = cJSON_AddObjectToObject(r, "other");
+        if (!other)
+                return NULL;
+        json_add_u64(other, "stacks", other_stacks);
+        json_add_u64(other, "bytes", other_bytes);
+        json_add_u64(other, "allocs", other_allocs);
+        cJSON_AddItemToObject(r, "lost", p->lost ? cJSON_Duplicate(p->lost, true) : cJSON_CreateObject());
+        return TAKE_PTR(r);
+}

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* Build the report object from per-stack rows: sort, fold past --top, name every frame (pure). */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <cjson/cJSON.h>
+#include "stack-rows.h"
+
+struct report_target {
+        pid_t pid;
+        const char *comm;
+        bool exited;
+        /* growth over the snapshot ring: valid when has_trend */
+        bool has_trend;
+        uint64_t trend_window_s;
+        int64_t trend_bytes;
+};
+
+/* What a frame resolves to; NULL/0 members are unknown and rendered as null. */
+struct frame_symbol {
+        const char *symbol;
+        bool has_offset;
+        uint64_t offset;
+        const char *module;
+        const char *file;
+        int line;
+};
+
+typedef void (*report_resolve_fn)(void *userdata, pid_t pid, uint64_t addr, struct frame_symbol *ret);
+
+struct report_params {
+        uint64_t top;
+        uint64_t min_age_s;
+        uint64_t generated_at;          /* seconds since the epoch */
+        const cJSON *lost;              /* copied into the report */
+        report_resolve_fn resolve;
+        void *userdata;
+};
+
+/* rows are sorted in place. Returns NULL on allocation failure. */
+cJSON *report_build(struct stack_rows *rows, const struct report_target *targets, size_t n_targets,
+                    const struct report_params *p);
+
+/* "user stack unreadable (EFAULT)" and friends, for a negative stack id. */
+const char *report_stack_error(int64_t stack_id);

@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* A ring of per-stack snapshots of one target's outstanding allocations, oldest dropped first. */
+#include <errno.h>
+#include <stdlib.h>
+#include "snapshot.h"
+
+struct snapshot_ring {
+        uint32_t depth;
+        uint32_t head;          /* slot of the oldest */
+        uint32_t count;
+        struct snapshot slots[];
+};
+
+int snapshot_ring_new(uint32_t depth, struct snapshot_ring **ret)
+{
+        struct snapshot_ring *r;
+
+        if (depth == 0)
+                return -EINVAL;
+        r = calloc(1, sizeof(*r) + (size_t)depth * sizeof(struct snapshot));
+        if (!r)
+                return -ENOMEM;
+        r->depth = depth;
+        *ret = r;
+        return 0;
+}
+
+struct snapshot_ring *snapshot_ring_free(struct snapshot_ring *r)
+{
+        if (!r)
+                return NULL;
+        for (uint32_t i = 0; i < r->depth; i++)
+                free(r->slots[i].rows);
+        free(r);
+        return NULL;
+}
+
+int snapshot_ring_push(struct snapshot_ring *r, uint64_t timestamp_usec, struct snapshot_row *rows, size_t n_rows)
+{
+        struct snapshot *slot;
+
+        if (r->count == r->depth) {
+                slot = &r->slots[r->head];
+                r->head = (r->head + 1) % r->depth;
+                r->count--;
+        } else
+                slot = &r->slots[(r->head + r->count) % r->depth];
+        free(slot->rows);
+        *slot = (struct snapshot) { .timestamp_usec = timestamp_usec, .rows = rows, .n_rows = n_rows };
+        for (size_t i = 0; i < n_rows; i++) {
+                slot->bytes += rows[i].bytes;
+                slot->allocs += rows[i].allocs;
+        }
+        r->count++;
+        return 0;
+}
+
+uint32_t snapshot_ring_count(const struct snapshot_ring *r)
+{
+        return r ? r->count : 0;
+}
+
+uint32_t snapshot_ring_depth(const struct snapshot_ring *r)
+{
+        return r ? r->depth : 0;
+}
+
+const struct snapshot *snapshot_ring_get(const struct snapshot_ring *r, uint32_t i)
+{
+        if (!r || i >= r->count)
+                return NULL;
+        return &r->slots[(r->head + i) % r->depth];
+}
+
+const struct snapshot *snapshot_ring_newest(const struct snapshot_ring *r)
+{
+        return r && r->count ? snapshot_ring_get(r, r->count - 1) : NULL;
+}

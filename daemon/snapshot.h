@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* A ring of per-stack snapshots of one target's outstanding allocations, oldest dropped first. */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct snapshot_row {
+        int64_t stack_id;
+        uint64_t bytes;
+        uint64_t allocs;
+};
+
+struct snapshot {
+        uint64_t timestamp_usec;        /* CLOCK_REALTIME */
+        uint64_t bytes;                 /* sums over rows */
+        uint64_t allocs;
+        struct snapshot_row *rows;
+        size_t n_rows;
+};
+
+struct snapshot_ring;
+
+int snapshot_ring_new(uint32_t depth, struct snapshot_ring **ret);
+struct snapshot_ring *snapshot_ring_free(struct snapshot_ring *r);
+
+/* Take ownership of s->rows (also on failure); compute the sums; drop the oldest when full. */
+int snapshot_ring_push(struct snapshot_ring *r, uint64_t timestamp_usec, struct snapshot_row *rows, size_t n_rows);
+
+uint32_t snapshot_ring_count(const struct snapshot_ring *r);
+uint32_t snapshot_ring_depth(const struct snapshot_ring *r);
+/* i = 0 is the oldest kept; NULL past the end. */
+const struct snapshot *snapshot_ring_get(const struct snapshot_ring *r, uint32_t i);
+const struct snapshot *snapshot_ring_newest(const struct snapshot_ring *r);

@@ -1,0 +1,365 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* Gather per-stack outstanding totals from the BPF maps, or from an exited target's frozen copy. */
+#include <bpf/bpf.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "bpf-loader.h"
+#include "macro.h"
+#include "map-read.h"
+#include "stack-collect.h"
+
+static bool pid_wanted(const pid_t *pids, size_t n, pid_t pid)
+{
+        for (size_t i = 0; i < n; i++)
+                if (pids[i] == pid)
+                        return true;
+        return false;
+}
+
+static int row_cmp(const void *a, const void *b)
+{
+        const struct stack_row *x = a, *y = b;
+
+        if (x->pid != y->pid)
+                return x->pid < y->pid ? -1 : 1;
+        if (x->stack_id != y->stack_id)
+                return x->stack_id < y->stack_id ? -1 : 1;
+        return 0;
+}
+
+/* Merge rows with the same (pid, stack), drop empty ones. */
+static void rows_merge(struct stack_rows *r)
+{
+        size_t out = 0;
+
+        qsort(r->rows, r->n, sizeof(*r->rows), row_cmp);
+        for (size_t i = 0; i < r->n; i++) {
+                if (out > 0 && row_cmp(&r->rows[out - 1], &r->rows[i]) == 0) {
+                        r->rows[out - 1].bytes += r->rows[i].bytes;
+                        r->rows[out - 1].allocs += r->rows[i].allocs;
+                        free(r->rows[i].ips);
+                        continue;
+                }
+                r->rows[out++] = r->rows[i];
+        }
+        r->n = out;
+        out = 0;
+        for (size_t i = 0; i < r->n; i++) {
+                if (r->rows[i].allocs == 0) {
+                        free(r->rows[i].ips);
+                        continue;
+                }
+                r->rows[out++] = r->rows[i];
+        }
+        r->n = out;
+}
+
+static int copy_ips(const uint64_t *ips, size_t max, uint64_t **ret, size_t *ret_n)
+{
+        size_t n = 0;
+
+        while (n < max && ips[n] != 0)
+                n++;
+        *ret = malloc(MAX(n, (size_t)1) * sizeof(uint64_t));
+        if (!*ret)
+                return -ENOMEM;
+        memcpy(*ret, ips, n * sizeof(uint64_t));
+        *ret_n = n;
+        return 0;
+}
+
+/* Fill in each row's frames from the stack map. */
+static int rows_add_frames(struct stack_rows *r, int stacks_fd)
+{
+        uint64_t ips[MEMLEAK_MAX_STACK_DEPTH];
+
+        for (size_t i = 0; i < r->n; i++) {
+                uint32_t id;
+                int ret;
+
+                if (r->rows[i].stack_id < 0)
+                        continue;
+                id = (uint32_t)r->rows[i].stack_id;
+                memset(ips, 0, sizeof(ips));
+                if (bpf_map_lookup_elem(stacks_fd, &id, ips) < 0)
+                        continue;       /* reported as a stack with no frames */
+                ret = copy_ips(ips, ELEMENTSOF(ips), &r->rows[i].ips, &r->rows[i].n_ips);
+                if (ret < 0)
+                        return ret;
+        }
+        return 0;
+}
+
+static int rows_append(struct stack_rows *r, size_t *cap, pid_t pid, int64_t stack_id,
+                       uint64_t bytes, uint64_t allocs)
+{
+        if (r->n == *cap) {
+                size_t ncap = *cap ? *cap * 2 : 64;
+                struct stack_row *n = realloc(r->rows, ncap * sizeof(*n));
+
+                if (!n)
+                        return -ENOMEM;
+                r->rows = n;
+                *cap = ncap;
+        }
+        r->rows[r->n++] = (struct stack_row) {
+                .pid = pid, .stack_id = stack_id, .bytes = bytes, .allocs = allocs,
+        };
+        return 0;
+}
+
+static uint64_t monotonic_ns(void)
+{
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+static int collect_combined(struct memleak_bpf *skel, const struct map_limits *lim,
+                            const pid_t *pids, size_t n_pids, struct stack_rows *ret)
+{
+        _cleanup_(map_dump_done) struct map_dump d = {};
+        struct stack_rows rows = {};
+        size_t cap = 0;
+        int r;
+
+        r = map_dump_hash(bpf_loader_combined_fd(skel), sizeof(struct combined_key),
+                          sizeof(struct combined_value), lim->max_combined, &d);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < d.n; i++) {
+                const struct combined_key *k = (const struct combined_key *)d.keys + i;
+                const struct combined_value *v = (const struct combined_value *)d.values + i;
+
+                if (!pid_wanted(pids, n_pids, k->tgid))
+                        continue;
+                r = rows_append(&rows, &cap, k->tgid, k->stack_id, v->bytes, v->allocs);
+                if (r < 0) {
+                        stack_rows_done(&rows);
+                        return r;
+                }
+        }
+        rows_merge(&rows);
+        *ret = rows;
+        return 0;
+}
+
+static int collect_allocs(struct memleak_bpf *skel, const struct map_limits *lim,
+                          const pid_t *pids, size_t n_pids, uint64_t min_age_ns, struct stack_rows *ret)
+{
+        _cleanup_(map_dump_done) struct map_dump d = {};
+        struct stack_rows rows = {};
+        uint64_t now = monotonic_ns();
+        size_t cap = 0;
+        int r;
+
+        r = map_dump_hash(bpf_loader_allocs_fd(skel), sizeof(struct alloc_key),
+                          sizeof(struct alloc_info), lim->max_allocs, &d);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < d.n; i++) {
+                const struct alloc_key *k = (const struct alloc_key *)d.keys + i;
+                const struct alloc_info *v = (const struct alloc_info *)d.values + i;
+
+                if (!pid_wanted(pids, n_pids, k->tgid))
+                        continue;
+                if (v->timestamp_ns > now || now - v->timestamp_ns < min_age_ns)
+                        continue;
+                r = rows_append(&rows, &cap, k->tgid, v->stack_id, v->size, 1);
+                if (r < 0) {
+                        stack_rows_done(&rows);
+                        return r;
+                }
+        }
+        rows_merge(&rows);
+        *ret = rows;
+        return 0;
+}
+
+int stack_collect_totals(struct memleak_bpf *skel, const struct map_limits *lim,
+                         const pid_t *pids, size_t n_pids, struct stack_rows *ret)
+{
+        return collect_combined(skel, lim, pids, n_pids, ret);
+}
+
+int stack_collect_live(struct memleak_bpf *skel, const struct map_limits *lim, const pid_t *pids,
+                       size_t n_pids, uint64_t min_age_ns, struct stack_rows *ret)
+{
+        struct stack_rows rows = {};
+        int r;
+
+        if (min_age_ns == 0)
+                r = collect_combined(skel, lim, pids, n_pids, &rows);
+        else
+                r = collect_allocs(skel, lim, pids, n_pids, min_age_ns, &rows);
+        if (r < 0)
+                return r;
+        r = rows_add_frames(&rows, bpf_loader_stacks_fd(skel));
+        if (r < 0) {
+                stack_rows_done(&rows);
+                return r;
+        }
+        *ret = rows;
+        return 0;
+}
+
+void frozen_target_free(struct frozen_target *f)
+{
+        if (!f)
+                return;
+        free(f->allocs);
+        free(f->stacks);
+        free(f);
+}
+
+static int frozen_cmp_stack(const void *a, const void *b)
+{
+        const struct frozen_stack *x = a, *y = b;
+
+        return x->stack_id < y->stack_id ? -1 : x->stack_id > y->stack_id;
+}
+
+static const struct frozen_stack *frozen_find_stack(const struct frozen_target *f, int64_t id)
+{
+        struct frozen_stack key = { .stack_id = id };
+
+        if (f->n_stacks == 0)
+                return NULL;
+        return bsearch(&key, f->stacks, f->n_stacks, sizeof(*f->stacks), frozen_cmp_stack);
+}
+
+int stack_collect_freeze(struct memleak_bpf *skel, const struct map_limits *lim, pid_t pid,
+                         struct frozen_target **ret)
+{
+        _cleanup_(map_dump_done) struct map_dump d = {};
+        struct frozen_target *f;
+        int stacks_fd = bpf_loader_stacks_fd(skel);
+        size_t n_unique;
+        int r;
+
+        r = map_dump_hash(bpf_loader_allocs_fd(skel), sizeof(struct alloc_key),
+                          sizeof(struct alloc_info), lim->max_allocs, &d);
+        if (r < 0)
+                return r;
+        f = calloc(1, sizeof(*f));
+        if (!f)
+                return -ENOMEM;
+        f->allocs = malloc(MAX(d.n, (size_t)1) * sizeof(*f->allocs));
+        f->stacks = malloc(MAX(d.n, (size_t)1) * sizeof(*f->stacks));
+        if (!f->allocs || !f->stacks) {
+                frozen_target_free(f);
+                return -ENOMEM;
+        }
+        for (size_t i = 0; i < d.n; i++) {
+                const struct alloc_key *k = (const struct alloc_key *)d.keys + i;
+                const struct alloc_info *v = (const struct alloc_info *)d.values + i;
+
+                if ((pid_t)k->tgid != pid)
+                        continue;
+                f->allocs[f->n_allocs++] = (struct frozen_alloc) {
+                        .stack_id = v->stack_id, .size = v->size, .timestamp_ns = v->timestamp_ns,
+                };
+        }
+        /* One copy of each distinct stack the allocations refer to. */
+        for (size_t i = 0; i < f->n_allocs; i++)
+                if (f->allocs[i].stack_id >= 0)
+                        f->stacks[f->n_stacks++].stack_id = f->allocs[i].stack_id;
+        qsort(f->stacks, f->n_stacks, sizeof(*f->stacks), frozen_cmp_stack);
+        n_unique = 0;
+        for (size_t i = 0; i < f->n_stacks; i++) {
+                struct frozen_stack *s = &f->stacks[n_unique];
+                uint32_t id = (uint32_t)f->stacks[i].stack_id;
+
+                if (n_unique > 0 && f->stacks[n_unique - 1].stack_id == f->stacks[i].stack_id)
+                        continue;
+                s->stack_id = f->stacks[i].stack_id;
+                memset(s->ips, 0, sizeof(s->ips));
+                s->n_ips = 0;
+                if (bpf_map_lookup_elem(stacks_fd, &id, s->ips) == 0)
+                        while (s->n_ips < ELEMENTSOF(s->ips) && s->ips[s->n_ips])
+                                s->n_ips++;
+                n_unique++;
+        }
+        f->n_stacks = n_unique;
+        *ret = f;
+        return 0;
+}
+
+int stack_collect_frozen(const struct frozen_target *f, pid_t pid, uint64_t min_age_ns,
+                         struct stack_rows *ret)
+{
+        struct stack_rows rows = {};
+        uint64_t now = monotonic_ns();
+        size_t cap = 0;
+        int r;
+
+        for (size_t i = 0; i < f->n_allocs; i++) {
+                const struct frozen_alloc *a = &f->allocs[i];
+
+                if (min_age_ns && (a->timestamp_ns > now || now - a->timestamp_ns < min_age_ns))
+                        continue;
+                r = rows_append(&rows, &cap, pid, a->stack_id, a->size, 1);
+                if (r < 0)
+                        goto fail;
+        }
+        rows_merge(&rows);
+        for (size_t i = 0; i < rows.n; i++) {
+                const struct frozen_stack *s = frozen_find_stack(f, rows.rows[i].stack_id);
+
+                if (!s || rows.rows[i].stack_id < 0)
+                        continue;
+                r = copy_ips(s->ips, s->n_ips, &rows.rows[i].ips, &rows.rows[i].n_ips);
+                if (r < 0)
+                        goto fail;
+        }
+        *ret = rows;
+        return 0;
+fail:
+        stack_rows_done(&rows);
+        return r;
+}
+
+static void purge_map(int fd, size_t key_size, size_t value_size, uint32_t max,
+                      bool (*match)(const void *key, const void *value, pid_t pid), pid_t pid)
+{
+        _cleanup_(map_dump_done) struct map_dump d = {};
+
+        if (map_dump_hash(fd, key_size, value_size, max, &d) < 0)
+                return;
+        for (size_t i = 0; i < d.n; i++) {
+                const char *k = (const char *)d.keys + i * key_size;
+                const char *v = (const char *)d.values + i * value_size;
+
+                if (match(k, v, pid))
+                        bpf_map_delete_elem(fd, k);
+        }
+}
+
+static bool alloc_of(const void *key, const void *value, pid_t pid)
+{
+        return (pid_t)((const struct alloc_key *)key)->tgid == pid;
+}
+
+static bool combined_of(const void *key, const void *value, pid_t pid)
+{
+        return (pid_t)((const struct combined_key *)key)->tgid == pid;
+}
+
+static bool inflight_of(const void *key, const void *value, pid_t pid)
+{
+        return (pid_t)((const struct inflight *)value)->tgid == pid;
+}
+
+int stack_collect_purge(struct memleak_bpf *skel, const struct map_limits *lim, pid_t pid)
+{
+        purge_map(bpf_loader_allocs_fd(skel), sizeof(struct alloc_key), sizeof(struct alloc_info),
+                  lim->max_allocs, alloc_of, pid);
+        purge_map(bpf_loader_combined_fd(skel), sizeof(struct combined_key),
+                  sizeof(struct combined_value), lim->max_combined, combined_of, pid);
+        purge_map(bpf_loader_inflight_fd(skel), sizeof(__u64), sizeof(struct inflight),
+                  lim->max_inflight, inflight_of, pid);
+        return 0;
+}

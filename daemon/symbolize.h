@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* Symbolizer: file offset inside a mapped ELF file → function+offset and source file:line. */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "macro.h"
+
+/* Each module holds one open fd and one mapping of its file, so the count is capped. */
+#define SYMBOLIZER_MODULES_MAX 8192U
+/* Resolved addresses cached per module; past this, lookups still work but are not cached. */
+#define SYMBOLIZER_CACHE_PER_MODULE_MAX 65536U
+
+/* A cache of opened modules, keyed by (dev, inode). */
+struct symbolizer;
+
+struct symbol_info {
+        const char *symbol;     /* name in .symtab/.dynsym (mangled), NULL if no symbol covers it */
+        uint64_t offset;        /* address - symbol start; valid when symbol != NULL */
+        const char *file;       /* source file, NULL without debug info */
+        int line;               /* 0 when unknown */
+};      /* strings are owned by the symbolizer and live until symbolizer_free() */
+
+int symbolizer_new(struct symbolizer **ret);
+struct symbolizer *symbolizer_free(struct symbolizer *s);
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct symbolizer *, symbolizer_free)
+
+/* Registers the ELF file open on fd (O_RDONLY; it is duplicated, the caller keeps its own) as
+ * module (dev, ino). path is the file's name as the target sees it: it is shown to users and
+ * used to look for separate debug info (.gnu_debuglink next to it, /usr/lib/debug).
+ * Registering a known (dev, ino) again is a no-op returning 0. Returns -ENOEXEC if the file is
+ * not a loadable ELF file (ET_EXEC or ET_DYN), -ENOSPC past SYMBOLIZER_MODULES_MAX. */
+/* Whether (dev, ino) is registered: lets callers skip opening files the cache already has. */
+bool symbolizer_has_module(struct symbolizer *s, uint64_t dev, uint64_t ino);
+
+int symbolizer_add_module(struct symbolizer *s, uint64_t dev, uint64_t ino, int fd, const char *path);
+
+/* Resolves file_offset (addr - map start + map pgoff) inside module (dev, ino). With
+ * is_return_address, function and file:line are those of the call instruction before it
+ * (address - 1), while offset still counts to the address itself, as debuggers print frames.
+ * Returns -ENOENT for an unknown module; success with ret->symbol == NULL when no symbol covers
+ * the address. */
+int symbolizer_resolve(struct symbolizer *s, uint64_t dev, uint64_t ino, uint64_t file_offset,
+                       bool is_return_address, struct symbol_info *ret);

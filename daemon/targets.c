@@ -1,0 +1,268 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* A traced process: its probes, its pidfd, its module map, its snapshot history. */
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include "alloc-symbols.h"
+#include "bpf-loader.h"
+#include "log.h"
+#include "macro.h"
+#include "snapshot.h"
+#include "symbolize.h"
+#include "targets.h"
+
+static int set_error(char **error, int r, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int set_error(char **error, int r, const char *fmt, ...)
+{
+        va_list ap;
+
+        va_start(ap, fmt);
+        if (vasprintf(error, fmt, ap) < 0)
+                *error = NULL;
+        va_end(ap);
+        return r;
+}
+
+static uint64_t realtime_usec(void)
+{
+        struct timespec ts;
+
+        clock_gettime(CLOCK_REALTIME, &ts);
+        return (uint64_t)ts.tv_sec * 1000000ull + ts.tv_nsec / 1000;
+}
+
+static void read_comm(pid_t pid, char comm[17])
+{
+        char path[64];
+        _cleanup_fclose_ FILE *f = NULL;
+
+        snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+        comm[0] = 0;
+        f = fopen(path, "re");
+        if (!f || !fgets(comm, 17, f))
+                return;
+        comm[strcspn(comm, "\n")] = 0;
+}
+
+static int add_links(struct target *t, struct bpf_link *links[2], int n)
+{
+        struct bpf_link **nl = realloc(t->links, (t->n_links + n) * sizeof(*nl));
+
+        if (!nl)
+                return -ENOMEM;
+        t->links = nl;
+        for (int i = 0; i < n; i++)
+                t->links[t->n_links++] = links[i];
+        return 0;
+}
+
+/* Probe every allocator entry point that object fd defines, for t->pid only. */
+static int probe_object(const struct target_env *env, struct target *t, int fd, const char *path,
+                        char **error)
+{
+        _cleanup_(alloc_sites_done) struct alloc_sites sites = {};
+        struct target_object *no;
+        char fd_path[64];
+        int r;
+
+        r = alloc_sites_find(fd, &sites);
+        if (r == -ENOEXEC)
+                return set_error(error, -EINVAL, "%s is not an ELF object", path);
+        if (r < 0)
+                return set_error(error, r, "Cannot read the symbols of %s: %s", path, strerror(-r));
+        if (sites.n == 0)
+                return set_error(error, -EINVAL, "%s defines none of the allocator functions "
+                                 "(malloc, free, ...)", path);
+
+        /* The kernel resolves this to the very file we opened, whatever namespace it lives in. */
+        snprintf(fd_path, sizeof(fd_path), "/proc/self/fd/%d", fd);
+        for (size_t i = 0; i < sites.n; i++) {
+                struct bpf_link *links[2];
+                int n = bpf_loader_attach_site(env->skel, sites.sites[i].kind, t->pid, fd_path,
+                                               sites.sites[i].file_offset, links);
+
+                if (n < 0)
+                        return set_error(error, n, "Cannot place a uprobe on %s in %s for pid %d: %s",
+                                         sites.sites[i].name, path, (int)t->pid, strerror(-n));
+                r = add_links(t, links, n);
+                if (r < 0) {
+                        for (int j = 0; j < n; j++)
+                                bpf_link__destroy(links[j]);
+                        return set_error(error, r, "Out of memory");
+                }
+        }
+        no = realloc(t->objects, (t->n_objects + 1) * sizeof(*no));
+        if (!no)
+                return set_error(error, -ENOMEM, "Out of memory");
+        t->objects = no;
+        t->objects[t->n_objects] = (struct target_object) { .path = strdup(path), .probes = sites.n };
+        if (!t->objects[t->n_objects].path)
+                return set_error(error, -ENOMEM, "Out of memory");
+        t->n_objects++;
+        return 0;
+}
+
+static bool is_libc(const char *path)
+{
+        const char *base = strrchr(path, '/');
+
+        base = base ? base + 1 : path;
+        return strcmp(base, "libc.so.6") == 0 ||
+               (strncmp(base, "libc-", 5) == 0 && strstr(base, ".so"));
+}
+
+static const struct module_mapping *find_mapping_of(const struct module_map *mm, uint64_t dev, uint64_t ino)
+{
+        for (size_t i = 0; i < mm->n; i++)
+                if (mm->mappings[i].dev == dev && mm->mappings[i].ino == ino)
+                        return &mm->mappings[i];
+        return NULL;
+}
+
+static int probe_named_objects(const struct target_env *env, struct target *t,
+                               const struct target_attach_params *p, char **error)
+{
+        for (size_t i = 0; i < p->n_objs; i++) {
+                _cleanup_close_ int fd = -1;
+                struct stat st;
+                int r;
+
+                fd = module_open_in_target(t->pid, p->objs[i], 0, 0, 0, 0);
+                if (fd < 0)
+                        return set_error(error, fd == -ENOENT ? -ENOENT : -EINVAL,
+                                         "Cannot open %s as pid %d sees it: %s",
+                                         p->objs[i], (int)t->pid, strerror(-fd));
+                if (fstat(fd, &st) < 0)
+                        return set_error(error, -errno, "Cannot stat %s: %m", p->objs[i]);
+                if (!find_mapping_of(&t->modules, st.st_dev, st.st_ino))
+                        return set_error(error, -EINVAL, "%s is not mapped by pid %d (%s)",
+                                         p->objs[i], (int)t->pid, t->comm);
+                r = probe_object(env, t, fd, p->objs[i], error);
+                if (r < 0)
+                        return r;
+        }
+        t->allocator = "objects";
+        return asprintf(&t->allocator_reason, "named with --obj") < 0 ? -ENOMEM : 0;
+}
+
+static int probe_libc(const struct target_env *env, struct target *t, char **error)
+{
+        for (size_t i = 0; i < t->modules.n; i++) {
+                const struct module_mapping *m = &t->modules.mappings[i];
+                _cleanup_close_ int fd = -1;
+                int r;
+
+                if (!is_libc(m->path))
+                        continue;
+                fd = module_open_in_target(t->pid, m->path, m->dev, m->ino, m->start, m->end);
+                if (fd < 0)
+                        return set_error(error, fd, "Cannot open %s mapped by pid %d: %s",
+                                         m->path, (int)t->pid, strerror(-fd));
+                r = probe_object(env, t, fd, m->path, error);
+                if (r < 0)
+                        return r;
+                t->allocator = "glibc";
+                return asprintf(&t->allocator_reason, "%s is mapped by the process", m->path) < 0 ? -ENOMEM : 0;
+        }
+        return set_error(error, -ENOENT, "pid %d (%s) maps no libc; name the object that holds its "
+                         "allocator with --obj", (int)t->pid, t->comm);
+}
+
+int target_attach(const struct target_env *env, const struct target_attach_params *p,
+                  struct target **ret, char **error)
+{
+        struct target *t;
+        int r;
+
+        *error = NULL;
+        t = calloc(1, sizeof(*t));
+        if (!t)
+                return set_error(error, -ENOMEM, "Out of memory");
+        t->pid = p->pid;
+        t->filter = p->filter;
+        t->pidfd = syscall(SYS_pidfd_open, p->pid, 0);
+        if (t->pidfd < 0) {
+                r = errno == ESRCH ? set_error(error, -ESRCH, "No process with pid %d", (int)p->pid)
+                                   : set_error(error, -errno, "Cannot open pid %d: %m", (int)p->pid);
+                goto fail;
+        }
+        read_comm(p->pid, t->comm);
+        r = module_map_refresh(&t->modules, p->pid, env->syms);
+        if (r < 0) {
+                r = set_error(error, r == -ENOENT ? -ESRCH : r, "Cannot read the mappings of pid %d: %s",
+                              (int)p->pid, strerror(-r));
+                goto fail;
+        }
+        r = snapshot_ring_new(p->ring_depth, &t->ring);
+        if (r < 0) {
+                r = set_error(error, r, "Out of memory");
+                goto fail;
+        }
+        r = p->n_objs > 0 ? probe_named_objects(env, t, p, error) : probe_libc(env, t, error);
+        if (r < 0)
+                goto fail;
+        /* From here on BPF records this process. */
+        if (bpf_map_update_elem(bpf_loader_targets_fd(env->skel), &(__u32){ p->pid }, &t->filter, BPF_NOEXIST) < 0) {
+                r = errno == E2BIG ? set_error(error, -ENOSPC, "Too many targets") :
+                                     set_error(error, -errno, "Cannot register pid %d: %m", (int)p->pid);
+                goto fail;
+        }
+        t->attached_usec = realtime_usec();
+        *ret = t;
+        return 0;
+fail:
+        if (!*error)
+                set_error(error, r, "%s", strerror(-r));
+        target_free(t);
+        return r;
+}
+
+static void destroy_links(struct target *t)
+{
+        for (size_t i = 0; i < t->n_links; i++)
+                bpf_link__destroy(t->links[i]);
+        free(t->links);
+        t->links = NULL;
+        t->n_links = 0;
+}
+
+void target_stop(const struct target_env *env, struct target *t, bool freeze)
+{
+        int r;
+
+        bpf_map_delete_elem(bpf_loader_targets_fd(env->skel), &(__u32){ t->pid });
+        destroy_links(t);
+        if (freeze) {
+                r = stack_collect_freeze(env->skel, &env->limits, t->pid, &t->frozen);
+                if (r < 0)
+                        log_warning_errno(r, "Cannot keep the last report of pid %d: %m", (int)t->pid);
+        }
+        stack_collect_purge(env->skel, &env->limits, t->pid);
+        t->exit_source = sd_event_source_disable_unref(t->exit_source);
+        closep(&t->pidfd);
+        t->pidfd = -1;
+}
+
+struct target *target_free(struct target *t)
+{
+        if (!t)
+                return NULL;
+        destroy_links(t);
+        sd_event_source_disable_unref(t->exit_source);
+        closep(&t->pidfd);
+        for (size_t i = 0; i < t->n_objects; i++)
+                free(t->objects[i].path);
+        free(t->objects);
+        free(t->allocator_reason);
+        module_map_done(&t->modules);
+        snapshot_ring_free(t->ring);
+        frozen_target_free(t->frozen);
+        free(t);
+        return NULL;
+}

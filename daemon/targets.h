@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* A traced process: its probes, its pidfd, its module map, its snapshot history. */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <systemd/sd-event.h>
+#include "bpf-types.h"
+#include "module-map.h"
+#include "stack-collect.h"
+
+struct memleak_bpf;
+struct bpf_link;
+struct symbolizer;
+struct snapshot_ring;
+
+struct target_object {
+        char *path;             /* as the target sees it */
+        unsigned probes;        /* probe sites (addresses) placed in it */
+};
+
+struct target {
+        pid_t pid;
+        char comm[17];
+        bool exited;
+        uint64_t attached_usec;         /* CLOCK_REALTIME */
+        uint64_t exited_usec;
+        const char *allocator;          /* "glibc", or "objects" when named with --obj */
+        char *allocator_reason;
+        struct target_object *objects;
+        size_t n_objects;
+        struct bpf_link **links;
+        size_t n_links;
+        int pidfd;
+        sd_event_source *exit_source;
+        struct target_config filter;
+        struct module_map modules;
+        struct snapshot_ring *ring;
+        struct frozen_target *frozen;   /* set once exited */
+        void *owner;                    /* the manager holding it, for event callbacks */
+};
+
+struct target_attach_params {
+        pid_t pid;
+        char *const *objs;
+        size_t n_objs;
+        struct target_config filter;
+        uint32_t ring_depth;
+};
+
+/* Everything attach/detach need from the daemon. */
+struct target_env {
+        struct memleak_bpf *skel;
+        struct symbolizer *syms;
+        struct map_limits limits;
+};
+
+/* Attach: on failure returns -errno and a malloc'd message for the client in *error. */
+int target_attach(const struct target_env *env, const struct target_attach_params *p,
+                  struct target **ret, char **error);
+
+/* Stop tracing: BPF stops recording it, links go, its map entries are purged. With freeze,
+ * its outstanding allocations are copied first (the target exited: keep its last report). */
+void target_stop(const struct target_env *env, struct target *t, bool freeze);
+
+struct target *target_free(struct target *t);

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Install what memleakd needs to build, run and test, from Debian 12 packages.
+set -euo pipefail
+packages=(
+        meson ninja-build pkg-config gcc g++ clang llvm bpftool
+        libbpf-dev libelf-dev libdw-dev zlib1g-dev libsystemd-dev libcjson-dev
+        systemd python3 binutils elfutils
+)
+missing=()
+for p in "${packages[@]}"; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+        echo "Installing: ${missing[*]}"
+        apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi

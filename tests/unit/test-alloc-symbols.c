@@ -1,0 +1,95 @@
+/* Unit tests for finding allocator entry points in ELF objects, one site per address. */
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+#include "alloc-symbols.h"
+#include "macro.h"
+#include "test-util.h"
+
+static const char *fixture_path, *libc_path, *text_path;
+
+static const struct alloc_site *find_site(const struct alloc_sites *s, enum alloc_kind kind)
+{
+        for (size_t i = 0; i < s->n; i++)
+                if (s->sites[i].kind == kind)
+                        return &s->sites[i];
+        return NULL;
+}
+
+static void fixture_aliases_share_one_site(void)
+{
+        _cleanup_close_ int fd = open(fixture_path, O_RDONLY | O_CLOEXEC);
+        struct alloc_sites s = {};
+        const struct alloc_site *ma, *al;
+
+        ASSERT_TRUE(fd >= 0);
+        ASSERT_EQ(alloc_sites_find(fd, &s), 0);
+        /* malloc, free and one of memalign/aligned_alloc */
+        ASSERT_EQ(s.n, 3);
+        ASSERT_TRUE(find_site(&s, ALLOC_KIND_MALLOC));
+        ASSERT_TRUE(find_site(&s, ALLOC_KIND_FREE));
+        ma = find_site(&s, ALLOC_KIND_MEMALIGN);
+        al = find_site(&s, ALLOC_KIND_ALIGNED_ALLOC);
+        ASSERT_TRUE((ma == NULL) != (al == NULL));
+        ASSERT_TRUE(find_site(&s, ALLOC_KIND_CALLOC) == NULL);
+        /* a shared object's text is mapped at its file offset */
+        ASSERT_EQ(find_site(&s, ALLOC_KIND_MALLOC)->file_offset, find_site(&s, ALLOC_KIND_MALLOC)->vaddr);
+        alloc_sites_done(&s);
+}
+
+static void libc_defines_every_hooked_function(void)
+{
+        _cleanup_close_ int fd = open(libc_path, O_RDONLY | O_CLOEXEC);
+        struct alloc_sites s = {};
+
+        ASSERT_TRUE(fd >= 0);
+        ASSERT_EQ(alloc_sites_find(fd, &s), 0);
+        for (int k = 0; k < _ALLOC_KIND_MAX; k++) {
+                if (k == ALLOC_KIND_ALIGNED_ALLOC || k == ALLOC_KIND_MEMALIGN)
+                        continue;       /* may be one address in this glibc */
+                if (!find_site(&s, k))
+                        fprintf(stderr, "libc lacks %s\n", alloc_kind_to_string(k));
+                ASSERT_TRUE(find_site(&s, k));
+        }
+        ASSERT_TRUE(find_site(&s, ALLOC_KIND_ALIGNED_ALLOC) || find_site(&s, ALLOC_KIND_MEMALIGN));
+        for (size_t i = 0; i < s.n; i++)
+                for (size_t j = i + 1; j < s.n; j++)
+                        ASSERT_TRUE(s.sites[i].vaddr != s.sites[j].vaddr);
+        alloc_sites_done(&s);
+}
+
+static void non_elf_file_is_enoexec(void)
+{
+        _cleanup_close_ int fd = open(text_path, O_RDONLY | O_CLOEXEC);
+        struct alloc_sites s = {};
+
+        ASSERT_TRUE(fd >= 0);
+        ASSERT_EQ(alloc_sites_find(fd, &s), -ENOEXEC);
+}
+
+static void program_importing_malloc_defines_none(void)
+{
+        _cleanup_close_ int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+        struct alloc_sites s = {};
+
+        ASSERT_TRUE(fd >= 0);
+        ASSERT_EQ(alloc_sites_find(fd, &s), 0);
+        ASSERT_EQ(s.n, 0);
+        alloc_sites_done(&s);
+}
+
+int main(int argc, char *argv[])
+{
+        static const struct unit_test tests[] = {
+                TEST(fixture_aliases_share_one_site),
+                TEST(libc_defines_every_hooked_function),
+                TEST(non_elf_file_is_enoexec),
+                TEST(program_importing_malloc_defines_none),
+        };
+
+        ASSERT_EQ(argc, 4);
+        fixture_path = argv[1];
+        libc_path = argv[2];
+        text_path = argv[3];
+        return run_unit_tests(tests, ELEMENTSOF(tests));
+}

@@ -1,0 +1,228 @@
+/* SPDX-License-Identifier: MIT */
+/* Unit tests for client/render.c: hand-written replies in, the exact text memleakctl prints out. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "json-util.h"
+#include "macro.h"
+#include "render.h"
+#include "test-util.h"
+
+/* 1763888000 is 08:53:20 UTC. */
+static const char full_report[] =
+        "{\"generated_at\":1763888000,\"min_age_s\":0,\"top\":2,"
+        " \"targets\":["
+        "  {\"pid\":1234,\"comm\":\"leaky\",\"outstanding_bytes\":5101,\"outstanding_allocs\":7,\"exited\":false,"
+        "   \"trend\":{\"window_s\":10,\"bytes_delta\":1024}},"
+        "  {\"pid\":77,\"comm\":\"gone\",\"outstanding_bytes\":1,\"outstanding_allocs\":1,\"exited\":true,"
+        "   \"trend\":null}],"
+        " \"stacks\":["
+        "  {\"pid\":1234,\"bytes\":5005,\"allocs\":5,\"stack_error\":null,\"frames\":["
+        "    {\"addr\":\"0x55d0c0a011a9\",\"symbol\":\"leak_malloc\",\"offset\":25,\"module\":\"/tmp/leaky\","
+        "     \"file\":\"/src/leaky.c\",\"line\":12},"
+        "    {\"addr\":\"0x7f0000001000\",\"symbol\":\"__libc_start_call_main\",\"offset\":128,"
+        "     \"module\":\"/usr/lib/x86_64-linux-gnu/libc.so.6\",\"file\":null,\"line\":null},"
+        "    {\"addr\":\"0x7f0000002000\",\"symbol\":null,\"offset\":null,\"module\":\"/usr/lib/libfoo.so\","
+        "     \"file\":null,\"line\":null},"
+        "    {\"addr\":\"0x1234\",\"symbol\":null,\"offset\":null,\"module\":null,\"file\":null,\"line\":null},"
+        "    {\"addr\":\"0x5678\",\"symbol\":\"_start\",\"offset\":null,\"module\":\"/tmp/leaky\","
+        "     \"file\":\"/src/start.S\",\"line\":null}]},"
+        "  {\"pid\":77,\"bytes\":96,\"allocs\":1,\"stack_error\":\"user stack unreadable (EFAULT)\",\"frames\":[]}],"
+        " \"other\":{\"stacks\":3,\"bytes\":96,\"allocs\":3},"
+        " \"lost\":{\"allocs_map_full\":0,\"stack_efault\":2,\"stack_eexist\":0,\"free_unknown\":5}}";
+
+static const char full_report_text[] =
+        "[08:53:20] Top 2 stacks with outstanding allocations:\n"
+        "pid 1234 (leaky): 5101 bytes in 7 allocations outstanding, +1024 bytes over the last 10 s\n"
+        "pid 77 (gone, exited): 1 bytes in 1 allocation outstanding\n"
+        "\t5005 bytes in 5 allocations from stack (pid 1234)\n"
+        "\t\tleak_malloc+0x19 [leaky] /src/leaky.c:12\n"
+        "\t\t__libc_start_call_main+0x80 [libc.so.6]\n"
+        "\t\t0x7f0000002000 [libfoo.so]\n"
+        "\t\t0x1234 [unknown]\n"
+        "\t\t_start [leaky] /src/start.S\n"
+        "\t96 bytes in 1 allocation from stack (pid 77)\n"
+        "\t\t[stack unavailable: user stack unreadable (EFAULT)]\n"
+        "\t... and 3 more stacks: 96 bytes in 3 allocations\n"
+        "Lost events: stack_efault=2, free_unknown=5\n";
+
+/* Render obj with fn into a string; *ret_r is what fn returned. */
+static char *render_to_string(int (*fn)(FILE *f, const cJSON *obj), const cJSON *obj, int *ret_r)
+{
+        char *text = NULL;
+        size_t n = 0;
+        FILE *f = open_memstream(&text, &n);
+
+        ASSERT_TRUE(f);
+        *ret_r = fn(f, obj);
+        ASSERT_EQ(fclose(f), 0);
+        return text;
+}
+
+static cJSON *parse_json(const char *text)
+{
+        cJSON *j = cJSON_Parse(text);
+
+        ASSERT_TRUE(j);
+        return j;
+}
+
+static void assert_renders(int (*fn)(FILE *f, const cJSON *obj), const char *json, const char *expected)
+{
+        _cleanup_json_ cJSON *obj = parse_json(json);
+        _cleanup_free_ char *text = NULL;
+        int r;
+
+        text = render_to_string(fn, obj, &r);
+        if (r != 0 || strcmp(text, expected) != 0)
+                fprintf(stderr, "rendered (r=%d):\n%s\nexpected:\n%s\n", r, text, expected);
+        ASSERT_EQ(r, 0);
+        ASSERT_STREQ(text, expected);
+}
+
+static void render_report_prints_targets_stacks_frames_other_and_lost(void)
+{
+        assert_renders(render_report, full_report, full_report_text);
+}
+
+static void render_report_says_none_lost_and_omits_empty_trailer(void)
+{
+        assert_renders(render_report,
+                       "{\"generated_at\":1763888001,\"min_age_s\":30,\"top\":10,\"targets\":[],\"stacks\":[],"
+                       "\"other\":{\"stacks\":0,\"bytes\":0,\"allocs\":0},"
+                       "\"lost\":{\"allocs_map_full\":0,\"stack_efault\":0}}",
+                       "[08:53:21] Top 0 stacks with outstanding allocations:\n"
+                       "Only allocations at least 30 s old are counted.\n"
+                       "No processes are traced; start with 'memleakctl attach --pid PID'.\n"
+                       "Lost events: none\n");
+        /* A shrinking target, and a report without "other" or "lost" at all. */
+        assert_renders(render_report,
+                       "{\"generated_at\":1763888000,\"targets\":[{\"pid\":5,\"comm\":\"x\",\"outstanding_bytes\":0,"
+                       "\"outstanding_allocs\":0,\"exited\":false,\"trend\":{\"window_s\":3,\"bytes_delta\":-512}}],"
+                       "\"stacks\":[]}",
+                       "[08:53:20] Top 0 stacks with outstanding allocations:\n"
+                       "pid 5 (x): 0 bytes in 0 allocations outstanding, -512 bytes over the last 3 s\n"
+                       "Lost events: none\n");
+}
+
+static void render_report_refuses_objects_that_are_not_reports(void)
+{
+        static const char *const bad[] = {
+                "[]",
+                "{}",
+                "{\"stacks\":[],\"targets\":{}}",
+                "{\"stacks\":{},\"targets\":[]}",
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                _cleanup_json_ cJSON *obj = parse_json(bad[i]);
+                _cleanup_free_ char *text = NULL;
+                int r;
+
+                text = render_to_string(render_report, obj, &r);
+                ASSERT_EQ(r, -EBADMSG);
+                ASSERT_STREQ(text, "");
+        }
+}
+
+static void render_attach_and_detach_print_one_line(void)
+{
+        static const char target[] =
+                "{\"pid\":1234,\"comm\":\"leaky\",\"exited\":false,\"attached_s\":0,\"allocator\":\"glibc\","
+                "\"allocator_reason\":\"/usr/lib/x86_64-linux-gnu/libc.so.6 is mapped by the process\","
+                "\"objects\":[{\"path\":\"/usr/lib/x86_64-linux-gnu/libc.so.6\",\"probes\":10}],\"snapshots\":0}";
+
+        assert_renders(render_attach, target,
+                       "Attached to pid 1234 (leaky): glibc allocator, 10 probes in "
+                       "/usr/lib/x86_64-linux-gnu/libc.so.6\n");
+        assert_renders(render_attach,
+                       "{\"pid\":9,\"comm\":\"t\",\"exited\":false,\"allocator\":\"objects\",\"objects\":["
+                       "{\"path\":\"/a.so\",\"probes\":1},{\"path\":\"/b.so\",\"probes\":3}]}",
+                       "Attached to pid 9 (t): objects allocator, 1 probe in /a.so, 3 probes in /b.so\n");
+        assert_renders(render_attach, "{\"pid\":9,\"comm\":\"t\",\"allocator\":null,\"objects\":[]}",
+                       "Attached to pid 9 (t): unknown allocator, no probes\n");
+        assert_renders(render_detach, target, "Detached from pid 1234 (leaky)\n");
+        assert_renders(render_detach, "{\"pid\":1234,\"comm\":\"leaky\",\"exited\":true}",
+                       "Detached from pid 1234 (leaky, exited)\n");
+}
+
+static void render_status_lists_daemon_targets_and_counters(void)
+{
+        assert_renders(render_status,
+                       "{\"version\":\"0.1.0\",\"uptime_s\":3725,\"snapshot_interval_ms\":1000,\"ring_depth\":60,"
+                       "\"targets\":["
+                       " {\"pid\":1234,\"comm\":\"leaky\",\"exited\":false,\"attached_s\":10,\"allocator\":\"glibc\","
+                       "  \"allocator_reason\":\"/lib/libc.so.6 is mapped by the process\","
+                       "  \"objects\":[{\"path\":\"/lib/libc.so.6\",\"probes\":10}],\"snapshots\":10},"
+                       " {\"pid\":77,\"comm\":\"gone\",\"exited\":true,\"attached_s\":90061,\"allocator\":\"objects\","
+                       "  \"allocator_reason\":null,\"objects\":[{\"path\":\"/a.so\",\"probes\":1}],\"snapshots\":1}],"
+                       "\"counters\":{\"allocs\":100,\"frees\":90,\"allocs_filtered\":0},"
+                       "\"lost\":{\"allocs_map_full\":0,\"inflight_stale\":4}}",
+                       "memleakd 0.1.0, up 1h 2m 5s, snapshot every 1000 ms, 60 kept per target\n"
+                       "Targets:\n"
+                       "  pid 1234 (leaky): attached 10s ago, glibc allocator "
+                       "(/lib/libc.so.6 is mapped by the process), 10 snapshots\n"
+                       "    /lib/libc.so.6: 10 probes\n"
+                       "  pid 77 (gone, exited): exited, attached 1d 1h 1m 1s ago, objects allocator, 1 snapshot\n"
+                       "    /a.so: 1 probe\n"
+                       "Counters: allocs=100 frees=90 allocs_filtered=0\n"
+                       "Lost events: inflight_stale=4\n");
+        assert_renders(render_status,
+                       "{\"version\":\"0.1.0\",\"uptime_s\":0,\"snapshot_interval_ms\":250,\"ring_depth\":4,"
+                       "\"targets\":[],\"counters\":{},\"lost\":{}}",
+                       "memleakd 0.1.0, up 0s, snapshot every 250 ms, 4 kept per target\n"
+                       "Targets: none\n"
+                       "Counters: none\n"
+                       "Lost events: none\n");
+}
+
+static void render_json_pretty_prints_the_same_object(void)
+{
+        _cleanup_json_ cJSON *report = parse_json(full_report), *back = NULL;
+        _cleanup_free_ char *text = NULL;
+        int r;
+
+        text = render_to_string(render_json, report, &r);
+        ASSERT_EQ(r, 0);
+        ASSERT_TRUE(strchr(text, '\n') < text + strlen(text) - 1);      /* more than one line */
+        ASSERT_EQ(text[strlen(text) - 1], '\n');
+        back = parse_json(text);
+        ASSERT_TRUE(cJSON_Compare(report, back, true));
+}
+
+static void render_error_json_prints_code_and_message(void)
+{
+        char *text = NULL;
+        size_t n = 0;
+        FILE *f = open_memstream(&text, &n);
+
+        ASSERT_TRUE(f);
+        ASSERT_EQ(render_error_json(f, ESRCH, "No process with pid 99999"), 0);
+        ASSERT_EQ(render_error_json(f, -ENOENT, "say \"no\""), 0);
+        ASSERT_EQ(fclose(f), 0);
+        ASSERT_STREQ(text,
+                     "{\"error\":{\"code\":\"ESRCH\",\"message\":\"No process with pid 99999\"}}\n"
+                     "{\"error\":{\"code\":\"ENOENT\",\"message\":\"say \\\"no\\\"\"}}\n");
+        free(text);
+}
+
+int main(void)
+{
+        static const struct unit_test tests[] = {
+                TEST(render_report_prints_targets_stacks_frames_other_and_lost),
+                TEST(render_report_says_none_lost_and_omits_empty_trailer),
+                TEST(render_report_refuses_objects_that_are_not_reports),
+                TEST(render_attach_and_detach_print_one_line),
+                TEST(render_status_lists_daemon_targets_and_counters),
+                TEST(render_json_pretty_prints_the_same_object),
+                TEST(render_error_json_prints_code_and_message),
+        };
+
+        /* The report's clock is local time: pin it. */
+        setenv("TZ", "UTC", 1);
+        tzset();
+        return run_unit_tests(tests, ELEMENTSOF(tests));
+}

@@ -1,0 +1,198 @@
+/* Unit tests for report building: order, --top folding, null for unknowns, stack errors. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "json-util.h"
+#include "report.h"
+#include "test-util.h"
+
+static struct stack_row make_row(pid_t pid, int64_t stack_id, uint64_t bytes, uint64_t allocs,
+                                 size_t n_ips, uint64_t first_ip)
+{
+        struct stack_row r = { .pid = pid, .stack_id = stack_id, .bytes = bytes, .allocs = allocs };
+
+        if (n_ips) {
+                r.ips = calloc(n_ips, sizeof(uint64_t));
+                for (size_t i = 0; i < n_ips; i++)
+                        r.ips[i] = first_ip + i * 0x10;
+                r.n_ips = n_ips;
+        }
+        return r;
+}
+
+/* Addresses from 0x1000 resolve to "leak_fn" in /bin/leaky with line info; 0x2000.. to a symbol
+ * without debug info; anything else resolves to nothing. */
+static void fake_resolve(void *userdata, pid_t pid, uint64_t addr, struct frame_symbol *ret)
+{
+        int *calls = userdata;
+
+        (*calls)++;
+        if (addr >= 0x1000 && addr < 0x2000) {
+                *ret = (struct frame_symbol) { .symbol = "leak_fn", .has_offset = true, .offset = addr - 0x1000,
+                                               .module = "/bin/leaky", .file = "leaky.c", .line = 42 };
+        } else if (addr >= 0x2000 && addr < 0x3000) {
+                *ret = (struct frame_symbol) { .symbol = "libc_fn", .has_offset = true, .offset = 7,
+                                               .module = "/lib/libc.so.6" };
+        }
+}
+
+static cJSON *build(struct stack_rows *rows, uint64_t top, int *calls)
+{
+        struct report_target targets[] = {
+                { .pid = 10, .comm = "leaky", .exited = false },
+                { .pid = 20, .comm = "other", .exited = true },
+        };
+        _cleanup_json_ cJSON *lost = cJSON_CreateObject();
+
+        cJSON_AddNumberToObject(lost, "stack_efault", 3);
+        return report_build(rows, targets, 2, &(struct report_params) {
+                .top = top, .generated_at = 1000, .lost = lost, .resolve = fake_resolve, .userdata = calls,
+        });
+}
+
+static void report_sorts_stacks_by_bytes_then_allocs(void)
+{
+        struct stack_rows rows = { .rows = calloc(4, sizeof(struct stack_row)), .n = 4 };
+        _cleanup_json_ cJSON *r = NULL;
+        cJSON *stacks;
+        int calls = 0;
+
+        rows.rows[0] = make_row(10, 1, 100, 1, 1, 0x1000);
+        rows.rows[1] = make_row(10, 2, 300, 3, 1, 0x1000);
+        rows.rows[2] = make_row(20, 3, 100, 5, 1, 0x1000);
+        rows.rows[3] = make_row(10, 4, 200, 2, 1, 0x1000);
+        r = build(&rows, 10, &calls);
+        ASSERT_TRUE(r);
+        stacks = cJSON_GetObjectItem(r, "stacks");
+        ASSERT_EQ(cJSON_GetArraySize(stacks), 4);
+        ASSERT_EQ(cJSON_GetObjectItem(cJSON_GetArrayItem(stacks, 0), "bytes")->valuedouble, 300);
+        ASSERT_EQ(cJSON_GetObjectItem(cJSON_GetArrayItem(stacks, 1), "bytes")->valuedouble, 200);
+        /* equal bytes: more allocations first */
+        ASSERT_EQ(cJSON_GetObjectItem(cJSON_GetArrayItem(stacks, 2), "allocs")->valuedouble, 5);
+        ASSERT_EQ(cJSON_GetObjectItem(cJSON_GetArrayItem(stacks, 3), "allocs")->valuedouble, 1);
+        stack_rows_done(&rows);
+}
+
+static void report_folds_stacks_past_top_into_other(void)
+{
+        struct stack_rows rows = { .rows = calloc(3, sizeof(struct stack_row)), .n = 3 };
+        _cleanup_json_ cJSON *r = NULL;
+        cJSON *other;
+        int calls = 0;
+
+        rows.rows[0] = make_row(10, 1, 1000, 10, 2, 0x1000);
+        rows.rows[1] = make_row(10, 2, 30, 3, 2, 0x1000);
+        rows.rows[2] = make_row(20, 3, 7, 1, 2, 0x1000);
+        r = build(&rows, 1, &calls);
+        ASSERT_EQ(cJSON_GetArraySize(cJSON_GetObjectItem(r, "stacks")), 1);
+        other = cJSON_GetObjectItem(r, "other");
+        ASSERT_EQ(cJSON_GetObjectItem(other, "stacks")->valuedouble, 2);
+        ASSERT_EQ(cJSON_GetObjectItem(other, "bytes")->valuedouble, 37);
+        ASSERT_EQ(cJSON_GetObjectItem(other, "allocs")->valuedouble, 4);
+        /* only the listed stack's frames are resolved */
+        ASSERT_EQ(calls, 2);
+        stack_rows_done(&rows);
+}
+
+static void report_totals_per_target_include_folded_stacks(void)
+{
+        struct stack_rows rows = { .rows = calloc(3, sizeof(struct stack_row)), .n = 3 };
+        _cleanup_json_ cJSON *r = NULL;
+        cJSON *t0, *t1;
+        int calls = 0;
+
+        rows.rows[0] = make_row(10, 1, 1000, 10, 1, 0x1000);
+        rows.rows[1] = make_row(10, 2, 30, 3, 1, 0x1000);
+        rows.rows[2] = make_row(20, 3, 7, 1, 1, 0x1000);
+        r = build(&rows, 1, &calls);
+        t0 = cJSON_GetArrayItem(cJSON_GetObjectItem(r, "targets"), 0);
+        t1 = cJSON_GetArrayItem(cJSON_GetObjectItem(r, "targets"), 1);
+        ASSERT_EQ(cJSON_GetObjectItem(t0, "outstanding_bytes")->valuedouble, 1030);
+        ASSERT_EQ(cJSON_GetObjectItem(t0, "outstanding_allocs")->valuedouble, 13);
+        ASSERT_TRUE(cJSON_IsFalse(cJSON_GetObjectItem(t0, "exited")));
+        ASSERT_EQ(cJSON_GetObjectItem(t1, "outstanding_bytes")->valuedouble, 7);
+        ASSERT_TRUE(cJSON_IsTrue(cJSON_GetObjectItem(t1, "exited")));
+        ASSERT_STREQ(cJSON_GetObjectItem(t1, "comm")->valuestring, "other");
+        stack_rows_done(&rows);
+}
+
+static void report_unknown_frame_fields_are_null(void)
+{
+        struct stack_rows rows = { .rows = calloc(1, sizeof(struct stack_row)), .n = 1 };
+        _cleanup_json_ cJSON *r = NULL;
+        cJSON *frames, *f0, *f1;
+        int calls = 0;
+
+        rows.rows[0] = make_row(10, 1, 64, 1, 2, 0x1ff0);     /* 0x1ff0 resolves, 0x2000 no line */
+        r = build(&rows, 10, &calls);
+        frames = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(r, "stacks"), 0), "frames");
+        ASSERT_EQ(cJSON_GetArraySize(frames), 2);
+        f0 = cJSON_GetArrayItem(frames, 0);
+        ASSERT_STREQ(cJSON_GetObjectItem(f0, "addr")->valuestring, "0x1ff0");
+        ASSERT_STREQ(cJSON_GetObjectItem(f0, "symbol")->valuestring, "leak_fn");
+        ASSERT_EQ(cJSON_GetObjectItem(f0, "offset")->valuedouble, 0xff0);
+        ASSERT_STREQ(cJSON_GetObjectItem(f0, "file")->valuestring, "leaky.c");
+        ASSERT_EQ(cJSON_GetObjectItem(f0, "line")->valuedouble, 42);
+        f1 = cJSON_GetArrayItem(frames, 1);
+        ASSERT_STREQ(cJSON_GetObjectItem(f1, "symbol")->valuestring, "libc_fn");
+        ASSERT_TRUE(cJSON_IsNull(cJSON_GetObjectItem(f1, "file")));
+        ASSERT_TRUE(cJSON_IsNull(cJSON_GetObjectItem(f1, "line")));
+        stack_rows_done(&rows);
+
+        rows = (struct stack_rows) { .rows = calloc(1, sizeof(struct stack_row)), .n = 1 };
+        rows.rows[0] = make_row(10, 1, 64, 1, 1, 0x9000);     /* resolves to nothing */
+        cJSON_Delete(r);
+        r = build(&rows, 10, &calls);
+        f0 = cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(r, "stacks"), 0), "frames"), 0);
+        ASSERT_STREQ(cJSON_GetObjectItem(f0, "addr")->valuestring, "0x9000");
+        ASSERT_TRUE(cJSON_IsNull(cJSON_GetObjectItem(f0, "symbol")));
+        ASSERT_TRUE(cJSON_IsNull(cJSON_GetObjectItem(f0, "offset")));
+        ASSERT_TRUE(cJSON_IsNull(cJSON_GetObjectItem(f0, "module")));
+        stack_rows_done(&rows);
+}
+
+static void report_names_why_a_stack_is_unavailable(void)
+{
+        struct stack_rows rows = { .rows = calloc(2, sizeof(struct stack_row)), .n = 2 };
+        _cleanup_json_ cJSON *r = NULL;
+        cJSON *s0, *s1;
+        int calls = 0;
+
+        rows.rows[0] = make_row(10, -EFAULT, 500, 5, 0, 0);
+        rows.rows[1] = make_row(10, 3, 100, 1, 1, 0x1000);
+        r = build(&rows, 10, &calls);
+        s0 = cJSON_GetArrayItem(cJSON_GetObjectItem(r, "stacks"), 0);
+        s1 = cJSON_GetArrayItem(cJSON_GetObjectItem(r, "stacks"), 1);
+        ASSERT_STREQ(cJSON_GetObjectItem(s0, "stack_error")->valuestring, "user stack unreadable (EFAULT)");
+        ASSERT_EQ(cJSON_GetArraySize(cJSON_GetObjectItem(s0, "frames")), 0);
+        ASSERT_TRUE(cJSON_IsNull(cJSON_GetObjectItem(s1, "stack_error")));
+        ASSERT_EQ(cJSON_GetObjectItem(cJSON_GetObjectItem(r, "lost"), "stack_efault")->valuedouble, 3);
+        ASSERT_STREQ(report_stack_error(-EEXIST), "stack map hash collision (EEXIST)");
+        ASSERT_STREQ(report_stack_error(-ENOMEM), "stack map full (ENOMEM)");
+        stack_rows_done(&rows);
+}
+
+static void report_of_nothing_is_empty_not_missing(void)
+{
+        struct stack_rows rows = {};
+        _cleanup_json_ cJSON *r = NULL;
+        int calls = 0;
+
+        r = build(&rows, 10, &calls);
+        ASSERT_EQ(cJSON_GetArraySize(cJSON_GetObjectItem(r, "stacks")), 0);
+        ASSERT_EQ(cJSON_GetObjectItem(cJSON_GetObjectItem(r, "other"), "stacks")->valuedouble, 0);
+        ASSERT_EQ(cJSON_GetArraySize(cJSON_GetObjectItem(r, "targets")), 2);
+}
+
+int main(void)
+{
+        static const struct unit_test tests[] = {
+                TEST(report_sorts_stacks_by_bytes_then_allocs),
+                TEST(report_folds_stacks_past_top_into_other),
+                TEST(report_totals_per_target_include_folded_stacks),
+                TEST(report_unknown_frame_fields_are_null),
+                TEST(report_names_why_a_stack_is_unavailable),
+                TEST(report_of_nothing_is_empty_not_missing),
+        };
+        return run_unit_tests(tests, ELEMENTSOF(tests));
+}

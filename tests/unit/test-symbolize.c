@@ -1,0 +1,423 @@
+/* SPDX-License-Identifier: MIT */
+/* Tests for symbolize.c against a fixture library this process loads and runs, and against itself. */
+
+#include <dlfcn.h>
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "macro.h"
+#include "symbolize.h"
+#include "test-util.h"
+
+/* Paths from meson: the fixture library, its copy stripped of DWARF with a .gnu_debuglink to a
+ * .debug file beside it, its copy stripped of DWARF with nothing to find, and its source. */
+static const char *fixture_path;
+static const char *fixture_split_path;
+static const char *fixture_nodebug_path;
+static const char *fixture_source_path;
+
+/* Lives in this (non-PIE) test executable, for resolving inside an ET_EXEC file. */
+int exe_function(int x);
+__attribute__((noinline)) int exe_function(int x)
+{
+        return x * 5 + 3;
+}
+
+/* The number of the line of the fixture source holding the comment "line:<name>". */
+static int marker_line(const char *name)
+{
+        _cleanup_fclose_ FILE *f = fopen(fixture_source_path, "re");
+        _cleanup_free_ char *needle = NULL;
+        _cleanup_free_ char *text = NULL;
+        size_t size = 0;
+        int found = 0;
+
+        ASSERT_TRUE(f);
+        ASSERT_TRUE(asprintf(&needle, "/* line:%s */", name) > 0);
+        for (int n = 1; getline(&text, &size, f) >= 0; n++)
+                if (strstr(text, needle)) {
+                        ASSERT_EQ(found, 0);
+                        found = n;
+                }
+        ASSERT_TRUE(found > 0);
+        return found;
+}
+
+/* File offset of addr inside the file mapped from path, as the daemon computes it from
+ * /proc/PID/maps: addr - start + pgoff. */
+static uint64_t file_offset_in_maps(const void *addr, const char *path)
+{
+        _cleanup_free_ char *real = realpath(path, NULL);
+        _cleanup_fclose_ FILE *f = fopen("/proc/self/maps", "re");
+        _cleanup_free_ char *text = NULL;
+        size_t size = 0;
+
+        ASSERT_TRUE(real);
+        ASSERT_TRUE(f);
+        while (getline(&text, &size, f) >= 0) {
+                unsigned long long start, end, pgoff;
+                int name_at = 0;
+
+                if (sscanf(text, "%llx-%llx %*s %llx %*s %*s %n", &start, &end, &pgoff, &name_at) < 3 ||
+                    name_at == 0)
+                        continue;
+                text[strcspn(text, "\n")] = '\0';
+                if (strcmp(text + name_at, real) != 0)
+                        continue;
+                if ((uintptr_t)addr >= start && (uintptr_t)addr < end)
+                        return (uintptr_t)addr - start + pgoff;
+        }
+        fprintf(stderr, "%p is not mapped from %s\n", addr, real);
+        abort();
+}
+
+static void *fixture_handle(void)
+{
+        static void *handle;
+
+        if (!handle) {
+                handle = dlopen(fixture_path, RTLD_NOW | RTLD_LOCAL);
+                if (!handle)
+                        fprintf(stderr, "dlopen: %s\n", dlerror());
+                ASSERT_TRUE(handle);
+        }
+        return handle;
+}
+
+static void *fixture_symbol(const char *name)
+{
+        void *p = dlsym(fixture_handle(), name);
+
+        ASSERT_TRUE(p);
+        return p;
+}
+
+/* Runs fixture_caller() and returns the return address fixture_call() saw. */
+static void *fixture_call_return_address(void)
+{
+        int (*caller)(int) = (int (*)(int))fixture_symbol("fixture_caller");
+        void **saved = fixture_symbol("fixture_return_address");
+
+        *saved = NULL;
+        ASSERT_EQ(caller(2), 3);
+        ASSERT_TRUE(*saved);
+        return *saved;
+}
+
+/* A symbolizer with path registered as module (st_dev, st_ino); the test's own fd is closed. */
+static struct symbolizer *symbolizer_with(const char *path, struct stat *ret_st)
+{
+        struct symbolizer *s = NULL;
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+        ASSERT_TRUE(fd >= 0);
+        ASSERT_EQ(fstat(fd, ret_st), 0);
+        ASSERT_EQ(symbolizer_new(&s), 0);
+        ASSERT_EQ(symbolizer_add_module(s, ret_st->st_dev, ret_st->st_ino, fd, path), 0);
+        close(fd);
+        return s;
+}
+
+static const char *base_name(const char *path)
+{
+        const char *slash = path ? strrchr(path, '/') : NULL;
+
+        return slash ? slash + 1 : path;
+}
+
+static void resolves_function_and_offset_inside_it(void)
+{
+        char *callee = fixture_symbol("fixture_call");
+        uint64_t offset = file_offset_in_maps(callee + 1, fixture_path);
+        _cleanup_(symbolizer_freep) struct symbolizer *s = NULL;
+        struct symbol_info info;
+        struct stat st;
+
+        s = symbolizer_with(fixture_path, &st);
+        ASSERT_EQ(symbolizer_resolve(s, st.st_dev, st.st_ino, offset, false, &info), 0);
+        ASSERT_STREQ(info.symbol, "fixture_call");
+        ASSERT_EQ(info.offset, 1);
+        ASSERT_STREQ(base_name(info.file), "symbolize-fixture.c");
+        ASSERT_EQ(info.line, marker_line("callee-entry"));
+}
+
+static void return_address_resolves_to_line_of_call(void)
+{
+        char *ret = fixture_call_return_address();
+        char *caller = fixture_symbol("fixture_caller");
+        uint64_t offset = file_offset_in_maps(ret, fixture_path);
+        _cleanup_(symbolizer_freep) struct symbolizer *s = NULL;
+        struct symbol_info info;
+        struct stat st;
+
+        s = symbolizer_with(fixture_path, &st);
+        /* Twice each way: the second answers come from the cache, which must key on both. */
+        for (int i = 0; i < 2; i++) {
+                ASSERT_EQ(symbolizer_resolve(s, st.st_dev, st.st_ino, offset, true, &info), 0);
+                ASSERT_STREQ(info.symbol, "fixture_caller");
+                ASSERT_EQ(info.offset, ret - caller);
+                ASSERT_STREQ(base_name(info.file), "symbolize-fixture.c");
+                ASSERT_EQ(info.line, marker_line("call"));
+
+                /* The same address as a plain instruction address is on the next line. */
+                ASSERT_EQ(symbolizer_resolve(s, st.st_dev, st.st_ino, offset, false, &info), 0);
+                ASSERT_STREQ(info.symbol, "fixture_caller");
+                ASSERT_EQ(info.offset, ret - caller);
+                ASSERT_EQ(info.line, marker_line("after-call"));
+        }
+}
+
+static void return_address_after_noreturn_call_stays_in_caller(void)
+{
+        int (*run)(void) = (int (*)(void))fixture_symbol("fixture_run_noreturn");
+        void **saved = fixture_symbol("fixture_return_address");
+        char *caller = fixture_symbol("fixture_noreturn_caller");
+        _cleanup_(symbolizer_freep) struct symbolizer *s = NULL;
+        struct symbol_info info;
+        struct stat st;
+
+        *saved = NULL;
+        ASSERT_EQ(run(), 0);
+        char *ret = *saved;
+        /* The case under test: the call is the caller's last instruction. */
+        ASSERT_TRUE(ret == (char *)fixture_symbol("fixture_after_noreturn"));
+
+        s = symbolizer_with(fixture_path, &st);
+        ASSERT_EQ(symbolizer_resolve(s, st.st_dev, st.st_ino, file_offset_in_maps(ret, fixture_path),
+                                     true, &info), 0);
+        ASSERT_STREQ(info.symbol, "fixture_noreturn_caller");
+        ASSERT_EQ(info.offset, ret - caller);
+        ASSERT_EQ(info.line, marker_line("noreturn-call"));
+}
+
+static void resolves_static_function_from_symtab(void)
+{
+        int (*run)(void) = (int (*)(void))fixture_symbol("fixture_run_noreturn");
+        void **local = fixture_symbol("fixture_local_address");
+        _cleanup_(symbolizer_freep) struct symbolizer *s = NULL;
+        struct symbol_info info;
+        struct stat st;
+
+        ASSERT_EQ(run(), 0);
+        ASSERT_TRUE(*local);
+        ASSERT_TRUE(!dlsym(fixture_handle(), "fixture_local"));
+
+        s = symbolizer_with(fixture_path, &st);
+        ASSERT_EQ(symbolizer_resolve(s, st.st_dev, st.st_ino,
+                                     file_offset_in_maps((char *)*local + 3, fixture_path), false, &info), 0);
+        ASSERT_STREQ(info.symbol, "fixture_local");
+        ASSERT_EQ(info.offset, 3);
+}
+
+static void separate_debug_file_is_found_through_debuglink(void)
+{
+        /* objcopy keeps loaded segments in place, so offsets in the loaded copy hold for both. */
+        char *ret = fixture_call_return_address();
+        uint64_t offset = file_offset_in_maps(ret, fixture_path);
+        _cleanup_(symbolizer_freep) struct symbolizer *split = NULL, *nodebug = NULL;
+        struct symbol_info info;
+        struct stat st_split, st_nodebug;
+
+        split = symbolizer_with(fixture_split_path, &st_split);
+        ASSERT_EQ(symbolizer_resolve(split, st_split.st_dev, st_split.st_ino, offset, true, &info), 0);
+        ASSERT_STREQ(info.symbol, "fixture_caller");
+        ASSERT_STREQ(base_name(info.file), "symbolize-fixture.c");
+        ASSERT_EQ(info.line, marker_line("call"));
+
+        /* The control: the same stripped file without a debug file to find has no lines. */
+        nodebug = symbolizer_with(fixture_nodebug_path, &st_nodebug);
+        ASSERT_EQ(symbolizer_resolve(nodebug, st_nodebug.st_dev, st_nodebug.st_ino, offset, true, &info), 0);
+        ASSERT_STREQ(info.symbol, "fixture_caller");
+        ASSERT_TRUE(!info.file);
+        ASSERT_EQ(info.line, 0);
+}
+
+static void address_without_symbol_has_null_symbol(void)
+{
+        _cleanup_(symbolizer_freep) struct symbolizer *s = NULL;
+        struct symbol_info info;
+        struct stat st;
+
+        s = symbolizer_with(fixture_path, &st);
+
+        /* The ELF header: loaded, but no symbol covers it. */
+        ASSERT_EQ(symbolizer_resolve(s, st.st_dev, st.st_ino, 0, false, &info), 0);
+        ASSERT_TRUE(!info.symbol);
+        ASSERT_TRUE(!info.file);
+
+        /* Past the end of the file: in no loaded segment. */
+        ASSERT_EQ(symbolizer_resolve(s, st.st_dev, st.st_ino, st.st_size + 4096, true, &info), 0);
+        ASSERT_TRUE(!info.symbol);
+        ASSERT_TRUE(!info.file);
+        ASSERT_EQ(info.line, 0);
+}
+
+static void resolves_function_in_non_pie_executable(void)
+{
+        _cleanup_free_ char *exe = realpath("/proc/self/exe", NULL);
+        _cleanup_(symbolizer_freep) struct symbolizer *s = NULL;
+        _cleanup_close_ int fd = -EBADF;
+        struct symbol_info info;
+        struct stat st;
+        Elf64_Ehdr ehdr;
+
+        ASSERT_TRUE(exe);
+        /* The case under test: an ET_EXEC file, whose code is placed away from its file offset. */
+        fd = open(exe, O_RDONLY | O_CLOEXEC);
+        ASSERT_TRUE(fd >= 0);
+        ASSERT_EQ(pread(fd, &ehdr, sizeof(ehdr), 0), sizeof(ehdr));
+        ASSERT_EQ(ehdr.e_type, ET_EXEC);
+
+        s = symbolizer_with(exe, &st);
+        ASSERT_EQ(symbolizer_resolve(s, st.st_dev, st.st_ino,
+                                     file_offset_in_maps((char *)exe_function + 2, exe), false, &info), 0);
+        ASSERT_STREQ(info.symbol, "exe_function");
+        ASSERT_EQ(info.offset, 2);
+        ASSERT_STREQ(base_name(info.file), "test-symbolize.c");
+        ASSERT_TRUE(info.line > 0);
+}
+
+static void non_elf_file_is_rejected_with_enoexec(void)
+{
+        _cleanup_(symbolizer_freep) struct symbolizer *s = NULL;
+        _cleanup_close_ int source = -EBADF, empty = -EBADF, truncated = -EBADF;
+        struct symbol_info info;
+
+        ASSERT_EQ(symbolizer_new(&s), 0);
+
+        source = open(fixture_source_path, O_RDONLY | O_CLOEXEC);
+        ASSERT_TRUE(source >= 0);
+        ASSERT_EQ(symbolizer_add_module(s, 1, 1, source, fixture_source_path), -ENOEXEC);
+
+        empty = memfd_create("empty", MFD_CLOEXEC);
+        ASSERT_TRUE(empty >= 0);
+        ASSERT_EQ(symbolizer_add_module(s, 1, 2, empty, "/empty"), -ENOEXEC);
+
+        truncated = memfd_create("truncated", MFD_CLOEXEC);
+        ASSERT_TRUE(truncated >= 0);
+        ASSERT_EQ(write(truncated, ELFMAG "\2\1\1", 7), 7);
+        ASSERT_EQ(symbolizer_add_module(s, 1, 3, truncated, "/truncated"), -ENOEXEC);
+
+        /* Nothing rejected was registered. */
+        ASSERT_EQ(symbolizer_resolve(s, 1, 1, 0, false, &info), -ENOENT);
+        ASSERT_EQ(symbolizer_resolve(s, 1, 2, 0, false, &info), -ENOENT);
+        ASSERT_EQ(symbolizer_resolve(s, 1, 3, 0, false, &info), -ENOENT);
+}
+
+static void unknown_module_is_enoent(void)
+{
+        _cleanup_(symbolizer_freep) struct symbolizer *s = NULL;
+        struct symbol_info info = { .symbol = "untouched" };
+        struct stat st;
+
+        s = symbolizer_with(fixture_path, &st);
+        ASSERT_EQ(symbolizer_resolve(s, st.st_dev, st.st_ino + 1, 0x1000, false, &info), -ENOENT);
+        ASSERT_EQ(symbolizer_resolve(s, st.st_dev + 1, st.st_ino, 0x1000, false, &info), -ENOENT);
+        ASSERT_STREQ(info.symbol, "untouched");
+}
+
+static void registering_module_again_is_noop(void)
+{
+        char *callee = fixture_symbol("fixture_call");
+        uint64_t offset = file_offset_in_maps(callee, fixture_path);
+        _cleanup_(symbolizer_freep) struct symbolizer *s = NULL;
+        _cleanup_close_ int other = -EBADF;
+        struct symbol_info info;
+        struct stat st;
+
+        s = symbolizer_with(fixture_path, &st);
+        /* Same (dev, ino), different file: the first registration stands. */
+        other = open(fixture_source_path, O_RDONLY | O_CLOEXEC);
+        ASSERT_TRUE(other >= 0);
+        ASSERT_EQ(symbolizer_add_module(s, st.st_dev, st.st_ino, other, fixture_source_path), 0);
+
+        ASSERT_EQ(symbolizer_resolve(s, st.st_dev, st.st_ino, offset, false, &info), 0);
+        ASSERT_STREQ(info.symbol, "fixture_call");
+        ASSERT_EQ(info.offset, 0);
+}
+
+static int count_open_fds(void)
+{
+        int n = 0;
+
+        /* Probing each low number counts without opening a directory (which takes an fd). */
+        for (int fd = 0; fd < 1024; fd++)
+                if (fcntl(fd, F_GETFD) >= 0)
+                        n++;
+        return n;
+}
+
+static void free_closes_every_file_it_opened(void)
+{
+        uint64_t offset = file_offset_in_maps(fixture_call_return_address(), fixture_path);
+        struct symbolizer *s = NULL;
+        struct symbol_info info;
+        struct stat st;
+        int before = count_open_fds();
+        int fd;
+
+        ASSERT_EQ(symbolizer_new(&s), 0);
+
+        /* The split copy also opens its .debug file while resolving. */
+        fd = open(fixture_split_path, O_RDONLY | O_CLOEXEC);
+        ASSERT_TRUE(fd >= 0);
+        ASSERT_EQ(fstat(fd, &st), 0);
+        ASSERT_EQ(symbolizer_add_module(s, st.st_dev, st.st_ino, fd, fixture_split_path), 0);
+        close(fd);
+        ASSERT_EQ(symbolizer_resolve(s, st.st_dev, st.st_ino, offset, true, &info), 0);
+        ASSERT_EQ(info.line, marker_line("call"));
+
+        /* A rejected file leaves nothing open either. */
+        fd = open(fixture_source_path, O_RDONLY | O_CLOEXEC);
+        ASSERT_TRUE(fd >= 0);
+        ASSERT_EQ(symbolizer_add_module(s, 1, 1, fd, fixture_source_path), -ENOEXEC);
+        close(fd);
+
+        ASSERT_TRUE(count_open_fds() > before);
+        ASSERT_TRUE(!symbolizer_free(s));
+        ASSERT_EQ(count_open_fds(), before);
+}
+
+static void free_accepts_null(void)
+{
+        ASSERT_TRUE(!symbolizer_free(NULL));
+}
+
+int main(int argc, char *argv[])
+{
+        static const struct unit_test tests[] = {
+                TEST(resolves_function_and_offset_inside_it),
+                TEST(return_address_resolves_to_line_of_call),
+                TEST(return_address_after_noreturn_call_stays_in_caller),
+                TEST(resolves_static_function_from_symtab),
+                TEST(separate_debug_file_is_found_through_debuglink),
+                TEST(address_without_symbol_has_null_symbol),
+                TEST(resolves_function_in_non_pie_executable),
+                TEST(non_elf_file_is_rejected_with_enoexec),
+                TEST(unknown_module_is_enoent),
+                TEST(registering_module_again_is_noop),
+                TEST(free_closes_every_file_it_opened),
+                TEST(free_accepts_null),
+        };
+
+        if (argc != 5) {
+                fprintf(stderr, "usage: %s FIXTURE.so SPLIT.so NODEBUG.so FIXTURE.c\n", argv[0]);
+                return EXIT_FAILURE;
+        }
+        fixture_path = argv[1];
+        fixture_split_path = argv[2];
+        fixture_nodebug_path = argv[3];
+        fixture_source_path = argv[4];
+
+        return run_unit_tests(tests, ELEMENTSOF(tests));
+}
