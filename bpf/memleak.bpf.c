@@ -174,19 +174,33 @@ static __always_inline void record_alloc(void *ctx, __u32 tgid, __u64 addr, __u6
         count(COUNTER_ALLOCS);
 }
 
+/* Tail calls (reallocarray -> realloc, realloc(p, 0) -> free) enter the inner function with the
+ * outer one's stack pointer: equal sp right after the outer entry is nesting too. */
+#define TAIL_CALL_WINDOW_NS 1000000000ull
+
+static __always_inline bool inside_outer_call(const struct inflight *cur, __u64 sp)
+{
+        if (sp < cur->entry_sp)
+                return true;
+        return sp == cur->entry_sp && bpf_ktime_get_ns() - cur->entry_ns < TAIL_CALL_WINDOW_NS;
+}
+
 static __always_inline int on_entry(struct pt_regs *ctx, __u32 kind, __u64 size, __u64 arg)
 {
         __u64 id = bpf_get_current_pid_tgid();
         __u64 sp = PT_REGS_SP(ctx);
         __u32 tgid = current_tgid();
-        struct inflight state = { .size = size, .arg = arg, .entry_sp = sp, .kind = kind, .tgid = tgid };
+        struct inflight state = {
+                .size = size, .arg = arg, .entry_sp = sp, .entry_ns = bpf_ktime_get_ns(),
+                .kind = kind, .tgid = tgid,
+        };
         struct inflight *cur;
 
         if (!tgid || !bpf_map_lookup_elem(&targets, &tgid))
                 return 0;
         cur = bpf_map_lookup_elem(&inflight, &id);
         if (cur) {
-                if (sp < cur->entry_sp) {
+                if (inside_outer_call(cur, sp)) {
                         /* Called from inside an allocator this thread is already in. */
                         cur->depth++;
                         count(COUNTER_NESTED_CALLS);
@@ -263,7 +277,7 @@ static __always_inline int on_free(struct pt_regs *ctx, __u64 addr)
         if (!tgid || !bpf_map_lookup_elem(&targets, &tgid))
                 return 0;
         cur = bpf_map_lookup_elem(&inflight, &id);
-        if (cur && PT_REGS_SP(ctx) < cur->entry_sp) {
+        if (cur && inside_outer_call(cur, PT_REGS_SP(ctx))) {
                 /* realloc(p, 0) and friends free through free(): the outer call accounts for it. */
                 count(COUNTER_NESTED_CALLS);
                 return 0;

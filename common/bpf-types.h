@@ -84,6 +84,7 @@ struct inflight {
         __u64 size;
         __u64 arg;              /* realloc: old pointer; posix_memalign: memptr */
         __u64 entry_sp;         /* stack pointer at the outermost entry: detects stale entries */
+        __u64 entry_ns;         /* when the outermost call entered */
         __u32 kind;             /* enum alloc_kind of the outermost call */
         __u32 depth;            /* nested allocator entries below the outermost */
         __u32 tgid;             /* target, as the daemon sees it: lets detach drop its threads' entries */
