@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* Symbolizer: file offset inside a mapped ELF file → function+offset and source file:line. */
 
+#include <dwarf.h>
 #include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 
 #include "macro.h"
@@ -38,6 +41,8 @@ struct module {
         struct segment *segments;
         size_t n_segments;
         struct table resolved;          /* (file offset, is return address) → struct symbol_info */
+        char **source_paths;            /* absolute source paths made from relative ones, owned */
+        size_t n_source_paths;
 };
 
 struct symbolizer {
@@ -122,6 +127,9 @@ static struct module *module_free(struct module *m)
                 return NULL;
 
         table_done(&m->resolved, free);
+        for (size_t i = 0; i < m->n_source_paths; i++)
+                free(m->source_paths[i]);
+        free(m->source_paths);
         free(m->segments);
         /* Closes the fd libdwfl took and unmaps the file (and any separate debug file). */
         if (m->dwfl)
@@ -309,7 +317,65 @@ static int module_file_offset_to_vaddr(const struct module *m, uint64_t file_off
         return -ENOENT;
 }
 
-static void module_lookup(const struct module *m, uint64_t file_offset, bool is_return_address,
+/* Drop "." and "dir/.." components lexically: "/src/build/../demo/x.c" -> "/src/demo/x.c". */
+static void normalize_path(char *path)
+{
+        char *out = path, *p = path;
+
+        while (*p) {
+                char *end = strchrnul(p + 1, '/');
+                size_t len = end - p;   /* the component with its leading '/' */
+
+                if (len == 2 && p[1] == '.') {
+                        /* "/." */
+                } else if (len == 3 && p[1] == '.' && p[2] == '.') {
+                        while (out > path && *--out != '/')
+                                ;
+                } else {
+                        memmove(out, p, len);
+                        out += len;
+                }
+                p = end;
+        }
+        if (out == path)
+                *out++ = '/';
+        *out = 0;
+}
+
+/* A relative file name in the line table is relative to its compile unit's DW_AT_comp_dir:
+ * users want the path they can open. Returns file itself when it cannot do better. */
+static const char *module_source_path(struct module *m, Dwfl_Line *line, const char *file)
+{
+        Dwarf_Die *cu;
+        Dwarf_Attribute attr;
+        const char *comp_dir;
+        char *joined, **n;
+
+        if (file[0] == '/')
+                return file;
+        cu = dwfl_linecu(line);
+        comp_dir = cu ? dwarf_formstring(dwarf_attr(cu, DW_AT_comp_dir, &attr)) : NULL;
+        if (!comp_dir || comp_dir[0] != '/')
+                return file;
+        if (asprintf(&joined, "%s/%s", comp_dir, file) < 0)
+                return file;
+        normalize_path(joined);
+        for (size_t i = 0; i < m->n_source_paths; i++)
+                if (strcmp(m->source_paths[i], joined) == 0) {
+                        free(joined);
+                        return m->source_paths[i];
+                }
+        n = realloc(m->source_paths, (m->n_source_paths + 1) * sizeof(*n));
+        if (!n) {
+                free(joined);
+                return file;
+        }
+        m->source_paths = n;
+        m->source_paths[m->n_source_paths++] = joined;
+        return joined;
+}
+
+static void module_lookup(struct module *m, uint64_t file_offset, bool is_return_address,
                           struct symbol_info *ret)
 {
         struct symbol_info info = {};
@@ -340,7 +406,7 @@ static void module_lookup(const struct module *m, uint64_t file_offset, bool is_
                 const char *file = dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL);
 
                 if (file) {
-                        info.file = file;
+                        info.file = module_source_path(m, line, file);
                         info.line = MAX(lineno, 0);
                 }
         }

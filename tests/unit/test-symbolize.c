@@ -149,6 +149,13 @@ static void resolves_function_and_offset_inside_it(void)
         ASSERT_EQ(info.offset, 1);
         ASSERT_STREQ(base_name(info.file), "symbolize-fixture.c");
         ASSERT_EQ(info.line, marker_line("callee-entry"));
+        /* meson compiles with a relative path: it is joined with DW_AT_comp_dir and normalized */
+        {
+                _cleanup_free_ char *real = realpath(fixture_source_path, NULL);
+
+                ASSERT_TRUE(real);
+                ASSERT_STREQ(info.file, real);
+        }
 }
 
 static void return_address_resolves_to_line_of_call(void)
