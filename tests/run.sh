@@ -1,26 +1,45 @@
 #!/usr/bin/env bash
-# Install the dependencies, build with -Werror, and run every test (unit and integration).
+# Install the dependencies, build with -Werror, and run every test (unit and integration), then
+# run them again against an ASan+UBSan build: a leak or undefined behaviour in memleakd or
+# memleakctl fails the run (the daemon must exit 0 after SIGTERM, which LeakSanitizer denies).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 [ "$(id -u)" -eq 0 ] || { echo "tests/run.sh: run me as root (the integration tests load BPF)" >&2; exit 1; }
 scripts/install-deps.sh || exit 1
-builddir=${BUILDDIR:-build-test}
-if [ ! -f "$builddir/build.ninja" ]; then
-        meson setup "$builddir" -Dwerror=true || exit 1
-fi
-ninja -C "$builddir" || exit 1
-meson test -C "$builddir" --print-errorlogs --num-processes 1
-status=$?
-python3 - "$builddir/meson-logs/testlog.json" <<'PY'
+
+summary() {
+        python3 - "$@" <<'PY'
 import json, sys
 passed = failed = 0
-with open(sys.argv[1]) as f:
-    for line in f:
-        r = json.loads(line)["result"]
-        if r in ("OK", "EXPECTEDFAIL"):
-            passed += 1
-        else:
-            failed += 1
+for path in sys.argv[1:]:
+    with open(path) as f:
+        for line in f:
+            r = json.loads(line)["result"]
+            if r in ("OK", "EXPECTEDFAIL"):
+                passed += 1
+            else:
+                failed += 1
 print(f"{passed} passed, {failed} failed")
 PY
+}
+
+run_suite() {  # builddir [meson setup options...]
+        local builddir=$1; shift
+        if [ ! -f "$builddir/build.ninja" ]; then
+                meson setup "$builddir" -Dwerror=true "$@" || return 1
+        fi
+        ninja -C "$builddir" || return 1
+        meson test -C "$builddir" --print-errorlogs --num-processes 1
+}
+
+plain=${BUILDDIR:-build-test}
+asan=${BUILDDIR:-build-test}-asan
+status=0
+run_suite "$plain" || status=1
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:exitcode=23
+export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+run_suite "$asan" -Db_sanitize=address,undefined -Db_lundef=false || status=1
+logs=("$plain/meson-logs/testlog.json")
+[ -f "$asan/meson-logs/testlog.json" ] && logs+=("$asan/meson-logs/testlog.json")
+summary "${logs[@]}"
 exit $status

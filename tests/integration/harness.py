@@ -1,0 +1,472 @@
+# SPDX-License-Identifier: MIT
+"""Shared pieces of the integration tests: a real memleakd, memleakctl, leaking programs, reports.
+
+Paths come from the environment meson's test() sets: MEMLEAKD, MEMLEAKCTL, PROGRAMS_DIR and
+SOURCE_ROOT. Every wait polls with short sleeps against a deadline.
+"""
+
+import json
+import os
+import re
+import select
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+
+def _path_from_env(name):
+    value = os.environ.get(name)
+    if not value:
+        sys.exit(f'{name} is not set: run the integration tests through "meson test --suite integration"')
+    return value
+
+
+MEMLEAKD = _path_from_env('MEMLEAKD')
+MEMLEAKCTL = _path_from_env('MEMLEAKCTL')
+PROGRAMS_DIR = _path_from_env('PROGRAMS_DIR')
+SOURCE_ROOT = _path_from_env('SOURCE_ROOT')
+
+# Small maps keep the daemon quick to start; the stack map stays large because bpf_get_stackid
+# refuses (EEXIST) a stack whose hash bucket holds another one, and that would blur the exact
+# ground truth. With ~50 distinct stacks per test a collision is then rare; when one happens the
+# scenario is run once more (see run_with_collision_retry).
+TEST_CONFIG = {
+    'snapshot_interval_ms': 100,
+    'ring_depth': 16,
+    'max_targets': 8,
+    'max_allocs': 65536,
+    'max_stacks': 262144,
+    'max_combined': 8192,
+    'max_inflight': 4096,
+}
+
+DAEMON_START_TIMEOUT_S = 30
+REPORT_TIMEOUT_S = 15
+PROGRAM_TIMEOUT_S = 30
+CTL_TIMEOUT_S = 30
+UNLIMITED_TOP = 1000000             # MEMLEAK_MAX_TOP: every stack listed, none folded
+
+
+def wait_until(predicate, timeout, interval=0.05):
+    """Call predicate until it returns something true or timeout seconds pass; return its last value."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value or time.monotonic() >= deadline:
+            return value
+        time.sleep(interval)
+
+
+def write_config(path, settings, extra_lines=()):
+    with open(path, 'w') as f:
+        f.write('# memleakd integration test configuration\n')
+        for key, value in settings.items():
+            f.write(f'{key} = {value}\n')
+        for line in extra_lines:
+            f.write(line + '\n')
+
+
+class RawClient:
+    """One connection to the daemon's socket, speaking (or abusing) newline-delimited JSON."""
+
+    def __init__(self, socket_path, timeout=10):
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.settimeout(timeout)
+        try:
+            self.sock.connect(socket_path)
+        except BaseException:
+            self.sock.close()
+            raise
+        self.pending = b''
+
+    def send(self, data):
+        if isinstance(data, (dict, list)):
+            data = json.dumps(data) + '\n'
+        if isinstance(data, str):
+            data = data.encode()
+        self.sock.sendall(data)
+
+    def read_line(self):
+        """The next line from the daemon, or None at EOF."""
+        while b'\n' not in self.pending:
+            chunk = self.sock.recv(65536)
+            if not chunk:
+                return None
+            self.pending += chunk
+        line, self.pending = self.pending.split(b'\n', 1)
+        return line
+
+    def read_reply(self):
+        line = self.read_line()
+        if line is None:
+            raise AssertionError('daemon closed the connection without a reply')
+        try:
+            reply = json.loads(line)
+        except ValueError as e:
+            raise AssertionError(f'daemon replied with something that is not JSON ({e}): {line!r}')
+        if not isinstance(reply, dict):
+            raise AssertionError(f'daemon replied with a non-object: {line!r}')
+        return reply
+
+    def at_eof(self, timeout=5):
+        """True when the daemon closed the connection (after any replies still buffered)."""
+        self.sock.settimeout(timeout)
+        try:
+            while True:
+                chunk = self.sock.recv(65536)
+                if not chunk:
+                    return True
+                self.pending += chunk
+        except socket.timeout:
+            return False
+        except ConnectionResetError:
+            return True
+
+    def request(self, msg):
+        self.send(msg)
+        return self.read_reply()
+
+    def close(self):
+        self.sock.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+class Daemon:
+    """A memleakd of our own: temp socket, temp config, stderr kept in a file."""
+
+    def __init__(self, workdir, config=None, extra_config_lines=(), env=None, socket_path=None,
+                 command=None):
+        self.workdir = workdir
+        self.socket_path = socket_path or os.path.join(workdir, 'memleakd.sock')
+        self.config_path = os.path.join(workdir, 'memleakd.conf')
+        settings = dict(TEST_CONFIG)
+        settings.update(config or {})
+        write_config(self.config_path, settings, extra_config_lines)
+        self.log_path = os.path.join(workdir, 'memleakd.stderr')
+        self.env = dict(os.environ)
+        self.env.pop('NOTIFY_SOCKET', None)
+        self.env.pop('WATCHDOG_USEC', None)
+        self.env.pop('WATCHDOG_PID', None)
+        self.env.pop('LISTEN_FDS', None)
+        self.env.pop('LISTEN_PID', None)
+        self.env.update(env or {})
+        if callable(command):
+            self.command = command(self)
+        else:
+            self.command = command or [MEMLEAKD, '--config', self.config_path, '--socket', self.socket_path]
+        self.proc = None
+        self.stopped_on_purpose = False
+
+    def start(self, wait=True):
+        with open(self.log_path, 'wb') as log:
+            self.proc = subprocess.Popen(self.command, stdin=subprocess.DEVNULL, stdout=log,
+                                         stderr=subprocess.STDOUT, env=self.env)
+        if wait:
+            self.wait_ready()
+        return self
+
+    def log(self):
+        try:
+            with open(self.log_path, errors='replace') as f:
+                return f.read()
+        except FileNotFoundError:
+            return ''
+
+    def alive(self):
+        return self.proc is not None and self.proc.poll() is None
+
+    def _answers_status(self):
+        if not self.alive():
+            raise AssertionError(f'memleakd exited with status {self.proc.returncode} while starting; '
+                                 f'its stderr:\n{self.log()}')
+        try:
+            with RawClient(self.socket_path, timeout=5) as c:
+                return c.request({'v': 1, 'id': 1, 'cmd': 'status'}).get('ok') is True
+        except (FileNotFoundError, ConnectionRefusedError, socket.timeout, AssertionError):
+            return False
+
+    def wait_ready(self, timeout=DAEMON_START_TIMEOUT_S):
+        if not wait_until(self._answers_status, timeout, interval=0.05):
+            raise AssertionError(f'memleakd did not answer status on {self.socket_path} within {timeout} s; '
+                                 f'its stderr:\n{self.log()}')
+
+    def stop(self, sig=signal.SIGTERM, timeout=15):
+        """Signal the daemon and return its exit status (killing it if it hangs)."""
+        self.stopped_on_purpose = True
+        if self.proc is None:
+            return None
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+                raise AssertionError(f'memleakd did not exit within {timeout} s of signal {sig}; '
+                                     f'its stderr:\n{self.log()}')
+        return self.proc.returncode
+
+    def request(self, msg):
+        with RawClient(self.socket_path) as c:
+            return c.request(msg)
+
+    def ctl(self, *args, timeout=CTL_TIMEOUT_S):
+        """Run memleakctl against this daemon; returns the CompletedProcess (text)."""
+        cmd = [MEMLEAKCTL, '--socket', self.socket_path] + [str(a) for a in args]
+        return subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                              timeout=timeout)
+
+    def ctl_ok(self, *args):
+        r = self.ctl(*args)
+        if r.returncode != 0:
+            raise AssertionError(f'memleakctl {" ".join(map(str, args))} failed with status {r.returncode}\n'
+                                 f'stdout: {r.stdout}\nstderr: {r.stderr}\nmemleakd stderr:\n{self.log()}')
+        return r
+
+    def ctl_json(self, *args):
+        r = self.ctl_ok(*args, '--json')
+        try:
+            return json.loads(r.stdout)
+        except ValueError as e:
+            raise AssertionError(f'memleakctl {" ".join(map(str, args))} --json printed something that is '
+                                 f'not JSON ({e}):\n{r.stdout}')
+
+    def attach(self, pid, *args):
+        return self.ctl_json('attach', '--pid', pid, *args)
+
+    def status(self):
+        return self.ctl_json('status')
+
+    def report(self, pid=None, top=UNLIMITED_TOP, min_age_s=None):
+        args = ['report', '--top', top]
+        if pid is not None:
+            args += ['--pid', pid]
+        if min_age_s is not None:
+            args += ['--min-age', min_age_s]
+        return self.ctl_json(*args)
+
+
+class LeakProgram:
+    """A leaking test program from tests/programs, driven over its stdin/stdout handshake."""
+
+    def __init__(self, name):
+        self.name = name
+        self.path = os.path.join(PROGRAMS_DIR, name)
+        self.proc = subprocess.Popen([self.path], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE)
+        self.pid = self.proc.pid
+        self.buffer = b''
+
+    def expect(self, word, timeout=PROGRAM_TIMEOUT_S):
+        """Wait for the program to print word on a line of its own."""
+        deadline = time.monotonic() + timeout
+        fd = self.proc.stdout.fileno()
+        while b'\n' not in self.buffer:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise AssertionError(f'{self.name} (pid {self.pid}) did not print "{word}" within {timeout} s')
+            readable, _, _ = select.select([fd], [], [], left)
+            if not readable:
+                continue
+            chunk = os.read(fd, 4096)
+            if not chunk:
+                self.proc.wait(5)
+                raise AssertionError(f'{self.name} (pid {self.pid}) exited with status {self.proc.returncode} '
+                                     f'before printing "{word}"; its stderr:\n'
+                                     f'{self.proc.stderr.read().decode(errors="replace")}')
+            self.buffer += chunk
+        line, self.buffer = self.buffer.split(b'\n', 1)
+        if line.decode(errors='replace') != word:
+            raise AssertionError(f'{self.name} printed {line!r}, expected "{word}"')
+
+    def go(self):
+        self.proc.stdin.write(b'go\n')
+        self.proc.stdin.flush()
+
+    def run_leaks(self):
+        """Send go and wait until the program has made all its allocations."""
+        self.go()
+        self.expect('done')
+
+    def finish(self, timeout=PROGRAM_TIMEOUT_S):
+        """Let the program exit (EOF on stdin) and return its exit status."""
+        if self.proc.poll() is None:
+            try:
+                self.proc.stdin.close()
+            except BrokenPipeError:
+                pass
+        return self.proc.wait(timeout)
+
+    def kill(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+        for f in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
+            try:
+                f.close()
+            except BrokenPipeError:
+                pass
+
+
+def source_path(program_name):
+    return os.path.join(SOURCE_ROOT, 'tests', 'programs', program_name + '.c')
+
+
+def call_sites(program_name):
+    """{function: {line, ...}} for the lines marked "site: function" in a program's source."""
+    sites = {}
+    with open(source_path(program_name)) as f:
+        for number, line in enumerate(f, 1):
+            m = re.search(r'/\* site: (\w+) \*/', line)
+            if m:
+                sites.setdefault(m.group(1), set()).add(number)
+    return sites
+
+
+def per_function(report, names, pid=None):
+    """Sum bytes/allocs per known function: each stack goes to the first frame whose symbol is
+    one of names (stacks naming none of them, e.g. libc's own, are not counted)."""
+    totals = {}
+    for stack in report['stacks']:
+        if pid is not None and stack['pid'] != pid:
+            continue
+        for frame in stack['frames']:
+            if frame.get('symbol') in names:
+                t = totals.setdefault(frame['symbol'], {'bytes': 0, 'allocs': 0})
+                t['bytes'] += stack['bytes']
+                t['allocs'] += stack['allocs']
+                break
+    return totals
+
+
+def format_totals(totals):
+    if not totals:
+        return '    (nothing)\n'
+    return ''.join(f'    {name:32} {t["bytes"]:>10} bytes in {t["allocs"]:>6} allocs\n'
+                   for name, t in sorted(totals.items()))
+
+
+def format_stacks(report, limit=60):
+    out = []
+    for stack in report['stacks'][:limit]:
+        frames = ' <- '.join(f'{f.get("symbol")}' for f in stack['frames'][:6])
+        out.append(f'    pid {stack["pid"]}: {stack["bytes"]} bytes in {stack["allocs"]} allocs'
+                   f' [{stack.get("stack_error") or "ok"}] {frames}')
+    return '\n'.join(out) + '\n'
+
+
+def has_failed(test):
+    """Whether test has failed so far; usable from tearDown and cleanups (where unittest's own
+    outcome.success reads True while that part runs)."""
+    outcome = getattr(test, '_outcome', None)
+    if outcome is None:
+        return True
+    result = getattr(outcome, 'result', None)
+    for failed, _ in getattr(result, 'failures', []) + getattr(result, 'errors', []):
+        if failed is test or getattr(failed, 'test_case', None) is test:
+            return True
+    return any(exc_info is not None for _, exc_info in getattr(outcome, 'errors', []))   # Python < 3.11
+
+
+class DaemonTestCase(unittest.TestCase):
+    """Each test gets a temp dir, starts its own daemon(s) and programs; all are cleaned up, and
+    the daemons' stderr is printed when the test fails."""
+
+    maxDiff = None
+
+    def setUp(self):
+        self.workdir = tempfile.mkdtemp(prefix='memleakd-it-')
+        self.daemons = []
+        self.addCleanup(shutil.rmtree, self.workdir, ignore_errors=True)
+        self.addCleanup(self._print_logs_on_failure)
+
+    def _print_logs_on_failure(self):
+        if not has_failed(self):
+            return
+        for d in self.daemons:
+            sys.stderr.write(f'\n----- memleakd stderr ({" ".join(d.command)}) -----\n{d.log()}'
+                             f'----- end of memleakd stderr -----\n')
+
+    def _stop_daemon_at_cleanup(self, daemon):
+        crashed = daemon.proc is not None and daemon.proc.poll() is not None and not daemon.stopped_on_purpose
+        alive = daemon.proc is not None and daemon.proc.poll() is None
+        status = daemon.stop()
+        if crashed:
+            raise AssertionError(f'memleakd died during the test with status {daemon.proc.returncode}')
+        # A clean SIGTERM exit is 0; under the ASan build, a leak makes it 23.
+        if alive and status != 0:
+            raise AssertionError(f'memleakd exited {status} on SIGTERM at the end of the test; '
+                                 f'its stderr:\n{daemon.log()}')
+
+    def start_daemon(self, wait=True, **kwargs):
+        """A new daemon in a directory of its own (socket, config, stderr)."""
+        workdir = os.path.join(self.workdir, f'daemon-{len(self.daemons) + 1}')
+        os.mkdir(workdir, 0o700)
+        d = Daemon(workdir, **kwargs)
+        self.daemons.append(d)
+        self.addCleanup(self._stop_daemon_at_cleanup, d)
+        d.start(wait=wait)
+        return d
+
+    def start_program(self, name):
+        p = LeakProgram(name)
+        self.addCleanup(p.kill)
+        p.expect('ready')
+        return p
+
+    def wait_for_totals(self, daemon, pid, names, expected, timeout=REPORT_TIMEOUT_S):
+        """Poll the report for pid until the per-function totals equal expected (or time runs
+        out); return (report, totals) from the last poll."""
+        last = {}
+
+        def matches():
+            last['report'] = daemon.report(pid=pid)
+            last['totals'] = per_function(last['report'], names, pid=pid)
+            return last['totals'] == expected
+
+        wait_until(matches, timeout, interval=0.1)
+        return last['report'], last['totals']
+
+    def assert_totals(self, report, totals, expected, what):
+        if totals == expected:
+            return
+        lost = {k: v for k, v in report.get('lost', {}).items() if v}
+        msg = (f'{what}: per-function totals differ from the ground truth\n'
+               f'  expected:\n{format_totals(expected)}'
+               f'  reported:\n{format_totals(totals)}'
+               f'  non-zero lost counters: {lost}\n'
+               f'  stacks in the report:\n{format_stacks(report)}')
+        if lost.get('stack_eexist'):
+            msg += ('  NOTE: stack_eexist > 0: two stacks met in one stack-map bucket, so a stack '
+                    'went unrecorded; this is a bpf_get_stackid limit, not necessarily a daemon bug\n')
+        self.fail(msg)
+
+    def run_with_collision_retry(self, scenario):
+        """Run scenario() (which starts its own daemon via self.start_daemon); if it fails while the
+        daemon counted a stack-map hash collision (EEXIST), run it once more from scratch."""
+        try:
+            return scenario()
+        except AssertionError:
+            collided = False
+            for d in self.daemons:
+                if d.alive():
+                    try:
+                        collided = collided or d.request({'v': 1, 'cmd': 'status'})['lost']['stack_eexist'] > 0
+                    except Exception:
+                        pass
+            if not collided:
+                raise
+            sys.stderr.write(f'{self.id()}: stack-map hash collision (stack_eexist > 0): running once more\n')
+            for d in self.daemons:
+                d.stop()
+            return scenario()

@@ -1,0 +1,167 @@
+# SPDX-License-Identifier: MIT
+"""memleakd's life: sd_notify READY/STATUS/WATCHDOG/STOPPING, socket activation, signals,
+memleakctl without a daemon, a config file it must refuse."""
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import time
+import unittest
+
+import harness
+
+NOTIFY_TIMEOUT_S = 30
+
+
+class NotifySocket:
+    """The $NOTIFY_SOCKET end a service manager would own: records every assignment received."""
+
+    def __init__(self, path):
+        self.path = path
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self.sock.bind(path)
+        self.messages = []          # (monotonic time, "KEY=value")
+
+    def poll(self, timeout):
+        """Receive what arrives within timeout seconds."""
+        deadline = time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return
+            self.sock.settimeout(left)
+            try:
+                data = self.sock.recv(65536)
+            except socket.timeout:
+                return
+            now = time.monotonic()
+            for assignment in data.decode(errors='replace').split('\n'):
+                if assignment:
+                    self.messages.append((now, assignment))
+
+    def wait_for(self, assignment, timeout=NOTIFY_TIMEOUT_S, daemon=None):
+        """Wait until assignment (e.g. "READY=1") has arrived; return the time it did."""
+        deadline = time.monotonic() + timeout
+        while True:
+            for when, a in self.messages:
+                if a == assignment:
+                    return when
+            if time.monotonic() >= deadline:
+                raise AssertionError(f'no {assignment} on $NOTIFY_SOCKET within {timeout} s; got '
+                                     f'{[a for _, a in self.messages]}'
+                                     + (f'; memleakd stderr:\n{daemon.log()}' if daemon else ''))
+            self.poll(0.1)
+
+    def assignments(self, prefix):
+        return [a for _, a in self.messages if a.startswith(prefix)]
+
+    def close(self):
+        self.sock.close()
+
+
+class LifecycleTest(harness.DaemonTestCase):
+
+    def notify_socket(self):
+        n = NotifySocket(os.path.join(self.workdir, 'notify.sock'))
+        self.addCleanup(n.close)
+        return n
+
+    def test_ready_status_and_stopping_are_notified_and_sigterm_exits_0(self):
+        notify = self.notify_socket()
+        daemon = self.start_daemon(wait=False, env={'NOTIFY_SOCKET': notify.path})
+        notify.wait_for('READY=1', daemon=daemon)
+        # READY means serving: the very first request must be answered, no retry.
+        reply = daemon.request({'v': 1, 'id': 1, 'cmd': 'status'})
+        self.assertIs(reply['ok'], True, reply)
+        notify.poll(0.3)
+        self.assertTrue(notify.assignments('STATUS='), f'no STATUS= among {notify.messages}')
+        self.assertTrue(all(len(s) > len('STATUS=') for s in notify.assignments('STATUS=')))
+
+        self.assertEqual(daemon.stop(signal.SIGTERM), 0, 'exit status after SIGTERM')
+        notify.poll(0.2)
+        self.assertIn('STOPPING=1', notify.assignments('STOPPING='), f'got {notify.messages}')
+        ready_at = notify.wait_for('READY=1')
+        stopping_at = notify.wait_for('STOPPING=1')
+        self.assertLessEqual(ready_at, stopping_at)
+        # Whatever it leaves behind, a new daemon can take the same socket path.
+        again = self.start_daemon(socket_path=daemon.socket_path)
+        self.assertEqual(again.stop(), 0)
+
+    def test_sigint_exits_0(self):
+        daemon = self.start_daemon()
+        self.assertEqual(daemon.stop(signal.SIGINT), 0, 'exit status after SIGINT')
+
+    def test_watchdog_pings_arrive_at_half_the_period(self):
+        notify = self.notify_socket()
+        daemon = self.start_daemon(wait=False, env={'NOTIFY_SOCKET': notify.path, 'WATCHDOG_USEC': '200000'})
+        ready_at = notify.wait_for('READY=1', daemon=daemon)
+        notify.poll(max(0.0, ready_at + 1.5 - time.monotonic()))
+        pings = [when for when, a in notify.messages if a == 'WATCHDOG=1' and when >= ready_at]
+        # Every 100 ms: about 15 in 1.5 s; a generous floor, and nowhere near a busy loop.
+        self.assertGreaterEqual(len(pings), 8, f'WATCHDOG=1 pings in 1.5 s after READY: {len(pings)}')
+        self.assertLessEqual(len(pings), 60, f'WATCHDOG=1 pings in 1.5 s after READY: {len(pings)}')
+        gaps = [b - a for a, b in zip(pings, pings[1:])]
+        self.assertLess(max(gaps), 0.2, f'a gap between pings reached the whole watchdog period: {gaps}')
+        self.assertEqual(daemon.stop(), 0)
+
+    def test_socket_activation_serves_on_the_passed_socket(self):
+        daemon = self.start_daemon(
+            wait=False,
+            command=lambda d: ['systemd-socket-activate', '-l', d.socket_path,
+                               harness.MEMLEAKD, '--config', d.config_path])
+        # systemd-socket-activate listens, and execs memleakd on the first connection.
+        daemon.wait_ready()
+        status = daemon.status()
+        self.assertEqual(status['targets'], [])
+
+        program = self.start_program('leak-exit')
+        reply = daemon.attach(program.pid)
+        self.assertEqual(reply['target']['pid'], program.pid)
+        self.assertEqual([t['pid'] for t in daemon.status()['targets']], [program.pid])
+        self.assertEqual(daemon.stop(), 0)
+
+    def test_sigterm_with_a_target_attached_releases_it_and_exits_0(self):
+        daemon = self.start_daemon()
+        program = self.start_program('leak-every-hook')
+        daemon.attach(program.pid)
+        self.assertEqual(daemon.stop(), 0)
+        # With the probes gone the program runs to its end unharmed.
+        program.run_leaks()
+        self.assertEqual(program.finish(), 0)
+
+    def test_memleakctl_without_a_daemon_says_not_running(self):
+        socket_path = os.path.join(self.workdir, 'nobody-here.sock')
+        r = subprocess.run([harness.MEMLEAKCTL, '--socket', socket_path, 'status'], capture_output=True,
+                           text=True, timeout=harness.CTL_TIMEOUT_S, stdin=subprocess.DEVNULL)
+        self.assertNotEqual(r.returncode, 0)
+        lines = [line for line in (r.stdout + r.stderr).splitlines() if line.strip()]
+        self.assertEqual(len(lines), 1, f'expected one line, got: {lines}')
+        self.assertIn('not running', lines[0])
+
+        # In JSON mode the error is JSON on stdout.
+        r = subprocess.run([harness.MEMLEAKCTL, '--socket', socket_path, 'status', '--json'],
+                           capture_output=True, text=True, timeout=harness.CTL_TIMEOUT_S, stdin=subprocess.DEVNULL)
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn('not running', json.dumps(json.loads(r.stdout)), r.stdout)
+
+    def test_unknown_config_key_is_fatal_and_named_with_file_and_line(self):
+        daemon = self.start_daemon(wait=False, extra_config_lines=['snapshot_intervall_ms = 500'])
+        with open(daemon.config_path) as f:
+            line_no = 1 + [line.split('=')[0].strip() for line in f].index('snapshot_intervall_ms')
+        try:
+            status = daemon.proc.wait(harness.DAEMON_START_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            self.fail(f'memleakd kept running with an unknown key in its config; stderr:\n{daemon.log()}')
+        daemon.stopped_on_purpose = True
+        self.assertNotEqual(status, 0)
+        log = daemon.log()
+        self.assertIn(daemon.config_path, log)
+        self.assertIn('snapshot_intervall_ms', log)
+        self.assertRegex(log, rf'(:{line_no}\b|line {line_no}\b)', f'line {line_no} not named:\n{log}')
+        self.assertFalse(os.path.exists(daemon.socket_path))
+
+
+if __name__ == '__main__':
+    unittest.main(verbosity=2)

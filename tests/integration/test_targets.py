@@ -1,0 +1,133 @@
+# SPDX-License-Identifier: MIT
+"""Targets under a real memleakd: two at once, detach, attaching twice, a target that exits."""
+
+import unittest
+
+import harness
+from test_every_hook import EXPECTED as EVERY_HOOK_EXPECTED, NAMES as EVERY_HOOK_NAMES
+
+EVERY_HOOK = 'leak-every-hook'
+EXIT_PROGRAM = 'leak-exit'
+EXIT_EXPECTED = {'leak_then_exit': {'bytes': 3001 * 13, 'allocs': 13}}     # tests/programs/leak-exit.c
+EXIT_NAMES = {'leak_then_exit', 'main'}
+
+
+def target_pids(reply):
+    return sorted(t['pid'] for t in reply['targets'])
+
+
+class TargetsTest(harness.DaemonTestCase):
+
+    def attach_and_leak(self, daemon):
+        program = self.start_program(EVERY_HOOK)
+        daemon.attach(program.pid)
+        program.run_leaks()
+        report, totals = self.wait_for_totals(daemon, program.pid, EVERY_HOOK_NAMES, EVERY_HOOK_EXPECTED)
+        self.assert_totals(report, totals, EVERY_HOOK_EXPECTED, f'{EVERY_HOOK} pid {program.pid}')
+        return program
+
+    def test_two_targets_attached_at_once_reported_separately(self):
+        def scenario():
+            daemon = self.start_daemon()
+            a = self.start_program(EVERY_HOOK)
+            b = self.start_program(EVERY_HOOK)
+            daemon.attach(a.pid)
+            daemon.attach(b.pid)
+            self.assertEqual(target_pids(daemon.status()), sorted([a.pid, b.pid]))
+            a.go()
+            b.go()
+            a.expect('done')
+            b.expect('done')
+            for p in (a, b):
+                report, totals = self.wait_for_totals(daemon, p.pid, EVERY_HOOK_NAMES, EVERY_HOOK_EXPECTED)
+                self.assert_totals(report, totals, EVERY_HOOK_EXPECTED, f'report --pid {p.pid}')
+                self.assertEqual(target_pids(report), [p.pid])
+                self.assertEqual({s['pid'] for s in report['stacks']}, {p.pid})
+            return daemon, a, b
+
+        daemon, a, b = self.run_with_collision_retry(scenario)
+        full = daemon.report()
+        self.assertEqual(target_pids(full), sorted([a.pid, b.pid]))
+        self.assertEqual({s['pid'] for s in full['stacks']}, {a.pid, b.pid})
+        for p in (a, b):
+            totals = harness.per_function(full, EVERY_HOOK_NAMES, pid=p.pid)
+            self.assert_totals(full, totals, EVERY_HOOK_EXPECTED, f'report without --pid, pid {p.pid}')
+
+    def test_detach_removes_target_and_its_stacks(self):
+        def scenario():
+            daemon = self.start_daemon()
+            return daemon, self.attach_and_leak(daemon)
+
+        daemon, program = self.run_with_collision_retry(scenario)
+        reply = daemon.ctl_json('detach', '--pid', program.pid)
+        self.assertEqual(reply['target']['pid'], program.pid, reply)
+
+        reply = daemon.request({'v': 1, 'id': 41, 'cmd': 'report', 'pid': program.pid})
+        self.assertIs(reply['ok'], False, reply)
+        self.assertEqual(reply['error']['code'], 'ESRCH', reply)
+        self.assertEqual(reply['id'], 41, reply)
+        r = daemon.ctl('report', '--pid', program.pid)
+        self.assertNotEqual(r.returncode, 0, f'memleakctl report --pid of a detached target:\n{r.stdout}{r.stderr}')
+
+        self.assertEqual(daemon.status()['targets'], [])
+        full = daemon.report()
+        self.assertEqual(full['targets'], [])
+        self.assertEqual(full['stacks'], [], harness.format_stacks(full))
+
+        reply = daemon.request({'v': 1, 'id': 42, 'cmd': 'detach', 'pid': program.pid})
+        self.assertEqual(reply['error']['code'], 'ESRCH', reply)
+
+        # The probes are gone and the program runs on unharmed; attached again, it starts from
+        # nothing: the old allocations were dropped with the target.
+        daemon.attach(program.pid)
+        report = daemon.report(pid=program.pid)
+        self.assertEqual(report['stacks'], [], harness.format_stacks(report))
+        self.assertEqual(program.finish(), 0)
+
+    def test_attaching_twice_is_an_error(self):
+        daemon = self.start_daemon()
+        program = self.start_program(EVERY_HOOK)
+        daemon.attach(program.pid)
+
+        r = daemon.ctl('attach', '--pid', program.pid)
+        self.assertNotEqual(r.returncode, 0, f'second attach succeeded:\n{r.stdout}{r.stderr}')
+        reply = daemon.request({'v': 1, 'id': 9, 'cmd': 'attach', 'pid': program.pid})
+        self.assertIs(reply['ok'], False, reply)
+        self.assertEqual(reply['error']['code'], 'EEXIST', reply)
+        self.assertEqual(reply['id'], 9, reply)
+        self.assertEqual(target_pids(daemon.status()), [program.pid])
+
+        # The refused attaches added no second set of probes: every allocation still counts once.
+        program.run_leaks()
+        report, totals = self.wait_for_totals(daemon, program.pid, EVERY_HOOK_NAMES, EVERY_HOOK_EXPECTED)
+        self.assert_totals(report, totals, EVERY_HOOK_EXPECTED, 'after two refused attaches')
+
+    def test_target_that_exits_is_marked_exited_and_keeps_its_report(self):
+        def scenario():
+            daemon = self.start_daemon()
+            program = self.start_program(EXIT_PROGRAM)
+            daemon.attach(program.pid)
+            program.go()
+            program.expect('done')
+            self.assertEqual(program.proc.wait(harness.PROGRAM_TIMEOUT_S), 0)
+
+            def exited():
+                return [t for t in daemon.status()['targets'] if t['pid'] == program.pid and t['exited']]
+
+            self.assertTrue(harness.wait_until(exited, harness.REPORT_TIMEOUT_S, interval=0.1),
+                            f'status never showed pid {program.pid} as exited: {daemon.status()["targets"]}')
+            report, totals = self.wait_for_totals(daemon, program.pid, EXIT_NAMES, EXIT_EXPECTED)
+            self.assert_totals(report, totals, EXIT_EXPECTED, f'{EXIT_PROGRAM} after it exited')
+            return daemon, program, report
+
+        daemon, program, report = self.run_with_collision_retry(scenario)
+        self.assertEqual([(t['pid'], t['exited'], t['outstanding_bytes'], t['outstanding_allocs'])
+                          for t in report['targets']],
+                         [(program.pid, True, 3001 * 13, 13)])
+        # Still there a little later: the last report is kept, not dropped with the process.
+        full = daemon.report()
+        self.assertEqual(harness.per_function(full, EXIT_NAMES, pid=program.pid), EXIT_EXPECTED)
+
+
+if __name__ == '__main__':
+    unittest.main(verbosity=2)

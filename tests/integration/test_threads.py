@@ -1,0 +1,40 @@
+# SPDX-License-Identifier: MIT
+"""leak-threads under a real memleakd: eight threads leaking at once, exact totals per thread."""
+
+import unittest
+
+import harness
+
+PROGRAM = 'leak-threads'
+N_THREADS = 8
+
+# Thread i leaks LEAK_COUNT(i) blocks of LEAK_SIZE(i) bytes from leak_thread_i
+# (tests/programs/leak-threads.c).
+LEAKS = {f'leak_thread_{i}': (33 + 16 * i, 200 + 31 * i) for i in range(N_THREADS)}
+EXPECTED = {name: {'bytes': size * count, 'allocs': count} for name, (size, count) in LEAKS.items()}
+NAMES = set(LEAKS) | {'churn_in_thread', 'thread_main'}
+
+
+class ThreadsTest(harness.DaemonTestCase):
+
+    def test_eight_threads_leak_concurrently_exact_per_thread(self):
+        def scenario():
+            daemon = self.start_daemon()
+            program = self.start_program(PROGRAM)
+            daemon.attach(program.pid)
+            program.run_leaks()
+            report, totals = self.wait_for_totals(daemon, program.pid, NAMES, EXPECTED)
+            self.assert_totals(report, totals, EXPECTED, f'{PROGRAM}: per-thread leaks')
+            return daemon, report
+
+        daemon, report = self.run_with_collision_retry(scenario)
+        # Each thread's leak is one call site on one thread's stack: one stack per function.
+        for name in LEAKS:
+            stacks = [s for s in report['stacks'] if s['frames'] and s['frames'][0]['symbol'] == name]
+            self.assertEqual(len(stacks), 1, f'{name}:\n{harness.format_stacks(report)}')
+        for counter in ('allocs_map_full', 'combined_map_full', 'inflight_map_full', 'inflight_stale'):
+            self.assertEqual(report['lost'][counter], 0, f'lost: {report["lost"]}')
+
+
+if __name__ == '__main__':
+    unittest.main(verbosity=2)
