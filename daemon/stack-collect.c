@@ -34,6 +34,8 @@ static void rows_merge(struct stack_rows *r)
 {
         size_t out = 0;
 
+        if (r->n == 0)
+                return;         /* rows may be NULL: qsort must not see it */
         qsort(r->rows, r->n, sizeof(*r->rows), row_cmp);
         for (size_t i = 0; i < r->n; i++) {
                 if (out > 0 && row_cmp(&r->rows[out - 1], &r->rows[i]) == 0) {
