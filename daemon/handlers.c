@@ -98,7 +98,7 @@ static int handle_attach(struct manager *m, const struct ucred *peer,
         }
         r = manager_add_target(m, t);
         if (r < 0) {
-                target_stop(&m->env, t, false);
+                target_stop(&m->env, t, false, false);
                 target_free(t);
                 return set_error(error, r, "Cannot watch pid %d: %s", (int)req->pid, strerror(-r));
         }
@@ -116,7 +116,7 @@ static int handle_detach(struct manager *m, const struct ucred *peer,
         if (!t)
                 return set_error(error, -ESRCH, "Not attached to pid %d", (int)req->pid);
         if (!t->exited)
-                target_stop(&m->env, t, false);
+                target_stop(&m->env, t, false, true);
         cJSON_AddItemToObject(reply, F_TARGET, target_to_json(t));
         log_info("Detached from pid %d (%s)", (int)t->pid, t->comm);
         manager_remove_target(m, t);

@@ -69,7 +69,7 @@ static int on_target_exit(sd_event_source *s, int fd, uint32_t revents, void *us
 
         log_info("Target pid %d (%s) exited; keeping its last report", (int)t->pid, t->comm);
         /* Its last mappings are kept in t->modules: the exited target's stacks still resolve. */
-        target_stop(&m->env, t, true);
+        target_stop(&m->env, t, true, true);
         t->exited = true;
         t->exited_usec = realtime_usec();
         notify_status(m);
@@ -324,7 +324,7 @@ struct manager *manager_free(struct manager *m)
                 return NULL;
         for (size_t i = 0; i < m->n_targets; i++) {
                 if (!m->targets[i]->exited)
-                        target_stop(&m->env, m->targets[i], false);
+                        target_stop(&m->env, m->targets[i], false, false);
                 target_free(m->targets[i]);
         }
         free(m->targets);

@@ -3,6 +3,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -174,6 +175,88 @@ static int probe_libc(const struct target_env *env, struct target *t, char **err
                          "allocator with --obj", (int)t->pid, t->comm);
 }
 
+static void destroy_links(struct target *t)
+{
+        for (size_t i = 0; i < t->n_links; i++)
+                bpf_link__destroy(t->links[i]);
+        free(t->links);
+        t->links = NULL;
+        t->n_links = 0;
+}
+
+struct link_batch {
+        pid_t pid;
+        struct bpf_link **links;
+        size_t n;
+};
+
+/* Pids whose links are still being destroyed in the background. */
+static pthread_mutex_t pending_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t pending_done = PTHREAD_COND_INITIALIZER;
+static unsigned pending_count[1024];    /* by pid % 1024: a collision only waits a little longer */
+
+static void *destroy_link_batch(void *userdata)
+{
+        struct link_batch *b = userdata;
+
+        for (size_t i = 0; i < b->n; i++)
+                bpf_link__destroy(b->links[i]);
+        pthread_mutex_lock(&pending_lock);
+        pending_count[b->pid % ELEMENTSOF(pending_count)]--;
+        pthread_cond_broadcast(&pending_done);
+        pthread_mutex_unlock(&pending_lock);
+        free(b->links);
+        free(b);
+        return NULL;
+}
+
+/* A new attach to a pid whose old probes are still going waits for them: two sets of probes on
+ * one process must never be live at once. Rare (re-attach within a second or two of a detach). */
+static void wait_for_pending_detach(pid_t pid)
+{
+        pthread_mutex_lock(&pending_lock);
+        while (pending_count[pid % ELEMENTSOF(pending_count)] > 0)
+                pthread_cond_wait(&pending_done, &pending_lock);
+        pthread_mutex_unlock(&pending_lock);
+}
+
+/* Unregistering a uprobe waits for an RCU grace period (~0.1 s each): a target's twenty take
+ * seconds, which the event loop must not spend. BPF already ignores the target (its entry in the
+ * targets map is gone), so the links can go in the background. */
+static void destroy_links_in_background(struct target *t)
+{
+        struct link_batch *b;
+        pthread_attr_t attr;
+        pthread_t thread;
+        int r;
+
+        if (t->n_links == 0)
+                return;
+        b = malloc(sizeof(*b));
+        if (!b) {
+                destroy_links(t);
+                return;
+        }
+        *b = (struct link_batch) { .pid = t->pid, .links = t->links, .n = t->n_links };
+        pthread_mutex_lock(&pending_lock);
+        pending_count[t->pid % ELEMENTSOF(pending_count)]++;
+        pthread_mutex_unlock(&pending_lock);
+        pthread_attr_init(&attr);
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        r = pthread_create(&thread, &attr, destroy_link_batch, b);
+        pthread_attr_destroy(&attr);
+        if (r != 0) {
+                pthread_mutex_lock(&pending_lock);
+                pending_count[t->pid % ELEMENTSOF(pending_count)]--;
+                pthread_mutex_unlock(&pending_lock);
+                free(b);
+                destroy_links(t);       /* the slow way, but done */
+                return;
+        }
+        t->links = NULL;
+        t->n_links = 0;
+}
+
 int target_attach(const struct target_env *env, const struct target_attach_params *p,
                   struct target **ret, char **error)
 {
@@ -186,6 +269,7 @@ int target_attach(const struct target_env *env, const struct target_attach_param
                 return set_error(error, -ENOMEM, "Out of memory");
         t->pid = p->pid;
         t->filter = p->filter;
+        wait_for_pending_detach(p->pid);
         t->pidfd = syscall(SYS_pidfd_open, p->pid, 0);
         if (t->pidfd < 0) {
                 r = errno == ESRCH ? set_error(error, -ESRCH, "No process with pid %d", (int)p->pid)
@@ -223,21 +307,15 @@ fail:
         return r;
 }
 
-static void destroy_links(struct target *t)
-{
-        for (size_t i = 0; i < t->n_links; i++)
-                bpf_link__destroy(t->links[i]);
-        free(t->links);
-        t->links = NULL;
-        t->n_links = 0;
-}
-
-void target_stop(const struct target_env *env, struct target *t, bool freeze)
+void target_stop(const struct target_env *env, struct target *t, bool freeze, bool background)
 {
         int r;
 
         bpf_map_delete_elem(bpf_loader_targets_fd(env->skel), &(__u32){ t->pid });
-        destroy_links(t);
+        if (background)
+                destroy_links_in_background(t);
+        else
+                destroy_links(t);
         if (freeze) {
                 r = stack_collect_freeze(env->skel, &env->limits, t->pid, &t->frozen);
                 if (r < 0)

@@ -60,8 +60,9 @@ struct target_env {
 int target_attach(const struct target_env *env, const struct target_attach_params *p,
                   struct target **ret, char **error);
 
-/* Stop tracing: BPF stops recording it, links go, its map entries are purged. With freeze,
- * its outstanding allocations are copied first (the target exited: keep its last report). */
-void target_stop(const struct target_env *env, struct target *t, bool freeze);
+/* Stop tracing: BPF stops recording it, links go (in a background thread with background, so
+ * the caller does not wait for the kernel), its map entries are purged. With freeze, its
+ * outstanding allocations are copied first (the target exited: keep its last report). */
+void target_stop(const struct target_env *env, struct target *t, bool freeze, bool background);
 
 struct target *target_free(struct target *t);
