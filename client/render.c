@@ -156,10 +156,7 @@ static void print_status_target(FILE *f, const cJSON *t)
         fputs("  ", f);
         print_target_name(f, t);
         fputs("): ", f);
-        if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(t, "exited")))
-                fputs("exited, attached ", f);
-        else
-                fputs("attached ", f);
+        fputs("attached ", f);
         print_duration(f, get_u64(t, "attached_s"));
         fprintf(f, " ago, %s allocator", str_or(get_str(t, "allocator"), "unknown"));
         if (reason)

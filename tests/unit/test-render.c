@@ -166,7 +166,7 @@ static void render_status_lists_daemon_targets_and_counters(void)
                        "  pid 1234 (leaky): attached 10s ago, glibc allocator "
                        "(/lib/libc.so.6 is mapped by the process), 10 snapshots\n"
                        "    /lib/libc.so.6: 10 probes\n"
-                       "  pid 77 (gone, exited): exited, attached 1d 1h 1m 1s ago, objects allocator, 1 snapshot\n"
+                       "  pid 77 (gone, exited): attached 1d 1h 1m 1s ago, objects allocator, 1 snapshot\n"
                        "    /a.so: 1 probe\n"
                        "Counters: allocs=100 frees=90 allocs_filtered=0\n"
                        "Lost events: inflight_stale=4\n");
