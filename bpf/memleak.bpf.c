@@ -10,8 +10,7 @@
 #define ENOMEM 12
 #define EEXIST 17
 
-/* Pid namespace whose pids the daemon sees (0/0: use host pids). Set before load. */
-const volatile __u64 pidns_dev = 0;
+/* Inode of the pid namespace whose pids the daemon sees; 0: the initial one (host pids). */
 const volatile __u64 pidns_ino = 0;
 
 struct {
@@ -65,16 +64,36 @@ static __always_inline void count(enum memleak_counter c)
                 *v += 1;        /* per-CPU slot: no atomics needed */
 }
 
-/* The calling process's tgid as the daemon sees it; 0 if it is outside the daemon's pid namespace. */
+#define MAX_PIDNS_LEVEL 32
+
+/* The calling process's tgid as the daemon sees it; 0 if the daemon cannot see it.
+ * bpf_get_ns_current_pid_tgid() only answers for tasks whose own pid namespace is the daemon's,
+ * not for those in containers below it, so walk the leader's struct pid levels instead: its
+ * number at the level whose namespace is the daemon's is the pid the daemon knows. */
 static __always_inline __u32 current_tgid(void)
 {
-        struct bpf_pidns_info ns = {};
+        struct task_struct *task;
+        struct pid *pid;
+        unsigned int level;
 
         if (pidns_ino == 0)
                 return bpf_get_current_pid_tgid() >> 32;
-        if (bpf_get_ns_current_pid_tgid(pidns_dev, pidns_ino, &ns, sizeof(ns)))
+        task = (struct task_struct *)bpf_get_current_task();
+        pid = BPF_CORE_READ(task, group_leader, thread_pid);
+        if (!pid)
                 return 0;
-        return ns.tgid;
+        level = BPF_CORE_READ(pid, level);
+        for (unsigned int i = 0; i < MAX_PIDNS_LEVEL; i++) {
+                struct upid up;
+
+                if (i > level)
+                        break;
+                if (bpf_core_read(&up, sizeof(up), &pid->numbers[i]))
+                        return 0;
+                if (BPF_CORE_READ(up.ns, ns.inum) == pidns_ino)
+                        return up.nr;
+        }
+        return 0;
 }
 
 static __always_inline void combined_add(__u32 tgid, __s64 stack_id, __u64 size)

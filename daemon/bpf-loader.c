@@ -9,6 +9,9 @@
 #include "macro.h"
 #include "memleak.skel.h"
 
+/* The initial pid namespace's inode number (include/linux/proc_ns.h). */
+#define PROC_PID_INIT_INO 0xEFFFFFFCU
+
 static const char *const counter_names[_COUNTER_MAX] = {
         [COUNTER_ALLOCS] = "allocs",
         [COUNTER_FREES] = "frees",
@@ -59,10 +62,10 @@ struct memleak_bpf *bpf_loader_open_and_load(const struct bpf_sizes *sizes)
         }
         /* Report pids as this daemon's pid namespace sees them (it may run in a container). */
         if (stat("/proc/self/ns/pid", &st) == 0) {
-                skel->rodata->pidns_dev = st.st_dev;
-                skel->rodata->pidns_ino = st.st_ino;
+                if (st.st_ino != PROC_PID_INIT_INO)
+                        skel->rodata->pidns_ino = st.st_ino;
         } else
-                log_warning_errno(errno, "Cannot stat /proc/self/ns/pid, using host pids: %m");
+                log_warning_errno(errno, "Cannot stat /proc/self/ns/pid, assuming host pids: %m");
 
         if ((r = bpf_map__set_max_entries(skel->maps.targets, sizes->max_targets)) < 0 ||
             (r = bpf_map__set_max_entries(skel->maps.allocs, sizes->max_allocs)) < 0 ||

@@ -259,10 +259,12 @@ class Daemon:
 class LeakProgram:
     """A leaking test program from tests/programs, driven over its stdin/stdout handshake."""
 
-    def __init__(self, name):
+    def __init__(self, name, command=None):
+        """command: run it instead of the program itself (e.g. a namespace wrapper that execs the
+        program); the traced pid is then the program's, found with find_pid."""
         self.name = name
         self.path = os.path.join(PROGRAMS_DIR, name)
-        self.proc = subprocess.Popen([self.path], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        self.proc = subprocess.Popen(command or [self.path], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE)
         self.pid = self.proc.pid
         self.buffer = b''
