@@ -162,6 +162,23 @@ class LifecycleTest(harness.DaemonTestCase):
         self.assertRegex(log, rf'(:{line_no}\b|line {line_no}\b)', f'line {line_no} not named:\n{log}')
         self.assertFalse(os.path.exists(daemon.socket_path))
 
+    def test_sighup_reloads_the_config_and_a_bad_one_is_refused_without_harm(self):
+        daemon = self.start_daemon()
+        self.assertEqual(daemon.status()['snapshot_interval_ms'], harness.TEST_CONFIG['snapshot_interval_ms'])
+        settings = dict(harness.TEST_CONFIG, socket_path=daemon.socket_path, snapshot_interval_ms=250)
+        harness.write_config(daemon.config_path, settings)
+        daemon.proc.send_signal(signal.SIGHUP)
+        reloaded = harness.wait_until(lambda: daemon.status()['snapshot_interval_ms'] == 250, 10)
+        self.assertTrue(reloaded, f'interval not reloaded; stderr:\n{daemon.log()}')
+
+        # A broken file is reported and ignored: the daemon keeps serving with what it had.
+        harness.write_config(daemon.config_path, settings, ['ring_depth = lots'])
+        daemon.proc.send_signal(signal.SIGHUP)
+        self.assertTrue(harness.wait_until(lambda: 'Not reloading' in daemon.log(), 10), daemon.log())
+        self.assertIn('ring_depth', daemon.log())
+        self.assertEqual(daemon.status()['snapshot_interval_ms'], 250)
+        self.assertTrue(daemon.alive())
+
 
 if __name__ == '__main__':
     unittest.main(verbosity=2)
