@@ -35,6 +35,31 @@ class ThreadsTest(harness.DaemonTestCase):
         for counter in ('allocs_map_full', 'combined_map_full', 'inflight_map_full', 'inflight_stale'):
             self.assertEqual(report['lost'][counter], 0, f'lost: {report["lost"]}')
 
+    def test_full_allocs_map_counts_every_allocation_it_could_not_keep(self):
+        # 2468 leaked blocks into a map of 1024: the overflow is counted, never silently dropped,
+        # and nothing is invented: each function reports at most its ground truth.
+        daemon = self.start_daemon(config={'max_allocs': 1024})
+        program = self.start_program(PROGRAM)
+        daemon.attach(program.pid)
+        program.run_leaks()
+        report = daemon.report(pid=program.pid)
+        totals = harness.per_function(report, NAMES, pid=program.pid)
+        leaked = sum(count for _, count in LEAKS.values())
+        recorded = sum(t['allocs'] for name, t in totals.items() if name in LEAKS)
+        lost = report['lost']['allocs_map_full']
+        self.assertLessEqual(recorded, 1024, totals)
+        self.assertGreater(lost, 0, report['lost'])
+        self.assertGreaterEqual(recorded + lost, leaked, f'recorded {recorded} + lost {lost} < {leaked}')
+        for name, t in totals.items():
+            if name in LEAKS:
+                size, count = LEAKS[name]
+                self.assertLessEqual(t['allocs'], count, name)
+                self.assertEqual(t['bytes'], size * t['allocs'], name)
+        self.assertNotIn('churn_in_thread', totals, harness.format_stacks(report))
+        # the text report shows the loss to the person reading it
+        text = daemon.ctl_ok('report', '--pid', program.pid).stdout
+        self.assertIn(f'allocs_map_full={lost}', text)
+
 
 if __name__ == '__main__':
     unittest.main(verbosity=2)
