@@ -13,20 +13,9 @@
 #include "connection.h"
 #include "json-util.h"
 #include "macro.h"
+#include "util.h"
 
 #define READ_CHUNK_BYTES (64u * 1024u)
-
-static int set_error(char **error, int r, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int set_error(char **error, int r, const char *fmt, ...)
-{
-        va_list ap;
-
-        va_start(ap, fmt);
-        if (vasprintf(error, fmt, ap) < 0)
-                *error = NULL;
-        va_end(ap);
-        return r;
-}
 
 static int64_t now_ms(void)
 {
@@ -171,32 +160,32 @@ int connection_call(int fd, const struct memleak_request *req, int timeout_ms,
         if (!frame)
                 return -ENOMEM;
         if (frame_len > MEMLEAK_MAX_REQUEST_BYTES)
-                return set_error(ret_error, -E2BIG, "Request of %zu bytes exceeds the protocol's limit of %u bytes",
+                return error_set(ret_error, -E2BIG, "Request of %zu bytes exceeds the protocol's limit of %u bytes",
                                  frame_len, MEMLEAK_MAX_REQUEST_BYTES);
 
         /* If sending fails the daemon may still have answered (and closed): read that first. */
         r_send = send_all(fd, frame, frame_len, deadline_ms);
         if (r_send == -ETIMEDOUT)
-                return set_error(ret_error, r_send, "memleakd did not take the request within %d s",
+                return error_set(ret_error, r_send, "memleakd did not take the request within %d s",
                                  timeout_ms / 1000);
         r = read_line(fd, deadline_ms, &line, &line_len);
         if (r < 0 && r_send < 0)
-                return set_error(ret_error, r_send, "Cannot send the request to memleakd: %s", strerror(-r_send));
+                return error_set(ret_error, r_send, "Cannot send the request to memleakd: %s", strerror(-r_send));
         if (r == -ETIMEDOUT)
-                return set_error(ret_error, r, "No reply from memleakd within %d s", timeout_ms / 1000);
+                return error_set(ret_error, r, "No reply from memleakd within %d s", timeout_ms / 1000);
         if (r == -ECONNRESET)
-                return set_error(ret_error, r, "memleakd closed the connection without replying");
+                return error_set(ret_error, r, "memleakd closed the connection without replying");
         if (r == -E2BIG)
-                return set_error(ret_error, r, "Reply from memleakd larger than %u bytes", MEMLEAK_MAX_RESPONSE_BYTES);
+                return error_set(ret_error, r, "Reply from memleakd larger than %u bytes", MEMLEAK_MAX_RESPONSE_BYTES);
         if (r < 0)
-                return set_error(ret_error, r, "Cannot read the reply from memleakd: %s", strerror(-r));
+                return error_set(ret_error, r, "Cannot read the reply from memleakd: %s", strerror(-r));
 
         reply = cJSON_ParseWithLength(line, line_len);
         if (!reply)
-                return set_error(ret_error, -EBADMSG, "Malformed reply from memleakd (not JSON)");
+                return error_set(ret_error, -EBADMSG, "Malformed reply from memleakd (not JSON)");
         r = memleak_response_check(reply, r_req.id, &message);
         if (r < 0)
-                return set_error(ret_error, r, "%s", message);
+                return error_set(ret_error, r, "%s", message);
         *ret_reply = TAKE_PTR(reply);
         return 0;
 }

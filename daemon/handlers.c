@@ -8,6 +8,7 @@
 #include "bpf-loader.h"
 #include "handlers.h"
 #include "json-util.h"
+#include "util.h"
 #include "log.h"
 #include "manager.h"
 #include "protocol.h"
@@ -24,26 +25,6 @@ enum access {
 typedef int (*handler_fn)(struct manager *m, const struct ucred *peer,
                           const struct memleak_request *req, cJSON *reply, char **error);
 
-static int set_error(char **error, int r, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int set_error(char **error, int r, const char *fmt, ...)
-{
-        va_list ap;
-
-        va_start(ap, fmt);
-        if (vasprintf(error, fmt, ap) < 0)
-                *error = NULL;
-        va_end(ap);
-        return r;
-}
-
-static uint64_t realtime_usec(void)
-{
-        struct timespec ts;
-
-        clock_gettime(CLOCK_REALTIME, &ts);
-        return (uint64_t)ts.tv_sec * 1000000ull + ts.tv_nsec / 1000;
-}
-
 static cJSON *target_to_json(const struct target *t)
 {
         cJSON *o = cJSON_CreateObject(), *objs;
@@ -53,7 +34,7 @@ static cJSON *target_to_json(const struct target *t)
         cJSON_AddNumberToObject(o, "pid", t->pid);
         cJSON_AddStringToObject(o, "comm", t->comm);
         cJSON_AddBoolToObject(o, "exited", t->exited);
-        json_add_u64(o, "attached_s", (realtime_usec() - t->attached_usec) / 1000000);
+        json_add_u64(o, "attached_s", (now_realtime_usec() - t->attached_usec) / 1000000);
         json_add_string_or_null(o, "allocator", t->allocator);
         json_add_string_or_null(o, "allocator_reason", t->allocator_reason);
         objs = cJSON_AddArrayToObject(o, "objects");
@@ -85,11 +66,11 @@ static int handle_attach(struct manager *m, const struct ucred *peer,
         int r;
 
         if (t && !t->exited)
-                return set_error(error, -EEXIST, "Already attached to pid %d (%s)", (int)t->pid, t->comm);
+                return error_set(error, -EEXIST, "Already attached to pid %d (%s)", (int)t->pid, t->comm);
         if (manager_live_targets(m) >= m->config.max_targets)
-                return set_error(error, -ENOSPC, "Already tracing %u processes (max_targets)", m->config.max_targets);
+                return error_set(error, -ENOSPC, "Already tracing %u processes (max_targets)", m->config.max_targets);
         if (p.filter.max_size && p.filter.min_size > p.filter.max_size)
-                return set_error(error, -EINVAL, "min_size is larger than max_size");
+                return error_set(error, -EINVAL, "min_size is larger than max_size");
         r = target_attach(&m->env, &p, &t, error);
         if (r < 0) {
                 log_info("Refused to attach to pid %d for uid %u: %s", (int)req->pid, (unsigned)peer->uid,
@@ -100,7 +81,7 @@ static int handle_attach(struct manager *m, const struct ucred *peer,
         if (r < 0) {
                 target_stop(&m->env, t, false, false);
                 target_free(t);
-                return set_error(error, r, "Cannot watch pid %d: %s", (int)req->pid, strerror(-r));
+                return error_set(error, r, "Cannot watch pid %d: %s", (int)req->pid, strerror(-r));
         }
         log_info("Attached to pid %d (%s) for uid %u: %s allocator, %zu object(s)", (int)t->pid, t->comm,
                  (unsigned)peer->uid, t->allocator, t->n_objects);
@@ -114,7 +95,7 @@ static int handle_detach(struct manager *m, const struct ucred *peer,
         struct target *t = manager_find_target(m, req->pid);
 
         if (!t)
-                return set_error(error, -ESRCH, "Not attached to pid %d", (int)req->pid);
+                return error_set(error, -ESRCH, "Not attached to pid %d", (int)req->pid);
         if (!t->exited)
                 target_stop(&m->env, t, false, true);
         cJSON_AddItemToObject(reply, F_TARGET, target_to_json(t));
@@ -144,7 +125,7 @@ static int handle_status(struct manager *m, const struct ucred *peer,
         cJSON *arr;
 
         cJSON_AddStringToObject(reply, "version", MEMLEAKD_VERSION);
-        json_add_u64(reply, "uptime_s", (realtime_usec() - m->started_usec) / 1000000);
+        json_add_u64(reply, "uptime_s", (now_realtime_usec() - m->started_usec) / 1000000);
         json_add_u64(reply, "snapshot_interval_ms", m->config.snapshot_interval_ms);
         json_add_u64(reply, "ring_depth", m->config.ring_depth);
         arr = cJSON_AddArrayToObject(reply, "targets");
@@ -222,11 +203,11 @@ static int handle_report(struct manager *m, const struct ucred *peer,
         int r;
 
         if (req->has_pid && !manager_find_target(m, req->pid))
-                return set_error(error, -ESRCH, "Not attached to pid %d", (int)req->pid);
+                return error_set(error, -ESRCH, "Not attached to pid %d", (int)req->pid);
         rts = calloc(MAX(m->n_targets, (size_t)1), sizeof(*rts));
         live = calloc(MAX(m->n_targets, (size_t)1), sizeof(*live));
         if (!rts || !live)
-                return set_error(error, -ENOMEM, "Out of memory");
+                return error_set(error, -ENOMEM, "Out of memory");
         for (size_t i = 0; i < m->n_targets; i++) {
                 struct target *t = m->targets[i];
 
@@ -244,7 +225,7 @@ static int handle_report(struct manager *m, const struct ucred *peer,
                         if (r >= 0)
                                 r = append_rows(&rows, &frozen);
                         if (r < 0)
-                                return set_error(error, r, "Cannot build the report: %s", strerror(-r));
+                                return error_set(error, r, "Cannot build the report: %s", strerror(-r));
                 }
         }
         if (n_live > 0) {
@@ -254,19 +235,19 @@ static int handle_report(struct manager *m, const struct ucred *peer,
                 if (r >= 0)
                         r = append_rows(&rows, &fresh);
                 if (r < 0)
-                        return set_error(error, r, "Cannot read the BPF maps: %s", strerror(-r));
+                        return error_set(error, r, "Cannot read the BPF maps: %s", strerror(-r));
         }
         lost = counters_to_json(m, true);
         report = report_build(&rows, rts, n_rts, &(struct report_params) {
                 .top = req->top,
                 .min_age_s = req->min_age_s,
-                .generated_at = realtime_usec() / 1000000,
+                .generated_at = now_realtime_usec() / 1000000,
                 .lost = lost,
                 .resolve = resolve_frame,
                 .userdata = &ctx,
         });
         if (!report)
-                return set_error(error, -ENOMEM, "Out of memory");
+                return error_set(error, -ENOMEM, "Out of memory");
         cJSON_AddItemToObject(reply, F_REPORT, report);
         return 0;
 }

@@ -11,20 +11,13 @@
 #include "handlers.h"
 #include "log.h"
 #include "macro.h"
+#include "util.h"
 #include "manager.h"
 #include "mounts.h"
 #include "server.h"
 #include "snapshot.h"
 #include "stack-collect.h"
 #include "symbolize.h"
-
-static uint64_t realtime_usec(void)
-{
-        struct timespec ts;
-
-        clock_gettime(CLOCK_REALTIME, &ts);
-        return (uint64_t)ts.tv_sec * 1000000ull + ts.tv_nsec / 1000;
-}
 
 static void notify_status(struct manager *m)
 {
@@ -71,7 +64,7 @@ static int on_target_exit(sd_event_source *s, int fd, uint32_t revents, void *us
         /* Its last mappings are kept in t->modules: the exited target's stacks still resolve. */
         target_stop(&m->env, t, true, true);
         t->exited = true;
-        t->exited_usec = realtime_usec();
+        t->exited_usec = now_realtime_usec();
         notify_status(m);
         return 0;
 }
@@ -124,7 +117,7 @@ static void take_snapshots(struct manager *m)
         _cleanup_(stack_rows_done) struct stack_rows rows = {};
         _cleanup_free_ pid_t *pids = NULL;
         size_t n = 0;
-        uint64_t now = realtime_usec();
+        uint64_t now = now_realtime_usec();
         int r;
 
         pids = calloc(MAX(m->n_targets, (size_t)1), sizeof(pid_t));
@@ -245,7 +238,7 @@ int manager_new(struct memleakd_config *config, const char *config_path, struct 
                 r = -ENOMEM;
                 goto fail;
         }
-        m->started_usec = realtime_usec();
+        m->started_usec = now_realtime_usec();
 
         r = sd_event_default(&m->event);
         if (r < 0) {

@@ -14,6 +14,7 @@
 #include "json-util.h"
 #include "log.h"
 #include "macro.h"
+#include "util.h"
 #include "protocol.h"
 #include "server.h"
 
@@ -324,19 +325,6 @@ unsigned server_connections(const struct server *s)
         return s->n_conns;
 }
 
-static int set_error(char **error, int r, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int set_error(char **error, int r, const char *fmt, ...)
-{
-        va_list ap;
-
-        errno = -r;
-        va_start(ap, fmt);
-        if (vasprintf(error, fmt, ap) < 0)
-                *error = NULL;
-        va_end(ap);
-        return r;
-}
-
 static int ensure_socket_dir(const char *path, char **error)
 {
         _cleanup_free_ char *dir = strdup(path);
@@ -350,13 +338,13 @@ static int ensure_socket_dir(const char *path, char **error)
                 return 0;
         *slash = 0;
         if (mkdir(dir, 0755) < 0 && errno != EEXIST)
-                return set_error(error, -errno, "Cannot create %s: %m", dir);
+                return error_set(error, -errno, "Cannot create %s: %m", dir);
         if (stat(dir, &st) < 0)
-                return set_error(error, -errno, "Cannot stat %s: %m", dir);
+                return error_set(error, -errno, "Cannot stat %s: %m", dir);
         if (!S_ISDIR(st.st_mode))
-                return set_error(error, -ENOTDIR, "%s is not a directory", dir);
+                return error_set(error, -ENOTDIR, "%s is not a directory", dir);
         if ((st.st_mode & 0002) && !(st.st_mode & S_ISVTX))
-                return set_error(error, -EPERM, "%s is writable by everyone: refusing to put the socket there", dir);
+                return error_set(error, -EPERM, "%s is writable by everyone: refusing to put the socket there", dir);
         return 0;
 }
 
@@ -369,38 +357,38 @@ int server_open_listen_fd(const char *path, mode_t mode, const char *group, char
         *error = NULL;
         n = sd_listen_fds(true);
         if (n > 1)
-                return set_error(error, -EINVAL, "Expected one socket from systemd, got %d", n);
+                return error_set(error, -EINVAL, "Expected one socket from systemd, got %d", n);
         if (n == 1) {
                 fd = SD_LISTEN_FDS_START;
                 if (sd_is_socket_unix(fd, SOCK_STREAM, 1, NULL, 0) <= 0)
-                        return set_error(error, -EINVAL, "The socket systemd passed is not a listening stream Unix socket");
+                        return error_set(error, -EINVAL, "The socket systemd passed is not a listening stream Unix socket");
                 if (fcntl(fd, F_SETFD, FD_CLOEXEC) < 0 || fcntl(fd, F_SETFL, O_NONBLOCK) < 0)
-                        return set_error(error, -errno, "Cannot set up the passed socket: %m");
+                        return error_set(error, -errno, "Cannot set up the passed socket: %m");
                 return TAKE_FD(fd);
         }
         if (strlen(path) >= sizeof(sa.sun_path))
-                return set_error(error, -ENAMETOOLONG, "Socket path %s is too long", path);
+                return error_set(error, -ENAMETOOLONG, "Socket path %s is too long", path);
         r = ensure_socket_dir(path, error);
         if (r < 0)
                 return r;
         strcpy(sa.sun_path, path);
         fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
         if (fd < 0)
-                return set_error(error, -errno, "Cannot create a socket: %m");
+                return error_set(error, -errno, "Cannot create a socket: %m");
         (void)unlink(path);     /* a stale socket from an earlier run */
         if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
-                return set_error(error, -errno, "Cannot bind %s: %m", path);
+                return error_set(error, -errno, "Cannot bind %s: %m", path);
         if (chmod(path, mode) < 0)
-                return set_error(error, -errno, "Cannot chmod %s: %m", path);
+                return error_set(error, -errno, "Cannot chmod %s: %m", path);
         if (group) {
                 struct group *g = getgrnam(group);
 
                 if (!g)
-                        return set_error(error, -ENOENT, "Unknown socket group '%s'", group);
+                        return error_set(error, -ENOENT, "Unknown socket group '%s'", group);
                 if (chown(path, 0, g->gr_gid) < 0)
-                        return set_error(error, -errno, "Cannot chown %s: %m", path);
+                        return error_set(error, -errno, "Cannot chown %s: %m", path);
         }
         if (listen(fd, SOMAXCONN) < 0)
-                return set_error(error, -errno, "Cannot listen on %s: %m", path);
+                return error_set(error, -errno, "Cannot listen on %s: %m", path);
         return TAKE_FD(fd);
 }

@@ -7,6 +7,7 @@
 #include <time.h>
 #include "bpf-loader.h"
 #include "macro.h"
+#include "util.h"
 #include "map-read.h"
 #include "stack-collect.h"
 
@@ -112,14 +113,6 @@ static int rows_append(struct stack_rows *r, size_t *cap, pid_t pid, int64_t sta
         return 0;
 }
 
-static uint64_t monotonic_ns(void)
-{
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
-
 static int collect_combined(struct memleak_bpf *skel, const struct map_limits *lim,
                             const pid_t *pids, size_t n_pids, struct stack_rows *ret)
 {
@@ -154,7 +147,7 @@ static int collect_allocs(struct memleak_bpf *skel, const struct map_limits *lim
 {
         _cleanup_(map_dump_done) struct map_dump d = {};
         struct stack_rows rows = {};
-        uint64_t now = monotonic_ns();
+        uint64_t now = (now_monotonic_usec() * 1000);
         size_t cap = 0;
         int r;
 
@@ -294,7 +287,7 @@ int stack_collect_frozen(const struct frozen_target *f, pid_t pid, uint64_t min_
                          struct stack_rows *ret)
 {
         struct stack_rows rows = {};
-        uint64_t now = monotonic_ns();
+        uint64_t now = (now_monotonic_usec() * 1000);
         size_t cap = 0;
         int r;
 

@@ -14,29 +14,10 @@
 #include "bpf-loader.h"
 #include "log.h"
 #include "macro.h"
+#include "util.h"
 #include "snapshot.h"
 #include "symbolize.h"
 #include "targets.h"
-
-static int set_error(char **error, int r, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int set_error(char **error, int r, const char *fmt, ...)
-{
-        va_list ap;
-
-        va_start(ap, fmt);
-        if (vasprintf(error, fmt, ap) < 0)
-                *error = NULL;
-        va_end(ap);
-        return r;
-}
-
-static uint64_t realtime_usec(void)
-{
-        struct timespec ts;
-
-        clock_gettime(CLOCK_REALTIME, &ts);
-        return (uint64_t)ts.tv_sec * 1000000ull + ts.tv_nsec / 1000;
-}
 
 static void read_comm(pid_t pid, char comm[17])
 {
@@ -74,11 +55,11 @@ static int probe_object(const struct target_env *env, struct target *t, int fd, 
 
         r = alloc_sites_find(fd, &sites);
         if (r == -ENOEXEC)
-                return set_error(error, -EINVAL, "%s is not an ELF object", path);
+                return error_set(error, -EINVAL, "%s is not an ELF object", path);
         if (r < 0)
-                return set_error(error, r, "Cannot read the symbols of %s: %s", path, strerror(-r));
+                return error_set(error, r, "Cannot read the symbols of %s: %s", path, strerror(-r));
         if (sites.n == 0)
-                return set_error(error, -EINVAL, "%s defines none of the allocator functions "
+                return error_set(error, -EINVAL, "%s defines none of the allocator functions "
                                  "(malloc, free, ...)", path);
 
         /* The kernel resolves this to the very file we opened, whatever namespace it lives in. */
@@ -89,22 +70,22 @@ static int probe_object(const struct target_env *env, struct target *t, int fd, 
                                                sites.sites[i].file_offset, links);
 
                 if (n < 0)
-                        return set_error(error, n, "Cannot place a uprobe on %s in %s for pid %d: %s",
+                        return error_set(error, n, "Cannot place a uprobe on %s in %s for pid %d: %s",
                                          sites.sites[i].name, path, (int)t->pid, strerror(-n));
                 r = add_links(t, links, n);
                 if (r < 0) {
                         for (int j = 0; j < n; j++)
                                 bpf_link__destroy(links[j]);
-                        return set_error(error, r, "Out of memory");
+                        return error_set(error, r, "Out of memory");
                 }
         }
         no = realloc(t->objects, (t->n_objects + 1) * sizeof(*no));
         if (!no)
-                return set_error(error, -ENOMEM, "Out of memory");
+                return error_set(error, -ENOMEM, "Out of memory");
         t->objects = no;
         t->objects[t->n_objects] = (struct target_object) { .path = strdup(path), .probes = sites.n };
         if (!t->objects[t->n_objects].path)
-                return set_error(error, -ENOMEM, "Out of memory");
+                return error_set(error, -ENOMEM, "Out of memory");
         t->n_objects++;
         return 0;
 }
@@ -136,13 +117,13 @@ static int probe_named_objects(const struct target_env *env, struct target *t,
 
                 fd = module_open_in_target(t->pid, p->objs[i], 0, 0, 0, 0);
                 if (fd < 0)
-                        return set_error(error, fd == -ENOENT ? -ENOENT : -EINVAL,
+                        return error_set(error, fd == -ENOENT ? -ENOENT : -EINVAL,
                                          "Cannot open %s as pid %d sees it: %s",
                                          p->objs[i], (int)t->pid, strerror(-fd));
                 if (fstat(fd, &st) < 0)
-                        return set_error(error, -errno, "Cannot stat %s: %m", p->objs[i]);
+                        return error_set(error, -errno, "Cannot stat %s: %m", p->objs[i]);
                 if (!find_mapping_of(&t->modules, st.st_dev, st.st_ino))
-                        return set_error(error, -EINVAL, "%s is not mapped by pid %d (%s)",
+                        return error_set(error, -EINVAL, "%s is not mapped by pid %d (%s)",
                                          p->objs[i], (int)t->pid, t->comm);
                 r = probe_object(env, t, fd, p->objs[i], error);
                 if (r < 0)
@@ -163,7 +144,7 @@ static int probe_libc(const struct target_env *env, struct target *t, char **err
                         continue;
                 fd = module_open_in_target(t->pid, m->path, m->dev, m->ino, m->start, m->end);
                 if (fd < 0)
-                        return set_error(error, fd, "Cannot open %s mapped by pid %d: %s",
+                        return error_set(error, fd, "Cannot open %s mapped by pid %d: %s",
                                          m->path, (int)t->pid, strerror(-fd));
                 r = probe_object(env, t, fd, m->path, error);
                 if (r < 0)
@@ -171,7 +152,7 @@ static int probe_libc(const struct target_env *env, struct target *t, char **err
                 t->allocator = "glibc";
                 return asprintf(&t->allocator_reason, "%s is mapped by the process", m->path) < 0 ? -ENOMEM : 0;
         }
-        return set_error(error, -ENOENT, "pid %d (%s) maps no libc; name the object that holds its "
+        return error_set(error, -ENOENT, "pid %d (%s) maps no libc; name the object that holds its "
                          "allocator with --obj", (int)t->pid, t->comm);
 }
 
@@ -266,26 +247,26 @@ int target_attach(const struct target_env *env, const struct target_attach_param
         *error = NULL;
         t = calloc(1, sizeof(*t));
         if (!t)
-                return set_error(error, -ENOMEM, "Out of memory");
+                return error_set(error, -ENOMEM, "Out of memory");
         t->pid = p->pid;
         t->filter = p->filter;
         wait_for_pending_detach(p->pid);
         t->pidfd = syscall(SYS_pidfd_open, p->pid, 0);
         if (t->pidfd < 0) {
-                r = errno == ESRCH ? set_error(error, -ESRCH, "No process with pid %d", (int)p->pid)
-                                   : set_error(error, -errno, "Cannot open pid %d: %m", (int)p->pid);
+                r = errno == ESRCH ? error_set(error, -ESRCH, "No process with pid %d", (int)p->pid)
+                                   : error_set(error, -errno, "Cannot open pid %d: %m", (int)p->pid);
                 goto fail;
         }
         read_comm(p->pid, t->comm);
         r = module_map_refresh(&t->modules, p->pid, env->syms);
         if (r < 0) {
-                r = set_error(error, r == -ENOENT ? -ESRCH : r, "Cannot read the mappings of pid %d: %s",
+                r = error_set(error, r == -ENOENT ? -ESRCH : r, "Cannot read the mappings of pid %d: %s",
                               (int)p->pid, strerror(-r));
                 goto fail;
         }
         r = snapshot_ring_new(p->ring_depth, &t->ring);
         if (r < 0) {
-                r = set_error(error, r, "Out of memory");
+                r = error_set(error, r, "Out of memory");
                 goto fail;
         }
         r = p->n_objs > 0 ? probe_named_objects(env, t, p, error) : probe_libc(env, t, error);
@@ -293,16 +274,16 @@ int target_attach(const struct target_env *env, const struct target_attach_param
                 goto fail;
         /* From here on BPF records this process. */
         if (bpf_map_update_elem(bpf_loader_targets_fd(env->skel), &(__u32){ p->pid }, &t->filter, BPF_NOEXIST) < 0) {
-                r = errno == E2BIG ? set_error(error, -ENOSPC, "Too many targets") :
-                                     set_error(error, -errno, "Cannot register pid %d: %m", (int)p->pid);
+                r = errno == E2BIG ? error_set(error, -ENOSPC, "Too many targets") :
+                                     error_set(error, -errno, "Cannot register pid %d: %m", (int)p->pid);
                 goto fail;
         }
-        t->attached_usec = realtime_usec();
+        t->attached_usec = now_realtime_usec();
         *ret = t;
         return 0;
 fail:
         if (!*error)
-                set_error(error, r, "%s", strerror(-r));
+                error_set(error, r, "%s", strerror(-r));
         target_free(t);
         return r;
 }

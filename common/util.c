@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: MIT */
+/* Small helpers both programs use: error messages for the caller, clocks. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <time.h>
+#include "util.h"
+
+int error_set(char **error, int r, const char *fmt, ...)
+{
+        va_list ap;
+
+        if (r < 0)
+                errno = -r;     /* for %m */
+        va_start(ap, fmt);
+        if (vasprintf(error, fmt, ap) < 0)
+                *error = NULL;
+        va_end(ap);
+        return r;
+}
+
+static uint64_t now_usec(clockid_t clock)
+{
+        struct timespec ts;
+
+        clock_gettime(clock, &ts);
+        return (uint64_t)ts.tv_sec * 1000000ull + (uint64_t)ts.tv_nsec / 1000;
+}
+
+uint64_t now_realtime_usec(void)
+{
+        return now_usec(CLOCK_REALTIME);
+}
+
+uint64_t now_monotonic_usec(void)
+{
+        return now_usec(CLOCK_MONOTONIC);
+}

@@ -1,0 +1,12 @@
+/* SPDX-License-Identifier: MIT */
+/* Small helpers both programs use: error messages for the caller, clocks. */
+#pragma once
+
+#include <stdint.h>
+
+/* Set *error to a malloc'd message (NULL if even that fails) and return r, the -errno; %m in
+ * fmt names -r. */
+int error_set(char **error, int r, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+uint64_t now_realtime_usec(void);
+uint64_t now_monotonic_usec(void);
