@@ -179,6 +179,26 @@ class LifecycleTest(harness.DaemonTestCase):
         self.assertEqual(daemon.status()['snapshot_interval_ms'], 250)
         self.assertTrue(daemon.alive())
 
+    def test_daemon_mounts_tracefs_and_bpffs_when_absent(self):
+        # A private mount namespace with neither mounted, as on a minimal host or in a container.
+        def command(d):
+            inner = ' '.join([harness.MEMLEAKD, '--config', d.config_path, '--socket', d.socket_path])
+            return ['unshare', '--mount', '--propagation', 'private', 'sh', '-c',
+                    'umount /sys/kernel/tracing 2>/dev/null; umount /sys/fs/bpf 2>/dev/null; '
+                    'if grep -qE " /sys/kernel/tracing | /sys/fs/bpf " /proc/self/mountinfo; then exit 99; fi; '
+                    f'exec {inner}']
+
+        daemon = self.start_daemon(command=command)
+        with open(f'/proc/{daemon.proc.pid}/mountinfo') as f:
+            mounts = {fields[4]: line.split(' - ')[1].split()[0]
+                      for line in f for fields in [line.split()]}
+        self.assertEqual(mounts.get('/sys/kernel/tracing'), 'tracefs', daemon.log())
+        self.assertEqual(mounts.get('/sys/fs/bpf'), 'bpf', daemon.log())
+        self.assertIn('Mounted tracefs on /sys/kernel/tracing', daemon.log())
+        # and it still traces
+        program = self.start_program('leak-exit')
+        self.assertEqual(daemon.attach(program.pid)['target']['pid'], program.pid)
+
 
 if __name__ == '__main__':
     unittest.main(verbosity=2)
