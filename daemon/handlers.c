@@ -119,6 +119,14 @@ static cJSON *counters_to_json(struct manager *m, bool losses)
         return o;
 }
 
+static bool combined_overflowed(struct manager *m)
+{
+        uint64_t totals[_COUNTER_MAX] = {};
+
+        return bpf_loader_read_counters(m->env.skel, totals) < 0 ||
+               totals[COUNTER_LOST_COMBINED_MAP_FULL] > 0;
+}
+
 static int handle_status(struct manager *m, const struct ucred *peer,
                          const struct memleak_request *req, cJSON *reply, char **error)
 {
@@ -231,7 +239,9 @@ static int handle_report(struct manager *m, const struct ucred *peer,
         if (n_live > 0) {
                 _cleanup_(stack_rows_done) struct stack_rows fresh = {};
 
-                r = stack_collect_live(m->env.skel, &m->env.limits, live, n_live, min_age_ns, &fresh);
+                /* Once the per-stack totals map overflowed, it misses stacks: sum the allocations. */
+                r = stack_collect_live(m->env.skel, &m->env.limits, live, n_live, min_age_ns,
+                                       combined_overflowed(m), &fresh);
                 if (r >= 0)
                         r = append_rows(&rows, &fresh);
                 if (r < 0)

@@ -181,12 +181,12 @@ int stack_collect_totals(struct memleak_bpf *skel, const struct map_limits *lim,
 }
 
 int stack_collect_live(struct memleak_bpf *skel, const struct map_limits *lim, const pid_t *pids,
-                       size_t n_pids, uint64_t min_age_ns, struct stack_rows *ret)
+                       size_t n_pids, uint64_t min_age_ns, bool from_allocs, struct stack_rows *ret)
 {
         struct stack_rows rows = {};
         int r;
 
-        if (min_age_ns == 0)
+        if (min_age_ns == 0 && !from_allocs)
                 r = collect_combined(skel, lim, pids, n_pids, &rows);
         else
                 r = collect_allocs(skel, lim, pids, n_pids, min_age_ns, &rows);

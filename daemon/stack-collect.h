@@ -40,10 +40,11 @@ struct map_limits {
         uint32_t max_inflight;
 };
 
-/* Rows for the live targets in pids[]. min_age_ns == 0 reads the per-stack totals; otherwise
- * the outstanding allocations at least that old (by bpf_ktime, CLOCK_MONOTONIC). */
+/* Rows for the live targets in pids[]. With min_age_ns == 0 and !from_allocs, the per-stack
+ * totals; otherwise the outstanding allocations (at least min_age_ns old, by bpf_ktime,
+ * CLOCK_MONOTONIC) summed per stack: slower, but exact even when the totals map overflowed. */
 int stack_collect_live(struct memleak_bpf *skel, const struct map_limits *lim, const pid_t *pids,
-                       size_t n_pids, uint64_t min_age_ns, struct stack_rows *ret);
+                       size_t n_pids, uint64_t min_age_ns, bool from_allocs, struct stack_rows *ret);
 
 /* Per-stack totals of pid only, without frames: what the snapshot ring keeps. */
 int stack_collect_totals(struct memleak_bpf *skel, const struct map_limits *lim,

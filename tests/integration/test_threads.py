@@ -60,6 +60,26 @@ class ThreadsTest(harness.DaemonTestCase):
         text = daemon.ctl_ok('report', '--pid', program.pid).stdout
         self.assertIn(f'allocs_map_full={lost}', text)
 
+    def test_overflowing_per_stack_totals_map_still_reports_exact_bytes(self):
+        # 41 * 31 = 1271 distinct stacks into a totals map of 1024: the overflow is counted and
+        # the report sums the outstanding allocations instead, so the totals stay exact.
+        daemon = self.start_daemon(config={'max_combined': 1024})
+        program = self.start_program('leak-many-stacks')
+        daemon.attach(program.pid)
+        program.run_leaks()
+        report = daemon.report(pid=program.pid)
+        self.assertGreater(report['lost']['combined_map_full'], 0, report['lost'])
+        target = report['targets'][0]
+        self.assertEqual((target['outstanding_bytes'], target['outstanding_allocs']), (1271 * 77, 1271), target)
+        # With 1271 stacks a stack-map bucket collision (EEXIST) is likely: such an allocation is
+        # still counted, under a visible stack error, once per collision.
+        totals = harness.per_function(report, {'descend_inner'}, pid=program.pid)
+        unavailable = sum(s['allocs'] for s in report['stacks'] if s['stack_error'])
+        self.assertEqual(unavailable, report['lost']['stack_eexist'], harness.format_stacks(report))
+        self.assertEqual(totals['descend_inner']['allocs'] + unavailable, 1271, f'lost: {report["lost"]}')
+        self.assertEqual(totals['descend_inner']['bytes'], 77 * totals['descend_inner']['allocs'])
+        self.assertEqual(len([s for s in report['stacks'] if not s['stack_error']]), 1271 - unavailable)
+
 
 if __name__ == '__main__':
     unittest.main(verbosity=2)
