@@ -5,6 +5,7 @@ packages=(
         meson ninja-build pkg-config gcc g++ clang llvm bpftool
         libbpf-dev libelf-dev libdw-dev zlib1g-dev libsystemd-dev libcjson-dev
         systemd python3 binutils elfutils
+        debootstrap systemd-container   # tests/e2e: boots a Debian root under systemd-nspawn
 )
 missing=()
 for p in "${packages[@]}"; do
