@@ -315,11 +315,13 @@ struct manager *manager_free(struct manager *m)
 {
         if (!m)
                 return NULL;
-        for (size_t i = 0; i < m->n_targets; i++) {
+        /* Each target's uprobes take the kernel a second or two to remove: do them all at once. */
+        for (size_t i = 0; i < m->n_targets; i++)
                 if (!m->targets[i]->exited)
-                        target_stop(&m->env, m->targets[i], false, false);
+                        target_stop(&m->env, m->targets[i], false, true);
+        target_wait_background_detaches();
+        for (size_t i = 0; i < m->n_targets; i++)
                 target_free(m->targets[i]);
-        }
         free(m->targets);
         server_free(m->server);
         sd_event_source_disable_unref(m->snapshot_timer);

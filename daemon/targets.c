@@ -191,6 +191,15 @@ static void *destroy_link_batch(void *userdata)
         return NULL;
 }
 
+void target_wait_background_detaches(void)
+{
+        pthread_mutex_lock(&pending_lock);
+        for (size_t i = 0; i < ELEMENTSOF(pending_count); i++)
+                while (pending_count[i] > 0)
+                        pthread_cond_wait(&pending_done, &pending_lock);
+        pthread_mutex_unlock(&pending_lock);
+}
+
 /* A new attach to a pid whose old probes are still going waits for them: two sets of probes on
  * one process must never be live at once. Rare (re-attach within a second or two of a detach). */
 static void wait_for_pending_detach(pid_t pid)

@@ -65,4 +65,7 @@ int target_attach(const struct target_env *env, const struct target_attach_param
  * outstanding allocations are copied first (the target exited: keep its last report). */
 void target_stop(const struct target_env *env, struct target *t, bool freeze, bool background);
 
+/* Wait until the links handed to background threads are all gone (at shutdown). */
+void target_wait_background_detaches(void);
+
 struct target *target_free(struct target *t);
