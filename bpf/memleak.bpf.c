@@ -256,6 +256,10 @@ static __always_inline int on_return(struct pt_regs *ctx)
         bpf_map_delete_elem(&inflight, &id);
 
         switch (state.kind) {
+        case ALLOC_KIND_DELETE:
+                /* The free it did inside was nested and ignored: account for the block here. */
+                record_free(tgid, state.arg);
+                return 0;
         case ALLOC_KIND_POSIX_MEMALIGN:
                 /* int posix_memalign(void **memptr, ...): 0 on success, then *memptr is the block. */
                 if ((int)rc != 0 || bpf_probe_read_user(&addr, sizeof(addr), (void *)state.arg)) {
@@ -344,6 +348,12 @@ SEC("uprobe")
 int BPF_KPROBE(pvalloc_entry, __u64 size) { return on_entry(ctx, ALLOC_KIND_PVALLOC, size, 0); }
 SEC("uprobe")
 int BPF_KPROBE(free_entry, __u64 ptr) { return on_free(ctx, ptr); }
+/* C++ operator new/delete in every form: they call malloc/free (or each other) inside, so they
+ * are outer calls whose return is where the caller's own frame is intact. */
+SEC("uprobe")
+int BPF_KPROBE(new_entry, __u64 size) { return on_entry(ctx, ALLOC_KIND_NEW, size, 0); }
+SEC("uprobe")
+int BPF_KPROBE(delete_entry, __u64 ptr) { return on_entry(ctx, ALLOC_KIND_DELETE, 0, ptr); }
 
 /* One return program serves every allocating kind: the in-flight state says which it was. */
 SEC("uretprobe")

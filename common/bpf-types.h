@@ -23,6 +23,8 @@ enum alloc_kind {
         ALLOC_KIND_VALLOC,
         ALLOC_KIND_PVALLOC,
         ALLOC_KIND_FREE,
+        ALLOC_KIND_NEW,                 /* C++ operator new / new[], every form: size first */
+        ALLOC_KIND_DELETE,              /* C++ operator delete / delete[], every form: pointer first */
         _ALLOC_KIND_MAX,
 };
 

@@ -17,6 +17,46 @@ static const char *const kind_names[_ALLOC_KIND_MAX] = {
         [ALLOC_KIND_VALLOC] = "valloc",
         [ALLOC_KIND_PVALLOC] = "pvalloc",
         [ALLOC_KIND_FREE] = "free",
+        [ALLOC_KIND_NEW] = "operator new",
+        [ALLOC_KIND_DELETE] = "operator delete",
+};
+
+/* Every symbol we probe, and what it does. The C++ operators take the size (new) or the pointer
+ * (delete) first in every form: nothrow, std::align_val_t, sized, and their combinations. */
+static const struct {
+        const char *symbol;
+        enum alloc_kind kind;
+} entry_points[] = {
+        { "malloc", ALLOC_KIND_MALLOC },
+        { "calloc", ALLOC_KIND_CALLOC },
+        { "realloc", ALLOC_KIND_REALLOC },
+        { "reallocarray", ALLOC_KIND_REALLOCARRAY },
+        { "posix_memalign", ALLOC_KIND_POSIX_MEMALIGN },
+        { "aligned_alloc", ALLOC_KIND_ALIGNED_ALLOC },
+        { "memalign", ALLOC_KIND_MEMALIGN },
+        { "valloc", ALLOC_KIND_VALLOC },
+        { "pvalloc", ALLOC_KIND_PVALLOC },
+        { "free", ALLOC_KIND_FREE },
+        { "_Znwm", ALLOC_KIND_NEW },                                    /* new(size_t) */
+        { "_Znam", ALLOC_KIND_NEW },                                    /* new[](size_t) */
+        { "_ZnwmRKSt9nothrow_t", ALLOC_KIND_NEW },
+        { "_ZnamRKSt9nothrow_t", ALLOC_KIND_NEW },
+        { "_ZnwmSt11align_val_t", ALLOC_KIND_NEW },
+        { "_ZnamSt11align_val_t", ALLOC_KIND_NEW },
+        { "_ZnwmSt11align_val_tRKSt9nothrow_t", ALLOC_KIND_NEW },
+        { "_ZnamSt11align_val_tRKSt9nothrow_t", ALLOC_KIND_NEW },
+        { "_ZdlPv", ALLOC_KIND_DELETE },                                /* delete(void *) */
+        { "_ZdaPv", ALLOC_KIND_DELETE },                                /* delete[](void *) */
+        { "_ZdlPvm", ALLOC_KIND_DELETE },                               /* sized */
+        { "_ZdaPvm", ALLOC_KIND_DELETE },
+        { "_ZdlPvRKSt9nothrow_t", ALLOC_KIND_DELETE },
+        { "_ZdaPvRKSt9nothrow_t", ALLOC_KIND_DELETE },
+        { "_ZdlPvSt11align_val_t", ALLOC_KIND_DELETE },
+        { "_ZdaPvSt11align_val_t", ALLOC_KIND_DELETE },
+        { "_ZdlPvmSt11align_val_t", ALLOC_KIND_DELETE },
+        { "_ZdaPvmSt11align_val_t", ALLOC_KIND_DELETE },
+        { "_ZdlPvSt11align_val_tRKSt9nothrow_t", ALLOC_KIND_DELETE },
+        { "_ZdaPvSt11align_val_tRKSt9nothrow_t", ALLOC_KIND_DELETE },
 };
 
 const char *alloc_kind_to_string(enum alloc_kind k)
@@ -24,11 +64,11 @@ const char *alloc_kind_to_string(enum alloc_kind k)
         return k < _ALLOC_KIND_MAX ? kind_names[k] : NULL;
 }
 
-static int kind_from_name(const char *name)
+static int entry_point_index(const char *name)
 {
-        for (int k = 0; k < _ALLOC_KIND_MAX; k++)
-                if (strcmp(name, kind_names[k]) == 0)
-                        return k;
+        for (size_t i = 0; i < ELEMENTSOF(entry_points); i++)
+                if (strcmp(name, entry_points[i].symbol) == 0)
+                        return (int)i;
         return -1;
 }
 
@@ -52,7 +92,7 @@ static int vaddr_to_file_offset(Elf *elf, uint64_t vaddr, uint64_t *ret)
         return -ENOENT;
 }
 
-static int add_site(struct alloc_sites *s, enum alloc_kind kind, uint64_t vaddr, uint64_t off)
+static int add_site(struct alloc_sites *s, int entry, uint64_t vaddr, uint64_t off)
 {
         struct alloc_site *n;
 
@@ -64,7 +104,8 @@ static int add_site(struct alloc_sites *s, enum alloc_kind kind, uint64_t vaddr,
                 return -ENOMEM;
         s->sites = n;
         s->sites[s->n++] = (struct alloc_site) {
-                .kind = kind, .name = kind_names[kind], .file_offset = off, .vaddr = vaddr,
+                .kind = entry_points[entry].kind, .name = entry_points[entry].symbol,
+                .file_offset = off, .vaddr = vaddr,
         };
         return 0;
 }
@@ -81,18 +122,18 @@ static int scan_symbol_table(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, struct
                 GElf_Sym sym;
                 const char *name;
                 uint64_t off;
-                int kind, r;
+                int entry, r;
 
                 if (!gelf_getsym(data, i, &sym))
                         continue;
                 if (GELF_ST_TYPE(sym.st_info) != STT_FUNC || sym.st_shndx == SHN_UNDEF || sym.st_value == 0)
                         continue;
                 name = elf_strptr(elf, sh->sh_link, sym.st_name);
-                if (!name || (kind = kind_from_name(name)) < 0)
+                if (!name || (entry = entry_point_index(name)) < 0)
                         continue;
                 if (vaddr_to_file_offset(elf, sym.st_value, &off) < 0)
                         continue;
-                r = add_site(s, kind, sym.st_value, off);
+                r = add_site(s, entry, sym.st_value, off);
                 if (r < 0)
                         return r;
         }

@@ -8,7 +8,7 @@
 
 struct alloc_site {
         enum alloc_kind kind;
-        const char *name;       /* static: the entry point's canonical name */
+        const char *name;       /* static: the symbol probed (the first of its aliases found) */
         uint64_t file_offset;   /* where the uprobe goes */
         uint64_t vaddr;
 };
@@ -24,3 +24,8 @@ int alloc_sites_find(int fd, struct alloc_sites *ret);
 void alloc_sites_done(struct alloc_sites *s);
 
 const char *alloc_kind_to_string(enum alloc_kind k);
+
+static inline int alloc_kind_is_cxx(enum alloc_kind k)
+{
+        return k == ALLOC_KIND_NEW || k == ALLOC_KIND_DELETE;
+}

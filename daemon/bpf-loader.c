@@ -112,6 +112,8 @@ static struct bpf_program *entry_program(struct memleak_bpf *skel, enum alloc_ki
         case ALLOC_KIND_VALLOC: return skel->progs.valloc_entry;
         case ALLOC_KIND_PVALLOC: return skel->progs.pvalloc_entry;
         case ALLOC_KIND_FREE: return skel->progs.free_entry;
+        case ALLOC_KIND_NEW: return skel->progs.new_entry;
+        case ALLOC_KIND_DELETE: return skel->progs.delete_entry;
         default: return NULL;
         }
 }

@@ -41,8 +41,8 @@ struct module {
         struct segment *segments;
         size_t n_segments;
         struct table resolved;          /* (file offset, is return address) → struct symbol_info */
-        char **source_paths;            /* absolute source paths made from relative ones, owned */
-        size_t n_source_paths;
+        char **strings;                 /* names made here (joined paths, demangled), owned */
+        size_t n_strings;
 };
 
 struct symbolizer {
@@ -127,9 +127,9 @@ static struct module *module_free(struct module *m)
                 return NULL;
 
         table_done(&m->resolved, free);
-        for (size_t i = 0; i < m->n_source_paths; i++)
-                free(m->source_paths[i]);
-        free(m->source_paths);
+        for (size_t i = 0; i < m->n_strings; i++)
+                free(m->strings[i]);
+        free(m->strings);
         free(m->segments);
         /* Closes the fd libdwfl took and unmaps the file (and any separate debug file). */
         if (m->dwfl)
@@ -342,6 +342,27 @@ static void normalize_path(char *path)
         *out = 0;
 }
 
+/* Keep s (malloc'd, taken) for the module's lifetime, once: returns the kept copy, or NULL
+ * (and s freed) when out of memory. */
+static const char *module_intern(struct module *m, char *s)
+{
+        char **n;
+
+        for (size_t i = 0; i < m->n_strings; i++)
+                if (strcmp(m->strings[i], s) == 0) {
+                        free(s);
+                        return m->strings[i];
+                }
+        n = realloc(m->strings, (m->n_strings + 1) * sizeof(*n));
+        if (!n) {
+                free(s);
+                return NULL;
+        }
+        m->strings = n;
+        m->strings[m->n_strings++] = s;
+        return s;
+}
+
 /* A relative file name in the line table is relative to its compile unit's DW_AT_comp_dir:
  * users want the path they can open. Returns file itself when it cannot do better. */
 static const char *module_source_path(struct module *m, Dwfl_Line *line, const char *file)
@@ -349,7 +370,7 @@ static const char *module_source_path(struct module *m, Dwfl_Line *line, const c
         Dwarf_Die *cu;
         Dwarf_Attribute attr;
         const char *comp_dir;
-        char *joined, **n;
+        char *joined;
 
         if (file[0] == '/')
                 return file;
@@ -360,19 +381,26 @@ static const char *module_source_path(struct module *m, Dwfl_Line *line, const c
         if (asprintf(&joined, "%s/%s", comp_dir, file) < 0)
                 return file;
         normalize_path(joined);
-        for (size_t i = 0; i < m->n_source_paths; i++)
-                if (strcmp(m->source_paths[i], joined) == 0) {
-                        free(joined);
-                        return m->source_paths[i];
-                }
-        n = realloc(m->source_paths, (m->n_source_paths + 1) * sizeof(*n));
-        if (!n) {
-                free(joined);
-                return file;
+        return module_intern(m, joined) ?: file;
+}
+
+/* The C++ runtime's demangler (libstdc++, which every C++ program on the system uses too). */
+extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
+
+/* "LeakLib::slowMemoryLeak()" for "_ZN7LeakLib14slowMemoryLeakEv"; other names as they are. */
+static const char *module_demangle(struct module *m, const char *name)
+{
+        int status = 0;
+        char *d;
+
+        if (strncmp(name, "_Z", 2) != 0)
+                return name;
+        d = __cxa_demangle(name, NULL, NULL, &status);
+        if (!d || status != 0) {
+                free(d);
+                return name;
         }
-        m->source_paths = n;
-        m->source_paths[m->n_source_paths++] = joined;
-        return joined;
+        return module_intern(m, d) ?: name;
 }
 
 static void module_lookup(struct module *m, uint64_t file_offset, bool is_return_address,
@@ -396,7 +424,7 @@ static void module_lookup(struct module *m, uint64_t file_offset, bool is_return
         GElf_Sym sym;
         const char *name = dwfl_module_addrinfo(m->mod, lookup, &sym_offset, &sym, NULL, NULL, NULL);
         if (name && name[0]) {
-                info.symbol = name;
+                info.symbol = module_demangle(m, name);
                 info.offset = sym_offset + (addr - lookup);
         }
 

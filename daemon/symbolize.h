@@ -16,7 +16,7 @@
 struct symbolizer;
 
 struct symbol_info {
-        const char *symbol;     /* name in .symtab/.dynsym (mangled), NULL if no symbol covers it */
+        const char *symbol;     /* name in .symtab/.dynsym, C++ demangled; NULL if no symbol covers it */
         uint64_t offset;        /* address - symbol start; valid when symbol != NULL */
         const char *file;       /* source file, NULL without debug info */
         int line;               /* 0 when unknown */

@@ -44,9 +44,21 @@ static int add_links(struct target *t, struct bpf_link *links[2], int n)
         return 0;
 }
 
-/* Probe every allocator entry point that object fd defines, for t->pid only. */
+/* Keep only the C++ operators: what discovery takes from objects other than the libc. */
+static void keep_cxx_sites(struct alloc_sites *s)
+{
+        size_t out = 0;
+
+        for (size_t i = 0; i < s->n; i++)
+                if (alloc_kind_is_cxx(s->sites[i].kind))
+                        s->sites[out++] = s->sites[i];
+        s->n = out;
+}
+
+/* Probe every allocator entry point that object fd defines (only the C++ operators with
+ * cxx_only), for t->pid only. */
 static int probe_object(const struct target_env *env, struct target *t, int fd, const char *path,
-                        char **error)
+                        bool cxx_only, char **error)
 {
         _cleanup_(alloc_sites_done) struct alloc_sites sites = {};
         struct target_object *no;
@@ -58,6 +70,8 @@ static int probe_object(const struct target_env *env, struct target *t, int fd, 
                 return error_set(error, -EINVAL, "%s is not an ELF object", path);
         if (r < 0)
                 return error_set(error, r, "Cannot read the symbols of %s: %s", path, strerror(-r));
+        if (cxx_only)
+                keep_cxx_sites(&sites);
         if (sites.n == 0)
                 return error_set(error, -EINVAL, "%s defines none of the allocator functions "
                                  "(malloc, free, ...)", path);
@@ -125,7 +139,7 @@ static int probe_named_objects(const struct target_env *env, struct target *t,
                 if (!find_mapping_of(&t->modules, st.st_dev, st.st_ino))
                         return error_set(error, -EINVAL, "%s is not mapped by pid %d (%s)",
                                          p->objs[i], (int)t->pid, t->comm);
-                r = probe_object(env, t, fd, p->objs[i], error);
+                r = probe_object(env, t, fd, p->objs[i], false, error);
                 if (r < 0)
                         return r;
         }
@@ -146,7 +160,7 @@ static int probe_libc(const struct target_env *env, struct target *t, char **err
                 if (fd < 0)
                         return error_set(error, fd, "Cannot open %s mapped by pid %d: %s",
                                          m->path, (int)t->pid, strerror(-fd));
-                r = probe_object(env, t, fd, m->path, error);
+                r = probe_object(env, t, fd, m->path, false, error);
                 if (r < 0)
                         return r;
                 t->allocator = "glibc";
@@ -154,6 +168,42 @@ static int probe_libc(const struct target_env *env, struct target *t, char **err
         }
         return error_set(error, -ENOENT, "pid %d (%s) maps no libc; name the object that holds its "
                          "allocator with --obj", (int)t->pid, t->comm);
+}
+
+static bool object_probed(const struct target *t, uint64_t dev, uint64_t ino, size_t before)
+{
+        for (size_t i = 0; i < before; i++)
+                if (t->modules.mappings[i].dev == dev && t->modules.mappings[i].ino == ino)
+                        return true;
+        return false;
+}
+
+/* C++ operator new/delete wherever they are defined: libstdc++, a program linking it statically
+ * or defining its own. They are probed as outer calls, so `new` counts once (not again in the
+ * malloc it calls) and its stack is taken where the caller's own frame is intact. */
+static int probe_cxx_operators(const struct target_env *env, struct target *t, char **error)
+{
+        for (size_t i = 0; i < t->modules.n; i++) {
+                const struct module_mapping *m = &t->modules.mappings[i];
+                _cleanup_(alloc_sites_done) struct alloc_sites sites = {};
+                _cleanup_close_ int fd = -1;
+                bool has_cxx = false;
+                int r;
+
+                if (is_libc(m->path) || object_probed(t, m->dev, m->ino, i))
+                        continue;       /* the libc has none; one look per file */
+                fd = module_open_in_target(t->pid, m->path, m->dev, m->ino, m->start, m->end);
+                if (fd < 0 || alloc_sites_find(fd, &sites) < 0)
+                        continue;       /* not ELF, or gone: nothing to probe there */
+                for (size_t j = 0; j < sites.n; j++)
+                        has_cxx = has_cxx || alloc_kind_is_cxx(sites.sites[j].kind);
+                if (!has_cxx)
+                        continue;
+                r = probe_object(env, t, fd, m->path, true, error);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
 }
 
 static void destroy_links(struct target *t)
@@ -278,7 +328,13 @@ int target_attach(const struct target_env *env, const struct target_attach_param
                 r = error_set(error, r, "Out of memory");
                 goto fail;
         }
-        r = p->n_objs > 0 ? probe_named_objects(env, t, p, error) : probe_libc(env, t, error);
+        if (p->n_objs > 0)
+                r = probe_named_objects(env, t, p, error);
+        else {
+                r = probe_libc(env, t, error);
+                if (r >= 0)
+                        r = probe_cxx_operators(env, t, error);
+        }
         if (r < 0)
                 goto fail;
         /* From here on BPF records this process. */

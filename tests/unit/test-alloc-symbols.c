@@ -6,7 +6,7 @@
 #include "macro.h"
 #include "test-util.h"
 
-static const char *fixture_path, *libc_path, *text_path;
+static const char *fixture_path, *libc_path, *text_path, *libstdcxx_path;
 
 static const struct alloc_site *find_site(const struct alloc_sites *s, enum alloc_kind kind)
 {
@@ -45,6 +45,10 @@ static void libc_defines_every_hooked_function(void)
         ASSERT_TRUE(fd >= 0);
         ASSERT_EQ(alloc_sites_find(fd, &s), 0);
         for (int k = 0; k < _ALLOC_KIND_MAX; k++) {
+                if (alloc_kind_is_cxx(k)) {
+                        ASSERT_TRUE(!find_site(&s, k));         /* the libc has no C++ operators */
+                        continue;
+                }
                 if (k == ALLOC_KIND_ALIGNED_ALLOC || k == ALLOC_KIND_MEMALIGN)
                         continue;       /* may be one address in this glibc */
                 if (!find_site(&s, k))
@@ -55,6 +59,27 @@ static void libc_defines_every_hooked_function(void)
         for (size_t i = 0; i < s.n; i++)
                 for (size_t j = i + 1; j < s.n; j++)
                         ASSERT_TRUE(s.sites[i].vaddr != s.sites[j].vaddr);
+        alloc_sites_done(&s);
+}
+
+static void libstdcxx_defines_every_operator_new_and_delete(void)
+{
+        _cleanup_close_ int fd = open(libstdcxx_path, O_RDONLY | O_CLOEXEC);
+        struct alloc_sites s = {};
+        unsigned news = 0, deletes = 0;
+
+        ASSERT_TRUE(fd >= 0);
+        ASSERT_EQ(alloc_sites_find(fd, &s), 0);
+        for (size_t i = 0; i < s.n; i++) {
+                news += s.sites[i].kind == ALLOC_KIND_NEW;
+                deletes += s.sites[i].kind == ALLOC_KIND_DELETE;
+                ASSERT_TRUE(strncmp(s.sites[i].name, "_Z", 2) == 0);
+        }
+        /* new, new[] x {plain, nothrow, aligned, aligned+nothrow}; delete, delete[] x {plain,
+         * sized, nothrow, aligned, sized+aligned, aligned+nothrow}: each at its own address */
+        ASSERT_EQ(news, 8);
+        ASSERT_EQ(deletes, 12);
+        ASSERT_EQ(s.n, 20);
         alloc_sites_done(&s);
 }
 
@@ -83,13 +108,15 @@ int main(int argc, char *argv[])
         static const struct unit_test tests[] = {
                 TEST(fixture_aliases_share_one_site),
                 TEST(libc_defines_every_hooked_function),
+                TEST(libstdcxx_defines_every_operator_new_and_delete),
                 TEST(non_elf_file_is_enoexec),
                 TEST(program_importing_malloc_defines_none),
         };
 
-        ASSERT_EQ(argc, 4);
+        ASSERT_EQ(argc, 5);
         fixture_path = argv[1];
         libc_path = argv[2];
         text_path = argv[3];
+        libstdcxx_path = argv[4];
         return run_unit_tests(tests, ELEMENTSOF(tests));
 }

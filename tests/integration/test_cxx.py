@@ -1,0 +1,87 @@
+# SPDX-License-Identifier: MIT
+"""C++ programs: operator new/delete in every form are probed as outer calls, so the function that
+called new is the first frame (the seed's LeakLib::slowMemoryLeak()), names are demangled, and
+nothing is counted twice (new -> malloc, delete -> free, new[] -> new)."""
+
+import os
+import unittest
+
+import harness
+
+SOURCE = 'leak-cxx.cpp'
+
+# (bytes per block, blocks) by the demangled name of the function that called new.
+LEAKS = {
+    'LeakLib::slowMemoryLeak()': (40, 12),
+    'leak_objects()': (56, 5),
+    'leak_nothrow()': (72, 3),
+    'leak_aligned()': (128, 2),
+}
+EXPECTED = {name: {'bytes': size * count, 'allocs': count} for name, (size, count) in LEAKS.items()}
+MUST_NOT_APPEAR = ['balanced_every_delete()', 'caller()', 'main']
+
+
+def by_first_frame(report, pid):
+    """Totals per the first frame's symbol: the frame that called new, with or without frame
+    pointers further up."""
+    totals = {}
+    for stack in report['stacks']:
+        if stack['pid'] != pid or not stack['frames']:
+            continue
+        name = stack['frames'][0]['symbol']
+        t = totals.setdefault(name, {'bytes': 0, 'allocs': 0})
+        t['bytes'] += stack['bytes']
+        t['allocs'] += stack['allocs']
+    return totals
+
+
+class CxxTest(harness.DaemonTestCase):
+
+    def run_cxx(self, program_name):
+        def scenario():
+            daemon = self.start_daemon()
+            program = self.start_program(program_name)
+            reply = daemon.attach(program.pid)
+            probed = {os.path.basename(o['path']).split('.so')[0]: o['probes'] for o in reply['target']['objects']}
+            # libstdc++'s 8 operator new and 12 operator delete forms, each at its own address
+            self.assertEqual(probed.get('libstdc++'), 20, reply)
+            program.run_leaks()
+            report = daemon.report(pid=program.pid)
+            totals = by_first_frame(report, program.pid)
+            self.assertEqual(totals, EXPECTED, harness.format_stacks(report))
+            return daemon, program, report
+
+        return self.run_with_collision_retry(scenario)
+
+    def assert_nothing_counted_twice(self, daemon, report):
+        lost = {k: v for k, v in report['lost'].items() if v}
+        self.assertEqual(lost, {}, 'a delete whose free was also counted shows up as free_unknown')
+        counters = daemon.status()['counters']
+        self.assertGreater(counters['nested_calls'], 0, counters)
+
+    def test_seed_program_names_slow_memory_leak_with_its_line_and_exact_bytes(self):
+        daemon, program, report = self.run_cxx('leak-cxx')
+        source = os.path.join(os.path.realpath(harness.SOURCE_ROOT), 'tests', 'programs', SOURCE)
+        slow = [s for s in report['stacks'] if s['frames'][0]['symbol'] == 'LeakLib::slowMemoryLeak()']
+        self.assertEqual(len(slow), 1, harness.format_stacks(report))
+        frames = slow[0]['frames']
+        self.assertEqual(frames[0]['file'], source)
+        with open(source) as f:
+            line = 1 + [i for i, text in enumerate(f) if 'site: slowMemoryLeak' in text][0]
+        self.assertEqual(frames[0]['line'], line, frames[0])
+        self.assertEqual(frames[0]['module'], os.path.realpath(program.path))
+        # main -> caller -> slowMemoryLeak, all there with frame pointers
+        self.assertEqual([f['symbol'] for f in frames[1:3]], ['caller()', 'main'], frames)
+        for name in MUST_NOT_APPEAR:
+            self.assertNotIn(name, by_first_frame(report, program.pid))
+        self.assertEqual(report['targets'][0]['outstanding_bytes'], sum(t['bytes'] for t in EXPECTED.values()))
+        self.assert_nothing_counted_twice(daemon, report)
+
+    def test_without_frame_pointers_the_caller_of_new_is_still_the_first_frame(self):
+        daemon, program, report = self.run_cxx('leak-cxx-nofp')
+        self.assertEqual(report['targets'][0]['outstanding_bytes'], sum(t['bytes'] for t in EXPECTED.values()))
+        self.assert_nothing_counted_twice(daemon, report)
+
+
+if __name__ == '__main__':
+    unittest.main(verbosity=2)
