@@ -17,6 +17,7 @@ enum {
         ARG_MIN_SIZE = 0x100,
         ARG_MAX_SIZE,
         ARG_MIN_AGE,
+        ARG_SHOW_ADDRESSES,
 };
 
 static void print_error_va(const struct ctl_context *ctx, int error, const char *fmt, va_list ap)
@@ -368,6 +369,7 @@ static void help_report(void)
                "  -p --pid PID          Only this traced process (default: all)\n"
                "  -t --top N            List N stacks, sum up the rest (default: %d)\n"
                "     --min-age SECONDS  Count only allocations at least this old (default: 0)\n"
+               "     --show-addresses   Also print each frame's raw address\n"
                "  -j --json             Print the report as JSON\n"
                "  -h --help             Show this help\n", MEMLEAK_DEFAULT_TOP);
 }
@@ -378,6 +380,7 @@ int cmd_report(struct ctl_context *ctx, int argc, char *argv[])
                 { "pid", required_argument, NULL, 'p' },
                 { "top", required_argument, NULL, 't' },
                 { "min-age", required_argument, NULL, ARG_MIN_AGE },
+                { "show-addresses", no_argument, NULL, ARG_SHOW_ADDRESSES },
                 { "json", no_argument, NULL, 'j' },
                 { "help", no_argument, NULL, 'h' },
                 {}
@@ -385,6 +388,7 @@ int cmd_report(struct ctl_context *ctx, int argc, char *argv[])
         struct memleak_request req = { .cmd = MEMLEAK_CMD_REPORT, .top = MEMLEAK_DEFAULT_TOP };
         _cleanup_json_ cJSON *reply = NULL;
         const cJSON *report;
+        bool show_addresses = false;
         int c, r;
 
         optind = 0;
@@ -405,6 +409,9 @@ int cmd_report(struct ctl_context *ctx, int argc, char *argv[])
                                 return ctl_usage_error(ctx, "report: --min-age must be a number of seconds "
                                                        "between 0 and %u", MEMLEAK_MAX_MIN_AGE_S);
                         break;
+                case ARG_SHOW_ADDRESSES:
+                        show_addresses = true;
+                        break;
                 case 'j':
                         ctx->json = true;
                         break;
@@ -422,5 +429,6 @@ int cmd_report(struct ctl_context *ctx, int argc, char *argv[])
         if (r != CTL_EXIT_OK)
                 return r;
         report = cJSON_GetObjectItemCaseSensitive(reply, F_REPORT);
-        return print_result(ctx, "report", "report", report, report, render_report);
+        return print_result(ctx, "report", "report", report, report,
+                            show_addresses ? render_report_with_addresses : render_report);
 }

@@ -207,7 +207,7 @@ static void print_report_target(FILE *f, const cJSON *t)
         fputc('\n', f);
 }
 
-static void print_frame(FILE *f, const cJSON *frame)
+static void print_frame(FILE *f, const cJSON *frame, bool show_addresses)
 {
         const char *symbol = get_str(frame, "symbol"), *module = get_str(frame, "module");
         const char *file = get_str(frame, "file");
@@ -225,10 +225,12 @@ static void print_frame(FILE *f, const cJSON *frame)
                 fprintf(f, " %s:%" PRIu64, file, get_u64(frame, "line"));
         else if (file)
                 fprintf(f, " %s", file);
+        if (show_addresses && symbol)
+                fprintf(f, " (%s)", str_or(get_str(frame, "addr"), "0x?"));
         fputc('\n', f);
 }
 
-static void print_stack(FILE *f, const cJSON *stack)
+static void print_stack(FILE *f, const cJSON *stack, bool show_addresses)
 {
         const char *error = get_str(stack, "stack_error");
         const cJSON *frames = cJSON_GetObjectItemCaseSensitive(stack, "frames"), *frame;
@@ -242,10 +244,10 @@ static void print_stack(FILE *f, const cJSON *stack)
                 return;
         }
         cJSON_ArrayForEach(frame, frames)
-                print_frame(f, frame);
+                print_frame(f, frame, show_addresses);
 }
 
-int render_report(FILE *f, const cJSON *report)
+static int render_report_frames(FILE *f, const cJSON *report, bool show_addresses)
 {
         const cJSON *stacks, *targets, *other, *item;
         time_t generated_at;
@@ -273,7 +275,7 @@ int render_report(FILE *f, const cJSON *report)
         cJSON_ArrayForEach(item, targets)
                 print_report_target(f, item);
         cJSON_ArrayForEach(item, stacks)
-                print_stack(f, item);
+                print_stack(f, item, show_addresses);
         other_stacks = get_u64(other, "stacks");
         if (other_stacks > 0) {
                 uint64_t allocs = get_u64(other, "allocs");
@@ -312,4 +314,14 @@ int render_error_json(FILE *f, int error, const char *message)
                 return -ENOMEM;
         fprintf(f, "%s\n", text);
         return stream_result(f);
+}
+
+int render_report(FILE *f, const cJSON *report)
+{
+        return render_report_frames(f, report, false);
+}
+
+int render_report_with_addresses(FILE *f, const cJSON *report)
+{
+        return render_report_frames(f, report, true);
 }

@@ -16,6 +16,8 @@ int render_status(FILE *f, const cJSON *status);
 
 /* The report object, laid out like BCC's memleak. Times are local (TZ). */
 int render_report(FILE *f, const cJSON *report);
+/* The same, with each resolved frame's raw address after it (unresolved ones show it anyway). */
+int render_report_with_addresses(FILE *f, const cJSON *report);
 
 /* Any object, pretty-printed, one trailing newline. */
 int render_json(FILE *f, const cJSON *obj);

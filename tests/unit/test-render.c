@@ -88,6 +88,31 @@ static void render_report_prints_targets_stacks_frames_other_and_lost(void)
         assert_renders(render_report, full_report, full_report_text);
 }
 
+static void render_report_shows_raw_addresses_only_when_asked(void)
+{
+        static const char report[] =
+                "{\"generated_at\":1763888000,\"targets\":[{\"pid\":9,\"comm\":\"p\",\"outstanding_bytes\":8,"
+                "\"outstanding_allocs\":1,\"exited\":false,\"trend\":null}],\"stacks\":[{\"pid\":9,\"bytes\":8,\"allocs\":1,"
+                "\"stack_error\":null,\"frames\":["
+                "{\"addr\":\"0x401136\",\"symbol\":\"leak\",\"offset\":22,\"module\":\"/bin/p\",\"file\":\"/s/p.c\",\"line\":7},"
+                "{\"addr\":\"0x7f00\",\"symbol\":null,\"offset\":null,\"module\":null,\"file\":null,\"line\":null}]}]}";
+
+        assert_renders(render_report, report,
+                       "[08:53:20] Top 1 stacks with outstanding allocations:\n"
+                       "pid 9 (p): 8 bytes in 1 allocation outstanding\n"
+                       "\t8 bytes in 1 allocation from stack (pid 9)\n"
+                       "\t\tleak+0x16 [p] /s/p.c:7\n"
+                       "\t\t0x7f00 [unknown]\n"
+                       "Lost events: none\n");
+        assert_renders(render_report_with_addresses, report,
+                       "[08:53:20] Top 1 stacks with outstanding allocations:\n"
+                       "pid 9 (p): 8 bytes in 1 allocation outstanding\n"
+                       "\t8 bytes in 1 allocation from stack (pid 9)\n"
+                       "\t\tleak+0x16 [p] /s/p.c:7 (0x401136)\n"
+                       "\t\t0x7f00 [unknown]\n"
+                       "Lost events: none\n");
+}
+
 static void render_report_says_none_lost_and_omits_empty_trailer(void)
 {
         assert_renders(render_report,
@@ -214,6 +239,7 @@ int main(void)
         static const struct unit_test tests[] = {
                 TEST(render_report_prints_targets_stacks_frames_other_and_lost),
                 TEST(render_report_says_none_lost_and_omits_empty_trailer),
+                TEST(render_report_shows_raw_addresses_only_when_asked),
                 TEST(render_report_refuses_objects_that_are_not_reports),
                 TEST(render_attach_and_detach_print_one_line),
                 TEST(render_status_lists_daemon_targets_and_counters),
