@@ -364,7 +364,7 @@ int cmd_status(struct ctl_context *ctx, int argc, char *argv[])
 
 static void help_report(void)
 {
-        printf("memleakctl report [--pid PID] [--top N] [--min-age SECONDS] [--json]\n\n"
+        printf("memleakctl report [--pid PID] [--top N] [--min-age SECONDS] [--show-addresses] [--json]\n\n"
                "Show the call stacks holding the most outstanding (allocated, not yet freed) memory.\n\n"
                "  -p --pid PID          Only this traced process (default: all)\n"
                "  -t --top N            List N stacks, sum up the rest (default: %d)\n"

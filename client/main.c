@@ -28,7 +28,7 @@ static void help(void)
                "                        Start tracing a process's allocations\n"
                "  detach --pid PID      Stop tracing a process\n"
                "  status                Show the daemon, the traced processes and the counters\n"
-               "  report [--pid PID] [--top N] [--min-age SECONDS]\n"
+               "  report [--pid PID] [--top N] [--min-age SECONDS] [--show-addresses]\n"
                "                        Show the stacks holding the most outstanding memory\n\n"
                "Options:\n"
                "  -s --socket PATH      memleakd's socket (default: $%s, else %s)\n"
