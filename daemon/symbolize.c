@@ -47,6 +47,7 @@ struct module {
 
 struct symbolizer {
         struct table modules;           /* (dev, ino) → struct module */
+        struct table not_elf;           /* (dev, ino) → a non-NULL marker: looked at, not ELF */
 };
 
 static uint64_t hash_pair(uint64_t a, uint64_t b)
@@ -114,7 +115,7 @@ static int table_put(struct table *t, uint64_t a, uint64_t b, void *value)
 /* Frees the table and, with free_value, every value in it. */
 static void table_done(struct table *t, void (*free_value)(void *value))
 {
-        for (size_t i = 0; i < t->n_slots; i++)
+        for (size_t i = 0; free_value && i < t->n_slots; i++)
                 if (t->slots[i].value)
                         free_value(t->slots[i].value);
         free(t->slots);
@@ -167,6 +168,7 @@ struct symbolizer *symbolizer_free(struct symbolizer *s)
                 return NULL;
 
         table_done(&s->modules, module_free_void);
+        table_done(&s->not_elf, NULL);
         free(s);
         return NULL;
 }
@@ -276,7 +278,7 @@ static int module_new(int fd, const char *path, struct module **ret)
 
 bool symbolizer_has_module(struct symbolizer *s, uint64_t dev, uint64_t ino)
 {
-        return s && table_get(&s->modules, dev, ino);
+        return s && (table_get(&s->modules, dev, ino) || table_get(&s->not_elf, dev, ino));
 }
 
 int symbolizer_add_module(struct symbolizer *s, uint64_t dev, uint64_t ino, int fd, const char *path)
@@ -293,6 +295,12 @@ int symbolizer_add_module(struct symbolizer *s, uint64_t dev, uint64_t ino, int 
                 return -ENOSPC;
 
         r = module_new(fd, path, &m);
+        if (r == -ENOEXEC) {
+                /* Remember it (locale archives, fonts...) so nobody opens it again to find out. */
+                if (s->not_elf.n_used < SYMBOLIZER_MODULES_MAX)
+                        (void)table_put(&s->not_elf, dev, ino, s);
+                return r;
+        }
         if (r < 0)
                 return r;
 

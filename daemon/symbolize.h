@@ -31,7 +31,7 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(struct symbolizer *, symbolizer_free)
  * used to look for separate debug info (.gnu_debuglink next to it, /usr/lib/debug).
  * Registering a known (dev, ino) again is a no-op returning 0. Returns -ENOEXEC if the file is
  * not a loadable ELF file (ET_EXEC or ET_DYN), -ENOSPC past SYMBOLIZER_MODULES_MAX. */
-/* Whether (dev, ino) is registered: lets callers skip opening files the cache already has. */
+/* Whether (dev, ino) was registered, or refused as not ELF: lets callers skip opening it again. */
 bool symbolizer_has_module(struct symbolizer *s, uint64_t dev, uint64_t ino);
 
 int symbolizer_add_module(struct symbolizer *s, uint64_t dev, uint64_t ino, int fd, const char *path);

@@ -305,6 +305,9 @@ static void non_elf_file_is_rejected_with_enoexec(void)
         source = open(fixture_source_path, O_RDONLY | O_CLOEXEC);
         ASSERT_TRUE(source >= 0);
         ASSERT_EQ(symbolizer_add_module(s, 1, 1, source, fixture_source_path), -ENOEXEC);
+        /* remembered: the daemon does not open it again on every refresh */
+        ASSERT_TRUE(symbolizer_has_module(s, 1, 1));
+        ASSERT_TRUE(!symbolizer_has_module(s, 1, 2));
 
         empty = memfd_create("empty", MFD_CLOEXEC);
         ASSERT_TRUE(empty >= 0);
