@@ -245,6 +245,8 @@ static void print_stack(FILE *f, const cJSON *stack, bool show_addresses)
         }
         cJSON_ArrayForEach(frame, frames)
                 print_frame(f, frame, show_addresses);
+        if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(stack, "truncated")))
+                fputs("\t\t[deeper frames cut: max_stack_depth reached]\n", f);
 }
 
 static int render_report_frames(FILE *f, const cJSON *report, bool show_addresses)

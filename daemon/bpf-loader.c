@@ -71,7 +71,9 @@ struct memleak_bpf *bpf_loader_open_and_load(const struct bpf_sizes *sizes)
             (r = bpf_map__set_max_entries(skel->maps.allocs, sizes->max_allocs)) < 0 ||
             (r = bpf_map__set_max_entries(skel->maps.stack_traces, sizes->max_stacks)) < 0 ||
             (r = bpf_map__set_max_entries(skel->maps.combined, sizes->max_combined)) < 0 ||
-            (r = bpf_map__set_max_entries(skel->maps.inflight, sizes->max_inflight)) < 0) {
+            (r = bpf_map__set_max_entries(skel->maps.inflight, sizes->max_inflight)) < 0 ||
+            /* bpf_get_stackid() keeps as many frames as an entry holds: that is the depth limit */
+            (r = bpf_map__set_value_size(skel->maps.stack_traces, sizes->max_stack_depth * sizeof(__u64))) < 0) {
                 log_error_errno(r, "Failed to size the BPF maps: %m");
                 goto fail;
         }

@@ -14,6 +14,7 @@ struct bpf_sizes {
         uint32_t max_stacks;
         uint32_t max_combined;
         uint32_t max_inflight;
+        uint32_t max_stack_depth;       /* frames per stack-map entry, <= MEMLEAK_MAX_STACK_DEPTH */
 };
 
 struct memleak_bpf *bpf_loader_open_and_load(const struct bpf_sizes *sizes);

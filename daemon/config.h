@@ -20,6 +20,9 @@
 #define CONFIG_MAP_ENTRIES_MIN              1024u     /* max_stacks, max_combined, max_inflight */
 #define CONFIG_MAP_ENTRIES_MAX              16777216u
 #define CONFIG_MAP_ENTRIES_DEFAULT          65536u
+#define CONFIG_MAX_STACK_DEPTH_MIN          1u
+#define CONFIG_MAX_STACK_DEPTH_MAX          127u      /* MEMLEAK_MAX_STACK_DEPTH, the kernel's default cap */
+#define CONFIG_MAX_STACK_DEPTH_DEFAULT      127u
 #define CONFIG_SOCKET_MODE_DEFAULT          0660u
 #define CONFIG_SOCKET_PATH_MAX              107u      /* bytes, so it fits sockaddr_un.sun_path */
 
@@ -31,6 +34,7 @@ struct memleakd_config {
         uint32_t max_stacks;            /* max_stacks: stack-trace map entries */
         uint32_t max_combined;          /* max_combined: per-stack totals entries */
         uint32_t max_inflight;          /* max_inflight: threads inside an allocator at once */
+        uint32_t max_stack_depth;       /* max_stack_depth: frames kept per stack, 1..127 */
         char *socket_path;              /* socket_path: absolute, at most 107 bytes */
         uint32_t socket_mode;           /* socket_mode: octal, <= 0777 */
         char *socket_group;             /* socket_group: a group name, NULL for root's group */

@@ -270,6 +270,7 @@ int manager_new(struct memleakd_config *config, const char *config_path, struct 
                 .max_stacks = m->config.max_stacks,
                 .max_combined = m->config.max_combined,
                 .max_inflight = m->config.max_inflight,
+                .max_stack_depth = m->config.max_stack_depth,
         };
         m->env.skel = bpf_loader_open_and_load(&sizes);
         if (!m->env.skel) {

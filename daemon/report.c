@@ -71,6 +71,7 @@ static cJSON *stack_to_json(const struct report_params *p, const struct stack_ro
                 cJSON_AddStringToObject(s, "stack_error", "stack no longer in the stack map");
         else
                 cJSON_AddNullToObject(s, "stack_error");
+        cJSON_AddBoolToObject(s, "truncated", p->max_stack_depth && row->n_ips >= p->max_stack_depth);
         frames = cJSON_AddArrayToObject(s, "frames");
         for (size_t i = 0; frames && i < row->n_ips; i++)
                 cJSON_AddItemToArray(frames, frame_to_json(p, row->pid, row->ips[i]));
@@ -112,8 +113,8 @@ cJSON *report_build(struct stack_rows *rows, const struct report_target *targets
                     const struct report_params *p)
 {
         _cleanup_json_ cJSON *r = cJSON_CreateObject();
-        cJSON *stacks, *other;
-        uint64_t other_stacks = 0, other_bytes = 0, other_allocs = 0, listed = 0;
+        cJSON *stacks, *other, *lost;
+        uint64_t other_stacks = 0, other_bytes = 0, other_allocs = 0, listed = 0, truncated = 0;
 
         if (!r)
                 return NULL;
@@ -150,6 +151,13 @@ cJSON *report_build(struct stack_rows *rows, const struct report_target *targets
         json_add_u64(other, "stacks", other_stacks);
         json_add_u64(other, "bytes", other_bytes);
         json_add_u64(other, "allocs", other_allocs);
-        cJSON_AddItemToObject(r, "lost", p->lost ? cJSON_Duplicate(p->lost, true) : cJSON_CreateObject());
+        lost = p->lost ? cJSON_Duplicate(p->lost, true) : cJSON_CreateObject();
+        if (!lost)
+                return NULL;
+        /* Stacks deeper than max_stack_depth lose their outer frames: count them with the rest. */
+        for (size_t i = 0; i < rows->n; i++)
+                truncated += p->max_stack_depth && rows->rows[i].n_ips >= p->max_stack_depth;
+        json_add_u64(lost, "stacks_truncated", truncated);
+        cJSON_AddItemToObject(r, "lost", lost);
         return TAKE_PTR(r);
 }

@@ -34,6 +34,7 @@ struct report_params {
         uint64_t top;
         uint64_t min_age_s;
         uint64_t generated_at;          /* seconds since the epoch */
+        uint32_t max_stack_depth;       /* a stack this deep was cut there: "truncated" */
         const cJSON *lost;              /* copied into the report */
         report_resolve_fn resolve;
         void *userdata;

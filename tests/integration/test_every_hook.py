@@ -223,6 +223,25 @@ class EveryHookTest(harness.DaemonTestCase):
         status = daemon.status()
         self.assertGreater(status['counters']['allocs_filtered'], 0, f'status counters: {status["counters"]}')
 
+    def test_max_stack_depth_cuts_stacks_and_counts_them(self):
+        # leak_* <- main <- __libc_start_call_main <- ...: with 2 frames kept, every stack is cut,
+        # marked so, counted, and the leaking function is still its first frame.
+        daemon = self.start_daemon(config={'max_stack_depth': 2})
+        program = self.start_program(PROGRAM)
+        daemon.attach(program.pid)
+        program.run_leaks()
+        report, totals = self.wait_for_totals(daemon, program.pid, NAMES, EXPECTED)
+        self.assert_totals(report, totals, EXPECTED, 'with max_stack_depth = 2')
+        for stack in report['stacks']:
+            self.assertLessEqual(len(stack['frames']), 2, stack)
+        leaking = [s for s in report['stacks'] if s['frames'] and s['frames'][0]['symbol'] in LEAKS]
+        for stack in leaking:
+            self.assertIs(stack['truncated'], True, stack)
+            self.assertEqual(stack['frames'][1]['symbol'], 'main', stack)
+        # every stack is listed (no --top), so the counter is the number of cut stacks shown
+        self.assertEqual(report['lost']['stacks_truncated'], len([s for s in report['stacks'] if s['truncated']]))
+        self.assertGreaterEqual(report['lost']['stacks_truncated'], len(LEAKS))
+
 
 if __name__ == '__main__':
     unittest.main(verbosity=2)

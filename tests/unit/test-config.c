@@ -19,7 +19,7 @@
 /* Every key the parser knows; the shipped file must document each one. */
 static const char *const all_keys[] = {
         "snapshot_interval_ms", "ring_depth", "max_targets", "max_allocs", "max_stacks",
-        "max_combined", "max_inflight", "socket_path", "socket_mode", "socket_group",
+        "max_combined", "max_inflight", "max_stack_depth", "socket_path", "socket_mode", "socket_group",
         "default_min_size", "default_max_size",
 };
 
@@ -61,6 +61,7 @@ static bool config_equal(const struct memleakd_config *a, const struct memleakd_
                 a->max_stacks == b->max_stacks &&
                 a->max_combined == b->max_combined &&
                 a->max_inflight == b->max_inflight &&
+                a->max_stack_depth == b->max_stack_depth &&
                 str_eq_or_null(a->socket_path, b->socket_path) &&
                 a->socket_mode == b->socket_mode &&
                 str_eq_or_null(a->socket_group, b->socket_group) &&
@@ -131,6 +132,7 @@ static void defaults_match_documented_values(void)
         ASSERT_EQ(c.max_stacks, 65536);
         ASSERT_EQ(c.max_combined, 65536);
         ASSERT_EQ(c.max_inflight, 65536);
+        ASSERT_EQ(c.max_stack_depth, 127);
         ASSERT_STREQ(c.socket_path, "/run/memleakd/memleakd.sock");
         ASSERT_EQ(c.socket_mode, 0660);
         ASSERT_TRUE(c.socket_group == NULL);
@@ -164,6 +166,7 @@ static void every_key_accepts_a_good_value(void)
                              "max_stacks = 4096\n"
                              "max_combined = 8192\n"
                              "max_inflight = 2048\n"
+                             "max_stack_depth = 16\n"
                              "socket_path = /run/other/leaks.sock\n"
                              "socket_mode = 0640\n"
                              "socket_group = memleak\n"
@@ -177,6 +180,7 @@ static void every_key_accepts_a_good_value(void)
         ASSERT_EQ(c.max_stacks, 4096);
         ASSERT_EQ(c.max_combined, 8192);
         ASSERT_EQ(c.max_inflight, 2048);
+        ASSERT_EQ(c.max_stack_depth, 16);
         ASSERT_STREQ(c.socket_path, "/run/other/leaks.sock");
         ASSERT_EQ(c.socket_mode, 0640);
         ASSERT_STREQ(c.socket_group, "memleak");
@@ -295,6 +299,8 @@ static void out_of_range_values_are_rejected(void)
         assert_invalid("max_combined", "1023");
         assert_invalid("max_combined", "16777217");
         assert_invalid("max_inflight", "1023");
+        assert_invalid("max_stack_depth", "0");
+        assert_invalid("max_stack_depth", "128");
         assert_invalid("max_inflight", "4294967296");                  /* would truncate to 0 */
         assert_invalid("socket_mode", "1000");
         assert_invalid("socket_mode", "01777");

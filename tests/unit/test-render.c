@@ -104,6 +104,22 @@ static void render_report_shows_raw_addresses_only_when_asked(void)
                        "\t\tleak+0x16 [p] /s/p.c:7\n"
                        "\t\t0x7f00 [unknown]\n"
                        "Lost events: none\n");
+        /* a stack cut at max_stack_depth says so under its last frame */
+        {
+                _cleanup_free_ char *cut = strdup(report);
+                char *at = strstr(cut, "\"stack_error\":null,");
+
+                ASSERT_TRUE(at);
+                memcpy(at, "\"truncated\":true,  ", strlen("\"stack_error\":null,"));     /* same length */
+                assert_renders(render_report, cut,
+                               "[08:53:20] Top 1 stacks with outstanding allocations:\n"
+                               "pid 9 (p): 8 bytes in 1 allocation outstanding\n"
+                               "\t8 bytes in 1 allocation from stack (pid 9)\n"
+                               "\t\tleak+0x16 [p] /s/p.c:7\n"
+                               "\t\t0x7f00 [unknown]\n"
+                               "\t\t[deeper frames cut: max_stack_depth reached]\n"
+                               "Lost events: none\n");
+        }
         assert_renders(render_report_with_addresses, report,
                        "[08:53:20] Top 1 stacks with outstanding allocations:\n"
                        "pid 9 (p): 8 bytes in 1 allocation outstanding\n"

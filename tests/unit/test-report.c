@@ -172,6 +172,25 @@ static void report_names_why_a_stack_is_unavailable(void)
         stack_rows_done(&rows);
 }
 
+static void report_marks_stacks_cut_at_the_depth_limit(void)
+{
+        struct stack_rows rows = { .rows = calloc(2, sizeof(struct stack_row)), .n = 2 };
+        _cleanup_json_ cJSON *lost = cJSON_CreateObject(), *r = NULL;
+        cJSON *stacks;
+        int calls = 0;
+
+        rows.rows[0] = make_row(10, 1, 100, 1, 4, 0x1000);    /* as deep as the limit: cut */
+        rows.rows[1] = make_row(10, 2, 50, 1, 3, 0x1000);
+        r = report_build(&rows, NULL, 0, &(struct report_params) {
+                .top = 10, .max_stack_depth = 4, .lost = lost, .resolve = fake_resolve, .userdata = &calls,
+        });
+        stacks = cJSON_GetObjectItem(r, "stacks");
+        ASSERT_TRUE(cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetArrayItem(stacks, 0), "truncated")));
+        ASSERT_TRUE(cJSON_IsFalse(cJSON_GetObjectItem(cJSON_GetArrayItem(stacks, 1), "truncated")));
+        ASSERT_EQ(cJSON_GetObjectItem(cJSON_GetObjectItem(r, "lost"), "stacks_truncated")->valuedouble, 1);
+        stack_rows_done(&rows);
+}
+
 static void report_of_nothing_is_empty_not_missing(void)
 {
         struct stack_rows rows = {};
@@ -193,6 +212,7 @@ int main(void)
                 TEST(report_unknown_frame_fields_are_null),
                 TEST(report_names_why_a_stack_is_unavailable),
                 TEST(report_of_nothing_is_empty_not_missing),
+                TEST(report_marks_stacks_cut_at_the_depth_limit),
         };
         return run_unit_tests(tests, ELEMENTSOF(tests));
 }
