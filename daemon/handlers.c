@@ -104,32 +104,34 @@ static int handle_detach(struct manager *m, const struct ucred *peer,
         return 0;
 }
 
-static cJSON *counters_to_json(struct manager *m, bool losses)
+/* One consistent read of the per-CPU counters (zeros, logged, if they cannot be read). */
+static bool read_counters(struct manager *m, uint64_t totals[_COUNTER_MAX])
 {
-        uint64_t totals[_COUNTER_MAX] = {};
+        memset(totals, 0, _COUNTER_MAX * sizeof(uint64_t));
+        if (bpf_loader_read_counters(m->env.skel, totals) < 0) {
+                log_warning("Cannot read the BPF counters");
+                return false;
+        }
+        return true;
+}
+
+/* The event counters (losses false) or the loss counters (losses true) of one read. */
+static cJSON *counters_to_json(const uint64_t totals[_COUNTER_MAX], bool losses)
+{
         cJSON *o = cJSON_CreateObject();
 
         if (!o)
                 return NULL;
-        if (bpf_loader_read_counters(m->env.skel, totals) < 0)
-                log_warning("Cannot read the BPF counters");
         for (int c = 0; c < _COUNTER_MAX; c++)
                 if (memleak_counter_is_loss(c) == losses)
                         json_add_u64(o, memleak_counter_name(c), totals[c]);
         return o;
 }
 
-static bool combined_overflowed(struct manager *m)
-{
-        uint64_t totals[_COUNTER_MAX] = {};
-
-        return bpf_loader_read_counters(m->env.skel, totals) < 0 ||
-               totals[COUNTER_LOST_COMBINED_MAP_FULL] > 0;
-}
-
 static int handle_status(struct manager *m, const struct ucred *peer,
                          const struct memleak_request *req, cJSON *reply, char **error)
 {
+        uint64_t totals[_COUNTER_MAX];
         cJSON *arr;
 
         cJSON_AddStringToObject(reply, "version", MEMLEAKD_VERSION);
@@ -139,8 +141,9 @@ static int handle_status(struct manager *m, const struct ucred *peer,
         arr = cJSON_AddArrayToObject(reply, "targets");
         for (size_t i = 0; arr && i < m->n_targets; i++)
                 cJSON_AddItemToArray(arr, target_to_json(m->targets[i]));
-        cJSON_AddItemToObject(reply, "counters", counters_to_json(m, false));
-        cJSON_AddItemToObject(reply, "lost", counters_to_json(m, true));
+        read_counters(m, totals);
+        cJSON_AddItemToObject(reply, "counters", counters_to_json(totals, false));
+        cJSON_AddItemToObject(reply, "lost", counters_to_json(totals, true));
         return 0;
 }
 
@@ -205,6 +208,7 @@ static int handle_report(struct manager *m, const struct ucred *peer,
         _cleanup_free_ pid_t *live = NULL;
         size_t n_rts = 0, n_live = 0;
         uint64_t min_age_ns = req->min_age_s * 1000000000ull;
+        uint64_t totals[_COUNTER_MAX];
         struct resolve_ctx ctx = { .m = m };
         _cleanup_json_ cJSON *lost = NULL;
         cJSON *report;
@@ -240,14 +244,18 @@ static int handle_report(struct manager *m, const struct ucred *peer,
                 _cleanup_(stack_rows_done) struct stack_rows fresh = {};
 
                 /* Once the per-stack totals map overflowed, it misses stacks: sum the allocations. */
+                bool overflowed = !read_counters(m, totals) || totals[COUNTER_LOST_COMBINED_MAP_FULL] > 0;
+
                 r = stack_collect_live(m->env.skel, &m->env.limits, live, n_live, min_age_ns,
-                                       combined_overflowed(m), &fresh);
+                                       overflowed, &fresh);
                 if (r >= 0)
                         r = append_rows(&rows, &fresh);
                 if (r < 0)
                         return error_set(error, r, "Cannot read the BPF maps: %s", strerror(-r));
         }
-        lost = counters_to_json(m, true);
+        /* Read again after collecting: what was lost meanwhile belongs in this report. */
+        read_counters(m, totals);
+        lost = counters_to_json(totals, true);
         report = report_build(&rows, rts, n_rts, &(struct report_params) {
                 .top = req->top,
                 .min_age_s = req->min_age_s,
