@@ -207,25 +207,35 @@ static void print_report_target(FILE *f, const cJSON *t)
         fputc('\n', f);
 }
 
+/* "fn+0x1c [module] file:line", "fn [inlined] [module] file:line", or for an address nothing
+ * names, "?? [module+0xoffset]" (the offset in the file, for addr2line) or "0xaddr [unknown]". */
 static void print_frame(FILE *f, const cJSON *frame, bool show_addresses)
 {
         const char *symbol = get_str(frame, "symbol"), *module = get_str(frame, "module");
         const char *file = get_str(frame, "file");
         const cJSON *offset = cJSON_GetObjectItemCaseSensitive(frame, "offset");
+        const cJSON *module_offset = cJSON_GetObjectItemCaseSensitive(frame, "module_offset");
         const cJSON *line = cJSON_GetObjectItemCaseSensitive(frame, "line");
 
         if (symbol && cJSON_IsNumber(offset))
                 fprintf(f, "\t\t%s+0x%" PRIx64, symbol, get_u64(frame, "offset"));
         else if (symbol)
                 fprintf(f, "\t\t%s", symbol);
+        else if (module)
+                fputs("\t\t??", f);
         else
                 fprintf(f, "\t\t%s", str_or(get_str(frame, "addr"), "0x?"));
-        fprintf(f, " [%s]", module ? base_name(module) : "unknown");
+        if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(frame, "inlined")))
+                fputs(" [inlined]", f);
+        if (!symbol && module && cJSON_IsNumber(module_offset))
+                fprintf(f, " [%s+0x%" PRIx64 "]", base_name(module), get_u64(frame, "module_offset"));
+        else
+                fprintf(f, " [%s]", module ? base_name(module) : "unknown");
         if (file && cJSON_IsNumber(line))
                 fprintf(f, " %s:%" PRIu64, file, get_u64(frame, "line"));
         else if (file)
                 fprintf(f, " %s", file);
-        if (show_addresses && symbol)
+        if (show_addresses && (symbol || module))
                 fprintf(f, " (%s)", str_or(get_str(frame, "addr"), "0x?"));
         fputc('\n', f);
 }

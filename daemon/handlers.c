@@ -152,23 +152,37 @@ struct resolve_ctx {
         struct manager *m;
 };
 
-static void resolve_frame(void *userdata, pid_t pid, uint64_t addr, struct frame_symbol *ret)
+static size_t resolve_frame(void *userdata, pid_t pid, uint64_t addr, struct frame_symbol *ret, size_t max)
 {
         struct resolve_ctx *ctx = userdata;
         struct target *t = manager_find_target(ctx->m, pid);
         const struct module_mapping *mm;
-        struct symbol_info si = {};
+        struct symbol_frame frames[SYMBOLIZER_FRAMES_MAX] = {};
+        uint64_t file_offset;
+        size_t n = 0;
 
-        if (!t || !(mm = module_map_find(&t->modules, addr)))
-                return;
-        ret->module = mm->path;
-        if (symbolizer_resolve(ctx->m->env.syms, mm->dev, mm->ino, addr - mm->start + mm->pgoff, true, &si) < 0)
-                return;
-        ret->symbol = si.symbol;
-        ret->has_offset = si.symbol != NULL;
-        ret->offset = si.offset;
-        ret->file = si.file;
-        ret->line = si.line;
+        if (max == 0 || !t || !(mm = module_map_find(&t->modules, addr)))
+                return 0;
+        file_offset = addr - mm->start + mm->pgoff;
+        if (symbolizer_resolve(ctx->m->env.syms, mm->dev, mm->ino, file_offset, true, frames,
+                               MIN(max, ELEMENTSOF(frames)), &n) < 0 || n == 0) {
+                /* an unknown module: its name and the offset are still worth showing */
+                frames[0] = (struct symbol_frame) {};
+                n = 1;
+        }
+        for (size_t i = 0; i < n; i++)
+                ret[i] = (struct frame_symbol) {
+                        .symbol = frames[i].symbol,
+                        .has_offset = frames[i].has_offset,
+                        .offset = frames[i].offset,
+                        .inlined = frames[i].inlined,
+                        .module = mm->path,
+                        .has_module_offset = true,
+                        .module_offset = file_offset,
+                        .file = frames[i].file,
+                        .line = frames[i].line,
+                };
+        return n;
 }
 
 static void target_trend(const struct target *t, struct report_target *rt)

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include "json-util.h"
+#include "macro.h"
 #include "report.h"
 
 const char *report_stack_error(int64_t stack_id)
@@ -30,30 +31,47 @@ static int row_by_bytes(const void *a, const void *b)
         return x->stack_id < y->stack_id ? -1 : x->stack_id > y->stack_id;
 }
 
-static cJSON *frame_to_json(const struct report_params *p, pid_t pid, uint64_t addr)
+static cJSON *frame_to_json(uint64_t addr, const struct frame_symbol *sym)
 {
-        struct frame_symbol sym = {};
         cJSON *f = cJSON_CreateObject();
         char hex[32];
 
         if (!f)
                 return NULL;
-        if (p->resolve)
-                p->resolve(p->userdata, pid, addr, &sym);
         snprintf(hex, sizeof(hex), "0x%" PRIx64, addr);
         cJSON_AddStringToObject(f, "addr", hex);
-        json_add_string_or_null(f, "symbol", sym.symbol);
-        if (sym.symbol && sym.has_offset)
-                json_add_u64(f, "offset", sym.offset);
+        json_add_string_or_null(f, "symbol", sym->symbol);
+        if (sym->symbol && sym->has_offset)
+                json_add_u64(f, "offset", sym->offset);
         else
                 cJSON_AddNullToObject(f, "offset");
-        json_add_string_or_null(f, "module", sym.module);
-        json_add_string_or_null(f, "file", sym.file);
-        if (sym.file && sym.line > 0)
-                cJSON_AddNumberToObject(f, "line", sym.line);
+        cJSON_AddBoolToObject(f, "inlined", sym->inlined);
+        json_add_string_or_null(f, "module", sym->module);
+        if (sym->module && sym->has_module_offset)
+                json_add_u64(f, "module_offset", sym->module_offset);
+        else
+                cJSON_AddNullToObject(f, "module_offset");
+        json_add_string_or_null(f, "file", sym->file);
+        if (sym->file && sym->line > 0)
+                cJSON_AddNumberToObject(f, "line", sym->line);
         else
                 cJSON_AddNullToObject(f, "line");
         return f;
+}
+
+/* The frames one address stands for: the calls inlined there, then the function itself. */
+static void add_address_frames(cJSON *frames, const struct report_params *p, pid_t pid, uint64_t addr)
+{
+        struct frame_symbol syms[REPORT_FRAMES_PER_ADDRESS_MAX] = {};
+        size_t n = 0;
+
+        if (p->resolve)
+                n = p->resolve(p->userdata, pid, addr, syms, ELEMENTSOF(syms));
+        n = MIN(n, ELEMENTSOF(syms));
+        if (n == 0)
+                n = 1;  /* unresolved: the address alone */
+        for (size_t i = 0; i < n; i++)
+                cJSON_AddItemToArray(frames, frame_to_json(addr, &syms[i]));
 }
 
 static cJSON *stack_to_json(const struct report_params *p, const struct stack_row *row)
@@ -74,7 +92,7 @@ static cJSON *stack_to_json(const struct report_params *p, const struct stack_ro
         cJSON_AddBoolToObject(s, "truncated", p->max_stack_depth && row->n_ips >= p->max_stack_depth);
         frames = cJSON_AddArrayToObject(s, "frames");
         for (size_t i = 0; frames && i < row->n_ips; i++)
-                cJSON_AddItemToArray(frames, frame_to_json(p, row->pid, row->ips[i]));
+                add_address_frames(frames, p, row->pid, row->ips[i]);
         return s;
 }
 

@@ -18,17 +18,26 @@ struct report_target {
         int64_t trend_bytes;
 };
 
+/* Most frames one address may resolve to (the function and the calls inlined into it). */
+#define REPORT_FRAMES_PER_ADDRESS_MAX 17U
+
 /* What a frame resolves to; NULL/0 members are unknown and rendered as null. */
 struct frame_symbol {
         const char *symbol;
         bool has_offset;
         uint64_t offset;
+        bool inlined;                   /* a call inlined into the next frame's function */
         const char *module;
+        bool has_module_offset;
+        uint64_t module_offset;         /* file offset inside module */
         const char *file;
         int line;
 };
 
-typedef void (*report_resolve_fn)(void *userdata, pid_t pid, uint64_t addr, struct frame_symbol *ret);
+/* Resolves addr into at most max frames (innermost first) in ret[], zero-initialized by the
+ * caller; returns how many it filled (0: nothing known, the address alone is shown). */
+typedef size_t (*report_resolve_fn)(void *userdata, pid_t pid, uint64_t addr, struct frame_symbol *ret,
+                                    size_t max);
 
 struct report_params {
         uint64_t top;

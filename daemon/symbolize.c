@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <libiberty/demangle.h>
 
 #include "macro.h"
 #include "symbolize.h"
@@ -40,7 +41,7 @@ struct module {
         GElf_Addr bias;                 /* libdwfl address = ELF vaddr + bias */
         struct segment *segments;
         size_t n_segments;
-        struct table resolved;          /* (file offset, is return address) → struct symbol_info */
+        struct table resolved;          /* (file offset, is return address) → struct resolved_frames */
         char **strings;                 /* names made here (joined paths, demangled), owned */
         size_t n_strings;
 };
@@ -373,16 +374,14 @@ static const char *module_intern(struct module *m, char *s)
 
 /* A relative file name in the line table is relative to its compile unit's DW_AT_comp_dir:
  * users want the path they can open. Returns file itself when it cannot do better. */
-static const char *module_source_path(struct module *m, Dwfl_Line *line, const char *file)
+static const char *module_source_path(struct module *m, Dwarf_Die *cu, const char *file)
 {
-        Dwarf_Die *cu;
         Dwarf_Attribute attr;
         const char *comp_dir;
         char *joined;
 
         if (file[0] == '/')
                 return file;
-        cu = dwfl_linecu(line);
         comp_dir = cu ? dwarf_formstring(dwarf_attr(cu, DW_AT_comp_dir, &attr)) : NULL;
         if (!comp_dir || comp_dir[0] != '/')
                 return file;
@@ -392,97 +391,216 @@ static const char *module_source_path(struct module *m, Dwfl_Line *line, const c
         return module_intern(m, joined) ?: file;
 }
 
-/* The C++ runtime's demangler (libstdc++, which every C++ program on the system uses too). */
-extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
+/* The frames one address resolves to, innermost first, as cached. */
+struct resolved_frames {
+        size_t n;
+        struct symbol_frame frames[];
+};
 
-/* "LeakLib::slowMemoryLeak()" for "_ZN7LeakLib14slowMemoryLeakEv"; other names as they are. */
+char *symbol_demangle(const char *name)
+{
+        /* "_Z": C++ (Itanium ABI) and Rust's legacy mangling; "_R": Rust's v0 mangling. */
+        if (!name || (strncmp(name, "_Z", 2) != 0 && strncmp(name, "_R", 2) != 0))
+                return NULL;
+        /* libiberty's demangler (binutils and gdb use it) knows all three; for Rust legacy names
+         * it drops the trailing ::h<hash>, as rustc-demangle's alternate form does. */
+        return cplus_demangle(name, DMGL_PARAMS | DMGL_ANSI | DMGL_AUTO);
+}
+
+/* name demangled and kept for the module's lifetime, or name itself. */
 static const char *module_demangle(struct module *m, const char *name)
 {
-        int status = 0;
-        char *d;
+        char *d = symbol_demangle(name);
 
-        if (strncmp(name, "_Z", 2) != 0)
+        if (!d)
                 return name;
-        d = __cxa_demangle(name, NULL, NULL, &status);
-        if (!d || status != 0) {
-                free(d);
-                return name;
-        }
         return module_intern(m, d) ?: name;
 }
 
-static void module_lookup(struct module *m, uint64_t file_offset, bool is_return_address,
-                          struct symbol_info *ret)
+/* What a function's DWARF entry (or an inlined call of it) is called: its linkage name
+ * demangled, qualified as the symbol table would have it, else its plain DW_AT_name. Follows
+ * DW_AT_abstract_origin and DW_AT_specification to the declaration that holds the names. */
+static const char *module_die_name(struct module *m, Dwarf_Die *die)
 {
-        struct symbol_info info = {};
+        Dwarf_Attribute attr;
+        const char *name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &attr));
+
+        if (!name)
+                name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr));
+        if (name)
+                return module_demangle(m, name);
+        return dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &attr));
+}
+
+/* Where an inlined call was made: DW_AT_call_file (an index into the CU's file table) and
+ * DW_AT_call_line. Returns the file, NULL when unknown. */
+static const char *module_call_site(struct module *m, Dwarf_Die *cu, Dwarf_Die *inlined, int *ret_line)
+{
+        Dwarf_Attribute attr;
+        Dwarf_Word file_index, line;
+        Dwarf_Files *files;
+        size_t n_files;
+        const char *file;
+
+        *ret_line = 0;
+        if (dwarf_formudata(dwarf_attr(inlined, DW_AT_call_line, &attr), &line) == 0 && line <= INT32_MAX)
+                *ret_line = (int) line;
+        if (dwarf_formudata(dwarf_attr(inlined, DW_AT_call_file, &attr), &file_index) != 0 ||
+            dwarf_getsrcfiles(cu, &files, &n_files) != 0 || file_index >= n_files)
+                return NULL;
+        file = dwarf_filesrc(files, file_index, NULL, NULL);
+        return file ? module_source_path(m, cu, file) : NULL;
+}
+
+/* The inlined calls covering addr (a libdwfl address), innermost first, into frames[] (at most
+ * max). Entering, *file and *line are the line table's for addr; leaving, they are the call site
+ * of the outermost inlined call, i.e. the line in the function that holds the code. */
+static size_t module_inline_frames(struct module *m, GElf_Addr addr, struct symbol_frame *frames,
+                                   size_t max, const char **file, int *line, const char **holder)
+{
+        Dwarf_Addr dw_bias;
+        Dwarf_Die *cu = dwfl_module_addrdie(m->mod, addr, &dw_bias);
+        _cleanup_free_ Dwarf_Die *scopes = NULL, *chain = NULL;
+        int n_scopes, n_chain, first = -1;
+        size_t n = 0;
+
+        *holder = NULL;
+        if (!cu)
+                return 0;
+        /* Innermost first; past an inlined call these are the scopes of its abstract definition,
+         * so the concrete chain of callers comes from dwarf_getscopes_die() on the innermost one. */
+        n_scopes = dwarf_getscopes(cu, addr - dw_bias, &scopes);
+        for (int i = 0; i < n_scopes && first < 0; i++) {
+                int tag = dwarf_tag(&scopes[i]);
+
+                if (tag == DW_TAG_subprogram) {
+                        *holder = module_die_name(m, &scopes[i]);
+                        return 0;
+                }
+                if (tag == DW_TAG_inlined_subroutine)
+                        first = i;
+        }
+        if (first < 0)
+                return 0;
+
+        n_chain = dwarf_getscopes_die(&scopes[first], &chain);
+        for (int i = 0; i < n_chain; i++) {
+                int tag = dwarf_tag(&chain[i]);
+
+                if (tag == DW_TAG_subprogram) {
+                        *holder = module_die_name(m, &chain[i]);
+                        break;
+                }
+                if (tag != DW_TAG_inlined_subroutine)
+                        continue;       /* lexical blocks */
+                if (n < max)
+                        frames[n++] = (struct symbol_frame) {
+                                .symbol = module_die_name(m, &chain[i]),
+                                .inlined = true,
+                                .file = *file,
+                                .line = *line,
+                        };
+                /* Deeper chains than max lose their outer inlined frames; lines stay right. */
+                *file = module_call_site(m, cu, &chain[i], line);
+        }
+        return n;
+}
+
+static struct resolved_frames *module_lookup(struct module *m, uint64_t file_offset, bool is_return_address)
+{
+        struct symbol_frame frames[SYMBOLIZER_FRAMES_MAX];
+        struct symbol_frame outer = {};
+        struct resolved_frames *r;
+        const char *file = NULL, *holder = NULL;
+        size_t n = 0;
+        int lineno = 0;
         uint64_t vaddr;
 
         /* Outside every loaded segment nothing can cover it: no symbol, no line. */
-        if (module_file_offset_to_vaddr(m, file_offset, &vaddr) < 0) {
-                *ret = info;
-                return;
-        }
+        if (module_file_offset_to_vaddr(m, file_offset, &vaddr) < 0)
+                goto done;
 
         GElf_Addr addr = vaddr + m->bias;
         /* A return address may be the first byte after a noreturn call that ends a function,
          * so both the function and the line are those of the call instruction before it. */
         GElf_Addr lookup = is_return_address && addr > 0 ? addr - 1 : addr;
 
+        Dwfl_Line *line = dwfl_module_getsrc(m->mod, lookup);
+        if (line) {
+                const char *f = dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL);
+
+                if (f)
+                        file = module_source_path(m, dwfl_linecu(line), f);
+                lineno = MAX(lineno, 0);
+        }
+        n = module_inline_frames(m, lookup, frames, SYMBOLIZER_INLINE_DEPTH_MAX, &file, &lineno, &holder);
+
         GElf_Off sym_offset;
         GElf_Sym sym;
         const char *name = dwfl_module_addrinfo(m->mod, lookup, &sym_offset, &sym, NULL, NULL, NULL);
         if (name && name[0]) {
-                info.symbol = module_demangle(m, name);
-                info.offset = sym_offset + (addr - lookup);
+                outer.symbol = module_demangle(m, name);
+                outer.has_offset = true;
+                outer.offset = sym_offset + (addr - lookup);
+        } else {
+                outer.symbol = holder;  /* a function the symbol table lost, named by DWARF */
         }
+        outer.file = file;
+        outer.line = file ? lineno : 0;
 
-        Dwfl_Line *line = dwfl_module_getsrc(m->mod, lookup);
-        if (line) {
-                int lineno = 0;
-                const char *file = dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL);
+done:
+        frames[n++] = outer;
+        r = malloc(sizeof(*r) + n * sizeof(r->frames[0]));
+        if (!r)
+                return NULL;
+        r->n = n;
+        memcpy(r->frames, frames, n * sizeof(frames[0]));
+        return r;
+}
 
-                if (file) {
-                        info.file = module_source_path(m, line, file);
-                        info.line = MAX(lineno, 0);
-                }
+/* Copy up to max frames out; when cut, the function holding the code is the one kept last. */
+static void frames_copy_out(const struct resolved_frames *r, struct symbol_frame *frames, size_t max,
+                            size_t *n_frames)
+{
+        size_t n = MIN(r->n, max);
+
+        if (n == 0) {
+                *n_frames = 0;
+                return;
         }
-
-        *ret = info;
+        memcpy(frames, r->frames, (n - 1) * sizeof(frames[0]));
+        frames[n - 1] = r->frames[r->n - 1];
+        *n_frames = n;
 }
 
 int symbolizer_resolve(struct symbolizer *s, uint64_t dev, uint64_t ino, uint64_t file_offset,
-                       bool is_return_address, struct symbol_info *ret)
+                       bool is_return_address, struct symbol_frame *frames, size_t max, size_t *n_frames)
 {
-        if (!s || !ret)
+        if (!s || !n_frames || (max > 0 && !frames))
                 return -EINVAL;
 
         struct module *m = table_get(&s->modules, dev, ino);
         if (!m)
                 return -ENOENT;
 
-        const struct symbol_info *cached = table_get(&m->resolved, file_offset, is_return_address);
+        const struct resolved_frames *cached = table_get(&m->resolved, file_offset, is_return_address);
         if (cached) {
-                *ret = *cached;
+                frames_copy_out(cached, frames, max, n_frames);
                 return 0;
         }
 
-        struct symbol_info info;
-        module_lookup(m, file_offset, is_return_address, &info);
-
         /* The strings point into libdwfl's data for the module, which lives as long as we do. */
+        _cleanup_free_ struct resolved_frames *r = module_lookup(m, file_offset, is_return_address);
+        if (!r)
+                return -ENOMEM;
+        frames_copy_out(r, frames, max, n_frames);
+
         if (m->resolved.n_used < SYMBOLIZER_CACHE_PER_MODULE_MAX) {
-                _cleanup_free_ struct symbol_info *entry = malloc(sizeof(*entry));
-                int r;
+                int k = table_put(&m->resolved, file_offset, is_return_address, r);
 
-                if (!entry)
-                        return -ENOMEM;
-                *entry = info;
-                r = table_put(&m->resolved, file_offset, is_return_address, entry);
-                if (r < 0)
-                        return r;
-                TAKE_PTR(entry);
+                if (k < 0)
+                        return k;
+                TAKE_PTR(r);
         }
-
-        *ret = info;
         return 0;
 }

@@ -3,7 +3,7 @@
 set -euo pipefail
 packages=(
         meson ninja-build pkg-config gcc g++ clang llvm bpftool
-        libbpf-dev libelf-dev libdw-dev zlib1g-dev libsystemd-dev libcjson-dev
+        libbpf-dev libelf-dev libdw-dev libiberty-dev zlib1g-dev libsystemd-dev libcjson-dev
         systemd python3 binutils elfutils
         debootstrap systemd-container   # tests/e2e: boots a Debian root under systemd-nspawn
 )

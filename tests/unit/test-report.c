@@ -21,19 +21,37 @@ static struct stack_row make_row(pid_t pid, int64_t stack_id, uint64_t bytes, ui
 }
 
 /* Addresses from 0x1000 resolve to "leak_fn" in /bin/leaky with line info; 0x2000.. to a symbol
- * without debug info; anything else resolves to nothing. */
-static void fake_resolve(void *userdata, pid_t pid, uint64_t addr, struct frame_symbol *ret)
+ * without debug info; 0x3000.. to "inner" inlined into "outer"; 0x4000.. to a module only;
+ * anything else resolves to nothing. */
+static size_t fake_resolve(void *userdata, pid_t pid, uint64_t addr, struct frame_symbol *ret, size_t max)
 {
         int *calls = userdata;
 
         (*calls)++;
+        ASSERT_TRUE(max >= 2);
         if (addr >= 0x1000 && addr < 0x2000) {
-                *ret = (struct frame_symbol) { .symbol = "leak_fn", .has_offset = true, .offset = addr - 0x1000,
-                                               .module = "/bin/leaky", .file = "leaky.c", .line = 42 };
-        } else if (addr >= 0x2000 && addr < 0x3000) {
-                *ret = (struct frame_symbol) { .symbol = "libc_fn", .has_offset = true, .offset = 7,
-                                               .module = "/lib/libc.so.6" };
+                ret[0] = (struct frame_symbol) { .symbol = "leak_fn", .has_offset = true, .offset = addr - 0x1000,
+                                                 .module = "/bin/leaky", .file = "leaky.c", .line = 42 };
+                return 1;
         }
+        if (addr >= 0x2000 && addr < 0x3000) {
+                ret[0] = (struct frame_symbol) { .symbol = "libc_fn", .has_offset = true, .offset = 7,
+                                                 .module = "/lib/libc.so.6" };
+                return 1;
+        }
+        if (addr >= 0x3000 && addr < 0x4000) {
+                ret[0] = (struct frame_symbol) { .symbol = "inner", .inlined = true, .module = "/bin/leaky",
+                                                 .file = "leaky.c", .line = 10 };
+                ret[1] = (struct frame_symbol) { .symbol = "outer", .has_offset = true, .offset = 5,
+                                                 .module = "/bin/leaky", .file = "leaky.c", .line = 20 };
+                return 2;
+        }
+        if (addr >= 0x4000 && addr < 0x5000) {
+                ret[0] = (struct frame_symbol) { .module = "/lib/libfoo.so", .has_module_offset = true,
+                                                 .module_offset = addr - 0x4000 + 0x100 };
+                return 1;
+        }
+        return 0;
 }
 
 static cJSON *build(struct stack_rows *rows, uint64_t top, int *calls)
@@ -151,6 +169,44 @@ static void report_unknown_frame_fields_are_null(void)
         stack_rows_done(&rows);
 }
 
+static void report_inlined_calls_are_frames_of_their_own(void)
+{
+        struct stack_rows rows = { .rows = calloc(1, sizeof(struct stack_row)), .n = 1 };
+        _cleanup_json_ cJSON *r = NULL;
+        cJSON *frames, *f;
+        int calls = 0;
+
+        rows.rows[0] = make_row(10, 1, 64, 1, 3, 0x3ff0);     /* 0x3ff0 inlined, 0x4000 module, 0x4010 */
+        rows.rows[0].ips[2] = 0x1000;
+        r = build(&rows, 10, &calls);
+        frames = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(r, "stacks"), 0), "frames");
+        /* one address, two frames: the inlined call first, both with the address */
+        ASSERT_EQ(cJSON_GetArraySize(frames), 4);
+        f = cJSON_GetArrayItem(frames, 0);
+        ASSERT_STREQ(cJSON_GetObjectItem(f, "symbol")->valuestring, "inner");
+        ASSERT_TRUE(cJSON_IsTrue(cJSON_GetObjectItem(f, "inlined")));
+        ASSERT_TRUE(cJSON_IsNull(cJSON_GetObjectItem(f, "offset")));
+        ASSERT_STREQ(cJSON_GetObjectItem(f, "addr")->valuestring, "0x3ff0");
+        ASSERT_EQ(cJSON_GetObjectItem(f, "line")->valuedouble, 10);
+        f = cJSON_GetArrayItem(frames, 1);
+        ASSERT_STREQ(cJSON_GetObjectItem(f, "symbol")->valuestring, "outer");
+        ASSERT_TRUE(cJSON_IsFalse(cJSON_GetObjectItem(f, "inlined")));
+        ASSERT_EQ(cJSON_GetObjectItem(f, "offset")->valuedouble, 5);
+        ASSERT_STREQ(cJSON_GetObjectItem(f, "addr")->valuestring, "0x3ff0");
+        ASSERT_EQ(cJSON_GetObjectItem(f, "line")->valuedouble, 20);
+        /* nothing names it, but the module and the offset in its file are there */
+        f = cJSON_GetArrayItem(frames, 2);
+        ASSERT_TRUE(cJSON_IsNull(cJSON_GetObjectItem(f, "symbol")));
+        ASSERT_STREQ(cJSON_GetObjectItem(f, "module")->valuestring, "/lib/libfoo.so");
+        ASSERT_EQ(cJSON_GetObjectItem(f, "module_offset")->valuedouble, 0x100);
+        f = cJSON_GetArrayItem(frames, 3);
+        ASSERT_STREQ(cJSON_GetObjectItem(f, "symbol")->valuestring, "leak_fn");
+        ASSERT_TRUE(cJSON_IsNull(cJSON_GetObjectItem(f, "module_offset")));
+        /* the stack is 3 deep, not 4: cut stacks count addresses, not frames */
+        ASSERT_EQ(calls, 3);
+        stack_rows_done(&rows);
+}
+
 static void report_names_why_a_stack_is_unavailable(void)
 {
         struct stack_rows rows = { .rows = calloc(2, sizeof(struct stack_row)), .n = 2 };
@@ -210,6 +266,7 @@ int main(void)
                 TEST(report_folds_stacks_past_top_into_other),
                 TEST(report_totals_per_target_include_folded_stacks),
                 TEST(report_unknown_frame_fields_are_null),
+                TEST(report_inlined_calls_are_frames_of_their_own),
                 TEST(report_names_why_a_stack_is_unavailable),
                 TEST(report_of_nothing_is_empty_not_missing),
                 TEST(report_marks_stacks_cut_at_the_depth_limit),

@@ -135,16 +135,105 @@ static const char *base_name(const char *path)
         return slash ? slash + 1 : path;
 }
 
+/* Resolve an address that no inlined code covers: exactly one frame. */
+static int resolve_one(struct symbolizer *s, uint64_t dev, uint64_t ino, uint64_t offset,
+                       bool is_return_address, struct symbol_frame *ret)
+{
+        struct symbol_frame frames[SYMBOLIZER_FRAMES_MAX];
+        size_t n = 0;
+        int r = symbolizer_resolve(s, dev, ino, offset, is_return_address, frames, ELEMENTSOF(frames), &n);
+
+        if (r < 0)
+                return r;
+        ASSERT_EQ(n, 1);
+        ASSERT_TRUE(!frames[0].inlined);
+        *ret = frames[0];
+        return 0;
+}
+
+static void inlined_calls_are_frames_with_their_call_sites(void)
+{
+        int (*caller)(int) = (int (*)(int))fixture_symbol("fixture_inline_caller");
+        char *ret;
+        uint64_t offset;
+        _cleanup_(symbolizer_freep) struct symbolizer *s = NULL;
+        struct symbol_frame frames[SYMBOLIZER_FRAMES_MAX];
+        size_t n = 0;
+        struct stat st;
+
+        ASSERT_EQ(caller(1), 11);       /* ((1 * 3 + 1) + 2) * 2 - 1 */
+        ret = *(void **)fixture_symbol("fixture_return_address");
+        offset = file_offset_in_maps(ret, fixture_path);
+        s = symbolizer_with(fixture_path, &st);
+
+        /* Twice: the second answer comes from the cache. */
+        for (int i = 0; i < 2; i++) {
+                ASSERT_EQ(symbolizer_resolve(s, st.st_dev, st.st_ino, offset, true, frames,
+                                             ELEMENTSOF(frames), &n), 0);
+                ASSERT_EQ(n, 3);
+                /* innermost first: the helper's line is the call of fixture_call ... */
+                ASSERT_STREQ(frames[0].symbol, "fixture_inline_helper");
+                ASSERT_TRUE(frames[0].inlined && !frames[0].has_offset);
+                ASSERT_EQ(frames[0].line, marker_line("inline-call"));
+                ASSERT_STREQ(base_name(frames[0].file), "symbolize-fixture.c");
+                /* ... the outer inlined function's line is where it called the helper ... */
+                ASSERT_STREQ(frames[1].symbol, "fixture_inline_outer");
+                ASSERT_TRUE(frames[1].inlined);
+                ASSERT_EQ(frames[1].line, marker_line("inline-outer-call"));
+                ASSERT_STREQ(base_name(frames[1].file), "symbolize-fixture.c");
+                /* ... and the function holding the code is a real frame at the inline site. */
+                ASSERT_STREQ(frames[2].symbol, "fixture_inline_caller");
+                ASSERT_TRUE(!frames[2].inlined && frames[2].has_offset);
+                ASSERT_EQ(frames[2].offset, ret - (char *)caller);
+                ASSERT_EQ(frames[2].line, marker_line("inline-site"));
+        }
+
+        /* Room for one frame: the function holding the code is the one kept. */
+        ASSERT_EQ(symbolizer_resolve(s, st.st_dev, st.st_ino, offset, true, frames, 1, &n), 0);
+        ASSERT_EQ(n, 1);
+        ASSERT_STREQ(frames[0].symbol, "fixture_inline_caller");
+        ASSERT_EQ(frames[0].line, marker_line("inline-site"));
+}
+
+static void demangles_cxx_and_rust_legacy_and_v0(void)
+{
+        static const struct {
+                const char *mangled, *demangled;
+        } cases[] = {
+                { "_ZN7LeakLib14slowMemoryLeakEv", "LeakLib::slowMemoryLeak()" },
+                { "_Znwm", "operator new(unsigned long)" },
+                /* Rust legacy: the ::h<hash> suffix is dropped */
+                { "_ZN4core3fmt5write17h8e3b5c2a4f1d0e9bE", "core::fmt::write" },
+                { "_ZN5alloc5boxed12Box$LT$T$GT$4leak17h0123456789abcdefE", "alloc::boxed::Box<T>::leak" },
+                /* Rust v0 */
+                { "_RNvCs1234_7mycrate4leak", "mycrate::leak" },
+                { "_RNvNtCs9ltgdHTiPiY_4test4main4leak", "test::main::leak" },
+        };
+        char *d;
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                d = symbol_demangle(cases[i].mangled);
+                ASSERT_STREQ(d, cases[i].demangled);
+                free(d);
+        }
+        /* not mangled: C names, and junk after a mangling prefix */
+        ASSERT_TRUE(!symbol_demangle("main"));
+        ASSERT_TRUE(!symbol_demangle("_start"));
+        ASSERT_TRUE(!symbol_demangle(NULL));
+        d = symbol_demangle("_Z!!");
+        ASSERT_TRUE(!d);
+}
+
 static void resolves_function_and_offset_inside_it(void)
 {
         char *callee = fixture_symbol("fixture_call");
         uint64_t offset = file_offset_in_maps(callee + 1, fixture_path);
         _cleanup_(symbolizer_freep) struct symbolizer *s = NULL;
-        struct symbol_info info;
+        struct symbol_frame info;
         struct stat st;
 
         s = symbolizer_with(fixture_path, &st);
-        ASSERT_EQ(symbolizer_resolve(s, st.st_dev, st.st_ino, offset, false, &info), 0);
+        ASSERT_EQ(resolve_one(s, st.st_dev, st.st_ino, offset, false, &info), 0);
         ASSERT_STREQ(info.symbol, "fixture_call");
         ASSERT_EQ(info.offset, 1);
         ASSERT_STREQ(base_name(info.file), "symbolize-fixture.c");
@@ -164,20 +253,20 @@ static void return_address_resolves_to_line_of_call(void)
         char *caller = fixture_symbol("fixture_caller");
         uint64_t offset = file_offset_in_maps(ret, fixture_path);
         _cleanup_(symbolizer_freep) struct symbolizer *s = NULL;
-        struct symbol_info info;
+        struct symbol_frame info;
         struct stat st;
 
         s = symbolizer_with(fixture_path, &st);
         /* Twice each way: the second answers come from the cache, which must key on both. */
         for (int i = 0; i < 2; i++) {
-                ASSERT_EQ(symbolizer_resolve(s, st.st_dev, st.st_ino, offset, true, &info), 0);
+                ASSERT_EQ(resolve_one(s, st.st_dev, st.st_ino, offset, true, &info), 0);
                 ASSERT_STREQ(info.symbol, "fixture_caller");
                 ASSERT_EQ(info.offset, ret - caller);
                 ASSERT_STREQ(base_name(info.file), "symbolize-fixture.c");
                 ASSERT_EQ(info.line, marker_line("call"));
 
                 /* The same address as a plain instruction address is on the next line. */
-                ASSERT_EQ(symbolizer_resolve(s, st.st_dev, st.st_ino, offset, false, &info), 0);
+                ASSERT_EQ(resolve_one(s, st.st_dev, st.st_ino, offset, false, &info), 0);
                 ASSERT_STREQ(info.symbol, "fixture_caller");
                 ASSERT_EQ(info.offset, ret - caller);
                 ASSERT_EQ(info.line, marker_line("after-call"));
@@ -190,7 +279,7 @@ static void return_address_after_noreturn_call_stays_in_caller(void)
         void **saved = fixture_symbol("fixture_return_address");
         char *caller = fixture_symbol("fixture_noreturn_caller");
         _cleanup_(symbolizer_freep) struct symbolizer *s = NULL;
-        struct symbol_info info;
+        struct symbol_frame info;
         struct stat st;
 
         *saved = NULL;
@@ -200,7 +289,7 @@ static void return_address_after_noreturn_call_stays_in_caller(void)
         ASSERT_TRUE(ret == (char *)fixture_symbol("fixture_after_noreturn"));
 
         s = symbolizer_with(fixture_path, &st);
-        ASSERT_EQ(symbolizer_resolve(s, st.st_dev, st.st_ino, file_offset_in_maps(ret, fixture_path),
+        ASSERT_EQ(resolve_one(s, st.st_dev, st.st_ino, file_offset_in_maps(ret, fixture_path),
                                      true, &info), 0);
         ASSERT_STREQ(info.symbol, "fixture_noreturn_caller");
         ASSERT_EQ(info.offset, ret - caller);
@@ -212,7 +301,7 @@ static void resolves_static_function_from_symtab(void)
         int (*run)(void) = (int (*)(void))fixture_symbol("fixture_run_noreturn");
         void **local = fixture_symbol("fixture_local_address");
         _cleanup_(symbolizer_freep) struct symbolizer *s = NULL;
-        struct symbol_info info;
+        struct symbol_frame info;
         struct stat st;
 
         ASSERT_EQ(run(), 0);
@@ -220,7 +309,7 @@ static void resolves_static_function_from_symtab(void)
         ASSERT_TRUE(!dlsym(fixture_handle(), "fixture_local"));
 
         s = symbolizer_with(fixture_path, &st);
-        ASSERT_EQ(symbolizer_resolve(s, st.st_dev, st.st_ino,
+        ASSERT_EQ(resolve_one(s, st.st_dev, st.st_ino,
                                      file_offset_in_maps((char *)*local + 3, fixture_path), false, &info), 0);
         ASSERT_STREQ(info.symbol, "fixture_local");
         ASSERT_EQ(info.offset, 3);
@@ -232,18 +321,18 @@ static void separate_debug_file_is_found_through_debuglink(void)
         char *ret = fixture_call_return_address();
         uint64_t offset = file_offset_in_maps(ret, fixture_path);
         _cleanup_(symbolizer_freep) struct symbolizer *split = NULL, *nodebug = NULL;
-        struct symbol_info info;
+        struct symbol_frame info;
         struct stat st_split, st_nodebug;
 
         split = symbolizer_with(fixture_split_path, &st_split);
-        ASSERT_EQ(symbolizer_resolve(split, st_split.st_dev, st_split.st_ino, offset, true, &info), 0);
+        ASSERT_EQ(resolve_one(split, st_split.st_dev, st_split.st_ino, offset, true, &info), 0);
         ASSERT_STREQ(info.symbol, "fixture_caller");
         ASSERT_STREQ(base_name(info.file), "symbolize-fixture.c");
         ASSERT_EQ(info.line, marker_line("call"));
 
         /* The control: the same stripped file without a debug file to find has no lines. */
         nodebug = symbolizer_with(fixture_nodebug_path, &st_nodebug);
-        ASSERT_EQ(symbolizer_resolve(nodebug, st_nodebug.st_dev, st_nodebug.st_ino, offset, true, &info), 0);
+        ASSERT_EQ(resolve_one(nodebug, st_nodebug.st_dev, st_nodebug.st_ino, offset, true, &info), 0);
         ASSERT_STREQ(info.symbol, "fixture_caller");
         ASSERT_TRUE(!info.file);
         ASSERT_EQ(info.line, 0);
@@ -252,18 +341,18 @@ static void separate_debug_file_is_found_through_debuglink(void)
 static void address_without_symbol_has_null_symbol(void)
 {
         _cleanup_(symbolizer_freep) struct symbolizer *s = NULL;
-        struct symbol_info info;
+        struct symbol_frame info;
         struct stat st;
 
         s = symbolizer_with(fixture_path, &st);
 
         /* The ELF header: loaded, but no symbol covers it. */
-        ASSERT_EQ(symbolizer_resolve(s, st.st_dev, st.st_ino, 0, false, &info), 0);
+        ASSERT_EQ(resolve_one(s, st.st_dev, st.st_ino, 0, false, &info), 0);
         ASSERT_TRUE(!info.symbol);
         ASSERT_TRUE(!info.file);
 
         /* Past the end of the file: in no loaded segment. */
-        ASSERT_EQ(symbolizer_resolve(s, st.st_dev, st.st_ino, st.st_size + 4096, true, &info), 0);
+        ASSERT_EQ(resolve_one(s, st.st_dev, st.st_ino, st.st_size + 4096, true, &info), 0);
         ASSERT_TRUE(!info.symbol);
         ASSERT_TRUE(!info.file);
         ASSERT_EQ(info.line, 0);
@@ -274,7 +363,7 @@ static void resolves_function_in_non_pie_executable(void)
         _cleanup_free_ char *exe = realpath("/proc/self/exe", NULL);
         _cleanup_(symbolizer_freep) struct symbolizer *s = NULL;
         _cleanup_close_ int fd = -EBADF;
-        struct symbol_info info;
+        struct symbol_frame info;
         struct stat st;
         Elf64_Ehdr ehdr;
 
@@ -286,7 +375,7 @@ static void resolves_function_in_non_pie_executable(void)
         ASSERT_EQ(ehdr.e_type, ET_EXEC);
 
         s = symbolizer_with(exe, &st);
-        ASSERT_EQ(symbolizer_resolve(s, st.st_dev, st.st_ino,
+        ASSERT_EQ(resolve_one(s, st.st_dev, st.st_ino,
                                      file_offset_in_maps((char *)exe_function + 2, exe), false, &info), 0);
         ASSERT_STREQ(info.symbol, "exe_function");
         ASSERT_EQ(info.offset, 2);
@@ -298,7 +387,7 @@ static void non_elf_file_is_rejected_with_enoexec(void)
 {
         _cleanup_(symbolizer_freep) struct symbolizer *s = NULL;
         _cleanup_close_ int source = -EBADF, empty = -EBADF, truncated = -EBADF;
-        struct symbol_info info;
+        struct symbol_frame info;
 
         ASSERT_EQ(symbolizer_new(&s), 0);
 
@@ -319,20 +408,20 @@ static void non_elf_file_is_rejected_with_enoexec(void)
         ASSERT_EQ(symbolizer_add_module(s, 1, 3, truncated, "/truncated"), -ENOEXEC);
 
         /* Nothing rejected was registered. */
-        ASSERT_EQ(symbolizer_resolve(s, 1, 1, 0, false, &info), -ENOENT);
-        ASSERT_EQ(symbolizer_resolve(s, 1, 2, 0, false, &info), -ENOENT);
-        ASSERT_EQ(symbolizer_resolve(s, 1, 3, 0, false, &info), -ENOENT);
+        ASSERT_EQ(resolve_one(s, 1, 1, 0, false, &info), -ENOENT);
+        ASSERT_EQ(resolve_one(s, 1, 2, 0, false, &info), -ENOENT);
+        ASSERT_EQ(resolve_one(s, 1, 3, 0, false, &info), -ENOENT);
 }
 
 static void unknown_module_is_enoent(void)
 {
         _cleanup_(symbolizer_freep) struct symbolizer *s = NULL;
-        struct symbol_info info = { .symbol = "untouched" };
+        struct symbol_frame info = { .symbol = "untouched" };
         struct stat st;
 
         s = symbolizer_with(fixture_path, &st);
-        ASSERT_EQ(symbolizer_resolve(s, st.st_dev, st.st_ino + 1, 0x1000, false, &info), -ENOENT);
-        ASSERT_EQ(symbolizer_resolve(s, st.st_dev + 1, st.st_ino, 0x1000, false, &info), -ENOENT);
+        ASSERT_EQ(resolve_one(s, st.st_dev, st.st_ino + 1, 0x1000, false, &info), -ENOENT);
+        ASSERT_EQ(resolve_one(s, st.st_dev + 1, st.st_ino, 0x1000, false, &info), -ENOENT);
         ASSERT_STREQ(info.symbol, "untouched");
 }
 
@@ -342,7 +431,7 @@ static void registering_module_again_is_noop(void)
         uint64_t offset = file_offset_in_maps(callee, fixture_path);
         _cleanup_(symbolizer_freep) struct symbolizer *s = NULL;
         _cleanup_close_ int other = -EBADF;
-        struct symbol_info info;
+        struct symbol_frame info;
         struct stat st;
 
         s = symbolizer_with(fixture_path, &st);
@@ -351,7 +440,7 @@ static void registering_module_again_is_noop(void)
         ASSERT_TRUE(other >= 0);
         ASSERT_EQ(symbolizer_add_module(s, st.st_dev, st.st_ino, other, fixture_source_path), 0);
 
-        ASSERT_EQ(symbolizer_resolve(s, st.st_dev, st.st_ino, offset, false, &info), 0);
+        ASSERT_EQ(resolve_one(s, st.st_dev, st.st_ino, offset, false, &info), 0);
         ASSERT_STREQ(info.symbol, "fixture_call");
         ASSERT_EQ(info.offset, 0);
 }
@@ -371,7 +460,7 @@ static void free_closes_every_file_it_opened(void)
 {
         uint64_t offset = file_offset_in_maps(fixture_call_return_address(), fixture_path);
         struct symbolizer *s = NULL;
-        struct symbol_info info;
+        struct symbol_frame info;
         struct stat st;
         int before = count_open_fds();
         int fd;
@@ -384,7 +473,7 @@ static void free_closes_every_file_it_opened(void)
         ASSERT_EQ(fstat(fd, &st), 0);
         ASSERT_EQ(symbolizer_add_module(s, st.st_dev, st.st_ino, fd, fixture_split_path), 0);
         close(fd);
-        ASSERT_EQ(symbolizer_resolve(s, st.st_dev, st.st_ino, offset, true, &info), 0);
+        ASSERT_EQ(resolve_one(s, st.st_dev, st.st_ino, offset, true, &info), 0);
         ASSERT_EQ(info.line, marker_line("call"));
 
         /* A rejected file leaves nothing open either. */
@@ -418,6 +507,8 @@ int main(int argc, char *argv[])
                 TEST(registering_module_again_is_noop),
                 TEST(free_closes_every_file_it_opened),
                 TEST(free_accepts_null),
+                TEST(inlined_calls_are_frames_with_their_call_sites),
+                TEST(demangles_cxx_and_rust_legacy_and_v0),
         };
 
         if (argc != 5) {

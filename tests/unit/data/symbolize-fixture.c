@@ -58,3 +58,23 @@ int fixture_run_noreturn(void)
                 fixture_noreturn_caller();
         return fixture_local(1);
 }
+
+/* Inlined even at -O0: the return address recorded by fixture_call lies in code that DWARF
+ * describes as fixture_inline_helper inlined into fixture_inline_outer inlined into
+ * fixture_inline_caller. */
+int fixture_inline_caller(int x);
+
+__attribute__((always_inline)) static inline int fixture_inline_helper(int x)
+{
+        return fixture_call(x) + 2;             /* line:inline-call */
+}
+
+__attribute__((always_inline)) static inline int fixture_inline_outer(int x)
+{
+        return fixture_inline_helper(x) * 2;    /* line:inline-outer-call */
+}
+
+__attribute__((noinline)) int fixture_inline_caller(int x)
+{
+        return fixture_inline_outer(x) - 1;     /* line:inline-site */
+}
