@@ -452,56 +452,78 @@ static const char *module_call_site(struct module *m, Dwarf_Die *cu, Dwarf_Die *
         return file ? module_source_path(m, cu, file) : NULL;
 }
 
+/* Deepest nesting of functions, inlined calls and blocks looked at below a compile unit. */
+#define SCOPE_PATH_MAX 64
+
+/* Records in path[] the DIEs below parent whose code covers pc, outermost first: the function,
+ * then lexical blocks and inlined calls. Descends namespaces, where Rust (and some C++) places
+ * its functions: libdw's dwarf_getscopes() does not look inside them. Returns the new depth. */
+static int scope_path(Dwarf_Die *parent, Dwarf_Addr pc, Dwarf_Die *path, int depth)
+{
+        Dwarf_Die child;
+
+        if (depth >= SCOPE_PATH_MAX || dwarf_child(parent, &child) != 0)
+                return depth;
+        do {
+                switch (dwarf_tag(&child)) {
+                case DW_TAG_subprogram:
+                case DW_TAG_inlined_subroutine:
+                case DW_TAG_lexical_block:
+                        if (dwarf_haspc(&child, pc) == 1) {
+                                path[depth] = child;
+                                return scope_path(&path[depth], pc, path, depth + 1);
+                        }
+                        break;
+                case DW_TAG_namespace:
+                case DW_TAG_module: {
+                        int d = scope_path(&child, pc, path, depth);
+
+                        if (d > depth)
+                                return d;
+                        break;
+                }
+                default:
+                        break;
+                }
+        } while (dwarf_siblingof(&child, &child) == 0);
+        return depth;
+}
+
 /* The inlined calls covering addr (a libdwfl address), innermost first, into frames[] (at most
  * max). Entering, *file and *line are the line table's for addr; leaving, they are the call site
- * of the outermost inlined call, i.e. the line in the function that holds the code. */
+ * of the outermost inlined call, i.e. the line in the function that holds the code, and *holder
+ * is that function's DWARF name (NULL if unknown). */
 static size_t module_inline_frames(struct module *m, GElf_Addr addr, struct symbol_frame *frames,
                                    size_t max, const char **file, int *line, const char **holder)
 {
         Dwarf_Addr dw_bias;
         Dwarf_Die *cu = dwfl_module_addrdie(m->mod, addr, &dw_bias);
-        _cleanup_free_ Dwarf_Die *scopes = NULL, *chain = NULL;
-        int n_scopes, n_chain, first = -1;
+        Dwarf_Die path[SCOPE_PATH_MAX];
         size_t n = 0;
+        int depth;
 
         *holder = NULL;
         if (!cu)
                 return 0;
-        /* Innermost first; past an inlined call these are the scopes of its abstract definition,
-         * so the concrete chain of callers comes from dwarf_getscopes_die() on the innermost one. */
-        n_scopes = dwarf_getscopes(cu, addr - dw_bias, &scopes);
-        for (int i = 0; i < n_scopes && first < 0; i++) {
-                int tag = dwarf_tag(&scopes[i]);
+        depth = scope_path(cu, addr - dw_bias, path, 0);
+        for (int i = depth - 1; i >= 0; i--) {
+                int tag = dwarf_tag(&path[i]);
 
                 if (tag == DW_TAG_subprogram) {
-                        *holder = module_die_name(m, &scopes[i]);
-                        return 0;
-                }
-                if (tag == DW_TAG_inlined_subroutine)
-                        first = i;
-        }
-        if (first < 0)
-                return 0;
-
-        n_chain = dwarf_getscopes_die(&scopes[first], &chain);
-        for (int i = 0; i < n_chain; i++) {
-                int tag = dwarf_tag(&chain[i]);
-
-                if (tag == DW_TAG_subprogram) {
-                        *holder = module_die_name(m, &chain[i]);
+                        *holder = module_die_name(m, &path[i]);
                         break;
                 }
                 if (tag != DW_TAG_inlined_subroutine)
                         continue;       /* lexical blocks */
                 if (n < max)
                         frames[n++] = (struct symbol_frame) {
-                                .symbol = module_die_name(m, &chain[i]),
+                                .symbol = module_die_name(m, &path[i]),
                                 .inlined = true,
                                 .file = *file,
                                 .line = *line,
                         };
                 /* Deeper chains than max lose their outer inlined frames; lines stay right. */
-                *file = module_call_site(m, cu, &chain[i], line);
+                *file = module_call_site(m, cu, &path[i], line);
         }
         return n;
 }

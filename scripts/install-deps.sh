@@ -5,6 +5,7 @@ packages=(
         meson ninja-build pkg-config gcc g++ clang llvm bpftool
         libbpf-dev libelf-dev libdw-dev libiberty-dev zlib1g-dev libsystemd-dev libcjson-dev
         systemd python3 binutils elfutils
+        rustc                           # tests: Rust leaking programs, built with Debian's rustc
         debootstrap systemd-container   # tests/e2e: boots a Debian root under systemd-nspawn
 )
 missing=()
