@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Uprobes on the allocation family: outstanding allocations and per-stack totals per target. */
+/* Uprobes on the allocation family and tp_btf programs on the kernel's allocators: outstanding
+ * allocations and per-stack totals per target (the kernel target is tgid MEMLEAK_KERNEL_TGID). */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
@@ -129,9 +130,9 @@ static __always_inline void combined_sub(__u32 tgid, __s64 stack_id, __u64 size)
         __sync_fetch_and_sub(&v->allocs, 1);
 }
 
-static __always_inline __s64 take_stack_id(void *ctx)
+static __always_inline __s64 take_stack_id(void *ctx, __u64 flags)
 {
-        long id = bpf_get_stackid(ctx, &stack_traces, BPF_F_USER_STACK);
+        long id = bpf_get_stackid(ctx, &stack_traces, flags);
 
         if (id >= 0)
                 return id;
@@ -184,7 +185,7 @@ static __always_inline void record_alloc(void *ctx, __u32 tgid, __u64 addr, __u6
 
         info.size = size;
         info.timestamp_ns = bpf_ktime_get_ns();
-        info.stack_id = take_stack_id(ctx);
+        info.stack_id = take_stack_id(ctx, BPF_F_USER_STACK);
         if (bpf_map_update_elem(&allocs, &key, &info, BPF_ANY)) {
                 count(COUNTER_LOST_ALLOCS_MAP_FULL);
                 return;
@@ -358,5 +359,160 @@ int BPF_KPROBE(delete_entry, __u64 ptr) { return on_entry(ctx, ALLOC_KIND_DELETE
 /* One return program serves every allocating kind: the in-flight state says which it was. */
 SEC("uretprobe")
 int BPF_KRETPROBE(alloc_return) { return on_return(ctx); }
+
+/* The kernel target: tp_btf programs on the kmem and percpu tracepoints (no kprobes needed).
+ * They are loaded with the rest and linked only while the kernel target is attached; its
+ * settings are the targets map's entry MEMLEAK_KERNEL_TGID, whose removal stops recording. */
+
+/* The daemon's own tgid: its map reads and socket writes allocate too, and must not feed back. */
+const volatile __u32 self_tgid = 0;
+
+#define KERNEL_PAGE_SIZE 4096ull        /* x86-64 (__TARGET_ARCH_x86) */
+
+/* A tp_btf program's kernel stack starts with memleakd's own frames: the program, bpf_trace_runN
+ * that ran it (the tracepoint's __bpf_trace_* stub tail-calls it), and __traceiter_<tracepoint>
+ * when the tracepoint has several probes (it calls each in turn; a lone probe is called
+ * directly). The allocator's frame comes next: that is where the recorded stack starts. */
+#define KERNEL_PROBE_FRAMES 2
+#define TRACEITER_MAX_BYTES 1024        /* __traceiter_* are about 0x80 bytes */
+
+extern const void __traceiter_kmalloc __ksym __weak;
+extern const void __traceiter_kmem_cache_alloc __ksym __weak;
+extern const void __traceiter_mm_page_alloc __ksym __weak;
+extern const void __traceiter_percpu_alloc_percpu __ksym __weak;
+
+static __always_inline __u64 kernel_stack_skip(void *ctx, __u64 traceiter)
+{
+        __u64 ips[KERNEL_PROBE_FRAMES + 1];
+
+        if (traceiter && bpf_get_stack(ctx, ips, sizeof(ips), 0) == sizeof(ips) &&
+            ips[KERNEL_PROBE_FRAMES] - traceiter < TRACEITER_MAX_BYTES)
+                return KERNEL_PROBE_FRAMES + 1;
+        return KERNEL_PROBE_FRAMES;
+}
+
+static __always_inline bool comm_matches(const struct target_config *cfg)
+{
+        char comm[MEMLEAK_COMM_LEN];
+
+        if (bpf_get_current_comm(comm, sizeof(comm)))
+                return false;
+        for (int i = 0; i < MEMLEAK_COMM_LEN; i++) {
+                if (comm[i] != cfg->filter_comm[i])
+                        return false;
+                if (comm[i] == 0)
+                        break;
+        }
+        return true;
+}
+
+/* Whether the task allocating now is one the kernel target records. */
+static __always_inline bool kernel_alloc_wanted(const struct target_config *cfg)
+{
+        __u32 tgid = current_tgid();
+
+        if (self_tgid && tgid == self_tgid)
+                return false;
+        if (cfg->filter_pid && tgid != cfg->filter_pid)
+                return false;
+        return !cfg->filter_comm_set || comm_matches(cfg);
+}
+
+static __always_inline int kernel_free(__u32 space, __u64 addr)
+{
+        struct alloc_key key = { .tgid = MEMLEAK_KERNEL_TGID, .space = space, .addr = addr };
+        struct alloc_info *found, info;
+
+        found = bpf_map_lookup_elem(&allocs, &key);
+        if (!found)
+                return 0;       /* allocated before the attach, or by a task the filter leaves out */
+        info = *found;          /* copy before the entry goes away */
+        if (bpf_map_delete_elem(&allocs, &key))
+                return 0;       /* another CPU freed it first and accounted for it */
+        combined_sub(MEMLEAK_KERNEL_TGID, info.stack_id, info.size);
+        count(COUNTER_FREES);
+        return 0;
+}
+
+static __always_inline int kernel_alloc(void *ctx, __u32 space, __u64 addr, __u64 size, const void *traceiter)
+{
+        __u32 tgid = MEMLEAK_KERNEL_TGID;
+        struct alloc_key key = { .tgid = MEMLEAK_KERNEL_TGID, .space = space, .addr = addr };
+        struct alloc_info info = {};
+        struct target_config *cfg;
+
+        cfg = bpf_map_lookup_elem(&targets, &tgid);
+        if (!cfg || !kernel_alloc_wanted(cfg))
+                return 0;
+        if (!addr) {
+                count(COUNTER_ALLOCS_FAILED);
+                return 0;
+        }
+        if (size < cfg->min_size || (cfg->max_size && size > cfg->max_size)) {
+                count(COUNTER_ALLOCS_FILTERED);
+                return 0;
+        }
+        /* A live entry at this address means its free was not traced (bulk frees): retire it. */
+        if (bpf_map_lookup_elem(&allocs, &key))
+                kernel_free(space, addr);
+
+        info.size = size;
+        info.timestamp_ns = bpf_ktime_get_ns();
+        info.stack_id = take_stack_id(ctx, kernel_stack_skip(ctx, (__u64)traceiter) & BPF_F_SKIP_FIELD_MASK);
+        if (bpf_map_update_elem(&allocs, &key, &info, BPF_ANY)) {
+                count(COUNTER_LOST_ALLOCS_MAP_FULL);
+                return 0;
+        }
+        combined_add(MEMLEAK_KERNEL_TGID, info.stack_id, size);
+        count(COUNTER_ALLOCS);
+        return 0;
+}
+
+/* Sizes are what the allocator hands out (kmalloc's bytes_alloc, the cache's object stride,
+ * whole pages, percpu size times the possible CPUs), not what the caller asked for. */
+SEC("tp_btf/kmalloc")
+int BPF_PROG(tp_kmalloc, unsigned long call_site, const void *ptr, size_t bytes_req, size_t bytes_alloc)
+{
+        return kernel_alloc(ctx, ALLOC_SPACE_SLAB, (__u64)ptr, bytes_alloc, &__traceiter_kmalloc);
+}
+SEC("tp_btf/kfree")
+int BPF_PROG(tp_kfree, unsigned long call_site, const void *ptr)
+{
+        return kernel_free(ALLOC_SPACE_SLAB, (__u64)ptr);
+}
+SEC("tp_btf/kmem_cache_alloc")
+int BPF_PROG(tp_cache_alloc, unsigned long call_site, const void *ptr, struct kmem_cache *s)
+{
+        return kernel_alloc(ctx, ALLOC_SPACE_SLAB, (__u64)ptr, BPF_CORE_READ(s, size),
+                            &__traceiter_kmem_cache_alloc);
+}
+SEC("tp_btf/kmem_cache_free")
+int BPF_PROG(tp_cache_free, unsigned long call_site, const void *ptr)
+{
+        return kernel_free(ALLOC_SPACE_SLAB, (__u64)ptr);
+}
+SEC("tp_btf/mm_page_alloc")
+int BPF_PROG(tp_page_alloc, struct page *page, unsigned int order)
+{
+        return kernel_alloc(ctx, ALLOC_SPACE_PAGE, (__u64)page, KERNEL_PAGE_SIZE << order,
+                            &__traceiter_mm_page_alloc);
+}
+SEC("tp_btf/mm_page_free")
+int BPF_PROG(tp_page_free, struct page *page)
+{
+        return kernel_free(ALLOC_SPACE_PAGE, (__u64)page);
+}
+SEC("tp_btf/percpu_alloc_percpu")
+int BPF_PROG(tp_percpu_alloc, unsigned long call_site, bool reserved, bool is_atomic, size_t size,
+             size_t align, void *base_addr, int off, void *ptr, size_t bytes_alloc)
+{
+        return kernel_alloc(ctx, ALLOC_SPACE_PERCPU, (__u64)ptr, bytes_alloc,
+                            &__traceiter_percpu_alloc_percpu);
+}
+SEC("tp_btf/percpu_free_percpu")
+int BPF_PROG(tp_percpu_free, void *base_addr, int off, void *ptr)
+{
+        return kernel_free(ALLOC_SPACE_PERCPU, (__u64)ptr);
+}
 
 char LICENSE[] SEC("license") = "GPL";

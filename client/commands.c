@@ -18,6 +18,8 @@ enum {
         ARG_MAX_SIZE,
         ARG_MIN_AGE,
         ARG_SHOW_ADDRESSES,
+        ARG_KERNEL,
+        ARG_KERNEL_FILTER,
 };
 
 static void print_error_va(const struct ctl_context *ctx, int error, const char *fmt, va_list ap)
@@ -80,6 +82,25 @@ static int parse_pid(const char *s, int32_t *ret)
                 return -EINVAL;
         *ret = (int32_t) v;
         return 0;
+}
+
+/* --kernel-filter pid=N or comm=NAME (given once each at most). */
+static int parse_kernel_filter(const char *s, struct memleak_request *req)
+{
+        if (strncmp(s, "pid=", 4) == 0) {
+                if (req->kernel_pid || parse_pid(s + 4, &req->kernel_pid) < 0)
+                        return -EINVAL;
+                return 0;
+        }
+        if (strncmp(s, "comm=", 5) == 0) {
+                size_t n = strlen(s + 5);
+
+                if (req->kernel_comm[0] || n == 0 || n > MEMLEAK_MAX_COMM_BYTES)
+                        return -EINVAL;
+                memcpy(req->kernel_comm, s + 5, n + 1);
+                return 0;
+        }
+        return -EINVAL;
 }
 
 /* The daemon opens --obj paths itself, so a relative one is made absolute against our cwd. */
@@ -188,16 +209,23 @@ static int print_result(const struct ctl_context *ctx, const char *cmd, const ch
 
 static void help_attach(void)
 {
-        printf("memleakctl attach --pid PID [--obj PATH]... [--min-size N] [--max-size N] [--json]\n\n"
+        printf("memleakctl attach --pid PID [--obj PATH]... [--min-size N] [--max-size N] [--json]\n"
+               "memleakctl attach --kernel [--kernel-filter pid=N|comm=NAME]... [--min-size N] [--max-size N] [--json]\n\n"
                "Start tracing the allocations of a process. memleakd probes the allocator the process\n"
-               "uses (glibc's, in its libc), or the objects named with --obj.\n\n"
+               "uses (glibc's, in its libc), or the objects named with --obj. With --kernel, trace the\n"
+               "kernel's allocations instead (slab objects, pages, percpu memory) through the kmem and\n"
+               "percpu tracepoints; the kernel target is reported as pid 0 ([kernel]).\n\n"
                "  -p --pid PID       The process to trace\n"
                "  -o --obj PATH      Probe this object's allocator functions instead (up to %d times;\n"
                "                     a relative path is taken from the current directory)\n"
+               "  -k --kernel        Trace the kernel's allocations\n"
+               "     --kernel-filter pid=N|comm=NAME\n"
+               "                     With --kernel: only allocations made while process N (or a task\n"
+               "                     named NAME, at most %d bytes) runs; both may be given\n"
                "     --min-size N   Record only allocations of at least N bytes\n"
                "     --max-size N   Record only allocations of at most N bytes\n"
                "  -j --json          Print the reply as JSON: {\"target\": {...}}\n"
-               "  -h --help          Show this help\n", MEMLEAK_MAX_OBJS);
+               "  -h --help          Show this help\n", MEMLEAK_MAX_OBJS, MEMLEAK_MAX_COMM_BYTES);
 }
 
 int cmd_attach(struct ctl_context *ctx, int argc, char *argv[])
@@ -205,6 +233,8 @@ int cmd_attach(struct ctl_context *ctx, int argc, char *argv[])
         static const struct option options[] = {
                 { "pid", required_argument, NULL, 'p' },
                 { "obj", required_argument, NULL, 'o' },
+                { "kernel", no_argument, NULL, 'k' },
+                { "kernel-filter", required_argument, NULL, ARG_KERNEL_FILTER },
                 { "min-size", required_argument, NULL, ARG_MIN_SIZE },
                 { "max-size", required_argument, NULL, ARG_MAX_SIZE },
                 { "json", no_argument, NULL, 'j' },
@@ -216,7 +246,7 @@ int cmd_attach(struct ctl_context *ctx, int argc, char *argv[])
         int c, r;
 
         optind = 0;
-        while ((c = getopt_long(argc, argv, "+:p:o:jh", options, NULL)) >= 0)
+        while ((c = getopt_long(argc, argv, "+:p:o:kjh", options, NULL)) >= 0)
                 switch (c) {
                 case 'p':
                         if (parse_pid(optarg, &req.pid) < 0)
@@ -235,6 +265,15 @@ int cmd_attach(struct ctl_context *ctx, int argc, char *argv[])
                         if (strlen(req.objs[req.n_objs - 1]) >= MEMLEAK_MAX_PATH_BYTES)
                                 return ctl_usage_error(ctx, "attach: --obj path longer than %d bytes",
                                                        MEMLEAK_MAX_PATH_BYTES - 1);
+                        break;
+                case 'k':
+                        req.kernel = true;
+                        break;
+                case ARG_KERNEL_FILTER:
+                        if (parse_kernel_filter(optarg, &req) < 0)
+                                return ctl_usage_error(ctx, "attach: invalid --kernel-filter '%s' (pid=N or "
+                                                       "comm=NAME of 1 to %d bytes, each once)", optarg,
+                                                       MEMLEAK_MAX_COMM_BYTES);
                         break;
                 case ARG_MIN_SIZE:
                         if (parse_u64(optarg, MEMLEAK_MAX_SIZE_BYTES, &req.min_size) < 0)
@@ -256,8 +295,14 @@ int cmd_attach(struct ctl_context *ctx, int argc, char *argv[])
         r = extra_arguments(ctx, "attach", argc, argv);
         if (r != 0)
                 return r;
-        if (!req.has_pid)
-                return ctl_usage_error(ctx, "attach: --pid is required");
+        if (req.has_pid && req.kernel)
+                return ctl_usage_error(ctx, "attach: give --pid or --kernel, not both");
+        if (!req.has_pid && !req.kernel)
+                return ctl_usage_error(ctx, "attach: --pid (or --kernel) is required");
+        if (!req.kernel && (req.kernel_pid || req.kernel_comm[0]))
+                return ctl_usage_error(ctx, "attach: --kernel-filter needs --kernel");
+        if (req.kernel && req.n_objs > 0)
+                return ctl_usage_error(ctx, "attach: --obj names a process's objects, not the kernel's");
         if (req.max_size && req.min_size > req.max_size)
                 return ctl_usage_error(ctx, "attach: --min-size is larger than --max-size");
 
@@ -270,9 +315,11 @@ int cmd_attach(struct ctl_context *ctx, int argc, char *argv[])
 
 static void help_detach(void)
 {
-        printf("memleakctl detach --pid PID [--json]\n\n"
-               "Stop tracing a process and forget what was recorded for it.\n\n"
+        printf("memleakctl detach --pid PID [--json]\n"
+               "memleakctl detach --kernel [--json]\n\n"
+               "Stop tracing a process, or the kernel, and forget what was recorded for it.\n\n"
                "  -p --pid PID       The traced process\n"
+               "  -k --kernel        The kernel target: its tracepoints are detached\n"
                "  -j --json          Print the reply as JSON: {\"target\": {...}}\n"
                "  -h --help          Show this help\n");
 }
@@ -281,6 +328,7 @@ int cmd_detach(struct ctl_context *ctx, int argc, char *argv[])
 {
         static const struct option options[] = {
                 { "pid", required_argument, NULL, 'p' },
+                { "kernel", no_argument, NULL, 'k' },
                 { "json", no_argument, NULL, 'j' },
                 { "help", no_argument, NULL, 'h' },
                 {}
@@ -290,12 +338,15 @@ int cmd_detach(struct ctl_context *ctx, int argc, char *argv[])
         int c, r;
 
         optind = 0;
-        while ((c = getopt_long(argc, argv, "+:p:jh", options, NULL)) >= 0)
+        while ((c = getopt_long(argc, argv, "+:p:kjh", options, NULL)) >= 0)
                 switch (c) {
                 case 'p':
                         if (parse_pid(optarg, &req.pid) < 0)
                                 return ctl_usage_error(ctx, "detach: invalid --pid '%s'", optarg);
                         req.has_pid = true;
+                        break;
+                case 'k':
+                        req.kernel = true;
                         break;
                 case 'j':
                         ctx->json = true;
@@ -309,8 +360,10 @@ int cmd_detach(struct ctl_context *ctx, int argc, char *argv[])
         r = extra_arguments(ctx, "detach", argc, argv);
         if (r != 0)
                 return r;
-        if (!req.has_pid)
-                return ctl_usage_error(ctx, "detach: --pid is required");
+        if (req.has_pid && req.kernel)
+                return ctl_usage_error(ctx, "detach: give --pid or --kernel, not both");
+        if (!req.has_pid && !req.kernel)
+                return ctl_usage_error(ctx, "detach: --pid (or --kernel) is required");
 
         r = call_daemon(ctx, &req, &reply);
         if (r != CTL_EXIT_OK)
@@ -364,9 +417,10 @@ int cmd_status(struct ctl_context *ctx, int argc, char *argv[])
 
 static void help_report(void)
 {
-        printf("memleakctl report [--pid PID] [--top N] [--min-age SECONDS] [--show-addresses] [--json]\n\n"
+        printf("memleakctl report [--pid PID | --kernel] [--top N] [--min-age SECONDS] [--show-addresses] [--json]\n\n"
                "Show the call stacks holding the most outstanding (allocated, not yet freed) memory.\n\n"
                "  -p --pid PID          Only this traced process (default: all)\n"
+               "  -k --kernel           Only the kernel target (pid 0)\n"
                "  -t --top N            List N stacks, sum up the rest (default: %d)\n"
                "     --min-age SECONDS  Count only allocations at least this old (default: 0)\n"
                "     --show-addresses   Also print each frame's raw address\n"
@@ -378,6 +432,7 @@ int cmd_report(struct ctl_context *ctx, int argc, char *argv[])
 {
         static const struct option options[] = {
                 { "pid", required_argument, NULL, 'p' },
+                { "kernel", no_argument, NULL, 'k' },
                 { "top", required_argument, NULL, 't' },
                 { "min-age", required_argument, NULL, ARG_MIN_AGE },
                 { "show-addresses", no_argument, NULL, ARG_SHOW_ADDRESSES },
@@ -392,12 +447,15 @@ int cmd_report(struct ctl_context *ctx, int argc, char *argv[])
         int c, r;
 
         optind = 0;
-        while ((c = getopt_long(argc, argv, "+:p:t:jh", options, NULL)) >= 0)
+        while ((c = getopt_long(argc, argv, "+:p:t:kjh", options, NULL)) >= 0)
                 switch (c) {
                 case 'p':
                         if (parse_pid(optarg, &req.pid) < 0)
                                 return ctl_usage_error(ctx, "report: invalid --pid '%s'", optarg);
                         req.has_pid = true;
+                        break;
+                case 'k':
+                        req.kernel = true;
                         break;
                 case 't':
                         if (parse_u64(optarg, MEMLEAK_MAX_TOP, &req.top) < 0)
@@ -424,6 +482,8 @@ int cmd_report(struct ctl_context *ctx, int argc, char *argv[])
         r = extra_arguments(ctx, "report", argc, argv);
         if (r != 0)
                 return r;
+        if (req.has_pid && req.kernel)
+                return ctl_usage_error(ctx, "report: give --pid or --kernel, not both");
 
         r = call_daemon(ctx, &req, &reply);
         if (r != CTL_EXIT_OK)

@@ -43,6 +43,20 @@ static const char *base_name(const char *path)
         return slash && slash[1] ? slash + 1 : path;
 }
 
+/* A module's short name: a file's base name, or a kernel module as it comes ("[kernel]",
+ * "[bpf]"), without its brackets, which the frame adds. */
+static int module_label(const char *module, const char **ret)
+{
+        size_t n = strlen(module);
+
+        if (n >= 2 && module[0] == '[' && module[n - 1] == ']') {
+                *ret = module + 1;
+                return (int)(n - 2);
+        }
+        *ret = base_name(module);
+        return (int)strlen(*ret);
+}
+
 static const char *plural(uint64_t n, const char *one, const char *many)
 {
         return n == 1 ? one : many;
@@ -216,6 +230,8 @@ static void print_frame(FILE *f, const cJSON *frame, bool show_addresses)
         const cJSON *offset = cJSON_GetObjectItemCaseSensitive(frame, "offset");
         const cJSON *module_offset = cJSON_GetObjectItemCaseSensitive(frame, "module_offset");
         const cJSON *line = cJSON_GetObjectItemCaseSensitive(frame, "line");
+        const char *label = "unknown";
+        int label_len = (int)strlen(label);
 
         if (symbol && cJSON_IsNumber(offset))
                 fprintf(f, "\t\t%s+0x%" PRIx64, symbol, get_u64(frame, "offset"));
@@ -227,10 +243,12 @@ static void print_frame(FILE *f, const cJSON *frame, bool show_addresses)
                 fprintf(f, "\t\t%s", str_or(get_str(frame, "addr"), "0x?"));
         if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(frame, "inlined")))
                 fputs(" [inlined]", f);
+        if (module)
+                label_len = module_label(module, &label);
         if (!symbol && module && cJSON_IsNumber(module_offset))
-                fprintf(f, " [%s+0x%" PRIx64 "]", base_name(module), get_u64(frame, "module_offset"));
+                fprintf(f, " [%.*s+0x%" PRIx64 "]", label_len, label, get_u64(frame, "module_offset"));
         else
-                fprintf(f, " [%s]", module ? base_name(module) : "unknown");
+                fprintf(f, " [%.*s]", label_len, label);
         if (file && cJSON_IsNumber(line))
                 fprintf(f, " %s:%" PRIu64, file, get_u64(frame, "line"));
         else if (file)

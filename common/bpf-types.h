@@ -11,6 +11,23 @@
 /* Deepest user stack we record; frames past this are cut (counted as depth-limited). */
 #define MEMLEAK_MAX_STACK_DEPTH 127
 
+/* The kernel target's key in the targets, allocs and combined maps. No process has tgid 0 (the
+ * idle tasks do not allocate through a target's probes), so it cannot collide with a user target. */
+#define MEMLEAK_KERNEL_TGID 0
+
+/* Which address space an outstanding allocation's address lives in: the kernel's slab objects,
+ * struct page pointers and percpu pointers are different kinds of address and must not meet in
+ * one key (a percpu pointer may equal a slab address numerically). */
+enum alloc_space {
+        ALLOC_SPACE_USER = 0,           /* a user target's heap */
+        ALLOC_SPACE_SLAB,               /* kmalloc / kmem_cache_alloc object */
+        ALLOC_SPACE_PAGE,               /* struct page * from the page allocator */
+        ALLOC_SPACE_PERCPU,             /* __percpu pointer from pcpu_alloc */
+};
+
+/* Longest comm the kernel keeps (TASK_COMM_LEN), terminating NUL included. */
+#define MEMLEAK_COMM_LEN 16
+
 /* Which allocator entry point a probe sits on: selects the entry/return semantics. */
 enum alloc_kind {
         ALLOC_KIND_MALLOC = 0,
@@ -54,12 +71,17 @@ enum memleak_counter {
 struct target_config {
         __u64 min_size;         /* 0: no lower bound */
         __u64 max_size;         /* 0: no upper bound */
+        /* The kernel target only: record only allocations made by this process (tgid, as the
+         * daemon's pid namespace numbers it) and/or by tasks with this comm. */
+        __u32 filter_pid;       /* 0: any process */
+        __u32 filter_comm_set;  /* 0: any comm */
+        char filter_comm[MEMLEAK_COMM_LEN];
 };
 
 /* One outstanding allocation, keyed by struct alloc_key. */
 struct alloc_key {
         __u32 tgid;
-        __u32 pad;
+        __u32 space;            /* enum alloc_space */
         __u64 addr;
 };
 

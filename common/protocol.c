@@ -35,8 +35,10 @@ enum memleak_command memleak_command_from_string(const char *s)
 enum field_type {
         FIELD_HEADER,   /* v and cmd: checked before the table runs */
         FIELD_U64,      /* integer in [0, max], stored at offset */
-        FIELD_PID,      /* integer in [1, INT32_MAX] */
+        FIELD_PID,      /* integer in [1, INT32_MAX], stored as int32_t at offset */
         FIELD_OBJS,     /* array of at most MEMLEAK_MAX_OBJS absolute paths */
+        FIELD_BOOL,     /* true or false, stored as bool at offset */
+        FIELD_COMM,     /* string of 1 to MEMLEAK_MAX_COMM_BYTES bytes, stored at offset */
 };
 
 #define CMD_BIT(c) (1u << (c))
@@ -45,7 +47,7 @@ enum field_type {
 struct field_spec {
         const char *name;
         enum field_type type;
-        size_t offset;          /* FIELD_U64: where in struct memleak_request */
+        size_t offset;          /* FIELD_U64, FIELD_PID, FIELD_BOOL, FIELD_COMM: where in struct memleak_request */
         uint64_t max;           /* FIELD_U64: largest value accepted */
         unsigned allowed;       /* CMD_BIT()s of the commands that accept it */
         unsigned required;      /* CMD_BIT()s of the commands that need it */
@@ -59,10 +61,10 @@ static const struct field_spec request_fields[] = {
         { F_ID, FIELD_U64, offsetof(struct memleak_request, id), MEMLEAK_MAX_ID,
           ALL_CMDS, 0,
           "\"id\" must be an integer between 0 and 4294967295", NULL },
-        { F_PID, FIELD_PID, 0, 0,
-          CMD_BIT(MEMLEAK_CMD_ATTACH) | CMD_BIT(MEMLEAK_CMD_DETACH) | CMD_BIT(MEMLEAK_CMD_REPORT),
-          CMD_BIT(MEMLEAK_CMD_ATTACH) | CMD_BIT(MEMLEAK_CMD_DETACH),
-          "\"pid\" must be an integer between 1 and 2147483647", "Missing \"pid\"" },
+        /* attach and detach need "pid" or "kernel": check_target() */
+        { F_PID, FIELD_PID, offsetof(struct memleak_request, pid), 0,
+          CMD_BIT(MEMLEAK_CMD_ATTACH) | CMD_BIT(MEMLEAK_CMD_DETACH) | CMD_BIT(MEMLEAK_CMD_REPORT), 0,
+          "\"pid\" must be an integer between 1 and 2147483647", NULL },
         { F_OBJS, FIELD_OBJS, 0, 0, CMD_BIT(MEMLEAK_CMD_ATTACH), 0,
           "\"objs\" must be an array of at most 16 absolute paths, each shorter than 4096 bytes", NULL },
         { F_MIN_SIZE, FIELD_U64, offsetof(struct memleak_request, min_size), MEMLEAK_MAX_SIZE_BYTES,
@@ -77,6 +79,15 @@ static const struct field_spec request_fields[] = {
         { F_MIN_AGE_S, FIELD_U64, offsetof(struct memleak_request, min_age_s), MEMLEAK_MAX_MIN_AGE_S,
           CMD_BIT(MEMLEAK_CMD_REPORT), 0,
           "\"min_age_s\" must be an integer between 0 and 315360000 (ten years)", NULL },
+        { F_KERNEL, FIELD_BOOL, offsetof(struct memleak_request, kernel), 0,
+          CMD_BIT(MEMLEAK_CMD_ATTACH) | CMD_BIT(MEMLEAK_CMD_DETACH) | CMD_BIT(MEMLEAK_CMD_REPORT), 0,
+          "\"kernel\" must be true or false", NULL },
+        { F_KERNEL_PID, FIELD_PID, offsetof(struct memleak_request, kernel_pid), 0,
+          CMD_BIT(MEMLEAK_CMD_ATTACH), 0,
+          "\"kernel_pid\" must be an integer between 1 and 2147483647", NULL },
+        { F_KERNEL_COMM, FIELD_COMM, offsetof(struct memleak_request, kernel_comm), 0,
+          CMD_BIT(MEMLEAK_CMD_ATTACH), 0,
+          "\"kernel_comm\" must be a string of 1 to 15 bytes", NULL },
 };
 
 static const struct field_spec *field_lookup(const char *name)
@@ -87,9 +98,29 @@ static const struct field_spec *field_lookup(const char *name)
         return NULL;
 }
 
+static void *field_at(const struct memleak_request *req, const struct field_spec *f)
+{
+        return (char *) req + f->offset;
+}
+
 static uint64_t *field_u64(struct memleak_request *req, const struct field_spec *f)
 {
-        return (uint64_t *) ((char *) req + f->offset);
+        return field_at(req, f);
+}
+
+static int parse_comm(const cJSON *item, char *ret)
+{
+        const char *s = cJSON_GetStringValue(item);
+        size_t n;
+
+        if (!s)
+                return -EINVAL;
+        n = strnlen(s, MEMLEAK_MAX_COMM_BYTES + 1);
+        if (n == 0 || n > MEMLEAK_MAX_COMM_BYTES)
+                return -EINVAL;
+        memcpy(ret, s, n);
+        ret[n] = '\0';
+        return 0;
 }
 
 static int parse_objs(const cJSON *item, struct memleak_request *req)
@@ -129,13 +160,44 @@ static int parse_field(const struct field_spec *f, const cJSON *item, struct mem
                 r = json_get_u64(item, INT32_MAX, &v);
                 if (r < 0 || v == 0)
                         return -EINVAL;
-                req->has_pid = true;
-                req->pid = (int32_t) v;
+                *(int32_t *) field_at(req, f) = (int32_t) v;
                 return 0;
         case FIELD_OBJS:
                 return parse_objs(item, req);
+        case FIELD_BOOL:
+                if (!cJSON_IsBool(item))
+                        return -EINVAL;
+                *(bool *) field_at(req, f) = cJSON_IsTrue(item);
+                return 0;
+        case FIELD_COMM:
+                return parse_comm(item, field_at(req, f));
         }
         return -EINVAL;
+}
+
+/* Which target a request names: attach and detach need "pid" or "kernel": true, never both;
+ * report takes at most one; the kernel filter belongs to the kernel target only. */
+static int check_target(const struct memleak_request *req, const char **error_message)
+{
+        bool targeted = req->cmd == MEMLEAK_CMD_ATTACH || req->cmd == MEMLEAK_CMD_DETACH;
+
+        if (req->has_pid && req->kernel) {
+                *error_message = "\"pid\" and \"kernel\" name different targets: give one";
+                return -EINVAL;
+        }
+        if (targeted && !req->has_pid && !req->kernel) {
+                *error_message = "Missing \"pid\" (or \"kernel\": true)";
+                return -EINVAL;
+        }
+        if (!req->kernel && (req->kernel_pid || req->kernel_comm[0])) {
+                *error_message = "\"kernel_pid\" and \"kernel_comm\" filter the kernel target: they need \"kernel\": true";
+                return -EINVAL;
+        }
+        if (req->kernel && req->n_objs > 0) {
+                *error_message = "\"objs\" name a process's objects, not the kernel's";
+                return -EINVAL;
+        }
+        return 0;
 }
 
 /* Size and framing: at most one line, its newline optional here (the reader found the boundary). */
@@ -245,6 +307,10 @@ int memleak_request_parse(const char *line, size_t len, struct memleak_request *
                         *error_message = request_fields[i].missing;
                         return -EINVAL;
                 }
+        req.has_pid = req.pid != 0;
+        r = check_target(&req, error_message);
+        if (r < 0)
+                return r;
 
         *ret = req;
         req = (struct memleak_request) {};
@@ -272,7 +338,14 @@ static bool field_encode(cJSON *o, const struct field_spec *f, const struct meml
         case FIELD_U64:
                 return json_add_u64(o, f->name, *field_u64((struct memleak_request *) req, f));
         case FIELD_PID:
-                return !req->has_pid || cJSON_AddNumberToObject(o, f->name, req->pid);
+                /* 0 is no pid (has_pid is pid != 0) */
+                return *(const int32_t *) field_at(req, f) == 0 ||
+                       cJSON_AddNumberToObject(o, f->name, *(const int32_t *) field_at(req, f));
+        case FIELD_BOOL:
+                return !*(const bool *) field_at(req, f) || cJSON_AddBoolToObject(o, f->name, true);
+        case FIELD_COMM:
+                return !*(const char *) field_at(req, f) ||
+                       cJSON_AddStringToObject(o, f->name, (const char *) field_at(req, f));
         case FIELD_OBJS:
                 if (req->n_objs == 0)
                         return true;

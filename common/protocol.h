@@ -7,6 +7,9 @@
  *
  * Protocol versions ("v" in every message):
  *   1  first version: attach, detach, status, report.
+ *      Later, with no bump (optional fields; a request without them means what it meant):
+ *      "kernel" on attach, detach and report names the kernel target instead of a "pid";
+ *      "kernel_pid" and "kernel_comm" on attach filter it by the allocating process.
  * A new command does not bump the version; a changed message does.
  */
 #pragma once
@@ -27,6 +30,7 @@
 #define MEMLEAK_MAX_MIN_AGE_S      (10u * 365u * 24u * 3600u)
 #define MEMLEAK_MAX_SIZE_BYTES     (UINT64_C(1) << 48)    /* min_size/max_size: 256 TiB */
 #define MEMLEAK_MAX_ID             UINT32_MAX
+#define MEMLEAK_MAX_COMM_BYTES     15                     /* kernel_comm: TASK_COMM_LEN - 1 */
 /* cJSON prints numbers with 15 significant digits, so every integer field stays below 10^15. */
 
 #define MEMLEAK_DEFAULT_SOCKET     "/run/memleakd/memleakd.sock"
@@ -49,6 +53,9 @@
 #define F_MIN_AGE_S     "min_age_s"
 #define F_REPORT        "report"
 #define F_TARGET        "target"
+#define F_KERNEL        "kernel"
+#define F_KERNEL_PID    "kernel_pid"
+#define F_KERNEL_COMM   "kernel_comm"
 
 enum memleak_command {
         MEMLEAK_CMD_ATTACH,
@@ -74,6 +81,9 @@ struct memleak_request {
         uint64_t max_size;              /* 0: none */
         uint64_t top;                   /* report: stacks listed before "other" */
         uint64_t min_age_s;             /* report: only allocations at least this old */
+        bool kernel;                    /* attach, detach, report: the kernel target, not a pid */
+        int32_t kernel_pid;             /* attach --kernel: only this process's allocations; 0: any */
+        char kernel_comm[MEMLEAK_MAX_COMM_BYTES + 1];   /* attach --kernel: only this comm; "": any */
 };
 
 void memleak_request_done(struct memleak_request *req);

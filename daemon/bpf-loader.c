@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <sys/stat.h>
 #include "bpf-loader.h"
+#include "kernel-target.h"
 #include "log.h"
 #include "macro.h"
 #include "memleak.skel.h"
@@ -66,6 +67,9 @@ struct memleak_bpf *bpf_loader_open_and_load(const struct bpf_sizes *sizes)
                         skel->rodata->pidns_ino = st.st_ino;
         } else
                 log_warning_errno(errno, "Cannot stat /proc/self/ns/pid, assuming host pids: %m");
+        /* The kernel target leaves out our own allocations (pids as our namespace sees them). */
+        skel->rodata->self_tgid = getpid();
+        kernel_target_prepare(skel->obj);
 
         if ((r = bpf_map__set_max_entries(skel->maps.targets, sizes->max_targets)) < 0 ||
             (r = bpf_map__set_max_entries(skel->maps.allocs, sizes->max_allocs)) < 0 ||
@@ -100,6 +104,7 @@ int bpf_loader_allocs_fd(struct memleak_bpf *skel) { return bpf_map__fd(skel->ma
 int bpf_loader_combined_fd(struct memleak_bpf *skel) { return bpf_map__fd(skel->maps.combined); }
 int bpf_loader_stacks_fd(struct memleak_bpf *skel) { return bpf_map__fd(skel->maps.stack_traces); }
 int bpf_loader_inflight_fd(struct memleak_bpf *skel) { return bpf_map__fd(skel->maps.inflight); }
+struct bpf_object *bpf_loader_object(struct memleak_bpf *skel) { return skel->obj; }
 
 static struct bpf_program *entry_program(struct memleak_bpf *skel, enum alloc_kind kind)
 {

@@ -25,6 +25,8 @@ int bpf_loader_allocs_fd(struct memleak_bpf *skel);
 int bpf_loader_combined_fd(struct memleak_bpf *skel);
 int bpf_loader_stacks_fd(struct memleak_bpf *skel);
 int bpf_loader_inflight_fd(struct memleak_bpf *skel);
+/* The loaded object, for the programs kernel-target.c links by name. */
+struct bpf_object *bpf_loader_object(struct memleak_bpf *skel);
 
 /* Attach the entry (and, for allocating kinds, the return) program of kind at file_offset of
  * path, for pid only. Returns the number of links stored in ret_links (1 or 2) or -errno. */

@@ -8,6 +8,7 @@
 #include "bpf-loader.h"
 #include "handlers.h"
 #include "json-util.h"
+#include "kernel-target.h"
 #include "util.h"
 #include "log.h"
 #include "manager.h"
@@ -49,6 +50,17 @@ static cJSON *target_to_json(const struct target *t)
         return o;
 }
 
+/* The kernel target's settings: the size bounds, and which allocating task to record. */
+static struct target_config kernel_filter(const struct memleak_request *req, const struct target_config *sizes)
+{
+        struct target_config c = *sizes;
+
+        c.filter_pid = (uint32_t)req->kernel_pid;
+        c.filter_comm_set = req->kernel_comm[0] != '\0';
+        memcpy(c.filter_comm, req->kernel_comm, MIN(sizeof(c.filter_comm), sizeof(req->kernel_comm)));
+        return c;
+}
+
 static int handle_attach(struct manager *m, const struct ucred *peer,
                          const struct memleak_request *req, cJSON *reply, char **error)
 {
@@ -62,7 +74,8 @@ static int handle_attach(struct manager *m, const struct ucred *peer,
                 },
                 .ring_depth = m->config.ring_depth,
         };
-        struct target *t = manager_find_target(m, req->pid);
+        pid_t pid = req->kernel ? KERNEL_TARGET_PID : req->pid;
+        struct target *t = manager_find_target(m, pid);
         int r;
 
         if (t && !t->exited)
@@ -71,9 +84,13 @@ static int handle_attach(struct manager *m, const struct ucred *peer,
                 return error_set(error, -ENOSPC, "Already tracing %u processes (max_targets)", m->config.max_targets);
         if (p.filter.max_size && p.filter.min_size > p.filter.max_size)
                 return error_set(error, -EINVAL, "min_size is larger than max_size");
-        r = target_attach(&m->env, &p, &t, error);
+        if (req->kernel)
+                r = kernel_target_attach(&m->env, &(struct kernel_target_params) {
+                        .filter = kernel_filter(req, &p.filter), .ring_depth = p.ring_depth }, &t, error);
+        else
+                r = target_attach(&m->env, &p, &t, error);
         if (r < 0) {
-                log_info("Refused to attach to pid %d for uid %u: %s", (int)req->pid, (unsigned)peer->uid,
+                log_info("Refused to attach to pid %d for uid %u: %s", (int)pid, (unsigned)peer->uid,
                          *error ? *error : strerror(-r));
                 return r;
         }
@@ -81,7 +98,7 @@ static int handle_attach(struct manager *m, const struct ucred *peer,
         if (r < 0) {
                 target_stop(&m->env, t, false, false);
                 target_free(t);
-                return error_set(error, r, "Cannot watch pid %d: %s", (int)req->pid, strerror(-r));
+                return error_set(error, r, "Cannot watch pid %d: %s", (int)pid, strerror(-r));
         }
         log_info("Attached to pid %d (%s) for uid %u: %s allocator, %zu object(s)", (int)t->pid, t->comm,
                  (unsigned)peer->uid, t->allocator, t->n_objects);
@@ -92,8 +109,10 @@ static int handle_attach(struct manager *m, const struct ucred *peer,
 static int handle_detach(struct manager *m, const struct ucred *peer,
                          const struct memleak_request *req, cJSON *reply, char **error)
 {
-        struct target *t = manager_find_target(m, req->pid);
+        struct target *t = manager_find_target(m, req->kernel ? KERNEL_TARGET_PID : req->pid);
 
+        if (!t && req->kernel)
+                return error_set(error, -ESRCH, "Not tracing the kernel (memleakctl attach --kernel)");
         if (!t)
                 return error_set(error, -ESRCH, "Not attached to pid %d", (int)req->pid);
         if (!t->exited)
@@ -161,6 +180,8 @@ static size_t resolve_frame(void *userdata, pid_t pid, uint64_t addr, struct fra
         uint64_t file_offset;
         size_t n = 0;
 
+        if (t && t->kernel)
+                return kernel_target_resolve(t, addr, ret, max);
         if (max == 0 || !t || !(mm = module_map_find(&t->modules, addr)))
                 return 0;
         file_offset = addr - mm->start + mm->pgoff;
@@ -228,6 +249,8 @@ static int handle_report(struct manager *m, const struct ucred *peer,
         cJSON *report;
         int r;
 
+        if (req->kernel && !manager_find_target(m, KERNEL_TARGET_PID))
+                return error_set(error, -ESRCH, "Not tracing the kernel (memleakctl attach --kernel)");
         if (req->has_pid && !manager_find_target(m, req->pid))
                 return error_set(error, -ESRCH, "Not attached to pid %d", (int)req->pid);
         rts = calloc(MAX(m->n_targets, (size_t)1), sizeof(*rts));
@@ -237,7 +260,7 @@ static int handle_report(struct manager *m, const struct ucred *peer,
         for (size_t i = 0; i < m->n_targets; i++) {
                 struct target *t = m->targets[i];
 
-                if (req->has_pid && t->pid != req->pid)
+                if ((req->has_pid && t->pid != req->pid) || (req->kernel && t->pid != KERNEL_TARGET_PID))
                         continue;
                 rts[n_rts] = (struct report_target) { .pid = t->pid, .comm = t->comm, .exited = t->exited };
                 target_trend(t, &rts[n_rts]);

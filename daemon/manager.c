@@ -101,9 +101,12 @@ int manager_add_target(struct manager *m, struct target *t)
         if (!n)
                 return -ENOMEM;
         m->targets = n;
-        r = sd_event_add_io(m->event, &s, t->pidfd, EPOLLIN, on_target_exit, t);
-        if (r < 0)
-                return r;
+        /* A process's exit is noticed through its pidfd; the kernel target has none. */
+        if (t->pidfd >= 0) {
+                r = sd_event_add_io(m->event, &s, t->pidfd, EPOLLIN, on_target_exit, t);
+                if (r < 0)
+                        return r;
+        }
         t->exit_source = s;
         t->owner = m;
         m->targets[m->n_targets++] = t;

@@ -12,6 +12,7 @@
 #include <time.h>
 #include "alloc-symbols.h"
 #include "bpf-loader.h"
+#include "kernel-target.h"
 #include "log.h"
 #include "macro.h"
 #include "util.h"
@@ -387,6 +388,7 @@ struct target *target_free(struct target *t)
         module_map_done(&t->modules);
         snapshot_ring_free(t->ring);
         frozen_target_free(t->frozen);
+        kernel_symbols_free(t->kernel);
         free(t);
         return NULL;
 }

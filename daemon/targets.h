@@ -14,6 +14,7 @@ struct memleak_bpf;
 struct bpf_link;
 struct symbolizer;
 struct snapshot_ring;
+struct kernel_symbols;
 
 struct target_object {
         char *path;             /* as the target sees it */
@@ -38,6 +39,7 @@ struct target {
         struct module_map modules;
         struct snapshot_ring *ring;
         struct frozen_target *frozen;   /* set once exited */
+        struct kernel_symbols *kernel;  /* the kernel target's symbols; NULL for a process */
         void *owner;                    /* the manager holding it, for event callbacks */
 };
 

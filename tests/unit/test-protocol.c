@@ -292,6 +292,57 @@ static void protocol_refuses_out_of_range_numbers(void)
         refused("{\"v\":1,\"id\":9,\"cmd\":\"attach\",\"pid\":1,\"max_size\":281474976710657}\n", EINVAL, 9);
 }
 
+static void protocol_parses_kernel_target_requests(void)
+{
+        struct memleak_request req = {};
+        const char *message = NULL;
+        uint64_t id = 0;
+
+        ASSERT_EQ(parse("{\"v\":1,\"id\":3,\"cmd\":\"attach\",\"kernel\":true,\"kernel_pid\":4321,"
+                        "\"kernel_comm\":\"kworker/0:1-ev\",\"min_size\":64}", &req, &id, &message), 0);
+        ASSERT_EQ(req.cmd, MEMLEAK_CMD_ATTACH);
+        ASSERT_TRUE(req.kernel);
+        ASSERT_TRUE(!req.has_pid);
+        ASSERT_EQ(req.kernel_pid, 4321);
+        ASSERT_STREQ(req.kernel_comm, "kworker/0:1-ev");
+        ASSERT_EQ(req.min_size, 64);
+        memleak_request_done(&req);
+
+        req = (struct memleak_request) {};
+        ASSERT_EQ(parse("{\"v\":1,\"cmd\":\"detach\",\"kernel\":true}", &req, &id, &message), 0);
+        ASSERT_TRUE(req.kernel && !req.has_pid && req.kernel_pid == 0 && req.kernel_comm[0] == '\0');
+        req = (struct memleak_request) {};
+        ASSERT_EQ(parse("{\"v\":1,\"cmd\":\"report\",\"kernel\":true,\"top\":3}", &req, &id, &message), 0);
+        ASSERT_TRUE(req.kernel && req.top == 3);
+        /* "kernel": false is no kernel target: a pid is then needed where one is required */
+        req = (struct memleak_request) {};
+        ASSERT_EQ(parse("{\"v\":1,\"cmd\":\"attach\",\"kernel\":false,\"pid\":5}", &req, &id, &message), 0);
+        ASSERT_TRUE(!req.kernel && req.has_pid && req.pid == 5);
+}
+
+static void protocol_refuses_ambiguous_or_misplaced_kernel_fields(void)
+{
+        refused("{\"v\":1,\"id\":4,\"cmd\":\"attach\",\"kernel\":true,\"pid\":5}\n", EINVAL, 4);
+        refused("{\"v\":1,\"id\":4,\"cmd\":\"report\",\"kernel\":true,\"pid\":5}\n", EINVAL, 4);
+        refused("{\"v\":1,\"id\":4,\"cmd\":\"attach\",\"kernel\":false}\n", EINVAL, 4);
+        refused("{\"v\":1,\"id\":4,\"cmd\":\"attach\"}\n", EINVAL, 4);
+        refused("{\"v\":1,\"id\":4,\"cmd\":\"detach\"}\n", EINVAL, 4);
+        refused("{\"v\":1,\"id\":4,\"cmd\":\"attach\",\"kernel\":1}\n", EINVAL, 4);
+        refused("{\"v\":1,\"id\":4,\"cmd\":\"attach\",\"kernel\":\"yes\"}\n", EINVAL, 4);
+        refused("{\"v\":1,\"id\":4,\"cmd\":\"status\",\"kernel\":true}\n", EINVAL, 4);
+        /* the filter belongs to the kernel target, and to attach only */
+        refused("{\"v\":1,\"id\":4,\"cmd\":\"attach\",\"pid\":5,\"kernel_pid\":6}\n", EINVAL, 4);
+        refused("{\"v\":1,\"id\":4,\"cmd\":\"attach\",\"pid\":5,\"kernel_comm\":\"x\"}\n", EINVAL, 4);
+        refused("{\"v\":1,\"id\":4,\"cmd\":\"detach\",\"kernel\":true,\"kernel_pid\":6}\n", EINVAL, 4);
+        refused("{\"v\":1,\"id\":4,\"cmd\":\"report\",\"kernel\":true,\"kernel_comm\":\"x\"}\n", EINVAL, 4);
+        refused("{\"v\":1,\"id\":4,\"cmd\":\"attach\",\"kernel\":true,\"kernel_pid\":0}\n", EINVAL, 4);
+        refused("{\"v\":1,\"id\":4,\"cmd\":\"attach\",\"kernel\":true,\"kernel_pid\":-3}\n", EINVAL, 4);
+        refused("{\"v\":1,\"id\":4,\"cmd\":\"attach\",\"kernel\":true,\"kernel_comm\":\"\"}\n", EINVAL, 4);
+        refused("{\"v\":1,\"id\":4,\"cmd\":\"attach\",\"kernel\":true,\"kernel_comm\":\"0123456789abcdef\"}\n", EINVAL, 4);
+        refused("{\"v\":1,\"id\":4,\"cmd\":\"attach\",\"kernel\":true,\"kernel_comm\":7}\n", EINVAL, 4);
+        refused("{\"v\":1,\"id\":4,\"cmd\":\"attach\",\"kernel\":true,\"objs\":[\"/lib/libc.so.6\"]}\n", EINVAL, 4);
+}
+
 static void protocol_request_to_json_round_trips(void)
 {
         static const char *const objs[] = { "/usr/lib/libtcmalloc.so.4", "/opt/a \"quoted\"\n path" };
@@ -304,6 +355,10 @@ static void protocol_request_to_json_round_trips(void)
                 { .id = 3, .cmd = MEMLEAK_CMD_STATUS },
                 { .id = 4, .cmd = MEMLEAK_CMD_REPORT, .top = 0, .min_age_s = 30 },
                 { .id = MEMLEAK_MAX_ID, .cmd = MEMLEAK_CMD_REPORT, .has_pid = true, .pid = 44, .top = 25 },
+                { .id = 5, .cmd = MEMLEAK_CMD_ATTACH, .kernel = true, .kernel_pid = 45,
+                  .kernel_comm = "eventfd-holder", .min_size = 32 },
+                { .id = 6, .cmd = MEMLEAK_CMD_DETACH, .kernel = true },
+                { .id = 7, .cmd = MEMLEAK_CMD_REPORT, .kernel = true, .top = 3 },
         };
 
         in[0].objs[0] = (char *) objs[0];
@@ -332,6 +387,9 @@ static void protocol_request_to_json_round_trips(void)
                         ASSERT_STREQ(out.objs[j], in[i].objs[j]);
                 ASSERT_EQ(out.min_size, in[i].min_size);
                 ASSERT_EQ(out.max_size, in[i].max_size);
+                ASSERT_EQ(out.kernel, in[i].kernel);
+                ASSERT_EQ(out.kernel_pid, in[i].kernel_pid);
+                ASSERT_STREQ(out.kernel_comm, in[i].kernel_comm);
                 if (in[i].cmd == MEMLEAK_CMD_REPORT) {
                         ASSERT_EQ(out.top, in[i].top);
                         ASSERT_EQ(out.min_age_s, in[i].min_age_s);
@@ -467,6 +525,8 @@ int main(void)
                 TEST(protocol_refuses_unknown_and_misplaced_fields),
                 TEST(protocol_refuses_bad_objs),
                 TEST(protocol_refuses_out_of_range_numbers),
+                TEST(protocol_parses_kernel_target_requests),
+                TEST(protocol_refuses_ambiguous_or_misplaced_kernel_fields),
                 TEST(protocol_request_to_json_round_trips),
                 TEST(protocol_maps_errno_codes_both_ways),
                 TEST(protocol_command_names_round_trip),
