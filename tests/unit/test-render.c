@@ -132,6 +132,28 @@ static void render_report_shows_raw_addresses_only_when_asked(void)
                        "Lost events: none\n");
 }
 
+static void render_report_prints_kernel_frames_with_their_module(void)
+{
+        static const char report[] =
+                "{\"generated_at\":1763888000,\"targets\":[{\"pid\":0,\"comm\":\"[kernel]\",\"outstanding_bytes\":64,"
+                "\"outstanding_allocs\":1,\"exited\":false,\"trend\":null}],\"stacks\":[{\"pid\":0,\"bytes\":64,\"allocs\":1,"
+                "\"stack_error\":null,\"frames\":["
+                "{\"addr\":\"0xffffffff815c5a10\",\"symbol\":\"__kmalloc_cache_noprof\",\"offset\":567,"
+                "\"module\":\"[kernel]\",\"module_offset\":null,\"file\":null,\"line\":null},"
+                "{\"addr\":\"0xffffffffc0a00010\",\"symbol\":\"nft_do_chain\",\"offset\":16,"
+                "\"module\":\"[nf_tables]\",\"module_offset\":null,\"file\":null,\"line\":null},"
+                "{\"addr\":\"0xffffffffc0300000\",\"symbol\":null,\"offset\":null,\"module\":null,\"file\":null,\"line\":null}]}]}";
+
+        assert_renders(render_report, report,
+                       "[08:53:20] Top 1 stacks with outstanding allocations:\n"
+                       "pid 0 ([kernel]): 64 bytes in 1 allocation outstanding\n"
+                       "\t64 bytes in 1 allocation from stack (pid 0)\n"
+                       "\t\t__kmalloc_cache_noprof+0x237 [kernel]\n"
+                       "\t\tnft_do_chain+0x10 [nf_tables]\n"
+                       "\t\t0xffffffffc0300000 [unknown]\n"
+                       "Lost events: none\n");
+}
+
 static void render_report_says_none_lost_and_omits_empty_trailer(void)
 {
         assert_renders(render_report,
@@ -259,6 +281,7 @@ int main(void)
                 TEST(render_report_prints_targets_stacks_frames_other_and_lost),
                 TEST(render_report_says_none_lost_and_omits_empty_trailer),
                 TEST(render_report_shows_raw_addresses_only_when_asked),
+                TEST(render_report_prints_kernel_frames_with_their_module),
                 TEST(render_report_refuses_objects_that_are_not_reports),
                 TEST(render_attach_and_detach_print_one_line),
                 TEST(render_status_lists_daemon_targets_and_counters),
