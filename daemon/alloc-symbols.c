@@ -21,43 +21,179 @@ static const char *const kind_names[_ALLOC_KIND_MAX] = {
         [ALLOC_KIND_DELETE] = "operator delete",
 };
 
-/* Every symbol we probe, and what it does. The C++ operators take the size (new) or the pointer
- * (delete) first in every form: nothrow, std::align_val_t, sized, and their combinations. */
+/* Every symbol we probe, what it does, and which allocator it is the signature of. The kind says
+ * where the size and pointer are: allocators' extended APIs take them in the same places as the
+ * standard function named by the kind (mi_malloc_aligned(size, align) is a malloc: size first;
+ * jemalloc's sdallocx(ptr, size, flags) is a free). The C++ operators take the size (new) or the
+ * pointer (delete) first in every form: nothrow, std::align_val_t, sized, and their combinations.
+ * Where one address has several names of different kinds (tcmalloc's free = operator delete),
+ * the earlier row's kind is used. Frees with more arguments (sized, aligned, with flags) usually
+ * call or jump into the plain free: they are probed like operator delete, at entry and return, so
+ * the free inside nests in them and the block is freed once, at their return. */
 static const struct {
         const char *symbol;
         enum alloc_kind kind;
+        unsigned family;
 } entry_points[] = {
-        { "malloc", ALLOC_KIND_MALLOC },
-        { "calloc", ALLOC_KIND_CALLOC },
-        { "realloc", ALLOC_KIND_REALLOC },
-        { "reallocarray", ALLOC_KIND_REALLOCARRAY },
-        { "posix_memalign", ALLOC_KIND_POSIX_MEMALIGN },
-        { "aligned_alloc", ALLOC_KIND_ALIGNED_ALLOC },
-        { "memalign", ALLOC_KIND_MEMALIGN },
-        { "valloc", ALLOC_KIND_VALLOC },
-        { "pvalloc", ALLOC_KIND_PVALLOC },
-        { "free", ALLOC_KIND_FREE },
-        { "_Znwm", ALLOC_KIND_NEW },                                    /* new(size_t) */
-        { "_Znam", ALLOC_KIND_NEW },                                    /* new[](size_t) */
-        { "_ZnwmRKSt9nothrow_t", ALLOC_KIND_NEW },
-        { "_ZnamRKSt9nothrow_t", ALLOC_KIND_NEW },
-        { "_ZnwmSt11align_val_t", ALLOC_KIND_NEW },
-        { "_ZnamSt11align_val_t", ALLOC_KIND_NEW },
-        { "_ZnwmSt11align_val_tRKSt9nothrow_t", ALLOC_KIND_NEW },
-        { "_ZnamSt11align_val_tRKSt9nothrow_t", ALLOC_KIND_NEW },
-        { "_ZdlPv", ALLOC_KIND_DELETE },                                /* delete(void *) */
-        { "_ZdaPv", ALLOC_KIND_DELETE },                                /* delete[](void *) */
-        { "_ZdlPvm", ALLOC_KIND_DELETE },                               /* sized */
-        { "_ZdaPvm", ALLOC_KIND_DELETE },
-        { "_ZdlPvRKSt9nothrow_t", ALLOC_KIND_DELETE },
-        { "_ZdaPvRKSt9nothrow_t", ALLOC_KIND_DELETE },
-        { "_ZdlPvSt11align_val_t", ALLOC_KIND_DELETE },
-        { "_ZdaPvSt11align_val_t", ALLOC_KIND_DELETE },
-        { "_ZdlPvmSt11align_val_t", ALLOC_KIND_DELETE },
-        { "_ZdaPvmSt11align_val_t", ALLOC_KIND_DELETE },
-        { "_ZdlPvSt11align_val_tRKSt9nothrow_t", ALLOC_KIND_DELETE },
-        { "_ZdaPvSt11align_val_tRKSt9nothrow_t", ALLOC_KIND_DELETE },
+        { "malloc", ALLOC_KIND_MALLOC, 0 },
+        { "calloc", ALLOC_KIND_CALLOC, 0 },
+        { "realloc", ALLOC_KIND_REALLOC, 0 },
+        { "reallocarray", ALLOC_KIND_REALLOCARRAY, 0 },
+        { "posix_memalign", ALLOC_KIND_POSIX_MEMALIGN, 0 },
+        { "aligned_alloc", ALLOC_KIND_ALIGNED_ALLOC, 0 },
+        { "memalign", ALLOC_KIND_MEMALIGN, 0 },
+        { "valloc", ALLOC_KIND_VALLOC, 0 },
+        { "pvalloc", ALLOC_KIND_PVALLOC, 0 },
+        { "free", ALLOC_KIND_FREE, 0 },
+        { "cfree", ALLOC_KIND_FREE, 0 },
+        /* glibc: its internal names (aliases of the above, marking a static glibc) */
+        { "__libc_malloc", ALLOC_KIND_MALLOC, ALLOC_FAMILY_GLIBC },
+        { "__libc_free", ALLOC_KIND_FREE, ALLOC_FAMILY_GLIBC },
+        /* gperftools tcmalloc: tc_* are mostly aliases of the standard names */
+        { "tc_malloc", ALLOC_KIND_MALLOC, ALLOC_FAMILY_TCMALLOC },
+        { "tc_malloc_skip_new_handler", ALLOC_KIND_MALLOC, ALLOC_FAMILY_TCMALLOC },
+        { "tc_calloc", ALLOC_KIND_CALLOC, ALLOC_FAMILY_TCMALLOC },
+        { "tc_realloc", ALLOC_KIND_REALLOC, ALLOC_FAMILY_TCMALLOC },
+        { "tc_memalign", ALLOC_KIND_MEMALIGN, ALLOC_FAMILY_TCMALLOC },
+        { "tc_posix_memalign", ALLOC_KIND_POSIX_MEMALIGN, ALLOC_FAMILY_TCMALLOC },
+        { "tc_valloc", ALLOC_KIND_VALLOC, ALLOC_FAMILY_TCMALLOC },
+        { "tc_pvalloc", ALLOC_KIND_PVALLOC, ALLOC_FAMILY_TCMALLOC },
+        { "tc_free", ALLOC_KIND_FREE, ALLOC_FAMILY_TCMALLOC },
+        { "tc_cfree", ALLOC_KIND_FREE, ALLOC_FAMILY_TCMALLOC },
+        { "tc_free_sized", ALLOC_KIND_DELETE, ALLOC_FAMILY_TCMALLOC },           /* (ptr, size) */
+        /* jemalloc's extended API, unprefixed (Debian's libjemalloc2) or with je_ */
+        { "mallocx", ALLOC_KIND_MALLOC, ALLOC_FAMILY_JEMALLOC },               /* (size, flags) */
+        { "rallocx", ALLOC_KIND_REALLOC, ALLOC_FAMILY_JEMALLOC },              /* (ptr, size, flags) */
+        { "sdallocx", ALLOC_KIND_DELETE, ALLOC_FAMILY_JEMALLOC },                /* (ptr, size, flags) */
+        { "dallocx", ALLOC_KIND_DELETE, ALLOC_FAMILY_JEMALLOC },                 /* (ptr, flags) */
+        { "je_malloc", ALLOC_KIND_MALLOC, ALLOC_FAMILY_JEMALLOC },
+        { "je_calloc", ALLOC_KIND_CALLOC, ALLOC_FAMILY_JEMALLOC },
+        { "je_realloc", ALLOC_KIND_REALLOC, ALLOC_FAMILY_JEMALLOC },
+        { "je_posix_memalign", ALLOC_KIND_POSIX_MEMALIGN, ALLOC_FAMILY_JEMALLOC },
+        { "je_aligned_alloc", ALLOC_KIND_ALIGNED_ALLOC, ALLOC_FAMILY_JEMALLOC },
+        { "je_memalign", ALLOC_KIND_MEMALIGN, ALLOC_FAMILY_JEMALLOC },
+        { "je_valloc", ALLOC_KIND_VALLOC, ALLOC_FAMILY_JEMALLOC },
+        { "je_free", ALLOC_KIND_FREE, ALLOC_FAMILY_JEMALLOC },
+        { "je_mallocx", ALLOC_KIND_MALLOC, ALLOC_FAMILY_JEMALLOC },
+        { "je_rallocx", ALLOC_KIND_REALLOC, ALLOC_FAMILY_JEMALLOC },
+        { "je_sdallocx", ALLOC_KIND_DELETE, ALLOC_FAMILY_JEMALLOC },
+        { "je_dallocx", ALLOC_KIND_DELETE, ALLOC_FAMILY_JEMALLOC },
+        /* mimalloc's own API (its malloc, free, new, ... are aliases of mi_*) */
+        { "mi_malloc", ALLOC_KIND_MALLOC, ALLOC_FAMILY_MIMALLOC },
+        { "mi_malloc_small", ALLOC_KIND_MALLOC, ALLOC_FAMILY_MIMALLOC },
+        { "mi_zalloc", ALLOC_KIND_MALLOC, ALLOC_FAMILY_MIMALLOC },
+        { "mi_zalloc_small", ALLOC_KIND_MALLOC, ALLOC_FAMILY_MIMALLOC },
+        { "mi_malloc_aligned", ALLOC_KIND_MALLOC, ALLOC_FAMILY_MIMALLOC },     /* (size, align) */
+        { "mi_malloc_aligned_at", ALLOC_KIND_MALLOC, ALLOC_FAMILY_MIMALLOC },  /* (size, align, offset) */
+        { "mi_zalloc_aligned", ALLOC_KIND_MALLOC, ALLOC_FAMILY_MIMALLOC },
+        { "mi_zalloc_aligned_at", ALLOC_KIND_MALLOC, ALLOC_FAMILY_MIMALLOC },
+        { "mi_calloc", ALLOC_KIND_CALLOC, ALLOC_FAMILY_MIMALLOC },
+        { "mi_mallocn", ALLOC_KIND_CALLOC, ALLOC_FAMILY_MIMALLOC },            /* (count, size) */
+        { "mi_calloc_aligned", ALLOC_KIND_CALLOC, ALLOC_FAMILY_MIMALLOC },     /* (count, size, align) */
+        { "mi_calloc_aligned_at", ALLOC_KIND_CALLOC, ALLOC_FAMILY_MIMALLOC },
+        { "mi_realloc", ALLOC_KIND_REALLOC, ALLOC_FAMILY_MIMALLOC },
+        { "mi_rezalloc", ALLOC_KIND_REALLOC, ALLOC_FAMILY_MIMALLOC },
+        { "mi_realloc_aligned", ALLOC_KIND_REALLOC, ALLOC_FAMILY_MIMALLOC },   /* (ptr, size, align) */
+        { "mi_realloc_aligned_at", ALLOC_KIND_REALLOC, ALLOC_FAMILY_MIMALLOC },
+        { "mi_rezalloc_aligned", ALLOC_KIND_REALLOC, ALLOC_FAMILY_MIMALLOC },
+        { "mi_reallocn", ALLOC_KIND_REALLOCARRAY, ALLOC_FAMILY_MIMALLOC },     /* (ptr, count, size) */
+        { "mi_recalloc", ALLOC_KIND_REALLOCARRAY, ALLOC_FAMILY_MIMALLOC },
+        { "mi_reallocarray", ALLOC_KIND_REALLOCARRAY, ALLOC_FAMILY_MIMALLOC },
+        { "mi_posix_memalign", ALLOC_KIND_POSIX_MEMALIGN, ALLOC_FAMILY_MIMALLOC },
+        { "mi_aligned_alloc", ALLOC_KIND_ALIGNED_ALLOC, ALLOC_FAMILY_MIMALLOC },
+        { "mi_memalign", ALLOC_KIND_MEMALIGN, ALLOC_FAMILY_MIMALLOC },
+        { "mi_valloc", ALLOC_KIND_VALLOC, ALLOC_FAMILY_MIMALLOC },
+        { "mi_pvalloc", ALLOC_KIND_PVALLOC, ALLOC_FAMILY_MIMALLOC },
+        { "mi_free", ALLOC_KIND_FREE, ALLOC_FAMILY_MIMALLOC },
+        { "mi_cfree", ALLOC_KIND_FREE, ALLOC_FAMILY_MIMALLOC },
+        { "mi_free_size", ALLOC_KIND_DELETE, ALLOC_FAMILY_MIMALLOC },            /* (ptr, size) */
+        { "mi_free_aligned", ALLOC_KIND_DELETE, ALLOC_FAMILY_MIMALLOC },
+        { "mi_free_size_aligned", ALLOC_KIND_DELETE, ALLOC_FAMILY_MIMALLOC },
+        { "mi_new", ALLOC_KIND_NEW, ALLOC_FAMILY_MIMALLOC },
+        { "mi_new_aligned", ALLOC_KIND_NEW, ALLOC_FAMILY_MIMALLOC },           /* (size, align) */
+        { "mi_new_nothrow", ALLOC_KIND_NEW, ALLOC_FAMILY_MIMALLOC },
+        { "mi_new_aligned_nothrow", ALLOC_KIND_NEW, ALLOC_FAMILY_MIMALLOC },
+        { "mi_new_n", ALLOC_KIND_CALLOC, ALLOC_FAMILY_MIMALLOC },              /* (count, size) */
+        { "mi_new_realloc", ALLOC_KIND_REALLOC, ALLOC_FAMILY_MIMALLOC },
+        { "mi_new_reallocn", ALLOC_KIND_REALLOCARRAY, ALLOC_FAMILY_MIMALLOC },
+        /* C++ operator new, every form (tcmalloc's tc_new* are aliases) */
+        { "_Znwm", ALLOC_KIND_NEW, 0 },                                        /* new(size_t) */
+        { "_Znam", ALLOC_KIND_NEW, 0 },                                        /* new[](size_t) */
+        { "_ZnwmRKSt9nothrow_t", ALLOC_KIND_NEW, 0 },
+        { "_ZnamRKSt9nothrow_t", ALLOC_KIND_NEW, 0 },
+        { "_ZnwmSt11align_val_t", ALLOC_KIND_NEW, 0 },
+        { "_ZnamSt11align_val_t", ALLOC_KIND_NEW, 0 },
+        { "_ZnwmSt11align_val_tRKSt9nothrow_t", ALLOC_KIND_NEW, 0 },
+        { "_ZnamSt11align_val_tRKSt9nothrow_t", ALLOC_KIND_NEW, 0 },
+        { "tc_new", ALLOC_KIND_NEW, ALLOC_FAMILY_TCMALLOC },
+        { "tc_newarray", ALLOC_KIND_NEW, ALLOC_FAMILY_TCMALLOC },
+        { "tc_new_nothrow", ALLOC_KIND_NEW, ALLOC_FAMILY_TCMALLOC },
+        { "tc_newarray_nothrow", ALLOC_KIND_NEW, ALLOC_FAMILY_TCMALLOC },
+        { "tc_new_aligned", ALLOC_KIND_NEW, ALLOC_FAMILY_TCMALLOC },
+        { "tc_newarray_aligned", ALLOC_KIND_NEW, ALLOC_FAMILY_TCMALLOC },
+        { "tc_new_aligned_nothrow", ALLOC_KIND_NEW, ALLOC_FAMILY_TCMALLOC },
+        { "tc_newarray_aligned_nothrow", ALLOC_KIND_NEW, ALLOC_FAMILY_TCMALLOC },
+        /* C++ operator delete, every form */
+        { "_ZdlPv", ALLOC_KIND_DELETE, 0 },                                    /* delete(void *) */
+        { "_ZdaPv", ALLOC_KIND_DELETE, 0 },                                    /* delete[](void *) */
+        { "_ZdlPvm", ALLOC_KIND_DELETE, 0 },                                   /* sized */
+        { "_ZdaPvm", ALLOC_KIND_DELETE, 0 },
+        { "_ZdlPvRKSt9nothrow_t", ALLOC_KIND_DELETE, 0 },
+        { "_ZdaPvRKSt9nothrow_t", ALLOC_KIND_DELETE, 0 },
+        { "_ZdlPvSt11align_val_t", ALLOC_KIND_DELETE, 0 },
+        { "_ZdaPvSt11align_val_t", ALLOC_KIND_DELETE, 0 },
+        { "_ZdlPvmSt11align_val_t", ALLOC_KIND_DELETE, 0 },
+        { "_ZdaPvmSt11align_val_t", ALLOC_KIND_DELETE, 0 },
+        { "_ZdlPvSt11align_val_tRKSt9nothrow_t", ALLOC_KIND_DELETE, 0 },
+        { "_ZdaPvSt11align_val_tRKSt9nothrow_t", ALLOC_KIND_DELETE, 0 },
+        { "tc_delete", ALLOC_KIND_DELETE, ALLOC_FAMILY_TCMALLOC },
+        { "tc_deletearray", ALLOC_KIND_DELETE, ALLOC_FAMILY_TCMALLOC },
+        { "tc_delete_sized", ALLOC_KIND_DELETE, ALLOC_FAMILY_TCMALLOC },
+        { "tc_deletearray_sized", ALLOC_KIND_DELETE, ALLOC_FAMILY_TCMALLOC },
+        { "tc_delete_nothrow", ALLOC_KIND_DELETE, ALLOC_FAMILY_TCMALLOC },
+        { "tc_deletearray_nothrow", ALLOC_KIND_DELETE, ALLOC_FAMILY_TCMALLOC },
+        { "tc_delete_aligned", ALLOC_KIND_DELETE, ALLOC_FAMILY_TCMALLOC },
+        { "tc_deletearray_aligned", ALLOC_KIND_DELETE, ALLOC_FAMILY_TCMALLOC },
+        { "tc_delete_sized_aligned", ALLOC_KIND_DELETE, ALLOC_FAMILY_TCMALLOC },
+        { "tc_deletearray_sized_aligned", ALLOC_KIND_DELETE, ALLOC_FAMILY_TCMALLOC },
+        { "tc_delete_aligned_nothrow", ALLOC_KIND_DELETE, ALLOC_FAMILY_TCMALLOC },
+        { "tc_deletearray_aligned_nothrow", ALLOC_KIND_DELETE, ALLOC_FAMILY_TCMALLOC },
 };
+
+static const struct {
+        unsigned family;
+        const char *name;
+} family_names[] = {
+        /* most specific first: see alloc_sites_family() */
+        { ALLOC_FAMILY_TCMALLOC, "tcmalloc" },
+        { ALLOC_FAMILY_JEMALLOC, "jemalloc" },
+        { ALLOC_FAMILY_MIMALLOC, "mimalloc" },
+        { ALLOC_FAMILY_GLIBC, "glibc" },
+};
+
+const char *alloc_family_to_string(unsigned family)
+{
+        for (size_t i = 0; i < ELEMENTSOF(family_names); i++)
+                if (family_names[i].family == family)
+                        return family_names[i].name;
+        return NULL;
+}
+
+unsigned alloc_sites_family(const struct alloc_sites *s)
+{
+        for (size_t i = 0; i < ELEMENTSOF(family_names); i++)
+                if (s->families & family_names[i].family)
+                        return family_names[i].family;
+        return 0;
+}
+
+bool alloc_sites_has_c_api(const struct alloc_sites *s)
+{
+        for (size_t i = 0; i < s->n; i++)
+                if (!alloc_kind_is_cxx(s->sites[i].kind))
+                        return true;
+        return false;
+}
 
 const char *alloc_kind_to_string(enum alloc_kind k)
 {
@@ -97,15 +233,23 @@ static int add_site(struct alloc_sites *s, int entry, uint64_t vaddr, uint64_t o
         struct alloc_site *n;
 
         for (size_t i = 0; i < s->n; i++)
-                if (s->sites[i].vaddr == vaddr)
-                        return 0;       /* an alias of a site we have: probe each address once */
+                if (s->sites[i].vaddr == vaddr) {
+                        /* An alias of a site we have: probe each address once, with the kind of
+                         * the name listed first in entry_points. */
+                        if (entry < s->sites[i].entry) {
+                                s->sites[i].kind = entry_points[entry].kind;
+                                s->sites[i].name = entry_points[entry].symbol;
+                                s->sites[i].entry = entry;
+                        }
+                        return 0;
+                }
         n = realloc(s->sites, (s->n + 1) * sizeof(*n));
         if (!n)
                 return -ENOMEM;
         s->sites = n;
         s->sites[s->n++] = (struct alloc_site) {
                 .kind = entry_points[entry].kind, .name = entry_points[entry].symbol,
-                .file_offset = off, .vaddr = vaddr,
+                .file_offset = off, .vaddr = vaddr, .entry = entry,
         };
         return 0;
 }
@@ -133,6 +277,7 @@ static int scan_symbol_table(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, struct
                         continue;
                 if (vaddr_to_file_offset(elf, sym.st_value, &off) < 0)
                         continue;
+                s->families |= entry_points[entry].family;
                 r = add_site(s, entry, sym.st_value, off);
                 if (r < 0)
                         return r;

@@ -2,6 +2,7 @@
 /* Find the allocator entry points an ELF object defines, one probe site per address. */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include "bpf-types.h"
@@ -11,11 +12,21 @@ struct alloc_site {
         const char *name;       /* static: the symbol probed (the first of its aliases found) */
         uint64_t file_offset;   /* where the uprobe goes */
         uint64_t vaddr;
+        int entry;              /* its row in the table of entry points (lower: preferred name) */
+};
+
+/* Which allocator a symbol is the signature of (bits of alloc_sites.families). */
+enum alloc_family {
+        ALLOC_FAMILY_GLIBC = 1 << 0,            /* __libc_malloc */
+        ALLOC_FAMILY_TCMALLOC = 1 << 1,         /* tc_malloc, tc_new, ... (gperftools) */
+        ALLOC_FAMILY_JEMALLOC = 1 << 2,         /* mallocx, rallocx, ..., or je_malloc */
+        ALLOC_FAMILY_MIMALLOC = 1 << 3,         /* mi_malloc, mi_new, ... */
 };
 
 struct alloc_sites {
         struct alloc_site *sites;
         size_t n;
+        unsigned families;      /* enum alloc_family bits of every symbol seen, aliases included */
 };
 
 /* Read fd's .symtab and .dynsym. -ENOEXEC if it is not an ELF object; success with n == 0 when
@@ -25,7 +36,18 @@ void alloc_sites_done(struct alloc_sites *s);
 
 const char *alloc_kind_to_string(enum alloc_kind k);
 
+/* "tcmalloc" for ALLOC_FAMILY_TCMALLOC..., NULL for anything else. */
+const char *alloc_family_to_string(unsigned family);
+
+/* The allocator families sites belongs to, most specific first: a static tcmalloc binary also
+ * holds glibc, so tcmalloc, jemalloc and mimalloc outrank glibc. 0 if none. */
+unsigned alloc_sites_family(const struct alloc_sites *s);
+
 static inline int alloc_kind_is_cxx(enum alloc_kind k)
 {
         return k == ALLOC_KIND_NEW || k == ALLOC_KIND_DELETE;
 }
+
+/* Whether s has a C-level allocation entry point (malloc and friends, in any allocator's naming),
+ * as opposed to only C++ operators. */
+bool alloc_sites_has_c_api(const struct alloc_sites *s);

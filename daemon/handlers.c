@@ -44,6 +44,7 @@ static cJSON *target_to_json(const struct target *t)
 
                 cJSON_AddStringToObject(ob, "path", t->objects[i].path);
                 cJSON_AddNumberToObject(ob, "probes", t->objects[i].probes);
+                cJSON_AddStringToObject(ob, "role", object_role_to_string(t->objects[i].role));
                 cJSON_AddItemToArray(objs, ob);
         }
         cJSON_AddNumberToObject(o, "snapshots", snapshot_ring_count(t->ring));

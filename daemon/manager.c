@@ -136,6 +136,12 @@ static void take_snapshots(struct manager *m)
                 r = module_map_refresh(&t->modules, t->pid, m->env.syms);
                 if (r < 0 && r != -ENOENT && r != -ESRCH)
                         log_debug_errno(r, "Cannot refresh the mappings of pid %d: %m", (int)t->pid);
+                /* ... and probe the allocator entry points of those (dlopen). */
+                if (r >= 0) {
+                        r = target_rescan(&m->env, t);
+                        if (r < 0)
+                                log_warning_errno(r, "Cannot look at the new mappings of pid %d: %m", (int)t->pid);
+                }
         }
         if (n == 0)
                 return;

@@ -11,6 +11,7 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include "alloc-symbols.h"
+#include "discovery.h"
 #include "bpf-loader.h"
 #include "kernel-target.h"
 #include "log.h"
@@ -45,7 +46,20 @@ static int add_links(struct target *t, struct bpf_link *links[2], int n)
         return 0;
 }
 
-/* Keep only the C++ operators: what discovery takes from objects other than the libc. */
+static const char *const role_names[] = {
+        [OBJECT_ROLE_ALLOCATOR] = "allocator",
+        [OBJECT_ROLE_NAMED] = "named",
+        [OBJECT_ROLE_OTHER_ALLOCATOR] = "other allocator",
+        [OBJECT_ROLE_CXX] = "c++ operators",
+        [OBJECT_ROLE_LOADED_LATER] = "loaded after attach",
+};
+
+const char *object_role_to_string(enum object_role r)
+{
+        return r < ELEMENTSOF(role_names) ? role_names[r] : NULL;
+}
+
+/* Keep only the C++ operators. */
 static void keep_cxx_sites(struct alloc_sites *s)
 {
         size_t out = 0;
@@ -56,37 +70,45 @@ static void keep_cxx_sites(struct alloc_sites *s)
         s->n = out;
 }
 
-/* Probe every allocator entry point that object fd defines (only the C++ operators with
- * cxx_only), for t->pid only. */
-static int probe_object(const struct target_env *env, struct target *t, int fd, const char *path,
-                        bool cxx_only, char **error)
+static int examined_add(struct target *t, uint64_t dev, uint64_t ino)
 {
-        _cleanup_(alloc_sites_done) struct alloc_sites sites = {};
+        struct examined_file *n = realloc(t->examined, (t->n_examined + 1) * sizeof(*n));
+
+        if (!n)
+                return -ENOMEM;
+        t->examined = n;
+        t->examined[t->n_examined++] = (struct examined_file) { .dev = dev, .ino = ino };
+        return 0;
+}
+
+static bool examined_has(void *userdata, uint64_t dev, uint64_t ino)
+{
+        const struct target *t = userdata;
+
+        for (size_t i = 0; i < t->n_examined; i++)
+                if (t->examined[i].dev == dev && t->examined[i].ino == ino)
+                        return true;
+        return false;
+}
+
+/* Place a uprobe (and uretprobe) on every site, for t->pid only, and list the object. */
+static int probe_sites(const struct target_env *env, struct target *t, int fd, const char *path,
+                       const struct alloc_sites *sites, enum object_role role, char **error)
+{
         struct target_object *no;
         char fd_path[64];
         int r;
 
-        r = alloc_sites_find(fd, &sites);
-        if (r == -ENOEXEC)
-                return error_set(error, -EINVAL, "%s is not an ELF object", path);
-        if (r < 0)
-                return error_set(error, r, "Cannot read the symbols of %s: %s", path, strerror(-r));
-        if (cxx_only)
-                keep_cxx_sites(&sites);
-        if (sites.n == 0)
-                return error_set(error, -EINVAL, "%s defines none of the allocator functions "
-                                 "(malloc, free, ...)", path);
-
         /* The kernel resolves this to the very file we opened, whatever namespace it lives in. */
         snprintf(fd_path, sizeof(fd_path), "/proc/self/fd/%d", fd);
-        for (size_t i = 0; i < sites.n; i++) {
+        for (size_t i = 0; i < sites->n; i++) {
                 struct bpf_link *links[2];
-                int n = bpf_loader_attach_site(env->skel, sites.sites[i].kind, t->pid, fd_path,
-                                               sites.sites[i].file_offset, links);
+                int n = bpf_loader_attach_site(env->skel, sites->sites[i].kind, t->pid, fd_path,
+                                               sites->sites[i].file_offset, links);
 
                 if (n < 0)
                         return error_set(error, n, "Cannot place a uprobe on %s in %s for pid %d: %s",
-                                         sites.sites[i].name, path, (int)t->pid, strerror(-n));
+                                         sites->sites[i].name, path, (int)t->pid, strerror(-n));
                 r = add_links(t, links, n);
                 if (r < 0) {
                         for (int j = 0; j < n; j++)
@@ -98,20 +120,11 @@ static int probe_object(const struct target_env *env, struct target *t, int fd, 
         if (!no)
                 return error_set(error, -ENOMEM, "Out of memory");
         t->objects = no;
-        t->objects[t->n_objects] = (struct target_object) { .path = strdup(path), .probes = sites.n };
+        t->objects[t->n_objects] = (struct target_object) { .path = strdup(path), .probes = sites->n, .role = role };
         if (!t->objects[t->n_objects].path)
                 return error_set(error, -ENOMEM, "Out of memory");
         t->n_objects++;
         return 0;
-}
-
-static bool is_libc(const char *path)
-{
-        const char *base = strrchr(path, '/');
-
-        base = base ? base + 1 : path;
-        return strcmp(base, "libc.so.6") == 0 ||
-               (strncmp(base, "libc-", 5) == 0 && strstr(base, ".so"));
 }
 
 static const struct module_mapping *find_mapping_of(const struct module_map *mm, uint64_t dev, uint64_t ino)
@@ -122,10 +135,14 @@ static const struct module_mapping *find_mapping_of(const struct module_map *mm,
         return NULL;
 }
 
+/* --obj: exactly these objects, every entry point each defines. */
 static int probe_named_objects(const struct target_env *env, struct target *t,
                                const struct target_attach_params *p, char **error)
 {
+        unsigned families = 0;
+
         for (size_t i = 0; i < p->n_objs; i++) {
+                _cleanup_(alloc_sites_done) struct alloc_sites sites = {};
                 _cleanup_close_ int fd = -1;
                 struct stat st;
                 int r;
@@ -140,71 +157,123 @@ static int probe_named_objects(const struct target_env *env, struct target *t,
                 if (!find_mapping_of(&t->modules, st.st_dev, st.st_ino))
                         return error_set(error, -EINVAL, "%s is not mapped by pid %d (%s)",
                                          p->objs[i], (int)t->pid, t->comm);
-                r = probe_object(env, t, fd, p->objs[i], false, error);
+                r = alloc_sites_find(fd, &sites);
+                if (r == -ENOEXEC)
+                        return error_set(error, -EINVAL, "%s is not an ELF object", p->objs[i]);
+                if (r < 0)
+                        return error_set(error, r, "Cannot read the symbols of %s: %s", p->objs[i], strerror(-r));
+                if (sites.n == 0)
+                        return error_set(error, -EINVAL, "%s defines none of the allocator functions "
+                                         "(malloc, free, operator new, ...)", p->objs[i]);
+                families |= sites.families;
+                r = probe_sites(env, t, fd, p->objs[i], &sites, OBJECT_ROLE_NAMED, error);
                 if (r < 0)
                         return r;
+                r = examined_add(t, st.st_dev, st.st_ino);
+                if (r < 0)
+                        return error_set(error, r, "Out of memory");
         }
-        t->allocator = "objects";
+        t->allocator = alloc_family_to_string(families & ALLOC_FAMILY_TCMALLOC ? ALLOC_FAMILY_TCMALLOC :
+                                              families & ALLOC_FAMILY_JEMALLOC ? ALLOC_FAMILY_JEMALLOC :
+                                              families & ALLOC_FAMILY_MIMALLOC ? ALLOC_FAMILY_MIMALLOC :
+                                              families) ?: "other";
         return asprintf(&t->allocator_reason, "named with --obj") < 0 ? -ENOMEM : 0;
 }
 
-static int probe_libc(const struct target_env *env, struct target *t, char **error)
+/* Probe what one examined object offers, in the role it plays. */
+static int probe_discovered(const struct target_env *env, struct target *t, struct discovered_object *o,
+                            enum object_role role, char **error)
 {
-        for (size_t i = 0; i < t->modules.n; i++) {
-                const struct module_mapping *m = &t->modules.mappings[i];
-                _cleanup_close_ int fd = -1;
-                int r;
+        _cleanup_(alloc_sites_done) struct alloc_sites cxx = {};
 
-                if (!is_libc(m->path))
-                        continue;
-                fd = module_open_in_target(t->pid, m->path, m->dev, m->ino, m->start, m->end);
-                if (fd < 0)
-                        return error_set(error, fd, "Cannot open %s mapped by pid %d: %s",
-                                         m->path, (int)t->pid, strerror(-fd));
-                r = probe_object(env, t, fd, m->path, false, error);
-                if (r < 0)
-                        return r;
-                t->allocator = "glibc";
-                return asprintf(&t->allocator_reason, "%s is mapped by the process", m->path) < 0 ? -ENOMEM : 0;
+        if (role == OBJECT_ROLE_CXX) {
+                cxx.sites = malloc(MAX(o->sites.n, (size_t)1) * sizeof(*cxx.sites));
+                if (!cxx.sites)
+                        return error_set(error, -ENOMEM, "Out of memory");
+                memcpy(cxx.sites, o->sites.sites, o->sites.n * sizeof(*cxx.sites));
+                cxx.n = o->sites.n;
+                keep_cxx_sites(&cxx);
+                return probe_sites(env, t, o->fd, o->path, &cxx, role, error);
         }
-        return error_set(error, -ENOENT, "pid %d (%s) maps no libc; name the object that holds its "
-                         "allocator with --obj", (int)t->pid, t->comm);
+        return probe_sites(env, t, o->fd, o->path, &o->sites, role, error);
 }
 
-static bool object_probed(const struct target *t, uint64_t dev, uint64_t ino, size_t before)
+/* Discovery: the allocator that serves the process (the first object defining malloc in the
+ * loader's lookup order: a static allocator in the executable, an LD_PRELOAD or linked tcmalloc,
+ * jemalloc or mimalloc, else glibc) gets every entry point probed. Other objects defining malloc
+ * & co get theirs too: a call counts once however many are probed (only the outermost allocator
+ * call of a thread is recorded), so a direct call into one is not missed. C++ operator new/delete
+ * are probed wherever defined (libstdc++, a program with its own), as outer calls, so `new`
+ * counts once and its stack is taken where the caller's own frame is intact. */
+static int probe_discovered_allocators(const struct target_env *env, struct target *t, char **error)
 {
-        for (size_t i = 0; i < before; i++)
-                if (t->modules.mappings[i].dev == dev && t->modules.mappings[i].ino == ino)
-                        return true;
-        return false;
-}
+        _cleanup_(discovery_done) struct discovery d = {};
+        _cleanup_(allocator_choice_done) struct allocator_choice choice = {};
+        int r;
 
-/* C++ operator new/delete wherever they are defined: libstdc++, a program linking it statically
- * or defining its own. They are probed as outer calls, so `new` counts once (not again in the
- * malloc it calls) and its stack is taken where the caller's own frame is intact. */
-static int probe_cxx_operators(const struct target_env *env, struct target *t, char **error)
-{
-        for (size_t i = 0; i < t->modules.n; i++) {
-                const struct module_mapping *m = &t->modules.mappings[i];
-                _cleanup_(alloc_sites_done) struct alloc_sites sites = {};
-                _cleanup_close_ int fd = -1;
-                bool has_cxx = false;
-                int r;
+        r = discovery_examine(t->pid, &t->modules, NULL, NULL, &d);
+        if (r < 0)
+                return error_set(error, r, "Cannot examine the objects pid %d maps: %s", (int)t->pid, strerror(-r));
+        r = discovery_choose(t->pid, &d, &choice);
+        if (r == -ENOENT)
+                return error_set(error, -ENOENT, "pid %d (%s) maps no object defining malloc (a stripped "
+                                 "static binary?); name the object that holds its allocator with --obj",
+                                 (int)t->pid, t->comm);
+        if (r < 0)
+                return error_set(error, r, "Cannot choose the allocator of pid %d: %s", (int)t->pid, strerror(-r));
 
-                if (is_libc(m->path) || object_probed(t, m->dev, m->ino, i))
-                        continue;       /* the libc has none; one look per file */
-                fd = module_open_in_target(t->pid, m->path, m->dev, m->ino, m->start, m->end);
-                if (fd < 0 || alloc_sites_find(fd, &sites) < 0)
-                        continue;       /* not ELF, or gone: nothing to probe there */
-                for (size_t j = 0; j < sites.n; j++)
-                        has_cxx = has_cxx || alloc_kind_is_cxx(sites.sites[j].kind);
-                if (!has_cxx)
-                        continue;
-                r = probe_object(env, t, fd, m->path, true, error);
+        /* The allocator first: the attach reply lists it first. */
+        r = probe_discovered(env, t, &d.objects[choice.object], OBJECT_ROLE_ALLOCATOR, error);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < d.n; i++) {
+                struct discovered_object *o = &d.objects[i];
+
+                if (i != choice.object && o->sites.n > 0) {
+                        r = probe_discovered(env, t, o, alloc_sites_has_c_api(&o->sites) ?
+                                             OBJECT_ROLE_OTHER_ALLOCATOR : OBJECT_ROLE_CXX, error);
+                        if (r < 0)
+                                return r;
+                }
+                r = examined_add(t, o->dev, o->ino);
                 if (r < 0)
-                        return r;
+                        return error_set(error, r, "Out of memory");
         }
+        t->allocator = choice.allocator;
+        t->allocator_reason = TAKE_PTR(choice.reason);
         return 0;
+}
+
+int target_rescan(const struct target_env *env, struct target *t)
+{
+        _cleanup_(discovery_done) struct discovery d = {};
+        int r, probed = 0;
+
+        if (t->exited || t->pid == MEMLEAK_KERNEL_TGID)
+                return 0;       /* the kernel target maps no files */
+        r = discovery_examine(t->pid, &t->modules, examined_has, t, &d);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < d.n; i++) {
+                struct discovered_object *o = &d.objects[i];
+                _cleanup_free_ char *error = NULL;
+
+                r = examined_add(t, o->dev, o->ino);
+                if (r < 0)
+                        return r;
+                if (o->sites.n == 0)
+                        continue;
+                r = probe_discovered(env, t, o, OBJECT_ROLE_LOADED_LATER, &error);
+                if (r < 0) {
+                        log_warning("pid %d mapped %s after the attach; cannot probe it: %s", (int)t->pid,
+                                    o->path, error ? error : strerror(-r));
+                        continue;
+                }
+                log_info("pid %d mapped %s after the attach: probed %zu allocator entry points in it",
+                         (int)t->pid, o->path, o->sites.n);
+                probed++;
+        }
+        return probed;
 }
 
 static void destroy_links(struct target *t)
@@ -261,26 +330,22 @@ static void wait_for_pending_detach(pid_t pid)
         pthread_mutex_unlock(&pending_lock);
 }
 
-/* Unregistering a uprobe waits for an RCU grace period (~0.1 s each): a target's twenty take
- * seconds, which the event loop must not spend. BPF already ignores the target (its entry in the
- * targets map is gone), so the links can go in the background. */
-static void destroy_links_in_background(struct target *t)
+/* Links per background thread: each uprobe unregistration waits for its own SRCU grace period,
+ * so threads working side by side overlap those waits. */
+#define LINKS_PER_THREAD 8U
+
+static int start_link_batch(pid_t pid, struct bpf_link **links, size_t n)
 {
-        struct link_batch *b;
+        struct link_batch *b = malloc(sizeof(*b));
         pthread_attr_t attr;
         pthread_t thread;
         int r;
 
-        if (t->n_links == 0)
-                return;
-        b = malloc(sizeof(*b));
-        if (!b) {
-                destroy_links(t);
-                return;
-        }
-        *b = (struct link_batch) { .pid = t->pid, .links = t->links, .n = t->n_links };
+        if (!b)
+                return -ENOMEM;
+        *b = (struct link_batch) { .pid = pid, .links = links, .n = n };
         pthread_mutex_lock(&pending_lock);
-        pending_count[t->pid % ELEMENTSOF(pending_count)]++;
+        pending_count[pid % ELEMENTSOF(pending_count)]++;
         pthread_mutex_unlock(&pending_lock);
         pthread_attr_init(&attr);
         pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
@@ -288,12 +353,37 @@ static void destroy_links_in_background(struct target *t)
         pthread_attr_destroy(&attr);
         if (r != 0) {
                 pthread_mutex_lock(&pending_lock);
-                pending_count[t->pid % ELEMENTSOF(pending_count)]--;
+                pending_count[pid % ELEMENTSOF(pending_count)]--;
                 pthread_mutex_unlock(&pending_lock);
                 free(b);
-                destroy_links(t);       /* the slow way, but done */
-                return;
+                return -r;
         }
+        return 0;
+}
+
+/* Unregistering a uprobe waits for a grace period (~0.1 s each): a target's hundred links take
+ * many seconds, which the event loop must not spend. BPF already ignores the target (its entry in
+ * the targets map is gone), so the links go in the background, a few per thread. */
+static void destroy_links_in_background(struct target *t)
+{
+        size_t done = 0;
+
+        while (done < t->n_links) {
+                size_t n = MIN(t->n_links - done, (size_t)LINKS_PER_THREAD);
+                struct bpf_link **batch = malloc(n * sizeof(*batch));
+
+                if (!batch)
+                        break;          /* the rest the slow way, below */
+                memcpy(batch, t->links + done, n * sizeof(*batch));
+                if (start_link_batch(t->pid, batch, n) < 0) {
+                        free(batch);
+                        break;
+                }
+                done += n;
+        }
+        for (size_t i = done; i < t->n_links; i++)
+                bpf_link__destroy(t->links[i]);
+        free(t->links);
         t->links = NULL;
         t->n_links = 0;
 }
@@ -331,11 +421,8 @@ int target_attach(const struct target_env *env, const struct target_attach_param
         }
         if (p->n_objs > 0)
                 r = probe_named_objects(env, t, p, error);
-        else {
-                r = probe_libc(env, t, error);
-                if (r >= 0)
-                        r = probe_cxx_operators(env, t, error);
-        }
+        else
+                r = probe_discovered_allocators(env, t, error);
         if (r < 0)
                 goto fail;
         /* From here on BPF records this process. */
@@ -384,6 +471,7 @@ struct target *target_free(struct target *t)
         for (size_t i = 0; i < t->n_objects; i++)
                 free(t->objects[i].path);
         free(t->objects);
+        free(t->examined);
         free(t->allocator_reason);
         module_map_done(&t->modules);
         snapshot_ring_free(t->ring);

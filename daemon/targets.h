@@ -16,9 +16,27 @@ struct symbolizer;
 struct snapshot_ring;
 struct kernel_symbols;
 
+/* Why an object's entry points are probed. */
+enum object_role {
+        OBJECT_ROLE_ALLOCATOR,          /* the allocator serving the process */
+        OBJECT_ROLE_NAMED,              /* named with --obj */
+        OBJECT_ROLE_OTHER_ALLOCATOR,    /* defines malloc & co too, later in lookup order: probed
+                                         * in case something calls it directly */
+        OBJECT_ROLE_CXX,                /* defines C++ operator new/delete */
+        OBJECT_ROLE_LOADED_LATER,       /* mapped after the attach (dlopen), found on a rescan */
+};
+
+const char *object_role_to_string(enum object_role r);
+
 struct target_object {
         char *path;             /* as the target sees it */
         unsigned probes;        /* probe sites (addresses) placed in it */
+        enum object_role role;
+};
+
+/* A file of the target looked at for allocator entry points, so rescans skip it. */
+struct examined_file {
+        uint64_t dev, ino;
 };
 
 struct target {
@@ -27,12 +45,14 @@ struct target {
         bool exited;
         uint64_t attached_usec;         /* CLOCK_REALTIME */
         uint64_t exited_usec;
-        const char *allocator;          /* "glibc", or "objects" when named with --obj */
+        const char *allocator;          /* "glibc", "tcmalloc", "jemalloc", "mimalloc", "other" */
         char *allocator_reason;
         struct target_object *objects;
         size_t n_objects;
         struct bpf_link **links;
         size_t n_links;
+        struct examined_file *examined;
+        size_t n_examined;
         int pidfd;
         sd_event_source *exit_source;
         struct target_config filter;
@@ -61,6 +81,10 @@ struct target_env {
 /* Attach: on failure returns -errno and a malloc'd message for the client in *error. */
 int target_attach(const struct target_env *env, const struct target_attach_params *p,
                   struct target **ret, char **error);
+
+/* Look for files the target mapped since the attach or the last rescan (dlopen) and probe the
+ * allocator entry points they define. Returns how many objects got probes, or -errno. */
+int target_rescan(const struct target_env *env, struct target *t);
 
 /* Stop tracing: BPF stops recording it, links go (in a background thread with background, so
  * the caller does not wait for the kernel), its map entries are purged. With freeze, its

@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* Look at every ELF object a process maps: which allocator entry points each defines, what it
+ * needs, whether it is the main program; then which allocator serves the process. */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "allocator-choice.h"
+#include "module-map.h"
+
+struct discovered_object {
+        char *path;             /* as the process sees it */
+        uint64_t dev, ino;
+        int fd;                 /* open on the file, for placing uprobes */
+        bool is_executable;
+        struct alloc_sites sites;
+        struct elf_deps deps;
+};
+
+struct discovery {
+        struct discovered_object *objects;
+        size_t n;
+};
+
+/* Examine the distinct files in mm (skipping any whose (dev, ino) skip() says were seen, when
+ * skip is set): those that are not ELF or cannot be opened are left out. */
+int discovery_examine(pid_t pid, const struct module_map *mm,
+                      bool (*skip)(void *userdata, uint64_t dev, uint64_t ino), void *userdata,
+                      struct discovery *ret);
+
+/* The allocator serving pid among d's objects (LD_PRELOAD read from its environment and its
+ * /etc/ld.so.preload). -ENOENT when none defines malloc & co. */
+int discovery_choose(pid_t pid, const struct discovery *d, struct allocator_choice *ret);
+
+void discovery_done(struct discovery *d);
