@@ -2,6 +2,8 @@
 /* Open, size and load the memleak BPF object; attach probes; read counters. */
 #pragma once
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include "bpf-types.h"
 
@@ -28,10 +30,10 @@ int bpf_loader_inflight_fd(struct memleak_bpf *skel);
 /* The loaded object, for the programs kernel-target.c links by name. */
 struct bpf_object *bpf_loader_object(struct memleak_bpf *skel);
 
-/* Attach the entry (and, for allocating kinds, the return) program of kind at file_offset of
- * path, for pid only. Returns the number of links stored in ret_links (1 or 2) or -errno. */
-int bpf_loader_attach_site(struct memleak_bpf *skel, enum alloc_kind kind, int pid,
-                           const char *path, uint64_t file_offset, struct bpf_link *ret_links[2]);
+/* Place kind's entry program (or, with is_return, the return program) at offsets[0..n) of
+ * path, for pid only, as one uprobe_multi link. Returns the link's fd or -errno. */
+int bpf_loader_attach_uprobes(struct memleak_bpf *skel, enum alloc_kind kind, bool is_return, int pid,
+                              const char *path, const uint64_t *offsets, size_t n);
 
 /* Sum the per-CPU counters into totals[_COUNTER_MAX]. */
 int bpf_loader_read_counters(struct memleak_bpf *skel, uint64_t totals[_COUNTER_MAX]);

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 #include "alloc-symbols.h"
 #include "discovery.h"
 #include "bpf-loader.h"
@@ -34,16 +35,26 @@ static void read_comm(pid_t pid, char comm[17])
         comm[strcspn(comm, "\n")] = 0;
 }
 
-static int add_links(struct target *t, struct bpf_link *links[2], int n)
+static int add_uprobe_fd(struct target *t, int fd)
 {
-        struct bpf_link **nl = realloc(t->links, (t->n_links + n) * sizeof(*nl));
+        int *n = realloc(t->uprobe_fds, (t->n_uprobe_fds + 1) * sizeof(*n));
 
-        if (!nl)
+        if (!n)
                 return -ENOMEM;
-        t->links = nl;
-        for (int i = 0; i < n; i++)
-                t->links[t->n_links++] = links[i];
+        t->uprobe_fds = n;
+        t->uprobe_fds[t->n_uprobe_fds++] = fd;
         return 0;
+}
+
+/* Closing an uprobe_multi link removes all its probes with one grace period: fast enough to do
+ * in the event loop. */
+static void close_uprobes(struct target *t)
+{
+        for (size_t i = 0; i < t->n_uprobe_fds; i++)
+                close(t->uprobe_fds[i]);
+        free(t->uprobe_fds);
+        t->uprobe_fds = NULL;
+        t->n_uprobe_fds = 0;
 }
 
 static const char *const role_names[] = {
@@ -91,7 +102,42 @@ static bool examined_has(void *userdata, uint64_t dev, uint64_t ino)
         return false;
 }
 
-/* Place a uprobe (and uretprobe) on every site, for t->pid only, and list the object. */
+/* One link per program: its sites' offsets. */
+static int attach_program(const struct target_env *env, struct target *t, const char *fd_path, const char *path,
+                          const struct alloc_sites *sites, enum alloc_kind kind, bool is_return, char **error)
+{
+        _cleanup_free_ uint64_t *offsets = malloc(MAX(sites->n, (size_t)1) * sizeof(uint64_t));
+        const char *first = NULL;
+        size_t n = 0;
+        int fd, r;
+
+        if (!offsets)
+                return error_set(error, -ENOMEM, "Out of memory");
+        for (size_t i = 0; i < sites->n; i++) {
+                const struct alloc_site *site = &sites->sites[i];
+
+                /* Return probes: every allocating kind, and delete, which frees at its return. */
+                if (is_return ? site->kind == ALLOC_KIND_FREE : site->kind != kind)
+                        continue;
+                offsets[n++] = site->file_offset;
+                first = first ?: site->name;
+        }
+        if (n == 0)
+                return 0;
+        fd = bpf_loader_attach_uprobes(env->skel, kind, is_return, t->pid, fd_path, offsets, n);
+        if (fd < 0)
+                return error_set(error, fd, "Cannot place %zu %s (%s, ...) in %s for pid %d: %s", n,
+                                 is_return ? "return probes" : "uprobes", first, path, (int)t->pid, strerror(-fd));
+        r = add_uprobe_fd(t, fd);
+        if (r < 0) {
+                close(fd);
+                return error_set(error, r, "Out of memory");
+        }
+        return 0;
+}
+
+/* Probe every site, for t->pid only: one uprobe_multi link per entry program and one for the
+ * returns; list the object. */
 static int probe_sites(const struct target_env *env, struct target *t, int fd, const char *path,
                        const struct alloc_sites *sites, enum object_role role, char **error)
 {
@@ -101,21 +147,15 @@ static int probe_sites(const struct target_env *env, struct target *t, int fd, c
 
         /* The kernel resolves this to the very file we opened, whatever namespace it lives in. */
         snprintf(fd_path, sizeof(fd_path), "/proc/self/fd/%d", fd);
-        for (size_t i = 0; i < sites->n; i++) {
-                struct bpf_link *links[2];
-                int n = bpf_loader_attach_site(env->skel, sites->sites[i].kind, t->pid, fd_path,
-                                               sites->sites[i].file_offset, links);
-
-                if (n < 0)
-                        return error_set(error, n, "Cannot place a uprobe on %s in %s for pid %d: %s",
-                                         sites->sites[i].name, path, (int)t->pid, strerror(-n));
-                r = add_links(t, links, n);
-                if (r < 0) {
-                        for (int j = 0; j < n; j++)
-                                bpf_link__destroy(links[j]);
-                        return error_set(error, r, "Out of memory");
-                }
+        for (int kind = 0; kind < _ALLOC_KIND_MAX; kind++) {
+                r = attach_program(env, t, fd_path, path, sites, (enum alloc_kind)kind, false, error);
+                if (r < 0)
+                        return r;
         }
+        r = attach_program(env, t, fd_path, path, sites, ALLOC_KIND_MALLOC, true, error);
+        if (r < 0)
+                return r;
+
         no = realloc(t->objects, (t->n_objects + 1) * sizeof(*no));
         if (!no)
                 return error_set(error, -ENOMEM, "Out of memory");
@@ -278,6 +318,7 @@ int target_rescan(const struct target_env *env, struct target *t)
 
 static void destroy_links(struct target *t)
 {
+        close_uprobes(t);
         for (size_t i = 0; i < t->n_links; i++)
                 bpf_link__destroy(t->links[i]);
         free(t->links);
@@ -368,6 +409,7 @@ static void destroy_links_in_background(struct target *t)
 {
         size_t done = 0;
 
+        close_uprobes(t);
         while (done < t->n_links) {
                 size_t n = MIN(t->n_links - done, (size_t)LINKS_PER_THREAD);
                 struct bpf_link **batch = malloc(n * sizeof(*batch));

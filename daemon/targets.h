@@ -49,8 +49,10 @@ struct target {
         char *allocator_reason;
         struct target_object *objects;
         size_t n_objects;
-        struct bpf_link **links;
+        struct bpf_link **links;        /* the kernel target's tracepoints */
         size_t n_links;
+        int *uprobe_fds;                /* uprobe_multi links: one per (object, program) */
+        size_t n_uprobe_fds;
         struct examined_file *examined;
         size_t n_examined;
         int pidfd;
