@@ -35,6 +35,16 @@ struct {
         __type(value, struct alloc_info);
 } allocs SEC(".maps");
 
+/* --mmap: a target's anonymous mappings, keyed like allocs (space ALLOC_SPACE_MMAP, addr = start),
+ * apart from the heap blocks because an unmap may cut any part of any of them: it walks this
+ * (small) map, never the big one. */
+struct {
+        __uint(type, BPF_MAP_TYPE_HASH);
+        __uint(max_entries, 65536);
+        __type(key, struct alloc_key);
+        __type(value, struct alloc_info);
+} mmaps SEC(".maps");
+
 struct {
         __uint(type, BPF_MAP_TYPE_HASH);
         __uint(max_entries, 65536);
@@ -97,9 +107,9 @@ static __always_inline __u32 current_tgid(void)
         return 0;
 }
 
-static __always_inline void combined_add(__u32 tgid, __s64 stack_id, __u64 size)
+static __always_inline void combined_add_in(__u32 tgid, __u32 space, __s64 stack_id, __u64 size)
 {
-        struct combined_key key = { .tgid = tgid, .stack_id = stack_id };
+        struct combined_key key = { .tgid = tgid, .space = space, .stack_id = stack_id };
         struct combined_value init = { .bytes = size, .allocs = 1 };
         struct combined_value *v;
 
@@ -118,9 +128,9 @@ static __always_inline void combined_add(__u32 tgid, __s64 stack_id, __u64 size)
         __sync_fetch_and_add(&v->allocs, 1);
 }
 
-static __always_inline void combined_sub(__u32 tgid, __s64 stack_id, __u64 size)
+static __always_inline void combined_sub_in(__u32 tgid, __u32 space, __s64 stack_id, __u64 size)
 {
-        struct combined_key key = { .tgid = tgid, .stack_id = stack_id };
+        struct combined_key key = { .tgid = tgid, .space = space, .stack_id = stack_id };
         struct combined_value *v;
 
         v = bpf_map_lookup_elem(&combined, &key);
@@ -128,6 +138,17 @@ static __always_inline void combined_sub(__u32 tgid, __s64 stack_id, __u64 size)
                 return;         /* its add was lost and counted then */
         __sync_fetch_and_sub(&v->bytes, size);
         __sync_fetch_and_sub(&v->allocs, 1);
+}
+
+/* Heap blocks (and the kernel's objects) share one row per stack; mappings have their own. */
+static __always_inline void combined_add(__u32 tgid, __s64 stack_id, __u64 size)
+{
+        combined_add_in(tgid, 0, stack_id, size);
+}
+
+static __always_inline void combined_sub(__u32 tgid, __s64 stack_id, __u64 size)
+{
+        combined_sub_in(tgid, 0, stack_id, size);
 }
 
 static __always_inline __s64 take_stack_id(void *ctx, __u64 flags)
@@ -205,14 +226,14 @@ static __always_inline bool inside_outer_call(const struct inflight *cur, __u64 
         return sp == cur->entry_sp && bpf_ktime_get_ns() - cur->entry_ns < TAIL_CALL_WINDOW_NS;
 }
 
-static __always_inline int on_entry(struct pt_regs *ctx, __u32 kind, __u64 size, __u64 arg)
+static __always_inline int on_entry2(struct pt_regs *ctx, __u32 kind, __u64 size, __u64 arg, __u64 arg2)
 {
         __u64 id = bpf_get_current_pid_tgid();
         __u64 sp = PT_REGS_SP(ctx);
         __u32 tgid = current_tgid();
         struct inflight state = {
                 .size = size, .arg = arg, .entry_sp = sp, .entry_ns = bpf_ktime_get_ns(),
-                .kind = kind, .tgid = tgid,
+                .kind = kind, .tgid = tgid, .arg2 = arg2,
         };
         struct inflight *cur;
 
@@ -231,6 +252,155 @@ static __always_inline int on_entry(struct pt_regs *ctx, __u32 kind, __u64 size,
         }
         if (bpf_map_update_elem(&inflight, &id, &state, BPF_ANY))
                 count(COUNTER_LOST_INFLIGHT_MAP_FULL);
+        return 0;
+}
+
+static __always_inline int on_entry(struct pt_regs *ctx, __u32 kind, __u64 size, __u64 arg)
+{
+        return on_entry2(ctx, kind, size, arg, 0);
+}
+
+static __always_inline __u64 page_round_up(__u64 len)
+{
+        return (len + MEMLEAK_PAGE_SIZE - 1) & ~(MEMLEAK_PAGE_SIZE - 1);
+}
+
+/* Record the mapping [start, start + len) made by the calling thread. */
+static __always_inline void mmap_add(void *ctx, __u32 tgid, __u64 start, __u64 len)
+{
+        struct alloc_key key = { .tgid = tgid, .space = ALLOC_SPACE_MMAP, .addr = start };
+        struct alloc_info info = {
+                .size = len, .timestamp_ns = bpf_ktime_get_ns(),
+        };
+
+        if (len == 0)
+                return;
+        info.stack_id = take_stack_id(ctx, BPF_F_USER_STACK);
+        if (bpf_map_update_elem(&mmaps, &key, &info, BPF_ANY)) {
+                count(COUNTER_LOST_MMAPS_MAP_FULL);
+                return;
+        }
+        combined_add_in(tgid, ALLOC_SPACE_MMAP, info.stack_id, len);
+        count(COUNTER_ALLOCS);
+}
+
+/* A piece left over when an unmap cuts a mapping: same stack and age as the mapping it was. */
+static __always_inline void mmap_keep_piece(__u32 tgid, __u64 start, __u64 len, const struct alloc_info *of)
+{
+        struct alloc_key key = { .tgid = tgid, .space = ALLOC_SPACE_MMAP, .addr = start };
+        struct alloc_info info = *of;
+
+        info.size = len;
+        if (bpf_map_update_elem(&mmaps, &key, &info, BPF_ANY)) {
+                count(COUNTER_LOST_MMAPS_MAP_FULL);
+                return;
+        }
+        combined_add_in(tgid, ALLOC_SPACE_MMAP, info.stack_id, len);
+}
+
+#define MMAP_OVERLAPS_PER_PASS 8
+#define MMAP_UNMAP_PASSES 4
+
+struct mmap_overlap_search {
+        __u32 tgid;
+        __u32 n;
+        __u64 lo, hi;
+        __u64 starts[MMAP_OVERLAPS_PER_PASS];
+        __u32 more;
+};
+
+static long mmap_find_overlaps(struct bpf_map *map, struct alloc_key *key, struct alloc_info *info,
+                               struct mmap_overlap_search *q)
+{
+        __u32 n = q->n;
+
+        if (key->tgid != q->tgid || key->addr >= q->hi || key->addr + info->size <= q->lo)
+                return 0;
+        if (n >= MMAP_OVERLAPS_PER_PASS) {
+                q->more = 1;
+                return 1;
+        }
+        q->starts[n & (MMAP_OVERLAPS_PER_PASS - 1)] = key->addr;
+        q->n = n + 1;
+        return 0;
+}
+
+/* Forget [lo, lo + len) of tgid's mappings, whatever mappings it covers in part or whole (as
+ * munmap does). Returns the bytes that were tracked there. */
+static __always_inline __u64 mmap_remove_range(__u32 tgid, __u64 lo, __u64 len)
+{
+        struct mmap_overlap_search q = { .tgid = tgid, .lo = lo, .hi = lo + page_round_up(len) };
+        __u64 removed = 0;
+
+        if (q.hi <= q.lo)
+                return 0;
+        for (int pass = 0; pass < MMAP_UNMAP_PASSES; pass++) {
+                q.n = 0;
+                q.more = 0;
+                bpf_for_each_map_elem(&mmaps, mmap_find_overlaps, &q, 0);
+                for (int i = 0; i < MMAP_OVERLAPS_PER_PASS; i++) {
+                        struct alloc_key key = { .tgid = tgid, .space = ALLOC_SPACE_MMAP };
+                        struct alloc_info *found, info;
+                        __u64 start, end;
+
+                        if (i >= q.n)
+                                break;
+                        key.addr = q.starts[i];
+                        found = bpf_map_lookup_elem(&mmaps, &key);
+                        if (!found)
+                                continue;
+                        info = *found;
+                        if (bpf_map_delete_elem(&mmaps, &key))
+                                continue;       /* another thread unmapped it first */
+                        start = key.addr;
+                        end = start + info.size;
+                        combined_sub_in(tgid, ALLOC_SPACE_MMAP, info.stack_id, info.size);
+                        if (start < q.lo)
+                                mmap_keep_piece(tgid, start, q.lo - start, &info);
+                        if (end > q.hi)
+                                mmap_keep_piece(tgid, q.hi, end - q.hi, &info);
+                        removed += (end < q.hi ? end : q.hi) - (start > q.lo ? start : q.lo);
+                        count(COUNTER_FREES);
+                }
+                if (!q.more)
+                        return removed;
+        }
+        count(COUNTER_LOST_MMAP_RANGES);
+        return removed;
+}
+
+/* The return of an mmap-family call (the outermost: those inside an allocator are its own). */
+static __always_inline int mmap_family_return(void *ctx, __u32 tgid, const struct inflight *state, __u64 rc)
+{
+        switch (state->kind) {
+        case ALLOC_KIND_MMAP:
+                if (rc == (__u64)-1) {
+                        count(COUNTER_ALLOCS_FAILED);
+                        return 0;
+                }
+                /* MAP_FIXED replaces whatever was mapped there. */
+                mmap_remove_range(tgid, rc, state->size);
+                if (!state->arg2)
+                        mmap_add(ctx, tgid, rc, page_round_up(state->size));
+                return 0;
+        case ALLOC_KIND_MUNMAP:
+                if ((int)rc != 0) {
+                        count(COUNTER_ALLOCS_FAILED);
+                        return 0;
+                }
+                mmap_remove_range(tgid, state->arg, state->size);
+                return 0;
+        case ALLOC_KIND_MREMAP:
+                if (rc == (__u64)-1) {
+                        count(COUNTER_ALLOCS_FAILED);
+                        return 0;
+                }
+                /* Moved or resized: the old range goes; the new one is tracked when the old one
+                 * was (it may be a file mapping, or older than the attach). */
+                if (mmap_remove_range(tgid, state->arg, state->arg2) > 0)
+                        mmap_add(ctx, tgid, rc, page_round_up(state->size));
+                return 0;
+        }
         return 0;
 }
 
@@ -257,6 +427,19 @@ static __always_inline int on_return(struct pt_regs *ctx)
         bpf_map_delete_elem(&inflight, &id);
 
         switch (state.kind) {
+        case ALLOC_KIND_MMAP:
+        case ALLOC_KIND_MUNMAP:
+        case ALLOC_KIND_MREMAP:
+                return mmap_family_return(ctx, tgid, &state, rc);
+        case ALLOC_KIND_RESIZE:
+                /* xallocx: the real size now; below the size asked for, nothing was resized. */
+                if (rc < state.size) {
+                        count(COUNTER_ALLOCS_FAILED);
+                        return 0;
+                }
+                record_free(tgid, state.arg);
+                addr = state.arg;
+                break;
         case ALLOC_KIND_DELETE:
                 /* The free it did inside was nested and ignored: account for the block here. */
                 record_free(tgid, state.arg);
@@ -355,6 +538,25 @@ SEC("uprobe")
 int BPF_KPROBE(new_entry, __u64 size) { return on_entry(ctx, ALLOC_KIND_NEW, size, 0); }
 SEC("uprobe")
 int BPF_KPROBE(delete_entry, __u64 ptr) { return on_entry(ctx, ALLOC_KIND_DELETE, 0, ptr); }
+SEC("uprobe")
+int BPF_KPROBE(resize_entry, __u64 ptr, __u64 size) { return on_entry(ctx, ALLOC_KIND_RESIZE, size, ptr); }
+
+/* --mmap. Mappings of files, and the ones allocators make for their pools inside malloc & co
+ * (nested calls), are not the program's: only anonymous mappings it makes itself are tracked. */
+#define MEMLEAK_MAP_ANONYMOUS 0x20
+SEC("uprobe")
+int BPF_KPROBE(mmap_entry, __u64 addr, __u64 len, __u64 prot, __u64 flags)
+{
+        /* arg2: a file mapping, not tracked (its return still needs its entry) */
+        return on_entry2(ctx, ALLOC_KIND_MMAP, len, addr, !(flags & MEMLEAK_MAP_ANONYMOUS));
+}
+SEC("uprobe")
+int BPF_KPROBE(munmap_entry, __u64 addr, __u64 len) { return on_entry(ctx, ALLOC_KIND_MUNMAP, len, addr); }
+SEC("uprobe")
+int BPF_KPROBE(mremap_entry, __u64 old_addr, __u64 old_size, __u64 new_size)
+{
+        return on_entry2(ctx, ALLOC_KIND_MREMAP, new_size, old_addr, old_size);
+}
 
 /* One return program serves every allocating kind: the in-flight state says which it was. */
 SEC("uretprobe")

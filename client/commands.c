@@ -20,6 +20,7 @@ enum {
         ARG_SHOW_ADDRESSES,
         ARG_KERNEL,
         ARG_KERNEL_FILTER,
+        ARG_MMAP,
 };
 
 static void print_error_va(const struct ctl_context *ctx, int error, const char *fmt, va_list ap)
@@ -209,15 +210,19 @@ static int print_result(const struct ctl_context *ctx, const char *cmd, const ch
 
 static void help_attach(void)
 {
-        printf("memleakctl attach --pid PID [--obj PATH]... [--min-size N] [--max-size N] [--json]\n"
+        printf("memleakctl attach --pid PID [--obj PATH]... [--mmap] [--min-size N] [--max-size N] [--json]\n"
                "memleakctl attach --kernel [--kernel-filter pid=N|comm=NAME]... [--min-size N] [--max-size N] [--json]\n\n"
-               "Start tracing the allocations of a process. memleakd probes the allocator the process\n"
-               "uses (glibc's, in its libc), or the objects named with --obj. With --kernel, trace the\n"
+               "Start tracing the allocations of a process. memleakd probes the allocator that serves\n"
+               "the process (found in its maps: glibc, tcmalloc, jemalloc, mimalloc, or one linked into\n"
+               "the executable), or the objects named with --obj. With --kernel, trace the\n"
                "kernel's allocations instead (slab objects, pages, percpu memory) through the kmem and\n"
                "percpu tracepoints; the kernel target is reported as pid 0 ([kernel]).\n\n"
                "  -p --pid PID       The process to trace\n"
                "  -o --obj PATH      Probe this object's allocator functions instead (up to %d times;\n"
                "                     a relative path is taken from the current directory)\n"
+               "     --mmap          Also track the anonymous mappings the process makes itself with\n"
+               "                     mmap/munmap/mremap (not those its allocator makes inside malloc);\n"
+               "                     reported apart from heap bytes\n"
                "  -k --kernel        Trace the kernel's allocations\n"
                "     --kernel-filter pid=N|comm=NAME\n"
                "                     With --kernel: only allocations made while process N (or a task\n"
@@ -235,6 +240,7 @@ int cmd_attach(struct ctl_context *ctx, int argc, char *argv[])
                 { "obj", required_argument, NULL, 'o' },
                 { "kernel", no_argument, NULL, 'k' },
                 { "kernel-filter", required_argument, NULL, ARG_KERNEL_FILTER },
+                { "mmap", no_argument, NULL, ARG_MMAP },
                 { "min-size", required_argument, NULL, ARG_MIN_SIZE },
                 { "max-size", required_argument, NULL, ARG_MAX_SIZE },
                 { "json", no_argument, NULL, 'j' },
@@ -274,6 +280,9 @@ int cmd_attach(struct ctl_context *ctx, int argc, char *argv[])
                                 return ctl_usage_error(ctx, "attach: invalid --kernel-filter '%s' (pid=N or "
                                                        "comm=NAME of 1 to %d bytes, each once)", optarg,
                                                        MEMLEAK_MAX_COMM_BYTES);
+                        break;
+                case ARG_MMAP:
+                        req.mmap = true;
                         break;
                 case ARG_MIN_SIZE:
                         if (parse_u64(optarg, MEMLEAK_MAX_SIZE_BYTES, &req.min_size) < 0)

@@ -215,6 +215,9 @@ static void print_report_target(FILE *f, const cJSON *t)
         print_target_name(f, t);
         fprintf(f, "): %" PRIu64 " bytes in %" PRIu64 " %s outstanding", get_u64(t, "outstanding_bytes"),
                 allocs, plural(allocs, "allocation", "allocations"));
+        if (get_u64(t, "outstanding_mmaps") > 0)
+                fprintf(f, ", and %" PRIu64 " bytes in %" PRIu64 " anonymous %s", get_u64(t, "outstanding_mmap_bytes"),
+                        get_u64(t, "outstanding_mmaps"), plural(get_u64(t, "outstanding_mmaps"), "mapping", "mappings"));
         if (cJSON_IsNumber(delta))
                 fprintf(f, ", %+" PRId64 " bytes over the last %" PRIu64 " s",
                         (int64_t) delta->valuedouble, get_u64(trend, "window_s"));
@@ -264,9 +267,14 @@ static void print_stack(FILE *f, const cJSON *stack, bool show_addresses)
         const cJSON *frames = cJSON_GetObjectItemCaseSensitive(stack, "frames"), *frame;
         uint64_t allocs = get_u64(stack, "allocs");
 
-        fprintf(f, "\t%" PRIu64 " bytes in %" PRIu64 " %s from stack (pid %" PRIu64 ")\n",
-                get_u64(stack, "bytes"), allocs, plural(allocs, "allocation", "allocations"),
-                get_u64(stack, "pid"));
+        if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(stack, "mmap")))
+                fprintf(f, "\t%" PRIu64 " bytes in %" PRIu64 " anonymous %s from stack (pid %" PRIu64 ", mmap)\n",
+                        get_u64(stack, "bytes"), allocs, plural(allocs, "mapping", "mappings"),
+                        get_u64(stack, "pid"));
+        else
+                fprintf(f, "\t%" PRIu64 " bytes in %" PRIu64 " %s from stack (pid %" PRIu64 ")\n",
+                        get_u64(stack, "bytes"), allocs, plural(allocs, "allocation", "allocations"),
+                        get_u64(stack, "pid"));
         if (error) {
                 fprintf(f, "\t\t[stack unavailable: %s]\n", error);
                 return;

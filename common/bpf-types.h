@@ -23,7 +23,12 @@ enum alloc_space {
         ALLOC_SPACE_SLAB,               /* kmalloc / kmem_cache_alloc object */
         ALLOC_SPACE_PAGE,               /* struct page * from the page allocator */
         ALLOC_SPACE_PERCPU,             /* __percpu pointer from pcpu_alloc */
+        ALLOC_SPACE_MMAP,               /* a user target's anonymous mapping (--mmap): in the
+                                         * mmaps map, and its own rows in the combined map */
 };
+
+/* Page size the kernel rounds mmap/munmap/mremap lengths to (x86_64). */
+#define MEMLEAK_PAGE_SIZE 4096ULL
 
 /* Longest comm the kernel keeps (TASK_COMM_LEN), terminating NUL included. */
 #define MEMLEAK_COMM_LEN 16
@@ -42,6 +47,11 @@ enum alloc_kind {
         ALLOC_KIND_FREE,
         ALLOC_KIND_NEW,                 /* C++ operator new / new[], every form: size first */
         ALLOC_KIND_DELETE,              /* C++ operator delete / delete[], every form: pointer first */
+        ALLOC_KIND_RESIZE,              /* jemalloc xallocx(ptr, size, extra, flags): grows or shrinks
+                                         * in place, returns the real size (< size: not resized) */
+        ALLOC_KIND_MMAP,                /* mmap(addr, len, prot, flags, fd, off): anonymous only */
+        ALLOC_KIND_MUNMAP,              /* munmap(addr, len): any part of any tracked mappings */
+        ALLOC_KIND_MREMAP,              /* mremap(old, old_size, new_size, flags, ...) */
         _ALLOC_KIND_MAX,
 };
 
@@ -62,6 +72,9 @@ enum memleak_counter {
         COUNTER_RETURN_WITHOUT_ENTRY,   /* return probe with no matching entry */
         COUNTER_FREE_UNKNOWN,           /* free of an address never seen (pre-attach or filtered) */
         COUNTER_INFLIGHT_STALE,         /* entry left behind by a call that never returned */
+        COUNTER_LOST_MMAPS_MAP_FULL,    /* --mmap: mappings map full, a mapping went untracked */
+        COUNTER_LOST_MMAP_RANGES,       /* --mmap: an unmap touched more tracked mappings than one
+                                         * call can split; the rest stay outstanding */
         _COUNTER_MAX,
 };
 
@@ -94,7 +107,7 @@ struct alloc_info {
 /* Per-stack outstanding totals ("combined allocs"), keyed by struct combined_key. */
 struct combined_key {
         __u32 tgid;
-        __u32 pad;
+        __u32 space;            /* ALLOC_SPACE_MMAP for mappings, else 0 */
         __s64 stack_id;
 };
 
@@ -113,4 +126,5 @@ struct inflight {
         __u32 depth;            /* nested allocator entries below the outermost */
         __u32 tgid;             /* target, as the daemon sees it: lets detach drop its threads' entries */
         __u32 pad;
+        __u64 arg2;             /* mremap: old size */
 };

@@ -88,6 +88,9 @@ static const struct field_spec request_fields[] = {
         { F_KERNEL_COMM, FIELD_COMM, offsetof(struct memleak_request, kernel_comm), 0,
           CMD_BIT(MEMLEAK_CMD_ATTACH), 0,
           "\"kernel_comm\" must be a string of 1 to 15 bytes", NULL },
+        { F_MMAP, FIELD_BOOL, offsetof(struct memleak_request, mmap), 0,
+          CMD_BIT(MEMLEAK_CMD_ATTACH), 0,
+          "\"mmap\" must be true or false", NULL },
 };
 
 static const struct field_spec *field_lookup(const char *name)
@@ -191,6 +194,10 @@ static int check_target(const struct memleak_request *req, const char **error_me
         }
         if (!req->kernel && (req->kernel_pid || req->kernel_comm[0])) {
                 *error_message = "\"kernel_pid\" and \"kernel_comm\" filter the kernel target: they need \"kernel\": true";
+                return -EINVAL;
+        }
+        if (req->kernel && req->mmap) {
+                *error_message = "\"mmap\" tracks a process's mappings, not the kernel's";
                 return -EINVAL;
         }
         if (req->kernel && req->n_objs > 0) {

@@ -56,6 +56,7 @@
 #define F_KERNEL        "kernel"
 #define F_KERNEL_PID    "kernel_pid"
 #define F_KERNEL_COMM   "kernel_comm"
+#define F_MMAP          "mmap"
 
 enum memleak_command {
         MEMLEAK_CMD_ATTACH,
@@ -84,6 +85,7 @@ struct memleak_request {
         bool kernel;                    /* attach, detach, report: the kernel target, not a pid */
         int32_t kernel_pid;             /* attach --kernel: only this process's allocations; 0: any */
         char kernel_comm[MEMLEAK_MAX_COMM_BYTES + 1];   /* attach --kernel: only this comm; "": any */
+        bool mmap;                      /* attach: track anonymous mappings too */
 };
 
 void memleak_request_done(struct memleak_request *req);

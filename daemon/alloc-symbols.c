@@ -19,6 +19,10 @@ static const char *const kind_names[_ALLOC_KIND_MAX] = {
         [ALLOC_KIND_FREE] = "free",
         [ALLOC_KIND_NEW] = "operator new",
         [ALLOC_KIND_DELETE] = "operator delete",
+        [ALLOC_KIND_RESIZE] = "xallocx",
+        [ALLOC_KIND_MMAP] = "mmap",
+        [ALLOC_KIND_MUNMAP] = "munmap",
+        [ALLOC_KIND_MREMAP] = "mremap",
 };
 
 /* Every symbol we probe, what it does, and which allocator it is the signature of. The kind says
@@ -66,6 +70,8 @@ static const struct {
         { "rallocx", ALLOC_KIND_REALLOC, ALLOC_FAMILY_JEMALLOC },              /* (ptr, size, flags) */
         { "sdallocx", ALLOC_KIND_DELETE, ALLOC_FAMILY_JEMALLOC },                /* (ptr, size, flags) */
         { "dallocx", ALLOC_KIND_DELETE, ALLOC_FAMILY_JEMALLOC },                 /* (ptr, flags) */
+        { "xallocx", ALLOC_KIND_RESIZE, ALLOC_FAMILY_JEMALLOC },                 /* (ptr, size, extra, flags) */
+        { "je_xallocx", ALLOC_KIND_RESIZE, ALLOC_FAMILY_JEMALLOC },
         { "je_malloc", ALLOC_KIND_MALLOC, ALLOC_FAMILY_JEMALLOC },
         { "je_calloc", ALLOC_KIND_CALLOC, ALLOC_FAMILY_JEMALLOC },
         { "je_realloc", ALLOC_KIND_REALLOC, ALLOC_FAMILY_JEMALLOC },
@@ -116,6 +122,11 @@ static const struct {
         { "mi_new_n", ALLOC_KIND_CALLOC, ALLOC_FAMILY_MIMALLOC },              /* (count, size) */
         { "mi_new_realloc", ALLOC_KIND_REALLOC, ALLOC_FAMILY_MIMALLOC },
         { "mi_new_reallocn", ALLOC_KIND_REALLOCARRAY, ALLOC_FAMILY_MIMALLOC },
+        /* anonymous mappings, probed only for targets attached with --mmap */
+        { "mmap", ALLOC_KIND_MMAP, 0 },
+        { "mmap64", ALLOC_KIND_MMAP, 0 },
+        { "munmap", ALLOC_KIND_MUNMAP, 0 },
+        { "mremap", ALLOC_KIND_MREMAP, 0 },
         /* C++ operator new, every form (tcmalloc's tc_new* are aliases) */
         { "_Znwm", ALLOC_KIND_NEW, 0 },                                        /* new(size_t) */
         { "_Znam", ALLOC_KIND_NEW, 0 },                                        /* new[](size_t) */
@@ -187,10 +198,20 @@ unsigned alloc_sites_family(const struct alloc_sites *s)
         return 0;
 }
 
+void alloc_sites_drop_mmap(struct alloc_sites *s)
+{
+        size_t out = 0;
+
+        for (size_t i = 0; i < s->n; i++)
+                if (!alloc_kind_is_mmap(s->sites[i].kind))
+                        s->sites[out++] = s->sites[i];
+        s->n = out;
+}
+
 bool alloc_sites_has_c_api(const struct alloc_sites *s)
 {
         for (size_t i = 0; i < s->n; i++)
-                if (!alloc_kind_is_cxx(s->sites[i].kind))
+                if (!alloc_kind_is_cxx(s->sites[i].kind) && !alloc_kind_is_mmap(s->sites[i].kind))
                         return true;
         return false;
 }

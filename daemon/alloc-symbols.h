@@ -48,6 +48,14 @@ static inline int alloc_kind_is_cxx(enum alloc_kind k)
         return k == ALLOC_KIND_NEW || k == ALLOC_KIND_DELETE;
 }
 
+static inline int alloc_kind_is_mmap(enum alloc_kind k)
+{
+        return k == ALLOC_KIND_MMAP || k == ALLOC_KIND_MUNMAP || k == ALLOC_KIND_MREMAP;
+}
+
+/* Drop the mmap family from s (targets attached without --mmap). */
+void alloc_sites_drop_mmap(struct alloc_sites *s);
+
 /* Whether s has a C-level allocation entry point (malloc and friends, in any allocator's naming),
- * as opposed to only C++ operators. */
+ * as opposed to only C++ operators (or the mmap family). */
 bool alloc_sites_has_c_api(const struct alloc_sites *s);

@@ -31,6 +31,8 @@ static const char *const counter_names[_COUNTER_MAX] = {
         [COUNTER_RETURN_WITHOUT_ENTRY] = "return_without_entry",
         [COUNTER_FREE_UNKNOWN] = "free_unknown",
         [COUNTER_INFLIGHT_STALE] = "inflight_stale",
+        [COUNTER_LOST_MMAPS_MAP_FULL] = "mmaps_map_full",
+        [COUNTER_LOST_MMAP_RANGES] = "mmap_ranges_cut",
 };
 
 const char *memleak_counter_name(enum memleak_counter c)
@@ -66,6 +68,10 @@ static struct bpf_program *entry_program(struct memleak_bpf *skel, enum alloc_ki
         case ALLOC_KIND_FREE: return skel->progs.free_entry;
         case ALLOC_KIND_NEW: return skel->progs.new_entry;
         case ALLOC_KIND_DELETE: return skel->progs.delete_entry;
+        case ALLOC_KIND_RESIZE: return skel->progs.resize_entry;
+        case ALLOC_KIND_MMAP: return skel->progs.mmap_entry;
+        case ALLOC_KIND_MUNMAP: return skel->progs.munmap_entry;
+        case ALLOC_KIND_MREMAP: return skel->progs.mremap_entry;
         default: return NULL;
         }
 }
@@ -136,6 +142,7 @@ struct memleak_bpf *bpf_loader_open_and_load(const struct bpf_sizes *sizes)
             (r = bpf_map__set_max_entries(skel->maps.stack_traces, sizes->max_stacks)) < 0 ||
             (r = bpf_map__set_max_entries(skel->maps.combined, sizes->max_combined)) < 0 ||
             (r = bpf_map__set_max_entries(skel->maps.inflight, sizes->max_inflight)) < 0 ||
+            (r = bpf_map__set_max_entries(skel->maps.mmaps, sizes->max_mmaps)) < 0 ||
             /* bpf_get_stackid() keeps as many frames as an entry holds: that is the depth limit */
             (r = bpf_map__set_value_size(skel->maps.stack_traces, sizes->max_stack_depth * sizeof(__u64))) < 0) {
                 log_error_errno(r, "Failed to size the BPF maps: %m");
@@ -164,6 +171,7 @@ int bpf_loader_allocs_fd(struct memleak_bpf *skel) { return bpf_map__fd(skel->ma
 int bpf_loader_combined_fd(struct memleak_bpf *skel) { return bpf_map__fd(skel->maps.combined); }
 int bpf_loader_stacks_fd(struct memleak_bpf *skel) { return bpf_map__fd(skel->maps.stack_traces); }
 int bpf_loader_inflight_fd(struct memleak_bpf *skel) { return bpf_map__fd(skel->maps.inflight); }
+int bpf_loader_mmaps_fd(struct memleak_bpf *skel) { return bpf_map__fd(skel->maps.mmaps); }
 struct bpf_object *bpf_loader_object(struct memleak_bpf *skel) { return skel->obj; }
 
 int bpf_loader_attach_uprobes(struct memleak_bpf *skel, enum alloc_kind kind, bool is_return, int pid,

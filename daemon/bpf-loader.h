@@ -16,6 +16,7 @@ struct bpf_sizes {
         uint32_t max_stacks;
         uint32_t max_combined;
         uint32_t max_inflight;
+        uint32_t max_mmaps;
         uint32_t max_stack_depth;       /* frames per stack-map entry, <= MEMLEAK_MAX_STACK_DEPTH */
 };
 
@@ -27,6 +28,7 @@ int bpf_loader_allocs_fd(struct memleak_bpf *skel);
 int bpf_loader_combined_fd(struct memleak_bpf *skel);
 int bpf_loader_stacks_fd(struct memleak_bpf *skel);
 int bpf_loader_inflight_fd(struct memleak_bpf *skel);
+int bpf_loader_mmaps_fd(struct memleak_bpf *skel);
 /* The loaded object, for the programs kernel-target.c links by name. */
 struct bpf_object *bpf_loader_object(struct memleak_bpf *skel);
 

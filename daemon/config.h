@@ -17,7 +17,7 @@
 #define CONFIG_MAX_ALLOCS_MIN               1024u
 #define CONFIG_MAX_ALLOCS_MAX               100000000u
 #define CONFIG_MAX_ALLOCS_DEFAULT           1000000u
-#define CONFIG_MAP_ENTRIES_MIN              1024u     /* max_stacks, max_combined, max_inflight */
+#define CONFIG_MAP_ENTRIES_MIN              1024u     /* max_stacks, max_combined, max_inflight, max_mmaps */
 #define CONFIG_MAP_ENTRIES_MAX              16777216u
 #define CONFIG_MAP_ENTRIES_DEFAULT          65536u
 #define CONFIG_MAX_STACK_DEPTH_MIN          1u
@@ -34,6 +34,7 @@ struct memleakd_config {
         uint32_t max_stacks;            /* max_stacks: stack-trace map entries */
         uint32_t max_combined;          /* max_combined: per-stack totals entries */
         uint32_t max_inflight;          /* max_inflight: threads inside an allocator at once */
+        uint32_t max_mmaps;             /* max_mmaps: anonymous mappings tracked with --mmap */
         uint32_t max_stack_depth;       /* max_stack_depth: frames kept per stack, 1..127 */
         char *socket_path;              /* socket_path: absolute, at most 107 bytes */
         uint32_t socket_mode;           /* socket_mode: octal, <= 0777 */

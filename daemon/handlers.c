@@ -35,6 +35,7 @@ static cJSON *target_to_json(const struct target *t)
         cJSON_AddNumberToObject(o, "pid", t->pid);
         cJSON_AddStringToObject(o, "comm", t->comm);
         cJSON_AddBoolToObject(o, "exited", t->exited);
+        cJSON_AddBoolToObject(o, "mmap", t->track_mmap);
         json_add_u64(o, "attached_s", (now_realtime_usec() - t->attached_usec) / 1000000);
         json_add_string_or_null(o, "allocator", t->allocator);
         json_add_string_or_null(o, "allocator_reason", t->allocator_reason);
@@ -74,6 +75,7 @@ static int handle_attach(struct manager *m, const struct ucred *peer,
                         .max_size = req->max_size ? req->max_size : m->config.max_size,
                 },
                 .ring_depth = m->config.ring_depth,
+                .track_mmap = req->mmap,
         };
         pid_t pid = req->kernel ? KERNEL_TARGET_PID : req->pid;
         struct target *t = manager_find_target(m, pid);

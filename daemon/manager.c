@@ -161,7 +161,8 @@ static void take_snapshots(struct manager *m)
                 if (!srows)
                         return;
                 for (size_t j = 0; j < rows.n; j++)
-                        if (rows.rows[j].pid == t->pid)
+                        /* growth of the heap: mappings (--mmap) have rows of their own */
+                        if (rows.rows[j].pid == t->pid && rows.rows[j].space != ALLOC_SPACE_MMAP)
                                 srows[k++] = (struct snapshot_row) {
                                         .stack_id = rows.rows[j].stack_id,
                                         .bytes = rows.rows[j].bytes,
@@ -279,6 +280,7 @@ int manager_new(struct memleakd_config *config, const char *config_path, struct 
                 .max_stacks = m->config.max_stacks,
                 .max_combined = m->config.max_combined,
                 .max_inflight = m->config.max_inflight,
+                .max_mmaps = m->config.max_mmaps,
                 .max_stack_depth = m->config.max_stack_depth,
         };
         m->env.skel = bpf_loader_open_and_load(&sizes);
@@ -290,6 +292,7 @@ int manager_new(struct memleakd_config *config, const char *config_path, struct 
                 .max_allocs = m->config.max_allocs,
                 .max_combined = m->config.max_combined,
                 .max_inflight = m->config.max_inflight,
+                .max_mmaps = m->config.max_mmaps,
         };
         r = symbolizer_new(&m->env.syms);
         if (r < 0) {

@@ -4,6 +4,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include "bpf-types.h"
 #include "json-util.h"
 #include "macro.h"
 #include "report.h"
@@ -81,6 +82,7 @@ static cJSON *stack_to_json(const struct report_params *p, const struct stack_ro
         if (!s)
                 return NULL;
         cJSON_AddNumberToObject(s, "pid", row->pid);
+        cJSON_AddBoolToObject(s, "mmap", row->space == ALLOC_SPACE_MMAP);
         json_add_u64(s, "bytes", row->bytes);
         json_add_u64(s, "allocs", row->allocs);
         if (row->stack_id < 0)
@@ -103,17 +105,28 @@ static cJSON *targets_to_json(const struct stack_rows *rows, const struct report
 
         for (size_t i = 0; arr && i < n_targets; i++) {
                 cJSON *t = cJSON_CreateObject();
-                uint64_t bytes = 0, allocs = 0;
+                uint64_t bytes = 0, allocs = 0, mmap_bytes = 0, mmaps = 0;
 
-                for (size_t j = 0; j < rows->n; j++)
-                        if (rows->rows[j].pid == targets[i].pid) {
-                                bytes += rows->rows[j].bytes;
-                                allocs += rows->rows[j].allocs;
+                for (size_t j = 0; j < rows->n; j++) {
+                        const struct stack_row *row = &rows->rows[j];
+
+                        if (row->pid != targets[i].pid)
+                                continue;
+                        if (row->space == ALLOC_SPACE_MMAP) {
+                                mmap_bytes += row->bytes;
+                                mmaps += row->allocs;
+                        } else {
+                                bytes += row->bytes;
+                                allocs += row->allocs;
                         }
+                }
                 cJSON_AddNumberToObject(t, "pid", targets[i].pid);
                 json_add_string_or_null(t, "comm", targets[i].comm);
                 json_add_u64(t, "outstanding_bytes", bytes);
                 json_add_u64(t, "outstanding_allocs", allocs);
+                /* --mmap: anonymous mappings, kept apart from the heap */
+                json_add_u64(t, "outstanding_mmap_bytes", mmap_bytes);
+                json_add_u64(t, "outstanding_mmaps", mmaps);
                 cJSON_AddBoolToObject(t, "exited", targets[i].exited);
                 if (targets[i].has_trend) {
                         cJSON *tr = cJSON_AddObjectToObject(t, "trend");

@@ -25,6 +25,8 @@ static int row_cmp(const void *a, const void *b)
 
         if (x->pid != y->pid)
                 return x->pid < y->pid ? -1 : 1;
+        if (x->space != y->space)
+                return x->space < y->space ? -1 : 1;
         if (x->stack_id != y->stack_id)
                 return x->stack_id < y->stack_id ? -1 : 1;
         return 0;
@@ -95,7 +97,7 @@ static int rows_add_frames(struct stack_rows *r, int stacks_fd)
         return 0;
 }
 
-static int rows_append(struct stack_rows *r, size_t *cap, pid_t pid, int64_t stack_id,
+static int rows_append(struct stack_rows *r, size_t *cap, pid_t pid, uint32_t space, int64_t stack_id,
                        uint64_t bytes, uint64_t allocs)
 {
         if (r->n == *cap) {
@@ -108,7 +110,7 @@ static int rows_append(struct stack_rows *r, size_t *cap, pid_t pid, int64_t sta
                 *cap = ncap;
         }
         r->rows[r->n++] = (struct stack_row) {
-                .pid = pid, .stack_id = stack_id, .bytes = bytes, .allocs = allocs,
+                .pid = pid, .space = space, .stack_id = stack_id, .bytes = bytes, .allocs = allocs,
         };
         return 0;
 }
@@ -131,7 +133,7 @@ static int collect_combined(struct memleak_bpf *skel, const struct map_limits *l
 
                 if (!pid_wanted(pids, n_pids, k->tgid))
                         continue;
-                r = rows_append(&rows, &cap, k->tgid, k->stack_id, v->bytes, v->allocs);
+                r = rows_append(&rows, &cap, k->tgid, k->space, k->stack_id, v->bytes, v->allocs);
                 if (r < 0) {
                         stack_rows_done(&rows);
                         return r;
@@ -142,17 +144,21 @@ static int collect_combined(struct memleak_bpf *skel, const struct map_limits *l
         return 0;
 }
 
-static int collect_allocs(struct memleak_bpf *skel, const struct map_limits *lim,
-                          const pid_t *pids, size_t n_pids, uint64_t min_age_ns, struct stack_rows *ret)
+/* A row space for an outstanding allocation: mappings apart, the rest (heap, the kernel's slab
+ * objects, pages, percpu) together, as the per-stack totals map keeps them. */
+static uint32_t row_space(const struct alloc_key *k)
+{
+        return k->space == ALLOC_SPACE_MMAP ? ALLOC_SPACE_MMAP : 0;
+}
+
+static int append_outstanding(int fd, uint32_t max, const pid_t *pids, size_t n_pids, uint64_t min_age_ns,
+                              struct stack_rows *rows, size_t *cap)
 {
         _cleanup_(map_dump_done) struct map_dump d = {};
-        struct stack_rows rows = {};
         uint64_t now = (now_monotonic_usec() * 1000);
-        size_t cap = 0;
         int r;
 
-        r = map_dump_hash(bpf_loader_allocs_fd(skel), sizeof(struct alloc_key),
-                          sizeof(struct alloc_info), lim->max_allocs, &d);
+        r = map_dump_hash(fd, sizeof(struct alloc_key), sizeof(struct alloc_info), max, &d);
         if (r < 0)
                 return r;
         for (size_t i = 0; i < d.n; i++) {
@@ -163,11 +169,27 @@ static int collect_allocs(struct memleak_bpf *skel, const struct map_limits *lim
                         continue;
                 if (v->timestamp_ns > now || now - v->timestamp_ns < min_age_ns)
                         continue;
-                r = rows_append(&rows, &cap, k->tgid, v->stack_id, v->size, 1);
-                if (r < 0) {
-                        stack_rows_done(&rows);
+                r = rows_append(rows, cap, k->tgid, row_space(k), v->stack_id, v->size, 1);
+                if (r < 0)
                         return r;
-                }
+        }
+        return 0;
+}
+
+static int collect_allocs(struct memleak_bpf *skel, const struct map_limits *lim,
+                          const pid_t *pids, size_t n_pids, uint64_t min_age_ns, struct stack_rows *ret)
+{
+        struct stack_rows rows = {};
+        size_t cap = 0;
+        int r;
+
+        r = append_outstanding(bpf_loader_allocs_fd(skel), lim->max_allocs, pids, n_pids, min_age_ns, &rows, &cap);
+        if (r >= 0)
+                r = append_outstanding(bpf_loader_mmaps_fd(skel), lim->max_mmaps, pids, n_pids, min_age_ns,
+                                       &rows, &cap);
+        if (r < 0) {
+                stack_rows_done(&rows);
+                return r;
         }
         rows_merge(&rows);
         *ret = rows;
@@ -226,28 +248,20 @@ static const struct frozen_stack *frozen_find_stack(const struct frozen_target *
         return bsearch(&key, f->stacks, f->n_stacks, sizeof(*f->stacks), frozen_cmp_stack);
 }
 
-int stack_collect_freeze(struct memleak_bpf *skel, const struct map_limits *lim, pid_t pid,
-                         struct frozen_target **ret)
+/* pid's outstanding allocations in one map (allocs or mmaps), appended to f->allocs. */
+static int freeze_allocs(int fd, uint32_t max, pid_t pid, struct frozen_target *f)
 {
         _cleanup_(map_dump_done) struct map_dump d = {};
-        struct frozen_target *f;
-        int stacks_fd = bpf_loader_stacks_fd(skel);
-        size_t n_unique;
+        struct frozen_alloc *n;
         int r;
 
-        r = map_dump_hash(bpf_loader_allocs_fd(skel), sizeof(struct alloc_key),
-                          sizeof(struct alloc_info), lim->max_allocs, &d);
+        r = map_dump_hash(fd, sizeof(struct alloc_key), sizeof(struct alloc_info), max, &d);
         if (r < 0)
                 return r;
-        f = calloc(1, sizeof(*f));
-        if (!f)
+        n = realloc(f->allocs, MAX(f->n_allocs + d.n, (size_t)1) * sizeof(*n));
+        if (!n)
                 return -ENOMEM;
-        f->allocs = malloc(MAX(d.n, (size_t)1) * sizeof(*f->allocs));
-        f->stacks = malloc(MAX(d.n, (size_t)1) * sizeof(*f->stacks));
-        if (!f->allocs || !f->stacks) {
-                frozen_target_free(f);
-                return -ENOMEM;
-        }
+        f->allocs = n;
         for (size_t i = 0; i < d.n; i++) {
                 const struct alloc_key *k = (const struct alloc_key *)d.keys + i;
                 const struct alloc_info *v = (const struct alloc_info *)d.values + i;
@@ -255,8 +269,35 @@ int stack_collect_freeze(struct memleak_bpf *skel, const struct map_limits *lim,
                 if ((pid_t)k->tgid != pid)
                         continue;
                 f->allocs[f->n_allocs++] = (struct frozen_alloc) {
-                        .stack_id = v->stack_id, .size = v->size, .timestamp_ns = v->timestamp_ns,
+                        .space = row_space(k), .stack_id = v->stack_id, .size = v->size,
+                        .timestamp_ns = v->timestamp_ns,
                 };
+        }
+        return 0;
+}
+
+int stack_collect_freeze(struct memleak_bpf *skel, const struct map_limits *lim, pid_t pid,
+                         struct frozen_target **ret)
+{
+        struct frozen_target *f;
+        int stacks_fd = bpf_loader_stacks_fd(skel);
+        size_t n_unique;
+        int r;
+
+        f = calloc(1, sizeof(*f));
+        if (!f)
+                return -ENOMEM;
+        r = freeze_allocs(bpf_loader_allocs_fd(skel), lim->max_allocs, pid, f);
+        if (r >= 0)
+                r = freeze_allocs(bpf_loader_mmaps_fd(skel), lim->max_mmaps, pid, f);
+        if (r >= 0) {
+                f->stacks = malloc(MAX(f->n_allocs, (size_t)1) * sizeof(*f->stacks));
+                if (!f->stacks)
+                        r = -ENOMEM;
+        }
+        if (r < 0) {
+                frozen_target_free(f);
+                return r;
         }
         /* One copy of each distinct stack the allocations refer to. */
         for (size_t i = 0; i < f->n_allocs; i++)
@@ -296,7 +337,7 @@ int stack_collect_frozen(const struct frozen_target *f, pid_t pid, uint64_t min_
 
                 if (min_age_ns && (a->timestamp_ns > now || now - a->timestamp_ns < min_age_ns))
                         continue;
-                r = rows_append(&rows, &cap, pid, a->stack_id, a->size, 1);
+                r = rows_append(&rows, &cap, pid, a->space, a->stack_id, a->size, 1);
                 if (r < 0)
                         goto fail;
         }
@@ -352,6 +393,8 @@ int stack_collect_purge(struct memleak_bpf *skel, const struct map_limits *lim, 
 {
         purge_map(bpf_loader_allocs_fd(skel), sizeof(struct alloc_key), sizeof(struct alloc_info),
                   lim->max_allocs, alloc_of, pid);
+        purge_map(bpf_loader_mmaps_fd(skel), sizeof(struct alloc_key), sizeof(struct alloc_info),
+                  lim->max_mmaps, alloc_of, pid);
         purge_map(bpf_loader_combined_fd(skel), sizeof(struct combined_key),
                   sizeof(struct combined_value), lim->max_combined, combined_of, pid);
         purge_map(bpf_loader_inflight_fd(skel), sizeof(__u64), sizeof(struct inflight),

@@ -15,6 +15,7 @@ struct memleak_bpf;
 
 /* One outstanding allocation, as kept for an exited target. */
 struct frozen_alloc {
+        uint32_t space;         /* as struct stack_row */
         int64_t stack_id;
         uint64_t size;
         uint64_t timestamp_ns;
@@ -38,6 +39,7 @@ struct map_limits {
         uint32_t max_allocs;
         uint32_t max_combined;
         uint32_t max_inflight;
+        uint32_t max_mmaps;
 };
 
 /* Rows for the live targets in pids[]. With min_age_ns == 0 and !from_allocs, the per-stack

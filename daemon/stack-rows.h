@@ -8,6 +8,7 @@
 
 struct stack_row {
         pid_t pid;
+        uint32_t space;         /* ALLOC_SPACE_MMAP: anonymous mappings (--mmap); else 0 */
         int64_t stack_id;       /* < 0: -errno of the failed capture */
         uint64_t bytes;
         uint64_t allocs;

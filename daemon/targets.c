@@ -202,6 +202,8 @@ static int probe_named_objects(const struct target_env *env, struct target *t,
                         return error_set(error, -EINVAL, "%s is not an ELF object", p->objs[i]);
                 if (r < 0)
                         return error_set(error, r, "Cannot read the symbols of %s: %s", p->objs[i], strerror(-r));
+                if (!t->track_mmap)
+                        alloc_sites_drop_mmap(&sites);
                 if (sites.n == 0)
                         return error_set(error, -EINVAL, "%s defines none of the allocator functions "
                                          "(malloc, free, operator new, ...)", p->objs[i]);
@@ -218,6 +220,13 @@ static int probe_named_objects(const struct target_env *env, struct target *t,
                                               families & ALLOC_FAMILY_MIMALLOC ? ALLOC_FAMILY_MIMALLOC :
                                               families) ?: "other";
         return asprintf(&t->allocator_reason, "named with --obj") < 0 ? -ENOMEM : 0;
+}
+
+/* Without --mmap, the mmap family is left alone. */
+static void discovery_drop_mmap(struct discovery *d)
+{
+        for (size_t i = 0; i < d->n; i++)
+                alloc_sites_drop_mmap(&d->objects[i].sites);
 }
 
 /* Probe what one examined object offers, in the role it plays. */
@@ -254,6 +263,8 @@ static int probe_discovered_allocators(const struct target_env *env, struct targ
         r = discovery_examine(t->pid, &t->modules, NULL, NULL, &d);
         if (r < 0)
                 return error_set(error, r, "Cannot examine the objects pid %d maps: %s", (int)t->pid, strerror(-r));
+        if (!t->track_mmap)
+                discovery_drop_mmap(&d);
         r = discovery_choose(t->pid, &d, &choice);
         if (r == -ENOENT)
                 return error_set(error, -ENOENT, "pid %d (%s) maps no object defining malloc (a stripped "
@@ -294,6 +305,8 @@ int target_rescan(const struct target_env *env, struct target *t)
         r = discovery_examine(t->pid, &t->modules, examined_has, t, &d);
         if (r < 0)
                 return r;
+        if (!t->track_mmap)
+                discovery_drop_mmap(&d);
         for (size_t i = 0; i < d.n; i++) {
                 struct discovered_object *o = &d.objects[i];
                 _cleanup_free_ char *error = NULL;
@@ -442,6 +455,7 @@ int target_attach(const struct target_env *env, const struct target_attach_param
                 return error_set(error, -ENOMEM, "Out of memory");
         t->pid = p->pid;
         t->filter = p->filter;
+        t->track_mmap = p->track_mmap;
         wait_for_pending_detach(p->pid);
         t->pidfd = syscall(SYS_pidfd_open, p->pid, 0);
         if (t->pidfd < 0) {

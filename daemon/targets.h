@@ -58,6 +58,7 @@ struct target {
         int pidfd;
         sd_event_source *exit_source;
         struct target_config filter;
+        bool track_mmap;                /* --mmap: anonymous mappings are probed too */
         struct module_map modules;
         struct snapshot_ring *ring;
         struct frozen_target *frozen;   /* set once exited */
@@ -71,6 +72,7 @@ struct target_attach_params {
         size_t n_objs;
         struct target_config filter;
         uint32_t ring_depth;
+        bool track_mmap;
 };
 
 /* Everything attach/detach need from the daemon. */

@@ -9,8 +9,9 @@
 //   leak_realloc()       2 blocks grown by realloc 64 -> 256: 2 x 256
 //   leak_new()           4 x new Widget = 48
 //   leak_new_array()     2 x new int[25] = 100
-//   leak_extended()      tcmalloc: 2 x tc_malloc(88); jemalloc: 3 x mallocx(72) and one rallocx to
-//                        144 (2 x 72 + 144); mimalloc: 3 x mi_malloc(40) + mi_malloc_aligned(128, 64)
+//   leak_extended()      tcmalloc: 2 x tc_malloc(88); jemalloc: 3 x mallocx(72), one grown by
+//                        rallocx to 144 and one by xallocx in place to 80 (72 + 80 + 144);
+//                        mimalloc: 3 x mi_malloc(40) + mi_malloc_aligned(128, 64)
 //   churn()              every call above, and the extended frees, balanced: nothing outstanding
 // Protocol: print "ready", wait for a line ("go"), leak, print "done", wait for EOF.
 #include <cstdlib>
@@ -78,6 +79,8 @@ noinline void leak_extended()
         for (int i = 0; i < 3; i++)
                 keep[n_keep++] = mallocx(72, 0);
         keep[n_keep - 1] = rallocx(keep[n_keep - 1], 144, 0);
+        /* grown in place within its size class (80): xallocx returns the real size */
+        require(xallocx(keep[n_keep - 2], 80, 0, 0) >= 80);
 #elif defined(ALLOCATOR_MIMALLOC)
         for (int i = 0; i < 3; i++)
                 keep[n_keep++] = mi_malloc(40);
@@ -103,7 +106,9 @@ noinline void churn()
                 tc_free_sized(tc_malloc(300), 300);
                 tc_free(tc_calloc(2, 20));
 #elif defined(ALLOCATOR_JEMALLOC)
-                sdallocx(mallocx(300, 0), 300, 0);
+                void *x = mallocx(300, 0);
+                xallocx(x, 310, 0, 0);
+                sdallocx(x, 310, 0);
                 dallocx(rallocx(mallocx(20, 0), 4000, 0), 0);
 #elif defined(ALLOCATOR_MIMALLOC)
                 mi_free_size(mi_malloc(300), 300);

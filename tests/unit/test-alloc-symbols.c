@@ -51,11 +51,21 @@ static void libc_defines_every_hooked_function(void)
                 }
                 if (k == ALLOC_KIND_ALIGNED_ALLOC || k == ALLOC_KIND_MEMALIGN)
                         continue;       /* may be one address in this glibc */
+                if (k == ALLOC_KIND_RESIZE)
+                        continue;       /* jemalloc's xallocx */
                 if (!find_site(&s, k))
                         fprintf(stderr, "libc lacks %s\n", alloc_kind_to_string(k));
                 ASSERT_TRUE(find_site(&s, k));
         }
         ASSERT_TRUE(find_site(&s, ALLOC_KIND_ALIGNED_ALLOC) || find_site(&s, ALLOC_KIND_MEMALIGN));
+        /* glibc's own name for malloc marks it; it is malloc, not an allocator of its own */
+        ASSERT_EQ(alloc_sites_family(&s), ALLOC_FAMILY_GLIBC);
+        ASSERT_TRUE(alloc_sites_has_c_api(&s));
+        /* the mmap family goes for targets attached without --mmap */
+        alloc_sites_drop_mmap(&s);
+        ASSERT_TRUE(!find_site(&s, ALLOC_KIND_MMAP) && !find_site(&s, ALLOC_KIND_MUNMAP) &&
+                    !find_site(&s, ALLOC_KIND_MREMAP));
+        ASSERT_TRUE(find_site(&s, ALLOC_KIND_MALLOC));
         for (size_t i = 0; i < s.n; i++)
                 for (size_t j = i + 1; j < s.n; j++)
                         ASSERT_TRUE(s.sites[i].vaddr != s.sites[j].vaddr);
@@ -80,6 +90,73 @@ static void libstdcxx_defines_every_operator_new_and_delete(void)
         ASSERT_EQ(news, 8);
         ASSERT_EQ(deletes, 12);
         ASSERT_EQ(s.n, 20);
+        alloc_sites_done(&s);
+}
+
+static const struct alloc_site *find_name(const struct alloc_sites *s, const char *name)
+{
+        for (size_t i = 0; i < s->n; i++)
+                if (strcmp(s->sites[i].name, name) == 0)
+                        return &s->sites[i];
+        return NULL;
+}
+
+static void open_and_find(const char *path, struct alloc_sites *s)
+{
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+        ASSERT_TRUE(fd >= 0);
+        ASSERT_EQ(alloc_sites_find(fd, s), 0);
+}
+
+static void tcmalloc_is_known_by_its_tc_names(void)
+{
+        struct alloc_sites s = {};
+
+        open_and_find("/usr/lib/x86_64-linux-gnu/libtcmalloc.so.4", &s);
+        ASSERT_EQ(alloc_sites_family(&s), ALLOC_FAMILY_TCMALLOC);
+        ASSERT_TRUE(alloc_sites_has_c_api(&s));
+        /* free = cfree = tc_free = operator delete(void *): one site, with free's kind (entry only) */
+        ASSERT_TRUE(find_name(&s, "free"));
+        ASSERT_EQ(find_name(&s, "free")->kind, ALLOC_KIND_FREE);
+        ASSERT_TRUE(!find_name(&s, "_ZdlPv") && !find_name(&s, "tc_free") && !find_name(&s, "cfree"));
+        /* tc_new is operator new: one site, named by the earlier row */
+        ASSERT_TRUE(find_name(&s, "_Znwm") && !find_name(&s, "tc_new"));
+        /* the sized free forwards to free: probed like delete, so the inner free nests */
+        ASSERT_TRUE(find_name(&s, "tc_free_sized"));
+        ASSERT_EQ(find_name(&s, "tc_free_sized")->kind, ALLOC_KIND_DELETE);
+        for (size_t i = 0; i < s.n; i++)
+                for (size_t j = i + 1; j < s.n; j++)
+                        ASSERT_TRUE(s.sites[i].vaddr != s.sites[j].vaddr);
+        alloc_sites_done(&s);
+}
+
+static void jemalloc_is_known_by_its_extended_api(void)
+{
+        struct alloc_sites s = {};
+
+        open_and_find("/usr/lib/x86_64-linux-gnu/libjemalloc.so.2", &s);
+        ASSERT_EQ(alloc_sites_family(&s), ALLOC_FAMILY_JEMALLOC);
+        ASSERT_EQ(find_name(&s, "mallocx")->kind, ALLOC_KIND_MALLOC);
+        ASSERT_EQ(find_name(&s, "rallocx")->kind, ALLOC_KIND_REALLOC);
+        ASSERT_EQ(find_name(&s, "xallocx")->kind, ALLOC_KIND_RESIZE);
+        ASSERT_EQ(find_name(&s, "sdallocx")->kind, ALLOC_KIND_DELETE);
+        ASSERT_EQ(find_name(&s, "dallocx")->kind, ALLOC_KIND_DELETE);
+        ASSERT_EQ(find_name(&s, "malloc")->kind, ALLOC_KIND_MALLOC);
+        alloc_sites_done(&s);
+}
+
+static void mimalloc_is_known_by_its_mi_names(void)
+{
+        struct alloc_sites s = {};
+
+        open_and_find("/usr/lib/x86_64-linux-gnu/libmimalloc.so.2", &s);
+        ASSERT_EQ(alloc_sites_family(&s), ALLOC_FAMILY_MIMALLOC);
+        /* malloc = mi_malloc: one site */
+        ASSERT_TRUE(find_name(&s, "malloc") && !find_name(&s, "mi_malloc"));
+        ASSERT_EQ(find_name(&s, "mi_malloc_aligned")->kind, ALLOC_KIND_MALLOC);     /* (size, align) */
+        ASSERT_EQ(find_name(&s, "mi_mallocn")->kind, ALLOC_KIND_CALLOC);            /* (count, size) */
+        ASSERT_EQ(find_name(&s, "mi_free_size")->kind, ALLOC_KIND_DELETE);
         alloc_sites_done(&s);
 }
 
@@ -109,6 +186,9 @@ int main(int argc, char *argv[])
                 TEST(fixture_aliases_share_one_site),
                 TEST(libc_defines_every_hooked_function),
                 TEST(libstdcxx_defines_every_operator_new_and_delete),
+                TEST(tcmalloc_is_known_by_its_tc_names),
+                TEST(jemalloc_is_known_by_its_extended_api),
+                TEST(mimalloc_is_known_by_its_mi_names),
                 TEST(non_elf_file_is_enoexec),
                 TEST(program_importing_malloc_defines_none),
         };

@@ -19,7 +19,7 @@
 /* Every key the parser knows; the shipped file must document each one. */
 static const char *const all_keys[] = {
         "snapshot_interval_ms", "ring_depth", "max_targets", "max_allocs", "max_stacks",
-        "max_combined", "max_inflight", "max_stack_depth", "socket_path", "socket_mode", "socket_group",
+        "max_combined", "max_inflight", "max_mmaps", "max_stack_depth", "socket_path", "socket_mode", "socket_group",
         "default_min_size", "default_max_size",
 };
 
@@ -61,6 +61,7 @@ static bool config_equal(const struct memleakd_config *a, const struct memleakd_
                 a->max_stacks == b->max_stacks &&
                 a->max_combined == b->max_combined &&
                 a->max_inflight == b->max_inflight &&
+                a->max_mmaps == b->max_mmaps &&
                 a->max_stack_depth == b->max_stack_depth &&
                 str_eq_or_null(a->socket_path, b->socket_path) &&
                 a->socket_mode == b->socket_mode &&
@@ -132,6 +133,7 @@ static void defaults_match_documented_values(void)
         ASSERT_EQ(c.max_stacks, 65536);
         ASSERT_EQ(c.max_combined, 65536);
         ASSERT_EQ(c.max_inflight, 65536);
+        ASSERT_EQ(c.max_mmaps, 65536);
         ASSERT_EQ(c.max_stack_depth, 127);
         ASSERT_STREQ(c.socket_path, "/run/memleakd/memleakd.sock");
         ASSERT_EQ(c.socket_mode, 0660);
