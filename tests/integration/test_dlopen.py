@@ -1,0 +1,63 @@
+# SPDX-License-Identifier: MIT
+"""A library dlopen()ed after the attach is picked up on the next rescan of the target's maps (the
+snapshot tick) and logged: a C program loads a C++ plugin, which brings libstdc++ with it; its
+operator new is probed then, so the plugin's new leaks are reported at the plugin's function
+(not at operator new inside libstdc++), and its frames resolve. The loader's own allocations for
+the dlopen (link maps, kept while the plugin is loaded) are outstanding too, at their own stacks."""
+
+import os
+import unittest
+
+import harness
+
+LEAKS = {
+    'plugin_new_leak()': {'bytes': 3 * 32, 'allocs': 3},
+    'plugin_c_leak': {'bytes': 2 * 77, 'allocs': 2},
+}
+
+
+def loaded_later(status, pid):
+    target = [t for t in status['targets'] if t['pid'] == pid][0]
+    return {os.path.basename(o['path']).split('.so')[0]: o for o in target['objects']
+            if o['role'] == 'loaded after attach'}
+
+
+class DlopenTest(harness.DaemonTestCase):
+
+    def test_library_loaded_after_attach_is_probed_and_logged(self):
+        def scenario():
+            daemon = self.start_daemon(config={'snapshot_interval_ms': 200})
+            program = self.start_program('leak-dlopen')
+            reply = daemon.attach(program.pid)
+            # a C program: nothing of libstdc++ yet
+            self.assertNotIn('libstdc++', ' '.join(o['path'] for o in reply['target']['objects']))
+            program.go()
+            program.expect('loaded')
+            later = {}
+
+            def picked_up():
+                later.update(loaded_later(daemon.status(), program.pid))
+                return 'libstdc++' in later
+
+            harness.wait_until(picked_up, 10)
+            self.assertEqual(later['libstdc++']['probes'], 20, later)
+            self.assertNotIn('libleak-plugin', later, 'the plugin defines no allocator function')
+            program.run_leaks()
+            return daemon, program, daemon.report(pid=program.pid)
+
+        daemon, program, report = self.run_with_collision_retry(scenario)
+        totals = harness.per_function(report, set(LEAKS) | {'plugin_leak', 'main'}, pid=program.pid)
+        self.assert_totals(report, totals, LEAKS, 'leak-dlopen')
+        # new's caller is the first frame: operator new was probed as an outer call. (The other
+        # stacks are the loader's own: dlopen keeps the plugin's link map and such.)
+        plugin = os.path.realpath(os.path.join(harness.PROGRAMS_DIR, 'libleak-plugin.so'))
+        through_plugin = [s for s in report['stacks']
+                          if any(f['module'] and os.path.realpath(f['module']) == plugin for f in s['frames'])]
+        self.assertEqual({s['frames'][0]['symbol'] for s in through_plugin}, set(LEAKS), harness.format_stacks(report))
+        self.assertTrue(all(os.path.realpath(s['frames'][0]['module']) == plugin for s in through_plugin))
+        self.assertEqual({k: v for k, v in report['lost'].items() if v}, {})
+        self.assertRegex(daemon.log(), r'pid \d+ mapped \S*libstdc\+\+\S* after the attach: probed 20 allocator entry points')
+
+
+if __name__ == '__main__':
+    unittest.main(verbosity=2)
