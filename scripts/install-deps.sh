@@ -6,6 +6,7 @@ packages=(
         libbpf-dev libelf-dev libdw-dev libiberty-dev zlib1g-dev libsystemd-dev libcjson-dev
         systemd python3 binutils elfutils
         rustc                           # tests: Rust leaking programs, built with Debian's rustc
+        libgoogle-perftools-dev libjemalloc-dev libmimalloc-dev  # tests: programs on each allocator
         debootstrap systemd-container   # tests/e2e: boots a Debian root under systemd-nspawn
 )
 missing=()
