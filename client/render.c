@@ -102,6 +102,8 @@ static void print_objects(FILE *f, const cJSON *target)
 
                 fprintf(f, ", %" PRIu64 " %s in %s", probes, plural(probes, "probe", "probes"),
                         str_or(get_str(o, "path"), "?"));
+                if (get_str(o, "role"))
+                        fprintf(f, " (%s)", get_str(o, "role"));
         }
 }
 
@@ -179,8 +181,11 @@ static void print_status_target(FILE *f, const cJSON *t)
         cJSON_ArrayForEach(o, objects) {
                 uint64_t probes = get_u64(o, "probes");
 
-                fprintf(f, "    %s: %" PRIu64 " %s\n", str_or(get_str(o, "path"), "?"), probes,
+                fprintf(f, "    %s: %" PRIu64 " %s", str_or(get_str(o, "path"), "?"), probes,
                         plural(probes, "probe", "probes"));
+                if (get_str(o, "role"))
+                        fprintf(f, " (%s)", get_str(o, "role"));
+                fputc('\n', f);
         }
 }
 

@@ -199,11 +199,14 @@ static void render_attach_and_detach_print_one_line(void)
         static const char target[] =
                 "{\"pid\":1234,\"comm\":\"leaky\",\"exited\":false,\"attached_s\":0,\"allocator\":\"glibc\","
                 "\"allocator_reason\":\"/usr/lib/x86_64-linux-gnu/libc.so.6 is mapped by the process\","
-                "\"objects\":[{\"path\":\"/usr/lib/x86_64-linux-gnu/libc.so.6\",\"probes\":10}],\"snapshots\":0}";
+                "\"objects\":[{\"path\":\"/usr/lib/x86_64-linux-gnu/libc.so.6\",\"probes\":10,\"role\":\"allocator\"},"
+                "{\"path\":\"/usr/lib/x86_64-linux-gnu/libstdc++.so.6\",\"probes\":20,\"role\":\"c++ operators\"}],"
+                "\"snapshots\":0}";
 
         assert_renders(render_attach, target,
                        "Attached to pid 1234 (leaky): glibc allocator, 10 probes in "
-                       "/usr/lib/x86_64-linux-gnu/libc.so.6\n");
+                       "/usr/lib/x86_64-linux-gnu/libc.so.6 (allocator), 20 probes in "
+                       "/usr/lib/x86_64-linux-gnu/libstdc++.so.6 (c++ operators)\n");
         assert_renders(render_attach,
                        "{\"pid\":9,\"comm\":\"t\",\"exited\":false,\"allocator\":\"objects\",\"objects\":["
                        "{\"path\":\"/a.so\",\"probes\":1},{\"path\":\"/b.so\",\"probes\":3}]}",
@@ -222,7 +225,7 @@ static void render_status_lists_daemon_targets_and_counters(void)
                        "\"targets\":["
                        " {\"pid\":1234,\"comm\":\"leaky\",\"exited\":false,\"attached_s\":10,\"allocator\":\"glibc\","
                        "  \"allocator_reason\":\"/lib/libc.so.6 is mapped by the process\","
-                       "  \"objects\":[{\"path\":\"/lib/libc.so.6\",\"probes\":10}],\"snapshots\":10},"
+                       "  \"objects\":[{\"path\":\"/lib/libc.so.6\",\"probes\":10,\"role\":\"allocator\"}],\"snapshots\":10},"
                        " {\"pid\":77,\"comm\":\"gone\",\"exited\":true,\"attached_s\":90061,\"allocator\":\"objects\","
                        "  \"allocator_reason\":null,\"objects\":[{\"path\":\"/a.so\",\"probes\":1}],\"snapshots\":1}],"
                        "\"counters\":{\"allocs\":100,\"frees\":90,\"allocs_filtered\":0},"
@@ -231,7 +234,7 @@ static void render_status_lists_daemon_targets_and_counters(void)
                        "Targets:\n"
                        "  pid 1234 (leaky): attached 10s ago, glibc allocator "
                        "(/lib/libc.so.6 is mapped by the process), 10 snapshots\n"
-                       "    /lib/libc.so.6: 10 probes\n"
+                       "    /lib/libc.so.6: 10 probes (allocator)\n"
                        "  pid 77 (gone, exited): attached 1d 1h 1m 1s ago, objects allocator, 1 snapshot\n"
                        "    /a.so: 1 probe\n"
                        "Counters: allocs=100 frees=90 allocs_filtered=0\n"
