@@ -100,6 +100,15 @@ class AllocatorsTest(harness.DaemonTestCase):
         self.assertEqual([o['role'] for o in target['objects']], ['named', 'named'])
         self.assertEqual(target['allocator_reason'], 'named with --obj')
 
+    def test_jemalloc_with_obj(self):
+        target = self.check('leak-alloc-jemalloc', 'jemalloc', '--obj', f'{LIBDIR}/libjemalloc.so.2')
+        self.assertEqual([o['role'] for o in target['objects']], ['named'])
+
+    def test_mimalloc_with_obj(self):
+        # libmimalloc defines operator new/delete itself: one object is enough
+        target = self.check('leak-alloc-mimalloc', 'mimalloc', '--obj', f'{LIBDIR}/libmimalloc.so.2')
+        self.assertEqual([o['role'] for o in target['objects']], ['named'])
+
     def test_static_executable(self):
         target = self.check('leak-alloc-static', 'glibc')
         exe = os.path.join(harness.PROGRAMS_DIR, 'leak-alloc-static')

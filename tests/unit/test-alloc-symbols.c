@@ -6,7 +6,7 @@
 #include "macro.h"
 #include "test-util.h"
 
-static const char *fixture_path, *libc_path, *text_path, *libstdcxx_path;
+static const char *fixture_path, *libc_path, *text_path, *libstdcxx_path, *je_prefix_path;
 
 static const struct alloc_site *find_site(const struct alloc_sites *s, enum alloc_kind kind)
 {
@@ -146,6 +146,22 @@ static void jemalloc_is_known_by_its_extended_api(void)
         alloc_sites_done(&s);
 }
 
+static void jemalloc_with_a_prefix_is_jemalloc_too(void)
+{
+        struct alloc_sites s = {};
+
+        open_and_find(je_prefix_path, &s);
+        ASSERT_EQ(alloc_sites_family(&s), ALLOC_FAMILY_JEMALLOC);
+        ASSERT_TRUE(alloc_sites_has_c_api(&s));
+        ASSERT_EQ(find_name(&s, "je_malloc")->kind, ALLOC_KIND_MALLOC);
+        ASSERT_EQ(find_name(&s, "je_free")->kind, ALLOC_KIND_FREE);
+        ASSERT_EQ(find_name(&s, "je_mallocx")->kind, ALLOC_KIND_MALLOC);
+        ASSERT_EQ(find_name(&s, "je_xallocx")->kind, ALLOC_KIND_RESIZE);
+        ASSERT_EQ(find_name(&s, "je_sdallocx")->kind, ALLOC_KIND_DELETE);
+        ASSERT_EQ(s.n, 5);
+        alloc_sites_done(&s);
+}
+
 static void mimalloc_is_known_by_its_mi_names(void)
 {
         struct alloc_sites s = {};
@@ -189,14 +205,16 @@ int main(int argc, char *argv[])
                 TEST(tcmalloc_is_known_by_its_tc_names),
                 TEST(jemalloc_is_known_by_its_extended_api),
                 TEST(mimalloc_is_known_by_its_mi_names),
+                TEST(jemalloc_with_a_prefix_is_jemalloc_too),
                 TEST(non_elf_file_is_enoexec),
                 TEST(program_importing_malloc_defines_none),
         };
 
-        ASSERT_EQ(argc, 5);
+        ASSERT_EQ(argc, 6);
         fixture_path = argv[1];
         libc_path = argv[2];
         text_path = argv[3];
         libstdcxx_path = argv[4];
+        je_prefix_path = argv[5];
         return run_unit_tests(tests, ELEMENTSOF(tests));
 }
