@@ -718,3 +718,130 @@ int BPF_PROG(tp_percpu_free, void *base_addr, int off, void *ptr)
 }
 
 char LICENSE[] SEC("license") = "GPL";
+
+/* File mappings of targets, recorded as they are made: the program and its interpreter at exec,
+ * then each mmap of a file (the loader mapping libraries, dlopen). The daemon builds the module
+ * map of a program that exits before it could read /proc/PID/maps from these (memleakctl run).
+ * Tracepoints only: these run where fentry and kprobes are not allowed. */
+#define NR_MMAP 9                       /* x86-64 */
+#define MAP_ANONYMOUS_FLAG 0x20
+#define AT_NULL_TYPE 0
+#define AT_BASE_TYPE 7                  /* the interpreter's load address */
+#define AUXV_PAIRS_MAX 32
+#define INTERP_VMAS_MAX 8
+
+struct {
+        __uint(type, BPF_MAP_TYPE_HASH);
+        __uint(max_entries, MEMLEAK_FILE_MAPPINGS_MAX);
+        __type(key, struct file_mapping_key);
+        __type(value, struct file_mapping);
+} file_mappings SEC(".maps");
+
+/* Mappings that did not fit in file_mappings (one slot, read by the daemon). */
+struct {
+        __uint(type, BPF_MAP_TYPE_ARRAY);
+        __uint(max_entries, 1);
+        __type(key, __u32);
+        __type(value, __u64);
+} file_mappings_lost SEC(".maps");
+
+struct vma_walk {
+        __u32 tgid;
+        __u32 found;            /* the vma maps a file and was recorded */
+        __u64 ino;              /* its file's */
+        __u64 end;              /* where the next one would start */
+};
+
+static long record_vma(struct task_struct *task, struct vm_area_struct *vma, void *data)
+{
+        struct vma_walk *w = data;
+        struct file *file = vma->vm_file;
+        struct file_mapping_key key = { .tgid = w->tgid, .start = vma->vm_start };
+        struct file_mapping m = {};
+        __u32 zero = 0;
+        __u64 *lost;
+
+        w->found = 0;
+        w->end = vma->vm_end;
+        if (!file)
+                return 0;
+        m.end = vma->vm_end;
+        m.pgoff = (__u64)vma->vm_pgoff * KERNEL_PAGE_SIZE;
+        m.dev = BPF_CORE_READ(file, f_inode, i_sb, s_dev);
+        m.ino = BPF_CORE_READ(file, f_inode, i_ino);
+        m.mm = (__u64)vma->vm_mm;
+        m.timestamp_ns = bpf_ktime_get_ns();
+        w->found = 1;
+        w->ino = m.ino;
+        if (bpf_map_update_elem(&file_mappings, &key, &m, BPF_ANY) < 0 &&
+            (lost = bpf_map_lookup_elem(&file_mappings_lost, &zero)))
+                __sync_fetch_and_add(lost, 1);
+        return 0;
+}
+
+static __always_inline __u32 traced_tgid(void)
+{
+        __u32 tgid = current_tgid();
+
+        if (tgid == MEMLEAK_KERNEL_TGID || !bpf_map_lookup_elem(&targets, &tgid))
+                return 0;
+        return tgid;
+}
+
+/* The loader's mmap of a file returned: record the vma it made (maybe merged with a neighbour). */
+SEC("tp_btf/sys_exit")
+int BPF_PROG(record_mmap_exit, struct pt_regs *regs, long ret)
+{
+        struct vma_walk w = {};
+
+        if (BPF_CORE_READ(regs, orig_ax) != NR_MMAP || (ret < 0 && ret > -4096) ||
+            (BPF_CORE_READ(regs, r10) & MAP_ANONYMOUS_FLAG))
+                return 0;
+        w.tgid = traced_tgid();
+        if (w.tgid)
+                bpf_find_vma(bpf_get_current_task_btf(), (__u64)ret, record_vma, &w, 0);
+        return 0;
+}
+
+/* The kernel mapped the program and its interpreter: the program's code, and the interpreter's
+ * mappings from its load address on (they lie side by side). */
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(record_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
+{
+        struct task_struct *task = bpf_get_current_task_btf();
+        /* read as a number: the auxiliary vector is reached by arithmetic on it */
+        __u64 mm = (__u64)BPF_CORE_READ(task, mm);
+        __u64 auxv = mm + bpf_core_field_offset(struct mm_struct, saved_auxv);
+        struct vma_walk w = {};
+        __u64 base = 0, first_ino;
+
+        w.tgid = traced_tgid();
+        if (!w.tgid || !mm)
+                return 0;
+        bpf_find_vma(task, BPF_CORE_READ(task, mm, start_code), record_vma, &w, 0);
+        for (int i = 0; i < AUXV_PAIRS_MAX; i++) {
+                unsigned long pair[2];
+
+                if (bpf_probe_read_kernel(pair, sizeof(pair), (void *)(auxv + i * sizeof(pair))) < 0 ||
+                    pair[0] == AT_NULL_TYPE)
+                        break;
+                if (pair[0] == AT_BASE_TYPE) {
+                        base = pair[1];
+                        break;
+                }
+        }
+        if (!base)
+                return 0;       /* a static program: no interpreter */
+        w.found = 0;
+        bpf_find_vma(task, base, record_vma, &w, 0);
+        first_ino = w.ino;
+        for (int i = 1; i < INTERP_VMAS_MAX; i++) {
+                __u64 next = w.end;
+
+                if (!w.found || w.ino != first_ino)
+                        break;
+                w.found = 0;
+                bpf_find_vma(task, next, record_vma, &w, 0);
+        }
+        return 0;
+}

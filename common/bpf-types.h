@@ -128,3 +128,24 @@ struct inflight {
         __u32 pad;
         __u64 arg2;             /* mremap: old size */
 };
+
+/* A file mapping a target made (mmap of a file, by its loader or by the kernel at exec), keyed by
+ * struct file_mapping_key, recorded as it is made: a program that exits before the daemon reads
+ * /proc/PID/maps still has its frames resolved (memleakctl run). */
+#define MEMLEAK_FILE_MAPPINGS_MAX 16384
+
+struct file_mapping_key {
+        __u32 tgid;
+        __u32 pad;
+        __u64 start;
+};
+
+struct file_mapping {
+        __u64 end;
+        __u64 pgoff;            /* file offset of start, in bytes */
+        __u64 dev;              /* the mapped file's inode: its superblock's s_dev (kernel encoding,
+                                 * major << 20 | minor) and number, as fstat() on its path shows them */
+        __u64 ino;
+        __u64 mm;               /* the address space (an exec starts a new one) */
+        __u64 timestamp_ns;     /* bpf_ktime_get_ns(): a later mapping covers what it overlaps */
+};

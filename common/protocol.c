@@ -39,6 +39,7 @@ enum field_type {
         FIELD_OBJS,     /* array of at most MEMLEAK_MAX_OBJS absolute paths */
         FIELD_BOOL,     /* true or false, stored as bool at offset */
         FIELD_COMM,     /* string of 1 to MEMLEAK_MAX_COMM_BYTES bytes, stored at offset */
+        FIELD_PATH,     /* absolute path shorter than MEMLEAK_MAX_PATH_BYTES, strdup'd to a char * at offset */
 };
 
 #define CMD_BIT(c) (1u << (c))
@@ -67,6 +68,8 @@ static const struct field_spec request_fields[] = {
           "\"pid\" must be an integer between 1 and 2147483647", NULL },
         { F_OBJS, FIELD_OBJS, 0, 0, CMD_BIT(MEMLEAK_CMD_ATTACH), 0,
           "\"objs\" must be an array of at most 16 absolute paths, each shorter than 4096 bytes", NULL },
+        { F_EXEC, FIELD_PATH, offsetof(struct memleak_request, exec), 0, CMD_BIT(MEMLEAK_CMD_ATTACH), 0,
+          "\"exec\" must be an absolute path shorter than 4096 bytes", NULL },
         { F_MIN_SIZE, FIELD_U64, offsetof(struct memleak_request, min_size), MEMLEAK_MAX_SIZE_BYTES,
           CMD_BIT(MEMLEAK_CMD_ATTACH), 0,
           "\"min_size\" must be an integer between 0 and 2^48", NULL },
@@ -145,6 +148,16 @@ static int parse_objs(const cJSON *item, struct memleak_request *req)
         return 0;
 }
 
+static int parse_path(const cJSON *item, char **ret)
+{
+        const char *s = cJSON_GetStringValue(item);
+
+        if (!s || s[0] != '/' || strnlen(s, MEMLEAK_MAX_PATH_BYTES) >= MEMLEAK_MAX_PATH_BYTES)
+                return -EINVAL;
+        *ret = strdup(s);
+        return *ret ? 0 : -ENOMEM;
+}
+
 static int parse_field(const struct field_spec *f, const cJSON *item, struct memleak_request *req)
 {
         uint64_t v;
@@ -174,6 +187,8 @@ static int parse_field(const struct field_spec *f, const cJSON *item, struct mem
                 return 0;
         case FIELD_COMM:
                 return parse_comm(item, field_at(req, f));
+        case FIELD_PATH:
+                return parse_path(item, field_at(req, f));
         }
         return -EINVAL;
 }
@@ -198,6 +213,10 @@ static int check_target(const struct memleak_request *req, const char **error_me
         }
         if (req->kernel && req->mmap) {
                 *error_message = "\"mmap\" tracks a process's mappings, not the kernel's";
+                return -EINVAL;
+        }
+        if (req->exec && !req->has_pid) {
+                *error_message = "\"exec\" names the program a process is about to run: it needs \"pid\"";
                 return -EINVAL;
         }
         if (req->kernel && req->n_objs > 0) {
@@ -333,6 +352,8 @@ void memleak_request_done(struct memleak_request *req)
                 req->objs[i] = NULL;
         }
         req->n_objs = 0;
+        free(req->exec);
+        req->exec = NULL;
 }
 
 static bool field_encode(cJSON *o, const struct field_spec *f, const struct memleak_request *req)
@@ -353,6 +374,9 @@ static bool field_encode(cJSON *o, const struct field_spec *f, const struct meml
         case FIELD_COMM:
                 return !*(const char *) field_at(req, f) ||
                        cJSON_AddStringToObject(o, f->name, (const char *) field_at(req, f));
+        case FIELD_PATH:
+                return !*(char *const *) field_at(req, f) ||
+                       cJSON_AddStringToObject(o, f->name, *(char *const *) field_at(req, f));
         case FIELD_OBJS:
                 if (req->n_objs == 0)
                         return true;

@@ -9,7 +9,8 @@
  *   1  first version: attach, detach, status, report.
  *      Later, with no bump (optional fields; a request without them means what it meant):
  *      "kernel" on attach, detach and report names the kernel target instead of a "pid";
- *      "kernel_pid" and "kernel_comm" on attach filter it by the allocating process.
+ *      "kernel_pid" and "kernel_comm" on attach filter it by the allocating process;
+ *      "exec" on attach: the process is held before it execs that program (memleakctl run).
  * A new command does not bump the version; a changed message does.
  */
 #pragma once
@@ -47,6 +48,7 @@
 #define F_MESSAGE       "message"
 #define F_PID           "pid"
 #define F_OBJS          "objs"
+#define F_EXEC          "exec"
 #define F_MIN_SIZE      "min_size"
 #define F_MAX_SIZE      "max_size"
 #define F_TOP           "top"
@@ -78,6 +80,7 @@ struct memleak_request {
         int32_t pid;
         char *objs[MEMLEAK_MAX_OBJS];
         unsigned n_objs;
+        char *exec;                     /* attach: the program pid is about to exec (absolute path) */
         uint64_t min_size;              /* 0: none */
         uint64_t max_size;              /* 0: none */
         uint64_t top;                   /* report: stacks listed before "other" */

@@ -173,6 +173,8 @@ int bpf_loader_stacks_fd(struct memleak_bpf *skel) { return bpf_map__fd(skel->ma
 int bpf_loader_inflight_fd(struct memleak_bpf *skel) { return bpf_map__fd(skel->maps.inflight); }
 int bpf_loader_mmaps_fd(struct memleak_bpf *skel) { return bpf_map__fd(skel->maps.mmaps); }
 struct bpf_object *bpf_loader_object(struct memleak_bpf *skel) { return skel->obj; }
+int bpf_loader_file_mappings_fd(struct memleak_bpf *skel) { return bpf_map__fd(skel->maps.file_mappings); }
+int bpf_loader_file_mappings_lost_fd(struct memleak_bpf *skel) { return bpf_map__fd(skel->maps.file_mappings_lost); }
 
 int bpf_loader_attach_uprobes(struct memleak_bpf *skel, enum alloc_kind kind, bool is_return, int pid,
                               const char *path, const uint64_t *offsets, size_t n)

@@ -1,16 +1,21 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-/* Look at every ELF object a process maps: which allocator entry points each defines, what it
- * needs, whether it is the main program; then which allocator serves the process. */
+/* Look at every ELF object a process maps (or, before an exec, will map): which allocator entry
+ * points each defines, what it needs, whether it is the main program; then which allocator serves
+ * the process. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include "discovery.h"
+#include "exec-plan.h"
+#include "ld-cache.h"
 #include "macro.h"
+#include "util.h"
 
 static void object_done(struct discovered_object *o)
 {
@@ -164,4 +169,189 @@ int discovery_choose(pid_t pid, const struct discovery *d, struct allocator_choi
                 free(preload[i]);
         free(preload);
         return r;
+}
+
+/* What the held process will hand the program it execs: its root, cwd and environment. */
+struct exec_context {
+        char root[64];                  /* "/proc/PID/root": every path goes through it */
+        char *root_prefix;              /* that root as the daemon sees it; "" when it is ours */
+        char *cwd;
+        char *ld_library_path, *ld_preload, *preload_file;
+};
+
+static void exec_context_done(struct exec_context *c)
+{
+        free(c->root_prefix);
+        free(c->cwd);
+        free(c->ld_library_path);
+        free(c->ld_preload);
+        free(c->preload_file);
+}
+
+/* A link of /proc/PID as the target sees it: the daemon's view less the target's root. */
+static char *read_link_in_target(const struct exec_context *c, const char *link)
+{
+        char buf[PATH_MAX];
+        size_t prefix = strlen(c->root_prefix);
+        ssize_t n = readlink(link, buf, sizeof(buf) - 1);
+
+        if (n <= 0)
+                return NULL;
+        buf[n] = '\0';
+        if (prefix == 0)
+                return strdup(buf);
+        if (strncmp(buf, c->root_prefix, prefix) != 0 || (buf[prefix] != '/' && buf[prefix] != '\0'))
+                return NULL;    /* outside the target's root */
+        return strdup(buf[prefix] ? buf + prefix : "/");
+}
+
+static int read_exec_context(pid_t pid, struct exec_context *c)
+{
+        _cleanup_free_ char *environ_text = NULL;
+        _cleanup_fclose_ FILE *f = NULL;
+        char path[64], buf[PATH_MAX];
+        size_t cap = 0;
+        ssize_t n;
+
+        snprintf(c->root, sizeof(c->root), "/proc/%d/root", (int)pid);
+        n = readlink(c->root, buf, sizeof(buf) - 1);
+        if (n <= 0)
+                return -errno ?: -ESRCH;
+        buf[n] = '\0';
+        c->root_prefix = strdup(strcmp(buf, "/") == 0 ? "" : buf);
+        if (!c->root_prefix)
+                return -ENOMEM;
+        snprintf(path, sizeof(path), "/proc/%d/cwd", (int)pid);
+        c->cwd = read_link_in_target(c, path);
+        if (!c->cwd && !(c->cwd = strdup("/")))
+                return -ENOMEM;
+
+        snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
+        f = fopen(path, "re");
+        if (!f)
+                return -errno;
+        /* NUL-separated: one variable at a time. */
+        while (getdelim(&environ_text, &cap, 0, f) > 0) {
+                char **slot = strncmp(environ_text, "LD_LIBRARY_PATH=", 16) == 0 ? &c->ld_library_path :
+                              strncmp(environ_text, "LD_PRELOAD=", 11) == 0 ? &c->ld_preload : NULL;
+
+                if (!slot || *slot)
+                        continue;
+                *slot = strdup(strchr(environ_text, '=') + 1);
+                if (!*slot)
+                        return -ENOMEM;
+        }
+        snprintf(path, sizeof(path), "/proc/%d/root/etc/ld.so.preload", (int)pid);
+        {
+                _cleanup_fclose_ FILE *pf = fopen(path, "re");
+                size_t pcap = 0;
+
+                if (pf && getdelim(&c->preload_file, &pcap, 0, pf) < 0) {
+                        free(c->preload_file);
+                        c->preload_file = NULL;
+                }
+        }
+        return 0;
+}
+
+/* exec_plan_open_fn: open a file as the target sees it and read what the loader reads. */
+static int open_in_target(void *userdata, const char *path, struct exec_plan_file *ret)
+{
+        const struct exec_context *c = userdata;
+        _cleanup_free_ char *full = NULL;
+        _cleanup_close_ int fd = -1;
+        struct exec_plan_file f = { .fd = -1 };
+        char self[64];
+        struct stat st;
+        int r;
+
+        if (asprintf(&full, "%s%s", c->root, path) < 0) {
+                full = NULL;
+                return -ENOMEM;
+        }
+        fd = open(full, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        if (fstat(fd, &st) < 0)
+                return -errno;
+        if (!S_ISREG(st.st_mode))
+                return -ENOENT;
+        r = elf_deps_read(fd, &f.deps);
+        if (r < 0)
+                return r;
+        snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+        f.real_path = read_link_in_target(c, self);
+        f.fd = TAKE_FD(fd);
+        f.dev = st.st_dev;
+        f.ino = st.st_ino;
+        *ret = f;
+        return 0;
+}
+
+int discovery_plan_exec(pid_t pid, const char *exe, struct discovery *ret, char **error)
+{
+        static char *const default_dirs[] = LD_DEFAULT_DIRS;
+        _cleanup_(exec_context_done) struct exec_context c = {};
+        _cleanup_(ld_cache_done) struct ld_cache cache = {};
+        _cleanup_(exec_plan_done) struct exec_plan plan = {};
+        _cleanup_free_ char *failed = NULL;
+        char **conf_dirs = NULL;
+        size_t n_conf_dirs = 0;
+        const char *platform = (const char *)getauxval(AT_PLATFORM);
+        struct discovery d = {};
+        bool have_cache;
+        int r;
+
+        r = read_exec_context(pid, &c);
+        if (r < 0)
+                return error_set(error, r == -ENOENT ? -ESRCH : r, "Cannot read the environment of pid %d: %s",
+                                 (int)pid, strerror(-r));
+        have_cache = ld_cache_read(c.root, &cache) >= 0;
+        if (!have_cache) {
+                r = ld_conf_read_dirs(c.root, &conf_dirs, &n_conf_dirs);
+                if (r < 0)
+                        return error_set(error, r, "Cannot read %s/etc/ld.so.conf: %s", c.root, strerror(-r));
+        }
+        r = exec_plan_resolve(&(struct exec_plan_settings) {
+                .exe = exe,
+                .cwd = c.cwd,
+                .ld_library_path = c.ld_library_path,
+                .ld_preload = c.ld_preload,
+                .preload_file = c.preload_file,
+                .cache = have_cache ? &cache : NULL,
+                .conf_dirs = conf_dirs,
+                .n_conf_dirs = n_conf_dirs,
+                .default_dirs = default_dirs,
+                .n_default_dirs = ELEMENTSOF(default_dirs),
+                .lib = LD_DST_LIB,
+                .platform = platform ? platform : "x86_64",
+        }, open_in_target, &c, &plan, &failed);
+        strv_free_n(conf_dirs, n_conf_dirs);
+        if (r == -ENOEXEC)
+                return error_set(error, r, "%s is not an ELF program", failed ? failed : exe);
+        if (r == -ENOENT || r == -ENOTDIR)
+                return error_set(error, -ENOENT, "%s does not exist as pid %d sees it", failed ? failed : exe,
+                                 (int)pid);
+        if (r < 0)
+                return error_set(error, r, "Cannot open %s: %s", failed ? failed : exe, strerror(-r));
+
+        d.objects = calloc(plan.n, sizeof(*d.objects));
+        if (!d.objects)
+                return error_set(error, -ENOMEM, "Out of memory");
+        for (size_t i = 0; i < plan.n; i++) {
+                struct planned_object *p = &plan.objects[i];
+                struct discovered_object *o = &d.objects[d.n];
+
+                *o = (struct discovered_object) { .fd = -EBADF, .dev = p->dev, .ino = p->ino,
+                                                  .is_executable = p->is_executable };
+                if (alloc_sites_find(p->fd, &o->sites) < 0)
+                        continue;       /* read as ELF a moment ago: only ENOMEM gets here */
+                o->path = TAKE_PTR(p->path);
+                o->fd = TAKE_FD(p->fd);
+                o->deps = p->deps;
+                p->deps = (struct elf_deps) {};
+                d.n++;
+        }
+        *ret = d;
+        return 0;
 }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-/* Look at every ELF object a process maps: which allocator entry points each defines, what it
- * needs, whether it is the main program; then which allocator serves the process. */
+/* Look at every ELF object a process maps (or, before an exec, will map): which allocator entry
+ * points each defines, what it needs, whether it is the main program; then which allocator serves
+ * the process. */
 #pragma once
 
 #include <stdbool.h>
@@ -28,6 +29,12 @@ struct discovery {
 int discovery_examine(pid_t pid, const struct module_map *mm,
                       bool (*skip)(void *userdata, uint64_t dev, uint64_t ino), void *userdata,
                       struct discovery *ret);
+
+/* Examine the objects the program at exe will map once pid execs it (pid is held before its
+ * exec: its root, working directory and environment are the program's), found as the dynamic
+ * loader will find them (exec-plan.h). -ENOEXEC when exe (or its interpreter) is not an ELF
+ * program, -ENOENT when it does not exist; *error says which, malloc'd. */
+int discovery_plan_exec(pid_t pid, const char *exe, struct discovery *ret, char **error);
 
 /* The allocator serving pid among d's objects (LD_PRELOAD read from its environment and its
  * /etc/ld.so.preload). -ENOENT when none defines malloc & co. */

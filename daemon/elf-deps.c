@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-/* What an ELF object says about its dependencies: DT_SONAME and DT_NEEDED, in order. */
+/* What an ELF object says about its dependencies: DT_SONAME, DT_NEEDED in order, where the loader
+ * looks for them (DT_RPATH, DT_RUNPATH, DF_1_NODEFLIB) and its interpreter (PT_INTERP). */
 #include <errno.h>
 #include <gelf.h>
 #include <libelf.h>
@@ -36,22 +37,59 @@ static int read_dynamic(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, struct elf_
 
                 if (!gelf_getdyn(data, i, &dyn) || dyn.d_tag == DT_NULL)
                         break;
-                if (dyn.d_tag != DT_NEEDED && dyn.d_tag != DT_SONAME)
+                if (dyn.d_tag == DT_FLAGS_1) {
+                        d->nodeflib = d->nodeflib || (dyn.d_un.d_val & DF_1_NODEFLIB);
+                        continue;
+                }
+                if (dyn.d_tag != DT_NEEDED && dyn.d_tag != DT_SONAME && dyn.d_tag != DT_RPATH &&
+                    dyn.d_tag != DT_RUNPATH)
                         continue;
                 name = elf_strptr(elf, sh->sh_link, dyn.d_un.d_val);
                 if (!name)
                         continue;
-                if (dyn.d_tag == DT_SONAME) {
-                        if (d->soname)
-                                continue;
-                        d->soname = strdup(name);
-                        if (!d->soname)
+                if (dyn.d_tag != DT_NEEDED) {
+                        char **slot = dyn.d_tag == DT_SONAME ? &d->soname :
+                                      dyn.d_tag == DT_RPATH ? &d->rpath : &d->runpath;
+
+                        if (*slot)
+                                continue;       /* the first one counts, as for the loader */
+                        *slot = strdup(name);
+                        if (!*slot)
                                 return -ENOMEM;
                         continue;
                 }
                 r = add_needed(d, name);
                 if (r < 0)
                         return r;
+        }
+        return 0;
+}
+
+/* Class, machine and PT_INTERP (read from the file: the segment holds the loader's path). */
+static int read_header(Elf *elf, struct elf_deps *d)
+{
+        GElf_Ehdr eh;
+        size_t n_phdrs;
+        char *ident;
+
+        if (!gelf_getehdr(elf, &eh) || !(ident = elf_getident(elf, NULL)))
+                return -ENOEXEC;
+        d->elf_class = (unsigned char)ident[EI_CLASS];
+        d->machine = eh.e_machine;
+        if (elf_getphdrnum(elf, &n_phdrs) < 0)
+                return 0;
+        for (size_t i = 0; i < n_phdrs; i++) {
+                GElf_Phdr ph;
+                size_t size;
+                char *image;
+
+                if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_INTERP)
+                        continue;
+                image = elf_rawfile(elf, &size);
+                if (!image || ph.p_offset >= size || ph.p_filesz == 0 || ph.p_filesz > size - ph.p_offset)
+                        return 0;
+                d->interp = strndup(image + ph.p_offset, ph.p_filesz);
+                return d->interp ? 0 : -ENOMEM;
         }
         return 0;
 }
@@ -72,6 +110,9 @@ int elf_deps_read(int fd, struct elf_deps *ret)
                 r = -ENOEXEC;
                 goto out;
         }
+        r = read_header(elf, &d);
+        if (r < 0)
+                goto out;
         while ((scn = elf_nextscn(elf, scn))) {
                 GElf_Shdr sh;
 
@@ -96,5 +137,8 @@ void elf_deps_done(struct elf_deps *d)
                 free(d->needed[i]);
         free(d->needed);
         free(d->soname);
+        free(d->rpath);
+        free(d->runpath);
+        free(d->interp);
         *d = (struct elf_deps) {};
 }

@@ -90,6 +90,9 @@ static int handle_attach(struct manager *m, const struct ucred *peer,
         if (req->kernel)
                 r = kernel_target_attach(&m->env, &(struct kernel_target_params) {
                         .filter = kernel_filter(req, &p.filter), .ring_depth = p.ring_depth }, &t, error);
+        else if (req->exec)
+                r = target_attach_exec(&m->env, &(struct target_exec_params) { .attach = p, .exec = req->exec },
+                                       &t, error);
         else
                 r = target_attach(&m->env, &p, &t, error);
         if (r < 0) {
@@ -103,8 +106,9 @@ static int handle_attach(struct manager *m, const struct ucred *peer,
                 target_free(t);
                 return error_set(error, r, "Cannot watch pid %d: %s", (int)pid, strerror(-r));
         }
-        log_info("Attached to pid %d (%s) for uid %u: %s allocator, %zu object(s)", (int)t->pid, t->comm,
-                 (unsigned)peer->uid, t->allocator, t->n_objects);
+        log_info("Attached to pid %d (%s) for uid %u: %s allocator, %zu object(s)%s%s", (int)t->pid, t->comm,
+                 (unsigned)peer->uid, t->allocator, t->n_objects, t->exec_path ? ", before it execs " : "",
+                 t->exec_path ? t->exec_path : "");
         cJSON_AddItemToObject(reply, F_TARGET, target_to_json(t));
         return 0;
 }
@@ -252,6 +256,12 @@ static int handle_report(struct manager *m, const struct ucred *peer,
         cJSON *report;
         int r;
 
+        /* A target that just exited (memleakctl run asks the moment its program exits) is
+         * reported as exited, from its frozen allocations; a live one with its newest mappings. */
+        manager_reap_exited_targets(m);
+        for (size_t i = 0; i < m->n_targets; i++)
+                if (!m->targets[i]->exited && (!req->has_pid || m->targets[i]->pid == req->pid))
+                        target_refresh_modules(&m->env, m->targets[i], false);
         if (req->kernel && !manager_find_target(m, KERNEL_TARGET_PID))
                 return error_set(error, -ESRCH, "Not tracing the kernel (memleakctl attach --kernel)");
         if (req->has_pid && !manager_find_target(m, req->pid))

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* The daemon's core: event loop, BPF state, targets, snapshot timer, socket, lifecycle. */
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,18 +56,35 @@ void manager_remove_target(struct manager *m, struct target *t)
         notify_status(m);
 }
 
-static int on_target_exit(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+static void target_exited(struct manager *m, struct target *t)
 {
-        struct target *t = userdata;
-        struct manager *m = t->owner;
-
         log_info("Target pid %d (%s) exited; keeping its last report", (int)t->pid, t->comm);
-        /* Its last mappings are kept in t->modules: the exited target's stacks still resolve. */
+        /* Its last mappings are kept in t->modules, with those it made since the last refresh
+         * (BPF recorded them): the exited target's stacks still resolve. */
+        target_refresh_modules(&m->env, t, true);
         target_stop(&m->env, t, true, true);
         t->exited = true;
         t->exited_usec = now_realtime_usec();
         notify_status(m);
+}
+
+static int on_target_exit(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+{
+        struct target *t = userdata;
+
+        target_exited(t->owner, t);
         return 0;
+}
+
+void manager_reap_exited_targets(struct manager *m)
+{
+        for (size_t i = 0; i < m->n_targets; i++) {
+                struct target *t = m->targets[i];
+                struct pollfd p = { .fd = t->pidfd, .events = POLLIN };
+
+                if (!t->exited && t->pidfd >= 0 && poll(&p, 1, 0) > 0 && (p.revents & (POLLIN | POLLHUP)))
+                        target_exited(m, t);
+        }
 }
 
 /* Keep at most max_targets records of exited targets: the oldest go first. */
@@ -132,16 +150,12 @@ static void take_snapshots(struct manager *m)
                 if (t->exited)
                         continue;
                 pids[n++] = t->pid;
-                /* Learn libraries loaded since the last tick, while the target is still there. */
-                r = module_map_refresh(&t->modules, t->pid, m->env.syms);
-                if (r < 0 && r != -ENOENT && r != -ESRCH)
-                        log_debug_errno(r, "Cannot refresh the mappings of pid %d: %m", (int)t->pid);
+                /* Learn libraries loaded since the last tick, while the target is still there ... */
+                target_refresh_modules(&m->env, t, false);
                 /* ... and probe the allocator entry points of those (dlopen). */
-                if (r >= 0) {
-                        r = target_rescan(&m->env, t);
-                        if (r < 0)
-                                log_warning_errno(r, "Cannot look at the new mappings of pid %d: %m", (int)t->pid);
-                }
+                r = target_rescan(&m->env, t);
+                if (r < 0 && r != -ENOENT && r != -ESRCH)
+                        log_warning_errno(r, "Cannot look at the new mappings of pid %d: %m", (int)t->pid);
         }
         if (n == 0)
                 return;

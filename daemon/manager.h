@@ -33,3 +33,6 @@ struct target *manager_find_target(struct manager *m, pid_t pid);
 int manager_add_target(struct manager *m, struct target *t);
 void manager_remove_target(struct manager *m, struct target *t);
 unsigned manager_live_targets(const struct manager *m);
+/* Mark the targets that exited and whose exit the event loop has not dispatched yet (a request
+ * arriving right after a target's exit sees it exited, its report frozen). */
+void manager_reap_exited_targets(struct manager *m);

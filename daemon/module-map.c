@@ -104,6 +104,11 @@ int module_map_refresh(struct module_map *mm, pid_t pid, struct symbolizer *syms
                 if (r < 0 && r != -ENOEXEC)
                         log_debug_errno(r, "Cannot read symbols of %s: %m", e->path);
         }
+        if (fresh.n == 0) {
+                /* A process that exited (a zombie) shows no mappings at all: keep the last view. */
+                r = -ESRCH;
+                goto fail;
+        }
         module_map_done(mm);
         *mm = fresh;
         return 0;

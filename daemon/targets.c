@@ -17,6 +17,7 @@
 #include "kernel-target.h"
 #include "log.h"
 #include "macro.h"
+#include "mapping-log.h"
 #include "util.h"
 #include "snapshot.h"
 #include "symbolize.h"
@@ -194,7 +195,8 @@ static int probe_named_objects(const struct target_env *env, struct target *t,
                                          p->objs[i], (int)t->pid, strerror(-fd));
                 if (fstat(fd, &st) < 0)
                         return error_set(error, -errno, "Cannot stat %s: %m", p->objs[i]);
-                if (!find_mapping_of(&t->modules, st.st_dev, st.st_ino))
+                /* before an exec nothing is mapped yet: the probes wait on the file */
+                if (!t->exec_path && !find_mapping_of(&t->modules, st.st_dev, st.st_ino))
                         return error_set(error, -EINVAL, "%s is not mapped by pid %d (%s)",
                                          p->objs[i], (int)t->pid, t->comm);
                 r = alloc_sites_find(fd, &sites);
@@ -247,6 +249,46 @@ static int probe_discovered(const struct target_env *env, struct target *t, stru
         return probe_sites(env, t, o->fd, o->path, &o->sites, role, error);
 }
 
+static int known_file_add(struct target *t, uint64_t dev, uint64_t ino, const char *path)
+{
+        struct known_file *n;
+
+        for (size_t i = 0; i < t->n_known_files; i++)
+                if (t->known_files[i].dev == dev && t->known_files[i].ino == ino)
+                        return 0;
+        n = realloc(t->known_files, (t->n_known_files + 1) * sizeof(*n));
+        if (!n)
+                return -ENOMEM;
+        t->known_files = n;
+        n[t->n_known_files] = (struct known_file) { .dev = dev, .ino = ino, .path = strdup(path) };
+        if (!n[t->n_known_files].path)
+                return -ENOMEM;
+        t->n_known_files++;
+        return 0;
+}
+
+/* The files a program about to run will map: known by identity, so the mappings BPF records
+ * name them, and registered for symbolization now, while they are open. */
+static int remember_planned_files(const struct target_env *env, struct target *t, const struct discovery *d)
+{
+        for (size_t i = 0; i < d->n; i++) {
+                const struct discovered_object *o = &d->objects[i];
+                int r;
+
+                if (o->is_executable) {
+                        t->exec_dev = o->dev;
+                        t->exec_ino = o->ino;
+                }
+                r = known_file_add(t, o->dev, o->ino, o->path);
+                if (r < 0)
+                        return r;
+                r = symbolizer_add_module(env->syms, o->dev, o->ino, o->fd, o->path);
+                if (r < 0 && r != -ENOEXEC)
+                        log_debug_errno(r, "Cannot read symbols of %s, its frames stay unresolved: %m", o->path);
+        }
+        return 0;
+}
+
 /* Discovery: the allocator that serves the process (the first object defining malloc in the
  * loader's lookup order: a static allocator in the executable, an LD_PRELOAD or linked tcmalloc,
  * jemalloc or mimalloc, else glibc) gets every entry point probed. Other objects defining malloc
@@ -260,9 +302,18 @@ static int probe_discovered_allocators(const struct target_env *env, struct targ
         _cleanup_(allocator_choice_done) struct allocator_choice choice = {};
         int r;
 
-        r = discovery_examine(t->pid, &t->modules, NULL, NULL, &d);
-        if (r < 0)
-                return error_set(error, r, "Cannot examine the objects pid %d maps: %s", (int)t->pid, strerror(-r));
+        if (t->exec_path) {
+                r = discovery_plan_exec(t->pid, t->exec_path, &d, error);
+                if (r < 0)
+                        return r;
+                r = remember_planned_files(env, t, &d);
+                if (r < 0)
+                        return error_set(error, r, "Out of memory");
+        } else {
+                r = discovery_examine(t->pid, &t->modules, NULL, NULL, &d);
+                if (r < 0)
+                        return error_set(error, r, "Cannot examine the objects pid %d maps: %s", (int)t->pid, strerror(-r));
+        }
         if (!t->track_mmap)
                 discovery_drop_mmap(&d);
         r = discovery_choose(t->pid, &d, &choice);
@@ -497,6 +548,13 @@ fail:
         return r;
 }
 
+static void release_mapping_log(struct target *t)
+{
+        if (t->records_mappings)
+                mapping_log_release();
+        t->records_mappings = false;
+}
+
 void target_stop(const struct target_env *env, struct target *t, bool freeze, bool background)
 {
         int r;
@@ -512,6 +570,8 @@ void target_stop(const struct target_env *env, struct target *t, bool freeze, bo
                         log_warning_errno(r, "Cannot keep the last report of pid %d: %m", (int)t->pid);
         }
         stack_collect_purge(env->skel, &env->limits, t->pid);
+        mapping_log_purge(env->skel, t->pid);
+        release_mapping_log(t);
         t->exit_source = sd_event_source_disable_unref(t->exit_source);
         closep(&t->pidfd);
         t->pidfd = -1;
@@ -533,6 +593,152 @@ struct target *target_free(struct target *t)
         snapshot_ring_free(t->ring);
         frozen_target_free(t->frozen);
         kernel_symbols_free(t->kernel);
+        release_mapping_log(t);
+        free(t->exec_path);
+        for (size_t i = 0; i < t->n_known_files; i++)
+                free(t->known_files[i].path);
+        free(t->known_files);
         free(t);
         return NULL;
+}
+
+static void comm_from_path(const char *path, char comm[17])
+{
+        const char *slash = strrchr(path, '/');
+
+        /* what the kernel sets at exec: the file name, cut to TASK_COMM_LEN - 1 */
+        snprintf(comm, 16, "%s", slash ? slash + 1 : path);
+}
+
+/* With --obj, the program's files are still planned: to know them when BPF records their
+ * mappings, and to refuse a program that cannot run. */
+static int plan_exec_files(const struct target_env *env, struct target *t, char **error)
+{
+        _cleanup_(discovery_done) struct discovery d = {};
+        int r;
+
+        r = discovery_plan_exec(t->pid, t->exec_path, &d, error);
+        if (r < 0)
+                return r;
+        r = remember_planned_files(env, t, &d);
+        return r < 0 ? error_set(error, r, "Out of memory") : 0;
+}
+
+int target_attach_exec(const struct target_env *env, const struct target_exec_params *p,
+                       struct target **ret, char **error)
+{
+        const struct target_attach_params *a = &p->attach;
+        struct target *t;
+        int r;
+
+        *error = NULL;
+        t = calloc(1, sizeof(*t));
+        if (!t)
+                return error_set(error, -ENOMEM, "Out of memory");
+        t->pid = a->pid;
+        t->filter = a->filter;
+        t->exec_path = strdup(p->exec);
+        if (!t->exec_path) {
+                r = error_set(error, -ENOMEM, "Out of memory");
+                goto fail;
+        }
+        wait_for_pending_detach(a->pid);
+        t->pidfd = syscall(SYS_pidfd_open, a->pid, 0);
+        if (t->pidfd < 0) {
+                r = errno == ESRCH ? error_set(error, -ESRCH, "No process with pid %d", (int)a->pid)
+                                   : error_set(error, -errno, "Cannot open pid %d: %m", (int)a->pid);
+                goto fail;
+        }
+        comm_from_path(p->exec, t->comm);
+        r = snapshot_ring_new(a->ring_depth, &t->ring);
+        if (r < 0) {
+                r = error_set(error, r, "Out of memory");
+                goto fail;
+        }
+        /* The module map starts empty: what the held process maps now is not the program's. */
+        if (a->n_objs > 0) {
+                r = plan_exec_files(env, t, error);
+                if (r >= 0)
+                        r = probe_named_objects(env, t, a, error);
+        } else
+                r = probe_discovered_allocators(env, t, error);
+        if (r < 0)
+                goto fail;
+        mapping_log_purge(env->skel, a->pid);
+        r = mapping_log_hold(env->skel);
+        if (r < 0) {
+                r = error_set(error, r, "Cannot record the mappings pid %d will make: %s", (int)a->pid, strerror(-r));
+                goto fail;
+        }
+        t->records_mappings = true;
+        /* From here on BPF records this process, and the files it maps. */
+        if (bpf_map_update_elem(bpf_loader_targets_fd(env->skel), &(__u32){ a->pid }, &t->filter, BPF_NOEXIST) < 0) {
+                r = errno == E2BIG ? error_set(error, -ENOSPC, "Too many targets") :
+                                     error_set(error, -errno, "Cannot register pid %d: %m", (int)a->pid);
+                goto fail;
+        }
+        t->attached_usec = now_realtime_usec();
+        *ret = t;
+        return 0;
+fail:
+        if (!*error)
+                error_set(error, r, "%s", strerror(-r));
+        target_free(t);
+        return r;
+}
+
+/* Whether the process runs the program it was attached to exec (or was attached as it ran). */
+static bool runs_its_program(struct target *t)
+{
+        char exe[64];
+        struct stat st;
+
+        if (!t->exec_path || t->exec_seen)
+                return true;
+        snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)t->pid);
+        if (stat(exe, &st) < 0 || (uint64_t)st.st_dev != t->exec_dev || (uint64_t)st.st_ino != t->exec_ino)
+                return false;
+        t->exec_seen = true;
+        return true;
+}
+
+static const char *known_path(void *userdata, uint64_t dev, uint64_t ino)
+{
+        const struct target *t = userdata;
+
+        for (size_t i = 0; i < t->n_known_files; i++)
+                if (t->known_files[i].dev == dev && t->known_files[i].ino == ino)
+                        return t->known_files[i].path;
+        for (size_t i = 0; i < t->modules.n; i++)
+                if (t->modules.mappings[i].dev == dev && t->modules.mappings[i].ino == ino)
+                        return t->modules.mappings[i].path;
+        return NULL;
+}
+
+void target_refresh_modules(const struct target_env *env, struct target *t, bool process_gone)
+{
+        _cleanup_free_ struct recorded_mapping *recorded = NULL;
+        size_t n = 0;
+        int r;
+
+        if (t->exited || t->pid == MEMLEAK_KERNEL_TGID)
+                return;
+        if (!process_gone && runs_its_program(t)) {
+                r = module_map_refresh(&t->modules, t->pid, env->syms);
+                if (r < 0 && r != -ENOENT && r != -ESRCH)
+                        log_debug_errno(r, "Cannot refresh the mappings of pid %d: %m", (int)t->pid);
+                for (size_t i = 0; r >= 0 && i < t->modules.n; i++)
+                        if (known_file_add(t, t->modules.mappings[i].dev, t->modules.mappings[i].ino,
+                                           t->modules.mappings[i].path) < 0)
+                                break;
+        }
+        r = mapping_log_read(env->skel, t->pid, &recorded, &n);
+        if (r < 0) {
+                log_debug_errno(r, "Cannot read the recorded mappings of pid %d: %m", (int)t->pid);
+                return;
+        }
+        n = recorded_mappings_latest(recorded, n);
+        r = module_map_overlay(&t->modules, recorded, n, known_path, t);
+        if (r < 0)
+                log_debug_errno(r, "Cannot update the mappings of pid %d: %m", (int)t->pid);
 }

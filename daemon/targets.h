@@ -39,6 +39,13 @@ struct examined_file {
         uint64_t dev, ino;
 };
 
+/* A file the target maps or will map, by identity, with the path it sees: names the mappings
+ * BPF recorded (which carry no path). */
+struct known_file {
+        uint64_t dev, ino;
+        char *path;
+};
+
 struct target {
         pid_t pid;
         char comm[17];
@@ -63,6 +70,12 @@ struct target {
         struct snapshot_ring *ring;
         struct frozen_target *frozen;   /* set once exited */
         struct kernel_symbols *kernel;  /* the kernel target's symbols; NULL for a process */
+        char *exec_path;                /* attached before it execs this program (memleakctl run) */
+        uint64_t exec_dev, exec_ino;    /* that program's file */
+        bool exec_seen;                 /* /proc/PID/exe became that program: its maps are the program's */
+        bool records_mappings;          /* holds mapping_log_hold() */
+        struct known_file *known_files;
+        size_t n_known_files;
         void *owner;                    /* the manager holding it, for event callbacks */
 };
 
@@ -75,6 +88,14 @@ struct target_attach_params {
         bool track_mmap;
 };
 
+/* attach before exec: p->pid is held before it execs exec (an absolute path as it sees it), by
+ * the client that forked it. The probes go on the files the program will map, found the way the
+ * dynamic loader will find them (uprobes live on the inode: they fire once the file is mapped). */
+struct target_exec_params {
+        struct target_attach_params attach;
+        const char *exec;
+};
+
 /* Everything attach/detach need from the daemon. */
 struct target_env {
         struct memleak_bpf *skel;
@@ -85,6 +106,15 @@ struct target_env {
 /* Attach: on failure returns -errno and a malloc'd message for the client in *error. */
 int target_attach(const struct target_env *env, const struct target_attach_params *p,
                   struct target **ret, char **error);
+
+/* Attach to a process about to exec a program (struct target_exec_params); like target_attach. */
+int target_attach_exec(const struct target_env *env, const struct target_exec_params *p,
+                       struct target **ret, char **error);
+
+/* Bring the target's module map up to date: /proc/PID/maps while it runs (once it runs the
+ * program it was attached to exec), then the file mappings BPF recorded as it made them, which
+ * are all there is once it has exited (process_gone). */
+void target_refresh_modules(const struct target_env *env, struct target *t, bool process_gone);
 
 /* Look for files the target mapped since the attach or the last rescan (dlopen) and probe the
  * allocator entry points they define. Returns how many objects got probes, or -errno. */
