@@ -501,3 +501,18 @@ int cmd_report(struct ctl_context *ctx, int argc, char *argv[])
         return print_result(ctx, "report", "report", report, report,
                             show_addresses ? render_report_with_addresses : render_report);
 }
+
+int ctl_parse_u64(const char *s, uint64_t max, uint64_t *ret)
+{
+        return parse_u64(s, max, ret);
+}
+
+int ctl_make_absolute(const char *path, char **ret)
+{
+        return make_absolute(path, ret);
+}
+
+int ctl_option_error(const struct ctl_context *ctx, const char *cmd, int c, char *argv[])
+{
+        return option_error(ctx, cmd, c, argv);
+}

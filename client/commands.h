@@ -3,6 +3,7 @@
 #pragma once
 
 #include <stdbool.h>
+#include <stdint.h>
 
 /* Exit statuses. */
 #define CTL_EXIT_OK      0
@@ -21,6 +22,13 @@ int cmd_attach(struct ctl_context *ctx, int argc, char *argv[]);
 int cmd_detach(struct ctl_context *ctx, int argc, char *argv[]);
 int cmd_status(struct ctl_context *ctx, int argc, char *argv[]);
 int cmd_report(struct ctl_context *ctx, int argc, char *argv[]);
+int cmd_run(struct ctl_context *ctx, int argc, char *argv[]);     /* run.c */
+
+/* Shared with run.c: a decimal integer in [0, max]; a path made absolute against the working
+ * directory; what getopt_long() refused, as a usage error. */
+int ctl_parse_u64(const char *s, uint64_t max, uint64_t *ret);
+int ctl_make_absolute(const char *path, char **ret);
+int ctl_option_error(const struct ctl_context *ctx, const char *cmd, int c, char *argv[]);
 
 /* Print "memleakctl: <message>" and a hint (or, with --json, a JSON error on stdout);
  * returns CTL_EXIT_USAGE. */

@@ -16,6 +16,7 @@ static const struct {
         { "detach", cmd_detach },
         { "status", cmd_status },
         { "report", cmd_report },
+        { "run", cmd_run },
 };
 
 static void help(void)
@@ -32,7 +33,10 @@ static void help(void)
                "                        Stop tracing a process, or the kernel\n"
                "  status                Show the daemon, the traced processes and the counters\n"
                "  report [--pid PID | --kernel] [--top N] [--min-age SECONDS] [--show-addresses]\n"
-               "                        Show the stacks holding the most outstanding memory\n\n"
+               "                        Show the stacks holding the most outstanding memory\n"
+               "  run [--obj PATH]... [--top N] [--json] [--output FILE] [--untraced-ok] -- CMD [ARGS...]\n"
+               "                        Run CMD traced from its first allocation; report its leaks\n"
+               "                        when it exits, and exit with its status\n\n"
                "Options:\n"
                "  -s --socket PATH      memleakd's socket (default: $%s, else %s)\n"
                "  -j --json             Print results, and errors, as JSON on stdout\n"
@@ -83,9 +87,9 @@ int main(int argc, char *argv[])
                 }
 
         if (optind >= argc)
-                return ctl_usage_error(&ctx, "no command given (attach, detach, status or report)");
+                return ctl_usage_error(&ctx, "no command given (attach, detach, status, report or run)");
         for (size_t i = 0; i < ELEMENTSOF(commands); i++)
                 if (strcmp(commands[i].name, argv[optind]) == 0)
                         return commands[i].fn(&ctx, argc - optind, argv + optind);
-        return ctl_usage_error(&ctx, "unknown command '%s' (attach, detach, status or report)", argv[optind]);
+        return ctl_usage_error(&ctx, "unknown command '%s' (attach, detach, status, report or run)", argv[optind]);
 }

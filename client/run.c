@@ -1,0 +1,506 @@
+/* SPDX-License-Identifier: MIT */
+/* memleakctl run: start a program held before its exec until memleakd traces it, pass the
+ * terminal and signals through, print its leak report when it exits, and exit as it did. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "commands.h"
+#include "connection.h"
+#include "json-util.h"
+#include "macro.h"
+#include "protocol.h"
+#include "render.h"
+
+/* Exit statuses of their own, as env(1), nice(1) and timeout(1) have them; otherwise CMD's. */
+#define RUN_EXIT_FAILURE        125     /* memleakctl or memleakd failed: CMD did not run */
+#define RUN_EXIT_CANNOT_INVOKE  126     /* CMD is not executable, or not an ELF program */
+#define RUN_EXIT_NOT_FOUND      127     /* CMD does not exist */
+
+#define HOLD_GO 'g'                     /* the byte that releases the held child */
+
+enum {
+        ARG_MIN_SIZE = 0x100,
+        ARG_UNTRACED_OK,
+};
+
+/* The signals forwarded to CMD. */
+static const int forwarded_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+
+struct run_options {
+        struct memleak_request attach;  /* pid and exec filled in once the child exists */
+        uint64_t top;
+        bool json;
+        const char *output_path;
+        bool untraced_ok;
+        char **command;                 /* CMD ARGS..., NULL-terminated (argv's tail) */
+};
+
+struct run_state {
+        const struct ctl_context *ctx;
+        const struct run_options *o;
+        FILE *out;                      /* the report's stream: stderr or --output */
+        struct sigaction saved[ELEMENTSOF(forwarded_signals)];
+        sigset_t saved_mask;
+};
+
+static volatile sig_atomic_t child_pid = 0;     /* > 0 once CMD may run: signals go to it */
+static volatile sig_atomic_t stop_signal = 0;   /* a signal that came while CMD was held */
+
+static void on_forwarded_signal(int sig, siginfo_t *info, void *context)
+{
+        /* A signal the terminal sent to the whole foreground process group reached CMD too
+         * (it shares ours): only what was sent to memleakctl alone is passed on. */
+        if (child_pid > 0) {
+                if (info->si_code != SI_KERNEL)
+                        kill((pid_t)child_pid, sig);
+        } else
+                stop_signal = sig;
+}
+
+/* One line on stderr, or the JSON error on the report's stream with --json. */
+static void run_error(const struct run_state *s, int error, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void run_error(const struct run_state *s, int error, const char *fmt, ...)
+{
+        _cleanup_free_ char *message = NULL;
+        va_list ap;
+
+        va_start(ap, fmt);
+        if (vasprintf(&message, fmt, ap) < 0)
+                message = NULL;
+        va_end(ap);
+        if (s->o->json && s->out) {
+                render_error_json(s->out, error, message);
+                fflush(s->out);
+        } else
+                fprintf(stderr, "memleakctl: run: %s\n", message ? message : strerror(error));
+}
+
+/* execvp's search, done here so that the daemon is told the file that will run: a name with a
+ * slash is a path, others are looked up in $PATH. Returns 0 and the absolute path, -ENOENT,
+ * -EACCES (not an executable file) or -ENOEXEC (not ELF: a script is run through its interpreter,
+ * which the daemon would have to plan for instead). */
+static int resolve_command(const char *name, char **ret)
+{
+        _cleanup_free_ char *found = NULL;
+        unsigned char magic[4];
+        _cleanup_close_ int fd = -1;
+        struct stat st;
+        int error = -ENOENT;
+
+        if (!*name)
+                return -ENOENT;
+        if (strchr(name, '/')) {
+                found = strdup(name);
+                if (!found)
+                        return -ENOMEM;
+        } else {
+                const char *path = getenv("PATH");
+
+                for (const char *p = path ? path : "/usr/local/bin:/usr/bin:/bin"; p; ) {
+                        size_t len = strcspn(p, ":");
+                        _cleanup_free_ char *candidate = NULL;
+
+                        if (asprintf(&candidate, "%.*s%s%s", (int)len, len ? p : ".", "/", name) < 0)
+                                return -ENOMEM;
+                        p = p[len] ? p + len + 1 : NULL;
+                        if (stat(candidate, &st) < 0 || !S_ISREG(st.st_mode))
+                                continue;
+                        if (access(candidate, X_OK) < 0) {
+                                error = -EACCES;
+                                continue;
+                        }
+                        found = TAKE_PTR(candidate);
+                        break;
+                }
+                if (!found)
+                        return error;
+        }
+        if (stat(found, &st) < 0)
+                return errno == ENOENT || errno == ENOTDIR ? -ENOENT : -errno;
+        if (!S_ISREG(st.st_mode) || access(found, X_OK) < 0)
+                return -EACCES;
+        fd = open(found, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        if (read(fd, magic, sizeof(magic)) != (ssize_t)sizeof(magic) || memcmp(magic, "\177ELF", 4) != 0)
+                return -ENOEXEC;
+        return ctl_make_absolute(found, ret);
+}
+
+/* Catch the forwarded signals (they reach CMD once it runs); the child puts back what was. */
+static void install_signal_handlers(struct run_state *s)
+{
+        struct sigaction sa = { .sa_sigaction = on_forwarded_signal, .sa_flags = SA_SIGINFO | SA_RESTART };
+
+        sigemptyset(&sa.sa_mask);
+        sigprocmask(SIG_SETMASK, NULL, &s->saved_mask);
+        for (size_t i = 0; i < ELEMENTSOF(forwarded_signals); i++)
+                sigaction(forwarded_signals[i], &sa, &s->saved[i]);
+}
+
+/* The forked child: dies with memleakctl, waits for the go byte, then becomes CMD. Only
+ * async-signal-safe calls here: the parent's state is a copy. */
+static void __attribute__((noreturn)) run_child(const struct run_state *s, pid_t parent, int hold_fd,
+                                                int exec_error_fd, const char *path)
+{
+        char go = 0;
+        ssize_t n;
+        int e;
+
+        /* Before waiting: if memleakctl dies from here on, so does this child; if it already
+         * died, the parent is no longer the one that forked us. */
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+                _exit(RUN_EXIT_FAILURE);
+        for (size_t i = 0; i < ELEMENTSOF(forwarded_signals); i++)
+                sigaction(forwarded_signals[i], &s->saved[i], NULL);
+        sigprocmask(SIG_SETMASK, &s->saved_mask, NULL);
+        do
+                n = read(hold_fd, &go, 1);
+        while (n < 0 && errno == EINTR);
+        /* EOF: memleakctl gave up (or died) without releasing us: CMD must not run untraced. */
+        if (n != 1 || go != HOLD_GO)
+                _exit(RUN_EXIT_FAILURE);
+        close(hold_fd);
+        execv(path, s->o->command);
+        e = errno;
+        (void)!write(exec_error_fd, &e, sizeof(e));
+        _exit(e == ENOENT ? RUN_EXIT_NOT_FOUND : RUN_EXIT_CANNOT_INVOKE);
+}
+
+/* One request on a connection of its own. */
+static int call(const struct ctl_context *ctx, int fd, const struct memleak_request *req, cJSON **ret_reply,
+                char **ret_error)
+{
+        _cleanup_close_ int own = -1;
+
+        if (fd < 0) {
+                own = fd = connection_open(ctx->socket_path);
+                if (fd < 0)
+                        return fd;
+        }
+        return connection_call(fd, req, CONNECTION_TIMEOUT_MS, ret_reply, ret_error);
+}
+
+static const char *daemon_error(const struct ctl_context *ctx, int r, const char *message, char **buf)
+{
+        if (message)
+                return message;
+        if (r == -ENOENT || r == -ECONNREFUSED) {
+                if (asprintf(buf, "memleakd is not running (no socket at %s); start it with 'systemctl start "
+                             "memleakd' or run 'memleakd' as root", ctx->socket_path) < 0)
+                        *buf = NULL;
+                return *buf ? *buf : strerror(-r);
+        }
+        if (asprintf(buf, "cannot connect to memleakd at %s: %s", ctx->socket_path, strerror(-r)) < 0)
+                *buf = NULL;
+        return *buf ? *buf : strerror(-r);
+}
+
+/* Ask for CMD's report now that it exited (its zombie keeps the pid ours) and print it. */
+static int print_report(const struct run_state *s, pid_t pid)
+{
+        struct memleak_request req = { .cmd = MEMLEAK_CMD_REPORT, .has_pid = true, .pid = pid, .top = s->o->top };
+        _cleanup_json_ cJSON *reply = NULL;
+        _cleanup_free_ char *error = NULL, *buf = NULL;
+        const cJSON *report;
+        int r;
+
+        r = call(s->ctx, -1, &req, &reply, &error);
+        if (r < 0) {
+                run_error(s, -r, "cannot get the report of pid %d: %s", (int)pid,
+                          daemon_error(s->ctx, r, error, &buf));
+                return r;
+        }
+        report = cJSON_GetObjectItemCaseSensitive(reply, F_REPORT);
+        if (!cJSON_IsObject(report)) {
+                run_error(s, EBADMSG, "malformed reply from memleakd (no report)");
+                return -EBADMSG;
+        }
+        r = s->o->json ? render_json(s->out, report) : render_report(s->out, report);
+        if (r >= 0 && fflush(s->out) != 0)
+                r = -errno;
+        if (r < 0)
+                fprintf(stderr, "memleakctl: run: cannot print the report: %s\n", strerror(-r));
+        return r;
+}
+
+/* Close fd now, so that its _cleanup_close_ does nothing later. */
+static void close_now(int *fd)
+{
+        closep(fd);
+        *fd = -1;
+}
+
+static int wait_status_to_exit(int status)
+{
+        if (WIFEXITED(status))
+                return WEXITSTATUS(status);
+        if (WIFSIGNALED(status))
+                return 128 + WTERMSIG(status);
+        return RUN_EXIT_FAILURE;
+}
+
+/* Kill the held child and reap it: it never ran. */
+static int abandon_child(pid_t pid, int status)
+{
+        kill(pid, SIGKILL);
+        while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+                ;
+        return status;
+}
+
+static int run(struct run_state *s, const char *path)
+{
+        _cleanup_close_ int hold_read = -1, hold_write = -1, err_read = -1, err_write = -1, daemon_fd = -1;
+        _cleanup_json_ cJSON *reply = NULL;
+        _cleanup_free_ char *error = NULL, *buf = NULL;
+        struct memleak_request attach = s->o->attach;   /* shallow: objs stay the options' */
+        const char *name = s->o->command[0];
+        bool traced = true;
+        siginfo_t info;
+        int exec_error = 0, status, r;
+        pid_t parent = getpid(), pid;
+        ssize_t n;
+
+        /* Before anything runs: is memleakd there at all? */
+        daemon_fd = connection_open(s->ctx->socket_path);
+        if (daemon_fd < 0 && !s->o->untraced_ok) {
+                run_error(s, -daemon_fd, "%s", daemon_error(s->ctx, daemon_fd, NULL, &buf));
+                return RUN_EXIT_FAILURE;
+        }
+        {
+                int hold[2], err[2];
+
+                if (pipe2(hold, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0) {
+                        run_error(s, errno, "cannot create a pipe: %m");
+                        return RUN_EXIT_FAILURE;
+                }
+                hold_read = hold[0], hold_write = hold[1], err_read = err[0], err_write = err[1];
+        }
+        install_signal_handlers(s);
+        fflush(NULL);
+        pid = fork();
+        if (pid < 0) {
+                run_error(s, errno, "cannot fork: %m");
+                return RUN_EXIT_FAILURE;
+        }
+        if (pid == 0) {
+                close_now(&hold_write);
+                close_now(&err_read);
+                run_child(s, parent, hold_read, err_write, path);
+        }
+        close_now(&hold_read);
+        close_now(&err_write);
+
+        if (daemon_fd >= 0) {
+                attach.has_pid = true;
+                attach.pid = pid;
+                attach.exec = (char *)path;
+                r = call(s->ctx, daemon_fd, &attach, &reply, &error);
+        } else
+                r = daemon_fd;
+        close_now(&daemon_fd);
+        if (stop_signal) {
+                run_error(s, EINTR, "%s before %s started; it did not run", strsignal(stop_signal), name);
+                return abandon_child(pid, 128 + stop_signal);
+        }
+        if (r < 0) {
+                const char *why = daemon_error(s->ctx, r, error, &buf);
+
+                if (!s->o->untraced_ok) {
+                        run_error(s, -r, "cannot trace %s: %s", name, why);
+                        return abandon_child(pid, RUN_EXIT_FAILURE);
+                }
+                fprintf(stderr, "memleakctl: run: cannot trace %s: %s; running it untraced (--untraced-ok)\n",
+                        name, why);
+                traced = false;
+        }
+
+        /* Release CMD: from its first instruction on, memleakd records its allocations. */
+        child_pid = pid;
+        if (write(hold_write, &(char){ HOLD_GO }, 1) != 1) {
+                child_pid = 0;
+                run_error(s, errno, "cannot start %s: %m", name);
+                return abandon_child(pid, RUN_EXIT_FAILURE);
+        }
+        close_now(&hold_write);
+        do
+                n = read(err_read, &exec_error, sizeof(exec_error));
+        while (n < 0 && errno == EINTR);
+
+        /* Wait for CMD's exit, leaving it a zombie: its pid stays its own until the report is in. */
+        while (waitid(P_PID, pid, &info, WEXITED | WNOWAIT) < 0)
+                if (errno != EINTR) {
+                        run_error(s, errno, "cannot wait for %s: %m", name);
+                        return RUN_EXIT_FAILURE;
+                }
+        child_pid = 0;
+        if (n == (ssize_t)sizeof(exec_error))
+                run_error(s, exec_error, "cannot run %s: %s", path, strerror(exec_error));
+        else if (traced)
+                print_report(s, pid);
+        while (waitpid(pid, &status, 0) < 0)
+                if (errno != EINTR) {
+                        run_error(s, errno, "cannot reap %s: %m", name);
+                        return RUN_EXIT_FAILURE;
+                }
+        return wait_status_to_exit(status);
+}
+
+static void help_run(void)
+{
+        printf("memleakctl run [--obj PATH]... [--top N] [--min-size N] [--json] [--output FILE]\n"
+               "               [--untraced-ok] -- CMD [ARGS...]\n\n"
+               "Run CMD traced by memleakd from its first allocation (constructors included), like\n"
+               "valgrind: when it exits, print the allocations it never freed, by call stack, and exit\n"
+               "with its status (128+N when signal N killed it). CMD gets this terminal, environment\n"
+               "and working directory; SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to memleakctl are passed\n"
+               "to it. It stays listed by memleakd, exited: 'memleakctl report --pid PID' shows it again.\n"
+               "Without --untraced-ok, CMD never runs untraced; if memleakctl dies, CMD is killed.\n\n"
+               "  -o --obj PATH      Probe this object's allocator functions instead of the allocator\n"
+               "                     CMD will use (up to %d times)\n"
+               "  -t --top N         List N stacks in the report, sum up the rest (default: %d)\n"
+               "     --min-size N   Record only allocations of at least N bytes\n"
+               "  -j --json          Print the report as JSON (errors too, on the same stream)\n"
+               "  -O --output FILE   Write the report to FILE instead of stderr\n"
+               "     --untraced-ok   Run CMD untraced, with a warning, when memleakd cannot trace it\n"
+               "  -h --help          Show this help\n\n"
+               "Exit status: CMD's; 125 when memleakctl or memleakd failed and CMD did not run, 126 when\n"
+               "CMD is not an executable ELF program (run a script's interpreter: -- sh script.sh),\n"
+               "127 when CMD was not found; 2 for a bad command line.\n",
+               MEMLEAK_MAX_OBJS, MEMLEAK_DEFAULT_TOP);
+}
+
+static int open_output(struct run_state *s)
+{
+        int fd;
+
+        if (!s->o->output_path) {
+                s->out = stderr;
+                return 0;
+        }
+        fd = open(s->o->output_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+        if (fd < 0 || !(s->out = fdopen(fd, "w"))) {
+                int e = errno;
+
+                if (fd >= 0)
+                        close(fd);
+                fprintf(stderr, "memleakctl: run: cannot open %s: %s\n", s->o->output_path, strerror(e));
+                return -e;
+        }
+        return 0;
+}
+
+int cmd_run(struct ctl_context *ctx, int argc, char *argv[])
+{
+        static const struct option options[] = {
+                { "obj", required_argument, NULL, 'o' },
+                { "top", required_argument, NULL, 't' },
+                { "min-size", required_argument, NULL, ARG_MIN_SIZE },
+                { "json", no_argument, NULL, 'j' },
+                { "output", required_argument, NULL, 'O' },
+                { "untraced-ok", no_argument, NULL, ARG_UNTRACED_OK },
+                { "help", no_argument, NULL, 'h' },
+                {}
+        };
+        struct run_options o = {
+                .attach = { .cmd = MEMLEAK_CMD_ATTACH },
+                .top = MEMLEAK_DEFAULT_TOP,
+                .json = ctx->json,
+        };
+        struct run_state s = { .ctx = ctx, .o = &o };
+        _cleanup_free_ char *path = NULL;
+        int c, r;
+
+        optind = 0;
+        /* "+": CMD's own options are CMD's */
+        while ((c = getopt_long(argc, argv, "+:o:t:jO:h", options, NULL)) >= 0)
+                switch (c) {
+                case 'o':
+                        if (o.attach.n_objs >= MEMLEAK_MAX_OBJS) {
+                                r = ctl_usage_error(ctx, "run: at most %d --obj", MEMLEAK_MAX_OBJS);
+                                goto out;
+                        }
+                        r = ctl_make_absolute(optarg, &o.attach.objs[o.attach.n_objs]);
+                        if (r < 0) {
+                                fprintf(stderr, "memleakctl: run: cannot make '%s' absolute: %s\n", optarg,
+                                        strerror(-r));
+                                r = RUN_EXIT_FAILURE;
+                                goto out;
+                        }
+                        if (strlen(o.attach.objs[o.attach.n_objs++]) >= MEMLEAK_MAX_PATH_BYTES) {
+                                r = ctl_usage_error(ctx, "run: --obj path longer than %d bytes",
+                                                    MEMLEAK_MAX_PATH_BYTES - 1);
+                                goto out;
+                        }
+                        break;
+                case 't':
+                        if (ctl_parse_u64(optarg, MEMLEAK_MAX_TOP, &o.top) < 0) {
+                                r = ctl_usage_error(ctx, "run: --top must be an integer between 0 and %d",
+                                                    MEMLEAK_MAX_TOP);
+                                goto out;
+                        }
+                        break;
+                case ARG_MIN_SIZE:
+                        if (ctl_parse_u64(optarg, MEMLEAK_MAX_SIZE_BYTES, &o.attach.min_size) < 0) {
+                                r = ctl_usage_error(ctx, "run: invalid --min-size '%s'", optarg);
+                                goto out;
+                        }
+                        break;
+                case 'j':
+                        o.json = true;
+                        break;
+                case 'O':
+                        o.output_path = optarg;
+                        break;
+                case ARG_UNTRACED_OK:
+                        o.untraced_ok = true;
+                        break;
+                case 'h':
+                        help_run();
+                        r = CTL_EXIT_OK;
+                        goto out;
+                default:
+                        r = ctl_option_error(ctx, "run", c, argv);
+                        goto out;
+                }
+        if (optind >= argc) {
+                r = ctl_usage_error(ctx, "run: no command given (memleakctl run [OPTIONS] -- CMD [ARGS...])");
+                goto out;
+        }
+        o.command = argv + optind;
+        if (open_output(&s) < 0) {
+                r = RUN_EXIT_FAILURE;
+                goto out;
+        }
+        r = resolve_command(o.command[0], &path);
+        if (r == -ENOENT)
+                run_error(&s, -r, "%s: command not found", o.command[0]);
+        else if (r == -EACCES)
+                run_error(&s, -r, "%s: not an executable file", o.command[0]);
+        else if (r == -ENOEXEC)
+                run_error(&s, -r, "%s: not an ELF program (for a script, run its interpreter: "
+                          "memleakctl run -- sh SCRIPT)", o.command[0]);
+        else if (r < 0)
+                run_error(&s, -r, "%s: %s", o.command[0], strerror(-r));
+        if (r < 0) {
+                r = r == -ENOENT ? RUN_EXIT_NOT_FOUND : r == -EACCES || r == -ENOEXEC ? RUN_EXIT_CANNOT_INVOKE :
+                    RUN_EXIT_FAILURE;
+                goto out;
+        }
+        r = run(&s, path);
+out:
+        if (s.out && s.out != stderr && fclose(s.out) != 0 && r == CTL_EXIT_OK)
+                r = RUN_EXIT_FAILURE;
+        memleak_request_done(&o.attach);
+        return r;
+}
