@@ -512,6 +512,28 @@ static void protocol_frame_find_end_finds_first_line(void)
         ASSERT_EQ(memleak_frame_find_end("abc\n", 3), 0);
 }
 
+static void protocol_parses_and_checks_attach_before_exec(void)
+{
+        struct memleak_request req = {};
+        const char *message = NULL;
+        uint64_t id = 0;
+        cJSON *o;
+
+        ASSERT_EQ(parse("{\"v\":1,\"id\":3,\"cmd\":\"attach\",\"pid\":99,\"exec\":\"/usr/bin/prog\"}",
+                        &req, &id, &message), 0);
+        ASSERT_STREQ(req.exec, "/usr/bin/prog");
+        o = memleak_request_to_json(&req);
+        ASSERT_STREQ(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, F_EXEC)), "/usr/bin/prog");
+        cJSON_Delete(o);
+        memleak_request_done(&req);
+        ASSERT_TRUE(req.exec == NULL);
+
+        refused("{\"v\":1,\"id\":4,\"cmd\":\"attach\",\"pid\":99,\"exec\":\"relative/prog\"}", EINVAL, 4);
+        refused("{\"v\":1,\"id\":4,\"cmd\":\"attach\",\"pid\":99,\"exec\":7}", EINVAL, 4);
+        refused("{\"v\":1,\"id\":4,\"cmd\":\"attach\",\"kernel\":true,\"exec\":\"/bin/x\"}", EINVAL, 4);
+        refused("{\"v\":1,\"id\":4,\"cmd\":\"report\",\"pid\":99,\"exec\":\"/bin/x\"}", EINVAL, 4);
+}
+
 int main(void)
 {
         static const struct unit_test tests[] = {
@@ -533,6 +555,7 @@ int main(void)
                 TEST(protocol_builds_ok_and_error_replies),
                 TEST(protocol_response_check_refuses_mismatched_or_malformed_replies),
                 TEST(protocol_frame_find_end_finds_first_line),
+                TEST(protocol_parses_and_checks_attach_before_exec),
         };
 
         return run_unit_tests(tests, ELEMENTSOF(tests));
