@@ -328,7 +328,7 @@ int discovery_plan_exec(pid_t pid, const char *exe, struct discovery *ret, char 
         }, open_in_target, &c, &plan, &failed);
         strv_free_n(conf_dirs, n_conf_dirs);
         if (r == -ENOEXEC)
-                return error_set(error, r, "%s is not an ELF program", failed ? failed : exe);
+                return error_set(error, -EINVAL, "%s is not an ELF program", failed ? failed : exe);
         if (r == -ENOENT || r == -ENOTDIR)
                 return error_set(error, -ENOENT, "%s does not exist as pid %d sees it", failed ? failed : exe,
                                  (int)pid);
