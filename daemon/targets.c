@@ -3,6 +3,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -737,6 +738,10 @@ void target_refresh_modules(const struct target_env *env, struct target *t, bool
                 log_debug_errno(r, "Cannot read the recorded mappings of pid %d: %m", (int)t->pid);
                 return;
         }
+        if (process_gone && mapping_log_lost(env->skel) > 0)
+                log_warning("%" PRIu64 " file mappings did not fit in the BPF map that records them; "
+                            "frames of pid %d (%s) in those files may stay unresolved",
+                            mapping_log_lost(env->skel), (int)t->pid, t->comm);
         n = recorded_mappings_latest(recorded, n);
         r = module_map_overlay(&t->modules, recorded, n, known_path, t);
         if (r < 0)
