@@ -495,6 +495,16 @@ static void destroy_links_in_background(struct target *t)
         t->n_links = 0;
 }
 
+/* Enter t in the targets map, which BPF checks on every probe hit: recording starts here. */
+static int target_register(const struct target_env *env, struct target *t, char **error)
+{
+        if (bpf_map_update_elem(bpf_loader_targets_fd(env->skel), &(__u32){ t->pid }, &t->filter, BPF_NOEXIST) < 0)
+                return errno == E2BIG ? error_set(error, -ENOSPC, "Too many targets") :
+                                        error_set(error, -errno, "Cannot register pid %d: %m", (int)t->pid);
+        t->attached_usec = now_realtime_usec();
+        return 0;
+}
+
 int target_attach(const struct target_env *env, const struct target_attach_params *p,
                   struct target **ret, char **error)
 {
@@ -534,12 +544,9 @@ int target_attach(const struct target_env *env, const struct target_attach_param
         if (r < 0)
                 goto fail;
         /* From here on BPF records this process. */
-        if (bpf_map_update_elem(bpf_loader_targets_fd(env->skel), &(__u32){ p->pid }, &t->filter, BPF_NOEXIST) < 0) {
-                r = errno == E2BIG ? error_set(error, -ENOSPC, "Too many targets") :
-                                     error_set(error, -errno, "Cannot register pid %d: %m", (int)p->pid);
+        r = target_register(env, t, error);
+        if (r < 0)
                 goto fail;
-        }
-        t->attached_usec = now_realtime_usec();
         *ret = t;
         return 0;
 fail:
@@ -673,12 +680,9 @@ int target_attach_exec(const struct target_env *env, const struct target_exec_pa
         }
         t->records_mappings = true;
         /* From here on BPF records this process, and the files it maps. */
-        if (bpf_map_update_elem(bpf_loader_targets_fd(env->skel), &(__u32){ a->pid }, &t->filter, BPF_NOEXIST) < 0) {
-                r = errno == E2BIG ? error_set(error, -ENOSPC, "Too many targets") :
-                                     error_set(error, -errno, "Cannot register pid %d: %m", (int)a->pid);
+        r = target_register(env, t, error);
+        if (r < 0)
                 goto fail;
-        }
-        t->attached_usec = now_realtime_usec();
         *ret = t;
         return 0;
 fail:
