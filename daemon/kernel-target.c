@@ -128,7 +128,9 @@ static int add_object(struct target *t, const char *name)
         if (!no)
                 return -ENOMEM;
         t->objects = no;
-        t->objects[t->n_objects] = (struct target_object) { .path = strdup(name), .probes = 1 };
+        t->objects[t->n_objects] = (struct target_object) {
+                .path = strdup(name), .probes = 1, .role = OBJECT_ROLE_TRACEPOINT,
+        };
         if (!t->objects[t->n_objects].path)
                 return -ENOMEM;
         t->n_objects++;

@@ -65,6 +65,7 @@ static const char *const role_names[] = {
         [OBJECT_ROLE_OTHER_ALLOCATOR] = "other allocator",
         [OBJECT_ROLE_CXX] = "c++ operators",
         [OBJECT_ROLE_LOADED_LATER] = "loaded after attach",
+        [OBJECT_ROLE_TRACEPOINT] = "tracepoint",
 };
 
 const char *object_role_to_string(enum object_role r)

@@ -24,6 +24,7 @@ enum object_role {
                                          * in case something calls it directly */
         OBJECT_ROLE_CXX,                /* defines C++ operator new/delete */
         OBJECT_ROLE_LOADED_LATER,       /* mapped after the attach (dlopen), found on a rescan */
+        OBJECT_ROLE_TRACEPOINT,         /* the kernel target's: a kernel tracepoint */
 };
 
 const char *object_role_to_string(enum object_role r);

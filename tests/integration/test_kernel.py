@@ -115,6 +115,7 @@ class KernelTargetTest(harness.DaemonTestCase):
                          (KERNEL_PID, '[kernel]', False, 'kernel'), reply)
         self.assertEqual([o['path'] for o in target['objects']], TRACEPOINTS, reply)
         self.assertEqual({o['probes'] for o in target['objects']}, {1}, reply)
+        self.assertEqual({o['role'] for o in target['objects']}, {'tracepoint'}, reply)
         return target
 
     def kernel_report(self, daemon):
