@@ -737,14 +737,6 @@ struct {
         __type(value, struct file_mapping);
 } file_mappings SEC(".maps");
 
-/* Mappings that did not fit in file_mappings (one slot, read by the daemon). */
-struct {
-        __uint(type, BPF_MAP_TYPE_ARRAY);
-        __uint(max_entries, 1);
-        __type(key, __u32);
-        __type(value, __u64);
-} file_mappings_lost SEC(".maps");
-
 struct vma_walk {
         __u32 tgid;
         __u32 found;            /* the vma maps a file and was recorded */
@@ -758,8 +750,6 @@ static long record_vma(struct task_struct *task, struct vm_area_struct *vma, voi
         struct file *file = vma->vm_file;
         struct file_mapping_key key = { .tgid = w->tgid, .start = vma->vm_start };
         struct file_mapping m = {};
-        __u32 zero = 0;
-        __u64 *lost;
 
         w->found = 0;
         w->end = vma->vm_end;
@@ -773,9 +763,8 @@ static long record_vma(struct task_struct *task, struct vm_area_struct *vma, voi
         m.timestamp_ns = bpf_ktime_get_ns();
         w->found = 1;
         w->ino = m.ino;
-        if (bpf_map_update_elem(&file_mappings, &key, &m, BPF_ANY) < 0 &&
-            (lost = bpf_map_lookup_elem(&file_mappings_lost, &zero)))
-                __sync_fetch_and_add(lost, 1);
+        if (bpf_map_update_elem(&file_mappings, &key, &m, BPF_ANY) < 0)
+                count(COUNTER_LOST_FILE_MAPPINGS);
         return 0;
 }
 

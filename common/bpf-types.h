@@ -75,6 +75,8 @@ enum memleak_counter {
         COUNTER_LOST_MMAPS_MAP_FULL,    /* --mmap: mappings map full, a mapping went untracked */
         COUNTER_LOST_MMAP_RANGES,       /* --mmap: an unmap touched more tracked mappings than one
                                          * call can split; the rest stay outstanding */
+        COUNTER_LOST_FILE_MAPPINGS,     /* run: a file mapping the recording map had no room for
+                                         * (frames in that file may stay unresolved) */
         _COUNTER_MAX,
 };
 

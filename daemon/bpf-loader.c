@@ -33,6 +33,7 @@ static const char *const counter_names[_COUNTER_MAX] = {
         [COUNTER_INFLIGHT_STALE] = "inflight_stale",
         [COUNTER_LOST_MMAPS_MAP_FULL] = "mmaps_map_full",
         [COUNTER_LOST_MMAP_RANGES] = "mmap_ranges_cut",
+        [COUNTER_LOST_FILE_MAPPINGS] = "file_mappings_lost",
 };
 
 const char *memleak_counter_name(enum memleak_counter c)
@@ -174,7 +175,6 @@ int bpf_loader_inflight_fd(struct memleak_bpf *skel) { return bpf_map__fd(skel->
 int bpf_loader_mmaps_fd(struct memleak_bpf *skel) { return bpf_map__fd(skel->maps.mmaps); }
 struct bpf_object *bpf_loader_object(struct memleak_bpf *skel) { return skel->obj; }
 int bpf_loader_file_mappings_fd(struct memleak_bpf *skel) { return bpf_map__fd(skel->maps.file_mappings); }
-int bpf_loader_file_mappings_lost_fd(struct memleak_bpf *skel) { return bpf_map__fd(skel->maps.file_mappings_lost); }
 
 int bpf_loader_attach_uprobes(struct memleak_bpf *skel, enum alloc_kind kind, bool is_return, int pid,
                               const char *path, const uint64_t *offsets, size_t n)

@@ -32,7 +32,6 @@ int bpf_loader_mmaps_fd(struct memleak_bpf *skel);
 /* File mappings of targets, recorded as they are made (struct file_mapping), and how many
  * did not fit (one __u64). */
 int bpf_loader_file_mappings_fd(struct memleak_bpf *skel);
-int bpf_loader_file_mappings_lost_fd(struct memleak_bpf *skel);
 /* The loaded object, for the programs kernel-target.c links by name. */
 struct bpf_object *bpf_loader_object(struct memleak_bpf *skel);
 

@@ -103,10 +103,9 @@ void mapping_log_purge(struct memleak_bpf *skel, pid_t pid)
 
 uint64_t mapping_log_lost(struct memleak_bpf *skel)
 {
-        __u32 zero = 0;
-        __u64 lost = 0;
+        uint64_t totals[_COUNTER_MAX];
 
-        if (bpf_map_lookup_elem(bpf_loader_file_mappings_lost_fd(skel), &zero, &lost) < 0)
+        if (bpf_loader_read_counters(skel, totals) < 0)
                 return 0;
-        return lost;
+        return totals[COUNTER_LOST_FILE_MAPPINGS];
 }

@@ -9,10 +9,10 @@
 #include "macro.h"
 #include "report.h"
 
-const char *report_stack_error(int64_t stack_id)
+const char *report_stack_error(int64_t stack_id, bool kernel)
 {
         switch (-stack_id) {
-        case EFAULT: return "user stack unreadable (EFAULT)";
+        case EFAULT: return kernel ? "kernel stack unreadable (EFAULT)" : "user stack unreadable (EFAULT)";
         case EEXIST: return "stack map hash collision (EEXIST)";
         case ENOMEM: return "stack map full (ENOMEM)";
         default: return "stack capture failed";
@@ -86,7 +86,7 @@ static cJSON *stack_to_json(const struct report_params *p, const struct stack_ro
         json_add_u64(s, "bytes", row->bytes);
         json_add_u64(s, "allocs", row->allocs);
         if (row->stack_id < 0)
-                cJSON_AddStringToObject(s, "stack_error", report_stack_error(row->stack_id));
+                cJSON_AddStringToObject(s, "stack_error", report_stack_error(row->stack_id, row->pid == MEMLEAK_KERNEL_TGID));
         else if (!row->ips || row->n_ips == 0)
                 cJSON_AddStringToObject(s, "stack_error", "stack no longer in the stack map");
         else

@@ -53,5 +53,6 @@ struct report_params {
 cJSON *report_build(struct stack_rows *rows, const struct report_target *targets, size_t n_targets,
                     const struct report_params *p);
 
-/* "user stack unreadable (EFAULT)" and friends, for a negative stack id. */
-const char *report_stack_error(int64_t stack_id);
+/* "user stack unreadable (EFAULT)" and friends, for a negative stack id of a process's stack
+ * (kernel: of the kernel target's, "kernel stack unreadable (EFAULT)"). */
+const char *report_stack_error(int64_t stack_id, bool kernel);
