@@ -4,6 +4,7 @@
 #include <libelf.h>
 #include <string.h>
 #include "alloc-symbols.h"
+#include "probe-placement.h"
 #include "macro.h"
 
 static const char *const kind_names[_ALLOC_KIND_MAX] = {
@@ -270,7 +271,7 @@ static int add_site(struct alloc_sites *s, int entry, uint64_t vaddr, uint64_t o
         s->sites = n;
         s->sites[s->n++] = (struct alloc_site) {
                 .kind = entry_points[entry].kind, .name = entry_points[entry].symbol,
-                .file_offset = off, .vaddr = vaddr, .entry = entry,
+                .file_offset = off, .probe_offset = off, .vaddr = vaddr, .entry = entry,
         };
         return 0;
 }
@@ -306,6 +307,26 @@ static int scan_symbol_table(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, struct
         return 0;
 }
 
+/* Move each entry probe past harmless first instructions onto one the kernel emulates. */
+static void place_probes(Elf *elf, struct alloc_sites *s)
+{
+        GElf_Ehdr ehdr;
+        size_t size;
+        const uint8_t *image = (const uint8_t *)elf_rawfile(elf, &size);
+
+        if (!image || !gelf_getehdr(elf, &ehdr) || ehdr.e_machine != EM_X86_64)
+                return;
+        for (size_t i = 0; i < s->n; i++) {
+                struct alloc_site *site = &s->sites[i];
+
+                if (site->file_offset >= size)
+                        continue;
+                site->probe_offset = site->file_offset +
+                        probe_entry_skip_x86_64(image + site->file_offset,
+                                                MIN(size - site->file_offset, (size_t)PROBE_PLACEMENT_BYTES));
+        }
+}
+
 int alloc_sites_find(int fd, struct alloc_sites *ret)
 {
         struct alloc_sites s = {};
@@ -333,6 +354,7 @@ int alloc_sites_find(int fd, struct alloc_sites *ret)
                 if (r < 0)
                         goto out;
         }
+        place_probes(elf, &s);
         *ret = s;
         s = (struct alloc_sites) {};
 out:

@@ -10,7 +10,9 @@
 struct alloc_site {
         enum alloc_kind kind;
         const char *name;       /* static: the symbol probed (the first of its aliases found) */
-        uint64_t file_offset;   /* where the uprobe goes */
+        uint64_t file_offset;   /* the function's entry */
+        uint64_t probe_offset;  /* where its uprobe goes: the entry, or a few harmless bytes on
+                                 * (probe-placement.h) */
         uint64_t vaddr;
         int entry;              /* its row in the table of entry points (lower: preferred name) */
 };

@@ -122,7 +122,7 @@ static int attach_program(const struct target_env *env, struct target *t, const 
                 /* Return probes: every allocating kind, and delete, which frees at its return. */
                 if (is_return ? site->kind == ALLOC_KIND_FREE : site->kind != kind)
                         continue;
-                offsets[n++] = site->file_offset;
+                offsets[n++] = site->probe_offset;
                 first = first ?: site->name;
         }
         if (n == 0)
