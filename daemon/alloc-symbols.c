@@ -217,6 +217,34 @@ bool alloc_sites_has_c_api(const struct alloc_sites *s)
         return false;
 }
 
+unsigned alloc_kind_arguments(enum alloc_kind k)
+{
+        switch (k) {
+        case ALLOC_KIND_MALLOC:
+        case ALLOC_KIND_VALLOC:
+        case ALLOC_KIND_PVALLOC:
+        case ALLOC_KIND_FREE:
+        case ALLOC_KIND_NEW:
+        case ALLOC_KIND_DELETE:
+                return 1;
+        case ALLOC_KIND_CALLOC:
+        case ALLOC_KIND_REALLOC:
+        case ALLOC_KIND_ALIGNED_ALLOC:
+        case ALLOC_KIND_MEMALIGN:
+        case ALLOC_KIND_RESIZE:
+        case ALLOC_KIND_MUNMAP:
+                return 2;
+        case ALLOC_KIND_REALLOCARRAY:
+        case ALLOC_KIND_POSIX_MEMALIGN:
+        case ALLOC_KIND_MREMAP:
+                return 3;
+        case ALLOC_KIND_MMAP:
+                return 4;
+        default:
+                return 6;       /* unknown: protect every argument register */
+        }
+}
+
 const char *alloc_kind_to_string(enum alloc_kind k)
 {
         return k < _ALLOC_KIND_MAX ? kind_names[k] : NULL;
@@ -323,7 +351,8 @@ static void place_probes(Elf *elf, struct alloc_sites *s)
                         continue;
                 site->probe_offset = site->file_offset +
                         probe_entry_skip_x86_64(image + site->file_offset,
-                                                MIN(size - site->file_offset, (size_t)PROBE_PLACEMENT_BYTES));
+                                                MIN(size - site->file_offset, (size_t)PROBE_PLACEMENT_BYTES),
+                                                alloc_kind_arguments(site->kind));
         }
 }
 

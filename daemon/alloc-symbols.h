@@ -38,6 +38,9 @@ void alloc_sites_done(struct alloc_sites *s);
 
 const char *alloc_kind_to_string(enum alloc_kind k);
 
+/* How many argument registers kind's entry program reads (bpf/memleak.bpf.c). */
+unsigned alloc_kind_arguments(enum alloc_kind k);
+
 /* "tcmalloc" for ALLOC_FAMILY_TCMALLOC..., NULL for anything else. */
 const char *alloc_family_to_string(unsigned family);
 
