@@ -109,6 +109,22 @@ class AllocatorsTest(harness.DaemonTestCase):
         target = self.check('leak-alloc-mimalloc', 'mimalloc', '--obj', f'{LIBDIR}/libmimalloc.so.2')
         self.assertEqual([o['role'] for o in target['objects']], ['named'])
 
+    def test_obj_not_mapped_or_without_allocator_is_a_clear_error_and_leaves_nothing(self):
+        daemon = self.start_daemon()
+        program = self.start_program('leak-alloc-glibc')
+        for obj, message in ((f'{LIBDIR}/libtcmalloc.so.4', 'is not mapped by pid'),
+                             (f'{LIBDIR}/libm.so.6', 'defines none of the allocator functions')):
+            reply = daemon.request({'v': 1, 'cmd': 'attach', 'pid': program.pid, 'objs': [obj]})
+            self.assertFalse(reply['ok'], reply)
+            self.assertEqual(reply['error']['code'], 'EINVAL', reply)
+            self.assertIn(message, reply['error']['message'])
+            r = daemon.ctl('attach', '--pid', program.pid, '--obj', obj)
+            self.assertNotEqual(r.returncode, 0)
+            self.assertIn(message, r.stderr)
+        self.assertEqual(daemon.status()['targets'], [], 'a refused attach leaves no target behind')
+        # and the process can still be attached properly
+        self.assertEqual(daemon.attach(program.pid)['target']['allocator'], 'glibc')
+
     def test_static_executable(self):
         target = self.check('leak-alloc-static', 'glibc')
         exe = os.path.join(harness.PROGRAMS_DIR, 'leak-alloc-static')
