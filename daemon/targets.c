@@ -48,8 +48,8 @@ static int add_uprobe_fd(struct target *t, int fd)
         return 0;
 }
 
-/* Closing an uprobe_multi link removes all its probes with one grace period: fast enough to do
- * in the event loop. */
+/* Closing an uprobe_multi link removes all its probes with one grace period (tens of ms): done
+ * in a background thread on detach and exit, here at shutdown or when an attach fails. */
 static void close_uprobes(struct target *t)
 {
         for (size_t i = 0; i < t->n_uprobe_fds; i++)
@@ -396,6 +396,8 @@ struct link_batch {
         pid_t pid;
         struct bpf_link **links;
         size_t n;
+        int *fds;               /* uprobe_multi links */
+        size_t n_fds;
 };
 
 /* Pids whose links are still being destroyed in the background. */
@@ -409,11 +411,14 @@ static void *destroy_link_batch(void *userdata)
 
         for (size_t i = 0; i < b->n; i++)
                 bpf_link__destroy(b->links[i]);
+        for (size_t i = 0; i < b->n_fds; i++)
+                close(b->fds[i]);
         pthread_mutex_lock(&pending_lock);
         pending_count[b->pid % ELEMENTSOF(pending_count)]--;
         pthread_cond_broadcast(&pending_done);
         pthread_mutex_unlock(&pending_lock);
         free(b->links);
+        free(b->fds);
         free(b);
         return NULL;
 }
@@ -441,7 +446,7 @@ static void wait_for_pending_detach(pid_t pid)
  * so threads working side by side overlap those waits. */
 #define LINKS_PER_THREAD 8U
 
-static int start_link_batch(pid_t pid, struct bpf_link **links, size_t n)
+static int start_link_batch(pid_t pid, struct bpf_link **links, size_t n, int *fds, size_t n_fds)
 {
         struct link_batch *b = malloc(sizeof(*b));
         pthread_attr_t attr;
@@ -450,7 +455,7 @@ static int start_link_batch(pid_t pid, struct bpf_link **links, size_t n)
 
         if (!b)
                 return -ENOMEM;
-        *b = (struct link_batch) { .pid = pid, .links = links, .n = n };
+        *b = (struct link_batch) { .pid = pid, .links = links, .n = n, .fds = fds, .n_fds = n_fds };
         pthread_mutex_lock(&pending_lock);
         pending_count[pid % ELEMENTSOF(pending_count)]++;
         pthread_mutex_unlock(&pending_lock);
@@ -475,7 +480,12 @@ static void destroy_links_in_background(struct target *t)
 {
         size_t done = 0;
 
-        close_uprobes(t);
+        /* Each uprobe_multi link's release waits for a grace period too (~45 ms here). */
+        if (t->n_uprobe_fds > 0 && start_link_batch(t->pid, NULL, 0, t->uprobe_fds, t->n_uprobe_fds) == 0) {
+                t->uprobe_fds = NULL;
+                t->n_uprobe_fds = 0;
+        }
+        close_uprobes(t);       /* what the thread did not take */
         while (done < t->n_links) {
                 size_t n = MIN(t->n_links - done, (size_t)LINKS_PER_THREAD);
                 struct bpf_link **batch = malloc(n * sizeof(*batch));
@@ -483,7 +493,7 @@ static void destroy_links_in_background(struct target *t)
                 if (!batch)
                         break;          /* the rest the slow way, below */
                 memcpy(batch, t->links + done, n * sizeof(*batch));
-                if (start_link_batch(t->pid, batch, n) < 0) {
+                if (start_link_batch(t->pid, batch, n, NULL, 0) < 0) {
                         free(batch);
                         break;
                 }
