@@ -184,7 +184,7 @@ def main():
             'tool pays and which depends heavily on the machine.', '',
             'BPF maps: the kernel memory of the daemon\'s maps as sized by its config (here '
             '`max_stacks = 262144`, other sizes default), charged to its cgroup. report ms: '
-            '`memleakctl report --json` with the workload\'s blocks live, symbolization included.', '']
+            '`memleakctl report --json` right after the workload exited (its last report), symbolization included.', '']
     text = '\n'.join(out)
     print(text)
     if args.output:
