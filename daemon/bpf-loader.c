@@ -3,6 +3,8 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -106,6 +108,62 @@ static struct bpf_program *uprobe_programs(struct memleak_bpf *skel, size_t i)
         return i == _ALLOC_KIND_MAX ? skel->progs.alloc_return : NULL;
 }
 
+/* Whether this kernel has uprobe_multi links (Linux 6.6): a trivial program loaded with their
+ * attach type, linked to a file that does not exist, fails with ENOENT where the kernel knows
+ * the attach type (it looked the path up) and EINVAL where it does not. MEMLEAKD_UPROBE_MULTI=0
+ * in the environment says no, to exercise the fallback on any kernel. */
+static bool probe_uprobe_multi(void)
+{
+        static const struct bpf_insn ret0[] = {
+                { .code = 0xb7 /* BPF_ALU64 | BPF_MOV | BPF_K */, .dst_reg = 0, .imm = 0 },
+                { .code = 0x95 /* BPF_JMP | BPF_EXIT */ },
+        };
+        LIBBPF_OPTS(bpf_prog_load_opts, opts, .expected_attach_type = (enum bpf_attach_type)UPROBE_MULTI_ATTACH_TYPE);
+        struct uprobe_multi_link_create attr = {};
+        const char *env = getenv("MEMLEAKD_UPROBE_MULTI");
+        uint64_t offset = 0;
+        int prog, link, r;
+
+        if (env && strcmp(env, "0") == 0)
+                return false;
+        prog = bpf_prog_load(BPF_PROG_TYPE_KPROBE, "memleakd_probe", "GPL", ret0, ELEMENTSOF(ret0), &opts);
+        if (prog < 0)
+                return false;
+        attr.prog_fd = (__u32)prog;
+        attr.attach_type = UPROBE_MULTI_ATTACH_TYPE;
+        attr.path = (__u64)(uintptr_t)"/nonexistent/memleakd-uprobe-multi-probe";
+        attr.offsets = (__u64)(uintptr_t)&offset;
+        attr.cnt = 1;
+        link = (int)syscall(__NR_bpf, BPF_LINK_CREATE, &attr, sizeof(attr));
+        r = link < 0 ? errno : 0;
+        if (link >= 0)
+                close(link);
+        close(prog);
+        return r == ENOENT || link >= 0;
+}
+
+static bool use_uprobe_multi;
+
+bool bpf_loader_uprobe_multi(void)
+{
+        return use_uprobe_multi;
+}
+
+int bpf_loader_attach_uprobe(struct memleak_bpf *skel, enum alloc_kind kind, bool is_return, int pid,
+                             const char *path, uint64_t offset, struct bpf_link **ret)
+{
+        struct bpf_program *prog = is_return ? skel->progs.alloc_return : entry_program(skel, kind);
+        struct bpf_link *link;
+
+        if (!prog)
+                return -EINVAL;
+        link = bpf_program__attach_uprobe(prog, is_return, pid, path, offset);
+        if (!link)
+                return -errno;
+        *ret = link;
+        return 0;
+}
+
 static void set_uprobe_multi_attach_type(struct memleak_bpf *skel)
 {
         struct bpf_program *p;
@@ -136,7 +194,12 @@ struct memleak_bpf *bpf_loader_open_and_load(const struct bpf_sizes *sizes)
         /* The kernel target leaves out our own allocations (pids as our namespace sees them). */
         skel->rodata->self_tgid = getpid();
         kernel_target_prepare(skel->obj);
-        set_uprobe_multi_attach_type(skel);
+        use_uprobe_multi = probe_uprobe_multi();
+        if (use_uprobe_multi)
+                set_uprobe_multi_attach_type(skel);
+        else
+                log_info("No uprobe_multi links on this kernel (Linux < 6.6, or MEMLEAKD_UPROBE_MULTI=0): "
+                         "one perf-event uprobe per probe site, slower to remove");
 
         if ((r = bpf_map__set_max_entries(skel->maps.targets, sizes->max_targets)) < 0 ||
             (r = bpf_map__set_max_entries(skel->maps.allocs, sizes->max_allocs)) < 0 ||
@@ -152,7 +215,7 @@ struct memleak_bpf *bpf_loader_open_and_load(const struct bpf_sizes *sizes)
         r = memleak_bpf__load(skel);
         if (r < 0) {
                 log_error_errno(r, "Failed to load the BPF programs: %m "
-                                "(needs CAP_BPF, CAP_PERFMON and CAP_SYS_ADMIN, and Linux 6.6 or later with BTF)");
+                                "(needs CAP_BPF, CAP_PERFMON and CAP_SYS_ADMIN, and a kernel with BTF)");
                 goto fail;
         }
         return skel;

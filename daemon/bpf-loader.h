@@ -35,6 +35,14 @@ int bpf_loader_file_mappings_fd(struct memleak_bpf *skel);
 /* The loaded object, for the programs kernel-target.c links by name. */
 struct bpf_object *bpf_loader_object(struct memleak_bpf *skel);
 
+/* Whether probes are uprobe_multi links (Linux 6.6+); else one perf-event uprobe per site. */
+bool bpf_loader_uprobe_multi(void);
+
+/* Without uprobe_multi: kind's entry program (or the return program) at offset of path, for
+ * pid only. Returns 0 with *ret set, or -errno. */
+int bpf_loader_attach_uprobe(struct memleak_bpf *skel, enum alloc_kind kind, bool is_return, int pid,
+                             const char *path, uint64_t offset, struct bpf_link **ret);
+
 /* Place kind's entry program (or, with is_return, the return program) at offsets[0..n) of
  * path, for pid only, as one uprobe_multi link. Returns the link's fd or -errno. */
 int bpf_loader_attach_uprobes(struct memleak_bpf *skel, enum alloc_kind kind, bool is_return, int pid,

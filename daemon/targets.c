@@ -105,6 +105,30 @@ static bool examined_has(void *userdata, uint64_t dev, uint64_t ino)
         return false;
 }
 
+/* Kernels without uprobe_multi: one perf-event uprobe link per offset. */
+static int attach_program_per_site(const struct target_env *env, struct target *t, const char *fd_path,
+                                   const char *path, enum alloc_kind kind, bool is_return,
+                                   const uint64_t *offsets, size_t n, char **error)
+{
+        for (size_t i = 0; i < n; i++) {
+                struct bpf_link *link, **nl;
+                int r = bpf_loader_attach_uprobe(env->skel, kind, is_return, t->pid, fd_path, offsets[i], &link);
+
+                if (r < 0)
+                        return error_set(error, r, "Cannot place a %s at offset 0x%" PRIx64 " of %s for pid %d: %s",
+                                         is_return ? "return probe" : "uprobe", offsets[i], path, (int)t->pid,
+                                         strerror(-r));
+                nl = realloc(t->links, (t->n_links + 1) * sizeof(*nl));
+                if (!nl) {
+                        bpf_link__destroy(link);
+                        return error_set(error, -ENOMEM, "Out of memory");
+                }
+                t->links = nl;
+                t->links[t->n_links++] = link;
+        }
+        return 0;
+}
+
 /* One link per program: its sites' offsets. */
 static int attach_program(const struct target_env *env, struct target *t, const char *fd_path, const char *path,
                           const struct alloc_sites *sites, enum alloc_kind kind, bool is_return, char **error)
@@ -127,6 +151,8 @@ static int attach_program(const struct target_env *env, struct target *t, const 
         }
         if (n == 0)
                 return 0;
+        if (!bpf_loader_uprobe_multi())
+                return attach_program_per_site(env, t, fd_path, path, kind, is_return, offsets, n, error);
         fd = bpf_loader_attach_uprobes(env->skel, kind, is_return, t->pid, fd_path, offsets, n);
         if (fd < 0)
                 return error_set(error, fd, "Cannot place %zu %s (%s, ...) in %s for pid %d: %s", n,

@@ -35,10 +35,10 @@ def expected_for(allocator):
 
 class AllocatorsTest(harness.DaemonTestCase):
 
-    def trace(self, program_name, *attach_args, command=None):
+    def trace(self, program_name, *attach_args, command=None, daemon_env=None):
         """Attach to the program, let it leak; return (attach reply, report)."""
         def scenario():
-            daemon = self.start_daemon()
+            daemon = self.start_daemon(env=daemon_env)
             if command:
                 program = harness.LeakProgram(program_name, command=command)
                 self.addCleanup(program.kill)
@@ -53,9 +53,9 @@ class AllocatorsTest(harness.DaemonTestCase):
 
         return self.run_with_collision_retry(scenario)
 
-    def check(self, program_name, allocator, *attach_args, command=None, expected=None):
+    def check(self, program_name, allocator, *attach_args, command=None, expected=None, daemon_env=None):
         expected = expected or expected_for(allocator)
-        target, report, totals = self.trace(program_name, *attach_args, command=command)
+        target, report, totals = self.trace(program_name, *attach_args, command=command, daemon_env=daemon_env)
         self.assert_totals(report, totals, expected, program_name)
         # every outstanding byte is one of the leaks: the allocator's own pools do not show
         self.assertEqual(report['targets'][0]['outstanding_bytes'],
@@ -124,6 +124,15 @@ class AllocatorsTest(harness.DaemonTestCase):
         self.assertEqual(daemon.status()['targets'], [], 'a refused attach leaves no target behind')
         # and the process can still be attached properly
         self.assertEqual(daemon.attach(program.pid)['target']['allocator'], 'glibc')
+
+    def test_kernels_without_uprobe_multi_get_one_uprobe_per_site(self):
+        # MEMLEAKD_UPROBE_MULTI=0 makes the daemon behave as on Linux < 6.6
+        self.check('leak-alloc-glibc', 'glibc', daemon_env={'MEMLEAKD_UPROBE_MULTI': '0'})
+        self.assertIn('No uprobe_multi links on this kernel', self.daemons[-1].log())
+        self.daemons[-1].stop()
+        # and the real kernel has them: the other tests run with uprobe_multi links
+        daemon = self.start_daemon()
+        self.assertNotIn('No uprobe_multi links', daemon.log())
 
     def test_static_executable(self):
         target = self.check('leak-alloc-static', 'glibc')
