@@ -325,8 +325,10 @@ int manager_new(struct memleakd_config *config, const char *config_path, struct 
                 log_error_errno(r, "Failed to serve the socket: %m");
                 goto fail;
         }
+        /* Accuracy 1 ms: 0 would mean sd-event's default of 250 ms, and snapshots "every second"
+         * would come every 1.25 s. */
         r = sd_event_add_time_relative(m->event, &m->snapshot_timer, CLOCK_MONOTONIC,
-                                       m->config.snapshot_interval_ms * 1000, 0, on_snapshot_timer, m);
+                                       m->config.snapshot_interval_ms * 1000, 1000, on_snapshot_timer, m);
         if (r < 0) {
                 log_error_errno(r, "Failed to arm the snapshot timer: %m");
                 goto fail;
