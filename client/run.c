@@ -30,6 +30,7 @@
 enum {
         ARG_MIN_SIZE = 0x100,
         ARG_UNTRACED_OK,
+        ARG_MMAP,
 };
 
 /* The signals forwarded to CMD. */
@@ -358,7 +359,7 @@ static int run(struct run_state *s, const char *path)
 
 static void help_run(void)
 {
-        printf("memleakctl run [--obj PATH]... [--top N] [--min-size N] [--json] [--output FILE]\n"
+        printf("memleakctl run [--obj PATH]... [--top N] [--min-size N] [--mmap] [--json] [--output FILE]\n"
                "               [--untraced-ok] -- CMD [ARGS...]\n\n"
                "Run CMD traced by memleakd from its first allocation (constructors included), like\n"
                "valgrind: when it exits, print the allocations it never freed, by call stack, and exit\n"
@@ -370,6 +371,8 @@ static void help_run(void)
                "                     CMD will use (up to %d times)\n"
                "  -t --top N         List N stacks in the report, sum up the rest (default: %d)\n"
                "     --min-size N   Record only allocations of at least N bytes\n"
+               "     --mmap          Also track the anonymous mappings CMD makes itself (mmap, munmap,\n"
+               "                     mremap), reported apart from heap bytes\n"
                "  -j --json          Print the report as JSON (errors too, on the same stream)\n"
                "  -O --output FILE   Write the report to FILE instead of stderr\n"
                "     --untraced-ok   Run CMD untraced, with a warning, when memleakd cannot trace it\n"
@@ -409,6 +412,7 @@ int cmd_run(struct ctl_context *ctx, int argc, char *argv[])
                 { "json", no_argument, NULL, 'j' },
                 { "output", required_argument, NULL, 'O' },
                 { "untraced-ok", no_argument, NULL, ARG_UNTRACED_OK },
+                { "mmap", no_argument, NULL, ARG_MMAP },
                 { "help", no_argument, NULL, 'h' },
                 {}
         };
@@ -464,6 +468,9 @@ int cmd_run(struct ctl_context *ctx, int argc, char *argv[])
                         break;
                 case ARG_UNTRACED_OK:
                         o.untraced_ok = true;
+                        break;
+                case ARG_MMAP:
+                        o.attach.mmap = true;
                         break;
                 case 'h':
                         help_run();

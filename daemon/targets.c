@@ -682,6 +682,7 @@ int target_attach_exec(const struct target_env *env, const struct target_exec_pa
                 return error_set(error, -ENOMEM, "Out of memory");
         t->pid = a->pid;
         t->filter = a->filter;
+        t->track_mmap = a->track_mmap;
         t->exec_path = strdup(p->exec);
         if (!t->exec_path) {
                 r = error_set(error, -ENOMEM, "Out of memory");

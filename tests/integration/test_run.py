@@ -15,6 +15,7 @@ import unittest
 
 import harness
 import test_allocators
+import test_mmap
 
 LEAK_RUN = {
     'leak_in_constructor': {'bytes': 3 * 111, 'allocs': 3},
@@ -157,6 +158,24 @@ class RunTest(harness.DaemonTestCase):
         self.assertEqual(target['allocator'], 'tcmalloc', target)
         self.assertIn('libtcmalloc.so.4', [os.path.basename(o['path']) for o in target['objects']
                                            if o['role'] == 'allocator'][0])
+
+    def test_mmap_tracks_the_programs_own_mappings(self):
+        def scenario():
+            daemon = self.start_daemon()
+            r, report = self.run_json(daemon, program('leak-mmap'), input=b'go\n', options=('--mmap',))
+            self.assertEqual(r.returncode, 0, r.stderr)
+            pid = report['targets'][0]['pid']
+            mappings = {'stacks': [s for s in report['stacks'] if s['mmap']]}
+            heap = {'stacks': [s for s in report['stacks'] if not s['mmap']]}
+            self.assert_totals(report, harness.per_function(mappings, test_mmap.NAMES, pid=pid), test_mmap.MAPPINGS,
+                               'leak-mmap mappings under memleakctl run --mmap')
+            self.assert_totals(report, harness.per_function(heap, test_mmap.NAMES, pid=pid), test_mmap.HEAP,
+                               'leak-mmap heap under memleakctl run --mmap')
+            return report
+
+        report = self.run_with_collision_retry(scenario)
+        self.assertEqual(report['targets'][0]['outstanding_mmap_bytes'],
+                         sum(m['bytes'] for m in test_mmap.MAPPINGS.values()))
 
     def assert_never_ran(self, marker):
         time.sleep(0.5)
