@@ -286,6 +286,10 @@ static void print_stack(FILE *f, const cJSON *stack, bool show_addresses)
         }
         cJSON_ArrayForEach(frame, frames)
                 print_frame(f, frame, show_addresses);
+        if (get_u64(stack, "addresses_cut") > 0)
+                fprintf(f, "\t\t[%" PRIu64 " more %s not shown: the frame-pointer chain broke there "
+                        "(code built without frame pointers)]\n", get_u64(stack, "addresses_cut"),
+                        plural(get_u64(stack, "addresses_cut"), "address", "addresses"));
         if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(stack, "truncated")))
                 fputs("\t\t[deeper frames cut: max_stack_depth reached]\n", f);
 }

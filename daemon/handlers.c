@@ -213,6 +213,18 @@ static size_t resolve_frame(void *userdata, pid_t pid, uint64_t addr, struct fra
         return n;
 }
 
+/* A return address lies in code the process maps (the kernel target's are all kernel code). */
+static bool address_is_code(void *userdata, pid_t pid, uint64_t addr)
+{
+        struct target *t = manager_find_target(userdata, pid);
+        const struct module_mapping *mm;
+
+        if (!t || pid == KERNEL_TARGET_PID)
+                return true;
+        mm = module_map_find(&t->modules, addr);
+        return mm && !mm->not_code;
+}
+
 static void target_trend(const struct target *t, struct report_target *rt)
 {
         const struct snapshot *oldest = snapshot_ring_get(t->ring, 0);
@@ -303,6 +315,7 @@ static int handle_report(struct manager *m, const struct ucred *peer,
                 if (r < 0)
                         return error_set(error, r, "Cannot read the BPF maps: %s", strerror(-r));
         }
+        stack_rows_cut_broken_chains(&rows, address_is_code, m);
         /* Read again after collecting: what was lost meanwhile belongs in this report. */
         read_counters(m, totals);
         lost = counters_to_json(totals, true);

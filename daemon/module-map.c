@@ -67,6 +67,7 @@ static int add_mapping(struct module_map *mm, const struct map_entry *e)
         mm->mappings[mm->n++] = (struct module_mapping) {
                 .start = e->start, .end = e->end, .pgoff = e->pgoff,
                 .dev = makedev(e->dev_major, e->dev_minor), .ino = e->inode, .path = path,
+                .not_code = e->perms[2] != 'x',
         };
         return 0;
 }

@@ -13,6 +13,7 @@ struct module_mapping {
         uint64_t start, end, pgoff;
         uint64_t dev, ino;      /* makedev(major, minor) and inode, as /proc/PID/maps shows them */
         char *path;             /* as the target sees it */
+        bool not_code;          /* mapped without execute permission: no return address is there */
 };
 
 struct module_map {

@@ -92,6 +92,7 @@ static cJSON *stack_to_json(const struct report_params *p, const struct stack_ro
         else
                 cJSON_AddNullToObject(s, "stack_error");
         cJSON_AddBoolToObject(s, "truncated", p->max_stack_depth && row->n_ips >= p->max_stack_depth);
+        json_add_u64(s, "addresses_cut", row->n_cut);
         frames = cJSON_AddArrayToObject(s, "frames");
         for (size_t i = 0; frames && i < row->n_ips; i++)
                 add_address_frames(frames, p, row->pid, row->ips[i]);

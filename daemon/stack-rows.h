@@ -2,6 +2,7 @@
 /* Per-stack outstanding totals, the unit that flows from the maps into a report. */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -14,6 +15,7 @@ struct stack_row {
         uint64_t allocs;
         uint64_t *ips;          /* owned; NULL when the stack is unavailable */
         size_t n_ips;
+        size_t n_cut;           /* addresses dropped past a broken frame-pointer chain */
 };
 
 struct stack_rows {
@@ -22,3 +24,13 @@ struct stack_rows {
 };
 
 void stack_rows_done(struct stack_rows *r);
+
+/* Says whether addr can be a return address in pid: inside code the process maps. */
+typedef bool (*stack_rows_is_code_fn)(void *userdata, pid_t pid, uint64_t addr);
+
+/* Cut each row's stack at its first address after the first that is not code: past it, the
+ * frame-pointer walk read data, not frames (code built without frame pointers), and each run of
+ * junk would make a stack of its own. n_cut says how many addresses went. Rows that become the
+ * same stack of the same pid and space are merged (bytes and allocations summed, the lowest
+ * stack id kept). */
+void stack_rows_cut_broken_chains(struct stack_rows *r, stack_rows_is_code_fn is_code, void *userdata);

@@ -81,6 +81,13 @@ class CxxTest(harness.DaemonTestCase):
         daemon, program, report = self.run_cxx('leak-cxx-nofp')
         self.assertEqual(report['targets'][0]['outstanding_bytes'], sum(t['bytes'] for t in EXPECTED.values()))
         self.assert_nothing_counted_twice(daemon, report)
+        # The frame-pointer walk past the first frame reads junk: it is cut where it leaves the
+        # program's code, so no junk address is shown and each leak is one stack, not several.
+        stacks = harness.format_stacks(report)
+        self.assertEqual(len(report['stacks']), len(EXPECTED), stacks)
+        for stack in report['stacks']:
+            self.assertTrue(all(f['module'] for f in stack['frames']), stack)
+        self.assertTrue(any(s['addresses_cut'] > 0 for s in report['stacks']), stacks)
 
 
 if __name__ == '__main__':

@@ -194,6 +194,21 @@ static void render_report_refuses_objects_that_are_not_reports(void)
         }
 }
 
+static void render_report_says_where_a_frame_pointer_chain_broke(void)
+{
+        assert_renders(render_report,
+                       "{\"generated_at\":1763888000,\"targets\":[{\"pid\":9,\"comm\":\"p\",\"outstanding_bytes\":8,"
+                       "\"outstanding_allocs\":1,\"exited\":false,\"trend\":null}],\"stacks\":[{\"pid\":9,\"bytes\":8,"
+                       "\"allocs\":1,\"stack_error\":null,\"addresses_cut\":1,\"frames\":["
+                       "{\"addr\":\"0x401136\",\"symbol\":\"leak\",\"offset\":22,\"module\":\"/bin/p\",\"file\":null,\"line\":null}]}]}",
+                       "[08:53:20] Top 1 stacks with outstanding allocations:\n"
+                       "pid 9 (p): 8 bytes in 1 allocation outstanding\n"
+                       "\t8 bytes in 1 allocation from stack (pid 9)\n"
+                       "\t\tleak+0x16 [p]\n"
+                       "\t\t[1 more address not shown: the frame-pointer chain broke there (code built without frame pointers)]\n"
+                       "Lost events: none\n");
+}
+
 static void render_attach_and_detach_print_one_line(void)
 {
         static const char target[] =
@@ -282,6 +297,7 @@ int main(void)
 {
         static const struct unit_test tests[] = {
                 TEST(render_report_prints_targets_stacks_frames_other_and_lost),
+                TEST(render_report_says_where_a_frame_pointer_chain_broke),
                 TEST(render_report_says_none_lost_and_omits_empty_trailer),
                 TEST(render_report_shows_raw_addresses_only_when_asked),
                 TEST(render_report_prints_kernel_frames_with_their_module),
