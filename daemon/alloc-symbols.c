@@ -4,6 +4,7 @@
 #include <libelf.h>
 #include <string.h>
 #include "alloc-symbols.h"
+#include "elf-file.h"
 #include "probe-placement.h"
 #include "macro.h"
 
@@ -356,22 +357,12 @@ static void place_probes(Elf *elf, struct alloc_sites *s)
         }
 }
 
-int alloc_sites_find(int fd, struct alloc_sites *ret)
+int alloc_sites_read(Elf *elf, struct alloc_sites *ret)
 {
         struct alloc_sites s = {};
         Elf_Scn *scn = NULL;
-        Elf *elf;
-        int r = 0;
+        int r;
 
-        if (elf_version(EV_CURRENT) == EV_NONE)
-                return -EIO;
-        elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-        if (!elf)
-                return -ENOEXEC;
-        if (elf_kind(elf) != ELF_K_ELF) {
-                r = -ENOEXEC;
-                goto out;
-        }
         while ((scn = elf_nextscn(elf, scn))) {
                 GElf_Shdr sh;
 
@@ -380,16 +371,25 @@ int alloc_sites_find(int fd, struct alloc_sites *ret)
                 if (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM)
                         continue;
                 r = scan_symbol_table(elf, scn, &sh, &s);
-                if (r < 0)
-                        goto out;
+                if (r < 0) {
+                        alloc_sites_done(&s);
+                        return r;
+                }
         }
         place_probes(elf, &s);
         *ret = s;
-        s = (struct alloc_sites) {};
-out:
-        alloc_sites_done(&s);
-        elf_end(elf);
-        return r;
+        return 0;
+}
+
+int alloc_sites_find(int fd, struct alloc_sites *ret)
+{
+        _cleanup_(elf_endp) Elf *elf = NULL;
+        int r;
+
+        r = elf_file_open(fd, &elf);
+        if (r < 0)
+                return r;
+        return alloc_sites_read(elf, ret);
 }
 
 void alloc_sites_done(struct alloc_sites *s)

@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <libelf.h>
 #include "bpf-types.h"
 
 struct alloc_site {
@@ -34,6 +35,8 @@ struct alloc_sites {
 /* Read fd's .symtab and .dynsym. -ENOEXEC if it is not an ELF object; success with n == 0 when
  * it defines none of the entry points. Aliases (several names, one address) yield one site. */
 int alloc_sites_find(int fd, struct alloc_sites *ret);
+/* The same from an ELF file already open (elf-file.h). */
+int alloc_sites_read(Elf *elf, struct alloc_sites *ret);
 void alloc_sites_done(struct alloc_sites *s);
 
 const char *alloc_kind_to_string(enum alloc_kind k);

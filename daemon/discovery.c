@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "discovery.h"
+#include "elf-file.h"
 #include "exec-plan.h"
 #include "ld-cache.h"
 #include "macro.h"
@@ -54,6 +55,20 @@ static void read_executable(pid_t pid, struct stat *st, char path[PATH_MAX])
         path[n > 0 ? n : 0] = 0;
 }
 
+/* Its allocator entry points and its dependencies, from one reading of the file. */
+static int read_object(int fd, struct discovered_object *o)
+{
+        _cleanup_(elf_endp) Elf *elf = NULL;
+        int r;
+
+        r = elf_file_open(fd, &elf);
+        if (r >= 0)
+                r = alloc_sites_read(elf, &o->sites);
+        if (r >= 0)
+                r = elf_deps_read_elf(elf, &o->deps);
+        return r;
+}
+
 int discovery_examine(pid_t pid, const struct module_map *mm,
                       bool (*skip)(void *userdata, uint64_t dev, uint64_t ino), void *userdata,
                       struct discovery *ret)
@@ -74,7 +89,7 @@ int discovery_examine(pid_t pid, const struct module_map *mm,
                 o.fd = module_open_in_target(pid, m->path, m->dev, m->ino, m->start, m->end);
                 if (o.fd < 0)
                         continue;       /* gone, or not ours to open: nothing to probe there */
-                if (alloc_sites_find(o.fd, &o.sites) < 0 || elf_deps_read(o.fd, &o.deps) < 0) {
+                if (read_object(o.fd, &o) < 0) {
                         object_done(&o);
                         continue;       /* not ELF (locale archives, fonts, ...) */
                 }

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "elf-deps.h"
+#include "elf-file.h"
 
 static int add_needed(struct elf_deps *d, const char *name)
 {
@@ -94,26 +95,14 @@ static int read_header(Elf *elf, struct elf_deps *d)
         return 0;
 }
 
-int elf_deps_read(int fd, struct elf_deps *ret)
+int elf_deps_read_elf(Elf *elf, struct elf_deps *ret)
 {
         struct elf_deps d = {};
         Elf_Scn *scn = NULL;
-        Elf *elf;
-        int r = 0;
+        int r;
 
-        if (elf_version(EV_CURRENT) == EV_NONE)
-                return -EIO;
-        elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-        if (!elf)
-                return -ENOEXEC;
-        if (elf_kind(elf) != ELF_K_ELF) {
-                r = -ENOEXEC;
-                goto out;
-        }
         r = read_header(elf, &d);
-        if (r < 0)
-                goto out;
-        while ((scn = elf_nextscn(elf, scn))) {
+        while (r >= 0 && (scn = elf_nextscn(elf, scn))) {
                 GElf_Shdr sh;
 
                 if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNAMIC)
@@ -121,14 +110,23 @@ int elf_deps_read(int fd, struct elf_deps *ret)
                 r = read_dynamic(elf, scn, &sh, &d);
                 break;
         }
-        if (r >= 0) {
-                *ret = d;
-                d = (struct elf_deps) {};
+        if (r < 0) {
+                elf_deps_done(&d);
+                return r;
         }
-out:
-        elf_deps_done(&d);
-        elf_end(elf);
-        return r;
+        *ret = d;
+        return 0;
+}
+
+int elf_deps_read(int fd, struct elf_deps *ret)
+{
+        _cleanup_(elf_endp) Elf *elf = NULL;
+        int r;
+
+        r = elf_file_open(fd, &elf);
+        if (r < 0)
+                return r;
+        return elf_deps_read_elf(elf, ret);
 }
 
 void elf_deps_done(struct elf_deps *d)

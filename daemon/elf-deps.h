@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <libelf.h>
 
 struct elf_deps {
         char *soname;           /* NULL without DT_SONAME (executables) */
@@ -22,4 +23,6 @@ struct elf_deps {
 /* Read fd's dynamic section. -ENOEXEC if fd is not ELF; success with nothing set for an object
  * without one (a static executable). */
 int elf_deps_read(int fd, struct elf_deps *ret);
+/* The same from an ELF file already open (elf-file.h). */
+int elf_deps_read_elf(Elf *elf, struct elf_deps *ret);
 void elf_deps_done(struct elf_deps *d);

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <libiberty/demangle.h>
 
+#include "elf-file.h"
 #include "macro.h"
 #include "symbolize.h"
 
@@ -186,18 +187,15 @@ static int check_loadable_elf(int fd)
         if (!S_ISREG(st.st_mode))
                 return -ENOEXEC;
 
-        Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-        if (!elf)
-                return -ENOEXEC;
-
+        _cleanup_(elf_endp) Elf *elf = NULL;
         GElf_Ehdr ehdr;
-        int r = 0;
-        if (elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &ehdr) ||
-            (ehdr.e_type != ET_EXEC && ehdr.e_type != ET_DYN))
-                r = -ENOEXEC;
+        int r = elf_file_open(fd, &elf);
 
-        elf_end(elf);
-        return r;
+        if (r < 0)
+                return r;
+        if (!gelf_getehdr(elf, &ehdr) || (ehdr.e_type != ET_EXEC && ehdr.e_type != ET_DYN))
+                return -ENOEXEC;
+        return 0;
 }
 
 static int module_load_segments(struct module *m)
