@@ -200,14 +200,24 @@ unsigned alloc_sites_family(const struct alloc_sites *s)
         return 0;
 }
 
-void alloc_sites_drop_mmap(struct alloc_sites *s)
+void alloc_sites_keep(struct alloc_sites *s, int (*keep)(enum alloc_kind k))
 {
         size_t out = 0;
 
         for (size_t i = 0; i < s->n; i++)
-                if (!alloc_kind_is_mmap(s->sites[i].kind))
+                if (keep(s->sites[i].kind))
                         s->sites[out++] = s->sites[i];
         s->n = out;
+}
+
+static int alloc_kind_is_not_mmap(enum alloc_kind k)
+{
+        return !alloc_kind_is_mmap(k);
+}
+
+void alloc_sites_drop_mmap(struct alloc_sites *s)
+{
+        alloc_sites_keep(s, alloc_kind_is_not_mmap);
 }
 
 bool alloc_sites_has_c_api(const struct alloc_sites *s)

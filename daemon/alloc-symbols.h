@@ -61,6 +61,9 @@ static inline int alloc_kind_is_mmap(enum alloc_kind k)
         return k == ALLOC_KIND_MMAP || k == ALLOC_KIND_MUNMAP || k == ALLOC_KIND_MREMAP;
 }
 
+/* Keep only the sites whose kind keep() accepts (alloc_kind_is_cxx: the C++ operators). */
+void alloc_sites_keep(struct alloc_sites *s, int (*keep)(enum alloc_kind k));
+
 /* Drop the mmap family from s (targets attached without --mmap). */
 void alloc_sites_drop_mmap(struct alloc_sites *s);
 

@@ -238,13 +238,9 @@ int kernel_target_attach(const struct target_env *env, const struct kernel_targe
         if (r < 0)
                 goto fail;
         /* From here on BPF records kernel allocations. */
-        if (bpf_map_update_elem(bpf_loader_targets_fd(env->skel), &(__u32){ MEMLEAK_KERNEL_TGID },
-                                &t->filter, BPF_NOEXIST) < 0) {
-                r = errno == E2BIG ? error_set(error, -ENOSPC, "Too many targets") :
-                                     error_set(error, -errno, "Cannot register the kernel target: %m");
+        r = target_register(env, t, error);
+        if (r < 0)
                 goto fail;
-        }
-        t->attached_usec = now_realtime_usec();
         *ret = t;
         return 0;
 fail:

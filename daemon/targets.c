@@ -73,21 +73,15 @@ const char *object_role_to_string(enum object_role r)
         return r < ELEMENTSOF(role_names) ? role_names[r] : NULL;
 }
 
-/* Keep only the C++ operators. */
-static void keep_cxx_sites(struct alloc_sites *s)
+/* Mark a file of the target as looked at: 1 if it already was, 0 if marked now, or -ENOMEM. */
+static int examined_mark(struct target *t, uint64_t dev, uint64_t ino)
 {
-        size_t out = 0;
+        struct examined_file *n;
 
-        for (size_t i = 0; i < s->n; i++)
-                if (alloc_kind_is_cxx(s->sites[i].kind))
-                        s->sites[out++] = s->sites[i];
-        s->n = out;
-}
-
-static int examined_add(struct target *t, uint64_t dev, uint64_t ino)
-{
-        struct examined_file *n = realloc(t->examined, (t->n_examined + 1) * sizeof(*n));
-
+        for (size_t i = 0; i < t->n_examined; i++)
+                if (t->examined[i].dev == dev && t->examined[i].ino == ino)
+                        return 1;
+        n = realloc(t->examined, (t->n_examined + 1) * sizeof(*n));
         if (!n)
                 return -ENOMEM;
         t->examined = n;
@@ -95,14 +89,11 @@ static int examined_add(struct target *t, uint64_t dev, uint64_t ino)
         return 0;
 }
 
-static bool examined_has(void *userdata, uint64_t dev, uint64_t ino)
+/* discovery_examine()'s skip: each file is looked at once, ELF or not (a locale archive is not
+ * reopened on every tick). */
+static bool examined_before(void *userdata, uint64_t dev, uint64_t ino)
 {
-        const struct target *t = userdata;
-
-        for (size_t i = 0; i < t->n_examined; i++)
-                if (t->examined[i].dev == dev && t->examined[i].ino == ino)
-                        return true;
-        return false;
+        return examined_mark(userdata, dev, ino) > 0;
 }
 
 /* Kernels without uprobe_multi: one perf-event uprobe link per offset. */
@@ -241,14 +232,10 @@ static int probe_named_objects(const struct target_env *env, struct target *t,
                 r = probe_sites(env, t, fd, p->objs[i], &sites, OBJECT_ROLE_NAMED, error);
                 if (r < 0)
                         return r;
-                r = examined_add(t, st.st_dev, st.st_ino);
-                if (r < 0)
-                        return error_set(error, r, "Out of memory");
         }
-        t->allocator = alloc_family_to_string(families & ALLOC_FAMILY_TCMALLOC ? ALLOC_FAMILY_TCMALLOC :
-                                              families & ALLOC_FAMILY_JEMALLOC ? ALLOC_FAMILY_JEMALLOC :
-                                              families & ALLOC_FAMILY_MIMALLOC ? ALLOC_FAMILY_MIMALLOC :
-                                              families) ?: "other";
+        t->objects_named = true;        /* no discovery, now or when libraries come later */
+        t->allocator = alloc_family_to_string(alloc_sites_family(&(struct alloc_sites) { .families = families }))
+                       ?: "other";
         return asprintf(&t->allocator_reason, "named with --obj") < 0 ? -ENOMEM : 0;
 }
 
@@ -259,21 +246,12 @@ static void discovery_drop_mmap(struct discovery *d)
                 alloc_sites_drop_mmap(&d->objects[i].sites);
 }
 
-/* Probe what one examined object offers, in the role it plays. */
+/* Probe what one examined object offers, in the role it plays (o's sites are trimmed to it). */
 static int probe_discovered(const struct target_env *env, struct target *t, struct discovered_object *o,
                             enum object_role role, char **error)
 {
-        _cleanup_(alloc_sites_done) struct alloc_sites cxx = {};
-
-        if (role == OBJECT_ROLE_CXX) {
-                cxx.sites = malloc(MAX(o->sites.n, (size_t)1) * sizeof(*cxx.sites));
-                if (!cxx.sites)
-                        return error_set(error, -ENOMEM, "Out of memory");
-                memcpy(cxx.sites, o->sites.sites, o->sites.n * sizeof(*cxx.sites));
-                cxx.n = o->sites.n;
-                keep_cxx_sites(&cxx);
-                return probe_sites(env, t, o->fd, o->path, &cxx, role, error);
-        }
+        if (role == OBJECT_ROLE_CXX)
+                alloc_sites_keep(&o->sites, alloc_kind_is_cxx);
         return probe_sites(env, t, o->fd, o->path, &o->sites, role, error);
 }
 
@@ -338,7 +316,7 @@ static int probe_discovered_allocators(const struct target_env *env, struct targ
                 if (r < 0)
                         return error_set(error, r, "Out of memory");
         } else {
-                r = discovery_examine(t->pid, &t->modules, NULL, NULL, &d);
+                r = discovery_examine(t->pid, &t->modules, examined_before, t, &d);
                 if (r < 0)
                         return error_set(error, r, "Cannot examine the objects pid %d maps: %s", (int)t->pid, strerror(-r));
         }
@@ -365,7 +343,8 @@ static int probe_discovered_allocators(const struct target_env *env, struct targ
                         if (r < 0)
                                 return r;
                 }
-                r = examined_add(t, o->dev, o->ino);
+                /* planned objects (run) were not seen by examined_before() */
+                r = examined_mark(t, o->dev, o->ino);
                 if (r < 0)
                         return error_set(error, r, "Out of memory");
         }
@@ -379,9 +358,9 @@ int target_rescan(const struct target_env *env, struct target *t)
         _cleanup_(discovery_done) struct discovery d = {};
         int r, probed = 0;
 
-        if (t->exited || t->pid == MEMLEAK_KERNEL_TGID)
-                return 0;       /* the kernel target maps no files */
-        r = discovery_examine(t->pid, &t->modules, examined_has, t, &d);
+        if (t->exited || t->pid == MEMLEAK_KERNEL_TGID || t->objects_named)
+                return 0;       /* the kernel target maps no files; --obj said what to probe */
+        r = discovery_examine(t->pid, &t->modules, examined_before, t, &d);
         if (r < 0)
                 return r;
         if (!t->track_mmap)
@@ -390,9 +369,6 @@ int target_rescan(const struct target_env *env, struct target *t)
                 struct discovered_object *o = &d.objects[i];
                 _cleanup_free_ char *error = NULL;
 
-                r = examined_add(t, o->dev, o->ino);
-                if (r < 0)
-                        return r;
                 if (o->sites.n == 0)
                         continue;
                 r = probe_discovered(env, t, o, OBJECT_ROLE_LOADED_LATER, &error);
@@ -532,24 +508,26 @@ static void destroy_links_in_background(struct target *t)
         t->n_links = 0;
 }
 
-/* Enter t in the targets map, which BPF checks on every probe hit: recording starts here. */
-static int target_register(const struct target_env *env, struct target *t, char **error)
+int target_register(const struct target_env *env, struct target *t, char **error)
 {
-        if (bpf_map_update_elem(bpf_loader_targets_fd(env->skel), &(__u32){ t->pid }, &t->filter, BPF_NOEXIST) < 0)
-                return errno == E2BIG ? error_set(error, -ENOSPC, "Too many targets") :
-                                        error_set(error, -errno, "Cannot register pid %d: %m", (int)t->pid);
+        if (bpf_map_update_elem(bpf_loader_targets_fd(env->skel), &(__u32){ t->pid }, &t->filter, BPF_NOEXIST) < 0) {
+                if (errno == E2BIG)
+                        return error_set(error, -ENOSPC, "Too many targets");
+                if (t->pid == KERNEL_TARGET_PID)
+                        return error_set(error, -errno, "Cannot register the kernel target: %m");
+                return error_set(error, -errno, "Cannot register pid %d: %m", (int)t->pid);
+        }
         t->attached_usec = now_realtime_usec();
         return 0;
 }
 
-int target_attach(const struct target_env *env, const struct target_attach_params *p,
-                  struct target **ret, char **error)
+/* A target for process p->pid with its pidfd and snapshot ring, once the links of an earlier
+ * target with that pid are gone. */
+static int target_new(const struct target_attach_params *p, struct target **ret, char **error)
 {
-        struct target *t;
+        struct target *t = calloc(1, sizeof(*t));
         int r;
 
-        *error = NULL;
-        t = calloc(1, sizeof(*t));
         if (!t)
                 return error_set(error, -ENOMEM, "Out of memory");
         t->pid = p->pid;
@@ -560,37 +538,53 @@ int target_attach(const struct target_env *env, const struct target_attach_param
         if (t->pidfd < 0) {
                 r = errno == ESRCH ? error_set(error, -ESRCH, "No process with pid %d", (int)p->pid)
                                    : error_set(error, -errno, "Cannot open pid %d: %m", (int)p->pid);
-                goto fail;
-        }
-        read_comm(p->pid, t->comm);
-        r = module_map_refresh(&t->modules, p->pid, env->syms);
-        if (r < 0) {
-                r = error_set(error, r == -ENOENT ? -ESRCH : r, "Cannot read the mappings of pid %d: %s",
-                              (int)p->pid, strerror(-r));
-                goto fail;
+                target_free(t);
+                return r;
         }
         r = snapshot_ring_new(p->ring_depth, &t->ring);
         if (r < 0) {
-                r = error_set(error, r, "Out of memory");
-                goto fail;
+                target_free(t);
+                return error_set(error, r, "Out of memory");
         }
-        if (p->n_objs > 0)
-                r = probe_named_objects(env, t, p, error);
-        else
-                r = probe_discovered_allocators(env, t, error);
-        if (r < 0)
-                goto fail;
-        /* From here on BPF records this process. */
-        r = target_register(env, t, error);
-        if (r < 0)
-                goto fail;
         *ret = t;
         return 0;
-fail:
+}
+
+/* An attach that failed: whatever it had placed goes, and the client gets a message. */
+static int target_attach_failed(struct target *t, int r, char **error)
+{
         if (!*error)
                 error_set(error, r, "%s", strerror(-r));
         target_free(t);
         return r;
+}
+
+int target_attach(const struct target_env *env, const struct target_attach_params *p,
+                  struct target **ret, char **error)
+{
+        struct target *t;
+        int r;
+
+        *error = NULL;
+        r = target_new(p, &t, error);
+        if (r < 0)
+                return r;
+        read_comm(p->pid, t->comm);
+        r = module_map_refresh(&t->modules, p->pid, env->syms);
+        if (r < 0)
+                return target_attach_failed(t, error_set(error, r == -ENOENT ? -ESRCH : r,
+                                                         "Cannot read the mappings of pid %d: %s",
+                                                         (int)p->pid, strerror(-r)), error);
+        if (p->n_objs > 0)
+                r = probe_named_objects(env, t, p, error);
+        else
+                r = probe_discovered_allocators(env, t, error);
+        if (r >= 0)
+                r = target_register(env, t, error);     /* from here on BPF records this process */
+        if (r < 0)
+                return target_attach_failed(t, r, error);
+        *ret = t;
+        return 0;
 }
 
 static void release_mapping_log(struct target *t)
@@ -677,30 +671,13 @@ int target_attach_exec(const struct target_env *env, const struct target_exec_pa
         int r;
 
         *error = NULL;
-        t = calloc(1, sizeof(*t));
-        if (!t)
-                return error_set(error, -ENOMEM, "Out of memory");
-        t->pid = a->pid;
-        t->filter = a->filter;
-        t->track_mmap = a->track_mmap;
+        r = target_new(a, &t, error);
+        if (r < 0)
+                return r;
         t->exec_path = strdup(p->exec);
-        if (!t->exec_path) {
-                r = error_set(error, -ENOMEM, "Out of memory");
-                goto fail;
-        }
-        wait_for_pending_detach(a->pid);
-        t->pidfd = syscall(SYS_pidfd_open, a->pid, 0);
-        if (t->pidfd < 0) {
-                r = errno == ESRCH ? error_set(error, -ESRCH, "No process with pid %d", (int)a->pid)
-                                   : error_set(error, -errno, "Cannot open pid %d: %m", (int)a->pid);
-                goto fail;
-        }
+        if (!t->exec_path)
+                return target_attach_failed(t, error_set(error, -ENOMEM, "Out of memory"), error);
         comm_from_path(p->exec, t->comm);
-        r = snapshot_ring_new(a->ring_depth, &t->ring);
-        if (r < 0) {
-                r = error_set(error, r, "Out of memory");
-                goto fail;
-        }
         /* The module map starts empty: what the held process maps now is not the program's. */
         if (a->n_objs > 0) {
                 r = plan_exec_files(env, t, error);
@@ -724,10 +701,7 @@ int target_attach_exec(const struct target_env *env, const struct target_exec_pa
         *ret = t;
         return 0;
 fail:
-        if (!*error)
-                error_set(error, r, "%s", strerror(-r));
-        target_free(t);
-        return r;
+        return target_attach_failed(t, r, error);
 }
 
 /* Whether the process runs the program it was attached to exec (or was attached as it ran). */

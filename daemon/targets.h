@@ -67,6 +67,7 @@ struct target {
         sd_event_source *exit_source;
         struct target_config filter;
         bool track_mmap;                /* --mmap: anonymous mappings are probed too */
+        bool objects_named;             /* --obj: only those objects are probed */
         struct module_map modules;
         struct snapshot_ring *ring;
         struct frozen_target *frozen;   /* set once exited */
@@ -117,8 +118,13 @@ int target_attach_exec(const struct target_env *env, const struct target_exec_pa
  * are all there is once it has exited (process_gone). */
 void target_refresh_modules(const struct target_env *env, struct target *t, bool process_gone);
 
+/* Enter t in the targets map, which BPF checks on every probe hit: recording starts here. For
+ * the attach functions, the kernel target's included. */
+int target_register(const struct target_env *env, struct target *t, char **error);
+
 /* Look for files the target mapped since the attach or the last rescan (dlopen) and probe the
- * allocator entry points they define. Returns how many objects got probes, or -errno. */
+ * allocator entry points they define (not for a target attached with --obj, whose objects were
+ * named). Returns how many objects got probes, or -errno. */
 int target_rescan(const struct target_env *env, struct target *t);
 
 /* Stop tracing: BPF stops recording it, links go (in a background thread with background, so

@@ -99,6 +99,10 @@ class AllocatorsTest(harness.DaemonTestCase):
                             '--obj', f'{LIBDIR}/libstdc++.so.6')
         self.assertEqual([o['role'] for o in target['objects']], ['named', 'named'])
         self.assertEqual(target['allocator_reason'], 'named with --obj')
+        # --obj overrides discovery for good: the snapshot ticks since (every 100 ms) probed
+        # nothing else the process maps
+        now = self.daemons[-1].status()['targets'][0]
+        self.assertEqual([o['role'] for o in now['objects']], ['named', 'named'], now)
 
     def test_jemalloc_with_obj(self):
         target = self.check('leak-alloc-jemalloc', 'jemalloc', '--obj', f'{LIBDIR}/libjemalloc.so.2')
