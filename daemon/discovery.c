@@ -76,9 +76,9 @@ int discovery_examine(pid_t pid, const struct module_map *mm,
         struct discovery d = {};
         struct stat exe_st;
         char exe_path[PATH_MAX];
+        bool exe_read = false;
         int r;
 
-        read_executable(pid, &exe_st, exe_path);
         for (size_t i = 0; i < mm->n; i++) {
                 const struct module_mapping *m = &mm->mappings[i];
                 struct discovered_object o = { .fd = -EBADF };
@@ -95,6 +95,11 @@ int discovery_examine(pid_t pid, const struct module_map *mm,
                 }
                 o.dev = m->dev;
                 o.ino = m->ino;
+                if (!exe_read) {
+                        /* only once there is something new to look at: rescans mostly find nothing */
+                        read_executable(pid, &exe_st, exe_path);
+                        exe_read = true;
+                }
                 o.is_executable = (exe_st.st_ino == m->ino && exe_st.st_dev == m->dev) ||
                                   strcmp(exe_path, m->path) == 0;
                 o.path = strdup(m->path);
