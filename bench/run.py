@@ -65,14 +65,14 @@ def run_once(build, sock, cfg, iterations, threads, traced, memory):
     assert p.stdout.readline().strip() == 'ready'
     if traced:
         ctl(build, sock, 'attach', '--pid', p.pid, *cfg.get('attach', []))
-        bpf_before = bpf_prog_time(daemon_pid)
+        bpf_before = bpf_prog_time_ns(daemon_pid)
     p.stdin.write('go\n')
     p.stdin.flush()
     ns, calls = map(int, p.stdout.readline().split())
     if traced:
-        bpf_after = bpf_prog_time(daemon_pid)
-        memory.append(daemon_memory(build, sock))
-        memory[-1]['bpf_ns'] = bpf_after[0] - bpf_before[0]
+        bpf_after = bpf_prog_time_ns(daemon_pid)
+        memory.append(daemon_memory(daemon_pid))
+        memory[-1]['bpf_ns'] = bpf_after - bpf_before
         start = time.monotonic()
         ctl(build, sock, 'report', '--pid', p.pid, '--json')
         memory[-1]['report_ms'] = (time.monotonic() - start) * 1000
@@ -83,37 +83,29 @@ def run_once(build, sock, cfg, iterations, threads, traced, memory):
     return ns, calls
 
 
-def bpf_prog_time(pid):
-    """(run_time_ns, run_cnt) summed over the daemon's BPF programs (kernel.bpf_stats_enabled)."""
-    total_ns = total_cnt = 0
+def fd_infos(pid):
+    """/proc/PID/fdinfo of each of the process's fds, as dicts of strings."""
     for fd in os.listdir(f'/proc/{pid}/fdinfo'):
         try:
             with open(f'/proc/{pid}/fdinfo/{fd}') as f:
-                info = dict(line.split(':', 1) for line in f if ':' in line)
+                yield {k: v.strip() for k, v in (line.split(':', 1) for line in f if ':' in line)}
         except OSError:
             continue
-        if 'prog_type' in info and 'run_time_ns' in info:
-            total_ns += int(info['run_time_ns'])
-            total_cnt += int(info['run_cnt'])
-    return total_ns, total_cnt
 
 
-def daemon_memory(build, sock):
-    pid = daemon_pid
+def bpf_prog_time_ns(pid):
+    """Run time summed over the process's BPF programs (kernel.bpf_stats_enabled)."""
+    return sum(int(info['run_time_ns']) for info in fd_infos(pid) if 'prog_type' in info and 'run_time_ns' in info)
+
+
+def daemon_memory(pid):
+    """The daemon's resident memory and the kernel memory of its BPF maps."""
     rss_kb = 0
     with open(f'/proc/{pid}/status') as f:
         for line in f:
             if line.startswith('VmRSS:'):
                 rss_kb = int(line.split()[1])
-    maps_bytes = 0
-    for fd in os.listdir(f'/proc/{pid}/fdinfo'):
-        try:
-            with open(f'/proc/{pid}/fdinfo/{fd}') as f:
-                info = dict(line.split(':', 1) for line in f if ':' in line)
-        except OSError:
-            continue
-        if 'map_type' in info and 'memlock' in info:
-            maps_bytes += int(info['memlock'].strip())
+    maps_bytes = sum(int(info['memlock']) for info in fd_infos(pid) if 'map_type' in info and 'memlock' in info)
     return {'rss_kb': rss_kb, 'maps_bytes': maps_bytes}
 
 

@@ -351,6 +351,19 @@ def per_function(report, names, pid=None):
     return totals
 
 
+def per_first_frame(report, pid):
+    """Totals per the symbol of each stack's first frame: the function that called the
+    allocator, with or without frame pointers further up."""
+    totals = {}
+    for stack in report['stacks']:
+        if stack['pid'] != pid or not stack['frames']:
+            continue
+        t = totals.setdefault(stack['frames'][0]['symbol'], {'bytes': 0, 'allocs': 0})
+        t['bytes'] += stack['bytes']
+        t['allocs'] += stack['allocs']
+    return totals
+
+
 def format_totals(totals):
     if not totals:
         return '    (nothing)\n'

@@ -21,20 +21,6 @@ EXPECTED = {name: {'bytes': size * count, 'allocs': count} for name, (size, coun
 MUST_NOT_APPEAR = ['balanced_every_delete()', 'caller()', 'main']
 
 
-def by_first_frame(report, pid):
-    """Totals per the first frame's symbol: the frame that called new, with or without frame
-    pointers further up."""
-    totals = {}
-    for stack in report['stacks']:
-        if stack['pid'] != pid or not stack['frames']:
-            continue
-        name = stack['frames'][0]['symbol']
-        t = totals.setdefault(name, {'bytes': 0, 'allocs': 0})
-        t['bytes'] += stack['bytes']
-        t['allocs'] += stack['allocs']
-    return totals
-
-
 class CxxTest(harness.DaemonTestCase):
 
     def run_cxx(self, program_name):
@@ -47,7 +33,7 @@ class CxxTest(harness.DaemonTestCase):
             self.assertEqual(probed.get('libstdc++'), 20, reply)
             program.run_leaks()
             report = daemon.report(pid=program.pid)
-            totals = by_first_frame(report, program.pid)
+            totals = harness.per_first_frame(report, program.pid)
             self.assertEqual(totals, EXPECTED, harness.format_stacks(report))
             return daemon, program, report
 
@@ -73,7 +59,7 @@ class CxxTest(harness.DaemonTestCase):
         # main -> caller -> slowMemoryLeak, all there with frame pointers
         self.assertEqual([f['symbol'] for f in frames[1:3]], ['caller()', 'main'], frames)
         for name in MUST_NOT_APPEAR:
-            self.assertNotIn(name, by_first_frame(report, program.pid))
+            self.assertNotIn(name, harness.per_first_frame(report, program.pid))
         self.assertEqual(report['targets'][0]['outstanding_bytes'], sum(t['bytes'] for t in EXPECTED.values()))
         self.assert_nothing_counted_twice(daemon, report)
 

@@ -29,17 +29,6 @@ def site_line(marker):
     return lines[0]
 
 
-def by_first_frame(report, pid):
-    totals = {}
-    for stack in report['stacks']:
-        if stack['pid'] != pid or not stack['frames']:
-            continue
-        t = totals.setdefault(stack['frames'][0]['symbol'], {'bytes': 0, 'allocs': 0})
-        t['bytes'] += stack['bytes']
-        t['allocs'] += stack['allocs']
-    return totals
-
-
 class CxxShapesTest(harness.DaemonTestCase):
 
     def test_virtual_factory_constructor_and_inlined_helper_leaks_are_exact(self):
@@ -53,7 +42,7 @@ class CxxShapesTest(harness.DaemonTestCase):
         daemon, program, report = self.run_with_collision_retry(scenario)
         stacks = harness.format_stacks(report)
         # exactly the leaks: the squares (deleted through Shape*) and the Polygon objects are gone
-        self.assertEqual(by_first_frame(report, program.pid), EXPECTED, stacks)
+        self.assertEqual(harness.per_first_frame(report, program.pid), EXPECTED, stacks)
         self.assertEqual(report['targets'][0]['outstanding_bytes'], sum(t['bytes'] for t in EXPECTED.values()))
         self.assertEqual({k: v for k, v in report['lost'].items() if v}, {}, 'nothing lost, nothing counted twice')
 
