@@ -63,7 +63,7 @@ static int push_piece(struct module_mapping **v, size_t *n, size_t *cap, const s
         }
         (*v)[*n] = (struct module_mapping) {
                 .start = start, .end = end, .pgoff = e->pgoff + (start - e->start),
-                .dev = e->dev, .ino = e->ino, .path = strdup(path),
+                .dev = e->dev, .ino = e->ino, .path = strdup(path), .not_code = e->not_code,
         };
         if (!(*v)[*n].path)
                 return -ENOMEM;
@@ -123,7 +123,8 @@ int module_map_overlay(struct module_map *mm, const struct recorded_mapping *m, 
                 n_cur = n_next;
                 cap_cur = cap_next;
         }
-        qsort(cur, n_cur, sizeof(*cur), by_start);
+        if (n_cur > 1)
+                qsort(cur, n_cur, sizeof(*cur), by_start);     /* cur may be NULL: not for qsort */
         free_mappings(mm->mappings, mm->n);
         mm->mappings = cur;
         mm->n = n_cur;

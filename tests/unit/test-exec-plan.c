@@ -588,10 +588,30 @@ static void overlay_lays_newer_mappings_over_older_ones(void)
         free(mm.mappings);
 }
 
+static void overlay_keeps_what_it_does_not_cover(void)
+{
+        struct module_map mm = { .mappings = calloc(1, sizeof(struct module_mapping)), .n = 1 };
+        struct module_map empty = {};
+
+        /* a data segment stays marked as no code through an overlay that does not touch it */
+        mm.mappings[0] = (struct module_mapping) { .start = 0x1000, .end = 0x2000, .dev = 7, .ino = 1,
+                                                   .path = strdup("/x.so"), .not_code = true };
+        ASSERT_EQ(module_map_overlay(&mm, NULL, 0, path_of, NULL), 0);
+        ASSERT_EQ(mm.n, 1);
+        ASSERT_TRUE(mm.mappings[0].not_code);
+        free(mm.mappings[0].path);
+        free(mm.mappings);
+        /* nothing over nothing (a process that exited before its maps were read) */
+        ASSERT_EQ(module_map_overlay(&empty, NULL, 0, path_of, NULL), 0);
+        ASSERT_EQ(empty.n, 0);
+        free(empty.mappings);
+}
+
 int main(void)
 {
         static const struct unit_test tests[] = {
                 TEST(plan_follows_rpath_with_origin_through_the_loader_chain),
+                TEST(overlay_keeps_what_it_does_not_cover),
                 TEST(plan_puts_ld_library_path_between_rpath_and_runpath_and_runpath_hides_rpath),
                 TEST(plan_expands_origin_in_ld_library_path_and_reads_empty_entries_as_cwd),
                 TEST(plan_uses_the_cache_then_default_dirs_unless_nodeflib),
