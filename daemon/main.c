@@ -10,6 +10,7 @@
 #include "macro.h"
 #include "manager.h"
 #include "protocol.h"
+#include "watchdog.h"
 
 #define DEFAULT_CONFIG_PATH MEMLEAKD_CONFIG_PATH
 
@@ -118,8 +119,11 @@ int main(int argc, char *argv[])
         struct memleakd_config config = {};
         struct manager *m = NULL;
         const char *config_path = NULL;
+        uint64_t watchdog_usec;
         int r;
 
+        /* Before anything slow: systemd's watchdog already runs. */
+        watchdog_usec = watchdog_stretch_for_startup();
         r = parse_argv(argc, argv, &a);
         if (r <= 0)
                 return r < 0 ? 2 : 0;
@@ -134,7 +138,7 @@ int main(int argc, char *argv[])
         config_done(&config);
         if (r < 0)
                 return 1;
-        r = manager_run(m);
+        r = manager_run(m, watchdog_usec);
         manager_free(m);
         return r < 0 ? 1 : 0;
 }

@@ -19,6 +19,7 @@
 #include "snapshot.h"
 #include "stack-collect.h"
 #include "symbolize.h"
+#include "watchdog.h"
 
 static void notify_status(struct manager *m)
 {
@@ -363,12 +364,12 @@ struct manager *manager_free(struct manager *m)
         return NULL;
 }
 
-int manager_run(struct manager *m)
+int manager_run(struct manager *m, uint64_t watchdog_usec)
 {
         int r;
 
         log_info("memleakd %s ready on %s", MEMLEAKD_VERSION, m->config.socket_path);
-        sd_notify(false, "READY=1\nSTATUS=Tracing 0 processes");
+        watchdog_notify_ready(watchdog_usec, "Tracing 0 processes");
         r = sd_event_loop(m->event);
         if (r < 0)
                 return log_error_errno(r, "Event loop failed: %m");

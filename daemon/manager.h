@@ -26,7 +26,8 @@ struct manager {
 /* Takes ownership of config (moved) and config_path. */
 int manager_new(struct memleakd_config *config, const char *config_path, struct manager **ret);
 struct manager *manager_free(struct manager *m);
-int manager_run(struct manager *m);
+/* watchdog_usec: the unit's watchdog period (watchdog_stretch_for_startup()), 0 for none. */
+int manager_run(struct manager *m, uint64_t watchdog_usec);
 
 struct target *manager_find_target(struct manager *m, pid_t pid);
 /* Replace an exited record of the same pid; EEXIST for a live one. */

@@ -7,7 +7,7 @@ scripts/install-deps.sh
 scripts/build.sh
 ctl=build/client/memleakctl
 
-if [ "$(ps -p 1 -o comm=)" = systemd ]; then
+if [ "$(cat /proc/1/comm 2>/dev/null)" = systemd ]; then
         echo "== systemd is PID 1: installing and starting memleakd.service"
         meson install -C build --quiet
         systemctl daemon-reload

@@ -106,6 +106,36 @@ class LifecycleTest(harness.DaemonTestCase):
         self.assertLess(max(gaps), 0.2, f'a gap between pings reached the whole watchdog period: {gaps}')
         self.assertEqual(daemon.stop(), 0)
 
+    def test_watchdog_outlasts_a_start_up_stalled_for_three_periods(self):
+        # systemd's watchdog runs from the fork, so a slow machine's start-up (verifying the BPF
+        # programs takes a second or more) must not count against it: memleakd stretches it first.
+        period_usec = 1000000
+        notify = self.notify_socket()
+        daemon = self.start_daemon(wait=False, env={'NOTIFY_SOCKET': notify.path,
+                                                    'WATCHDOG_USEC': str(period_usec)})
+        notify.sock.settimeout(NOTIFY_TIMEOUT_S)
+        first = notify.sock.recv(65536).decode()
+        os.kill(daemon.proc.pid, signal.SIGSTOP)        # a machine that stalls memleakd's start-up
+        stopped_at = time.monotonic()
+        self.addCleanup(lambda: daemon.alive() and os.kill(daemon.proc.pid, signal.SIGCONT))
+        self.assertEqual(first, 'WATCHDOG_USEC=120000000', 'the first word to systemd stretches the watchdog')
+        notify.poll(0.05)
+        self.assertEqual(notify.messages, [], 'memleakd was ready before the stall: the test proves nothing')
+        time.sleep(3 * period_usec / 1e6)
+        os.kill(daemon.proc.pid, signal.SIGCONT)
+        ready_at = notify.wait_for('READY=1', daemon=daemon)
+        self.assertGreater(ready_at - stopped_at, 3)
+        # READY restores the unit's period and pings in the same message.
+        ready = [a for when, a in notify.messages if when == ready_at]
+        self.assertIn(f'WATCHDOG_USEC={period_usec}', ready, notify.messages)
+        self.assertIn('WATCHDOG=1', ready, notify.messages)
+        notify.poll(2.0)
+        pings = [when for when, a in notify.messages if a == 'WATCHDOG=1' and when >= ready_at]
+        gaps = [b - a for a, b in zip(pings, pings[1:])]
+        self.assertGreaterEqual(len(pings), 4, notify.messages)
+        self.assertLess(max(gaps), period_usec / 1e6, f'a gap between pings reached the watchdog period: {gaps}')
+        self.assertEqual(daemon.stop(), 0)
+
     def test_socket_activation_serves_on_the_passed_socket(self):
         daemon = self.start_daemon(
             wait=False,

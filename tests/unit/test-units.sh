@@ -24,6 +24,20 @@ if grep -n '@[a-z_]*@' "$dir/memleakd.service"; then
         exit 1
 fi
 
+# Every other program the service runs must be on every Debian system, a minimal one included:
+# from a package marked Essential (the shell, coreutils), not one a system may lack (procps's kill).
+status=0
+for prog in $(sed -n 's/^Exec[A-Za-z]*=[-@:+!]*\([^ ]*\).*/\1/p' "$dir/memleakd.service"); do
+        [ "$prog" = /bin/true ] && continue      # ExecStart, replaced above
+        pkg=$(dpkg-query -S "$prog" 2>/dev/null | grep -v '^diversion by' | sed -n '1s/: .*//p')
+        essential=$(dpkg-query -W -f='${Essential}' "$pkg" 2>/dev/null || true)
+        if [ "$essential" != yes ]; then
+                echo "memleakd.service runs $prog, which comes from ${pkg:-no package}, not an Essential one" >&2
+                status=1
+        fi
+done
+[ $status -eq 0 ] || exit 1
+
 out=$(cd "$dir" && systemd-analyze verify \
         "$dir/memleakd.service" "$dir/memleakd.socket" 2>&1) || rc=$?
 if [ "${rc:-0}" -ne 0 ] || [ -n "$out" ]; then
