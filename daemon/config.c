@@ -59,6 +59,14 @@ static const struct config_key config_keys[] = {
         { "socket_group", KEY_GROUP, offsetof(struct memleakd_config, socket_group), 0, 0 },
         { "default_min_size", KEY_SIZE, offsetof(struct memleakd_config, min_size), 0, UINT64_MAX },
         { "default_max_size", KEY_SIZE, offsetof(struct memleakd_config, max_size), 0, UINT64_MAX },
+        { "symbols_max_open_files", KEY_U32, offsetof(struct memleakd_config, symbols_max_open_files),
+          CONFIG_SYMBOLS_MAX_OPEN_FILES_MIN, CONFIG_SYMBOLS_MAX_OPEN_FILES_MAX },
+        { "symbols_max_mb", KEY_U32, offsetof(struct memleakd_config, symbols_max_mb),
+          CONFIG_SYMBOLS_MAX_MB_MIN, CONFIG_SYMBOLS_MAX_MB_MAX },
+        { "symbols_max_section_mb", KEY_U32, offsetof(struct memleakd_config, symbols_max_section_mb),
+          CONFIG_SYMBOLS_MAX_SECTION_MB_MIN, CONFIG_SYMBOLS_MAX_SECTION_MB_MAX },
+        { "exited_max_mb", KEY_U32, offsetof(struct memleakd_config, exited_max_mb),
+          CONFIG_EXITED_MAX_MB_MIN, CONFIG_EXITED_MAX_MB_MAX },
 };
 
 int config_init_defaults(struct memleakd_config *c)
@@ -82,6 +90,10 @@ int config_init_defaults(struct memleakd_config *c)
                 .socket_group = NULL,
                 .min_size = 0,
                 .max_size = 0,
+                .symbols_max_open_files = CONFIG_SYMBOLS_MAX_OPEN_FILES_DEFAULT,
+                .symbols_max_mb = CONFIG_SYMBOLS_MAX_MB_DEFAULT,
+                .symbols_max_section_mb = CONFIG_SYMBOLS_MAX_SECTION_MB_DEFAULT,
+                .exited_max_mb = CONFIG_EXITED_MAX_MB_DEFAULT,
         };
         return 0;
 }

@@ -23,6 +23,18 @@
 #define CONFIG_MAX_STACK_DEPTH_MIN          1u
 #define CONFIG_MAX_STACK_DEPTH_MAX          127u      /* MEMLEAK_MAX_STACK_DEPTH, the kernel's default cap */
 #define CONFIG_MAX_STACK_DEPTH_DEFAULT      127u
+#define CONFIG_SYMBOLS_MAX_OPEN_FILES_MIN     16u
+#define CONFIG_SYMBOLS_MAX_OPEN_FILES_MAX     65536u
+#define CONFIG_SYMBOLS_MAX_OPEN_FILES_DEFAULT 1024u
+#define CONFIG_SYMBOLS_MAX_MB_MIN           16u
+#define CONFIG_SYMBOLS_MAX_MB_MAX           1048576u
+#define CONFIG_SYMBOLS_MAX_MB_DEFAULT       1024u
+#define CONFIG_SYMBOLS_MAX_SECTION_MB_MIN   1u
+#define CONFIG_SYMBOLS_MAX_SECTION_MB_MAX   1048576u
+#define CONFIG_SYMBOLS_MAX_SECTION_MB_DEFAULT 512u
+#define CONFIG_EXITED_MAX_MB_MIN            1u
+#define CONFIG_EXITED_MAX_MB_MAX            1048576u
+#define CONFIG_EXITED_MAX_MB_DEFAULT        64u
 #define CONFIG_SOCKET_MODE_DEFAULT          0660u
 #define CONFIG_SOCKET_PATH_MAX              107u      /* bytes, so it fits sockaddr_un.sun_path */
 
@@ -41,6 +53,10 @@ struct memleakd_config {
         char *socket_group;             /* socket_group: a group name, NULL for root's group */
         uint64_t min_size;              /* default_min_size: bytes, K/M/G suffix allowed, 0 = none */
         uint64_t max_size;              /* default_max_size: bytes, K/M/G suffix allowed, 0 = none */
+        uint32_t symbols_max_open_files;/* symbols_max_open_files: files open for symbolization at once */
+        uint32_t symbols_max_mb;        /* symbols_max_mb: inflated debug info held, MiB */
+        uint32_t symbols_max_section_mb;/* symbols_max_section_mb: one debug section inflated, MiB */
+        uint32_t exited_max_mb;         /* exited_max_mb: what the reports of exited targets keep, MiB */
 };
 
 /* Fill *c with the defaults. Returns 0, or -ENOMEM (then *c holds no allocations). */

@@ -16,6 +16,7 @@
 #include "exec-plan.h"
 #include "ld-cache.h"
 #include "macro.h"
+#include "safe-open.h"
 #include "util.h"
 
 static void object_done(struct discovered_object *o)
@@ -119,46 +120,71 @@ fail:
         return r;
 }
 
+/* The most of /etc/ld.so.preload read: the loader reads the whole file, but no real one is long. */
+#define PRELOAD_FILE_MAX_BYTES (1u << 20)
+
+/* pid's /etc/ld.so.preload as its loader reads it (inside its root; regular files only, bounded)
+ * into *ret, NULL when there is none to read. */
+static int read_preload_file(int root_fd, char **ret)
+{
+        int r = safe_read_file(root_fd, "/etc/ld.so.preload", PRELOAD_FILE_MAX_BYTES, ret, NULL);
+
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0)
+                *ret = NULL;    /* missing, not a regular file, too large: nothing preloaded */
+        return 0;
+}
+
+/* The values of LD_LIBRARY_PATH and LD_PRELOAD in pid's environment (malloc'd; NULL when unset),
+ * either pointer NULL when not wanted. */
+static int read_loader_environ(pid_t pid, char **ret_library_path, char **ret_preload)
+{
+        _cleanup_free_ char *var = NULL;
+        _cleanup_fclose_ FILE *f = NULL;
+        char path[64];
+        size_t cap = 0;
+
+        snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
+        f = fopen(path, "re");
+        if (!f)
+                return -errno;
+        /* NUL-separated: one variable at a time. */
+        while (getdelim(&var, &cap, 0, f) > 0) {
+                char **slot = strncmp(var, "LD_LIBRARY_PATH=", 16) == 0 ? ret_library_path :
+                              strncmp(var, "LD_PRELOAD=", 11) == 0 ? ret_preload : NULL;
+
+                if (!slot || *slot)
+                        continue;
+                *slot = strdup(strchr(var, '=') + 1);
+                if (!*slot)
+                        return -ENOMEM;
+        }
+        return 0;
+}
+
 /* LD_PRELOAD from the process's environment, then its /etc/ld.so.preload, as the loader reads
  * them. Best effort: an unreadable environment means no preloads. */
 static int read_preloads(pid_t pid, char ***ret, size_t *n)
 {
-        _cleanup_free_ char *environ_text = NULL, *preload_file = NULL, *joined = NULL;
-        char path[64];
-        const char *env_value = "";
-        _cleanup_fclose_ FILE *f = NULL;
+        _cleanup_free_ char *env_value = NULL, *preload_file = NULL, *joined = NULL;
+        _cleanup_close_ int root_fd = -EBADF;
+        int r;
 
-        snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
-        f = fopen(path, "re");
-        if (f) {
-                size_t cap = 0;
-                ssize_t k;
-
-                /* NUL-separated: getdelim reads one variable at a time. */
-                while ((k = getdelim(&environ_text, &cap, 0, f)) > 0)
-                        if (strncmp(environ_text, "LD_PRELOAD=", 11) == 0) {
-                                env_value = environ_text + 11;
-                                break;
-                        }
-        }
-        snprintf(path, sizeof(path), "/proc/%d/root/etc/ld.so.preload", (int)pid);
-        {
-                _cleanup_fclose_ FILE *pf = fopen(path, "re");
-
-                if (pf) {
-                        size_t cap = 0;
-
-                        if (getdelim(&preload_file, &cap, 0, pf) < 0) {
-                                free(preload_file);
-                                preload_file = NULL;
-                        }
-                }
+        r = read_loader_environ(pid, NULL, &env_value);
+        if (r == -ENOMEM)
+                return r;
+        root_fd = safe_open_root(pid);
+        if (root_fd >= 0) {
+                r = read_preload_file(root_fd, &preload_file);
+                if (r < 0)
+                        return r;
         }
         if (preload_file)
                 for (char *c = preload_file; *c; c++)
                         if (*c == '\n')
                                 *c = ' ';
-        if (asprintf(&joined, "%s %s", env_value, preload_file ? preload_file : "") < 0) {
+        if (asprintf(&joined, "%s %s", env_value ? env_value : "", preload_file ? preload_file : "") < 0) {
                 joined = NULL;
                 return -ENOMEM;
         }
@@ -193,7 +219,8 @@ int discovery_choose(pid_t pid, const struct discovery *d, struct allocator_choi
 
 /* What the held process will hand the program it execs: its root, cwd and environment. */
 struct exec_context {
-        char root[64];                  /* "/proc/PID/root": every path goes through it */
+        char root[64];                  /* "/proc/PID/root" */
+        int root_fd;                    /* that root: every path is opened inside it */
         char *root_prefix;              /* that root as the daemon sees it; "" when it is ours */
         char *cwd;
         char *ld_library_path, *ld_preload, *preload_file;
@@ -201,6 +228,7 @@ struct exec_context {
 
 static void exec_context_done(struct exec_context *c)
 {
+        closep(&c->root_fd);
         free(c->root_prefix);
         free(c->cwd);
         free(c->ld_library_path);
@@ -227,11 +255,9 @@ static char *read_link_in_target(const struct exec_context *c, const char *link)
 
 static int read_exec_context(pid_t pid, struct exec_context *c)
 {
-        _cleanup_free_ char *environ_text = NULL;
-        _cleanup_fclose_ FILE *f = NULL;
         char path[64], buf[PATH_MAX];
-        size_t cap = 0;
         ssize_t n;
+        int r;
 
         snprintf(c->root, sizeof(c->root), "/proc/%d/root", (int)pid);
         n = readlink(c->root, buf, sizeof(buf) - 1);
@@ -245,57 +271,30 @@ static int read_exec_context(pid_t pid, struct exec_context *c)
         c->cwd = read_link_in_target(c, path);
         if (!c->cwd && !(c->cwd = strdup("/")))
                 return -ENOMEM;
-
-        snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
-        f = fopen(path, "re");
-        if (!f)
-                return -errno;
-        /* NUL-separated: one variable at a time. */
-        while (getdelim(&environ_text, &cap, 0, f) > 0) {
-                char **slot = strncmp(environ_text, "LD_LIBRARY_PATH=", 16) == 0 ? &c->ld_library_path :
-                              strncmp(environ_text, "LD_PRELOAD=", 11) == 0 ? &c->ld_preload : NULL;
-
-                if (!slot || *slot)
-                        continue;
-                *slot = strdup(strchr(environ_text, '=') + 1);
-                if (!*slot)
-                        return -ENOMEM;
-        }
-        snprintf(path, sizeof(path), "/proc/%d/root/etc/ld.so.preload", (int)pid);
-        {
-                _cleanup_fclose_ FILE *pf = fopen(path, "re");
-                size_t pcap = 0;
-
-                if (pf && getdelim(&c->preload_file, &pcap, 0, pf) < 0) {
-                        free(c->preload_file);
-                        c->preload_file = NULL;
-                }
-        }
-        return 0;
+        r = read_loader_environ(pid, &c->ld_library_path, &c->ld_preload);
+        if (r < 0)
+                return r;
+        c->root_fd = safe_open_root(pid);
+        if (c->root_fd < 0)
+                return c->root_fd;
+        return read_preload_file(c->root_fd, &c->preload_file);
 }
 
 /* exec_plan_open_fn: open a file as the target sees it and read what the loader reads. */
 static int open_in_target(void *userdata, const char *path, struct exec_plan_file *ret)
 {
         const struct exec_context *c = userdata;
-        _cleanup_free_ char *full = NULL;
         _cleanup_close_ int fd = -1;
         struct exec_plan_file f = { .fd = -1 };
         char self[64];
         struct stat st;
         int r;
 
-        if (asprintf(&full, "%s%s", c->root, path) < 0) {
-                full = NULL;
-                return -ENOMEM;
-        }
-        fd = open(full, O_RDONLY | O_CLOEXEC);
+        fd = safe_open_regular(c->root_fd, path, 0, &st);
+        if (fd == -ENOTREG)
+                return -ENOENT;         /* the loader would not load it either */
         if (fd < 0)
-                return -errno;
-        if (fstat(fd, &st) < 0)
-                return -errno;
-        if (!S_ISREG(st.st_mode))
-                return -ENOENT;
+                return fd;
         r = elf_deps_read(fd, &f.deps);
         if (r < 0)
                 return r;
@@ -311,7 +310,7 @@ static int open_in_target(void *userdata, const char *path, struct exec_plan_fil
 int discovery_plan_exec(pid_t pid, const char *exe, struct discovery *ret, char **error)
 {
         static char *const default_dirs[] = LD_DEFAULT_DIRS;
-        _cleanup_(exec_context_done) struct exec_context c = {};
+        _cleanup_(exec_context_done) struct exec_context c = { .root_fd = -EBADF };
         _cleanup_(ld_cache_done) struct ld_cache cache = {};
         _cleanup_(exec_plan_done) struct exec_plan plan = {};
         _cleanup_free_ char *failed = NULL;
@@ -326,9 +325,9 @@ int discovery_plan_exec(pid_t pid, const char *exe, struct discovery *ret, char 
         if (r < 0)
                 return error_set(error, r == -ENOENT ? -ESRCH : r, "Cannot read the environment of pid %d: %s",
                                  (int)pid, strerror(-r));
-        have_cache = ld_cache_read(c.root, &cache) >= 0;
+        have_cache = ld_cache_read(c.root_fd, &cache) >= 0;
         if (!have_cache) {
-                r = ld_conf_read_dirs(c.root, &conf_dirs, &n_conf_dirs);
+                r = ld_conf_read_dirs(c.root_fd, &conf_dirs, &n_conf_dirs);
                 if (r < 0)
                         return error_set(error, r, "Cannot read %s/etc/ld.so.conf: %s", c.root, strerror(-r));
         }

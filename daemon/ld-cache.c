@@ -3,7 +3,8 @@
  * -p) and the directories /etc/ld.so.conf lists, read through a root directory. */
 #include <errno.h>
 #include <fcntl.h>
-#include <glob.h>
+#include <dirent.h>
+#include <fnmatch.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 #include <unistd.h>
 #include "ld-cache.h"
 #include "macro.h"
+#include "safe-open.h"
 
 /* glibc sysdeps/generic/dl-cache.h */
 #define CACHE_MAGIC_OLD "ld.so-1.7.0"
@@ -22,6 +24,8 @@
 #define CACHE_FLAG_X8664_LIB64 0x0300
 #define CACHE_MAX_BYTES (64u << 20)     /* a real cache is well under a megabyte */
 #define CONF_MAX_DEPTH 8                /* include nesting */
+#define CONF_MAX_BYTES (1u << 20)       /* one ld.so.conf file */
+#define CONF_MAX_INCLUDED_FILES 4096    /* files one include pattern takes */
 
 struct cache_header_new {
         char magic[sizeof(CACHE_MAGIC_NEW) - 1];
@@ -138,24 +142,17 @@ const char *ld_cache_lookup(const struct ld_cache *c, const char *name)
         return NULL;
 }
 
-int ld_cache_read(const char *root, struct ld_cache *ret)
+int ld_cache_read(int root_fd, struct ld_cache *ret)
 {
-        _cleanup_free_ char *path = NULL;
-        _cleanup_close_ int fd = -1;
+        _cleanup_close_ int fd = -EBADF;
         struct stat st;
         void *data;
         int r;
 
-        if (asprintf(&path, "%s/etc/ld.so.cache", root) < 0) {
-                path = NULL;
-                return -ENOMEM;
-        }
-        fd = open(path, O_RDONLY | O_CLOEXEC);
+        fd = safe_open_regular(root_fd, "/etc/ld.so.cache", 0, &st);
         if (fd < 0)
-                return -errno;
-        if (fstat(fd, &st) < 0)
-                return -errno;
-        if (!S_ISREG(st.st_mode) || st.st_size <= 0 || (uint64_t)st.st_size > CACHE_MAX_BYTES)
+                return fd == -ENOTREG ? -EBADMSG : fd;
+        if (st.st_size <= 0 || (uint64_t)st.st_size > CACHE_MAX_BYTES)
                 return -EBADMSG;
         data = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
         if (data == MAP_FAILED)
@@ -179,59 +176,113 @@ static int strv_push(char ***v, size_t *n, const char *s)
         return 0;
 }
 
-static int conf_read_file(const char *root, const char *path, unsigned depth, char ***dirs, size_t *n);
+static int conf_read_file(int root_fd, const char *path, unsigned depth, char ***dirs, size_t *n);
 
-/* "include PATTERN": every file it matches, in glob's (sorted) order, like ldconfig. */
-static int conf_include(const char *root, const char *including, const char *pattern, unsigned depth,
-                        char ***dirs, size_t *n)
+static int strcmp_ptr(const void *a, const void *b)
 {
-        _cleanup_free_ char *dir = NULL, *full = NULL;
-        size_t root_len = strlen(root);
-        glob_t g = {};
+        return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The names in dir_fd matching pattern, sorted as glob() sorts them. */
+static int dir_matches(int dir_fd, const char *pattern, char ***ret, size_t *ret_n)
+{
+        DIR *d = fdopendir(dir_fd);
+        char **names = NULL;
+        size_t n = 0;
+        struct dirent *de;
         int r = 0;
 
-        if (pattern[0] != '/') {
-                const char *slash = strrchr(including, '/');
+        if (!d) {
+                close(dir_fd);
+                return -errno;
+        }
+        while ((de = readdir(d))) {
+                if (de->d_name[0] == '.' && pattern[0] != '.')
+                        continue;
+                if (fnmatch(pattern, de->d_name, FNM_PERIOD) != 0)
+                        continue;
+                if (n >= CONF_MAX_INCLUDED_FILES) {
+                        r = -E2BIG;
+                        break;
+                }
+                r = strv_push(&names, &n, de->d_name);
+                if (r < 0)
+                        break;
+        }
+        closedir(d);
+        if (r < 0) {
+                strv_free_n(names, n);
+                return r;
+        }
+        if (n > 0)
+                qsort(names, n, sizeof(*names), strcmp_ptr);
+        *ret = names;
+        *ret_n = n;
+        return 0;
+}
 
-                dir = strndup(including, slash ? (size_t)(slash - including) : 0);
-                if (!dir)
-                        return -ENOMEM;
+/* "include PATTERN": every file it matches, in sorted order, like ldconfig. Wildcards are
+ * matched in the last component only, which is how distributions write them (a directory, then
+ * a pattern of file names). */
+static int conf_include(int root_fd, const char *including, const char *pattern, unsigned depth,
+                        char ***dirs, size_t *n)
+{
+        _cleanup_free_ char *full = NULL;
+        char **names = NULL;
+        size_t n_names = 0;
+        char *slash;
+        int dir_fd, r = 0;
+
+        if (pattern[0] == '/')
+                full = strdup(pattern);
+        else {
+                const char *last = strrchr(including, '/');
+
+                if (asprintf(&full, "%.*s/%s", last ? (int)(last - including) : 0, including, pattern) < 0)
+                        full = NULL;
         }
-        if (asprintf(&full, "%s%s%s%s", root, dir ? dir : "", dir ? "/" : "", pattern) < 0) {
-                full = NULL;
+        if (!full)
                 return -ENOMEM;
+        slash = strrchr(full, '/');
+        *slash = '\0';
+        dir_fd = safe_open_dir(root_fd, *full ? full : "/");
+        if (dir_fd < 0)
+                return 0;       /* no such directory: nothing to add */
+        r = dir_matches(dir_fd, slash + 1, &names, &n_names);
+        if (r < 0)
+                return r == -E2BIG ? 0 : r;
+        for (size_t i = 0; i < n_names && r >= 0; i++) {
+                _cleanup_free_ char *file = NULL;
+
+                if (asprintf(&file, "%s/%s", full, names[i]) < 0)
+                        r = -ENOMEM;
+                else
+                        r = conf_read_file(root_fd, file, depth + 1, dirs, n);
         }
-        if (glob(full, 0, NULL, &g) != 0) {
-                globfree(&g);
-                return 0;       /* nothing matches: nothing to add */
-        }
-        for (size_t i = 0; i < g.gl_pathc && r >= 0; i++)
-                if (strncmp(g.gl_pathv[i], root, root_len) == 0)
-                        r = conf_read_file(root, g.gl_pathv[i] + root_len, depth + 1, dirs, n);
-        globfree(&g);
+        strv_free_n(names, n_names);
         return r;
 }
 
-static int conf_read_file(const char *root, const char *path, unsigned depth, char ***dirs, size_t *n)
+static int conf_read_file(int root_fd, const char *path, unsigned depth, char ***dirs, size_t *n)
 {
-        _cleanup_free_ char *full = NULL, *line = NULL;
-        _cleanup_fclose_ FILE *f = NULL;
-        size_t cap = 0;
+        _cleanup_free_ char *text = NULL;
+        char *line, *next;
         int r;
 
         if (depth > CONF_MAX_DEPTH)
                 return 0;
-        if (asprintf(&full, "%s%s", root, path) < 0) {
-                full = NULL;
-                return -ENOMEM;
-        }
-        f = fopen(full, "re");
-        if (!f)
-                return 0;
-        while (getline(&line, &cap, f) > 0) {
+        r = safe_read_file(root_fd, path, CONF_MAX_BYTES, &text, NULL);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0)
+                return 0;       /* missing, not a regular file, too large: ldconfig skips it too */
+        for (line = text; line; line = next) {
                 char *s = line, *end;
 
-                s[strcspn(s, "#\n")] = '\0';
+                next = strchr(line, '\n');
+                if (next)
+                        *next++ = '\0';
+                s[strcspn(s, "#")] = '\0';
                 s += strspn(s, " \t");
                 end = s + strlen(s);
                 while (end > s && (end[-1] == ' ' || end[-1] == '\t'))
@@ -240,7 +291,7 @@ static int conf_read_file(const char *root, const char *path, unsigned depth, ch
                         continue;
                 if (strncmp(s, "include", 7) == 0 && (s[7] == ' ' || s[7] == '\t')) {
                         s += 7 + strspn(s + 7, " \t");
-                        r = conf_include(root, path, s, depth, dirs, n);
+                        r = conf_include(root_fd, path, s, depth, dirs, n);
                         if (r < 0)
                                 return r;
                         continue;
@@ -261,13 +312,13 @@ static int conf_read_file(const char *root, const char *path, unsigned depth, ch
         return 0;
 }
 
-int ld_conf_read_dirs(const char *root, char ***ret, size_t *n)
+int ld_conf_read_dirs(int root_fd, char ***ret, size_t *n)
 {
         char **dirs = NULL;
         size_t count = 0;
         int r;
 
-        r = conf_read_file(root, "/etc/ld.so.conf", 0, &dirs, &count);
+        r = conf_read_file(root_fd, "/etc/ld.so.conf", 0, &dirs, &count);
         if (r < 0) {
                 strv_free_n(dirs, count);
                 return r;

@@ -30,13 +30,14 @@ int ld_cache_parse(const void *data, size_t size, struct ld_cache *ret);
 const char *ld_cache_lookup(const struct ld_cache *c, const char *name);
 void ld_cache_done(struct ld_cache *c);
 
-/* root + "/etc/ld.so.cache" parsed; -ENOENT without one. root is "" for "/" or a directory
- * ("/proc/PID/root"). */
-int ld_cache_read(const char *root, struct ld_cache *ret);
+/* /etc/ld.so.cache inside root_fd (a process's root, safe_open_root(); AT_FDCWD for the daemon's
+ * own) parsed; -ENOENT without one, -EBADMSG for one that is not a regular file or too large. */
+int ld_cache_read(int root_fd, struct ld_cache *ret);
 
-/* The directories root's /etc/ld.so.conf names, following "include" globs (relative to the file
- * that includes them), in order, as paths inside root. No file: none. */
-int ld_conf_read_dirs(const char *root, char ***ret, size_t *n);
+/* The directories /etc/ld.so.conf inside root_fd names, following "include" patterns (relative
+ * to the file that includes them; wildcards in the last component), in order, as paths inside
+ * the root. No file: none. Each file is read bounded, and only if it is a regular file. */
+int ld_conf_read_dirs(int root_fd, char ***ret, size_t *n);
 
 /* Free an array of malloc'd strings and the array. */
 void strv_free_n(char **v, size_t n);

@@ -14,6 +14,7 @@
 #include "macro.h"
 #include "util.h"
 #include "manager.h"
+#include "module-map.h"
 #include "mounts.h"
 #include "server.h"
 #include "snapshot.h"
@@ -197,10 +198,31 @@ static int on_snapshot_timer(sd_event_source *s, uint64_t usec, void *userdata)
         return 0;
 }
 
+static struct symbolizer_limits symbolizer_limits_of(const struct memleakd_config *c)
+{
+        return (struct symbolizer_limits) {
+                .max_open_files = c->symbols_max_open_files,
+                .max_bytes = (uint64_t)c->symbols_max_mb << 20,
+                .max_section_bytes = (uint64_t)c->symbols_max_section_mb << 20,
+        };
+}
+
+/* The symbolizer closed a file to stay within its limits: open it again from its process. */
+static int reopen_module(void *userdata, uint64_t dev, uint64_t ino, const struct symbol_source *src)
+{
+        return module_open_in_target(src->pid, src->path, dev, ino, src->start, src->end);
+}
+
+static void note_symbolizer(void *userdata, const char *message)
+{
+        log_warning("%s", message);
+}
+
 static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata)
 {
         struct manager *m = userdata;
         struct memleakd_config fresh;
+        struct symbolizer_limits limits;
         _cleanup_free_ char *error = NULL;
         int r;
 
@@ -223,6 +245,12 @@ static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void
         m->config.max_size = fresh.max_size;
         m->config.ring_depth = fresh.ring_depth;
         m->config.max_targets = fresh.max_targets;
+        m->config.symbols_max_open_files = fresh.symbols_max_open_files;
+        m->config.symbols_max_mb = fresh.symbols_max_mb;
+        m->config.symbols_max_section_mb = fresh.symbols_max_section_mb;
+        m->config.exited_max_mb = fresh.exited_max_mb;
+        limits = symbolizer_limits_of(&m->config);
+        symbolizer_set_limits(m->env.syms, &limits);
         config_done(&fresh);
         log_info("Reloaded %s (map sizes and the socket change only on restart)", m->config_path);
         return 0;
@@ -309,7 +337,12 @@ int manager_new(struct memleakd_config *config, const char *config_path, struct 
                 .max_inflight = m->config.max_inflight,
                 .max_mmaps = m->config.max_mmaps,
         };
-        r = symbolizer_new(&m->env.syms);
+        r = symbolizer_new(&(struct symbolizer_settings) {
+                .limits = symbolizer_limits_of(&m->config),
+                .reopen = reopen_module,
+                .note = note_symbolizer,
+                .userdata = m,
+        }, &m->env.syms);
         if (r < 0) {
                 log_error_errno(r, "Failed to set up symbolization: %m");
                 goto fail;

@@ -6,49 +6,26 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
-#include "log.h"
 #include "macro.h"
 #include "module-map.h"
 #include "proc-maps.h"
-#include "symbolize.h"
-
-char *module_path_in_target(pid_t pid, const char *path)
-{
-        char *p;
-
-        if (asprintf(&p, "/proc/%d/root%s", (int)pid, path) < 0)
-                return NULL;
-        return p;
-}
+#include "safe-open.h"
 
 int module_open_in_target(pid_t pid, const char *path, uint64_t dev, uint64_t ino,
                           uint64_t start, uint64_t end)
 {
-        _cleanup_free_ char *p = module_path_in_target(pid, path);
-        _cleanup_close_ int fd = -1;
-        struct stat st;
+        _cleanup_close_ int root_fd = -EBADF;
+        int fd;
 
-        if (!p)
-                return -ENOMEM;
-        fd = open(p, O_RDONLY | O_CLOEXEC);
-        if (fd >= 0 && fstat(fd, &st) == 0 && !S_ISREG(st.st_mode))
-                return -EISDIR;
-        if (fd >= 0 && (ino == 0 || (fstat(fd, &st) == 0 && st.st_ino == ino &&
-                                     (uint64_t)st.st_dev == dev)))
-                return TAKE_FD(fd);
-        if (start == end)
-                return fd >= 0 ? -ESTALE : -errno;
+        root_fd = safe_open_root(pid);
+        if (root_fd < 0)
+                return root_fd;
+        /* A mapping's path is canonical (no symlink in it) and names the file (dev, ino). */
+        fd = safe_open_regular_as(root_fd, path, ino ? SAFE_OPEN_NOFOLLOW : 0, dev, ino, NULL);
+        if (fd >= 0 || start == end || fd == -ENOTREG)
+                return fd;
         /* Replaced or deleted since it was mapped: the mapping itself still names the file. */
-        closep(&fd);
-        free(p);
-        if (asprintf(&p, "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)pid, start, end) < 0) {
-                p = NULL;
-                return -ENOMEM;
-        }
-        fd = open(p, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-                return -errno;
-        return TAKE_FD(fd);
+        return safe_open_mapped(pid, start, end, dev, ino, NULL);
 }
 
 static int add_mapping(struct module_map *mm, const struct map_entry *e)
@@ -72,7 +49,7 @@ static int add_mapping(struct module_map *mm, const struct map_entry *e)
         return 0;
 }
 
-int module_map_refresh(struct module_map *mm, pid_t pid, struct symbolizer *syms)
+int module_map_refresh(struct module_map *mm, pid_t pid)
 {
         _cleanup_(proc_maps_done) struct proc_maps maps = {};
         struct module_map fresh = {};
@@ -85,25 +62,12 @@ int module_map_refresh(struct module_map *mm, pid_t pid, struct symbolizer *syms
                 return r;
         for (size_t i = 0; i < maps.n; i++) {
                 const struct map_entry *e = &maps.entries[i];
-                uint64_t dev = makedev(e->dev_major, e->dev_minor);
-                _cleanup_close_ int fd = -1;
 
                 if (!e->path || e->path[0] != '/' || e->inode == 0)
                         continue;
                 r = add_mapping(&fresh, e);
                 if (r < 0)
                         goto fail;
-                if (symbolizer_has_module(syms, dev, e->inode))
-                        continue;
-                fd = module_open_in_target(pid, e->path, dev, e->inode, e->start, e->end);
-                if (fd < 0) {
-                        log_debug_errno(fd, "Cannot open %s mapped by pid %d, its frames stay unresolved: %m",
-                                        e->path, (int)pid);
-                        continue;
-                }
-                r = symbolizer_add_module(syms, dev, e->inode, fd, e->path);
-                if (r < 0 && r != -ENOEXEC)
-                        log_debug_errno(r, "Cannot read symbols of %s: %m", e->path);
         }
         if (fresh.n == 0) {
                 /* A process that exited (a zombie) shows no mappings at all: keep the last view. */

@@ -7,8 +7,6 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-struct symbolizer;
-
 struct module_mapping {
         uint64_t start, end, pgoff;
         uint64_t dev, ino;      /* makedev(major, minor) and inode, as /proc/PID/maps shows them */
@@ -21,18 +19,15 @@ struct module_map {
         size_t n;
 };
 
-/* Re-read /proc/PID/maps and register every file it maps with the symbolizer (opened through
- * /proc/PID/root, or /proc/PID/map_files when the path no longer names the mapped file). The
- * map is replaced only on success, so the last good view survives the target's exit. */
-int module_map_refresh(struct module_map *mm, pid_t pid, struct symbolizer *syms);
+/* Re-read /proc/PID/maps: its file mappings. The map is replaced only on success, so the last
+ * good view survives the target's exit. */
+int module_map_refresh(struct module_map *mm, pid_t pid);
 void module_map_done(struct module_map *mm);
 
 const struct module_mapping *module_map_find(const struct module_map *mm, uint64_t addr);
 
-/* Open the file a target sees at path (through /proc/PID/root) and check it is the one with
- * dev/ino when those are non-zero. Returns an O_RDONLY|O_CLOEXEC fd or -errno. */
+/* Open the file a target sees at path (inside its root, safe-open.h) and check it is the one with
+ * dev/ino when those are non-zero, else the one it maps at [start, end) if start != end.
+ * Returns an O_RDONLY|O_CLOEXEC fd of a regular file, or -errno (-ENOTREG: not a regular file). */
 int module_open_in_target(pid_t pid, const char *path, uint64_t dev, uint64_t ino,
                           uint64_t start, uint64_t end);
-
-/* "/proc/PID/root" + path: what the daemon passes to the kernel for a uprobe. */
-char *module_path_in_target(pid_t pid, const char *path);

@@ -1,393 +1,28 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-/* Symbolizer: file offset inside a mapped ELF file → function+offset and source file:line. */
-
-#include <dwarf.h>
-#include <elfutils/libdwfl.h>
+/* Symbolizer: every file the targets map, shared by build ID, open within limits (least recently
+ * used closed first), released with the last target that used it. */
 #include <errno.h>
-#include <fcntl.h>
-#include <gelf.h>
-#include <libelf.h>
+#include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <libiberty/demangle.h>
+#include <unistd.h>
 
 #include "elf-file.h"
+#include "elf-inspect.h"
+#include "elf-symbols.h"
 #include "macro.h"
+#include "pair-table.h"
+#include "string-set.h"
 #include "symbolize.h"
 
-/* Open-addressing hash table (linear probing) from a pair of u64 to a non-NULL pointer. */
-struct table_slot {
-        uint64_t a, b;
-        void *value;                    /* NULL: empty slot */
-};
-
-struct table {
-        struct table_slot *slots;
-        size_t n_slots;                 /* 0 or a power of two */
-        size_t n_used;
-};
-
-/* A loadable segment's file range and where it is placed. */
-struct segment {
-        uint64_t offset;
-        uint64_t filesz;
-        uint64_t vaddr;
-};
-
-struct module {
-        Dwfl *dwfl;                     /* one per module: it owns the fd and the ELF mapping */
-        Dwfl_Module *mod;
-        GElf_Addr bias;                 /* libdwfl address = ELF vaddr + bias */
-        struct segment *segments;
-        size_t n_segments;
-        struct table resolved;          /* (file offset, is return address) → struct resolved_frames */
-        char **strings;                 /* names made here (joined paths, demangled), owned */
-        size_t n_strings;
-};
-
-struct symbolizer {
-        struct table modules;           /* (dev, ino) → struct module */
-        struct table not_elf;           /* (dev, ino) → a non-NULL marker: looked at, not ELF */
-};
-
-static uint64_t hash_pair(uint64_t a, uint64_t b)
-{
-        /* splitmix64's finalizer: file offsets and inode numbers are far from random. */
-        uint64_t h = a * 0x9e3779b97f4a7c15ULL ^ (b + 0x632be59bd9b4e019ULL);
-
-        h ^= h >> 30;
-        h *= 0xbf58476d1ce4e5b9ULL;
-        h ^= h >> 27;
-        h *= 0x94d049bb133111ebULL;
-        h ^= h >> 31;
-        return h;
-}
-
-static void *table_get(const struct table *t, uint64_t a, uint64_t b)
-{
-        if (t->n_slots == 0)
-                return NULL;
-
-        size_t mask = t->n_slots - 1;
-        for (size_t i = hash_pair(a, b) & mask;; i = (i + 1) & mask) {
-                const struct table_slot *slot = &t->slots[i];
-
-                if (!slot->value)
-                        return NULL;
-                if (slot->a == a && slot->b == b)
-                        return slot->value;
-        }
-}
-
-static void slots_place(struct table_slot *slots, size_t n_slots, uint64_t a, uint64_t b, void *value)
-{
-        size_t mask = n_slots - 1;
-        size_t i = hash_pair(a, b) & mask;
-
-        while (slots[i].value)
-                i = (i + 1) & mask;
-        slots[i] = (struct table_slot) { .a = a, .b = b, .value = value };
-}
-
-/* The key must not be present yet. */
-static int table_put(struct table *t, uint64_t a, uint64_t b, void *value)
-{
-        /* Keep the load at most one half so probe runs stay short. */
-        if ((t->n_used + 1) * 2 > t->n_slots) {
-                size_t n = t->n_slots > 0 ? t->n_slots * 2 : 16;
-                struct table_slot *slots = calloc(n, sizeof(*slots));
-
-                if (!slots)
-                        return -ENOMEM;
-                for (size_t i = 0; i < t->n_slots; i++)
-                        if (t->slots[i].value)
-                                slots_place(slots, n, t->slots[i].a, t->slots[i].b, t->slots[i].value);
-                free(t->slots);
-                t->slots = slots;
-                t->n_slots = n;
-        }
-
-        slots_place(t->slots, t->n_slots, a, b, value);
-        t->n_used++;
-        return 0;
-}
-
-/* Frees the table and, with free_value, every value in it. */
-static void table_done(struct table *t, void (*free_value)(void *value))
-{
-        for (size_t i = 0; free_value && i < t->n_slots; i++)
-                if (t->slots[i].value)
-                        free_value(t->slots[i].value);
-        free(t->slots);
-        *t = (struct table) {};
-}
-
-static struct module *module_free(struct module *m)
-{
-        if (!m)
-                return NULL;
-
-        table_done(&m->resolved, free);
-        for (size_t i = 0; i < m->n_strings; i++)
-                free(m->strings[i]);
-        free(m->strings);
-        free(m->segments);
-        /* Closes the fd libdwfl took and unmaps the file (and any separate debug file). */
-        if (m->dwfl)
-                dwfl_end(m->dwfl);
-        free(m);
-        return NULL;
-}
-DEFINE_TRIVIAL_CLEANUP_FUNC(struct module *, module_free)
-
-static void module_free_void(void *p)
-{
-        module_free(p);
-}
-
-int symbolizer_new(struct symbolizer **ret)
-{
-        if (!ret)
-                return -EINVAL;
-
-        /* Tells libelf which ELF version we speak; it fails only on a broken libelf. */
-        if (elf_version(EV_CURRENT) == EV_NONE)
-                return -ELIBBAD;
-
-        struct symbolizer *s = calloc(1, sizeof(*s));
-        if (!s)
-                return -ENOMEM;
-
-        *ret = s;
-        return 0;
-}
-
-struct symbolizer *symbolizer_free(struct symbolizer *s)
-{
-        if (!s)
-                return NULL;
-
-        table_done(&s->modules, module_free_void);
-        table_done(&s->not_elf, NULL);
-        free(s);
-        return NULL;
-}
-
-/* -ENOEXEC unless fd is a regular file holding an executable or shared object. Checked here,
- * before libdwfl sees the fd, so libdwfl never takes it for a compressed or embedded image
- * (in which case it closes the fd itself even when reporting fails). */
-static int check_loadable_elf(int fd)
-{
-        struct stat st;
-
-        if (fstat(fd, &st) < 0)
-                return -errno;
-        if (!S_ISREG(st.st_mode))
-                return -ENOEXEC;
-
-        _cleanup_(elf_endp) Elf *elf = NULL;
-        GElf_Ehdr ehdr;
-        int r = elf_file_open(fd, &elf);
-
-        if (r < 0)
-                return r;
-        if (!gelf_getehdr(elf, &ehdr) || (ehdr.e_type != ET_EXEC && ehdr.e_type != ET_DYN))
-                return -ENOEXEC;
-        return 0;
-}
-
-static int module_load_segments(struct module *m)
-{
-        Elf *elf = dwfl_module_getelf(m->mod, &m->bias);
-        size_t n_phdrs;
-
-        if (!elf || elf_getphdrnum(elf, &n_phdrs) < 0)
-                return -ENOEXEC;
-
-        m->segments = calloc(n_phdrs > 0 ? n_phdrs : 1, sizeof(*m->segments));
-        if (!m->segments)
-                return -ENOMEM;
-
-        for (size_t i = 0; i < n_phdrs; i++) {
-                GElf_Phdr phdr;
-
-                if (!gelf_getphdr(elf, i, &phdr))
-                        return -ENOEXEC;
-                if (phdr.p_type != PT_LOAD || phdr.p_filesz == 0)
-                        continue;
-                m->segments[m->n_segments++] = (struct segment) {
-                        .offset = phdr.p_offset,
-                        .filesz = phdr.p_filesz,
-                        .vaddr = phdr.p_vaddr,
-                };
-        }
-
-        return 0;
-}
-
-static int module_new(int fd, const char *path, struct module **ret)
-{
-        /* Lookups by build ID and .gnu_debuglink (next to path, in its .debug/ and under
-         * /usr/lib/debug) come from the standard callbacks; find_elf is unused because the
-         * ELF file is reported by fd. */
-        static const Dwfl_Callbacks callbacks = {
-                .find_elf = dwfl_build_id_find_elf,
-                .find_debuginfo = dwfl_standard_find_debuginfo,
-        };
-        _cleanup_close_ int own_fd = -EBADF;
-        _cleanup_(module_freep) struct module *m = NULL;
-        int r;
-
-        own_fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
-        if (own_fd < 0)
-                return -errno;
-
-        r = check_loadable_elf(own_fd);
-        if (r < 0)
-                return r;
-
-        m = calloc(1, sizeof(*m));
-        if (!m)
-                return -ENOMEM;
-
-        m->dwfl = dwfl_begin(&callbacks);
-        if (!m->dwfl)
-                return -ENOMEM;
-
-        dwfl_report_begin(m->dwfl);
-        /* add_p_vaddr with base 0 places the file at its own p_vaddr for both ET_EXEC and ET_DYN:
-         * libdwfl addresses are then ELF virtual addresses (bias 0). On success libdwfl owns
-         * own_fd; on failure it left it open (see check_loadable_elf). */
-        m->mod = dwfl_report_elf(m->dwfl, path, path, own_fd, 0, true);
-        if (!m->mod)
-                return -ENOEXEC;
-        TAKE_FD(own_fd);
-        if (dwfl_report_end(m->dwfl, NULL, NULL) != 0)
-                return -EIO;
-
-        r = module_load_segments(m);
-        if (r < 0)
-                return r;
-
-        *ret = TAKE_PTR(m);
-        return 0;
-}
-
-bool symbolizer_has_module(struct symbolizer *s, uint64_t dev, uint64_t ino)
-{
-        return s && (table_get(&s->modules, dev, ino) || table_get(&s->not_elf, dev, ino));
-}
-
-int symbolizer_add_module(struct symbolizer *s, uint64_t dev, uint64_t ino, int fd, const char *path)
-{
-        _cleanup_(module_freep) struct module *m = NULL;
-        int r;
-
-        if (!s || fd < 0 || !path)
-                return -EINVAL;
-
-        if (table_get(&s->modules, dev, ino))
-                return 0;
-        if (s->modules.n_used >= SYMBOLIZER_MODULES_MAX)
-                return -ENOSPC;
-
-        r = module_new(fd, path, &m);
-        if (r == -ENOEXEC) {
-                /* Remember it (locale archives, fonts...) so nobody opens it again to find out. */
-                if (s->not_elf.n_used < SYMBOLIZER_MODULES_MAX)
-                        (void)table_put(&s->not_elf, dev, ino, s);
-                return r;
-        }
-        if (r < 0)
-                return r;
-
-        r = table_put(&s->modules, dev, ino, m);
-        if (r < 0)
-                return r;
-        TAKE_PTR(m);
-        return 0;
-}
-
-/* Where the byte at file_offset is placed, via the PT_LOAD whose file range holds it. */
-static int module_file_offset_to_vaddr(const struct module *m, uint64_t file_offset, uint64_t *ret)
-{
-        for (size_t i = 0; i < m->n_segments; i++) {
-                const struct segment *seg = &m->segments[i];
-
-                if (file_offset >= seg->offset && file_offset - seg->offset < seg->filesz) {
-                        *ret = file_offset - seg->offset + seg->vaddr;
-                        return 0;
-                }
-        }
-        return -ENOENT;
-}
-
-/* Drop "." and "dir/.." components lexically: "/src/build/../demo/x.c" -> "/src/demo/x.c". */
-static void normalize_path(char *path)
-{
-        char *out = path, *p = path;
-
-        while (*p) {
-                char *end = strchrnul(p + 1, '/');
-                size_t len = end - p;   /* the component with its leading '/' */
-
-                if (len == 2 && p[1] == '.') {
-                        /* "/." */
-                } else if (len == 3 && p[1] == '.' && p[2] == '.') {
-                        while (out > path && *--out != '/')
-                                ;
-                } else {
-                        memmove(out, p, len);
-                        out += len;
-                }
-                p = end;
-        }
-        if (out == path)
-                *out++ = '/';
-        *out = 0;
-}
-
-/* Keep s (malloc'd, taken) for the module's lifetime, once: returns the kept copy, or NULL
- * (and s freed) when out of memory. */
-static const char *module_intern(struct module *m, char *s)
-{
-        char **n;
-
-        for (size_t i = 0; i < m->n_strings; i++)
-                if (strcmp(m->strings[i], s) == 0) {
-                        free(s);
-                        return m->strings[i];
-                }
-        n = realloc(m->strings, (m->n_strings + 1) * sizeof(*n));
-        if (!n) {
-                free(s);
-                return NULL;
-        }
-        m->strings = n;
-        m->strings[m->n_strings++] = s;
-        return s;
-}
-
-/* A relative file name in the line table is relative to its compile unit's DW_AT_comp_dir:
- * users want the path they can open. Returns file itself when it cannot do better. */
-static const char *module_source_path(struct module *m, Dwarf_Die *cu, const char *file)
-{
-        Dwarf_Attribute attr;
-        const char *comp_dir;
-        char *joined;
-
-        if (file[0] == '/')
-                return file;
-        comp_dir = cu ? dwarf_formstring(dwarf_attr(cu, DW_AT_comp_dir, &attr)) : NULL;
-        if (!comp_dir || comp_dir[0] != '/')
-                return file;
-        if (asprintf(&joined, "%s/%s", comp_dir, file) < 0)
-                return file;
-        normalize_path(joined);
-        return module_intern(m, joined) ?: file;
-}
+#define DEFAULT_MAX_OPEN_FILES 1024U
+#define DEFAULT_MAX_BYTES (1ULL << 30)
+#define DEFAULT_MAX_SECTION_BYTES (512ULL << 20)
+/* A .gnu_debugdata (MiniDebugInfo) is a symbol table: a few megabytes at most in real files. */
+#define MINIDEBUGINFO_MAX_BYTES (64ULL << 20)
 
 /* The frames one address resolves to, innermost first, as cached. */
 struct resolved_frames {
@@ -395,232 +30,566 @@ struct resolved_frames {
         struct symbol_frame frames[];
 };
 
-char *symbol_demangle(const char *name)
+/* One file's symbols, shared by every (dev, ino) with its build ID and size. */
+struct image {
+        struct symbolizer *owner;
+        unsigned refs;                  /* files pointing here */
+        struct elf_inspection inspection;
+        uint64_t file_size;
+        bool indexed;                   /* in owner->images_by_id */
+        char *path;                     /* the name libdwfl gets: debuglinks are found beside it */
+        uint64_t dev, ino;              /* the file it was opened from (and is reopened as) */
+        pid_t source_pid;               /* where it is reopened from once closed */
+        char *source_path;
+        uint64_t source_start, source_end;
+        bool use_dwarf;
+        struct elf_symbols *open;       /* NULL while closed */
+        uint64_t open_bytes;            /* inflated debug sections it holds while open */
+        bool debug_refusal_noted;
+        struct pair_table resolved;     /* (file offset, is return address) → struct resolved_frames */
+        struct string_set strings;      /* the names those hold: they outlive a close */
+        uint64_t cache_bytes;
+        struct image *newer, *older;    /* open images, most recently used at owner->newest */
+};
+
+/* A (dev, ino) some target maps. */
+struct module_file {
+        unsigned refs;
+        struct image *image;            /* NULL: not ELF, or refused */
+        int error;                      /* -ENOEXEC or -EFBIG when image is NULL */
+};
+
+struct symbolizer {
+        struct symbolizer_settings settings;
+        struct pair_table files;        /* (dev, ino) → struct module_file */
+        struct pair_table images_by_id; /* (build ID head, build ID tail ^ size) → struct image */
+        struct image *newest, *oldest;  /* open images */
+        unsigned n_open, n_images;
+        uint64_t open_bytes;
+        uint64_t cache_bytes;
+        struct symbolizer_stats counters;
+};
+
+static void note(struct symbolizer *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void note(struct symbolizer *s, const char *fmt, ...)
 {
-        /* "_Z": C++ (Itanium ABI) and Rust's legacy mangling; "_R": Rust's v0 mangling. */
-        if (!name || (strncmp(name, "_Z", 2) != 0 && strncmp(name, "_R", 2) != 0))
-                return NULL;
-        /* libiberty's demangler (binutils and gdb use it) knows all three; for Rust legacy names
-         * it drops the trailing ::h<hash>, as rustc-demangle's alternate form does. */
-        return cplus_demangle(name, DMGL_PARAMS | DMGL_ANSI | DMGL_AUTO);
+        _cleanup_free_ char *message = NULL;
+        va_list ap;
+        int r;
+
+        if (!s->settings.note)
+                return;
+        va_start(ap, fmt);
+        r = vasprintf(&message, fmt, ap);
+        va_end(ap);
+        if (r >= 0)
+                s->settings.note(s->settings.userdata, message);
 }
 
-/* name demangled and kept for the module's lifetime, or name itself. */
-static const char *module_demangle(struct module *m, const char *name)
+static void limits_or_defaults(struct symbolizer_limits *l)
 {
-        char *d = symbol_demangle(name);
-
-        if (!d)
-                return name;
-        return module_intern(m, d) ?: name;
+        if (l->max_open_files == 0)
+                l->max_open_files = DEFAULT_MAX_OPEN_FILES;
+        if (l->max_bytes == 0)
+                l->max_bytes = DEFAULT_MAX_BYTES;
+        if (l->max_section_bytes == 0)
+                l->max_section_bytes = DEFAULT_MAX_SECTION_BYTES;
 }
 
-/* What a function's DWARF entry (or an inlined call of it) is called: its linkage name
- * demangled, qualified as the symbol table would have it, else its plain DW_AT_name. Follows
- * DW_AT_abstract_origin and DW_AT_specification to the declaration that holds the names. */
-static const char *module_die_name(struct module *m, Dwarf_Die *die)
+int symbolizer_new(const struct symbolizer_settings *settings, struct symbolizer **ret)
 {
-        Dwarf_Attribute attr;
-        const char *name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &attr));
+        struct symbolizer *s;
 
-        if (!name)
-                name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr));
-        if (name)
-                return module_demangle(m, name);
-        return dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &attr));
+        if (!ret)
+                return -EINVAL;
+        /* Tells libelf which ELF version we speak; it fails only on a broken libelf. */
+        if (elf_version(EV_CURRENT) == EV_NONE)
+                return -ELIBBAD;
+        s = calloc(1, sizeof(*s));
+        if (!s)
+                return -ENOMEM;
+        if (settings)
+                s->settings = *settings;
+        limits_or_defaults(&s->settings.limits);
+        *ret = s;
+        return 0;
 }
 
-/* Where an inlined call was made: DW_AT_call_file (an index into the CU's file table) and
- * DW_AT_call_line. Returns the file, NULL when unknown. */
-static const char *module_call_site(struct module *m, Dwarf_Die *cu, Dwarf_Die *inlined, int *ret_line)
+static void lru_unlink(struct symbolizer *s, struct image *im)
 {
-        Dwarf_Attribute attr;
-        Dwarf_Word file_index, line;
-        Dwarf_Files *files;
-        size_t n_files;
-        const char *file;
-
-        *ret_line = 0;
-        if (dwarf_formudata(dwarf_attr(inlined, DW_AT_call_line, &attr), &line) == 0 && line <= INT32_MAX)
-                *ret_line = (int) line;
-        if (dwarf_formudata(dwarf_attr(inlined, DW_AT_call_file, &attr), &file_index) != 0 ||
-            dwarf_getsrcfiles(cu, &files, &n_files) != 0 || file_index >= n_files)
-                return NULL;
-        file = dwarf_filesrc(files, file_index, NULL, NULL);
-        return file ? module_source_path(m, cu, file) : NULL;
+        if (im->newer)
+                im->newer->older = im->older;
+        else
+                s->newest = im->older;
+        if (im->older)
+                im->older->newer = im->newer;
+        else
+                s->oldest = im->newer;
+        im->newer = im->older = NULL;
 }
 
-/* Deepest nesting of functions, inlined calls and blocks looked at below a compile unit. */
-#define SCOPE_PATH_MAX 64
-
-/* Records in path[] the DIEs below parent whose code covers pc, outermost first: the function,
- * then lexical blocks and inlined calls. Descends namespaces, where Rust (and some C++) places
- * its functions: libdw's dwarf_getscopes() does not look inside them. Returns the new depth. */
-static int scope_path(Dwarf_Die *parent, Dwarf_Addr pc, Dwarf_Die *path, int depth)
+static void lru_push_newest(struct symbolizer *s, struct image *im)
 {
-        Dwarf_Die child;
+        im->older = s->newest;
+        im->newer = NULL;
+        if (s->newest)
+                s->newest->newer = im;
+        s->newest = im;
+        if (!s->oldest)
+                s->oldest = im;
+}
 
-        if (depth >= SCOPE_PATH_MAX || dwarf_child(parent, &child) != 0)
-                return depth;
-        do {
-                switch (dwarf_tag(&child)) {
-                case DW_TAG_subprogram:
-                case DW_TAG_inlined_subroutine:
-                case DW_TAG_lexical_block:
-                        if (dwarf_haspc(&child, pc) == 1) {
-                                path[depth] = child;
-                                return scope_path(&path[depth], pc, path, depth + 1);
-                        }
-                        break;
-                case DW_TAG_namespace:
-                case DW_TAG_module: {
-                        int d = scope_path(&child, pc, path, depth);
+static void image_close(struct image *im)
+{
+        struct symbolizer *s = im->owner;
 
-                        if (d > depth)
-                                return d;
-                        break;
+        if (!im->open)
+                return;
+        lru_unlink(s, im);
+        im->open = elf_symbols_close(im->open);
+        s->n_open--;
+        s->open_bytes -= im->open_bytes;
+        im->open_bytes = 0;
+}
+
+/* Close the least recently used images, never keep, until the limits hold with room for
+ * incoming more bytes and one more file (when opening). */
+static void enforce_limits(struct symbolizer *s, const struct image *keep, bool opening, uint64_t incoming)
+{
+        const struct symbolizer_limits *l = &s->settings.limits;
+
+        while (s->oldest && (s->n_open + opening > l->max_open_files ||
+                             s->open_bytes + incoming > l->max_bytes)) {
+                struct image *victim = s->oldest;
+
+                if (victim == keep) {
+                        if (!victim->newer)
+                                break;
+                        victim = victim->newer;
                 }
-                default:
-                        break;
-                }
-        } while (dwarf_siblingof(&child, &child) == 0);
-        return depth;
+                image_close(victim);
+                s->counters.closed_for_limits++;
+        }
 }
 
-/* The inlined calls covering addr (a libdwfl address), innermost first, into frames[] (at most
- * max). Entering, *file and *line are the line table's for addr; leaving, they are the call site
- * of the outermost inlined call, i.e. the line in the function that holds the code, and *holder
- * is that function's DWARF name (NULL if unknown). */
-static size_t module_inline_frames(struct module *m, GElf_Addr addr, struct symbol_frame *frames,
-                                   size_t max, const char **file, int *line, const char **holder)
+static void resolved_free(void *p)
 {
-        Dwarf_Addr dw_bias;
-        Dwarf_Die *cu = dwfl_module_addrdie(m->mod, addr, &dw_bias);
-        Dwarf_Die path[SCOPE_PATH_MAX];
-        size_t n = 0;
-        int depth;
-
-        *holder = NULL;
-        if (!cu)
-                return 0;
-        depth = scope_path(cu, addr - dw_bias, path, 0);
-        for (int i = depth - 1; i >= 0; i--) {
-                int tag = dwarf_tag(&path[i]);
-
-                if (tag == DW_TAG_subprogram) {
-                        *holder = module_die_name(m, &path[i]);
-                        break;
-                }
-                if (tag != DW_TAG_inlined_subroutine)
-                        continue;       /* lexical blocks */
-                if (n < max)
-                        frames[n++] = (struct symbol_frame) {
-                                .symbol = module_die_name(m, &path[i]),
-                                .inlined = true,
-                                .file = *file,
-                                .line = *line,
-                        };
-                /* Deeper chains than max lose their outer inlined frames; lines stay right. */
-                *file = module_call_site(m, cu, &path[i], line);
-        }
-        return n;
+        free(p);
 }
 
-static struct resolved_frames *module_lookup(struct module *m, uint64_t file_offset, bool is_return_address)
+static struct image *image_free(struct image *im)
 {
-        struct symbol_frame frames[SYMBOLIZER_FRAMES_MAX];
-        struct symbol_frame outer = {};
-        struct resolved_frames *r;
-        const char *file = NULL, *holder = NULL;
-        size_t n = 0;
-        int lineno = 0;
-        uint64_t vaddr;
-
-        /* Outside every loaded segment nothing can cover it: no symbol, no line. */
-        if (module_file_offset_to_vaddr(m, file_offset, &vaddr) < 0)
-                goto done;
-
-        GElf_Addr addr = vaddr + m->bias;
-        /* A return address may be the first byte after a noreturn call that ends a function,
-         * so both the function and the line are those of the call instruction before it. */
-        GElf_Addr lookup = is_return_address && addr > 0 ? addr - 1 : addr;
-
-        Dwfl_Line *line = dwfl_module_getsrc(m->mod, lookup);
-        if (line) {
-                const char *f = dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL);
-
-                if (f)
-                        file = module_source_path(m, dwfl_linecu(line), f);
-                lineno = MAX(lineno, 0);
-        }
-        n = module_inline_frames(m, lookup, frames, SYMBOLIZER_INLINE_DEPTH_MAX, &file, &lineno, &holder);
-
-        GElf_Off sym_offset;
-        GElf_Sym sym;
-        const char *name = dwfl_module_addrinfo(m->mod, lookup, &sym_offset, &sym, NULL, NULL, NULL);
-        if (name && name[0]) {
-                outer.symbol = module_demangle(m, name);
-                outer.has_offset = true;
-                outer.offset = sym_offset + (addr - lookup);
-        } else {
-                outer.symbol = holder;  /* a function the symbol table lost, named by DWARF */
-        }
-        outer.file = file;
-        outer.line = file ? lineno : 0;
-
-done:
-        frames[n++] = outer;
-        r = malloc(sizeof(*r) + n * sizeof(r->frames[0]));
-        if (!r)
+        if (!im)
                 return NULL;
-        r->n = n;
-        memcpy(r->frames, frames, n * sizeof(frames[0]));
-        return r;
+        image_close(im);
+        pair_table_done(&im->resolved, resolved_free);
+        im->owner->cache_bytes -= im->cache_bytes + im->strings.bytes;
+        string_set_done(&im->strings);
+        free(im->path);
+        free(im->source_path);
+        free(im);
+        return NULL;
 }
 
-/* Copy up to max frames out; when cut, the function holding the code is the one kept last. */
-static void frames_copy_out(const struct resolved_frames *r, struct symbol_frame *frames, size_t max,
+/* The key images are shared under: their build ID (at least 16 bytes in practice: SHA-1 is 20)
+ * with the file's size. */
+static void image_key(const struct elf_inspection *in, uint64_t size, uint64_t *a, uint64_t *b)
+{
+        uint64_t head = 0, tail = 0;
+
+        memcpy(&head, in->build_id, MIN(in->build_id_len, (size_t)8));
+        if (in->build_id_len > 8)
+                memcpy(&tail, in->build_id + 8, MIN(in->build_id_len - 8, (size_t)8));
+        *a = head;
+        *b = tail ^ size;
+}
+
+static bool image_matches(const struct image *im, const struct elf_inspection *in, uint64_t size)
+{
+        return im->file_size == size && im->inspection.build_id_len == in->build_id_len &&
+               memcmp(im->inspection.build_id, in->build_id, in->build_id_len) == 0;
+}
+
+static void image_set_source(struct image *im, const struct symbol_source *src)
+{
+        char *path;
+
+        if (!src || !src->path || !(path = strdup(src->path)))
+                return;
+        free(im->source_path);
+        im->source_path = path;
+        im->source_pid = src->pid;
+        im->source_start = src->start;
+        im->source_end = src->end;
+}
+
+/* Open im's symbols from fd, within the limits. */
+static int image_open(struct image *im, int fd)
+{
+        struct symbolizer *s = im->owner;
+        int r;
+
+        enforce_limits(s, im, true, 0);
+        r = elf_symbols_open(fd, &(struct elf_symbols_params) {
+                .path = im->path,
+                .dev = im->dev,
+                .ino = im->ino,
+                .inspection = &im->inspection,
+                .use_dwarf = im->use_dwarf,
+                .max_section_bytes = s->settings.limits.max_section_bytes,
+                .max_debug_bytes = s->settings.limits.max_bytes,
+        }, &im->open);
+        if (r < 0)
+                return r;
+        s->n_open++;
+        lru_push_newest(s, im);
+        im->open_bytes = im->use_dwarf ? im->inspection.inflated_debug_bytes : 0;
+        s->open_bytes += im->open_bytes;
+        enforce_limits(s, im, false, 0);
+        return 0;
+}
+
+/* Reopen a closed image from where it was registered last. */
+static int image_reopen(struct image *im)
+{
+        struct symbolizer *s = im->owner;
+        _cleanup_close_ int fd = -EBADF;
+        int r;
+
+        if (!s->settings.reopen || !im->source_path)
+                return -ESTALE;
+        fd = s->settings.reopen(s->settings.userdata, im->dev, im->ino, &(struct symbol_source) {
+                .pid = im->source_pid, .path = im->source_path,
+                .start = im->source_start, .end = im->source_end,
+        });
+        if (fd < 0) {
+                s->counters.reopen_failed++;
+                return fd;
+        }
+        r = image_open(im, fd);
+        if (r < 0) {
+                s->counters.reopen_failed++;
+                return r;
+        }
+        s->counters.reopened++;
+        return 0;
+}
+
+/* Read what the file on fd would cost and what it is, before libdw sees it. */
+static int inspect_fd(int fd, struct elf_inspection *ret, uint64_t *ret_size)
+{
+        _cleanup_(elf_endp) Elf *elf = NULL;
+        struct stat st;
+        int r;
+
+        if (fstat(fd, &st) < 0)
+                return -errno;
+        if (!S_ISREG(st.st_mode))
+                return -ENOEXEC;
+        r = elf_file_open(fd, &elf);
+        if (r < 0)
+                return r;
+        r = elf_inspect(elf, MINIDEBUGINFO_MAX_BYTES, ret);
+        if (r < 0)
+                return r;
+        if (!ret->loadable)
+                return -ENOEXEC;
+        *ret_size = st.st_size;
+        return 0;
+}
+
+/* A new image for the file on fd, or -ENOEXEC / -EFBIG / -errno. */
+static int image_new(struct symbolizer *s, int fd, uint64_t dev, uint64_t ino, const char *path,
+                     const struct elf_inspection *in, uint64_t size, struct image **ret)
+{
+        const struct symbolizer_limits *l = &s->settings.limits;
+        struct image *im;
+        int r;
+
+        if (in->minidebuginfo_too_large) {
+                s->counters.refused++;
+                note(s, "%s: its .gnu_debugdata inflates past %" PRIu64 " MiB: refused, its frames stay unnamed",
+                     path, (uint64_t)MINIDEBUGINFO_MAX_BYTES >> 20);
+                return -EFBIG;
+        }
+        im = calloc(1, sizeof(*im));
+        if (!im)
+                return -ENOMEM;
+        im->owner = s;
+        im->inspection = *in;
+        im->file_size = size;
+        im->dev = dev;
+        im->ino = ino;
+        im->path = strdup(path);
+        if (!im->path) {
+                free(im);
+                return -ENOMEM;
+        }
+        im->use_dwarf = in->largest_inflated_bytes <= l->max_section_bytes &&
+                        in->inflated_debug_bytes <= l->max_bytes;
+        if (!im->use_dwarf) {
+                s->counters.refused++;
+                note(s, "%s: its debug sections inflate to %" PRIu64 " MiB (one to %" PRIu64 " MiB), over "
+                     "symbols_max_section_mb or symbols_max_mb: its frames get names, not file:line",
+                     path, in->inflated_debug_bytes >> 20, in->largest_inflated_bytes >> 20);
+        }
+        r = image_open(im, fd);
+        if (r < 0) {
+                image_free(im);
+                return r;
+        }
+        s->n_images++;
+        *ret = im;
+        return 0;
+}
+
+/* The image for the file on fd: one already open with its build ID and size, or a new one. */
+static int image_get(struct symbolizer *s, int fd, uint64_t dev, uint64_t ino, const char *path,
+                     struct image **ret)
+{
+        struct elf_inspection in;
+        struct image *im;
+        uint64_t size = 0, a = 0, b = 0;
+        int r;
+
+        r = inspect_fd(fd, &in, &size);
+        if (r < 0)
+                return r;
+        if (in.build_id_len > 0) {
+                image_key(&in, size, &a, &b);
+                im = pair_table_get(&s->images_by_id, a, b);
+                if (im && image_matches(im, &in, size)) {
+                        *ret = im;
+                        return 0;
+                }
+        }
+        r = image_new(s, fd, dev, ino, path, &in, size, &im);
+        if (r < 0)
+                return r;
+        /* The first image with a key is the one shared (one whose key collides stays apart). */
+        if (in.build_id_len > 0 && !pair_table_get(&s->images_by_id, a, b) &&
+            pair_table_put(&s->images_by_id, a, b, im) >= 0)
+                im->indexed = true;
+        *ret = im;
+        return 0;
+}
+
+static void image_unref(struct image *im)
+{
+        struct symbolizer *s = im->owner;
+        uint64_t a, b;
+
+        if (--im->refs > 0)
+                return;
+        if (im->indexed) {
+                image_key(&im->inspection, im->file_size, &a, &b);
+                pair_table_remove(&s->images_by_id, a, b);
+        }
+        s->n_images--;
+        image_free(im);
+}
+
+bool symbolizer_has_module(struct symbolizer *s, uint64_t dev, uint64_t ino)
+{
+        return s && pair_table_get(&s->files, dev, ino);
+}
+
+int symbolizer_add_module(struct symbolizer *s, uint64_t dev, uint64_t ino, int fd, const char *path,
+                          const struct symbol_source *src)
+{
+        struct module_file *f;
+        struct image *im = NULL;
+        int r;
+
+        if (!s || fd < 0 || !path)
+                return -EINVAL;
+        f = pair_table_get(&s->files, dev, ino);
+        if (f) {
+                f->refs++;
+                if (f->image)
+                        image_set_source(f->image, src);
+                return f->image ? 0 : f->error;
+        }
+        if (s->files.n_used >= SYMBOLIZER_MODULES_MAX)
+                return -ENOSPC;
+        r = image_get(s, fd, dev, ino, path, &im);
+        if (r < 0 && r != -ENOEXEC && r != -EFBIG)
+                return r;
+        f = calloc(1, sizeof(*f));
+        if (!f)
+                goto fail;
+        *f = (struct module_file) { .refs = 1, .image = r < 0 ? NULL : im, .error = r < 0 ? r : 0 };
+        if (pair_table_put(&s->files, dev, ino, f) < 0) {
+                free(f);
+                goto fail;
+        }
+        if (f->image) {
+                im->refs++;
+                image_set_source(im, src);
+        }
+        return f->error;
+fail:
+        if (r >= 0 && im->refs == 0) {
+                s->n_images--;
+                if (im->indexed) {
+                        uint64_t a, b;
+
+                        image_key(&im->inspection, im->file_size, &a, &b);
+                        pair_table_remove(&s->images_by_id, a, b);
+                }
+                image_free(im);
+        }
+        return -ENOMEM;
+}
+
+void symbolizer_release_module(struct symbolizer *s, uint64_t dev, uint64_t ino)
+{
+        struct module_file *f = s ? pair_table_get(&s->files, dev, ino) : NULL;
+
+        if (!f || --f->refs > 0)
+                return;
+        pair_table_remove(&s->files, dev, ino);
+        if (f->image)
+                image_unref(f->image);
+        free(f);
+}
+
+/* Copy up to max of n frames out; when cut, the function holding the code is the one kept last. */
+static void frames_copy_out(const struct symbol_frame *from, size_t n, struct symbol_frame *frames, size_t max,
                             size_t *n_frames)
 {
-        size_t n = MIN(r->n, max);
+        size_t k = MIN(n, max);
 
-        if (n == 0) {
-                *n_frames = 0;
+        if (k > 0) {
+                memcpy(frames, from, (k - 1) * sizeof(frames[0]));
+                frames[k - 1] = from[n - 1];
+        }
+        *n_frames = k;
+}
+
+/* Cache what an address resolved to, while the image's and the symbolizer's caches have room. */
+static void image_cache(struct image *im, uint64_t file_offset, bool is_return_address,
+                        const struct symbol_frame *frames, size_t n)
+{
+        struct symbolizer *s = im->owner;
+        size_t bytes = sizeof(struct resolved_frames) + n * sizeof(frames[0]);
+        struct resolved_frames *r;
+
+        if (im->resolved.n_used >= SYMBOLIZER_CACHE_PER_MODULE_MAX ||
+            s->cache_bytes + bytes > s->settings.limits.max_bytes)
+                return;
+        r = malloc(bytes);
+        if (!r)
+                return;
+        r->n = n;
+        memcpy(r->frames, frames, n * sizeof(frames[0]));
+        if (pair_table_put(&im->resolved, file_offset, is_return_address, r) < 0) {
+                free(r);
                 return;
         }
-        memcpy(frames, r->frames, (n - 1) * sizeof(frames[0]));
-        frames[n - 1] = r->frames[r->n - 1];
-        *n_frames = n;
+        im->cache_bytes += bytes + 32;
+        s->cache_bytes += bytes + 32;
+}
+
+/* Account for the debug file a lookup may just have found, and say if one was refused. */
+static void image_after_lookup(struct image *im)
+{
+        struct symbolizer *s = im->owner;
+        uint64_t debug_bytes = elf_symbols_debug_bytes(im->open), refused_bytes = 0;
+        const char *refused = elf_symbols_refused_debug_file(im->open, &refused_bytes);
+
+        uint64_t want = im->use_dwarf ? im->inspection.inflated_debug_bytes + debug_bytes : 0;
+
+        if (want > im->open_bytes) {
+                s->open_bytes += want - im->open_bytes;
+                im->open_bytes = want;
+                enforce_limits(s, im, false, 0);
+        }
+        if (refused && !im->debug_refusal_noted) {
+                im->debug_refusal_noted = true;
+                s->counters.refused++;
+                note(s, "%s: its debug file %s inflates to %" PRIu64 " MiB, over symbols_max_section_mb or "
+                     "symbols_max_mb: refused, its frames get names, not file:line",
+                     im->path, refused, refused_bytes >> 20);
+        }
 }
 
 int symbolizer_resolve(struct symbolizer *s, uint64_t dev, uint64_t ino, uint64_t file_offset,
                        bool is_return_address, struct symbol_frame *frames, size_t max, size_t *n_frames)
 {
+        struct symbol_frame found[SYMBOLIZER_FRAMES_MAX];
+        const struct resolved_frames *cached;
+        struct module_file *f;
+        struct image *im;
+        size_t n = 0;
+        int r;
+
         if (!s || !n_frames || (max > 0 && !frames))
                 return -EINVAL;
-
-        struct module *m = table_get(&s->modules, dev, ino);
-        if (!m)
+        f = pair_table_get(&s->files, dev, ino);
+        if (!f || !f->image)
                 return -ENOENT;
-
-        const struct resolved_frames *cached = table_get(&m->resolved, file_offset, is_return_address);
+        im = f->image;
+        cached = pair_table_get(&im->resolved, file_offset, is_return_address);
         if (cached) {
-                frames_copy_out(cached, frames, max, n_frames);
+                frames_copy_out(cached->frames, cached->n, frames, max, n_frames);
                 return 0;
         }
-
-        /* The strings point into libdwfl's data for the module, which lives as long as we do. */
-        _cleanup_free_ struct resolved_frames *r = module_lookup(m, file_offset, is_return_address);
-        if (!r)
-                return -ENOMEM;
-        frames_copy_out(r, frames, max, n_frames);
-
-        if (m->resolved.n_used < SYMBOLIZER_CACHE_PER_MODULE_MAX) {
-                int k = table_put(&m->resolved, file_offset, is_return_address, r);
-
-                if (k < 0)
-                        return k;
-                TAKE_PTR(r);
+        if (!im->open && image_reopen(im) < 0) {
+                /* Closed to stay within the limits, and its process is gone: unnamed. */
+                if (max > 0)
+                        frames[0] = (struct symbol_frame) {};
+                *n_frames = max > 0;
+                return 0;
         }
+        lru_unlink(s, im);
+        lru_push_newest(s, im);
+        r = elf_symbols_lookup(im->open, file_offset, is_return_address, &im->strings, found,
+                               ELEMENTSOF(found), &n);
+        if (r < 0)
+                return r;
+        s->cache_bytes -= im->strings.bytes;    /* counted again below, grown */
+        image_after_lookup(im);
+        image_cache(im, file_offset, is_return_address, found, n);
+        s->cache_bytes += im->strings.bytes;
+        frames_copy_out(found, n, frames, max, n_frames);
         return 0;
+}
+
+void symbolizer_set_limits(struct symbolizer *s, const struct symbolizer_limits *limits)
+{
+        s->settings.limits = *limits;
+        limits_or_defaults(&s->settings.limits);
+        enforce_limits(s, NULL, false, 0);
+}
+
+void symbolizer_get_stats(const struct symbolizer *s, struct symbolizer_stats *ret)
+{
+        *ret = s->counters;
+        ret->files = s->files.n_used;
+        ret->images = s->n_images;
+        ret->open = s->n_open;
+        ret->open_bytes = s->open_bytes;
+        ret->cache_bytes = s->cache_bytes;
+}
+
+static void file_release_image(void *p, void *userdata)
+{
+        struct module_file *f = p;
+
+        if (f->image)
+                image_unref(f->image);
+        f->image = NULL;
+}
+
+struct symbolizer *symbolizer_free(struct symbolizer *s)
+{
+        if (!s)
+                return NULL;
+        /* Each file holds one reference on its image: the last one frees it. */
+        pair_table_foreach(&s->files, file_release_image, NULL);
+        pair_table_done(&s->files, free);
+        pair_table_done(&s->images_by_id, NULL);
+        free(s);
+        return NULL;
 }

@@ -22,6 +22,7 @@
 #include "util.h"
 #include "snapshot.h"
 #include "symbolize.h"
+#include "safe-open.h"
 #include "targets.h"
 
 static void read_comm(pid_t pid, char comm[17])
@@ -208,6 +209,9 @@ static int probe_named_objects(const struct target_env *env, struct target *t,
                 int r;
 
                 fd = module_open_in_target(t->pid, p->objs[i], 0, 0, 0, 0);
+                if (fd == -ENOTREG)
+                        return error_set(error, -EINVAL, "%s is not a regular file as pid %d sees it",
+                                         p->objs[i], (int)t->pid);
                 if (fd < 0)
                         return error_set(error, fd == -ENOENT ? -ENOENT : -EINVAL,
                                          "Cannot open %s as pid %d sees it: %s",
@@ -255,22 +259,76 @@ static int probe_discovered(const struct target_env *env, struct target *t, stru
         return probe_sites(env, t, o->fd, o->path, &o->sites, role, error);
 }
 
-static int known_file_add(struct target *t, uint64_t dev, uint64_t ino, const char *path)
+/* The entry for file (dev, ino) of t, added (with path) if new; NULL past TARGET_FILES_MAX (counted
+ * in t->files_untracked) or when out of memory. */
+static struct known_file *known_file_get(struct target *t, uint64_t dev, uint64_t ino, const char *path)
 {
         struct known_file *n;
 
         for (size_t i = 0; i < t->n_known_files; i++)
                 if (t->known_files[i].dev == dev && t->known_files[i].ino == ino)
-                        return 0;
+                        return &t->known_files[i];
+        if (t->n_known_files >= TARGET_FILES_MAX) {
+                t->files_untracked++;
+                return NULL;
+        }
         n = realloc(t->known_files, (t->n_known_files + 1) * sizeof(*n));
         if (!n)
-                return -ENOMEM;
+                return NULL;
         t->known_files = n;
         n[t->n_known_files] = (struct known_file) { .dev = dev, .ino = ino, .path = strdup(path) };
         if (!n[t->n_known_files].path)
-                return -ENOMEM;
-        t->n_known_files++;
-        return 0;
+                return NULL;
+        return &n[t->n_known_files++];
+}
+
+/* Register file f of t with the symbolizer from fd (whose frames need it even after t exits),
+ * holding a reference until t is freed. */
+static void known_file_register(const struct target_env *env, struct target *t, struct known_file *f, int fd,
+                                const struct symbol_source *src)
+{
+        int r;
+
+        if (f->symbols_registered || f->symbols_failed)
+                return;
+        r = symbolizer_add_module(env->syms, f->dev, f->ino, fd, f->path, src);
+        if (r >= 0 || r == -ENOEXEC || r == -EFBIG) {
+                f->symbols_registered = true;
+                return;
+        }
+        f->symbols_failed = true;
+        log_debug_errno(r, "Cannot read symbols of %s, its frames stay unresolved: %m", f->path);
+}
+
+/* Register every file t maps now with the symbolizer (each once). */
+static void register_mapped_files(const struct target_env *env, struct target *t)
+{
+        bool warned = t->files_untracked > 0;
+
+        for (size_t i = 0; i < t->modules.n; i++) {
+                const struct module_mapping *m = &t->modules.mappings[i];
+                struct known_file *f = known_file_get(t, m->dev, m->ino, m->path);
+                _cleanup_close_ int fd = -EBADF;
+
+                if (!f) {
+                        if (!warned && t->files_untracked > 0)
+                                log_warning("pid %d (%s) maps more than %u files: the frames of the others stay "
+                                            "unresolved", (int)t->pid, t->comm, TARGET_FILES_MAX);
+                        warned = warned || t->files_untracked > 0;
+                        continue;
+                }
+                if (f->symbols_registered || f->symbols_failed)
+                        continue;
+                fd = module_open_in_target(t->pid, m->path, m->dev, m->ino, m->start, m->end);
+                if (fd < 0) {
+                        f->symbols_failed = true;       /* a device, gone: not tried on every tick */
+                        log_debug_errno(fd, "Cannot open %s mapped by pid %d, its frames stay unresolved: %m",
+                                        m->path, (int)t->pid);
+                        continue;
+                }
+                known_file_register(env, t, f, fd, &(struct symbol_source) {
+                        .pid = t->pid, .path = m->path, .start = m->start, .end = m->end });
+        }
 }
 
 /* The files a program about to run will map: known by identity, so the mappings BPF records
@@ -279,18 +337,16 @@ static int remember_planned_files(const struct target_env *env, struct target *t
 {
         for (size_t i = 0; i < d->n; i++) {
                 const struct discovered_object *o = &d->objects[i];
-                int r;
+                struct known_file *f;
 
                 if (o->is_executable) {
                         t->exec_dev = o->dev;
                         t->exec_ino = o->ino;
                 }
-                r = known_file_add(t, o->dev, o->ino, o->path);
-                if (r < 0)
-                        return r;
-                r = symbolizer_add_module(env->syms, o->dev, o->ino, o->fd, o->path);
-                if (r < 0 && r != -ENOEXEC)
-                        log_debug_errno(r, "Cannot read symbols of %s, its frames stay unresolved: %m", o->path);
+                f = known_file_get(t, o->dev, o->ino, o->path);
+                if (!f)
+                        return -ENOMEM;
+                known_file_register(env, t, f, o->fd, &(struct symbol_source) { .pid = t->pid, .path = o->path });
         }
         return 0;
 }
@@ -523,7 +579,8 @@ int target_register(const struct target_env *env, struct target *t, char **error
 
 /* A target for process p->pid with its pidfd and snapshot ring, once the links of an earlier
  * target with that pid are gone. */
-static int target_new(const struct target_attach_params *p, struct target **ret, char **error)
+static int target_new(const struct target_env *env, const struct target_attach_params *p, struct target **ret,
+                      char **error)
 {
         struct target *t = calloc(1, sizeof(*t));
         int r;
@@ -531,6 +588,7 @@ static int target_new(const struct target_attach_params *p, struct target **ret,
         if (!t)
                 return error_set(error, -ENOMEM, "Out of memory");
         t->pid = p->pid;
+        t->syms = env->syms;
         t->filter = p->filter;
         t->track_mmap = p->track_mmap;
         wait_for_pending_detach(p->pid);
@@ -566,15 +624,16 @@ int target_attach(const struct target_env *env, const struct target_attach_param
         int r;
 
         *error = NULL;
-        r = target_new(p, &t, error);
+        r = target_new(env, p, &t, error);
         if (r < 0)
                 return r;
         read_comm(p->pid, t->comm);
-        r = module_map_refresh(&t->modules, p->pid, env->syms);
+        r = module_map_refresh(&t->modules, p->pid);
         if (r < 0)
                 return target_attach_failed(t, error_set(error, r == -ENOENT ? -ESRCH : r,
                                                          "Cannot read the mappings of pid %d: %s",
                                                          (int)p->pid, strerror(-r)), error);
+        register_mapped_files(env, t);
         if (p->n_objs > 0)
                 r = probe_named_objects(env, t, p, error);
         else
@@ -634,8 +693,11 @@ struct target *target_free(struct target *t)
         kernel_symbols_free(t->kernel);
         release_mapping_log(t);
         free(t->exec_path);
-        for (size_t i = 0; i < t->n_known_files; i++)
+        for (size_t i = 0; i < t->n_known_files; i++) {
+                if (t->known_files[i].symbols_registered)
+                        symbolizer_release_module(t->syms, t->known_files[i].dev, t->known_files[i].ino);
                 free(t->known_files[i].path);
+        }
         free(t->known_files);
         free(t);
         return NULL;
@@ -671,7 +733,7 @@ int target_attach_exec(const struct target_env *env, const struct target_exec_pa
         int r;
 
         *error = NULL;
-        r = target_new(a, &t, error);
+        r = target_new(env, a, &t, error);
         if (r < 0)
                 return r;
         t->exec_path = strdup(p->exec);
@@ -741,13 +803,11 @@ void target_refresh_modules(const struct target_env *env, struct target *t, bool
         if (t->exited || t->pid == MEMLEAK_KERNEL_TGID)
                 return;
         if (!process_gone && runs_its_program(t)) {
-                r = module_map_refresh(&t->modules, t->pid, env->syms);
+                r = module_map_refresh(&t->modules, t->pid);
                 if (r < 0 && r != -ENOENT && r != -ESRCH)
                         log_debug_errno(r, "Cannot refresh the mappings of pid %d: %m", (int)t->pid);
-                for (size_t i = 0; r >= 0 && i < t->modules.n; i++)
-                        if (known_file_add(t, t->modules.mappings[i].dev, t->modules.mappings[i].ino,
-                                           t->modules.mappings[i].path) < 0)
-                                break;
+                if (r >= 0)
+                        register_mapped_files(env, t);
         }
         r = mapping_log_read(env->skel, t->pid, &recorded, &n);
         if (r < 0) {

@@ -45,7 +45,13 @@ struct examined_file {
 struct known_file {
         uint64_t dev, ino;
         char *path;
+        bool symbols_registered;        /* holds a symbolizer reference, released with the target */
+        bool symbols_failed;            /* could not be opened: not tried again */
 };
+
+/* Files one target may register for symbolization (a process mapping more gets the rest of its
+ * frames unresolved, and cannot crowd the other targets out). */
+#define TARGET_FILES_MAX 4096U
 
 struct target {
         pid_t pid;
@@ -78,6 +84,8 @@ struct target {
         bool records_mappings;          /* holds mapping_log_hold() */
         struct known_file *known_files;
         size_t n_known_files;
+        unsigned files_untracked;       /* past TARGET_FILES_MAX */
+        struct symbolizer *syms;        /* where its files are registered */
         void *owner;                    /* the manager holding it, for event callbacks */
 };
 

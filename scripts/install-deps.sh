@@ -3,7 +3,7 @@
 set -euo pipefail
 packages=(
         meson ninja-build pkg-config gcc g++ clang llvm bpftool
-        libbpf-dev libelf-dev libdw-dev libiberty-dev zlib1g-dev libsystemd-dev libcjson-dev
+        libbpf-dev libelf-dev libdw-dev libiberty-dev zlib1g-dev liblzma-dev libsystemd-dev libcjson-dev
         systemd python3 binutils elfutils
         rustc                           # tests: Rust leaking programs, built with Debian's rustc
         libgoogle-perftools-dev libjemalloc-dev libmimalloc-dev  # tests: programs on each allocator

@@ -20,7 +20,8 @@
 static const char *const all_keys[] = {
         "snapshot_interval_ms", "ring_depth", "max_targets", "max_allocs", "max_stacks",
         "max_combined", "max_inflight", "max_mmaps", "max_stack_depth", "socket_path", "socket_mode", "socket_group",
-        "default_min_size", "default_max_size",
+        "default_min_size", "default_max_size", "symbols_max_open_files", "symbols_max_mb",
+        "symbols_max_section_mb", "exited_max_mb",
 };
 
 static char *tmp_dir;
@@ -67,7 +68,11 @@ static bool config_equal(const struct memleakd_config *a, const struct memleakd_
                 a->socket_mode == b->socket_mode &&
                 str_eq_or_null(a->socket_group, b->socket_group) &&
                 a->min_size == b->min_size &&
-                a->max_size == b->max_size;
+                a->max_size == b->max_size &&
+                a->symbols_max_open_files == b->symbols_max_open_files &&
+                a->symbols_max_mb == b->symbols_max_mb &&
+                a->symbols_max_section_mb == b->symbols_max_section_mb &&
+                a->exited_max_mb == b->exited_max_mb;
 }
 
 /* Expect text to fail with -EINVAL and exactly the message "<conf_path>:<rest>". */
@@ -140,6 +145,10 @@ static void defaults_match_documented_values(void)
         ASSERT_TRUE(c.socket_group == NULL);
         ASSERT_EQ(c.min_size, 0);
         ASSERT_EQ(c.max_size, 0);
+        ASSERT_EQ(c.symbols_max_open_files, 1024);
+        ASSERT_EQ(c.symbols_max_mb, 1024);
+        ASSERT_EQ(c.symbols_max_section_mb, 512);
+        ASSERT_EQ(c.exited_max_mb, 64);
         config_done(&c);
 }
 
@@ -301,6 +310,10 @@ static void out_of_range_values_are_rejected(void)
         assert_invalid("max_combined", "1023");
         assert_invalid("max_combined", "16777217");
         assert_invalid("max_inflight", "1023");
+        assert_invalid("symbols_max_open_files", "15");
+        assert_invalid("symbols_max_mb", "0");
+        assert_invalid("symbols_max_section_mb", "0");
+        assert_invalid("exited_max_mb", "0");
         assert_invalid("max_stack_depth", "0");
         assert_invalid("max_stack_depth", "128");
         assert_invalid("max_inflight", "4294967296");                  /* would truncate to 0 */

@@ -15,6 +15,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <elfutils/libdwelf.h>
+#include <libelf.h>
+
 #include "macro.h"
 #include "symbolize.h"
 #include "test-util.h"
@@ -25,6 +28,8 @@ static const char *fixture_path;
 static const char *fixture_split_path;
 static const char *fixture_nodebug_path;
 static const char *fixture_source_path;
+static const char *fixture_zsplit_path;   /* like split, its .debug file with compressed sections */
+static const char *fixture_zinline_path;  /* the fixture with its own debug sections compressed */
 
 /* Lives in this (non-PIE) test executable, for resolving inside an ET_EXEC file. */
 int exe_function(int x);
@@ -122,8 +127,8 @@ static struct symbolizer *symbolizer_with(const char *path, struct stat *ret_st)
 
         ASSERT_TRUE(fd >= 0);
         ASSERT_EQ(fstat(fd, ret_st), 0);
-        ASSERT_EQ(symbolizer_new(&s), 0);
-        ASSERT_EQ(symbolizer_add_module(s, ret_st->st_dev, ret_st->st_ino, fd, path), 0);
+        ASSERT_EQ(symbolizer_new(NULL, &s), 0);
+        ASSERT_EQ(symbolizer_add_module(s, ret_st->st_dev, ret_st->st_ino, fd, path, NULL), 0);
         close(fd);
         return s;
 }
@@ -389,23 +394,23 @@ static void non_elf_file_is_rejected_with_enoexec(void)
         _cleanup_close_ int source = -EBADF, empty = -EBADF, truncated = -EBADF;
         struct symbol_frame info;
 
-        ASSERT_EQ(symbolizer_new(&s), 0);
+        ASSERT_EQ(symbolizer_new(NULL, &s), 0);
 
         source = open(fixture_source_path, O_RDONLY | O_CLOEXEC);
         ASSERT_TRUE(source >= 0);
-        ASSERT_EQ(symbolizer_add_module(s, 1, 1, source, fixture_source_path), -ENOEXEC);
+        ASSERT_EQ(symbolizer_add_module(s, 1, 1, source, fixture_source_path, NULL), -ENOEXEC);
         /* remembered: the daemon does not open it again on every refresh */
         ASSERT_TRUE(symbolizer_has_module(s, 1, 1));
         ASSERT_TRUE(!symbolizer_has_module(s, 1, 2));
 
         empty = memfd_create("empty", MFD_CLOEXEC);
         ASSERT_TRUE(empty >= 0);
-        ASSERT_EQ(symbolizer_add_module(s, 1, 2, empty, "/empty"), -ENOEXEC);
+        ASSERT_EQ(symbolizer_add_module(s, 1, 2, empty, "/empty", NULL), -ENOEXEC);
 
         truncated = memfd_create("truncated", MFD_CLOEXEC);
         ASSERT_TRUE(truncated >= 0);
         ASSERT_EQ(write(truncated, ELFMAG "\2\1\1", 7), 7);
-        ASSERT_EQ(symbolizer_add_module(s, 1, 3, truncated, "/truncated"), -ENOEXEC);
+        ASSERT_EQ(symbolizer_add_module(s, 1, 3, truncated, "/truncated", NULL), -ENOEXEC);
 
         /* Nothing rejected was registered. */
         ASSERT_EQ(resolve_one(s, 1, 1, 0, false, &info), -ENOENT);
@@ -438,7 +443,7 @@ static void registering_module_again_is_noop(void)
         /* Same (dev, ino), different file: the first registration stands. */
         other = open(fixture_source_path, O_RDONLY | O_CLOEXEC);
         ASSERT_TRUE(other >= 0);
-        ASSERT_EQ(symbolizer_add_module(s, st.st_dev, st.st_ino, other, fixture_source_path), 0);
+        ASSERT_EQ(symbolizer_add_module(s, st.st_dev, st.st_ino, other, fixture_source_path, NULL), 0);
 
         ASSERT_EQ(resolve_one(s, st.st_dev, st.st_ino, offset, false, &info), 0);
         ASSERT_STREQ(info.symbol, "fixture_call");
@@ -465,13 +470,13 @@ static void free_closes_every_file_it_opened(void)
         int before = count_open_fds();
         int fd;
 
-        ASSERT_EQ(symbolizer_new(&s), 0);
+        ASSERT_EQ(symbolizer_new(NULL, &s), 0);
 
         /* The split copy also opens its .debug file while resolving. */
         fd = open(fixture_split_path, O_RDONLY | O_CLOEXEC);
         ASSERT_TRUE(fd >= 0);
         ASSERT_EQ(fstat(fd, &st), 0);
-        ASSERT_EQ(symbolizer_add_module(s, st.st_dev, st.st_ino, fd, fixture_split_path), 0);
+        ASSERT_EQ(symbolizer_add_module(s, st.st_dev, st.st_ino, fd, fixture_split_path, NULL), 0);
         close(fd);
         ASSERT_EQ(resolve_one(s, st.st_dev, st.st_ino, offset, true, &info), 0);
         ASSERT_EQ(info.line, marker_line("call"));
@@ -479,7 +484,7 @@ static void free_closes_every_file_it_opened(void)
         /* A rejected file leaves nothing open either. */
         fd = open(fixture_source_path, O_RDONLY | O_CLOEXEC);
         ASSERT_TRUE(fd >= 0);
-        ASSERT_EQ(symbolizer_add_module(s, 1, 1, fd, fixture_source_path), -ENOEXEC);
+        ASSERT_EQ(symbolizer_add_module(s, 1, 1, fd, fixture_source_path, NULL), -ENOEXEC);
         close(fd);
 
         ASSERT_TRUE(count_open_fds() > before);
@@ -490,6 +495,234 @@ static void free_closes_every_file_it_opened(void)
 static void free_accepts_null(void)
 {
         ASSERT_TRUE(!symbolizer_free(NULL));
+}
+
+/* A copy of path in dir as name; with a different build ID when tweak != 0 (its last byte xor'ed). */
+static char *copy_fixture(const char *dir, const char *name, const char *path, uint8_t tweak)
+{
+        _cleanup_free_ char *data = NULL;
+        char *out = NULL;
+        size_t size = 0;
+        FILE *f = fopen(path, "re");
+
+        ASSERT_TRUE(f);
+        {
+                char buf[65536];
+                size_t k;
+
+                while ((k = fread(buf, 1, sizeof(buf), f)) > 0) {
+                        data = realloc(data, size + k);
+                        ASSERT_TRUE(data);
+                        memcpy(data + size, buf, k);
+                        size += k;
+                }
+        }
+        fclose(f);
+        if (tweak) {
+                Elf *elf;
+                const void *id = NULL;
+                ssize_t len;
+                char *at;
+
+                ASSERT_TRUE(elf_version(EV_CURRENT) != EV_NONE);
+                elf = elf_memory(data, size);
+                ASSERT_TRUE(elf);
+                len = dwelf_elf_gnu_build_id(elf, &id);
+                ASSERT_TRUE(len > 0);
+                at = memmem(data, size, id, len);
+                ASSERT_TRUE(at);
+                elf_end(elf);
+                at[len - 1] ^= tweak;
+        }
+        ASSERT_TRUE(asprintf(&out, "%s/%s", dir, name) > 0);
+        f = fopen(out, "we");
+        ASSERT_TRUE(f);
+        ASSERT_EQ(fwrite(data, 1, size, f), size);
+        ASSERT_EQ(fclose(f), 0);
+        return out;
+}
+
+static void add_path(struct symbolizer *s, const char *path, struct stat *st, int expect)
+{
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+        ASSERT_TRUE(fd >= 0);
+        ASSERT_EQ(fstat(fd, st), 0);
+        ASSERT_EQ(symbolizer_add_module(s, st->st_dev, st->st_ino, fd, path,
+                                        &(struct symbol_source) { .pid = 0, .path = path }), expect);
+}
+
+static int reopen_by_path(void *userdata, uint64_t dev, uint64_t ino, const struct symbol_source *src)
+{
+        int fd = open(src->path, O_RDONLY | O_CLOEXEC);
+
+        (*(unsigned *)userdata)++;
+        return fd >= 0 ? fd : -errno;
+}
+
+static void copies_with_one_build_id_share_one_file(void)
+{
+        char dir[] = "/tmp/test-symbolize.XXXXXX";
+        _cleanup_(symbolizer_freep) struct symbolizer *s = NULL;
+        uint64_t offset = file_offset_in_maps(fixture_symbol("fixture_call"), fixture_path);
+        struct symbolizer_stats stats;
+        struct symbol_frame info;
+        struct stat st[5];
+        char *paths[5];
+
+        ASSERT_TRUE(mkdtemp(dir));
+        ASSERT_EQ(symbolizer_new(NULL, &s), 0);
+        for (int i = 0; i < 5; i++) {
+                char name[32];
+
+                snprintf(name, sizeof(name), "copy%d.so", i);
+                paths[i] = copy_fixture(dir, name, fixture_path, 0);
+                add_path(s, paths[i], &st[i], 0);
+        }
+        symbolizer_get_stats(s, &stats);
+        ASSERT_EQ(stats.files, 5);
+        ASSERT_EQ(stats.images, 1);
+        ASSERT_EQ(stats.open, 1);
+        ASSERT_EQ(resolve_one(s, st[4].st_dev, st[4].st_ino, offset, false, &info), 0);
+        ASSERT_STREQ(info.symbol, "fixture_call");
+        for (int i = 0; i < 5; i++) {
+                ASSERT_EQ(unlink(paths[i]), 0);
+                free(paths[i]);
+        }
+        ASSERT_EQ(rmdir(dir), 0);
+}
+
+static void open_files_stay_within_the_limit_and_reopen_when_needed(void)
+{
+        char dir[] = "/tmp/test-symbolize.XXXXXX";
+        unsigned reopens = 0;
+        uint64_t offset = file_offset_in_maps(fixture_symbol("fixture_call"), fixture_path);
+        struct symbolizer *s = NULL;
+        struct symbolizer_stats stats;
+        struct symbol_frame info;
+        struct stat st[20];
+        char *paths[20];
+        int before = count_open_fds();
+
+        ASSERT_TRUE(mkdtemp(dir));
+        ASSERT_EQ(symbolizer_new(&(struct symbolizer_settings) {
+                .limits = { .max_open_files = 16 },
+                .reopen = reopen_by_path,
+                .userdata = &reopens,
+        }, &s), 0);
+        for (int i = 0; i < 20; i++) {
+                char name[32];
+
+                snprintf(name, sizeof(name), "distinct%d.so", i);
+                paths[i] = copy_fixture(dir, name, fixture_path, (uint8_t)(i + 1));
+                add_path(s, paths[i], &st[i], 0);
+                symbolizer_get_stats(s, &stats);
+                ASSERT_TRUE(stats.open <= 16);
+        }
+        ASSERT_EQ(stats.images, 20);
+        ASSERT_EQ(stats.open, 16);
+        ASSERT_TRUE(count_open_fds() <= before + 16);
+        /* The first ones were closed: resolving one opens it again (closing another). */
+        ASSERT_EQ(resolve_one(s, st[0].st_dev, st[0].st_ino, offset, false, &info), 0);
+        ASSERT_STREQ(info.symbol, "fixture_call");
+        ASSERT_EQ(reopens, 1);
+        symbolizer_get_stats(s, &stats);
+        ASSERT_EQ(stats.open, 16);
+        ASSERT_EQ(stats.reopened, 1);
+        /* Cached: no reopening for an address resolved before, even closed again. */
+        for (int i = 1; i < 20; i++)
+                ASSERT_EQ(resolve_one(s, st[i].st_dev, st[i].st_ino, offset, false, &info), 0);
+        ASSERT_EQ(resolve_one(s, st[0].st_dev, st[0].st_ino, offset, false, &info), 0);
+        ASSERT_STREQ(info.symbol, "fixture_call");
+        /* A file that cannot be opened again: its frames stay unnamed, nothing fails. */
+        ASSERT_EQ(unlink(paths[1]), 0);
+        ASSERT_EQ(resolve_one(s, st[1].st_dev, st[1].st_ino, offset + 1, false, &info), 0);
+        ASSERT_TRUE(info.symbol == NULL);
+        symbolizer_get_stats(s, &stats);
+        ASSERT_EQ(stats.reopen_failed, 1);
+
+        /* Released with the last reference: nothing stays open or known. */
+        for (int i = 0; i < 20; i++) {
+                symbolizer_release_module(s, st[i].st_dev, st[i].st_ino);
+                if (i != 1)
+                        ASSERT_EQ(unlink(paths[i]), 0);
+                free(paths[i]);
+        }
+        symbolizer_get_stats(s, &stats);
+        ASSERT_EQ(stats.files, 0);
+        ASSERT_EQ(stats.images, 0);
+        ASSERT_EQ(stats.open, 0);
+        ASSERT_EQ(count_open_fds(), before);
+        ASSERT_TRUE(!symbolizer_free(s));
+        ASSERT_EQ(rmdir(dir), 0);
+}
+
+static void each_reference_is_released_once(void)
+{
+        _cleanup_(symbolizer_freep) struct symbolizer *s = NULL;
+        struct symbolizer_stats stats;
+        struct stat st;
+
+        ASSERT_EQ(symbolizer_new(NULL, &s), 0);
+        add_path(s, fixture_path, &st, 0);
+        add_path(s, fixture_path, &st, 0);
+        add_path(s, fixture_source_path, &st, -ENOEXEC);
+        add_path(s, fixture_source_path, &st, -ENOEXEC);
+        symbolizer_release_module(s, st.st_dev, st.st_ino);
+        ASSERT_TRUE(symbolizer_has_module(s, st.st_dev, st.st_ino));
+        symbolizer_release_module(s, st.st_dev, st.st_ino);
+        ASSERT_TRUE(!symbolizer_has_module(s, st.st_dev, st.st_ino));
+        symbolizer_release_module(s, st.st_dev, st.st_ino);     /* one too many: ignored */
+        ASSERT_EQ(stat(fixture_path, &st), 0);
+        symbolizer_release_module(s, st.st_dev, st.st_ino);
+        ASSERT_TRUE(symbolizer_has_module(s, st.st_dev, st.st_ino));
+        symbolizer_release_module(s, st.st_dev, st.st_ino);
+        symbolizer_get_stats(s, &stats);
+        ASSERT_EQ(stats.files, 0);
+        ASSERT_EQ(stats.images, 0);
+}
+
+static void note_message(void *userdata, const char *message)
+{
+        char **kept = userdata;
+
+        free(*kept);
+        *kept = strdup(message);
+}
+
+static void debug_info_inflating_past_the_limit_is_refused_with_names_kept(void)
+{
+        uint64_t offset = file_offset_in_maps(fixture_call_return_address(), fixture_path);
+        _cleanup_free_ char *said = NULL;
+        struct symbolizer_stats stats;
+        struct symbol_frame info;
+        struct stat st;
+
+        /* Compressed debug sections in the object itself, and in its separate debug file. */
+        for (int i = 0; i < 2; i++) {
+                const char *path = i == 0 ? fixture_zinline_path : fixture_zsplit_path;
+                _cleanup_(symbolizer_freep) struct symbolizer *roomy = NULL, *tight = NULL;
+
+                ASSERT_EQ(symbolizer_new(NULL, &roomy), 0);
+                add_path(roomy, path, &st, 0);
+                ASSERT_EQ(resolve_one(roomy, st.st_dev, st.st_ino, offset, true, &info), 0);
+                ASSERT_STREQ(info.symbol, "fixture_caller");
+                ASSERT_EQ(info.line, marker_line("call"));
+
+                ASSERT_EQ(symbolizer_new(&(struct symbolizer_settings) {
+                        .limits = { .max_section_bytes = 64 },
+                        .note = note_message,
+                        .userdata = &said,
+                }, &tight), 0);
+                add_path(tight, path, &st, 0);
+                ASSERT_EQ(resolve_one(tight, st.st_dev, st.st_ino, offset, true, &info), 0);
+                ASSERT_STREQ(info.symbol, "fixture_caller");
+                ASSERT_TRUE(info.file == NULL);
+                ASSERT_EQ(info.line, 0);
+                ASSERT_TRUE(said && strstr(said, "inflate") && strstr(said, path));
+                symbolizer_get_stats(tight, &stats);
+                ASSERT_EQ(stats.refused, 1);
+        }
 }
 
 int main(int argc, char *argv[])
@@ -509,12 +742,18 @@ int main(int argc, char *argv[])
                 TEST(free_accepts_null),
                 TEST(inlined_calls_are_frames_with_their_call_sites),
                 TEST(demangles_cxx_and_rust_legacy_and_v0),
+                TEST(copies_with_one_build_id_share_one_file),
+                TEST(open_files_stay_within_the_limit_and_reopen_when_needed),
+                TEST(each_reference_is_released_once),
+                TEST(debug_info_inflating_past_the_limit_is_refused_with_names_kept),
         };
 
-        if (argc != 5) {
-                fprintf(stderr, "usage: %s FIXTURE.so SPLIT.so NODEBUG.so FIXTURE.c\n", argv[0]);
+        if (argc != 7) {
+                fprintf(stderr, "usage: %s FIXTURE.so SPLIT.so NODEBUG.so FIXTURE.c ZSPLIT.so ZINLINE.so\n", argv[0]);
                 return EXIT_FAILURE;
         }
+        fixture_zsplit_path = argv[5];
+        fixture_zinline_path = argv[6];
         fixture_path = argv[1];
         fixture_split_path = argv[2];
         fixture_nodebug_path = argv[3];
