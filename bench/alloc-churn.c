@@ -2,12 +2,18 @@
 /* Benchmark workload: a steady churn of malloc/free (sizes 16..4095 bytes, 1024 blocks live per
  * thread), the pattern of a busy service. Waits for a line on stdin so memleakd can attach
  * first, then prints the loop's wall time in nanoseconds and the number of allocator calls.
- * usage: alloc-churn ITERATIONS THREADS */
+ * With "fork", a child forked after that line does the churn at once (the worker a traced server
+ * forks), and the time is the child's.
+ * usage: alloc-churn ITERATIONS THREADS [fork] */
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #define LIVE 1024
 
@@ -50,7 +56,10 @@ int main(int argc, char *argv[])
         uint64_t start, end;
         char line[16];
 
-        if (argc != 3)
+        bool in_child = argc == 4 && strcmp(argv[3], "fork") == 0;
+        pid_t child = 0;
+
+        if (argc != 3 && !in_child)
                 return 2;
         iterations = atol(argv[1]);
         n_threads = atol(argv[2]);
@@ -60,6 +69,15 @@ int main(int argc, char *argv[])
         printf("ready\n");
         if (!fgets(line, sizeof(line), stdin))
                 return 1;
+        if (in_child) {
+                int status;
+
+                child = fork();
+                if (child < 0)
+                        return 1;
+                if (child > 0)
+                        return waitpid(child, &status, 0) == child && WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+        }
         start = now_ns();
         for (long t = 0; t < n_threads; t++)
                 if (pthread_create(&threads[t], NULL, churn, (void *)(uintptr_t)t) != 0)

@@ -77,19 +77,17 @@ static __always_inline void count(enum memleak_counter c)
 
 #define MAX_PIDNS_LEVEL 32
 
-/* The calling process's tgid as the daemon sees it; 0 if the daemon cannot see it.
- * bpf_get_ns_current_pid_tgid() only answers for tasks whose own pid namespace is the daemon's,
- * not for those in containers below it, so walk the leader's struct pid levels instead: its
- * number at the level whose namespace is the daemon's is the pid the daemon knows. */
-static __always_inline __u32 current_tgid(void)
+/* task's tgid as the daemon sees it; 0 if the daemon cannot see it. bpf_get_ns_current_pid_tgid()
+ * only answers for tasks whose own pid namespace is the daemon's, not for those in containers
+ * below it, so walk the leader's struct pid levels instead: its number at the level whose
+ * namespace is the daemon's is the pid the daemon knows. */
+static __always_inline __u32 task_tgid_seen(struct task_struct *task)
 {
-        struct task_struct *task;
         struct pid *pid;
         unsigned int level;
 
         if (pidns_ino == 0)
-                return bpf_get_current_pid_tgid() >> 32;
-        task = (struct task_struct *)bpf_get_current_task();
+                return BPF_CORE_READ(task, tgid);
         pid = BPF_CORE_READ(task, group_leader, thread_pid);
         if (!pid)
                 return 0;
@@ -105,6 +103,14 @@ static __always_inline __u32 current_tgid(void)
                         return up.nr;
         }
         return 0;
+}
+
+/* The calling process's tgid as the daemon sees it; 0 if the daemon cannot see it. */
+static __always_inline __u32 current_tgid(void)
+{
+        if (pidns_ino == 0)
+                return bpf_get_current_pid_tgid() >> 32;
+        return task_tgid_seen((struct task_struct *)bpf_get_current_task());
 }
 
 static __always_inline void combined_add_in(__u32 tgid, __u32 space, __s64 stack_id, __u64 size)
@@ -832,5 +838,37 @@ int BPF_PROG(record_exec, struct task_struct *p, pid_t old_pid, struct linux_bin
                 w.found = 0;
                 bpf_find_vma(task, next, record_vma, &w, 0);
         }
+        return 0;
+}
+
+/* A traced process forked: the child's copy of its memory holds the probes' breakpoints, and
+ * every allocator call of the child would trap for nothing (the child is not traced). Say so,
+ * and the daemon has them removed. Threads share the target's memory (and are traced), a vfork
+ * child shares it until it execs: neither is reported. */
+struct {
+        __uint(type, BPF_MAP_TYPE_RINGBUF);
+        __uint(max_entries, MEMLEAK_FORK_RING_BYTES);
+} forks SEC(".maps");
+
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(record_fork, struct task_struct *parent, struct task_struct *child)
+{
+        struct fork_event *e;
+        __u32 parent_tgid;
+
+        if (BPF_CORE_READ(child, tgid) == BPF_CORE_READ(parent, tgid) ||
+            BPF_CORE_READ(child, mm) == BPF_CORE_READ(parent, mm))
+                return 0;
+        parent_tgid = task_tgid_seen(parent);
+        if (!parent_tgid || parent_tgid == MEMLEAK_KERNEL_TGID || !bpf_map_lookup_elem(&targets, &parent_tgid))
+                return 0;
+        e = bpf_ringbuf_reserve(&forks, sizeof(*e), 0);
+        if (!e) {
+                count(COUNTER_LOST_FORK_EVENTS);
+                return 0;
+        }
+        e->parent_tgid = parent_tgid;
+        e->child_tgid = task_tgid_seen(child);
+        bpf_ringbuf_submit(e, 0);
         return 0;
 }

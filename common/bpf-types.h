@@ -77,8 +77,18 @@ enum memleak_counter {
                                          * call can split; the rest stay outstanding */
         COUNTER_LOST_FILE_MAPPINGS,     /* run: a file mapping the recording map had no room for
                                          * (frames in that file may stay unresolved) */
+        COUNTER_LOST_FORK_EVENTS,       /* a target forked and the ring buffer had no room to say
+                                         * so: that child keeps paying for the probes */
         _COUNTER_MAX,
 };
+
+/* A traced process forked a child (not a thread, not a vfork sharing its memory): the child
+ * inherited the breakpoints of its parent's probes, which memleakd then clears. */
+struct fork_event {
+        __u32 parent_tgid;      /* as the daemon's pid namespace numbers them */
+        __u32 child_tgid;
+};
+#define MEMLEAK_FORK_RING_BYTES (64 * 1024)
 
 /* Stack ids below zero mean "no stack": the negated errno from bpf_get_stackid. */
 

@@ -485,6 +485,7 @@ static const struct {
         { ETIMEDOUT, "ETIMEDOUT" },
         { ECONNREFUSED, "ECONNREFUSED" },
         { ECANCELED, "ECANCELED" },
+        { EUSERS, "EUSERS" },
 };
 
 const char *memleak_errno_to_code(int error)

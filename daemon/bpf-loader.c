@@ -36,6 +36,7 @@ static const char *const counter_names[_COUNTER_MAX] = {
         [COUNTER_LOST_MMAPS_MAP_FULL] = "mmaps_map_full",
         [COUNTER_LOST_MMAP_RANGES] = "mmap_ranges_cut",
         [COUNTER_LOST_FILE_MAPPINGS] = "file_mappings_lost",
+        [COUNTER_LOST_FORK_EVENTS] = "fork_events_lost",
 };
 
 const char *memleak_counter_name(enum memleak_counter c)
@@ -108,10 +109,14 @@ static struct bpf_program *uprobe_programs(struct memleak_bpf *skel, size_t i)
         return i == _ALLOC_KIND_MAX ? skel->progs.alloc_return : NULL;
 }
 
+/* A program that does nothing, for the probes that only make the kernel re-check breakpoints
+ * (bpf_loader_clear_inherited_uprobes); -1 without uprobe_multi links. */
+static int empty_uprobe_multi_prog = -1;
+
 /* Whether this kernel has uprobe_multi links (Linux 6.6): a trivial program loaded with their
  * attach type, linked to a file that does not exist, fails with ENOENT where the kernel knows
  * the attach type (it looked the path up) and EINVAL where it does not. MEMLEAKD_UPROBE_MULTI=0
- * in the environment says no, to exercise the fallback on any kernel. */
+ * in the environment says no, to exercise the fallback on any kernel. The program is kept. */
 static bool probe_uprobe_multi(void)
 {
         static const struct bpf_insn ret0[] = {
@@ -138,9 +143,44 @@ static bool probe_uprobe_multi(void)
         r = link < 0 ? errno : 0;
         if (link >= 0)
                 close(link);
-        close(prog);
-        return r == ENOENT || link >= 0;
+        if (r != ENOENT && link < 0) {
+                close(prog);
+                return false;
+        }
+        empty_uprobe_multi_prog = prog;
+        return true;
 }
+
+int bpf_loader_clear_inherited_uprobes(pid_t pid, const char *path, const uint64_t *offsets, size_t n)
+{
+        struct uprobe_multi_link_create attr = {};
+        int link;
+
+        if (empty_uprobe_multi_prog < 0)
+                return 0;       /* perf-event uprobes remove themselves at a child's first hit */
+        if (n == 0 || n > UINT32_MAX)
+                return -EINVAL;
+        attr.prog_fd = (__u32)empty_uprobe_multi_prog;
+        attr.attach_type = UPROBE_MULTI_ATTACH_TYPE;
+        attr.path = (__u64)(uintptr_t)path;
+        attr.offsets = (__u64)(uintptr_t)offsets;
+        attr.cnt = (__u32)n;
+        attr.pid = (__u32)pid;
+        link = (int)syscall(__NR_bpf, BPF_LINK_CREATE, &attr, sizeof(attr));
+        if (link < 0)
+                return -errno;
+        /* Unregistering re-checks every process mapping the file and removes the breakpoints no
+         * remaining probe wants there (each target's links want only its own memory). */
+        close(link);
+        return 0;
+}
+
+struct bpf_link *bpf_loader_attach_fork_watch(struct memleak_bpf *skel)
+{
+        return bpf_program__attach(skel->progs.record_fork);
+}
+
+int bpf_loader_forks_fd(struct memleak_bpf *skel) { return bpf_map__fd(skel->maps.forks); }
 
 static bool use_uprobe_multi;
 
@@ -228,6 +268,9 @@ fail:
 void bpf_loader_destroy(struct memleak_bpf *skel)
 {
         memleak_bpf__destroy(skel);     /* accepts NULL */
+        if (empty_uprobe_multi_prog >= 0)
+                close(empty_uprobe_multi_prog);
+        empty_uprobe_multi_prog = -1;
 }
 
 int bpf_loader_targets_fd(struct memleak_bpf *skel) { return bpf_map__fd(skel->maps.targets); }

@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include "bpf-types.h"
 
 struct bpf_link;
@@ -47,6 +48,17 @@ int bpf_loader_attach_uprobe(struct memleak_bpf *skel, enum alloc_kind kind, boo
  * path, for pid only, as one uprobe_multi link. Returns the link's fd or -errno. */
 int bpf_loader_attach_uprobes(struct memleak_bpf *skel, enum alloc_kind kind, bool is_return, int pid,
                               const char *path, const uint64_t *offsets, size_t n);
+
+/* Remove, from every process mapping path, the breakpoints at offsets that no probe wants there:
+ * those a target's child inherited when it forked. pid: the target (its own stay). Blocks for a
+ * grace period (tens of milliseconds): call it off the event loop. A no-op with perf-event
+ * uprobes, which remove themselves from a child at its first hit. */
+int bpf_loader_clear_inherited_uprobes(pid_t pid, const char *path, const uint64_t *offsets, size_t n);
+
+/* Fork events of targets (struct fork_event) come through this ring buffer once the program is
+ * attached. */
+struct bpf_link *bpf_loader_attach_fork_watch(struct memleak_bpf *skel);
+int bpf_loader_forks_fd(struct memleak_bpf *skel);
 
 /* Sum the per-CPU counters into totals[_COUNTER_MAX]. */
 int bpf_loader_read_counters(struct memleak_bpf *skel, uint64_t totals[_COUNTER_MAX]);

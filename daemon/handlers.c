@@ -14,6 +14,7 @@
 #include "manager.h"
 #include "protocol.h"
 #include "report.h"
+#include "server.h"
 #include "snapshot.h"
 #include "symbolize.h"
 
@@ -154,6 +155,41 @@ static cJSON *counters_to_json(const uint64_t totals[_COUNTER_MAX], bool losses)
         return o;
 }
 
+/* What the daemon holds against the bounds a traced process or a client could push it to. */
+static cJSON *limits_to_json(const struct manager *m)
+{
+        struct symbolizer_stats syms;
+        struct server_stats srv;
+        cJSON *o = cJSON_CreateObject(), *x;
+
+        if (!o)
+                return NULL;
+        symbolizer_get_stats(m->env.syms, &syms);
+        server_get_stats(m->server, &srv);
+        x = cJSON_AddObjectToObject(o, "exited");
+        json_add_u64(x, "bytes", manager_exited_bytes(m));
+        json_add_u64(x, "max_bytes", (uint64_t)m->config.exited_max_mb << 20);
+        json_add_u64(x, "dropped", m->exited_dropped);
+        x = cJSON_AddObjectToObject(o, "symbols");
+        json_add_u64(x, "files", syms.files);
+        json_add_u64(x, "distinct", syms.images);
+        json_add_u64(x, "open", syms.open);
+        json_add_u64(x, "max_open", m->config.symbols_max_open_files);
+        json_add_u64(x, "inflated_bytes", syms.open_bytes);
+        json_add_u64(x, "cache_bytes", syms.cache_bytes);
+        json_add_u64(x, "max_bytes", (uint64_t)m->config.symbols_max_mb << 20);
+        json_add_u64(x, "closed_for_limits", syms.closed_for_limits);
+        json_add_u64(x, "reopened", syms.reopened);
+        json_add_u64(x, "reopen_failed", syms.reopen_failed);
+        json_add_u64(x, "refused", syms.refused);
+        x = cJSON_AddObjectToObject(o, "clients");
+        json_add_u64(x, "connections", server_connections(m->server));
+        json_add_u64(x, "refused", srv.refused_full);
+        json_add_u64(x, "timed_out", srv.timed_out);
+        json_add_u64(x, "accept_paused", srv.accept_backoffs);
+        return o;
+}
+
 static int handle_status(struct manager *m, const struct ucred *peer,
                          const struct memleak_request *req, cJSON *reply, char **error)
 {
@@ -170,6 +206,7 @@ static int handle_status(struct manager *m, const struct ucred *peer,
         read_counters(m, totals);
         cJSON_AddItemToObject(reply, "counters", counters_to_json(totals, false));
         cJSON_AddItemToObject(reply, "lost", counters_to_json(totals, true));
+        cJSON_AddItemToObject(reply, "limits", limits_to_json(m));
         return 0;
 }
 
@@ -295,7 +332,7 @@ static int handle_report(struct manager *m, const struct ucred *peer,
                 else if (t->frozen) {
                         _cleanup_(stack_rows_done) struct stack_rows frozen = {};
 
-                        r = stack_collect_frozen(t->frozen, t->pid, min_age_ns, &frozen);
+                        r = stack_collect_frozen(t->frozen, &frozen);
                         if (r >= 0)
                                 r = append_rows(&rows, &frozen);
                         if (r < 0)

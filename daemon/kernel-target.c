@@ -129,7 +129,7 @@ static int add_object(struct target *t, const char *name)
                 return -ENOMEM;
         t->objects = no;
         t->objects[t->n_objects] = (struct target_object) {
-                .path = strdup(name), .probes = 1, .role = OBJECT_ROLE_TRACEPOINT,
+                .path = strdup(name), .probes = 1, .role = OBJECT_ROLE_TRACEPOINT, .fd = -1,
         };
         if (!t->objects[t->n_objects].path)
                 return -ENOMEM;

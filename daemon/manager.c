@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* The daemon's core: event loop, BPF state, targets, snapshot timer, socket, lifecycle. */
 #include <errno.h>
+#include <inttypes.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -15,6 +16,8 @@
 #include "util.h"
 #include "manager.h"
 #include "module-map.h"
+#include "fork-watch.h"
+#include "map-budget.h"
 #include "mounts.h"
 #include "server.h"
 #include "snapshot.h"
@@ -22,8 +25,27 @@
 #include "symbolize.h"
 #include "watchdog.h"
 
+/* How long after a target forks its child's inherited probes are cleared: forks close together
+ * (a server starting its workers) share the sweep. */
+#define CHILDREN_SWEEP_DELAY_USEC (20ULL * 1000)
+
+/* Follow forks while some process is traced. */
+static void update_fork_watch(struct manager *m)
+{
+        bool processes = false;
+        int r;
+
+        for (size_t i = 0; i < m->n_targets && !processes; i++)
+                processes = !m->targets[i]->exited && !m->targets[i]->kernel;
+        r = fork_watch_set_active(m->forks, processes);
+        if (r < 0)
+                log_warning_errno(r, "Cannot watch traced processes fork, ignoring: their children keep "
+                                  "paying for the probes they inherit: %m");
+}
+
 static void notify_status(struct manager *m)
 {
+        update_fork_watch(m);
         sd_notifyf(false, "STATUS=Tracing %u process%s", manager_live_targets(m),
                    manager_live_targets(m) == 1 ? "" : "es");
 }
@@ -58,6 +80,8 @@ void manager_remove_target(struct manager *m, struct target *t)
         notify_status(m);
 }
 
+static void prune_exited(struct manager *m);
+
 static void target_exited(struct manager *m, struct target *t)
 {
         log_info("Target pid %d (%s) exited; keeping its last report", (int)t->pid, t->comm);
@@ -65,8 +89,10 @@ static void target_exited(struct manager *m, struct target *t)
          * (BPF recorded them): the exited target's stacks still resolve. */
         target_refresh_modules(&m->env, t, true);
         target_stop(&m->env, t, true, true);
+        snapshot_ring_drop_rows(t->ring);       /* its trend needs the sums only */
         t->exited = true;
         t->exited_usec = now_realtime_usec();
+        prune_exited(m);
         notify_status(m);
 }
 
@@ -89,19 +115,36 @@ void manager_reap_exited_targets(struct manager *m)
         }
 }
 
-/* Keep at most max_targets records of exited targets: the oldest go first. */
+uint64_t manager_exited_bytes(const struct manager *m)
+{
+        uint64_t bytes = 0;
+
+        for (size_t i = 0; i < m->n_targets; i++)
+                if (m->targets[i]->exited)
+                        bytes += target_memory_bytes(m->targets[i]);
+        return bytes;
+}
+
+/* Keep at most max_targets records of exited targets, holding at most exited_max_mb: the oldest
+ * go first. */
 static void prune_exited(struct manager *m)
 {
+        uint64_t max_bytes = (uint64_t)m->config.exited_max_mb << 20;
         size_t exited = 0;
 
         for (size_t i = 0; i < m->n_targets; i++)
                 exited += m->targets[i]->exited;
-        while (exited > m->config.max_targets) {
+        /* The newest stays whatever it takes: memleakctl run asks for its report right after. */
+        while (exited > m->config.max_targets || (exited > 1 && manager_exited_bytes(m) > max_bytes)) {
+                struct target *oldest = NULL;
+
                 for (size_t i = 0; i < m->n_targets; i++)
-                        if (m->targets[i]->exited) {
-                                manager_remove_target(m, m->targets[i]);
-                                break;
-                        }
+                        if (m->targets[i]->exited && (!oldest || m->targets[i]->exited_usec < oldest->exited_usec))
+                                oldest = m->targets[i];
+                log_info("Dropping the report of pid %d (%s), which exited: the exited targets' reports hold "
+                         "more than exited_max_mb (or max_targets of them)", (int)oldest->pid, oldest->comm);
+                m->exited_dropped++;
+                manager_remove_target(m, oldest);
                 exited--;
         }
 }
@@ -188,6 +231,43 @@ static void take_snapshots(struct manager *m)
         }
 }
 
+static int on_children_timer(sd_event_source *s, uint64_t usec, void *userdata)
+{
+        struct manager *m = userdata;
+
+        for (size_t i = 0; i < m->n_targets; i++) {
+                struct target *t = m->targets[i];
+                int r;
+
+                if (!t->children_pending)
+                        continue;
+                t->children_pending = false;
+                r = target_clear_inherited_probes(t);
+                if (r < 0)
+                        log_warning_errno(r, "Cannot clear the probes pid %d's children inherited: %m", (int)t->pid);
+        }
+        return 0;
+}
+
+/* A target forked: its child inherited the breakpoints of its probes. They go shortly (forks
+ * close together share the one sweep), unless the child execs first, which drops them anyway. */
+static void on_target_fork(void *userdata, pid_t parent, pid_t child)
+{
+        struct manager *m = userdata;
+        struct target *t = manager_find_target(m, parent);
+        int r;
+
+        if (!t || t->exited)
+                return;
+        log_debug("Traced pid %d forked pid %d: clearing the probes it inherited", (int)parent, (int)child);
+        t->children_pending = true;
+        r = sd_event_source_set_time_relative(m->children_timer, CHILDREN_SWEEP_DELAY_USEC);
+        if (r >= 0)
+                r = sd_event_source_set_enabled(m->children_timer, SD_EVENT_ONESHOT);
+        if (r < 0)
+                log_warning_errno(r, "Cannot schedule clearing the probes of pid %d's children: %m", (int)parent);
+}
+
 static int on_snapshot_timer(sd_event_source *s, uint64_t usec, void *userdata)
 {
         struct manager *m = userdata;
@@ -200,8 +280,14 @@ static int on_snapshot_timer(sd_event_source *s, uint64_t usec, void *userdata)
 
 static struct symbolizer_limits symbolizer_limits_of(const struct memleakd_config *c)
 {
+        struct rlimit rl;
+        unsigned max_open = c->symbols_max_open_files;
+
+        /* Leave half the fds for clients, probes and the rest, whatever the configuration says. */
+        if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+                max_open = MIN(max_open, (unsigned)MAX(rl.rlim_cur / 2, (rlim_t)16));
         return (struct symbolizer_limits) {
-                .max_open_files = c->symbols_max_open_files,
+                .max_open_files = max_open,
                 .max_bytes = (uint64_t)c->symbols_max_mb << 20,
                 .max_section_bytes = (uint64_t)c->symbols_max_section_mb << 20,
         };
@@ -265,6 +351,44 @@ static int on_exit_signal(sd_event_source *s, const struct signalfd_siginfo *si,
         return sd_event_exit(m->event, 0);
 }
 
+/* Refuse map sizes this machine cannot hold, before the kernel tries (the OOM killer would
+ * answer, not an error). */
+static int check_map_budget(const struct bpf_sizes *sizes)
+{
+        struct memory_limits limits;
+        uint64_t need = map_budget_estimate(sizes), allowed;
+        int r;
+
+        r = map_budget_read_limits("/proc/meminfo", &limits);
+        if (r < 0)
+                return log_warning_errno(r, "Cannot read /proc/meminfo, not checking the map sizes: %m"), 0;
+        allowed = map_budget_allowed(&limits);
+        if (need <= allowed) {
+                log_debug("The BPF maps take %" PRIu64 " MiB (%" PRIu64 " MiB allowed)", need >> 20, allowed >> 20);
+                return 0;
+        }
+        return log_error_errno(ENOMEM, "The BPF maps would take %" PRIu64 " MiB of kernel memory at these sizes "
+                               "(max_allocs=%u, max_stacks=%u, max_stack_depth=%u, max_combined=%u, "
+                               "max_inflight=%u, max_mmaps=%u), more than this machine can hold: %" PRIu64
+                               " MiB (what is available, at most half the memory, 3/4 of the service's "
+                               "MemoryMax=). Lower them in the configuration.",
+                               need >> 20, sizes->max_allocs, sizes->max_stacks, sizes->max_stack_depth,
+                               sizes->max_combined, sizes->max_inflight, sizes->max_mmaps, allowed >> 20);
+}
+
+/* memleakd holds an fd per open file it symbolizes, per client, per probe link: take the hard
+ * limit (LimitNOFILE=), which select() never sees here (sd-event uses epoll). */
+static void raise_nofile(void)
+{
+        struct rlimit rl;
+
+        if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur >= rl.rlim_max)
+                return;
+        rl.rlim_cur = rl.rlim_max;
+        if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+                log_debug_errno(errno, "Cannot raise RLIMIT_NOFILE, ignoring: %m");
+}
+
 static void raise_memlock(void)
 {
         struct rlimit rl = { RLIM_INFINITY, RLIM_INFINITY };
@@ -317,6 +441,7 @@ int manager_new(struct memleakd_config *config, const char *config_path, struct 
 
         mounts_ensure();
         raise_memlock();
+        raise_nofile();
         sizes = (struct bpf_sizes) {
                 .max_targets = m->config.max_targets,
                 .max_allocs = m->config.max_allocs,
@@ -326,6 +451,9 @@ int manager_new(struct memleakd_config *config, const char *config_path, struct 
                 .max_mmaps = m->config.max_mmaps,
                 .max_stack_depth = m->config.max_stack_depth,
         };
+        r = check_map_budget(&sizes);
+        if (r < 0)
+                goto fail;
         m->env.skel = bpf_loader_open_and_load(&sizes);
         if (!m->env.skel) {
                 r = -errno;
@@ -367,6 +495,18 @@ int manager_new(struct memleakd_config *config, const char *config_path, struct 
                 log_error_errno(r, "Failed to arm the snapshot timer: %m");
                 goto fail;
         }
+        r = sd_event_add_time_relative(m->event, &m->children_timer, CLOCK_MONOTONIC, CHILDREN_SWEEP_DELAY_USEC,
+                                       1000, on_children_timer, m);
+        if (r >= 0)
+                r = sd_event_source_set_enabled(m->children_timer, SD_EVENT_OFF);
+        if (r < 0) {
+                log_error_errno(r, "Failed to arm the children timer: %m");
+                goto fail;
+        }
+        r = fork_watch_new(m->event, m->env.skel, on_target_fork, m, &m->forks);
+        if (r < 0)
+                log_warning_errno(r, "Cannot watch traced processes fork, ignoring: their children will keep "
+                                  "paying for the probes they inherit: %m");
         *ret = m;
         return 0;
 fail:
@@ -387,6 +527,8 @@ struct manager *manager_free(struct manager *m)
                 target_free(m->targets[i]);
         free(m->targets);
         server_free(m->server);
+        fork_watch_free(m->forks);
+        sd_event_source_disable_unref(m->children_timer);
         sd_event_source_disable_unref(m->snapshot_timer);
         symbolizer_free(m->env.syms);
         bpf_loader_destroy(m->env.skel);

@@ -9,6 +9,7 @@
 
 struct server;
 struct symbolizer;
+struct fork_watch;
 
 struct manager {
         sd_event *event;
@@ -19,6 +20,9 @@ struct manager {
         size_t n_targets;
         struct server *server;
         sd_event_source *snapshot_timer;
+        sd_event_source *children_timer;        /* clears the probes forked children inherited */
+        struct fork_watch *forks;
+        uint64_t exited_dropped;        /* exited targets' reports dropped to stay within bounds */
         uint64_t started_usec;          /* CLOCK_REALTIME */
         uint64_t started_mono_usec;
 };
@@ -34,6 +38,8 @@ struct target *manager_find_target(struct manager *m, pid_t pid);
 int manager_add_target(struct manager *m, struct target *t);
 void manager_remove_target(struct manager *m, struct target *t);
 unsigned manager_live_targets(const struct manager *m);
+/* The memory the records of exited targets hold. */
+uint64_t manager_exited_bytes(const struct manager *m);
 /* Mark the targets that exited and whose exit the event loop has not dispatched yet (a request
  * arriving right after a target's exit sees it exited, its report frozen). */
 void manager_reap_exited_targets(struct manager *m);

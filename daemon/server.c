@@ -18,12 +18,22 @@
 #include "protocol.h"
 #include "server.h"
 
+/* What a connection waits for, each with its own deadline (armed when the phase begins, never
+ * pushed back by bytes trickling in). */
+enum connection_phase {
+        PHASE_NONE,             /* just answered, or new: the next phase's deadline is armed anew */
+        PHASE_IDLE,             /* the next request: SERVER_IDLE_TIMEOUT_USEC */
+        PHASE_REQUEST,          /* the rest of a request begun: SERVER_REQUEST_TIMEOUT_USEC */
+        PHASE_REPLY,            /* the client reading its reply: SERVER_IDLE_TIMEOUT_USEC */
+};
+
 struct connection {
         struct server *server;
         int fd;
         struct ucred peer;
         sd_event_source *io;
-        sd_event_source *idle;
+        sd_event_source *deadline;
+        enum connection_phase phase;
         char *in;
         size_t in_len, in_cap;
         char *out;
@@ -40,6 +50,8 @@ struct server {
         void *userdata;
         struct connection *conns;
         unsigned n_conns;
+        sd_event_source *accept_retry;  /* armed while accept() is paused (EMFILE) */
+        struct server_stats stats;
 };
 
 static struct connection *connection_free(struct connection *c)
@@ -56,7 +68,7 @@ static struct connection *connection_free(struct connection *c)
                 c->server->n_conns--;
         }
         sd_event_source_disable_unref(c->io);
-        sd_event_source_disable_unref(c->idle);
+        sd_event_source_disable_unref(c->deadline);
         closep(&c->fd);
         free(c->in);
         free(c->out);
@@ -64,24 +76,29 @@ static struct connection *connection_free(struct connection *c)
         return NULL;
 }
 
-static int connection_update_events(struct connection *c)
+static bool connection_replying(const struct connection *c)
 {
-        uint32_t ev = 0;
-
-        if (c->out_off < c->out_len)
-                ev |= EPOLLOUT;
-        else if (!c->close_after_flush)
-                ev |= EPOLLIN;  /* read the next request only once the last answer is out */
-        return sd_event_source_set_io_events(c->io, ev);
+        return c->out_off < c->out_len;
 }
 
-static int connection_touch(struct connection *c)
+/* Watch for what the phase needs, and arm its deadline when it begins. */
+static int connection_set_phase(struct connection *c)
 {
+        enum connection_phase phase = connection_replying(c) ? PHASE_REPLY :
+                                      c->in_len > 0 ? PHASE_REQUEST : PHASE_IDLE;
         uint64_t now;
+        int r;
 
+        /* Read the next request only once the last answer is out. */
+        r = sd_event_source_set_io_events(c->io, connection_replying(c) ? EPOLLOUT :
+                                                 c->close_after_flush ? 0 : EPOLLIN);
+        if (r < 0 || phase == c->phase)
+                return r;
+        c->phase = phase;
         if (sd_event_now(c->server->event, CLOCK_MONOTONIC, &now) < 0)
                 return -EIO;
-        return sd_event_source_set_time(c->idle, now + SERVER_IDLE_TIMEOUT_USEC);
+        return sd_event_source_set_time(c->deadline, now + (phase == PHASE_REQUEST ? SERVER_REQUEST_TIMEOUT_USEC
+                                                                                     : SERVER_IDLE_TIMEOUT_USEC));
 }
 
 static int connection_queue(struct connection *c, const cJSON *msg)
@@ -102,15 +119,16 @@ static int connection_queue(struct connection *c, const cJSON *msg)
         return 0;
 }
 
-/* Write what we can; returns < 0 when the connection is finished (error, or done and closing). */
+/* Write what the socket takes; returns < 0 when the connection is finished (error, or done and
+ * closing), 1 when everything is out, 0 when some waits. */
 static int connection_flush(struct connection *c)
 {
-        while (c->out_off < c->out_len) {
+        while (connection_replying(c)) {
                 ssize_t k = send(c->fd, c->out + c->out_off, c->out_len - c->out_off, MSG_NOSIGNAL | MSG_DONTWAIT);
 
                 if (k < 0) {
                         if (errno == EAGAIN || errno == EINTR)
-                                return connection_update_events(c);
+                                return 0;
                         return -errno;  /* the client hung up */
                 }
                 c->out_off += k;
@@ -118,9 +136,7 @@ static int connection_flush(struct connection *c)
         free(c->out);
         c->out = NULL;
         c->out_len = c->out_off = 0;
-        if (c->close_after_flush)
-                return -ECONNRESET;
-        return connection_update_events(c);
+        return c->close_after_flush ? -ECONNRESET : 1;
 }
 
 static int connection_answer_error(struct connection *c, int error, const char *message)
@@ -133,37 +149,39 @@ static int connection_answer_error(struct connection *c, int error, const char *
         return connection_queue(c, reply);
 }
 
-/* Answer every complete line in the input buffer. */
+/* Answer the complete requests in the input buffer one at a time, each only once the reply before
+ * it is out: a client that sends many and reads none holds one reply, not all of them. */
 static int connection_process(struct connection *c)
 {
-        size_t start = 0;
-        int r = 0;
+        int r;
 
-        while (!c->close_after_flush) {
-                char *nl = memchr(c->in + start, '\n', c->in_len - start);
+        while (!c->close_after_flush && !connection_replying(c)) {
+                char *nl = memchr(c->in, '\n', c->in_len);
                 _cleanup_json_ cJSON *reply = NULL;
                 size_t len;
 
-                if (!nl)
-                        break;
-                len = nl - (c->in + start) + 1;
-                reply = c->server->fn(c->server->userdata, &c->peer, c->in + start, len);
-                if (!reply)
-                        return -ENOMEM;
-                r = connection_queue(c, reply);
+                if (!nl) {
+                        if (c->in_len < MEMLEAK_MAX_REQUEST_BYTES)
+                                break;
+                        /* No newline within the limit: the frame boundary is lost, so answer and close. */
+                        r = connection_answer_error(c, E2BIG, "Request larger than 65536 bytes");
+                } else {
+                        len = nl - c->in + 1;
+                        reply = c->server->fn(c->server->userdata, &c->peer, c->in, len);
+                        if (!reply)
+                                return -ENOMEM;
+                        memmove(c->in, c->in + len, c->in_len - len);
+                        c->in_len -= len;
+                        c->phase = PHASE_NONE;  /* a request done: what follows gets its own deadline */
+                        r = connection_queue(c, reply);
+                }
                 if (r < 0)
                         return r;
-                start += len;
-        }
-        memmove(c->in, c->in + start, c->in_len - start);
-        c->in_len -= start;
-        if (c->in_len >= MEMLEAK_MAX_REQUEST_BYTES) {
-                /* No newline within the limit: the frame boundary is lost, so answer and close. */
-                r = connection_answer_error(c, E2BIG, "Request larger than 65536 bytes");
+                r = connection_flush(c);
                 if (r < 0)
                         return r;
         }
-        return connection_flush(c);
+        return connection_set_phase(c);
 }
 
 static int connection_read(struct connection *c)
@@ -208,6 +226,8 @@ static int on_connection_io(sd_event_source *s, int fd, uint32_t revents, void *
         }
         if (revents & EPOLLOUT) {
                 r = connection_flush(c);
+                if (r > 0)
+                        r = connection_process(c);      /* a request read with the last one */
                 if (r < 0)
                         goto close;
         }
@@ -216,7 +236,6 @@ static int on_connection_io(sd_event_source *s, int fd, uint32_t revents, void *
                 if (r < 0)
                         goto close;
                 if (r > 0) {
-                        connection_touch(c);
                         r = connection_process(c);
                         if (r < 0)
                                 goto close;
@@ -230,13 +249,64 @@ close:
         return 0;
 }
 
-static int on_connection_idle(sd_event_source *s, uint64_t usec, void *userdata)
+static int on_connection_deadline(sd_event_source *s, uint64_t usec, void *userdata)
 {
         struct connection *c = userdata;
 
-        log_debug("Closing idle connection of pid %d", (int)c->peer.pid);
+        c->server->stats.timed_out++;
+        log_debug("Closing the connection of pid %d (uid %u): %s", (int)c->peer.pid, (unsigned)c->peer.uid,
+                  c->phase == PHASE_REQUEST ? "its request was not complete within 10 s" :
+                  c->phase == PHASE_REPLY ? "it did not read its reply within 30 s" : "idle for 30 s");
         connection_free(c);
         return 0;
+}
+
+static int on_accept_retry(sd_event_source *s, uint64_t usec, void *userdata)
+{
+        struct server *srv = userdata;
+
+        srv->accept_retry = sd_event_source_disable_unref(srv->accept_retry);
+        (void)sd_event_source_set_enabled(srv->listen_source, SD_EVENT_ON);
+        return 0;
+}
+
+/* accept() fails while the daemon has no fd to spare: the socket stays readable, so wait. */
+static void pause_accepting(struct server *srv, int error)
+{
+        int r;
+
+        if (srv->accept_retry)
+                return;
+        srv->stats.accept_backoffs++;
+        log_warning_errno(error, "Cannot accept clients (%m): pausing for 250 ms");
+        r = sd_event_add_time_relative(srv->event, &srv->accept_retry, CLOCK_MONOTONIC,
+                                       SERVER_ACCEPT_BACKOFF_USEC, 0, on_accept_retry, srv);
+        if (r >= 0)
+                (void)sd_event_source_set_enabled(srv->listen_source, SD_EVENT_OFF);
+}
+
+static unsigned connections_of(const struct server *srv, uid_t uid)
+{
+        unsigned n = 0;
+
+        for (const struct connection *c = srv->conns; c; c = c->next)
+                n += c->peer.uid == uid;
+        return n;
+}
+
+/* Why peer may not have one more connection (NULL: it may): root up to the total, any other uid
+ * up to its own share and never into the slots kept for root. */
+static const char *connection_refusal(const struct server *srv, uid_t uid)
+{
+        if (srv->n_conns >= SERVER_MAX_CONNECTIONS)
+                return "Too many connections to memleakd";
+        if (uid == 0)
+                return NULL;
+        if (srv->n_conns - connections_of(srv, 0) >= SERVER_MAX_CONNECTIONS - SERVER_ROOT_RESERVED)
+                return "Too many connections to memleakd (the rest are kept for root)";
+        if (connections_of(srv, uid) >= SERVER_MAX_CONNECTIONS_PER_USER)
+                return "Too many connections from this user (8 at most)";
+        return NULL;
 }
 
 static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdata)
@@ -244,18 +314,15 @@ static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdat
         struct server *srv = userdata;
         struct connection *c;
         socklen_t len = sizeof(struct ucred);
-        uint64_t now;
+        const char *refusal;
         int cfd, r;
 
         cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (cfd < 0) {
-                if (errno != EAGAIN && errno != EINTR)
+                if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
+                        pause_accepting(srv, errno);
+                else if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
                         log_warning_errno(errno, "Failed to accept a client, ignoring: %m");
-                return 0;
-        }
-        if (srv->n_conns >= SERVER_MAX_CONNECTIONS) {
-                log_warning("Refusing a client: %u connections already open", srv->n_conns);
-                close(cfd);
                 return 0;
         }
         c = calloc(1, sizeof(*c));
@@ -268,19 +335,32 @@ static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdat
                 connection_free(c);
                 return 0;
         }
+        refusal = connection_refusal(srv, c->peer.uid);
         c->server = srv;
         c->next = srv->conns;
         if (srv->conns)
                 srv->conns->prev = c;
         srv->conns = c;
         srv->n_conns++;
-        sd_event_now(srv->event, CLOCK_MONOTONIC, &now);
         r = sd_event_add_io(srv->event, &c->io, cfd, EPOLLIN, on_connection_io, c);
         if (r >= 0)
-                r = sd_event_add_time(srv->event, &c->idle, CLOCK_MONOTONIC,
-                                      now + SERVER_IDLE_TIMEOUT_USEC, 0, on_connection_idle, c);
+                r = sd_event_add_time(srv->event, &c->deadline, CLOCK_MONOTONIC, UINT64_MAX, 0,
+                                      on_connection_deadline, c);
+        if (r >= 0 && refusal) {
+                /* Said to the client (who may be about to send), then closed. */
+                srv->stats.refused_full++;
+                log_debug("Refusing a client, pid %d uid %u: %s", (int)c->peer.pid, (unsigned)c->peer.uid, refusal);
+                r = connection_answer_error(c, EUSERS, refusal);
+                if (r >= 0)
+                        r = connection_flush(c);
+                if (r == -EPIPE)
+                        r = -ECONNRESET;
+        }
+        if (r >= 0)
+                r = connection_set_phase(c);
         if (r < 0) {
-                log_warning_errno(r, "Failed to watch a client, dropping it: %m");
+                if (r != -ECONNRESET)
+                        log_warning_errno(r, "Failed to watch a client, dropping it: %m");
                 connection_free(c);
         }
         return 0;
@@ -313,6 +393,7 @@ struct server *server_free(struct server *s)
                 return NULL;
         while (s->conns)
                 connection_free(s->conns);
+        sd_event_source_disable_unref(s->accept_retry);
         sd_event_source_disable_unref(s->listen_source);
         closep(&s->listen_fd);
         sd_event_unref(s->event);
@@ -323,6 +404,11 @@ struct server *server_free(struct server *s)
 unsigned server_connections(const struct server *s)
 {
         return s->n_conns;
+}
+
+void server_get_stats(const struct server *s, struct server_stats *ret)
+{
+        *ret = s->stats;
 }
 
 static int ensure_socket_dir(const char *path, char **error)

@@ -76,3 +76,24 @@ const struct snapshot *snapshot_ring_newest(const struct snapshot_ring *r)
 {
         return r && r->count ? snapshot_ring_get(r, r->count - 1) : NULL;
 }
+
+void snapshot_ring_drop_rows(struct snapshot_ring *r)
+{
+        for (uint32_t i = 0; r && i < r->depth; i++) {
+                free(r->slots[i].rows);
+                r->slots[i].rows = NULL;
+                r->slots[i].n_rows = 0;
+        }
+}
+
+uint64_t snapshot_ring_bytes(const struct snapshot_ring *r)
+{
+        uint64_t bytes;
+
+        if (!r)
+                return 0;
+        bytes = sizeof(*r) + (uint64_t)r->depth * sizeof(struct snapshot);
+        for (uint32_t i = 0; i < r->depth; i++)
+                bytes += r->slots[i].n_rows * sizeof(struct snapshot_row);
+        return bytes;
+}

@@ -27,6 +27,11 @@ struct snapshot_ring *snapshot_ring_free(struct snapshot_ring *r);
 /* Take ownership of s->rows (also on failure); compute the sums; drop the oldest when full. */
 int snapshot_ring_push(struct snapshot_ring *r, uint64_t timestamp_usec, struct snapshot_row *rows, size_t n_rows);
 
+/* Drop every snapshot's rows, keeping its time and sums: what an exited target's trend needs. */
+void snapshot_ring_drop_rows(struct snapshot_ring *r);
+/* The memory the ring holds. */
+uint64_t snapshot_ring_bytes(const struct snapshot_ring *r);
+
 uint32_t snapshot_ring_count(const struct snapshot_ring *r);
 uint32_t snapshot_ring_depth(const struct snapshot_ring *r);
 /* i = 0 is the oldest kept; NULL past the end. */

@@ -227,135 +227,54 @@ void frozen_target_free(struct frozen_target *f)
 {
         if (!f)
                 return;
-        free(f->allocs);
-        free(f->stacks);
+        stack_rows_done(&f->rows);
         free(f);
 }
 
-static int frozen_cmp_stack(const void *a, const void *b)
-{
-        const struct frozen_stack *x = a, *y = b;
-
-        return x->stack_id < y->stack_id ? -1 : x->stack_id > y->stack_id;
-}
-
-static const struct frozen_stack *frozen_find_stack(const struct frozen_target *f, int64_t id)
-{
-        struct frozen_stack key = { .stack_id = id };
-
-        if (f->n_stacks == 0)
-                return NULL;
-        return bsearch(&key, f->stacks, f->n_stacks, sizeof(*f->stacks), frozen_cmp_stack);
-}
-
-/* pid's outstanding allocations in one map (allocs or mmaps), appended to f->allocs. */
-static int freeze_allocs(int fd, uint32_t max, pid_t pid, struct frozen_target *f)
-{
-        _cleanup_(map_dump_done) struct map_dump d = {};
-        struct frozen_alloc *n;
-        int r;
-
-        r = map_dump_hash(fd, sizeof(struct alloc_key), sizeof(struct alloc_info), max, &d);
-        if (r < 0)
-                return r;
-        n = realloc(f->allocs, MAX(f->n_allocs + d.n, (size_t)1) * sizeof(*n));
-        if (!n)
-                return -ENOMEM;
-        f->allocs = n;
-        for (size_t i = 0; i < d.n; i++) {
-                const struct alloc_key *k = (const struct alloc_key *)d.keys + i;
-                const struct alloc_info *v = (const struct alloc_info *)d.values + i;
-
-                if ((pid_t)k->tgid != pid)
-                        continue;
-                f->allocs[f->n_allocs++] = (struct frozen_alloc) {
-                        .space = row_space(k), .stack_id = v->stack_id, .size = v->size,
-                        .timestamp_ns = v->timestamp_ns,
-                };
-        }
-        return 0;
-}
-
-int stack_collect_freeze(struct memleak_bpf *skel, const struct map_limits *lim, pid_t pid,
+int stack_collect_freeze(struct memleak_bpf *skel, const struct map_limits *lim, pid_t pid, bool from_allocs,
                          struct frozen_target **ret)
 {
         struct frozen_target *f;
-        int stacks_fd = bpf_loader_stacks_fd(skel);
-        size_t n_unique;
         int r;
 
         f = calloc(1, sizeof(*f));
         if (!f)
                 return -ENOMEM;
-        r = freeze_allocs(bpf_loader_allocs_fd(skel), lim->max_allocs, pid, f);
-        if (r >= 0)
-                r = freeze_allocs(bpf_loader_mmaps_fd(skel), lim->max_mmaps, pid, f);
-        if (r >= 0) {
-                f->stacks = malloc(MAX(f->n_allocs, (size_t)1) * sizeof(*f->stacks));
-                if (!f->stacks)
-                        r = -ENOMEM;
-        }
+        /* The per-stack totals with their frames: what every later report of it needs. */
+        r = stack_collect_live(skel, lim, &pid, 1, 0, from_allocs, &f->rows);
         if (r < 0) {
-                frozen_target_free(f);
+                free(f);
                 return r;
         }
-        /* One copy of each distinct stack the allocations refer to. */
-        for (size_t i = 0; i < f->n_allocs; i++)
-                if (f->allocs[i].stack_id >= 0)
-                        f->stacks[f->n_stacks++].stack_id = f->allocs[i].stack_id;
-        qsort(f->stacks, f->n_stacks, sizeof(*f->stacks), frozen_cmp_stack);
-        n_unique = 0;
-        for (size_t i = 0; i < f->n_stacks; i++) {
-                struct frozen_stack *s = &f->stacks[n_unique];
-                uint32_t id = (uint32_t)f->stacks[i].stack_id;
-
-                if (n_unique > 0 && f->stacks[n_unique - 1].stack_id == f->stacks[i].stack_id)
-                        continue;
-                s->stack_id = f->stacks[i].stack_id;
-                memset(s->ips, 0, sizeof(s->ips));
-                s->n_ips = 0;
-                if (bpf_map_lookup_elem(stacks_fd, &id, s->ips) == 0)
-                        while (s->n_ips < ELEMENTSOF(s->ips) && s->ips[s->n_ips])
-                                s->n_ips++;
-                n_unique++;
-        }
-        f->n_stacks = n_unique;
+        f->bytes = sizeof(*f) + f->rows.n * sizeof(*f->rows.rows);
+        for (size_t i = 0; i < f->rows.n; i++)
+                f->bytes += f->rows.rows[i].n_ips * sizeof(uint64_t);
         *ret = f;
         return 0;
 }
 
-int stack_collect_frozen(const struct frozen_target *f, pid_t pid, uint64_t min_age_ns,
-                         struct stack_rows *ret)
+int stack_collect_frozen(const struct frozen_target *f, struct stack_rows *ret)
 {
         struct stack_rows rows = {};
-        uint64_t now = (now_monotonic_usec() * 1000);
-        size_t cap = 0;
         int r;
 
-        for (size_t i = 0; i < f->n_allocs; i++) {
-                const struct frozen_alloc *a = &f->allocs[i];
-
-                if (min_age_ns && (a->timestamp_ns > now || now - a->timestamp_ns < min_age_ns))
+        rows.rows = calloc(MAX(f->rows.n, (size_t)1), sizeof(*rows.rows));
+        if (!rows.rows)
+                return -ENOMEM;
+        for (size_t i = 0; i < f->rows.n; i++) {
+                rows.rows[i] = f->rows.rows[i];
+                rows.rows[i].ips = NULL;
+                rows.n++;
+                if (!f->rows.rows[i].ips)
                         continue;
-                r = rows_append(&rows, &cap, pid, a->space, a->stack_id, a->size, 1);
-                if (r < 0)
-                        goto fail;
-        }
-        rows_merge(&rows);
-        for (size_t i = 0; i < rows.n; i++) {
-                const struct frozen_stack *s = frozen_find_stack(f, rows.rows[i].stack_id);
-
-                if (!s || rows.rows[i].stack_id < 0)
-                        continue;
-                r = copy_ips(s->ips, s->n_ips, &rows.rows[i].ips, &rows.rows[i].n_ips);
-                if (r < 0)
-                        goto fail;
+                r = copy_ips(f->rows.rows[i].ips, f->rows.rows[i].n_ips, &rows.rows[i].ips, &rows.rows[i].n_ips);
+                if (r < 0) {
+                        stack_rows_done(&rows);
+                        return r;
+                }
         }
         *ret = rows;
         return 0;
-fail:
-        stack_rows_done(&rows);
-        return r;
 }
 
 static void purge_map(int fd, size_t key_size, size_t value_size, uint32_t max,
@@ -389,8 +308,64 @@ static bool inflight_of(const void *key, const void *value, pid_t pid)
         return (pid_t)((const struct inflight *)value)->tgid == pid;
 }
 
+static int cmp_i64(const void *a, const void *b)
+{
+        int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+        return x < y ? -1 : x > y;
+}
+
+/* Delete from the stack map the stacks only pid's allocations used: the map keeps one stack per
+ * hash bucket and refuses others (EEXIST), so stacks of targets that are gone would crowd out
+ * the stacks of those that come later. Returns how many went. */
+static int purge_stacks(struct memleak_bpf *skel, const struct map_limits *lim, pid_t pid)
+{
+        _cleanup_(map_dump_done) struct map_dump d = {};
+        _cleanup_free_ int64_t *mine = NULL, *others = NULL;
+        size_t n_mine = 0, n_others = 0, j = 0;
+        int stacks_fd = bpf_loader_stacks_fd(skel), purged = 0, r;
+
+        r = map_dump_hash(bpf_loader_combined_fd(skel), sizeof(struct combined_key),
+                          sizeof(struct combined_value), lim->max_combined, &d);
+        if (r < 0)
+                return r;
+        mine = malloc(MAX(d.n, (size_t)1) * sizeof(*mine));
+        others = malloc(MAX(d.n, (size_t)1) * sizeof(*others));
+        if (!mine || !others)
+                return -ENOMEM;
+        for (size_t i = 0; i < d.n; i++) {
+                const struct combined_key *k = (const struct combined_key *)d.keys + i;
+
+                if (k->stack_id < 0)
+                        continue;
+                if ((pid_t)k->tgid == pid)
+                        mine[n_mine++] = k->stack_id;
+                else
+                        others[n_others++] = k->stack_id;
+        }
+        if (n_mine == 0)
+                return 0;
+        qsort(mine, n_mine, sizeof(*mine), cmp_i64);
+        if (n_others > 0)
+                qsort(others, n_others, sizeof(*others), cmp_i64);
+        for (size_t i = 0; i < n_mine; i++) {
+                uint32_t id = (uint32_t)mine[i];
+
+                if (i > 0 && mine[i] == mine[i - 1])
+                        continue;
+                while (j < n_others && others[j] < mine[i])
+                        j++;
+                if (j < n_others && others[j] == mine[i])
+                        continue;       /* another target's allocations use it too */
+                purged += bpf_map_delete_elem(stacks_fd, &id) == 0;
+        }
+        return purged;
+}
+
 int stack_collect_purge(struct memleak_bpf *skel, const struct map_limits *lim, pid_t pid)
 {
+        int purged = purge_stacks(skel, lim, pid);
+
         purge_map(bpf_loader_allocs_fd(skel), sizeof(struct alloc_key), sizeof(struct alloc_info),
                   lim->max_allocs, alloc_of, pid);
         purge_map(bpf_loader_mmaps_fd(skel), sizeof(struct alloc_key), sizeof(struct alloc_info),
@@ -399,5 +374,5 @@ int stack_collect_purge(struct memleak_bpf *skel, const struct map_limits *lim, 
                   sizeof(struct combined_value), lim->max_combined, combined_of, pid);
         purge_map(bpf_loader_inflight_fd(skel), sizeof(__u64), sizeof(struct inflight),
                   lim->max_inflight, inflight_of, pid);
-        return 0;
+        return purged;
 }

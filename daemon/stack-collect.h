@@ -13,26 +13,12 @@ struct memleak_bpf;
 
 
 
-/* One outstanding allocation, as kept for an exited target. */
-struct frozen_alloc {
-        uint32_t space;         /* as struct stack_row */
-        int64_t stack_id;
-        uint64_t size;
-        uint64_t timestamp_ns;
-};
-
-struct frozen_stack {
-        int64_t stack_id;
-        uint64_t ips[MEMLEAK_MAX_STACK_DEPTH];
-        size_t n_ips;
-};
-
-/* Everything an exited target's report needs, copied out of the maps before they are purged. */
+/* Everything an exited target's report needs, copied out of the maps before they are purged:
+ * its per-stack totals with their frames (not one record per allocation: a target that leaked a
+ * million blocks from ten stacks keeps ten rows). */
 struct frozen_target {
-        struct frozen_alloc *allocs;
-        size_t n_allocs;
-        struct frozen_stack *stacks;
-        size_t n_stacks;
+        struct stack_rows rows;
+        uint64_t bytes;                 /* the memory this takes */
 };
 
 struct map_limits {
@@ -52,11 +38,15 @@ int stack_collect_live(struct memleak_bpf *skel, const struct map_limits *lim, c
 int stack_collect_totals(struct memleak_bpf *skel, const struct map_limits *lim,
                          const pid_t *pids, size_t n_pids, struct stack_rows *ret);
 
-int stack_collect_freeze(struct memleak_bpf *skel, const struct map_limits *lim, pid_t pid,
+/* pid's per-stack totals with frames, kept for reports after it exited (from_allocs: summed from
+ * the allocations, when the totals map overflowed). */
+int stack_collect_freeze(struct memleak_bpf *skel, const struct map_limits *lim, pid_t pid, bool from_allocs,
                          struct frozen_target **ret);
 void frozen_target_free(struct frozen_target *f);
-int stack_collect_frozen(const struct frozen_target *f, pid_t pid, uint64_t min_age_ns,
-                         struct stack_rows *ret);
+/* A copy of an exited target's rows, for one report. Its allocations are final: no --min-age. */
+int stack_collect_frozen(const struct frozen_target *f, struct stack_rows *ret);
 
-/* Remove every allocs/combined/inflight entry of pid. */
+/* Remove every allocs/combined/inflight entry of pid, and the stacks in the stack map that no
+ * other target's allocations use. Returns how many stacks went, or -errno (the entries went
+ * anyway, as far as they could be read). */
 int stack_collect_purge(struct memleak_bpf *skel, const struct map_limits *lim, pid_t pid);

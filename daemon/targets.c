@@ -181,10 +181,22 @@ static int probe_sites(const struct target_env *env, struct target *t, int fd, c
         if (!no)
                 return error_set(error, -ENOMEM, "Out of memory");
         t->objects = no;
-        t->objects[t->n_objects] = (struct target_object) { .path = strdup(path), .probes = sites->n, .role = role };
-        if (!t->objects[t->n_objects].path)
-                return error_set(error, -ENOMEM, "Out of memory");
+        no = &t->objects[t->n_objects];
+        *no = (struct target_object) { .path = strdup(path), .probes = sites->n, .role = role,
+                                       .fd = fcntl(fd, F_DUPFD_CLOEXEC, 3),
+                                       .offsets = malloc(MAX(sites->n, (size_t)1) * sizeof(uint64_t)) };
         t->n_objects++;
+        if (!no->path || no->fd < 0 || !no->offsets)
+                return error_set(error, -ENOMEM, "Out of memory");
+        /* Each probed address once: where a forked child's inherited breakpoints are. */
+        for (size_t i = 0; i < sites->n; i++) {
+                size_t j;
+
+                for (j = 0; j < no->n_offsets && no->offsets[j] != sites->sites[i].probe_offset; j++)
+                        ;
+                if (j == no->n_offsets)
+                        no->offsets[no->n_offsets++] = sites->sites[i].probe_offset;
+        }
         return 0;
 }
 
@@ -450,12 +462,22 @@ static void destroy_links(struct target *t)
         t->n_links = 0;
 }
 
+/* An object whose inherited breakpoints go (bpf_loader_clear_inherited_uprobes). */
+struct sweep_object {
+        int fd;                 /* the object file, owned */
+        uint64_t *offsets;      /* owned */
+        size_t n_offsets;
+};
+
+/* Work for a background thread: links to destroy, or objects to sweep (or both). */
 struct link_batch {
         pid_t pid;
         struct bpf_link **links;
         size_t n;
         int *fds;               /* uprobe_multi links */
         size_t n_fds;
+        struct sweep_object *sweeps;
+        size_t n_sweeps;
 };
 
 /* Pids whose links are still being destroyed in the background. */
@@ -467,6 +489,16 @@ static void *destroy_link_batch(void *userdata)
 {
         struct link_batch *b = userdata;
 
+        for (size_t i = 0; i < b->n_sweeps; i++) {
+                char fd_path[64];
+
+                snprintf(fd_path, sizeof(fd_path), "/proc/self/fd/%d", b->sweeps[i].fd);
+                (void)bpf_loader_clear_inherited_uprobes(b->pid, fd_path, b->sweeps[i].offsets,
+                                                         b->sweeps[i].n_offsets);
+                close(b->sweeps[i].fd);
+                free(b->sweeps[i].offsets);
+        }
+        free(b->sweeps);
         for (size_t i = 0; i < b->n; i++)
                 bpf_link__destroy(b->links[i]);
         for (size_t i = 0; i < b->n_fds; i++)
@@ -504,16 +536,17 @@ static void wait_for_pending_detach(pid_t pid)
  * so threads working side by side overlap those waits. */
 #define LINKS_PER_THREAD 8U
 
-static int start_link_batch(pid_t pid, struct bpf_link **links, size_t n, int *fds, size_t n_fds)
+static int start_batch(struct link_batch *batch)
 {
         struct link_batch *b = malloc(sizeof(*b));
+        pid_t pid = batch->pid;
         pthread_attr_t attr;
         pthread_t thread;
         int r;
 
         if (!b)
                 return -ENOMEM;
-        *b = (struct link_batch) { .pid = pid, .links = links, .n = n, .fds = fds, .n_fds = n_fds };
+        *b = *batch;
         pthread_mutex_lock(&pending_lock);
         pending_count[pid % ELEMENTSOF(pending_count)]++;
         pthread_mutex_unlock(&pending_lock);
@@ -529,6 +562,54 @@ static int start_link_batch(pid_t pid, struct bpf_link **links, size_t n, int *f
                 return -r;
         }
         return 0;
+}
+
+static int start_link_batch(pid_t pid, struct bpf_link **links, size_t n, int *fds, size_t n_fds)
+{
+        return start_batch(&(struct link_batch) { .pid = pid, .links = links, .n = n, .fds = fds, .n_fds = n_fds });
+}
+
+int target_clear_inherited_probes(struct target *t)
+{
+        struct link_batch b = { .pid = t->pid };
+        int r;
+
+        if (t->exited || t->n_objects == 0)
+                return 0;
+        b.sweeps = calloc(t->n_objects, sizeof(*b.sweeps));
+        if (!b.sweeps)
+                return -ENOMEM;
+        for (size_t i = 0; i < t->n_objects; i++) {
+                const struct target_object *o = &t->objects[i];
+                struct sweep_object *w = &b.sweeps[b.n_sweeps];
+
+                if (o->fd < 0 || o->n_offsets == 0)
+                        continue;
+                w->offsets = malloc(o->n_offsets * sizeof(*w->offsets));
+                w->fd = fcntl(o->fd, F_DUPFD_CLOEXEC, 3);
+                if (!w->offsets || w->fd < 0) {
+                        r = -ENOMEM;
+                        free(w->offsets);
+                        if (w->fd >= 0)
+                                close(w->fd);
+                        goto fail;
+                }
+                memcpy(w->offsets, o->offsets, o->n_offsets * sizeof(*w->offsets));
+                w->n_offsets = o->n_offsets;
+                b.n_sweeps++;
+        }
+        r = start_batch(&b);
+        if (r >= 0) {
+                t->children_cleared++;
+                return 0;
+        }
+fail:
+        for (size_t i = 0; i < b.n_sweeps; i++) {
+                close(b.sweeps[i].fd);
+                free(b.sweeps[i].offsets);
+        }
+        free(b.sweeps);
+        return r;
 }
 
 /* Unregistering a uprobe waits for a grace period (~0.1 s each): a target's hundred links take
@@ -663,7 +744,12 @@ void target_stop(const struct target_env *env, struct target *t, bool freeze, bo
         else
                 destroy_links(t);
         if (freeze) {
-                r = stack_collect_freeze(env->skel, &env->limits, t->pid, &t->frozen);
+                uint64_t totals[_COUNTER_MAX];
+                /* Once the per-stack totals map overflowed, it misses stacks: sum the allocations. */
+                bool overflowed = bpf_loader_read_counters(env->skel, totals) < 0 ||
+                                  totals[COUNTER_LOST_COMBINED_MAP_FULL] > 0;
+
+                r = stack_collect_freeze(env->skel, &env->limits, t->pid, overflowed, &t->frozen);
                 if (r < 0)
                         log_warning_errno(r, "Cannot keep the last report of pid %d: %m", (int)t->pid);
         }
@@ -675,6 +761,23 @@ void target_stop(const struct target_env *env, struct target *t, bool freeze, bo
         t->pidfd = -1;
 }
 
+uint64_t target_memory_bytes(const struct target *t)
+{
+        uint64_t bytes = sizeof(*t) + t->n_objects * sizeof(*t->objects) + t->n_examined * sizeof(*t->examined) +
+                         t->modules.n * sizeof(*t->modules.mappings) + t->n_known_files * sizeof(*t->known_files) +
+                         snapshot_ring_bytes(t->ring);
+
+        if (t->frozen)
+                bytes += t->frozen->bytes;
+        for (size_t i = 0; i < t->modules.n; i++)
+                bytes += strlen(t->modules.mappings[i].path) + 1;
+        for (size_t i = 0; i < t->n_known_files; i++)
+                bytes += strlen(t->known_files[i].path) + 1;
+        for (size_t i = 0; i < t->n_objects; i++)
+                bytes += strlen(t->objects[i].path) + 1;
+        return bytes;
+}
+
 struct target *target_free(struct target *t)
 {
         if (!t)
@@ -682,8 +785,12 @@ struct target *target_free(struct target *t)
         destroy_links(t);
         sd_event_source_disable_unref(t->exit_source);
         closep(&t->pidfd);
-        for (size_t i = 0; i < t->n_objects; i++)
+        for (size_t i = 0; i < t->n_objects; i++) {
                 free(t->objects[i].path);
+                free(t->objects[i].offsets);
+                if (t->objects[i].fd >= 0)
+                        close(t->objects[i].fd);
+        }
         free(t->objects);
         free(t->examined);
         free(t->allocator_reason);

@@ -33,6 +33,9 @@ struct target_object {
         char *path;             /* as the target sees it */
         unsigned probes;        /* probe sites (addresses) placed in it */
         enum object_role role;
+        int fd;                 /* the file probed, kept to clear a forked child's breakpoints; -1 */
+        uint64_t *offsets;      /* its probed addresses, each once */
+        size_t n_offsets;
 };
 
 /* A file of the target looked at for allocator entry points, so rescans skip it. */
@@ -85,6 +88,8 @@ struct target {
         struct known_file *known_files;
         size_t n_known_files;
         unsigned files_untracked;       /* past TARGET_FILES_MAX */
+        bool children_pending;          /* forked: its children's breakpoints to clear */
+        uint64_t children_cleared;      /* times they were */
         struct symbolizer *syms;        /* where its files are registered */
         void *owner;                    /* the manager holding it, for event callbacks */
 };
@@ -140,7 +145,14 @@ int target_rescan(const struct target_env *env, struct target *t);
  * outstanding allocations are copied first (the target exited: keep its last report). */
 void target_stop(const struct target_env *env, struct target *t, bool freeze, bool background);
 
+/* t forked: remove the breakpoints of its probes from its children, which are not traced (in a
+ * background thread: it takes a grace period). */
+int target_clear_inherited_probes(struct target *t);
+
 /* Wait until the links handed to background threads are all gone (at shutdown). */
 void target_wait_background_detaches(void);
+
+/* The memory t holds (what an exited target's report keeps), roughly. */
+uint64_t target_memory_bytes(const struct target *t);
 
 struct target *target_free(struct target *t);

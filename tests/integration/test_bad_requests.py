@@ -281,7 +281,7 @@ class BadRequestsTest(unittest.TestCase):
 
     def test_connections_past_the_limit_are_closed_and_the_rest_served(self):
         # One at a time, each served before the next connects, all kept open: the first 64 are
-        # served, every one past them is closed at accept.
+        # served, every one past them is told why (EUSERS) and closed at accept.
         clients, served, closed = [], 0, 0
         try:
             for i in range(MAX_CONNECTIONS + 6):
@@ -292,7 +292,9 @@ class BadRequestsTest(unittest.TestCase):
                     line = c.read_line()
                 except (BrokenPipeError, ConnectionResetError):
                     line = None
-                if line is None:
+                if line is None or json.loads(line).get('error', {}).get('code') == 'EUSERS':
+                    if line is not None:
+                        self.assertTrue(c.at_eof(), 'a refused connection stays open')
                     closed += 1
                 else:
                     reply = json.loads(line)

@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* Hear when a traced process forks a child (BPF on sched_process_fork, through a ring buffer). */
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <stdlib.h>
+#include "bpf-loader.h"
+#include "bpf-types.h"
+#include "fork-watch.h"
+
+struct fork_watch {
+        struct memleak_bpf *skel;
+        struct bpf_link *link;          /* only while some process is traced */
+        struct ring_buffer *ring;
+        sd_event_source *io;
+        fork_watch_fn fn;
+        void *userdata;
+};
+
+static int on_event(void *ctx, void *data, size_t size)
+{
+        struct fork_watch *w = ctx;
+        const struct fork_event *e = data;
+
+        if (size >= sizeof(*e))
+                w->fn(w->userdata, (pid_t)e->parent_tgid, (pid_t)e->child_tgid);
+        return 0;
+}
+
+static int on_readable(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+{
+        struct fork_watch *w = userdata;
+
+        (void)ring_buffer__consume(w->ring);
+        return 0;
+}
+
+struct fork_watch *fork_watch_free(struct fork_watch *w)
+{
+        if (!w)
+                return NULL;
+        sd_event_source_disable_unref(w->io);
+        ring_buffer__free(w->ring);
+        bpf_link__destroy(w->link);
+        free(w);
+        return NULL;
+}
+
+int fork_watch_new(sd_event *e, struct memleak_bpf *skel, fork_watch_fn fn, void *userdata,
+                   struct fork_watch **ret)
+{
+        struct fork_watch *w = calloc(1, sizeof(*w));
+        int r;
+
+        if (!w)
+                return -ENOMEM;
+        w->fn = fn;
+        w->userdata = userdata;
+        w->ring = ring_buffer__new(bpf_loader_forks_fd(skel), on_event, w, NULL);
+        if (!w->ring) {
+                r = -errno;
+                goto fail;
+        }
+        r = sd_event_add_io(e, &w->io, ring_buffer__epoll_fd(w->ring), EPOLLIN, on_readable, w);
+        if (r < 0)
+                goto fail;
+        w->skel = skel;
+        *ret = w;
+        return 0;
+fail:
+        fork_watch_free(w);
+        return r;
+}
+
+int fork_watch_set_active(struct fork_watch *w, bool active)
+{
+        if (!w || active == !!w->link)
+                return 0;
+        if (!active) {
+                w->link = (bpf_link__destroy(w->link), NULL);
+                return 0;
+        }
+        w->link = bpf_loader_attach_fork_watch(w->skel);
+        return w->link ? 0 : -errno;
+}

@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* The kernel memory the BPF maps take at given sizes, and whether this machine can hold it. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include "bpf-types.h"
+#include "macro.h"
+#include "map-budget.h"
+
+#define HTAB_ELEM_BYTES 48u             /* struct htab_elem before its key */
+#define HTAB_BUCKET_BYTES 16u
+#define STACK_ELEM_BYTES 24u            /* struct stack_map_bucket before its frames */
+
+static uint64_t round8(uint64_t v)
+{
+        return (v + 7) & ~UINT64_C(7);
+}
+
+static uint64_t pow2_at_least(uint64_t v)
+{
+        uint64_t p = 1;
+
+        while (p < v)
+                p <<= 1;
+        return p;
+}
+
+static uint64_t hash_map_bytes(uint64_t entries, uint64_t key_size, uint64_t value_size)
+{
+        return entries * (HTAB_ELEM_BYTES + round8(key_size) + round8(value_size)) +
+               pow2_at_least(entries) * HTAB_BUCKET_BYTES;
+}
+
+uint64_t map_budget_estimate(const struct bpf_sizes *s)
+{
+        return hash_map_bytes(s->max_targets, sizeof(__u32), sizeof(struct target_config)) +
+               hash_map_bytes(s->max_allocs, sizeof(struct alloc_key), sizeof(struct alloc_info)) +
+               hash_map_bytes(s->max_mmaps, sizeof(struct alloc_key), sizeof(struct alloc_info)) +
+               hash_map_bytes(s->max_combined, sizeof(struct combined_key), sizeof(struct combined_value)) +
+               hash_map_bytes(s->max_inflight, sizeof(__u64), sizeof(struct inflight)) +
+               hash_map_bytes(MEMLEAK_FILE_MAPPINGS_MAX, sizeof(struct file_mapping_key), sizeof(struct file_mapping)) +
+               (uint64_t)s->max_stacks * (STACK_ELEM_BYTES + (uint64_t)s->max_stack_depth * sizeof(__u64)) +
+               pow2_at_least(s->max_stacks) * sizeof(void *);
+}
+
+uint64_t map_budget_allowed(const struct memory_limits *l)
+{
+        uint64_t allowed = MIN(l->mem_available, l->mem_total / 2);
+
+        if (l->cgroup_max != UINT64_MAX)
+                allowed = MIN(allowed, l->cgroup_max / 4 * 3);
+        return allowed;
+}
+
+static uint64_t meminfo_field(FILE *f, const char *name)
+{
+        char line[256];
+        size_t len = strlen(name);
+        uint64_t kib;
+
+        rewind(f);
+        while (fgets(line, sizeof(line), f))
+                if (strncmp(line, name, len) == 0 && line[len] == ':' &&
+                    sscanf(line + len + 1, "%" SCNu64, &kib) == 1)
+                        return kib * 1024;
+        return UINT64_MAX;
+}
+
+/* memory.max of the calling process's cgroup (v2); UINT64_MAX when none or unknown. */
+static uint64_t cgroup_memory_max(void)
+{
+        _cleanup_fclose_ FILE *f = fopen("/proc/self/cgroup", "re");
+        _cleanup_fclose_ FILE *m = NULL;
+        char line[4096], path[4200], value[64];
+        uint64_t v;
+
+        if (!f || !fgets(line, sizeof(line), f) || strncmp(line, "0::", 3) != 0)
+                return UINT64_MAX;
+        line[strcspn(line, "\n")] = '\0';
+        snprintf(path, sizeof(path), "/sys/fs/cgroup%s/memory.max", line + 3);
+        m = fopen(path, "re");
+        if (!m || !fgets(value, sizeof(value), m) || sscanf(value, "%" SCNu64, &v) != 1)
+                return UINT64_MAX;     /* "max", or no memory controller */
+        return v;
+}
+
+int map_budget_read_limits(const char *meminfo_path, struct memory_limits *ret)
+{
+        _cleanup_fclose_ FILE *f = fopen(meminfo_path, "re");
+
+        if (!f)
+                return -errno;
+        ret->mem_total = meminfo_field(f, "MemTotal");
+        ret->mem_available = meminfo_field(f, "MemAvailable");
+        ret->cgroup_max = cgroup_memory_max();
+        return 0;
+}

@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* The kernel memory the BPF maps take at given sizes, and whether this machine can hold it:
+ * refused before loading, not found out by the OOM killer. */
+#pragma once
+
+#include <stdint.h>
+#include "bpf-loader.h"
+
+/* Bytes the maps take at sizes, as the kernel counts them (fdinfo "memlock"): hash maps are
+ * preallocated, each entry a node (48 bytes) with its key and value, plus a bucket per slot of
+ * the table (a power of two); the stack map an entry per stack. Pure: for the unit tests. */
+uint64_t map_budget_estimate(const struct bpf_sizes *sizes);
+
+struct memory_limits {
+        uint64_t mem_total;             /* /proc/meminfo MemTotal */
+        uint64_t mem_available;         /* MemAvailable */
+        uint64_t cgroup_max;            /* memory.max of the daemon's cgroup; UINT64_MAX: none */
+};
+
+/* The most the maps may take: what is available now, at most half the machine, and 3/4 of the
+ * daemon's cgroup limit (the kernel charges BPF maps to it). Pure. */
+uint64_t map_budget_allowed(const struct memory_limits *l);
+
+/* This machine's limits, read from meminfo_path ("/proc/meminfo") and the cgroup v2 file system
+ * for the calling process. Fields it cannot read are UINT64_MAX. */
+int map_budget_read_limits(const char *meminfo_path, struct memory_limits *ret);
