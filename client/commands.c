@@ -12,6 +12,7 @@
 #include "macro.h"
 #include "protocol.h"
 #include "render.h"
+#include "text-safe.h"
 
 enum {
         ARG_MIN_SIZE = 0x100,
@@ -32,8 +33,12 @@ static void print_error_va(const struct ctl_context *ctx, int error, const char 
         if (ctx->json) {
                 render_error_json(stdout, error, message);
                 fflush(stdout);
-        } else
-                fprintf(stderr, "memleakctl: %s\n", message ? message : strerror(error));
+        } else {
+                /* A message may quote what a traced process named (its comm, a path). */
+                _cleanup_free_ char *safe = message ? text_escape_controls(message) : NULL;
+
+                fprintf(stderr, "memleakctl: %s\n", safe ? safe : message ? message : strerror(error));
+        }
 }
 
 /* An error in the shape the output mode wants: a line on stderr, or JSON on stdout. */
@@ -194,7 +199,7 @@ static int print_result(const struct ctl_context *ctx, const char *cmd, const ch
                 print_error(ctx, EBADMSG, "%s failed: Malformed reply from memleakd (no %s)", cmd, what);
                 return CTL_EXIT_FAILURE;
         }
-        r = ctx->json ? render_json(stdout, json_obj) : render_text(stdout, obj);
+        r = ctx->json ? render_json(stdout, json_obj) : render_text_safely(stdout, obj, render_text);
         if (r >= 0 && fflush(stdout) != 0)
                 r = -errno;
         if (r == -EBADMSG) {

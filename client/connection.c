@@ -13,6 +13,7 @@
 #include "connection.h"
 #include "json-util.h"
 #include "macro.h"
+#include "text-safe.h"
 #include "util.h"
 
 #define READ_CHUNK_BYTES (64u * 1024u)
@@ -183,6 +184,9 @@ int connection_call(int fd, const struct memleak_request *req, int timeout_ms,
         reply = cJSON_ParseWithLength(line, line_len);
         if (!reply)
                 return error_set(ret_error, -EBADMSG, "Malformed reply from memleakd (not JSON)");
+        /* What memleakctl prints is valid UTF-8, whatever a daemon sends (--json stays parseable). */
+        if (json_strings_map(reply, utf8_needs_repair, utf8_repair) < 0)
+                return error_set(ret_error, -ENOMEM, "Out of memory");
         r = memleak_response_check(reply, r_req.id, &message);
         if (r < 0)
                 return error_set(ret_error, r, "%s", message);

@@ -9,6 +9,7 @@
 #include "macro.h"
 #include "protocol.h"
 #include "render.h"
+#include "text-safe.h"
 
 static int stream_result(FILE *f)
 {
@@ -371,4 +372,13 @@ int render_report(FILE *f, const cJSON *report)
 int render_report_with_addresses(FILE *f, const cJSON *report)
 {
         return render_report_frames(f, report, true);
+}
+
+int render_text_safely(FILE *f, const cJSON *obj, int (*render)(FILE *f, const cJSON *obj))
+{
+        _cleanup_json_ cJSON *safe = cJSON_Duplicate(obj, true);
+
+        if (!safe || json_strings_map(safe, text_has_controls, text_escape_controls) < 0)
+                return -ENOMEM;
+        return render(f, safe);
 }

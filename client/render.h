@@ -27,3 +27,7 @@ int render_error_json(FILE *f, int error, const char *message);
 
 /* All render_* return 0, -EBADMSG when the object lacks what the renderer needs, -ENOMEM, or
  * -EIO when the stream failed. */
+
+/* render(f, obj) on a copy of obj whose strings have what a terminal acts on spelled out (a comm
+ * or path with escape sequences in it, chosen by the traced process, is printed, not obeyed). */
+int render_text_safely(FILE *f, const cJSON *obj, int (*render)(FILE *f, const cJSON *obj));

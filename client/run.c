@@ -19,6 +19,7 @@
 #include "macro.h"
 #include "protocol.h"
 #include "render.h"
+#include "text-safe.h"
 
 /* Exit statuses of their own, as env(1), nice(1) and timeout(1) have them; otherwise CMD's. */
 #define RUN_EXIT_FAILURE        125     /* memleakctl or memleakd failed: CMD did not run */
@@ -81,8 +82,11 @@ static void run_error(const struct run_state *s, int error, const char *fmt, ...
         if (s->o->json && s->out) {
                 render_error_json(s->out, error, message);
                 fflush(s->out);
-        } else
-                fprintf(stderr, "memleakctl: run: %s\n", message ? message : strerror(error));
+        } else {
+                _cleanup_free_ char *safe = message ? text_escape_controls(message) : NULL;
+
+                fprintf(stderr, "memleakctl: run: %s\n", safe ? safe : message ? message : strerror(error));
+        }
 }
 
 /* execvp's search, done here so that the daemon is told the file that will run: a name with a
@@ -226,7 +230,7 @@ static int print_report(const struct run_state *s, pid_t pid)
                 run_error(s, EBADMSG, "malformed reply from memleakd (no report)");
                 return -EBADMSG;
         }
-        r = s->o->json ? render_json(s->out, report) : render_report(s->out, report);
+        r = s->o->json ? render_json(s->out, report) : render_text_safely(s->out, report, render_report);
         if (r >= 0 && fflush(s->out) != 0)
                 r = -errno;
         if (r < 0)

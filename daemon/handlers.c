@@ -17,6 +17,7 @@
 #include "server.h"
 #include "snapshot.h"
 #include "symbolize.h"
+#include "text-safe.h"
 
 /* Who may run a command. Non-root access rules arrive later and fit here. */
 enum access {
@@ -411,6 +412,10 @@ cJSON *handlers_dispatch(void *userdata, const struct ucred *peer, const char *l
         r = handlers[req.cmd].fn(m, peer, &req, reply, &error);
         memleak_request_done(&req);
         if (r < 0)
-                return memleak_response_new_error(id, -r, error ? error : strerror(-r));
+                reply = memleak_response_new_error(id, -r, error ? error : strerror(-r));
+        /* Names a traced process chose (its comm, its paths, its symbols) may be any bytes: the
+         * wire carries valid UTF-8 only. */
+        if (reply && json_strings_map(reply, utf8_needs_repair, utf8_repair) < 0)
+                return memleak_response_new_error(id, ENOMEM, "Out of memory");
         return TAKE_PTR(reply);
 }

@@ -77,12 +77,14 @@ static int reopen_checked(int path_fd, uint64_t dev, uint64_t ino, struct stat *
 
         if (fstat(path_fd, &st) < 0)
                 return -errno;
+        /* Identity first: a FIFO put where a mapped file was is another file (-ESTALE: the caller
+         * can look for the mapped one elsewhere), a device mapped there is the file and not regular. */
+        if (ino != 0 && ((uint64_t)st.st_dev != dev || (uint64_t)st.st_ino != ino))
+                return -ESTALE;         /* not the file expected there: not opened at all */
         if (S_ISLNK(st.st_mode))
                 return -ELOOP;
         if (!S_ISREG(st.st_mode) || on_pseudo_filesystem(path_fd))
                 return -ENOTREG;
-        if (ino != 0 && ((uint64_t)st.st_dev != dev || (uint64_t)st.st_ino != ino))
-                return -ESTALE;         /* not the file expected there: not opened at all */
         /* Reopening the O_PATH fd opens exactly the inode looked at, whatever the path names now. */
         snprintf(self, sizeof(self), "/proc/self/fd/%d", path_fd);
         fd = open(self, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);

@@ -38,6 +38,31 @@ static void read_comm(pid_t pid, char comm[17])
         comm[strcspn(comm, "\n")] = 0;
 }
 
+#define PF_KTHREAD_FLAG 0x00200000U   /* include/linux/sched.h */
+
+/* Why pid cannot be traced as a process, from /proc/PID/stat: a kernel thread (no memory of its
+ * own, no allocator), or a zombie (already gone); NULL when it can. */
+static const char *untraceable_reason(pid_t pid)
+{
+        _cleanup_fclose_ FILE *f = NULL;
+        char path[64], buf[1024], state = 0, *p;
+        unsigned long flags = 0;
+
+        snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+        f = fopen(path, "re");
+        if (!f || !fgets(buf, sizeof(buf), f) || !(p = strrchr(buf, ')')))
+                return NULL;    /* the attach says what is wrong, if anything */
+        /* after the comm: state ppid pgrp session tty_nr tpgid flags */
+        if (sscanf(p + 1, " %c %*d %*d %*d %*d %*d %lu", &state, &flags) != 2)
+                return NULL;
+        if (flags & PF_KTHREAD_FLAG)
+                return "is a kernel thread: it has no allocator of its own to probe (memleakctl attach --kernel "
+                       "--kernel-filter pid=N traces the kernel's allocations made while it runs)";
+        if (state == 'Z' || state == 'X')
+                return "has exited (its parent has not reaped it yet)";
+        return NULL;
+}
+
 static int add_uprobe_fd(struct target *t, int fd)
 {
         int *n = realloc(t->uprobe_fds, (t->n_uprobe_fds + 1) * sizeof(*n));
@@ -702,6 +727,7 @@ int target_attach(const struct target_env *env, const struct target_attach_param
                   struct target **ret, char **error)
 {
         struct target *t;
+        const char *why;
         int r;
 
         *error = NULL;
@@ -709,6 +735,10 @@ int target_attach(const struct target_env *env, const struct target_attach_param
         if (r < 0)
                 return r;
         read_comm(p->pid, t->comm);
+        why = untraceable_reason(p->pid);
+        if (why)
+                return target_attach_failed(t, error_set(error, -EINVAL, "pid %d (%s) %s", (int)p->pid, t->comm,
+                                                         why), error);
         r = module_map_refresh(&t->modules, p->pid);
         if (r < 0)
                 return target_attach_failed(t, error_set(error, r == -ENOENT ? -ESRCH : r,

@@ -40,7 +40,7 @@ export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:exitcode=23
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 # The e2e suite installs memleakd into a container without the sanitizer runtime: it runs once,
 # above, against the plain build.
-run_suite "$asan" "--suite unit --suite integration" -Db_sanitize=address,undefined -Db_lundef=false || status=1
+run_suite "$asan" "--suite unit --suite integration --suite hostile" -Db_sanitize=address,undefined -Db_lundef=false || status=1
 logs=("$plain/meson-logs/testlog.json")
 [ -f "$asan/meson-logs/testlog.json" ] && logs+=("$asan/meson-logs/testlog.json")
 summary "${logs[@]}"
