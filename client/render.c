@@ -190,6 +190,37 @@ static void print_status_target(FILE *f, const cJSON *t)
         }
 }
 
+static double mib(uint64_t bytes)
+{
+        return bytes / 1048576.0;
+}
+
+/* What the daemon holds against its bounds (memleakd.conf), a line each; nothing from an older
+ * daemon that does not say. */
+static void print_limits(FILE *f, const cJSON *limits)
+{
+        const cJSON *exited = cJSON_GetObjectItemCaseSensitive(limits, "exited");
+        const cJSON *symbols = cJSON_GetObjectItemCaseSensitive(limits, "symbols");
+        const cJSON *clients = cJSON_GetObjectItemCaseSensitive(limits, "clients");
+
+        if (cJSON_IsObject(exited))
+                fprintf(f, "Exited targets' reports: %.1f of %.0f MiB, %" PRIu64 " dropped for room\n",
+                        mib(get_u64(exited, "bytes")), mib(get_u64(exited, "max_bytes")), get_u64(exited, "dropped"));
+        if (cJSON_IsObject(symbols))
+                fprintf(f, "Symbols: %" PRIu64 " files (%" PRIu64 " distinct), %" PRIu64 " of %" PRIu64 " open, "
+                        "%.1f of %.0f MiB inflated debug info, %" PRIu64 " refused as too large, %" PRIu64
+                        " could not be reopened\n",
+                        get_u64(symbols, "files"), get_u64(symbols, "distinct"), get_u64(symbols, "open"),
+                        get_u64(symbols, "max_open"), mib(get_u64(symbols, "inflated_bytes")),
+                        mib(get_u64(symbols, "max_bytes")), get_u64(symbols, "refused"),
+                        get_u64(symbols, "reopen_failed"));
+        if (cJSON_IsObject(clients))
+                fprintf(f, "Clients: %" PRIu64 " connected, %" PRIu64 " refused (no room), %" PRIu64 " timed out, "
+                        "accepting paused %" PRIu64 " times (out of fds)\n",
+                        get_u64(clients, "connections"), get_u64(clients, "refused"), get_u64(clients, "timed_out"),
+                        get_u64(clients, "accept_paused"));
+}
+
 int render_status(FILE *f, const cJSON *status)
 {
         const cJSON *targets, *t;
@@ -209,6 +240,7 @@ int render_status(FILE *f, const cJSON *status)
                 print_status_target(f, t);
         print_counters(f, cJSON_GetObjectItemCaseSensitive(status, "counters"));
         print_lost(f, cJSON_GetObjectItemCaseSensitive(status, "lost"));
+        print_limits(f, cJSON_GetObjectItemCaseSensitive(status, "limits"));
         return stream_result(f);
 }
 

@@ -175,7 +175,7 @@ static cJSON *limits_to_json(const struct manager *m)
         json_add_u64(x, "files", syms.files);
         json_add_u64(x, "distinct", syms.images);
         json_add_u64(x, "open", syms.open);
-        json_add_u64(x, "max_open", m->config.symbols_max_open_files);
+        json_add_u64(x, "max_open", syms.max_open);
         json_add_u64(x, "inflated_bytes", syms.open_bytes);
         json_add_u64(x, "cache_bytes", syms.cache_bytes);
         json_add_u64(x, "max_bytes", (uint64_t)m->config.symbols_max_mb << 20);

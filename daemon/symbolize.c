@@ -569,6 +569,7 @@ void symbolizer_get_stats(const struct symbolizer *s, struct symbolizer_stats *r
         ret->files = s->files.n_used;
         ret->images = s->n_images;
         ret->open = s->n_open;
+        ret->max_open = s->settings.limits.max_open_files;
         ret->open_bytes = s->open_bytes;
         ret->cache_bytes = s->cache_bytes;
 }

@@ -66,6 +66,7 @@ struct symbolizer_stats {
         unsigned files;                 /* (dev, ino) known */
         unsigned images;                /* distinct files by build ID */
         unsigned open;                  /* of those, open now */
+        unsigned max_open;              /* the limit in effect */
         uint64_t open_bytes;            /* inflated debug sections they hold */
         uint64_t cache_bytes;           /* cached resolutions and names */
         uint64_t closed_for_limits;     /* files closed to stay within max_open_files/max_bytes */
