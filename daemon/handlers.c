@@ -411,8 +411,10 @@ cJSON *handlers_dispatch(void *userdata, const struct ucred *peer, const char *l
         }
         r = handlers[req.cmd].fn(m, peer, &req, reply, &error);
         memleak_request_done(&req);
-        if (r < 0)
+        if (r < 0) {
+                cJSON_Delete(reply);
                 reply = memleak_response_new_error(id, -r, error ? error : strerror(-r));
+        }
         /* Names a traced process chose (its comm, its paths, its symbols) may be any bytes: the
          * wire carries valid UTF-8 only. */
         if (reply && json_strings_map(reply, utf8_needs_repair, utf8_repair) < 0)
