@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* What a target maps where: its file mappings, kept after it exits so its stacks still resolve. */
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include "macro.h"
+#include "module-map.h"
+#include "proc-maps.h"
+#include "safe-open.h"
+
+int module_open_in_target(pid_t pid, const char *path, uint64_t dev, uint64_t ino,
+                          uint64_t start, uint64_t end)
+{
+        _cleanup_close_ int root_fd = -EBADF;
+        int fd;
+
+        root_fd = safe_open_root(pid);
+        if (root_fd < 0)
+                return root_fd;
+        /* A mapping's path is canonical (no symlink in it) and names the file (dev, ino). */
+        fd = safe_open_regular_as(root_fd, path, ino ? SAFE_OPEN_NOFOLLOW : 0, dev, ino, NULL);
+        if (fd >= 0 || start == end || fd == -ENOTREG)
+                return fd;
+        /* Replaced or deleted since it was mapped: the mapping itself still names the file. */
+        return safe_open_mapped(pid, start, end, dev, ino, NULL);
+}
+
+static int add_mapping(struct module_map *mm, const struct map_entry *e)
+{
+        struct module_mapping *n;
+        char *path = strdup(e->path);
+
+        if (!path)
+                return -ENOMEM;
+        n = realloc(mm->mappings, (mm->n + 1) * sizeof(*n));
+        if (!n) {
+                free(path);
+                return -ENOMEM;
+        }
+        mm->mappings = n;
+        mm->mappings[mm->n++] = (struct module_mapping) {
+                .start = e->start, .end = e->end, .pgoff = e->pgoff,
+                .dev = makedev(e->dev_major, e->dev_minor), .ino = e->inode, .path = path,
+                .not_code = e->perms[2] != 'x',
+        };
+        return 0;
+}
+
+int module_map_refresh(struct module_map *mm, pid_t pid)
+{
+        _cleanup_(proc_maps_done) struct proc_maps maps = {};
+        struct module_map fresh = {};
+        char maps_path[64];
+        int r;
+
+        snprintf(maps_path, sizeof(maps_path), "/proc/%d/maps", (int)pid);
+        r = proc_maps_parse_file(maps_path, &maps);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < maps.n; i++) {
+                const struct map_entry *e = &maps.entries[i];
+
+                if (!e->path || e->path[0] != '/' || e->inode == 0)
+                        continue;
+                r = add_mapping(&fresh, e);
+                if (r < 0)
+                        goto fail;
+        }
+        if (fresh.n == 0) {
+                /* A process that exited (a zombie) shows no mappings at all: keep the last view. */
+                r = -ESRCH;
+                goto fail;
+        }
+        module_map_done(mm);
+        *mm = fresh;
+        return 0;
+fail:
+        module_map_done(&fresh);
+        return r;
+}
+
+void module_map_done(struct module_map *mm)
+{
+        for (size_t i = 0; i < mm->n; i++)
+                free(mm->mappings[i].path);
+        free(mm->mappings);
+        *mm = (struct module_map) {};
+}
+
+int module_map_copy(struct module_map *to, const struct module_map *from)
+{
+        struct module_map copy = {};
+
+        copy.mappings = calloc(MAX(from->n, (size_t)1), sizeof(*copy.mappings));
+        if (!copy.mappings)
+                return -ENOMEM;
+        for (; copy.n < from->n; copy.n++) {
+                copy.mappings[copy.n] = from->mappings[copy.n];
+                copy.mappings[copy.n].path = strdup(from->mappings[copy.n].path);
+                if (!copy.mappings[copy.n].path) {
+                        module_map_done(&copy);
+                        return -ENOMEM;
+                }
+        }
+        *to = copy;
+        return 0;
+}
+
+const struct module_mapping *module_map_find(const struct module_map *mm, uint64_t addr)
+{
+        size_t lo = 0, hi = mm->n;
+
+        /* /proc/PID/maps lists mappings in address order. */
+        while (lo < hi) {
+                size_t mid = (lo + hi) / 2;
+
+                if (addr < mm->mappings[mid].start)
+                        hi = mid;
+                else if (addr >= mm->mappings[mid].end)
+                        lo = mid + 1;
+                else
+                        return &mm->mappings[mid];
+        }
+        return NULL;
+}

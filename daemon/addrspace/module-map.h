@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* What a target maps where: its file mappings, kept after it exits so its stacks still resolve. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct module_mapping {
+        uint64_t start, end, pgoff;
+        uint64_t dev, ino;      /* makedev(major, minor) and inode, as /proc/PID/maps shows them */
+        char *path;             /* as the target sees it */
+        bool not_code;          /* mapped without execute permission: no return address is there */
+};
+
+struct module_map {
+        struct module_mapping *mappings;
+        size_t n;
+};
+
+/* Re-read /proc/PID/maps: its file mappings. The map is replaced only on success, so the last
+ * good view survives the target's exit. */
+int module_map_refresh(struct module_map *mm, pid_t pid);
+void module_map_done(struct module_map *mm);
+/* A deep copy of from; -ENOMEM (to untouched). */
+int module_map_copy(struct module_map *to, const struct module_map *from);
+
+const struct module_mapping *module_map_find(const struct module_map *mm, uint64_t addr);
+
+/* Open the file a target sees at path (inside its root, safe-open.h) and check it is the one with
+ * dev/ino when those are non-zero, else the one it maps at [start, end) if start != end.
+ * Returns an O_RDONLY|O_CLOEXEC fd of a regular file, or -errno (-ENOTREG: not a regular file). */
+int module_open_in_target(pid_t pid, const char *path, uint64_t dev, uint64_t ino,
+                          uint64_t start, uint64_t end);

@@ -1,0 +1,306 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* Open, size and load the memleak BPF object; attach probes; read counters. */
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include "bpf-loader.h"
+#include "macro.h"
+#include "memleak.skel.h"
+
+/* The initial pid namespace's inode number (include/linux/proc_ns.h). */
+#define PROC_PID_INIT_INO 0xEFFFFFFCU
+
+static const char *const counter_names[_COUNTER_MAX] = {
+        [COUNTER_ALLOCS] = "allocs",
+        [COUNTER_FREES] = "frees",
+        [COUNTER_ALLOCS_FILTERED] = "allocs_filtered",
+        [COUNTER_ALLOCS_FAILED] = "allocs_failed",
+        [COUNTER_NESTED_CALLS] = "nested_calls",
+        [COUNTER_LOST_ALLOCS_MAP_FULL] = "allocs_map_full",
+        [COUNTER_LOST_COMBINED_MAP_FULL] = "combined_map_full",
+        [COUNTER_LOST_INFLIGHT_MAP_FULL] = "inflight_map_full",
+        [COUNTER_STACK_EFAULT] = "stack_efault",
+        [COUNTER_STACK_EEXIST] = "stack_eexist",
+        [COUNTER_STACK_ENOMEM] = "stack_enomem",
+        [COUNTER_STACK_OTHER] = "stack_other",
+        [COUNTER_RETURN_WITHOUT_ENTRY] = "return_without_entry",
+        [COUNTER_FREE_UNKNOWN] = "free_unknown",
+        [COUNTER_INFLIGHT_STALE] = "inflight_stale",
+        [COUNTER_LOST_MMAPS_MAP_FULL] = "mmaps_map_full",
+        [COUNTER_LOST_MMAP_RANGES] = "mmap_ranges_cut",
+        [COUNTER_LOST_FILE_MAPPINGS] = "file_mappings_lost",
+        [COUNTER_LOST_FORK_EVENTS] = "fork_events_lost",
+};
+
+const char *memleak_counter_name(enum memleak_counter c)
+{
+        return c < _COUNTER_MAX ? counter_names[c] : NULL;
+}
+
+int memleak_counter_is_loss(enum memleak_counter c)
+{
+        return c >= COUNTER_LOST_ALLOCS_MAP_FULL;
+}
+
+static struct bpf_program *entry_program(struct memleak_bpf *skel, enum alloc_kind kind)
+{
+        switch (kind) {
+        case ALLOC_KIND_MALLOC: return skel->progs.malloc_entry;
+        case ALLOC_KIND_CALLOC: return skel->progs.calloc_entry;
+        case ALLOC_KIND_REALLOC: return skel->progs.realloc_entry;
+        case ALLOC_KIND_REALLOCARRAY: return skel->progs.reallocarray_entry;
+        case ALLOC_KIND_POSIX_MEMALIGN: return skel->progs.posix_memalign_entry;
+        case ALLOC_KIND_ALIGNED_ALLOC: return skel->progs.aligned_alloc_entry;
+        case ALLOC_KIND_MEMALIGN: return skel->progs.memalign_entry;
+        case ALLOC_KIND_VALLOC: return skel->progs.valloc_entry;
+        case ALLOC_KIND_PVALLOC: return skel->progs.pvalloc_entry;
+        case ALLOC_KIND_FREE: return skel->progs.free_entry;
+        case ALLOC_KIND_NEW: return skel->progs.new_entry;
+        case ALLOC_KIND_DELETE: return skel->progs.delete_entry;
+        case ALLOC_KIND_RESIZE: return skel->progs.resize_entry;
+        case ALLOC_KIND_MMAP: return skel->progs.mmap_entry;
+        case ALLOC_KIND_MUNMAP: return skel->progs.munmap_entry;
+        case ALLOC_KIND_MREMAP: return skel->progs.mremap_entry;
+        default: return NULL;
+        }
+}
+
+/* uprobe_multi links (Linux 6.6), which neither libbpf 1.1 nor the 6.1 uapi headers know: one
+ * link places a program at many offsets of one file, and removes them all with one grace
+ * period, where classic perf-event uprobes cost one each (~0.1 s per probe on detach). */
+#define UPROBE_MULTI_ATTACH_TYPE 48U    /* BPF_TRACE_UPROBE_MULTI */
+#define UPROBE_MULTI_RETURN 1U          /* BPF_F_UPROBE_MULTI_RETURN */
+
+/* union bpf_attr as BPF_LINK_CREATE reads it for an uprobe_multi link. */
+struct uprobe_multi_link_create {
+        __u32 prog_fd;
+        __u32 target_fd;
+        __u32 attach_type;
+        __u32 flags;
+        __u64 path;
+        __u64 offsets;
+        __u64 ref_ctr_offsets;
+        __u64 cookies;
+        __u32 cnt;
+        __u32 multi_flags;
+        __u32 pid;
+        __u32 unused;
+};
+
+static struct bpf_program *uprobe_programs(struct memleak_bpf *skel, size_t i)
+{
+        if (i < _ALLOC_KIND_MAX)
+                return entry_program(skel, (enum alloc_kind)i);
+        return i == _ALLOC_KIND_MAX ? skel->progs.alloc_return : NULL;
+}
+
+/* A program that does nothing, for the probes that only make the kernel re-check breakpoints
+ * (bpf_loader_clear_inherited_uprobes); -1 without uprobe_multi links. */
+static int empty_uprobe_multi_prog = -1;
+
+/* Whether this kernel has uprobe_multi links (Linux 6.6): a trivial program loaded with their
+ * attach type, linked to a file that does not exist, fails with ENOENT where the kernel knows
+ * the attach type (it looked the path up) and EINVAL where it does not. MEMLEAKD_UPROBE_MULTI=0
+ * in the environment says no, to exercise the fallback on any kernel. The program is kept. */
+static bool probe_uprobe_multi(void)
+{
+        static const struct bpf_insn ret0[] = {
+                { .code = 0xb7 /* BPF_ALU64 | BPF_MOV | BPF_K */, .dst_reg = 0, .imm = 0 },
+                { .code = 0x95 /* BPF_JMP | BPF_EXIT */ },
+        };
+        LIBBPF_OPTS(bpf_prog_load_opts, opts, .expected_attach_type = (enum bpf_attach_type)UPROBE_MULTI_ATTACH_TYPE);
+        struct uprobe_multi_link_create attr = {};
+        const char *env = getenv("MEMLEAKD_UPROBE_MULTI");
+        uint64_t offset = 0;
+        int prog, link, r;
+
+        if (env && strcmp(env, "0") == 0)
+                return false;
+        prog = bpf_prog_load(BPF_PROG_TYPE_KPROBE, "memleakd_probe", "GPL", ret0, ELEMENTSOF(ret0), &opts);
+        if (prog < 0)
+                return false;
+        attr.prog_fd = (__u32)prog;
+        attr.attach_type = UPROBE_MULTI_ATTACH_TYPE;
+        attr.path = (__u64)(uintptr_t)"/nonexistent/memleakd-uprobe-multi-probe";
+        attr.offsets = (__u64)(uintptr_t)&offset;
+        attr.cnt = 1;
+        link = (int)syscall(__NR_bpf, BPF_LINK_CREATE, &attr, sizeof(attr));
+        r = link < 0 ? errno : 0;
+        if (link >= 0)
+                close(link);
+        if (r != ENOENT && link < 0) {
+                close(prog);
+                return false;
+        }
+        empty_uprobe_multi_prog = prog;
+        return true;
+}
+
+int bpf_loader_clear_inherited_uprobes(pid_t pid, const char *path, const uint64_t *offsets, size_t n)
+{
+        struct uprobe_multi_link_create attr = {};
+        int link;
+
+        if (empty_uprobe_multi_prog < 0)
+                return 0;       /* perf-event uprobes remove themselves at a child's first hit */
+        if (n == 0 || n > UINT32_MAX)
+                return -EINVAL;
+        attr.prog_fd = (__u32)empty_uprobe_multi_prog;
+        attr.attach_type = UPROBE_MULTI_ATTACH_TYPE;
+        attr.path = (__u64)(uintptr_t)path;
+        attr.offsets = (__u64)(uintptr_t)offsets;
+        attr.cnt = (__u32)n;
+        attr.pid = (__u32)pid;
+        link = (int)syscall(__NR_bpf, BPF_LINK_CREATE, &attr, sizeof(attr));
+        if (link < 0)
+                return -errno;
+        /* Unregistering re-checks every process mapping the file and removes the breakpoints no
+         * remaining probe wants there (each target's links want only its own memory). */
+        close(link);
+        return 0;
+}
+
+struct bpf_link *bpf_loader_attach_fork_watch(struct memleak_bpf *skel)
+{
+        return bpf_program__attach(skel->progs.record_fork);
+}
+
+int bpf_loader_forks_fd(struct memleak_bpf *skel) { return bpf_map__fd(skel->maps.forks); }
+
+static bool use_uprobe_multi;
+
+bool bpf_loader_uprobe_multi(void)
+{
+        return use_uprobe_multi;
+}
+
+int bpf_loader_attach_uprobe(struct memleak_bpf *skel, enum alloc_kind kind, bool is_return, int pid,
+                             const char *path, uint64_t offset, struct bpf_link **ret)
+{
+        struct bpf_program *prog = is_return ? skel->progs.alloc_return : entry_program(skel, kind);
+        struct bpf_link *link;
+
+        if (!prog)
+                return -EINVAL;
+        link = bpf_program__attach_uprobe(prog, is_return, pid, path, offset);
+        if (!link)
+                return -errno;
+        *ret = link;
+        return 0;
+}
+
+static void set_uprobe_multi_attach_type(struct memleak_bpf *skel)
+{
+        struct bpf_program *p;
+
+        for (size_t i = 0; i <= _ALLOC_KIND_MAX; i++)
+                if ((p = uprobe_programs(skel, i)))
+                        bpf_program__set_expected_attach_type(p, (enum bpf_attach_type)UPROBE_MULTI_ATTACH_TYPE);
+}
+
+int bpf_loader_open(const struct bpf_sizes *sizes, struct memleak_bpf **ret)
+{
+        struct memleak_bpf *skel;
+        struct stat st;
+        int r;
+
+        skel = memleak_bpf__open();
+        if (!skel)
+                return -errno;
+        /* Report pids as this daemon's pid namespace sees them (it may run in a container). */
+        if (stat("/proc/self/ns/pid", &st) < 0) {
+                r = -errno;
+                goto fail;
+        }
+        if (st.st_ino != PROC_PID_INIT_INO)
+                skel->rodata->pidns_ino = st.st_ino;
+        /* The kernel target leaves out our own allocations (pids as our namespace sees them). */
+        skel->rodata->self_tgid = getpid();
+        use_uprobe_multi = probe_uprobe_multi();
+        if (use_uprobe_multi)
+                set_uprobe_multi_attach_type(skel);
+        if ((r = bpf_map__set_max_entries(skel->maps.targets, sizes->max_targets)) < 0 ||
+            (r = bpf_map__set_max_entries(skel->maps.allocs, sizes->max_allocs)) < 0 ||
+            (r = bpf_map__set_max_entries(skel->maps.stack_traces, sizes->max_stacks)) < 0 ||
+            (r = bpf_map__set_max_entries(skel->maps.combined, sizes->max_combined)) < 0 ||
+            (r = bpf_map__set_max_entries(skel->maps.inflight, sizes->max_inflight)) < 0 ||
+            (r = bpf_map__set_max_entries(skel->maps.mmaps, sizes->max_mmaps)) < 0 ||
+            /* bpf_get_stackid() keeps as many frames as an entry holds: that is the depth limit */
+            (r = bpf_map__set_value_size(skel->maps.stack_traces, sizes->max_stack_depth * sizeof(__u64))) < 0)
+                goto fail;
+        *ret = skel;
+        return 0;
+fail:
+        memleak_bpf__destroy(skel);
+        return r;
+}
+
+int bpf_loader_load(struct memleak_bpf *skel)
+{
+        return memleak_bpf__load(skel);
+}
+
+void bpf_loader_destroy(struct memleak_bpf *skel)
+{
+        memleak_bpf__destroy(skel);     /* accepts NULL */
+        if (empty_uprobe_multi_prog >= 0)
+                close(empty_uprobe_multi_prog);
+        empty_uprobe_multi_prog = -1;
+}
+
+int bpf_loader_targets_fd(struct memleak_bpf *skel) { return bpf_map__fd(skel->maps.targets); }
+int bpf_loader_allocs_fd(struct memleak_bpf *skel) { return bpf_map__fd(skel->maps.allocs); }
+int bpf_loader_combined_fd(struct memleak_bpf *skel) { return bpf_map__fd(skel->maps.combined); }
+int bpf_loader_stacks_fd(struct memleak_bpf *skel) { return bpf_map__fd(skel->maps.stack_traces); }
+int bpf_loader_inflight_fd(struct memleak_bpf *skel) { return bpf_map__fd(skel->maps.inflight); }
+int bpf_loader_mmaps_fd(struct memleak_bpf *skel) { return bpf_map__fd(skel->maps.mmaps); }
+struct bpf_object *bpf_loader_object(struct memleak_bpf *skel) { return skel->obj; }
+int bpf_loader_file_mappings_fd(struct memleak_bpf *skel) { return bpf_map__fd(skel->maps.file_mappings); }
+
+int bpf_loader_attach_uprobes(struct memleak_bpf *skel, enum alloc_kind kind, bool is_return, int pid,
+                              const char *path, const uint64_t *offsets, size_t n)
+{
+        struct bpf_program *prog = is_return ? skel->progs.alloc_return : entry_program(skel, kind);
+        struct uprobe_multi_link_create attr = {};
+        int fd;
+
+        if (!prog || n == 0 || n > UINT32_MAX)
+                return -EINVAL;
+        attr.prog_fd = bpf_program__fd(prog);
+        attr.attach_type = UPROBE_MULTI_ATTACH_TYPE;
+        attr.path = (__u64)(uintptr_t)path;
+        attr.offsets = (__u64)(uintptr_t)offsets;
+        attr.cnt = (__u32)n;
+        attr.multi_flags = is_return ? UPROBE_MULTI_RETURN : 0;
+        attr.pid = (__u32)pid;
+        fd = (int)syscall(__NR_bpf, BPF_LINK_CREATE, &attr, sizeof(attr));
+        return fd < 0 ? -errno : fd;
+}
+
+int bpf_loader_read_counters(struct memleak_bpf *skel, uint64_t totals[_COUNTER_MAX])
+{
+        int ncpus = libbpf_num_possible_cpus();
+        int fd = bpf_map__fd(skel->maps.counters);
+        _cleanup_free_ uint64_t *values = NULL;
+
+        if (ncpus <= 0)
+                return ncpus < 0 ? ncpus : -EINVAL;
+        values = calloc(ncpus, sizeof(uint64_t));
+        if (!values)
+                return -ENOMEM;
+        for (uint32_t c = 0; c < _COUNTER_MAX; c++) {
+                uint64_t sum = 0;
+
+                if (bpf_map_lookup_elem(fd, &c, values) < 0)
+                        return -errno;
+                for (int i = 0; i < ncpus; i++)
+                        sum += values[i];
+                totals[c] = sum;
+        }
+        return 0;
+}

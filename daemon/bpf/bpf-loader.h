@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* Open, size and load the memleak BPF object; attach probes; read counters. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "bpf-types.h"
+
+struct bpf_link;
+struct memleak_bpf;
+
+struct bpf_sizes {
+        uint32_t max_targets;
+        uint32_t max_allocs;
+        uint32_t max_stacks;
+        uint32_t max_combined;
+        uint32_t max_inflight;
+        uint32_t max_mmaps;
+        uint32_t max_stack_depth;       /* frames per stack-map entry, <= MEMLEAK_MAX_STACK_DEPTH */
+};
+
+/* Open the BPF object and size its maps; the programs of its users can be turned off before
+ * bpf_loader_load() (bpf_loader_object()). -errno. */
+int bpf_loader_open(const struct bpf_sizes *sizes, struct memleak_bpf **ret);
+/* Verify and load the programs, create the maps. -errno (EPERM without the capabilities). */
+int bpf_loader_load(struct memleak_bpf *skel);
+void bpf_loader_destroy(struct memleak_bpf *skel);
+
+int bpf_loader_targets_fd(struct memleak_bpf *skel);
+int bpf_loader_allocs_fd(struct memleak_bpf *skel);
+int bpf_loader_combined_fd(struct memleak_bpf *skel);
+int bpf_loader_stacks_fd(struct memleak_bpf *skel);
+int bpf_loader_inflight_fd(struct memleak_bpf *skel);
+int bpf_loader_mmaps_fd(struct memleak_bpf *skel);
+/* File mappings of targets, recorded as they are made (struct file_mapping), and how many
+ * did not fit (one __u64). */
+int bpf_loader_file_mappings_fd(struct memleak_bpf *skel);
+/* The loaded object, for the programs kernel-target.c links by name. */
+struct bpf_object *bpf_loader_object(struct memleak_bpf *skel);
+
+/* Whether probes are uprobe_multi links (Linux 6.6+); else one perf-event uprobe per site. */
+bool bpf_loader_uprobe_multi(void);
+
+/* Without uprobe_multi: kind's entry program (or the return program) at offset of path, for
+ * pid only. Returns 0 with *ret set, or -errno. */
+int bpf_loader_attach_uprobe(struct memleak_bpf *skel, enum alloc_kind kind, bool is_return, int pid,
+                             const char *path, uint64_t offset, struct bpf_link **ret);
+
+/* Place kind's entry program (or, with is_return, the return program) at offsets[0..n) of
+ * path, for pid only, as one uprobe_multi link. Returns the link's fd or -errno. */
+int bpf_loader_attach_uprobes(struct memleak_bpf *skel, enum alloc_kind kind, bool is_return, int pid,
+                              const char *path, const uint64_t *offsets, size_t n);
+
+/* Remove, from every process mapping path, the breakpoints at offsets that no probe wants there:
+ * those a target's child inherited when it forked. pid: the target (its own stay). Blocks for a
+ * grace period (tens of milliseconds): call it off the event loop. A no-op with perf-event
+ * uprobes, which remove themselves from a child at its first hit. */
+int bpf_loader_clear_inherited_uprobes(pid_t pid, const char *path, const uint64_t *offsets, size_t n);
+
+/* Fork events of targets (struct fork_event) come through this ring buffer once the program is
+ * attached. */
+struct bpf_link *bpf_loader_attach_fork_watch(struct memleak_bpf *skel);
+int bpf_loader_forks_fd(struct memleak_bpf *skel);
+
+/* Sum the per-CPU counters into totals[_COUNTER_MAX]. */
+int bpf_loader_read_counters(struct memleak_bpf *skel, uint64_t totals[_COUNTER_MAX]);
+
+const char *memleak_counter_name(enum memleak_counter c);
+/* Loss counters are reported under "lost", the others under "counters". */
+int memleak_counter_is_loss(enum memleak_counter c);

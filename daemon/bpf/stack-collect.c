@@ -1,0 +1,362 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* Gather per-stack outstanding totals from the BPF maps, or from an exited target's frozen copy. */
+#include <bpf/bpf.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "bpf-loader.h"
+#include "macro.h"
+#include "util.h"
+#include "map-dump.h"
+#include "stack-collect.h"
+
+static bool pid_wanted(const pid_t *pids, size_t n, pid_t pid)
+{
+        for (size_t i = 0; i < n; i++)
+                if (pids[i] == pid)
+                        return true;
+        return false;
+}
+
+static int row_cmp(const void *a, const void *b)
+{
+        const struct stack_row *x = a, *y = b;
+
+        if (x->pid != y->pid)
+                return x->pid < y->pid ? -1 : 1;
+        if (x->space != y->space)
+                return x->space < y->space ? -1 : 1;
+        if (x->stack_id != y->stack_id)
+                return x->stack_id < y->stack_id ? -1 : 1;
+        return 0;
+}
+
+/* Merge rows with the same (pid, stack), drop empty ones. */
+static void rows_merge(struct stack_rows *r)
+{
+        size_t out = 0;
+
+        if (r->n == 0)
+                return;         /* rows may be NULL: qsort must not see it */
+        qsort(r->rows, r->n, sizeof(*r->rows), row_cmp);
+        for (size_t i = 0; i < r->n; i++) {
+                if (out > 0 && row_cmp(&r->rows[out - 1], &r->rows[i]) == 0) {
+                        r->rows[out - 1].bytes += r->rows[i].bytes;
+                        r->rows[out - 1].allocs += r->rows[i].allocs;
+                        free(r->rows[i].ips);
+                        continue;
+                }
+                r->rows[out++] = r->rows[i];
+        }
+        r->n = out;
+        out = 0;
+        for (size_t i = 0; i < r->n; i++) {
+                if (r->rows[i].allocs == 0) {
+                        free(r->rows[i].ips);
+                        continue;
+                }
+                r->rows[out++] = r->rows[i];
+        }
+        r->n = out;
+}
+
+static int copy_ips(const uint64_t *ips, size_t max, uint64_t **ret, size_t *ret_n)
+{
+        size_t n = 0;
+
+        while (n < max && ips[n] != 0)
+                n++;
+        *ret = malloc(MAX(n, (size_t)1) * sizeof(uint64_t));
+        if (!*ret)
+                return -ENOMEM;
+        memcpy(*ret, ips, n * sizeof(uint64_t));
+        *ret_n = n;
+        return 0;
+}
+
+/* Fill in each row's frames from the stack map. */
+static int rows_add_frames(struct stack_rows *r, int stacks_fd)
+{
+        uint64_t ips[MEMLEAK_MAX_STACK_DEPTH];
+
+        for (size_t i = 0; i < r->n; i++) {
+                uint32_t id;
+                int ret;
+
+                if (r->rows[i].stack_id < 0)
+                        continue;
+                id = (uint32_t)r->rows[i].stack_id;
+                memset(ips, 0, sizeof(ips));
+                if (bpf_map_lookup_elem(stacks_fd, &id, ips) < 0)
+                        continue;       /* reported as a stack with no frames */
+                ret = copy_ips(ips, ELEMENTSOF(ips), &r->rows[i].ips, &r->rows[i].n_ips);
+                if (ret < 0)
+                        return ret;
+        }
+        return 0;
+}
+
+static int rows_append(struct stack_rows *r, size_t *cap, pid_t pid, uint32_t space, int64_t stack_id,
+                       uint64_t bytes, uint64_t allocs)
+{
+        if (r->n == *cap) {
+                size_t ncap = *cap ? *cap * 2 : 64;
+                struct stack_row *n = realloc(r->rows, ncap * sizeof(*n));
+
+                if (!n)
+                        return -ENOMEM;
+                r->rows = n;
+                *cap = ncap;
+        }
+        r->rows[r->n++] = (struct stack_row) {
+                .pid = pid, .space = space, .stack_id = stack_id, .bytes = bytes, .allocs = allocs,
+        };
+        return 0;
+}
+
+static int collect_combined(struct memleak_bpf *skel, const struct map_limits *lim,
+                            const pid_t *pids, size_t n_pids, struct stack_rows *ret)
+{
+        _cleanup_(map_dump_done) struct map_dump d = {};
+        struct stack_rows rows = {};
+        size_t cap = 0;
+        int r;
+
+        r = map_dump_hash(bpf_loader_combined_fd(skel), sizeof(struct combined_key),
+                          sizeof(struct combined_value), lim->max_combined, &d);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < d.n; i++) {
+                const struct combined_key *k = (const struct combined_key *)d.keys + i;
+                const struct combined_value *v = (const struct combined_value *)d.values + i;
+
+                if (!pid_wanted(pids, n_pids, k->tgid))
+                        continue;
+                r = rows_append(&rows, &cap, k->tgid, k->space, k->stack_id, v->bytes, v->allocs);
+                if (r < 0) {
+                        stack_rows_done(&rows);
+                        return r;
+                }
+        }
+        rows_merge(&rows);
+        *ret = rows;
+        return 0;
+}
+
+/* A row space for an outstanding allocation: mappings apart, the rest (heap, the kernel's slab
+ * objects, pages, percpu) together, as the per-stack totals map keeps them. */
+static uint32_t row_space(const struct alloc_key *k)
+{
+        return k->space == ALLOC_SPACE_MMAP ? ALLOC_SPACE_MMAP : 0;
+}
+
+static int append_outstanding(int fd, uint32_t max, const pid_t *pids, size_t n_pids, uint64_t min_age_ns,
+                              struct stack_rows *rows, size_t *cap)
+{
+        _cleanup_(map_dump_done) struct map_dump d = {};
+        uint64_t now = (now_monotonic_usec() * 1000);
+        int r;
+
+        r = map_dump_hash(fd, sizeof(struct alloc_key), sizeof(struct alloc_info), max, &d);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < d.n; i++) {
+                const struct alloc_key *k = (const struct alloc_key *)d.keys + i;
+                const struct alloc_info *v = (const struct alloc_info *)d.values + i;
+
+                if (!pid_wanted(pids, n_pids, k->tgid))
+                        continue;
+                if (v->timestamp_ns > now || now - v->timestamp_ns < min_age_ns)
+                        continue;
+                r = rows_append(rows, cap, k->tgid, row_space(k), v->stack_id, v->size, 1);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+static int collect_allocs(struct memleak_bpf *skel, const struct map_limits *lim,
+                          const pid_t *pids, size_t n_pids, uint64_t min_age_ns, struct stack_rows *ret)
+{
+        struct stack_rows rows = {};
+        size_t cap = 0;
+        int r;
+
+        r = append_outstanding(bpf_loader_allocs_fd(skel), lim->max_allocs, pids, n_pids, min_age_ns, &rows, &cap);
+        if (r >= 0)
+                r = append_outstanding(bpf_loader_mmaps_fd(skel), lim->max_mmaps, pids, n_pids, min_age_ns,
+                                       &rows, &cap);
+        if (r < 0) {
+                stack_rows_done(&rows);
+                return r;
+        }
+        rows_merge(&rows);
+        *ret = rows;
+        return 0;
+}
+
+int stack_collect_totals(struct memleak_bpf *skel, const struct map_limits *lim,
+                         const pid_t *pids, size_t n_pids, struct stack_rows *ret)
+{
+        return collect_combined(skel, lim, pids, n_pids, ret);
+}
+
+int stack_collect_live(struct memleak_bpf *skel, const struct map_limits *lim, const pid_t *pids,
+                       size_t n_pids, uint64_t min_age_ns, bool from_allocs, struct stack_rows *ret)
+{
+        struct stack_rows rows = {};
+        int r;
+
+        if (min_age_ns == 0 && !from_allocs)
+                r = collect_combined(skel, lim, pids, n_pids, &rows);
+        else
+                r = collect_allocs(skel, lim, pids, n_pids, min_age_ns, &rows);
+        if (r < 0)
+                return r;
+        r = rows_add_frames(&rows, bpf_loader_stacks_fd(skel));
+        if (r < 0) {
+                stack_rows_done(&rows);
+                return r;
+        }
+        *ret = rows;
+        return 0;
+}
+
+void frozen_target_free(struct frozen_target *f)
+{
+        if (!f)
+                return;
+        stack_rows_done(&f->rows);
+        free(f);
+}
+
+int stack_collect_freeze(struct memleak_bpf *skel, const struct map_limits *lim, pid_t pid, bool from_allocs,
+                         struct frozen_target **ret)
+{
+        struct frozen_target *f;
+        int r;
+
+        f = calloc(1, sizeof(*f));
+        if (!f)
+                return -ENOMEM;
+        /* The per-stack totals with their frames: what every later report of it needs. */
+        r = stack_collect_live(skel, lim, &pid, 1, 0, from_allocs, &f->rows);
+        if (r < 0) {
+                free(f);
+                return r;
+        }
+        f->bytes = sizeof(*f) + f->rows.n * sizeof(*f->rows.rows);
+        for (size_t i = 0; i < f->rows.n; i++)
+                f->bytes += f->rows.rows[i].n_ips * sizeof(uint64_t);
+        *ret = f;
+        return 0;
+}
+
+int stack_collect_frozen(const struct frozen_target *f, struct stack_rows *ret)
+{
+        struct stack_rows rows = {};
+        int r;
+
+        rows.rows = calloc(MAX(f->rows.n, (size_t)1), sizeof(*rows.rows));
+        if (!rows.rows)
+                return -ENOMEM;
+        for (size_t i = 0; i < f->rows.n; i++) {
+                rows.rows[i] = f->rows.rows[i];
+                rows.rows[i].ips = NULL;
+                rows.n++;
+                if (!f->rows.rows[i].ips)
+                        continue;
+                r = copy_ips(f->rows.rows[i].ips, f->rows.rows[i].n_ips, &rows.rows[i].ips, &rows.rows[i].n_ips);
+                if (r < 0) {
+                        stack_rows_done(&rows);
+                        return r;
+                }
+        }
+        *ret = rows;
+        return 0;
+}
+
+static bool alloc_of(const void *key, const void *value, void *pid)
+{
+        return (pid_t)((const struct alloc_key *)key)->tgid == *(pid_t *)pid;
+}
+
+static bool combined_of(const void *key, const void *value, void *pid)
+{
+        return (pid_t)((const struct combined_key *)key)->tgid == *(pid_t *)pid;
+}
+
+static bool inflight_of(const void *key, const void *value, void *pid)
+{
+        return (pid_t)((const struct inflight *)value)->tgid == *(pid_t *)pid;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+        int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+        return x < y ? -1 : x > y;
+}
+
+/* Delete from the stack map the stacks only pid's allocations used: the map keeps one stack per
+ * hash bucket and refuses others (EEXIST), so stacks of targets that are gone would crowd out
+ * the stacks of those that come later. Returns how many went. */
+static int purge_stacks(struct memleak_bpf *skel, const struct map_limits *lim, pid_t pid)
+{
+        _cleanup_(map_dump_done) struct map_dump d = {};
+        _cleanup_free_ int64_t *mine = NULL, *others = NULL;
+        size_t n_mine = 0, n_others = 0, j = 0;
+        int stacks_fd = bpf_loader_stacks_fd(skel), purged = 0, r;
+
+        r = map_dump_hash(bpf_loader_combined_fd(skel), sizeof(struct combined_key),
+                          sizeof(struct combined_value), lim->max_combined, &d);
+        if (r < 0)
+                return r;
+        mine = malloc(MAX(d.n, (size_t)1) * sizeof(*mine));
+        others = malloc(MAX(d.n, (size_t)1) * sizeof(*others));
+        if (!mine || !others)
+                return -ENOMEM;
+        for (size_t i = 0; i < d.n; i++) {
+                const struct combined_key *k = (const struct combined_key *)d.keys + i;
+
+                if (k->stack_id < 0)
+                        continue;
+                if ((pid_t)k->tgid == pid)
+                        mine[n_mine++] = k->stack_id;
+                else
+                        others[n_others++] = k->stack_id;
+        }
+        if (n_mine == 0)
+                return 0;
+        qsort(mine, n_mine, sizeof(*mine), cmp_i64);
+        if (n_others > 0)
+                qsort(others, n_others, sizeof(*others), cmp_i64);
+        for (size_t i = 0; i < n_mine; i++) {
+                uint32_t id = (uint32_t)mine[i];
+
+                if (i > 0 && mine[i] == mine[i - 1])
+                        continue;
+                while (j < n_others && others[j] < mine[i])
+                        j++;
+                if (j < n_others && others[j] == mine[i])
+                        continue;       /* another target's allocations use it too */
+                purged += bpf_map_delete_elem(stacks_fd, &id) == 0;
+        }
+        return purged;
+}
+
+int stack_collect_purge(struct memleak_bpf *skel, const struct map_limits *lim, pid_t pid)
+{
+        int purged = purge_stacks(skel, lim, pid);
+
+        (void)map_dump_purge(bpf_loader_allocs_fd(skel), sizeof(struct alloc_key), sizeof(struct alloc_info),
+                             lim->max_allocs, alloc_of, &pid);
+        (void)map_dump_purge(bpf_loader_mmaps_fd(skel), sizeof(struct alloc_key), sizeof(struct alloc_info),
+                             lim->max_mmaps, alloc_of, &pid);
+        (void)map_dump_purge(bpf_loader_combined_fd(skel), sizeof(struct combined_key),
+                             sizeof(struct combined_value), lim->max_combined, combined_of, &pid);
+        (void)map_dump_purge(bpf_loader_inflight_fd(skel), sizeof(__u64), sizeof(struct inflight),
+                             lim->max_inflight, inflight_of, &pid);
+        return purged;
+}

@@ -1,0 +1,148 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* memleakd: parse arguments and configuration, then run the manager. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "config.h"
+#include "log.h"
+#include "macro.h"
+#include "manager.h"
+#include "protocol.h"
+#include "watchdog.h"
+
+#define DEFAULT_CONFIG_PATH MEMLEAKD_CONFIG_PATH
+
+static void help(void)
+{
+        printf("Usage: memleakd [OPTIONS]\n"
+               "\n"
+               "Find memory leaks in running processes with eBPF: keeps uprobes on their allocator,\n"
+               "tracks every outstanding allocation by stack, and answers memleakctl on a Unix socket.\n"
+               "Runs in the foreground (systemd: Type=notify, socket activation, watchdog).\n"
+               "\n"
+               "Options:\n"
+               "  -c, --config FILE   configuration file (default %s; a missing default is fine)\n"
+               "  -s, --socket PATH   listening socket (default from the config, else %s;\n"
+               "                      also $%s); ignored when systemd passes a socket\n"
+               "  -v, --verbose       log debug messages\n"
+               "  -h, --help          show this help\n"
+               "  -V, --version       show the version\n",
+               DEFAULT_CONFIG_PATH, MEMLEAK_DEFAULT_SOCKET, MEMLEAK_SOCKET_ENV);
+}
+
+struct arguments {
+        const char *config_path;
+        bool config_explicit;
+        const char *socket_path;
+        bool verbose;
+};
+
+/* Returns 1 to go on, 0 to exit successfully, < 0 on a usage error. */
+static int parse_argv(int argc, char *argv[], struct arguments *a)
+{
+        static const struct option options[] = {
+                { "config",  required_argument, NULL, 'c' },
+                { "socket",  required_argument, NULL, 's' },
+                { "verbose", no_argument,       NULL, 'v' },
+                { "help",    no_argument,       NULL, 'h' },
+                { "version", no_argument,       NULL, 'V' },
+                {}
+        };
+        int c;
+
+        a->config_path = DEFAULT_CONFIG_PATH;
+        while ((c = getopt_long(argc, argv, "c:s:vhV", options, NULL)) >= 0) {
+                switch (c) {
+                case 'c':
+                        a->config_path = optarg;
+                        a->config_explicit = true;
+                        break;
+                case 's':
+                        a->socket_path = optarg;
+                        break;
+                case 'v':
+                        a->verbose = true;
+                        break;
+                case 'h':
+                        help();
+                        return 0;
+                case 'V':
+                        printf("memleakd %s\n", MEMLEAKD_VERSION);
+                        return 0;
+                default:
+                        return -EINVAL;
+                }
+        }
+        if (optind < argc) {
+                fprintf(stderr, "memleakd: unexpected argument '%s'\n", argv[optind]);
+                return -EINVAL;
+        }
+        return 1;
+}
+
+static int load_config(const struct arguments *a, struct memleakd_config *c, const char **ret_path)
+{
+        _cleanup_free_ char *error = NULL;
+        const char *env_socket = getenv(MEMLEAK_SOCKET_ENV);
+        int r;
+
+        r = config_init_defaults(c);
+        if (r < 0)
+                return log_error_errno(r, "Out of memory");
+        *ret_path = a->config_path;
+        r = config_parse_file(a->config_path, c, &error);
+        if (r == -ENOENT && !a->config_explicit) {
+                *ret_path = NULL;       /* no config installed: defaults */
+                r = 0;
+        }
+        if (r < 0)
+                return log_error_errno(r, "%s", error ? error : "Cannot read the configuration");
+        /* The command line wins over the environment, which wins over the file. */
+        if (a->socket_path || (env_socket && *env_socket)) {
+                char *p = strdup(a->socket_path ? a->socket_path : env_socket);
+
+                if (!p)
+                        return log_error_errno(ENOMEM, "Out of memory");
+                free(c->socket_path);
+                c->socket_path = p;
+        }
+        if (c->socket_path[0] != '/')
+                return log_error_errno(EINVAL, "The socket path must be absolute: %s", c->socket_path);
+        return 0;
+}
+
+int main(int argc, char *argv[])
+{
+        struct arguments a = {};
+        struct memleakd_config config = {};
+        struct manager *m = NULL;
+        const char *config_path = NULL;
+        uint64_t watchdog_usec;
+        int r;
+
+        /* Before anything slow: systemd's watchdog already runs. */
+        watchdog_usec = watchdog_stretch_for_startup();
+        r = parse_argv(argc, argv, &a);
+        if (r <= 0)
+                return r < 0 ? 2 : 0;
+        if (a.verbose)
+                log_set_max_level(LOG_DEBUG);
+        r = load_config(&a, &config, &config_path);
+        if (r < 0) {
+                config_done(&config);
+                return 1;
+        }
+        r = manager_new(&config, config_path, &m);
+        config_done(&config);
+        if (r < 0) {
+                log_error_errno(r, "Out of memory");
+                return 1;
+        }
+        r = manager_start(m);
+        if (r >= 0)
+                r = manager_run(m, watchdog_usec);
+        manager_free(m);
+        return r < 0 ? 1 : 0;
+}

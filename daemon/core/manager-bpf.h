@@ -1,0 +1,9 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* The manager's BPF object: sizes checked against what the machine can hold, opened, the kernel
+ * target's programs this kernel cannot run turned off, loaded; and libbpf's messages logged. */
+#pragma once
+
+#include "bpf-loader.h"
+
+/* Refuses (-ENOMEM) sizes the machine cannot hold; logs what goes wrong. */
+int manager_bpf_load(const struct bpf_sizes *sizes, struct memleak_bpf **ret);

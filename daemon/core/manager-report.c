@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* A report request: what the event loop owns copied into a job, the job built on the worker
+ * thread, its reply sent when done. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "kernel-symbols.h"
+#include "log.h"
+#include "manager-report.h"
+#include "manager.h"
+#include "protocol.h"
+#include "report-job.h"
+#include "server.h"
+#include "snapshot.h"
+#include "target-files.h"
+#include "util.h"
+#include "worker.h"
+
+static bool wanted(const struct memleak_request *req, const struct target *t)
+{
+        if (req->kernel)
+                return t->kernel != NULL;
+        return !req->has_pid || t->pid == req->pid;
+}
+
+/* Growth over the snapshot ring: the oldest snapshot to the newest. */
+static void copy_trend(const struct target *t, struct report_job_target *jt)
+{
+        const struct snapshot *oldest = snapshot_ring_get(t->ring, 0);
+        const struct snapshot *newest = snapshot_ring_newest(t->ring);
+
+        if (!oldest || !newest || oldest == newest)
+                return;
+        jt->has_trend = true;
+        jt->trend_window_s = (newest->timestamp_usec - oldest->timestamp_usec) / 1000000;
+        jt->trend_bytes = (int64_t)newest->bytes - (int64_t)oldest->bytes;
+}
+
+static int copy_target(const struct target *t, struct report_job_target *jt)
+{
+        int r;
+
+        jt->pid = t->pid;
+        memcpy(jt->comm, t->comm, sizeof(jt->comm));
+        jt->exited = t->exited;
+        copy_trend(t, jt);
+        if (t->exited && t->frozen) {
+                r = stack_collect_frozen(t->frozen, &jt->frozen);
+                if (r < 0)
+                        return r;
+        }
+        jt->kernel = kernel_symbols_ref(t->kernel);
+        return module_map_copy(&jt->modules, &t->modules);
+}
+
+struct report_request {
+        struct report_job *job;
+        struct server_request *request;
+};
+
+static void run(void *data)
+{
+        report_job_run(((struct report_request *)data)->job);
+}
+
+static void done(void *data, bool cancelled)
+{
+        struct report_request *rr = data;
+
+        if (cancelled)
+                server_request_reply(rr->request, memleak_response_new_error(rr->job->id, ECANCELED,
+                                                                              "memleakd is shutting down"));
+        else
+                server_request_reply_frame(rr->request, TAKE_PTR(rr->job->frame), rr->job->frame_len);
+        report_job_free(rr->job);
+        free(rr);
+}
+
+int manager_report_start(struct manager *m, struct server_request *sreq, const struct memleak_request *req,
+                         char **error)
+{
+        struct report_request *rr;
+        struct report_job *job;
+        size_t n = 0, k = 0;
+        int r;
+
+        /* A target that just exited (memleakctl run asks the moment its program exits) is reported
+         * as exited, from its frozen rows; a live one with its newest mappings. */
+        manager_reap_exited_targets(m);
+        if (req->kernel && !manager_find_kernel_target(m))
+                return error_set(error, -ESRCH, "Not tracing the kernel (memleakctl attach --kernel)");
+        if (req->has_pid && !manager_find_target(m, req->pid))
+                return error_set(error, -ESRCH, "Not attached to pid %d", (int)req->pid);
+        for (size_t i = 0; i < m->n_targets; i++)
+                if (wanted(req, m->targets[i])) {
+                        if (!m->targets[i]->exited)
+                                (void)target_files_refresh(&m->env, m->targets[i], false);
+                        n++;
+                }
+        r = report_job_new(n, &job);
+        if (r < 0)
+                return error_set(error, r, "Out of memory");
+        *job = (struct report_job) {
+                .skel = m->env.skel, .limits = m->env.limits, .syms = m->env.syms,
+                .targets = job->targets, .n_targets = n, .id = req->id, .top = req->top,
+                .min_age_s = req->min_age_s, .max_stack_depth = m->config.max_stack_depth,
+        };
+        for (size_t i = 0; i < m->n_targets && r >= 0; i++)
+                if (wanted(req, m->targets[i]))
+                        r = copy_target(m->targets[i], &job->targets[k++]);
+        rr = r >= 0 ? malloc(sizeof(*rr)) : NULL;
+        if (rr)
+                *rr = (struct report_request) { .job = job, .request = sreq };
+        if (!rr || worker_submit(m->worker, rr, run, done) < 0) {
+                free(rr);
+                report_job_free(job);
+                return error_set(error, -ENOMEM, "Out of memory");
+        }
+        return 0;
+}

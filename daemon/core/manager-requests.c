@@ -1,0 +1,343 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* The requests the manager answers: validated at the edge, checked against who asks, dispatched
+ * through the command table, the reply serialised. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "bpf-loader.h"
+#include "detacher.h"
+#include "json-util.h"
+#include "kernel-symbols.h"
+#include "kernel-target.h"
+#include "log.h"
+#include "manager-report.h"
+#include "manager-requests.h"
+#include "manager.h"
+#include "protocol.h"
+#include "server.h"
+#include "snapshot.h"
+#include "symbolize.h"
+#include "text-safe.h"
+#include "util.h"
+
+/* Who may run a command. */
+enum access {
+        ACCESS_ANY,     /* anyone who can connect (the socket's mode decides) */
+        ACCESS_ROOT,    /* uid 0 only: attaching, detaching and reading stacks */
+};
+
+/* A command: answers req, now (server_request_reply()) or later. */
+typedef void (*command_fn)(struct manager *m, struct server_request *sreq, struct memleak_request *req);
+
+static void reply_error(struct server_request *sreq, uint64_t id, int r, const char *message)
+{
+        server_request_reply(sreq, memleak_response_new_error(id, -r, message ? message : strerror(-r)));
+}
+
+/* Names a traced process chose (its comm, its paths) may be any bytes: the wire carries valid
+ * UTF-8 only. */
+static void reply(struct server_request *sreq, cJSON *r)
+{
+        if (r && json_strings_map(r, utf8_needs_repair, utf8_repair) < 0) {
+                cJSON_Delete(r);
+                r = NULL;
+        }
+        server_request_reply(sreq, r);
+}
+
+static cJSON *target_to_json(const struct target *t)
+{
+        cJSON *o = cJSON_CreateObject(), *objs;
+
+        if (!o)
+                return NULL;
+        cJSON_AddNumberToObject(o, "pid", t->pid);
+        cJSON_AddStringToObject(o, "comm", t->comm);
+        cJSON_AddBoolToObject(o, "exited", t->exited);
+        cJSON_AddBoolToObject(o, "mmap", t->track_mmap);
+        json_add_u64(o, "attached_s", (now_realtime_usec() - t->attached_usec) / 1000000);
+        json_add_string_or_null(o, "allocator", t->allocator);
+        json_add_string_or_null(o, "allocator_reason", t->allocator_reason);
+        objs = cJSON_AddArrayToObject(o, "objects");
+        for (size_t i = 0; objs && i < t->n_objects; i++) {
+                cJSON *ob = cJSON_CreateObject();
+
+                cJSON_AddStringToObject(ob, "path", t->objects[i].path);
+                cJSON_AddNumberToObject(ob, "probes", t->objects[i].probes);
+                cJSON_AddStringToObject(ob, "role", object_role_to_string(t->objects[i].role));
+                cJSON_AddItemToArray(objs, ob);
+        }
+        cJSON_AddNumberToObject(o, "snapshots", snapshot_ring_count(t->ring));
+        return o;
+}
+
+static void reply_target(struct server_request *sreq, uint64_t id, const struct target *t)
+{
+        cJSON *r = memleak_response_new_ok(id);
+
+        if (r)
+                cJSON_AddItemToObject(r, F_TARGET, target_to_json(t));
+        reply(sreq, r);
+}
+
+/* The kernel target's settings: the size bounds, and which allocating task to record. */
+static struct target_config kernel_filter(const struct memleak_request *req, const struct target_config *sizes)
+{
+        struct target_config c = *sizes;
+
+        c.filter_pid = (uint32_t)req->kernel_pid;
+        c.filter_comm_set = req->kernel_comm[0] != '\0';
+        memcpy(c.filter_comm, req->kernel_comm, MIN(sizeof(c.filter_comm), sizeof(req->kernel_comm)));
+        return c;
+}
+
+static void log_kernel_symbols(const struct target *t)
+{
+        int r = t->kernel ? kernel_symbols_error(t->kernel) : 0;
+
+        if (r == -EPERM)
+                log_warning("Kernel addresses in /proc/kallsyms are hidden from memleakd (kptr_restrict): "
+                            "kernel frames are shown as addresses; run memleakd as root");
+        else if (r < 0)
+                log_warning_errno(r, "Cannot read /proc/kallsyms, kernel frames are shown as addresses: %m");
+}
+
+/* Attach now; false when the pid's previous probes are still going (the caller waits). */
+static bool attach_now(struct manager *m, struct server_request *sreq, struct memleak_request *req)
+{
+        const struct ucred *peer = server_request_peer(sreq);
+        struct target_config sizes = {
+                .min_size = req->min_size ? req->min_size : m->config.min_size,
+                .max_size = req->max_size ? req->max_size : m->config.max_size,
+        };
+        pid_t pid = req->kernel ? KERNEL_TARGET_PID : req->pid;
+        struct target *t = manager_find_target(m, pid);
+        _cleanup_free_ char *error = NULL;
+        int r;
+
+        if (t && !t->exited) {
+                error_set(&error, -EEXIST, "Already attached to pid %d (%s)", (int)t->pid, t->comm);
+                reply_error(sreq, req->id, -EEXIST, error);
+                return true;
+        }
+        if (manager_live_targets(m) >= m->config.max_targets) {
+                error_set(&error, -ENOSPC, "Already tracing %u processes (max_targets)", m->config.max_targets);
+                reply_error(sreq, req->id, -ENOSPC, error);
+                return true;
+        }
+        if (sizes.max_size && sizes.min_size > sizes.max_size) {
+                reply_error(sreq, req->id, -EINVAL, "min_size is larger than max_size");
+                return true;
+        }
+        /* Two sets of probes on one process must never be live at once. */
+        if (detacher_busy(m->env.detacher, pid))
+                return false;
+        if (req->kernel)
+                r = kernel_target_attach(&m->env, &(struct kernel_target_params) {
+                        .filter = kernel_filter(req, &sizes), .ring_depth = m->config.ring_depth }, &t, &error);
+        else
+                r = target_attach(&m->env, &(struct target_attach_params) {
+                        .pid = req->pid, .objs = req->objs, .n_objs = req->n_objs, .filter = sizes,
+                        .ring_depth = m->config.ring_depth, .track_mmap = req->mmap, .exec = req->exec,
+                }, &t, &error);
+        if (r < 0) {
+                log_info("Refused to attach to pid %d for uid %u: %s", (int)pid, (unsigned)peer->uid,
+                         error ? error : strerror(-r));
+                reply_error(sreq, req->id, r, error);
+                return true;
+        }
+        log_kernel_symbols(t);
+        r = manager_add_target(m, t);
+        if (r < 0) {
+                (void)target_stop(&m->env, t, false);
+                target_free(t);
+                error_set(&error, r, "Cannot watch pid %d: %s", (int)pid, strerror(-r));
+                reply_error(sreq, req->id, r, error);
+                return true;
+        }
+        log_info("Attached to pid %d (%s) for uid %u: %s allocator, %zu object(s)%s%s", (int)t->pid, t->comm,
+                 (unsigned)peer->uid, t->allocator, t->n_objects, t->exec ? ", before it execs " : "",
+                 t->exec ? t->exec->path : "");
+        reply_target(sreq, req->id, t);
+        return true;
+}
+
+static void handle_attach(struct manager *m, struct server_request *sreq, struct memleak_request *req)
+{
+        struct deferred_attach *n;
+        struct memleak_request *copy;
+
+        if (attach_now(m, sreq, req))
+                return;
+        /* Answered once the detacher is done with the pid (manager_requests_pid_idle()). */
+        copy = malloc(sizeof(*copy));
+        n = copy ? realloc(m->deferred, (m->n_deferred + 1) * sizeof(*n)) : NULL;
+        if (!n) {
+                free(copy);
+                reply_error(sreq, req->id, -ENOMEM, "Out of memory");
+                return;
+        }
+        m->deferred = n;
+        *copy = *req;
+        *req = (struct memleak_request) {};     /* its strings are the copy's now */
+        m->deferred[m->n_deferred++] = (struct deferred_attach) { .request = sreq, .parsed = copy, .id = copy->id };
+}
+
+void manager_requests_pid_idle(struct manager *m, pid_t pid)
+{
+        for (size_t i = 0; i < m->n_deferred;) {
+                struct deferred_attach d = m->deferred[i];
+                pid_t want = d.parsed->kernel ? KERNEL_TARGET_PID : d.parsed->pid;
+
+                if (detacher_busy(m->env.detacher, want)) {
+                        i++;
+                        continue;
+                }
+                m->deferred[i] = m->deferred[--m->n_deferred];
+                if (!attach_now(m, d.request, d.parsed))
+                        reply_error(d.request, d.id, -EBUSY, "The probes of an earlier attach are still going");
+                memleak_request_done(d.parsed);
+                free(d.parsed);
+        }
+}
+
+void manager_requests_done(struct manager *m)
+{
+        for (size_t i = 0; i < m->n_deferred; i++) {
+                reply_error(m->deferred[i].request, m->deferred[i].id, -ECANCELED, "memleakd is shutting down");
+                memleak_request_done(m->deferred[i].parsed);
+                free(m->deferred[i].parsed);
+        }
+        free(m->deferred);
+        m->deferred = NULL;
+        m->n_deferred = 0;
+}
+
+static void handle_detach(struct manager *m, struct server_request *sreq, struct memleak_request *req)
+{
+        struct target *t = req->kernel ? manager_find_kernel_target(m) : manager_find_target(m, req->pid);
+        _cleanup_free_ char *error = NULL;
+
+        if (!t && req->kernel) {
+                reply_error(sreq, req->id, -ESRCH, "Not tracing the kernel (memleakctl attach --kernel)");
+                return;
+        }
+        if (!t) {
+                error_set(&error, -ESRCH, "Not attached to pid %d", (int)req->pid);
+                reply_error(sreq, req->id, -ESRCH, error);
+                return;
+        }
+        reply_target(sreq, req->id, t);
+        log_info("Detached from pid %d (%s)", (int)t->pid, t->comm);
+        manager_remove_target(m, t);
+}
+
+/* The event counters (losses false) or the loss counters (losses true) of one read. */
+static cJSON *counters_to_json(const uint64_t totals[_COUNTER_MAX], bool losses)
+{
+        cJSON *o = cJSON_CreateObject();
+
+        for (int c = 0; o && c < _COUNTER_MAX; c++)
+                if (memleak_counter_is_loss(c) == losses)
+                        json_add_u64(o, memleak_counter_name(c), totals[c]);
+        return o;
+}
+
+/* What the daemon holds against the bounds a traced process or a client could push it to. */
+static cJSON *limits_to_json(struct manager *m)
+{
+        struct symbolizer_stats syms;
+        struct server_stats srv;
+        cJSON *o = cJSON_CreateObject(), *x;
+
+        if (!o)
+                return NULL;
+        symbolizer_get_stats(m->env.syms, &syms);
+        server_get_stats(m->server, &srv);
+        x = cJSON_AddObjectToObject(o, "exited");
+        json_add_u64(x, "bytes", manager_exited_bytes(m));
+        json_add_u64(x, "max_bytes", (uint64_t)m->config.exited_max_mb << 20);
+        json_add_u64(x, "dropped", m->exited_dropped);
+        x = cJSON_AddObjectToObject(o, "symbols");
+        json_add_u64(x, "files", syms.files);
+        json_add_u64(x, "distinct", syms.images);
+        json_add_u64(x, "open", syms.open);
+        json_add_u64(x, "max_open", syms.max_open);
+        json_add_u64(x, "inflated_bytes", syms.open_bytes);
+        json_add_u64(x, "cache_bytes", syms.cache_bytes);
+        json_add_u64(x, "max_bytes", (uint64_t)m->config.symbols_max_mb << 20);
+        json_add_u64(x, "closed_for_limits", syms.closed_for_limits);
+        json_add_u64(x, "reopened", syms.reopened);
+        json_add_u64(x, "reopen_failed", syms.reopen_failed);
+        json_add_u64(x, "refused", syms.refused);
+        x = cJSON_AddObjectToObject(o, "clients");
+        json_add_u64(x, "connections", server_connections(m->server));
+        json_add_u64(x, "refused", srv.refused_full);
+        json_add_u64(x, "timed_out", srv.timed_out);
+        json_add_u64(x, "accept_paused", srv.accept_backoffs);
+        return o;
+}
+
+static void handle_status(struct manager *m, struct server_request *sreq, struct memleak_request *req)
+{
+        cJSON *r = memleak_response_new_ok(req->id), *arr;
+        uint64_t totals[_COUNTER_MAX] = {};
+
+        if (!r) {
+                server_request_reply(sreq, NULL);
+                return;
+        }
+        cJSON_AddStringToObject(r, "version", MEMLEAKD_VERSION);
+        json_add_u64(r, "uptime_s", (now_realtime_usec() - m->started_usec) / 1000000);
+        json_add_u64(r, "snapshot_interval_ms", m->config.snapshot_interval_ms);
+        json_add_u64(r, "ring_depth", m->config.ring_depth);
+        arr = cJSON_AddArrayToObject(r, "targets");
+        for (size_t i = 0; arr && i < m->n_targets; i++)
+                cJSON_AddItemToArray(arr, target_to_json(m->targets[i]));
+        if (bpf_loader_read_counters(m->env.skel, totals) < 0)
+                log_warning("Cannot read the BPF counters");
+        cJSON_AddItemToObject(r, "counters", counters_to_json(totals, false));
+        cJSON_AddItemToObject(r, "lost", counters_to_json(totals, true));
+        cJSON_AddItemToObject(r, "limits", limits_to_json(m));
+        reply(sreq, r);
+}
+
+static void handle_report(struct manager *m, struct server_request *sreq, struct memleak_request *req)
+{
+        _cleanup_free_ char *error = NULL;
+        int r = manager_report_start(m, sreq, req, &error);
+
+        if (r < 0)
+                reply_error(sreq, req->id, r, error);
+}
+
+static const struct {
+        command_fn fn;
+        enum access access;
+} commands[_MEMLEAK_CMD_MAX] = {
+        [MEMLEAK_CMD_ATTACH] = { handle_attach, ACCESS_ROOT },
+        [MEMLEAK_CMD_DETACH] = { handle_detach, ACCESS_ROOT },
+        [MEMLEAK_CMD_STATUS] = { handle_status, ACCESS_ANY },
+        [MEMLEAK_CMD_REPORT] = { handle_report, ACCESS_ROOT },
+};
+
+void manager_requests_dispatch(void *userdata, struct server_request *sreq, const char *line, size_t len)
+{
+        struct manager *m = userdata;
+        _cleanup_(memleak_request_done) struct memleak_request req = {};
+        const char *parse_error = NULL;
+        uint64_t id = 0;
+        int r;
+
+        r = memleak_request_parse(line, len, &req, &id, &parse_error);
+        if (r < 0) {
+                reply_error(sreq, id, r, parse_error ? parse_error : "Malformed request");
+                return;
+        }
+        req.id = id;
+        if (commands[req.cmd].access == ACCESS_ROOT && server_request_peer(sreq)->uid != 0) {
+                reply_error(sreq, id, -EPERM, "Only root may do this");
+                return;
+        }
+        commands[req.cmd].fn(m, sreq, &req);
+}

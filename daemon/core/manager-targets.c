@@ -1,0 +1,337 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* The manager's targets: added, noticed when they exit, kept within bounds once exited, looked
+ * at on each snapshot tick (mappings, libraries loaded since, totals), their forks followed. */
+#include <errno.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <systemd/sd-daemon.h>
+#include "fork-watch.h"
+#include "kernel-target.h"
+#include "log.h"
+#include "macro.h"
+#include "manager.h"
+#include "mapping-log.h"
+#include "probes.h"
+#include "snapshot.h"
+#include "stack-collect.h"
+#include "target-files.h"
+#include "util.h"
+#include "worker.h"
+
+/* How long after a target forks its child's inherited probes are cleared: forks close together
+ * (a server starting its workers) share the sweep. */
+#define CHILDREN_SWEEP_DELAY_USEC (20ULL * 1000)
+
+unsigned manager_live_targets(const struct manager *m)
+{
+        unsigned n = 0;
+
+        for (size_t i = 0; i < m->n_targets; i++)
+                n += !m->targets[i]->exited;
+        return n;
+}
+
+void manager_targets_changed(struct manager *m)
+{
+        bool processes = false;
+        unsigned live = manager_live_targets(m);
+        int r;
+
+        /* Follow forks while some process is traced, and only then. */
+        for (size_t i = 0; i < m->n_targets && !processes; i++)
+                processes = !m->targets[i]->exited && !m->targets[i]->kernel;
+        r = fork_watch_set_active(m->forks, processes);
+        if (r < 0)
+                log_warning_errno(r, "Cannot watch traced processes fork, ignoring: their children keep "
+                                  "paying for the probes they inherit: %m");
+        (void)sd_notifyf(false, "STATUS=Tracing %u process%s", live, live == 1 ? "" : "es");
+}
+
+struct target *manager_find_target(struct manager *m, pid_t pid)
+{
+        for (size_t i = 0; i < m->n_targets; i++)
+                if (m->targets[i]->pid == pid)
+                        return m->targets[i];
+        return NULL;
+}
+
+struct target *manager_find_kernel_target(struct manager *m)
+{
+        return manager_find_target(m, KERNEL_TARGET_PID);
+}
+
+void manager_remove_target(struct manager *m, struct target *t)
+{
+        for (size_t i = 0; i < m->n_targets; i++) {
+                if (m->targets[i] != t)
+                        continue;
+                memmove(&m->targets[i], &m->targets[i + 1], (m->n_targets - i - 1) * sizeof(*m->targets));
+                m->n_targets--;
+                break;
+        }
+        if (!t->exited)
+                (void)target_stop(&m->env, t, false);
+        target_free(t);
+        manager_targets_changed(m);
+}
+
+uint64_t manager_exited_bytes(const struct manager *m)
+{
+        uint64_t bytes = 0;
+
+        for (size_t i = 0; i < m->n_targets; i++)
+                if (m->targets[i]->exited)
+                        bytes += target_memory_bytes(m->targets[i]);
+        return bytes;
+}
+
+/* Keep at most max_targets records of exited targets, holding at most exited_max_mb: the oldest
+ * go first, the newest stays whatever it takes (memleakctl run asks for its report right after). */
+static void prune_exited(struct manager *m)
+{
+        uint64_t max_bytes = (uint64_t)m->config.exited_max_mb << 20;
+        size_t exited = 0;
+
+        for (size_t i = 0; i < m->n_targets; i++)
+                exited += m->targets[i]->exited;
+        while (exited > m->config.max_targets || (exited > 1 && manager_exited_bytes(m) > max_bytes)) {
+                struct target *oldest = NULL;
+
+                for (size_t i = 0; i < m->n_targets; i++)
+                        if (m->targets[i]->exited && (!oldest || m->targets[i]->exited_usec < oldest->exited_usec))
+                                oldest = m->targets[i];
+                log_info("Dropping the report of pid %d (%s), which exited: the exited targets' reports hold "
+                         "more than exited_max_mb (or max_targets of them)", (int)oldest->pid, oldest->comm);
+                m->exited_dropped++;
+                manager_remove_target(m, oldest);
+                exited--;
+        }
+}
+
+static void target_exited(struct manager *m, struct target *t)
+{
+        int r;
+
+        log_info("Target pid %d (%s) exited; keeping its last report", (int)t->pid, t->comm);
+        /* Its last mappings are kept in t->modules, with those it made since the last refresh
+         * (BPF recorded them): the exited target's stacks still resolve. */
+        (void)target_files_refresh(&m->env, t, true);
+        if (mapping_log_lost(m->env.mappings) > 0)
+                log_warning("%" PRIu64 " file mappings did not fit in the BPF map that records them; frames of "
+                            "pid %d (%s) in those files may stay unresolved", mapping_log_lost(m->env.mappings),
+                            (int)t->pid, t->comm);
+        r = target_stop(&m->env, t, true);
+        if (r < 0)
+                log_warning_errno(r, "Cannot keep the last report of pid %d: %m", (int)t->pid);
+        snapshot_ring_drop_rows(t->ring);       /* its trend needs the sums only */
+        t->exited = true;
+        t->exited_usec = now_realtime_usec();
+        prune_exited(m);
+        manager_targets_changed(m);
+}
+
+static int on_target_exit(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+{
+        struct target *t = userdata;
+
+        target_exited(t->owner, t);
+        return 0;
+}
+
+void manager_reap_exited_targets(struct manager *m)
+{
+        for (size_t i = 0; i < m->n_targets; i++) {
+                struct target *t = m->targets[i];
+                struct pollfd p = { .fd = t->pidfd, .events = POLLIN };
+
+                if (!t->exited && t->pidfd >= 0 && poll(&p, 1, 0) > 0 && (p.revents & (POLLIN | POLLHUP)))
+                        target_exited(m, t);
+        }
+}
+
+int manager_add_target(struct manager *m, struct target *t)
+{
+        struct target *old = manager_find_target(m, t->pid);
+        struct target **n;
+        int r;
+
+        if (old && !old->exited)
+                return -EEXIST;
+        if (old)
+                manager_remove_target(m, old);
+        n = realloc(m->targets, (m->n_targets + 1) * sizeof(*n));
+        if (!n)
+                return -ENOMEM;
+        m->targets = n;
+        /* A process's exit is noticed through its pidfd; the kernel target has none. */
+        if (t->pidfd >= 0) {
+                r = sd_event_add_io(m->event, &t->exit_source, t->pidfd, EPOLLIN, on_target_exit, t);
+                if (r < 0)
+                        return r;
+                (void)sd_event_source_set_description(t->exit_source, "target-exit");
+        }
+        t->owner = m;
+        t->id = ++m->next_target_id;
+        m->targets[m->n_targets++] = t;
+        prune_exited(m);
+        manager_targets_changed(m);
+        return 0;
+}
+
+void manager_free_targets(struct manager *m)
+{
+        for (size_t i = 0; i < m->n_targets; i++)
+                if (!m->targets[i]->exited)
+                        (void)target_stop(&m->env, m->targets[i], false);
+        for (size_t i = 0; i < m->n_targets; i++)
+                target_free(m->targets[i]);
+        free(m->targets);
+        m->targets = NULL;
+        m->n_targets = 0;
+}
+
+/* A rescan for one target: what it needs, and what makes sure its target is the same. */
+struct rescan_job {
+        struct manager *manager;
+        uint64_t target_id;
+        struct probes_rescan *rescan;
+};
+
+static void rescan_done(void *job, bool cancelled)
+{
+        struct rescan_job *j = job;
+        struct target *t = cancelled ? NULL : manager_find_target(j->manager, probes_rescan_pid(j->rescan));
+        struct rescanned_object *objects = NULL;
+        size_t n = 0;
+        int r;
+
+        if (t && t->id == j->target_id && !t->exited && t->rescanning) {
+                t->rescanning = false;
+                r = probes_rescan_finish(&j->manager->env, t, j->rescan, &objects, &n);
+                if (r < 0 && r != -ENOENT && r != -ESRCH)
+                        log_warning_errno(r, "Cannot look at the new mappings of pid %d: %m", (int)t->pid);
+                for (size_t i = 0; i < n; i++)
+                        if (objects[i].error)
+                                log_warning("pid %d mapped %s after the attach; cannot probe it: %s", (int)t->pid,
+                                            objects[i].path, objects[i].error);
+                        else
+                                log_info("pid %d mapped %s after the attach: probed %zu allocator entry points in it",
+                                         (int)t->pid, objects[i].path, objects[i].probes);
+                rescanned_objects_free(objects, n);
+        }
+        probes_rescan_free(j->rescan);
+        free(j);
+}
+
+static void rescan_run(void *job)
+{
+        probes_rescan_run(((struct rescan_job *)job)->rescan);
+}
+
+/* Look for files t mapped since the last tick (dlopen), on the worker: one rescan at a time. */
+static void start_rescan(struct manager *m, struct target *t)
+{
+        struct rescan_job *j;
+        struct probes_rescan *rescan = NULL;
+
+        if (t->rescanning || probes_rescan_new(t, &rescan) < 0 || !rescan)
+                return;
+        j = malloc(sizeof(*j));
+        if (j)
+                *j = (struct rescan_job) { .manager = m, .target_id = t->id, .rescan = rescan };
+        if (!j || worker_submit(m->worker, j, rescan_run, rescan_done) < 0) {
+                free(j);
+                probes_rescan_free(rescan);
+                return;
+        }
+        t->rescanning = true;
+}
+
+/* A snapshot row of stack row r (the heap's: mappings, with --mmap, have rows of their own). */
+static size_t snapshot_rows_of(const struct stack_rows *rows, pid_t pid, struct snapshot_row *out)
+{
+        size_t k = 0;
+
+        for (size_t j = 0; j < rows->n; j++)
+                if (rows->rows[j].pid == pid && rows->rows[j].space != ALLOC_SPACE_MMAP)
+                        out[k++] = (struct snapshot_row) {
+                                .stack_id = rows->rows[j].stack_id,
+                                .bytes = rows->rows[j].bytes,
+                                .allocs = rows->rows[j].allocs,
+                        };
+        return k;
+}
+
+void manager_take_snapshots(struct manager *m)
+{
+        _cleanup_(stack_rows_done) struct stack_rows rows = {};
+        _cleanup_free_ pid_t *pids = calloc(MAX(m->n_targets, (size_t)1), sizeof(pid_t));
+        uint64_t now = now_realtime_usec();
+        size_t n = 0;
+        int r;
+
+        if (!pids)
+                return;
+        for (size_t i = 0; i < m->n_targets; i++) {
+                struct target *t = m->targets[i];
+
+                if (t->exited)
+                        continue;
+                pids[n++] = t->pid;
+                /* Learn libraries loaded since the last tick, while the target is still there, and
+                 * probe the allocator entry points of those (dlopen). */
+                (void)target_files_refresh(&m->env, t, false);
+                start_rescan(m, t);
+        }
+        if (n == 0)
+                return;
+        r = stack_collect_totals(m->env.skel, &m->env.limits, pids, n, &rows);
+        if (r < 0) {
+                log_warning_errno(r, "Failed to read the per-stack totals, skipping this snapshot: %m");
+                return;
+        }
+        for (size_t i = 0; i < m->n_targets; i++) {
+                struct target *t = m->targets[i];
+                struct snapshot_row *srows;
+
+                if (t->exited)
+                        continue;
+                srows = calloc(MAX(rows.n, (size_t)1), sizeof(*srows));
+                if (!srows)
+                        return;
+                snapshot_ring_push(t->ring, now, srows, snapshot_rows_of(&rows, t->pid, srows));
+        }
+}
+
+void manager_target_forked(struct manager *m, pid_t parent, pid_t child)
+{
+        struct target *t = manager_find_target(m, parent);
+        int r;
+
+        if (!t || t->exited)
+                return;
+        log_debug("Traced pid %d forked pid %d: clearing the probes it inherited", (int)parent, (int)child);
+        t->children_pending = true;
+        r = sd_event_source_set_time_relative(m->children_timer, CHILDREN_SWEEP_DELAY_USEC);
+        if (r >= 0)
+                r = sd_event_source_set_enabled(m->children_timer, SD_EVENT_ONESHOT);
+        if (r < 0)
+                log_warning_errno(r, "Cannot schedule clearing the probes of pid %d's children: %m", (int)parent);
+}
+
+void manager_clear_children(struct manager *m)
+{
+        for (size_t i = 0; i < m->n_targets; i++) {
+                struct target *t = m->targets[i];
+                int r;
+
+                if (!t->children_pending)
+                        continue;
+                t->children_pending = false;
+                r = target_clear_inherited_probes(&m->env, t);
+                if (r < 0)
+                        log_warning_errno(r, "Cannot clear the probes pid %d's children inherited: %m", (int)t->pid);
+        }
+}

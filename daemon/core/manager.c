@@ -1,0 +1,333 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* The manager's life: made (manager_new only allocates), wired (manager_start: mounts, limits,
+ * BPF, the symbolizer, the worker, the socket, timers, signals), run, reloaded, stopped. */
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <systemd/sd-daemon.h>
+#include "detacher.h"
+#include "fork-watch.h"
+#include "listen-socket.h"
+#include "log.h"
+#include "macro.h"
+#include "manager-bpf.h"
+#include "manager-requests.h"
+#include "manager.h"
+#include "mapping-log.h"
+#include "module-map.h"
+#include "mounts.h"
+#include "server.h"
+#include "symbolize.h"
+#include "util.h"
+#include "watchdog.h"
+#include "worker.h"
+
+int manager_new(struct memleakd_config *config, const char *config_path, struct manager **ret)
+{
+        _cleanup_(manager_freep) struct manager *m = calloc(1, sizeof(*m));
+
+        if (!m)
+                return -ENOMEM;
+        if (config_path && !(m->config_path = strdup(config_path)))
+                return -ENOMEM;
+        m->config = *config;
+        *config = (struct memleakd_config) {};
+        *ret = TAKE_PTR(m);
+        return 0;
+}
+
+static struct symbolizer_limits symbolizer_limits_of(const struct memleakd_config *c)
+{
+        struct rlimit rl;
+        unsigned max_open = c->symbols_max_open_files;
+
+        /* Leave half the fds for clients, probes and the rest, whatever the configuration says. */
+        if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+                max_open = MIN(max_open, (unsigned)MAX(rl.rlim_cur / 2, (rlim_t)16));
+        return (struct symbolizer_limits) {
+                .max_open_files = max_open,
+                .max_bytes = (uint64_t)c->symbols_max_mb << 20,
+                .max_section_bytes = (uint64_t)c->symbols_max_section_mb << 20,
+        };
+}
+
+/* The symbolizer closed a file to stay within its limits: open it again from its process. */
+static int reopen_module(void *userdata, uint64_t dev, uint64_t ino, const struct symbol_source *src)
+{
+        return module_open_in_target(src->pid, src->path, dev, ino, src->start, src->end);
+}
+
+static void note_symbolizer(void *userdata, const char *message)
+{
+        log_warning("%s", message);
+}
+
+static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata)
+{
+        struct manager *m = userdata;
+        _cleanup_(config_done) struct memleakd_config fresh = {};
+        _cleanup_free_ char *error = NULL;
+        struct symbolizer_limits limits;
+        int r;
+
+        if (!m->config_path) {
+                log_info("SIGHUP: no configuration file in use, nothing to reload");
+                return 0;
+        }
+        r = config_init_defaults(&fresh);
+        if (r < 0)
+                return 0;
+        r = config_parse_file(m->config_path, &fresh, &error);
+        if (r < 0) {
+                log_error("Not reloading: %s", error ? error : strerror(-r));
+                return 0;
+        }
+        /* What can change at run time; map sizes and the socket need a restart. */
+        m->config.snapshot_interval_ms = fresh.snapshot_interval_ms;
+        m->config.min_size = fresh.min_size;
+        m->config.max_size = fresh.max_size;
+        m->config.ring_depth = fresh.ring_depth;
+        m->config.max_targets = fresh.max_targets;
+        m->config.symbols_max_open_files = fresh.symbols_max_open_files;
+        m->config.symbols_max_mb = fresh.symbols_max_mb;
+        m->config.symbols_max_section_mb = fresh.symbols_max_section_mb;
+        m->config.exited_max_mb = fresh.exited_max_mb;
+        limits = symbolizer_limits_of(&m->config);
+        symbolizer_set_limits(m->env.syms, &limits);
+        log_info("Reloaded %s (map sizes and the socket change only on restart)", m->config_path);
+        return 0;
+}
+
+static int on_exit_signal(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata)
+{
+        struct manager *m = userdata;
+
+        log_info("Received %s, shutting down", strsignal(si->ssi_signo));
+        (void)sd_notify(false, "STOPPING=1\nSTATUS=Shutting down");
+        return sd_event_exit(m->event, 0);
+}
+
+static int on_snapshot_timer(sd_event_source *s, uint64_t usec, void *userdata)
+{
+        struct manager *m = userdata;
+
+        manager_take_snapshots(m);
+        (void)sd_event_source_set_time_relative(s, m->config.snapshot_interval_ms * 1000);
+        (void)sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+        return 0;
+}
+
+static int on_children_timer(sd_event_source *s, uint64_t usec, void *userdata)
+{
+        manager_clear_children(userdata);
+        return 0;
+}
+
+static void on_fork(void *userdata, pid_t parent, pid_t child)
+{
+        manager_target_forked(userdata, parent, child);
+}
+
+static void on_pid_idle(void *userdata, pid_t pid)
+{
+        manager_requests_pid_idle(userdata, pid);
+}
+
+static void on_server_event(void *userdata, enum server_event event, int error)
+{
+        switch (event) {
+        case SERVER_EVENT_ACCEPT_PAUSED:
+                log_warning_errno(error, "Cannot accept clients (%m): pausing for 250 ms");
+                break;
+        case SERVER_EVENT_ACCEPT_FAILED:
+                log_warning_errno(error, "Failed to accept a client, ignoring: %m");
+                break;
+        case SERVER_EVENT_CLIENT_DROPPED:
+                log_warning_errno(error, "Failed to watch a client, dropping it: %m");
+                break;
+        }
+}
+
+/* memleakd holds an fd per open file it symbolizes, per client, per probe link: take the hard
+ * limit (LimitNOFILE=), which select() never sees here (sd-event uses epoll). */
+static void raise_nofile(void)
+{
+        struct rlimit rl;
+
+        if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur >= rl.rlim_max)
+                return;
+        rl.rlim_cur = rl.rlim_max;
+        if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+                log_debug_errno(errno, "Cannot raise RLIMIT_NOFILE, ignoring: %m");
+}
+
+static void raise_memlock(void)
+{
+        struct rlimit rl = { RLIM_INFINITY, RLIM_INFINITY };
+
+        /* Kernels since 5.11 charge BPF memory to the cgroup: a refusal here is not fatal. */
+        if (setrlimit(RLIMIT_MEMLOCK, &rl) < 0)
+                log_debug_errno(errno, "Cannot raise RLIMIT_MEMLOCK, ignoring: %m");
+}
+
+static int start_event_loop(struct manager *m)
+{
+        sigset_t mask;
+        int r;
+
+        r = sd_event_default(&m->event);
+        if (r < 0)
+                return log_error_errno(r, "Failed to create the event loop: %m");
+        sigemptyset(&mask);
+        sigaddset(&mask, SIGTERM);
+        sigaddset(&mask, SIGINT);
+        sigaddset(&mask, SIGHUP);
+        (void)sigprocmask(SIG_BLOCK, &mask, NULL);
+        if ((r = sd_event_add_signal(m->event, NULL, SIGTERM, on_exit_signal, m)) < 0 ||
+            (r = sd_event_add_signal(m->event, NULL, SIGINT, on_exit_signal, m)) < 0 ||
+            (r = sd_event_add_signal(m->event, NULL, SIGHUP, on_sighup, m)) < 0)
+                return log_error_errno(r, "Failed to watch signals: %m");
+        /* WATCHDOG=1 pings at half of WATCHDOG_USEC when systemd asks for them. */
+        r = sd_event_set_watchdog(m->event, true);
+        if (r < 0)
+                log_warning_errno(r, "Failed to enable the watchdog, ignoring: %m");
+        return 0;
+}
+
+/* The BPF object and what works with it: the symbolizer, the worker, the detacher, the recorded
+ * mappings. */
+static int start_tracing(struct manager *m)
+{
+        struct symbolizer_limits limits = symbolizer_limits_of(&m->config);
+        int r;
+
+        r = manager_bpf_load(&(struct bpf_sizes) {
+                .max_targets = m->config.max_targets,
+                .max_allocs = m->config.max_allocs,
+                .max_stacks = m->config.max_stacks,
+                .max_combined = m->config.max_combined,
+                .max_inflight = m->config.max_inflight,
+                .max_mmaps = m->config.max_mmaps,
+                .max_stack_depth = m->config.max_stack_depth,
+        }, &m->env.skel);
+        if (r < 0)
+                return r;
+        m->env.limits = (struct map_limits) {
+                .max_allocs = m->config.max_allocs,
+                .max_combined = m->config.max_combined,
+                .max_inflight = m->config.max_inflight,
+                .max_mmaps = m->config.max_mmaps,
+        };
+        r = symbolizer_new(&(struct symbolizer_settings) {
+                .limits = limits, .reopen = reopen_module, .note = note_symbolizer, .userdata = m,
+        }, &m->env.syms);
+        if (r < 0)
+                return log_error_errno(r, "Failed to set up symbolization: %m");
+        r = mapping_log_new(m->env.skel, &m->env.mappings);
+        if (r >= 0)
+                r = detacher_new(m->event, m->env.skel, &m->env.limits, m->env.mappings, on_pid_idle, m,
+                                 &m->env.detacher);
+        if (r >= 0)
+                r = worker_new(m->event, &m->worker);
+        if (r < 0)
+                return log_error_errno(r, "Failed to set up the background work: %m");
+        r = fork_watch_new(m->event, m->env.skel, on_fork, m, &m->forks);
+        if (r < 0)
+                log_warning_errno(r, "Cannot watch traced processes fork, ignoring: their children will keep "
+                                  "paying for the probes they inherit: %m");
+        return 0;
+}
+
+static int start_serving(struct manager *m)
+{
+        _cleanup_free_ char *error = NULL;
+        int fd, r;
+
+        fd = listen_socket_open(m->config.socket_path, m->config.socket_mode, m->config.socket_group, &error);
+        if (fd < 0)
+                return log_error_errno(fd, "%s", error ? error : "Cannot open the listening socket");
+        r = server_new(m->event, fd, manager_requests_dispatch, on_server_event, m, &m->server);
+        if (r < 0) {
+                close(fd);
+                return log_error_errno(r, "Failed to serve the socket: %m");
+        }
+        return 0;
+}
+
+static int start_timers(struct manager *m)
+{
+        int r;
+
+        /* Accuracy 1 ms: 0 would mean sd-event's default of 250 ms, and snapshots "every second"
+         * would come every 1.25 s. */
+        r = sd_event_add_time_relative(m->event, &m->snapshot_timer, CLOCK_MONOTONIC,
+                                       m->config.snapshot_interval_ms * 1000, 1000, on_snapshot_timer, m);
+        if (r >= 0)
+                r = sd_event_source_set_description(m->snapshot_timer, "snapshot");
+        if (r >= 0)
+                r = sd_event_add_time_relative(m->event, &m->children_timer, CLOCK_MONOTONIC, 0, 1000,
+                                               on_children_timer, m);
+        if (r >= 0)
+                r = sd_event_source_set_enabled(m->children_timer, SD_EVENT_OFF);
+        if (r >= 0)
+                r = sd_event_source_set_description(m->children_timer, "forked-children");
+        return r < 0 ? log_error_errno(r, "Failed to arm the timers: %m") : 0;
+}
+
+int manager_start(struct manager *m)
+{
+        int r;
+
+        m->started_usec = now_realtime_usec();
+        r = start_event_loop(m);
+        if (r < 0)
+                return r;
+        mounts_ensure();
+        raise_memlock();
+        raise_nofile();
+        r = start_tracing(m);
+        if (r < 0)
+                return r;
+        r = start_serving(m);
+        if (r < 0)
+                return r;
+        return start_timers(m);
+}
+
+struct manager *manager_free(struct manager *m)
+{
+        if (!m)
+                return NULL;
+        /* Reports and rescans not started are cancelled (their clients told), a running one ends. */
+        m->worker = worker_free(m->worker);
+        manager_requests_done(m);
+        /* Each target's probes take the kernel a grace period to remove: all at once, then wait. */
+        manager_free_targets(m);
+        m->env.detacher = detacher_free(m->env.detacher);
+        server_free(m->server);
+        fork_watch_free(m->forks);
+        sd_event_source_disable_unref(m->children_timer);
+        sd_event_source_disable_unref(m->snapshot_timer);
+        mapping_log_free(m->env.mappings);
+        symbolizer_free(m->env.syms);
+        bpf_loader_destroy(m->env.skel);
+        sd_event_unref(m->event);
+        config_done(&m->config);
+        free(m->config_path);
+        free(m);
+        return NULL;
+}
+
+int manager_run(struct manager *m, uint64_t watchdog_usec)
+{
+        int r;
+
+        log_info("memleakd %s ready on %s", MEMLEAKD_VERSION, m->config.socket_path);
+        watchdog_notify_ready(watchdog_usec, "Tracing 0 processes");
+        r = sd_event_loop(m->event);
+        if (r < 0)
+                return log_error_errno(r, "Event loop failed: %m");
+        return 0;
+}

@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* The daemon's core: owns the event loop, the BPF object, the targets, the socket, the worker
+ * thread and the lifecycle. manager.c makes and runs it; manager-targets.c keeps the targets;
+ * manager-requests.c answers clients; manager-report.c hands reports to the worker. */
+#pragma once
+
+#include <stdint.h>
+#include <systemd/sd-event.h>
+#include "config.h"
+#include "macro.h"
+#include "target.h"
+
+struct server;
+struct server_request;
+struct worker;
+struct fork_watch;
+struct memleak_request;
+
+/* An attach that waits until the pid's previous probes are gone (detacher_busy()). */
+struct deferred_attach {
+        struct server_request *request;
+        struct memleak_request *parsed;
+        uint64_t id;
+};
+
+struct manager {
+        sd_event *event;
+        struct memleakd_config config;
+        char *config_path;              /* NULL: defaults only */
+        struct target_env env;
+        struct worker *worker;          /* reports, rescans: long work off the event loop */
+        struct target **targets;
+        size_t n_targets;
+        uint64_t next_target_id;
+        struct deferred_attach *deferred;
+        size_t n_deferred;
+        struct server *server;
+        struct fork_watch *forks;
+        sd_event_source *snapshot_timer;
+        sd_event_source *children_timer;        /* clears the probes forked children inherited */
+        uint64_t exited_dropped;        /* exited targets' reports dropped to stay within bounds */
+        uint64_t started_usec;          /* CLOCK_REALTIME */
+};
+
+/* Allocate only: takes config (moved) and a copy of config_path. */
+int manager_new(struct memleakd_config *config, const char *config_path, struct manager **ret);
+/* Wire everything: mounts, limits, BPF, the symbolizer, the worker, the socket, timers, signals. */
+int manager_start(struct manager *m);
+/* READY=1 (restoring the unit's watchdog period: watchdog_usec, 0 for none), then the loop. */
+int manager_run(struct manager *m, uint64_t watchdog_usec);
+struct manager *manager_free(struct manager *m);
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct manager *, manager_free)
+
+/* manager-targets.c */
+struct target *manager_find_target(struct manager *m, pid_t pid);
+struct target *manager_find_kernel_target(struct manager *m);
+/* Keep t (started): watch its exit, drop the oldest exited records past the bounds. Replaces an
+ * exited record of the same pid; -EEXIST for a live one. */
+int manager_add_target(struct manager *m, struct target *t);
+/* Stop t if it still runs, and forget it. */
+void manager_remove_target(struct manager *m, struct target *t);
+unsigned manager_live_targets(const struct manager *m);
+/* The memory the records of exited targets hold. */
+uint64_t manager_exited_bytes(const struct manager *m);
+/* Mark the targets that exited and whose exit the event loop has not dispatched yet (a request
+ * arriving right after a target's exit sees it exited, its report frozen). */
+void manager_reap_exited_targets(struct manager *m);
+/* The snapshot tick: each live target's mappings refreshed, rescans started, totals snapshot. */
+void manager_take_snapshots(struct manager *m);
+/* A target forked: clear the probes its child inherited, shortly. */
+void manager_target_forked(struct manager *m, pid_t parent, pid_t child);
+/* Clear them now (the children timer). */
+void manager_clear_children(struct manager *m);
+/* The status text systemd shows, and the fork watch (linked while a process is traced). */
+void manager_targets_changed(struct manager *m);
+/* Stop every live target and free them all (shutdown). */
+void manager_free_targets(struct manager *m);

@@ -1,0 +1,157 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* What an ELF file would cost to symbolize, read from its headers before libdw sees it. */
+#include <elfutils/libdwelf.h>
+#include <errno.h>
+#include <gelf.h>
+#include <lzma.h>
+#include <string.h>
+#include "elf-inspect.h"
+#include "macro.h"
+
+/* liblzma's own bound on the decoder's dictionary and state, far above a real .gnu_debugdata's. */
+#define MINIDEBUGINFO_DECODER_MEMLIMIT (64ULL << 20)
+
+int elf_zdebug_size(const void *data, size_t size, uint64_t *ret)
+{
+        const uint8_t *p = data;
+        uint64_t v = 0;
+
+        if (size < 12 || memcmp(p, "ZLIB", 4) != 0)
+                return -EBADMSG;
+        for (int i = 4; i < 12; i++)
+                v = (v << 8) | p[i];
+        *ret = v;
+        return 0;
+}
+
+/* How many bytes the xz stream in data inflates to, decoding at most limit + 1 of them. */
+static int xz_inflated_size(const void *data, size_t size, uint64_t limit, uint64_t *ret, bool *ret_over)
+{
+        lzma_stream strm = LZMA_STREAM_INIT;
+        uint8_t scratch[16384];
+        uint64_t total = 0;
+        lzma_ret lr;
+
+        if (lzma_stream_decoder(&strm, MINIDEBUGINFO_DECODER_MEMLIMIT, 0) != LZMA_OK)
+                return -ENOMEM;
+        strm.next_in = data;
+        strm.avail_in = size;
+        do {
+                strm.next_out = scratch;
+                strm.avail_out = sizeof(scratch);
+                lr = lzma_code(&strm, LZMA_FINISH);
+                total += sizeof(scratch) - strm.avail_out;
+                if (total > limit) {
+                        lzma_end(&strm);
+                        *ret = total;
+                        *ret_over = true;
+                        return 0;
+                }
+        } while (lr == LZMA_OK);
+        lzma_end(&strm);
+        if (lr != LZMA_STREAM_END)
+                return -EBADMSG;
+        *ret = total;
+        *ret_over = false;
+        return 0;
+}
+
+static bool is_debug_section(const char *name)
+{
+        return name && (strncmp(name, ".debug_", 7) == 0 || strncmp(name, ".zdebug_", 8) == 0);
+}
+
+/* The size one section takes once libdw inflates it; 0 when it is not compressed. */
+static uint64_t inflated_size(Elf_Scn *scn, const GElf_Shdr *shdr, const char *name)
+{
+        uint64_t size = 0;
+
+        if (shdr->sh_flags & SHF_COMPRESSED) {
+                GElf_Chdr chdr;
+
+                /* a header that cannot be read cannot be inflated either */
+                return gelf_getchdr(scn, &chdr) ? chdr.ch_size : 0;
+        }
+        if (strncmp(name, ".zdebug_", 8) == 0 && shdr->sh_type != SHT_NOBITS) {
+                Elf_Data *raw = elf_rawdata(scn, NULL);
+
+                if (raw && elf_zdebug_size(raw->d_buf, raw->d_size, &size) == 0)
+                        return size;
+        }
+        return 0;
+}
+
+/* The section called name, or NULL. */
+static Elf_Scn *find_section(Elf *elf, const char *name, GElf_Shdr *ret_shdr)
+{
+        Elf_Scn *scn = NULL;
+        size_t shstrndx;
+
+        if (elf_getshdrstrndx(elf, &shstrndx) < 0)
+                return NULL;
+        while ((scn = elf_nextscn(elf, scn))) {
+                const char *n;
+
+                if (gelf_getshdr(scn, ret_shdr) && (n = elf_strptr(elf, shstrndx, ret_shdr->sh_name)) &&
+                    strcmp(n, name) == 0)
+                        return scn;
+        }
+        return NULL;
+}
+
+int elf_minidebuginfo_size(Elf *elf, uint64_t max_bytes, uint64_t *ret_bytes, bool *ret_too_large)
+{
+        GElf_Shdr shdr;
+        Elf_Scn *scn = find_section(elf, ".gnu_debugdata", &shdr);
+        Elf_Data *raw;
+        int r;
+
+        *ret_bytes = 0;
+        *ret_too_large = false;
+        if (!scn || shdr.sh_type == SHT_NOBITS || !(raw = elf_rawdata(scn, NULL)))
+                return 0;
+        r = xz_inflated_size(raw->d_buf, raw->d_size, max_bytes, ret_bytes, ret_too_large);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0)
+                *ret_bytes = 0;
+        return 0;
+}
+
+int elf_inspect(Elf *elf, struct elf_inspection *ret)
+{
+        struct elf_inspection in = {};
+        const void *build_id = NULL;
+        Elf_Scn *scn = NULL;
+        GElf_Ehdr ehdr;
+        size_t shstrndx;
+        ssize_t len;
+
+        if (!gelf_getehdr(elf, &ehdr) || elf_getshdrstrndx(elf, &shstrndx) < 0)
+                return -ENOEXEC;
+        in.loadable = ehdr.e_type == ET_EXEC || ehdr.e_type == ET_DYN;
+        len = dwelf_elf_gnu_build_id(elf, &build_id);
+        if (len > 0 && (size_t)len <= sizeof(in.build_id)) {
+                memcpy(in.build_id, build_id, len);
+                in.build_id_len = len;
+        }
+        while ((scn = elf_nextscn(elf, scn))) {
+                GElf_Shdr shdr;
+                const char *name;
+                uint64_t size;
+
+                if (!gelf_getshdr(scn, &shdr) || !(name = elf_strptr(elf, shstrndx, shdr.sh_name)))
+                        continue;
+                if (strcmp(name, ".debug_info") == 0 || strcmp(name, ".zdebug_info") == 0)
+                        in.has_dwarf = true;
+                if (strcmp(name, ".gnu_debugdata") == 0)
+                        in.has_minidebuginfo = true;
+                if (!is_debug_section(name))
+                        continue;
+                size = inflated_size(scn, &shdr, name);
+                in.inflated_debug_bytes += size;
+                in.largest_inflated_bytes = MAX(in.largest_inflated_bytes, size);
+        }
+        *ret = in;
+        return 0;
+}

@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* What an ELF file would cost to symbolize, read from its headers before libdw sees it: its
+ * build ID, and how much its compressed sections inflate to (a 1 MB section can claim 1 GB). */
+#pragma once
+
+#include <libelf.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define ELF_BUILD_ID_MAX 64
+
+struct elf_inspection {
+        uint8_t build_id[ELF_BUILD_ID_MAX];
+        size_t build_id_len;            /* 0: no GNU build ID note */
+        bool loadable;                  /* ET_EXEC or ET_DYN */
+        bool has_dwarf;                 /* .debug_info or .zdebug_info */
+        uint64_t inflated_debug_bytes;  /* what libdw would allocate to inflate the compressed
+                                         * .debug_* / .zdebug_* sections, all together */
+        uint64_t largest_inflated_bytes;/* the largest one of those */
+        bool has_minidebuginfo;         /* .gnu_debugdata: an xz-compressed symbol table */
+};
+
+/* Inspect elf (its headers only). -ENOEXEC when elf is not a readable ELF file. */
+int elf_inspect(Elf *elf, struct elf_inspection *ret);
+
+/* What elf's .gnu_debugdata inflates to: its xz stream states no size one can trust, so it is
+ * decoded into a scratch buffer and counted, stopping past max_bytes (*ret_too_large). 0 without
+ * one (or one that does not decode: libdwfl fails to read it too, harmlessly). -ENOMEM. */
+int elf_minidebuginfo_size(Elf *elf, uint64_t max_bytes, uint64_t *ret_bytes, bool *ret_too_large);
+
+/* The bytes a debug-section header states: SHF_COMPRESSED's ch_size, or the size after a
+ * .zdebug section's "ZLIB" magic (big-endian). Pure: for the unit tests. -EBADMSG when short. */
+int elf_zdebug_size(const void *data, size_t size, uint64_t *ret);

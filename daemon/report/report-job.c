@@ -1,0 +1,231 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* A report built on the worker thread, from what the event loop copied into the job. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "bpf-loader.h"
+#include "json-util.h"
+#include "kernel-symbols.h"
+#include "macro.h"
+#include "protocol.h"
+#include "report-job.h"
+#include "report.h"
+#include "symbolize.h"
+#include "text-safe.h"
+#include "util.h"
+
+int report_job_new(size_t n_targets, struct report_job **ret)
+{
+        struct report_job *j = calloc(1, sizeof(*j));
+
+        if (!j)
+                return -ENOMEM;
+        j->targets = calloc(MAX(n_targets, (size_t)1), sizeof(*j->targets));
+        if (!j->targets) {
+                free(j);
+                return -ENOMEM;
+        }
+        j->n_targets = n_targets;
+        *ret = j;
+        return 0;
+}
+
+struct report_job *report_job_free(struct report_job *j)
+{
+        if (!j)
+                return NULL;
+        for (size_t i = 0; i < j->n_targets; i++) {
+                stack_rows_done(&j->targets[i].frozen);
+                module_map_done(&j->targets[i].modules);
+                kernel_symbols_unref(j->targets[i].kernel);
+        }
+        free(j->targets);
+        free(j->frame);
+        free(j);
+        return NULL;
+}
+
+static const struct report_job_target *job_target(const struct report_job *j, pid_t pid)
+{
+        for (size_t i = 0; i < j->n_targets; i++)
+                if (j->targets[i].pid == pid)
+                        return &j->targets[i];
+        return NULL;
+}
+
+/* report_resolve_fn: a kernel frame through kallsyms, a process's through the file it maps there. */
+static size_t resolve_frame(void *userdata, pid_t pid, uint64_t addr, struct frame_symbol *ret, size_t max)
+{
+        const struct report_job *j = userdata;
+        const struct report_job_target *t = job_target(j, pid);
+        struct symbol_frame frames[SYMBOLIZER_FRAMES_MAX] = {};
+        const struct module_mapping *mm;
+        struct kallsyms_info info;
+        uint64_t file_offset;
+        size_t n = 0;
+
+        if (max == 0 || !t)
+                return 0;
+        if (t->kernel) {
+                if (kernel_symbols_resolve(t->kernel, addr, &info) < 0)
+                        return 0;
+                ret[0] = (struct frame_symbol) {
+                        .symbol = info.symbol, .has_offset = true, .offset = info.offset, .module = info.module,
+                };
+                return 1;
+        }
+        mm = module_map_find(&t->modules, addr);
+        if (!mm)
+                return 0;
+        file_offset = addr - mm->start + mm->pgoff;
+        if (symbolizer_resolve(j->syms, mm->dev, mm->ino, file_offset, true, frames,
+                               MIN(max, ELEMENTSOF(frames)), &n) < 0 || n == 0) {
+                /* an unknown module: its name and the offset are still worth showing */
+                frames[0] = (struct symbol_frame) {};
+                n = 1;
+        }
+        for (size_t i = 0; i < n; i++)
+                ret[i] = (struct frame_symbol) {
+                        .symbol = frames[i].symbol,
+                        .has_offset = frames[i].has_offset,
+                        .offset = frames[i].offset,
+                        .inlined = frames[i].inlined,
+                        .module = mm->path,
+                        .has_module_offset = true,
+                        .module_offset = file_offset,
+                        .file = frames[i].file,
+                        .line = frames[i].line,
+                };
+        return n;
+}
+
+/* stack_rows_is_code_fn: a return address lies in code the process maps (all of the kernel's is). */
+static bool address_is_code(void *userdata, pid_t pid, uint64_t addr)
+{
+        const struct report_job_target *t = job_target(userdata, pid);
+        const struct module_mapping *mm;
+
+        if (!t || t->kernel)
+                return true;
+        mm = module_map_find(&t->modules, addr);
+        return mm && !mm->not_code;
+}
+
+static int append_rows(struct stack_rows *all, struct stack_rows *more)
+{
+        struct stack_row *n;
+
+        if (more->n == 0)
+                return 0;
+        n = realloc(all->rows, (all->n + more->n) * sizeof(*n));
+        if (!n)
+                return -ENOMEM;
+        all->rows = n;
+        memcpy(all->rows + all->n, more->rows, more->n * sizeof(*n));
+        all->n += more->n;
+        free(more->rows);
+        *more = (struct stack_rows) {};
+        return 0;
+}
+
+/* The event counters (losses false) or the loss counters (losses true) of one read. */
+static cJSON *losses_to_json(const uint64_t totals[_COUNTER_MAX])
+{
+        cJSON *o = cJSON_CreateObject();
+
+        for (int c = 0; o && c < _COUNTER_MAX; c++)
+                if (memleak_counter_is_loss(c))
+                        json_add_u64(o, memleak_counter_name(c), totals[c]);
+        return o;
+}
+
+/* Every row the report shows: the live targets' from the maps, the exited targets' copies. */
+static int collect_rows(struct report_job *j, struct stack_rows *ret, char **error)
+{
+        _cleanup_(stack_rows_done) struct stack_rows rows = {};
+        _cleanup_free_ pid_t *live = calloc(MAX(j->n_targets, (size_t)1), sizeof(pid_t));
+        uint64_t totals[_COUNTER_MAX] = {};
+        size_t n_live = 0;
+        int r;
+
+        if (!live)
+                return error_set(error, -ENOMEM, "Out of memory");
+        for (size_t i = 0; i < j->n_targets; i++) {
+                if (!j->targets[i].exited)
+                        live[n_live++] = j->targets[i].pid;
+                else if ((r = append_rows(&rows, &j->targets[i].frozen)) < 0)
+                        return error_set(error, r, "Out of memory");
+        }
+        if (n_live > 0) {
+                _cleanup_(stack_rows_done) struct stack_rows fresh = {};
+                /* Once the per-stack totals map overflowed, it misses stacks: sum the allocations. */
+                bool overflowed = bpf_loader_read_counters(j->skel, totals) < 0 ||
+                                  totals[COUNTER_LOST_COMBINED_MAP_FULL] > 0;
+
+                r = stack_collect_live(j->skel, &j->limits, live, n_live, j->min_age_s * 1000000000ull,
+                                       overflowed, &fresh);
+                if (r >= 0)
+                        r = append_rows(&rows, &fresh);
+                if (r < 0)
+                        return error_set(error, r, "Cannot read the BPF maps: %s", strerror(-r));
+        }
+        *ret = rows;
+        rows = (struct stack_rows) {};
+        return 0;
+}
+
+static cJSON *build_reply(struct report_job *j, char **error)
+{
+        _cleanup_(stack_rows_done) struct stack_rows rows = {};
+        _cleanup_free_ struct report_target *rts = calloc(MAX(j->n_targets, (size_t)1), sizeof(*rts));
+        _cleanup_json_ cJSON *reply = NULL, *lost = NULL;
+        uint64_t totals[_COUNTER_MAX] = {};
+        cJSON *report;
+
+        if (!rts || collect_rows(j, &rows, error) < 0)
+                return rts ? NULL : (error_set(error, -ENOMEM, "Out of memory"), NULL);
+        for (size_t i = 0; i < j->n_targets; i++)
+                rts[i] = (struct report_target) {
+                        .pid = j->targets[i].pid, .comm = j->targets[i].comm, .exited = j->targets[i].exited,
+                        .kernel = j->targets[i].kernel != NULL, .has_trend = j->targets[i].has_trend,
+                        .trend_window_s = j->targets[i].trend_window_s, .trend_bytes = j->targets[i].trend_bytes,
+                };
+        stack_rows_cut_broken_chains(&rows, address_is_code, j);
+        /* Read after collecting: what was lost meanwhile belongs in this report. */
+        (void)bpf_loader_read_counters(j->skel, totals);
+        lost = losses_to_json(totals);
+        report = report_build(&rows, rts, j->n_targets, &(struct report_params) {
+                .top = j->top,
+                .min_age_s = j->min_age_s,
+                .generated_at = now_realtime_usec() / 1000000,
+                .max_stack_depth = j->max_stack_depth,
+                .lost = lost,
+                .resolve = resolve_frame,
+                .userdata = j,
+        });
+        reply = memleak_response_new_ok(j->id);
+        if (!report || !reply) {
+                cJSON_Delete(report);
+                error_set(error, -ENOMEM, "Out of memory");
+                return NULL;
+        }
+        cJSON_AddItemToObject(reply, F_REPORT, report);
+        return TAKE_PTR(reply);
+}
+
+void report_job_run(void *job)
+{
+        struct report_job *j = job;
+        _cleanup_free_ char *error = NULL;
+        _cleanup_json_ cJSON *reply = NULL;
+
+        /* Names resolved here stay valid until the reply is encoded, whatever the loop releases. */
+        symbolizer_read_begin(j->syms);
+        reply = build_reply(j, &error);
+        if (!reply)
+                reply = memleak_response_new_error(j->id, ENOMEM, error ? error : "Out of memory");
+        /* Names a traced process chose may be any bytes: the wire carries valid UTF-8 only. */
+        if (reply && json_strings_map(reply, utf8_needs_repair, utf8_repair) >= 0)
+                j->frame = memleak_frame_encode(reply, &j->frame_len);
+        symbolizer_read_end(j->syms);
+}

@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* A report built on the worker thread: the rows of the live targets read from the BPF maps and
+ * those the exited ones kept, stacks cut where a frame-pointer chain broke, every frame named,
+ * the reply encoded. The event loop only copies what it owns into the job. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "module-map.h"
+#include "stack-collect.h"
+
+struct memleak_bpf;
+struct symbolizer;
+struct kernel_symbols;
+
+/* One target as the report sees it, owned by the job. */
+struct report_job_target {
+        pid_t pid;
+        char comm[17];
+        bool exited;
+        bool has_trend;                 /* growth over its snapshot ring */
+        uint64_t trend_window_s;
+        int64_t trend_bytes;
+        struct stack_rows frozen;       /* an exited target's rows */
+        struct module_map modules;      /* what it maps: names its frames, tells code from data */
+        struct kernel_symbols *kernel;  /* the kernel target's symbols (a reference); NULL */
+};
+
+struct report_job {
+        /* read by the worker: the maps' fds and the symbolizer are safe to use from it */
+        struct memleak_bpf *skel;
+        struct map_limits limits;
+        struct symbolizer *syms;
+        struct report_job_target *targets;
+        size_t n_targets;
+        uint64_t id;                    /* the request's */
+        uint64_t top;
+        uint64_t min_age_s;
+        uint32_t max_stack_depth;
+        /* made by it */
+        char *frame;                    /* the reply, encoded */
+        size_t frame_len;
+        /* the requester's */
+        void *userdata;
+};
+
+/* A job for n_targets targets (zeroed, to be filled in). -ENOMEM. */
+int report_job_new(size_t n_targets, struct report_job **ret);
+struct report_job *report_job_free(struct report_job *j);
+
+/* worker_run_fn: build the report, or an error reply, into j->frame (NULL only without memory). */
+void report_job_run(void *job);

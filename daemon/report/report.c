@@ -1,0 +1,204 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* Build the report object from per-stack rows: sort, fold past --top, name every frame (pure). */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include "bpf-types.h"
+#include "json-util.h"
+#include "macro.h"
+#include "report.h"
+
+const char *report_stack_error(int64_t stack_id, bool kernel)
+{
+        switch (-stack_id) {
+        case EFAULT: return kernel ? "kernel stack unreadable (EFAULT)" : "user stack unreadable (EFAULT)";
+        case EEXIST: return "stack map hash collision (EEXIST)";
+        case ENOMEM: return "stack map full (ENOMEM)";
+        default: return "stack capture failed";
+        }
+}
+
+static int row_by_bytes(const void *a, const void *b)
+{
+        const struct stack_row *x = a, *y = b;
+
+        if (x->bytes != y->bytes)
+                return x->bytes > y->bytes ? -1 : 1;
+        if (x->allocs != y->allocs)
+                return x->allocs > y->allocs ? -1 : 1;
+        if (x->pid != y->pid)
+                return x->pid < y->pid ? -1 : 1;
+        return x->stack_id < y->stack_id ? -1 : x->stack_id > y->stack_id;
+}
+
+static cJSON *frame_to_json(uint64_t addr, const struct frame_symbol *sym)
+{
+        cJSON *f = cJSON_CreateObject();
+        char hex[32];
+
+        if (!f)
+                return NULL;
+        snprintf(hex, sizeof(hex), "0x%" PRIx64, addr);
+        cJSON_AddStringToObject(f, "addr", hex);
+        json_add_string_or_null(f, "symbol", sym->symbol);
+        if (sym->symbol && sym->has_offset)
+                json_add_u64(f, "offset", sym->offset);
+        else
+                cJSON_AddNullToObject(f, "offset");
+        cJSON_AddBoolToObject(f, "inlined", sym->inlined);
+        json_add_string_or_null(f, "module", sym->module);
+        if (sym->module && sym->has_module_offset)
+                json_add_u64(f, "module_offset", sym->module_offset);
+        else
+                cJSON_AddNullToObject(f, "module_offset");
+        json_add_string_or_null(f, "file", sym->file);
+        if (sym->file && sym->line > 0)
+                cJSON_AddNumberToObject(f, "line", sym->line);
+        else
+                cJSON_AddNullToObject(f, "line");
+        return f;
+}
+
+/* The frames one address stands for: the calls inlined there, then the function itself. */
+static void add_address_frames(cJSON *frames, const struct report_params *p, pid_t pid, uint64_t addr)
+{
+        struct frame_symbol syms[REPORT_FRAMES_PER_ADDRESS_MAX] = {};
+        size_t n = 0;
+
+        if (p->resolve)
+                n = p->resolve(p->userdata, pid, addr, syms, ELEMENTSOF(syms));
+        n = MIN(n, ELEMENTSOF(syms));
+        if (n == 0)
+                n = 1;  /* unresolved: the address alone */
+        for (size_t i = 0; i < n; i++)
+                cJSON_AddItemToArray(frames, frame_to_json(addr, &syms[i]));
+}
+
+static cJSON *stack_to_json(const struct report_params *p, const struct stack_row *row, bool kernel)
+{
+        cJSON *s = cJSON_CreateObject(), *frames;
+
+        if (!s)
+                return NULL;
+        cJSON_AddNumberToObject(s, "pid", row->pid);
+        cJSON_AddBoolToObject(s, "mmap", row->space == ALLOC_SPACE_MMAP);
+        json_add_u64(s, "bytes", row->bytes);
+        json_add_u64(s, "allocs", row->allocs);
+        if (row->stack_id < 0)
+                cJSON_AddStringToObject(s, "stack_error", report_stack_error(row->stack_id, kernel));
+        else if (!row->ips || row->n_ips == 0)
+                cJSON_AddStringToObject(s, "stack_error", "stack no longer in the stack map");
+        else
+                cJSON_AddNullToObject(s, "stack_error");
+        cJSON_AddBoolToObject(s, "truncated", p->max_stack_depth && row->n_ips >= p->max_stack_depth);
+        json_add_u64(s, "addresses_cut", row->n_cut);
+        frames = cJSON_AddArrayToObject(s, "frames");
+        for (size_t i = 0; frames && i < row->n_ips; i++)
+                add_address_frames(frames, p, row->pid, row->ips[i]);
+        return s;
+}
+
+static cJSON *targets_to_json(const struct stack_rows *rows, const struct report_target *targets,
+                              size_t n_targets)
+{
+        cJSON *arr = cJSON_CreateArray();
+
+        for (size_t i = 0; arr && i < n_targets; i++) {
+                cJSON *t = cJSON_CreateObject();
+                uint64_t bytes = 0, allocs = 0, mmap_bytes = 0, mmaps = 0;
+
+                for (size_t j = 0; j < rows->n; j++) {
+                        const struct stack_row *row = &rows->rows[j];
+
+                        if (row->pid != targets[i].pid)
+                                continue;
+                        if (row->space == ALLOC_SPACE_MMAP) {
+                                mmap_bytes += row->bytes;
+                                mmaps += row->allocs;
+                        } else {
+                                bytes += row->bytes;
+                                allocs += row->allocs;
+                        }
+                }
+                cJSON_AddNumberToObject(t, "pid", targets[i].pid);
+                json_add_string_or_null(t, "comm", targets[i].comm);
+                json_add_u64(t, "outstanding_bytes", bytes);
+                json_add_u64(t, "outstanding_allocs", allocs);
+                /* --mmap: anonymous mappings, kept apart from the heap */
+                json_add_u64(t, "outstanding_mmap_bytes", mmap_bytes);
+                json_add_u64(t, "outstanding_mmaps", mmaps);
+                cJSON_AddBoolToObject(t, "exited", targets[i].exited);
+                if (targets[i].has_trend) {
+                        cJSON *tr = cJSON_AddObjectToObject(t, "trend");
+
+                        json_add_u64(tr, "window_s", targets[i].trend_window_s);
+                        cJSON_AddNumberToObject(tr, "bytes_delta", (double)targets[i].trend_bytes);
+                } else
+                        cJSON_AddNullToObject(t, "trend");
+                cJSON_AddItemToArray(arr, t);
+        }
+        return arr;
+}
+
+/* Whether row is a stack of the kernel target's. */
+static bool row_is_kernel(const struct stack_row *row, const struct report_target *targets, size_t n_targets)
+{
+        for (size_t i = 0; i < n_targets; i++)
+                if (targets[i].pid == row->pid)
+                        return targets[i].kernel;
+        return false;
+}
+
+cJSON *report_build(struct stack_rows *rows, const struct report_target *targets, size_t n_targets,
+                    const struct report_params *p)
+{
+        _cleanup_json_ cJSON *r = cJSON_CreateObject();
+        cJSON *stacks, *other, *lost;
+        uint64_t other_stacks = 0, other_bytes = 0, other_allocs = 0, listed = 0, truncated = 0;
+
+        if (!r)
+                return NULL;
+        if (rows->n > 0)
+                qsort(rows->rows, rows->n, sizeof(*rows->rows), row_by_bytes);
+        json_add_u64(r, "generated_at", p->generated_at);
+        json_add_u64(r, "min_age_s", p->min_age_s);
+        json_add_u64(r, "top", p->top);
+        cJSON_AddItemToObject(r, "targets", targets_to_json(rows, targets, n_targets));
+        stacks = cJSON_AddArrayToObject(r, "stacks");
+        if (!stacks)
+                return NULL;
+        for (size_t i = 0; i < rows->n; i++) {
+                const struct stack_row *row = &rows->rows[i];
+
+                if (row->allocs == 0)
+                        continue;
+                if (listed < p->top) {
+                        cJSON *s = stack_to_json(p, row, row_is_kernel(row, targets, n_targets));
+
+                        if (!s)
+                                return NULL;
+                        cJSON_AddItemToArray(stacks, s);
+                        listed++;
+                        continue;
+                }
+                other_stacks++;
+                other_bytes += row->bytes;
+                other_allocs += row->allocs;
+        }
+        other = cJSON_AddObjectToObject(r, "other");
+        if (!other)
+                return NULL;
+        json_add_u64(other, "stacks", other_stacks);
+        json_add_u64(other, "bytes", other_bytes);
+        json_add_u64(other, "allocs", other_allocs);
+        lost = p->lost ? cJSON_Duplicate(p->lost, true) : cJSON_CreateObject();
+        if (!lost)
+                return NULL;
+        /* Stacks deeper than max_stack_depth lose their outer frames: count them with the rest. */
+        for (size_t i = 0; i < rows->n; i++)
+                truncated += p->max_stack_depth && rows->rows[i].n_ips >= p->max_stack_depth;
+        json_add_u64(lost, "stacks_truncated", truncated);
+        cJSON_AddItemToObject(r, "lost", lost);
+        return TAKE_PTR(r);
+}

@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* Build the report object from per-stack rows: sort, fold past --top, name every frame (pure). */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <cjson/cJSON.h>
+#include "stack-rows.h"
+
+struct report_target {
+        pid_t pid;
+        const char *comm;
+        bool exited;
+        bool kernel;                    /* the kernel target: its stacks are the kernel's */
+        /* growth over the snapshot ring: valid when has_trend */
+        bool has_trend;
+        uint64_t trend_window_s;
+        int64_t trend_bytes;
+};
+
+/* Most frames one address may resolve to (the function and the calls inlined into it). */
+#define REPORT_FRAMES_PER_ADDRESS_MAX 17U
+
+/* What a frame resolves to; NULL/0 members are unknown and rendered as null. */
+struct frame_symbol {
+        const char *symbol;
+        bool has_offset;
+        uint64_t offset;
+        bool inlined;                   /* a call inlined into the next frame's function */
+        const char *module;
+        bool has_module_offset;
+        uint64_t module_offset;         /* file offset inside module */
+        const char *file;
+        int line;
+};
+
+/* Resolves addr into at most max frames (innermost first) in ret[], zero-initialized by the
+ * caller; returns how many it filled (0: nothing known, the address alone is shown). */
+typedef size_t (*report_resolve_fn)(void *userdata, pid_t pid, uint64_t addr, struct frame_symbol *ret,
+                                    size_t max);
+
+struct report_params {
+        uint64_t top;
+        uint64_t min_age_s;
+        uint64_t generated_at;          /* seconds since the epoch */
+        uint32_t max_stack_depth;       /* a stack this deep was cut there: "truncated" */
+        const cJSON *lost;              /* copied into the report */
+        report_resolve_fn resolve;
+        void *userdata;
+};
+
+/* rows are sorted in place. Returns NULL on allocation failure. */
+cJSON *report_build(struct stack_rows *rows, const struct report_target *targets, size_t n_targets,
+                    const struct report_params *p);
+
+/* "user stack unreadable (EFAULT)" and friends, for a negative stack id of a process's stack
+ * (kernel: of the kernel target's, "kernel stack unreadable (EFAULT)"). */
+const char *report_stack_error(int64_t stack_id, bool kernel);

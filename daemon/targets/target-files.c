@@ -1,0 +1,160 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* The files a target maps (or will map): its module map kept current, each file registered for
+ * symbolization once, within TARGET_FILES_MAX. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include "macro.h"
+#include "mapping-log.h"
+#include "module-overlay.h"
+#include "symbolize.h"
+#include "target-files.h"
+
+/* The entry for file (dev, ino), added (with path) if new; NULL past TARGET_FILES_MAX (counted in
+ * untracked) or when out of memory. */
+static struct known_file *known_file_get(struct target_files *f, uint64_t dev, uint64_t ino, const char *path)
+{
+        struct known_file *n;
+
+        for (size_t i = 0; i < f->n_known; i++)
+                if (f->known[i].dev == dev && f->known[i].ino == ino)
+                        return &f->known[i];
+        if (f->n_known >= TARGET_FILES_MAX) {
+                f->untracked++;
+                return NULL;
+        }
+        n = realloc(f->known, (f->n_known + 1) * sizeof(*n));
+        if (!n)
+                return NULL;
+        f->known = n;
+        n[f->n_known] = (struct known_file) { .dev = dev, .ino = ino, .path = strdup(path) };
+        if (!n[f->n_known].path)
+                return NULL;
+        return &n[f->n_known++];
+}
+
+/* Register file k with the symbolizer from fd (its frames need it even after the target exits),
+ * holding a reference until the target is freed. */
+static void known_file_register(struct target_files *f, struct known_file *k, int fd,
+                                const struct symbol_source *src)
+{
+        int r;
+
+        if (k->symbols_registered || k->symbols_failed)
+                return;
+        r = symbolizer_add_module(f->syms, k->dev, k->ino, fd, k->path, src);
+        k->symbols_registered = r >= 0 || r == -ENOEXEC || r == -EFBIG;
+        k->symbols_failed = !k->symbols_registered;
+}
+
+/* Register every file t maps now (each once). */
+static void register_mapped(struct target *t)
+{
+        for (size_t i = 0; i < t->modules.n; i++) {
+                const struct module_mapping *m = &t->modules.mappings[i];
+                struct known_file *k = known_file_get(&t->files, m->dev, m->ino, m->path);
+                _cleanup_close_ int fd = -EBADF;
+
+                if (!k || k->symbols_registered || k->symbols_failed)
+                        continue;
+                fd = module_open_in_target(t->pid, m->path, m->dev, m->ino, m->start, m->end);
+                if (fd < 0) {
+                        k->symbols_failed = true;       /* a device, gone: not tried on every tick */
+                        continue;
+                }
+                known_file_register(&t->files, k, fd, &(struct symbol_source) {
+                        .pid = t->pid, .path = m->path, .start = m->start, .end = m->end });
+        }
+}
+
+int target_files_remember_planned(const struct target_env *env, struct target *t, const struct discovery *d)
+{
+        for (size_t i = 0; i < d->n; i++) {
+                const struct discovered_object *o = &d->objects[i];
+                struct known_file *k;
+
+                if (o->is_executable) {
+                        t->exec->dev = o->dev;
+                        t->exec->ino = o->ino;
+                }
+                k = known_file_get(&t->files, o->dev, o->ino, o->path);
+                if (!k)
+                        return -ENOMEM;
+                known_file_register(&t->files, k, o->fd, &(struct symbol_source) { .pid = t->pid, .path = o->path });
+        }
+        return 0;
+}
+
+/* Whether the process runs the program it was attached to exec (or was attached as it ran). */
+static bool runs_its_program(struct target *t)
+{
+        char exe[64];
+        struct stat st;
+
+        if (!t->exec || t->exec->seen)
+                return true;
+        snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)t->pid);
+        if (stat(exe, &st) < 0 || (uint64_t)st.st_dev != t->exec->dev || (uint64_t)st.st_ino != t->exec->ino)
+                return false;
+        t->exec->seen = true;
+        return true;
+}
+
+/* module_path_fn: the path t sees for a file it maps or was planned to map. */
+static const char *known_path(void *userdata, uint64_t dev, uint64_t ino)
+{
+        const struct target *t = userdata;
+
+        for (size_t i = 0; i < t->files.n_known; i++)
+                if (t->files.known[i].dev == dev && t->files.known[i].ino == ino)
+                        return t->files.known[i].path;
+        for (size_t i = 0; i < t->modules.n; i++)
+                if (t->modules.mappings[i].dev == dev && t->modules.mappings[i].ino == ino)
+                        return t->modules.mappings[i].path;
+        return NULL;
+}
+
+int target_files_refresh(const struct target_env *env, struct target *t, bool process_gone)
+{
+        _cleanup_free_ struct recorded_mapping *recorded = NULL;
+        size_t n = 0;
+        int r;
+
+        if (t->exited || t->kernel)
+                return 0;       /* the kernel maps no files */
+        if (!process_gone && runs_its_program(t)) {
+                r = module_map_refresh(&t->modules, t->pid);
+                if (r >= 0)
+                        register_mapped(t);
+                else if (r != -ENOENT && r != -ESRCH)
+                        return r;
+        }
+        r = mapping_log_read(env->mappings, t->pid, &recorded, &n);
+        if (r < 0)
+                return r;
+        n = recorded_mappings_latest(recorded, n);
+        return module_map_overlay(&t->modules, recorded, n, known_path, t);
+}
+
+void target_files_done(struct target_files *f)
+{
+        for (size_t i = 0; i < f->n_known; i++) {
+                if (f->known[i].symbols_registered)
+                        symbolizer_release_module(f->syms, f->known[i].dev, f->known[i].ino);
+                free(f->known[i].path);
+        }
+        free(f->known);
+        file_id_set_done(&f->examined);
+        *f = (struct target_files) {};
+}
+
+uint64_t target_files_bytes(const struct target_files *f)
+{
+        uint64_t bytes = f->n_known * sizeof(*f->known) + file_id_set_size(&f->examined) * 24;
+
+        for (size_t i = 0; i < f->n_known; i++)
+                bytes += strlen(f->known[i].path) + 1;
+        return bytes;
+}

@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* The files a target maps (or will map): its module map kept current, each file registered for
+ * symbolization once (a reference released with the target), within TARGET_FILES_MAX. */
+#pragma once
+
+#include <stdbool.h>
+#include "discovery.h"
+#include "target.h"
+
+/* Register the files the planned program will map (memleakctl run), while they are open. */
+int target_files_remember_planned(const struct target_env *env, struct target *t, const struct discovery *d);
+
+/* Bring t's module map up to date: /proc/PID/maps while it runs (once it runs the program it was
+ * attached to exec), then the file mappings BPF recorded as it made them, which are all there is
+ * once it has exited (process_gone). New files get registered. -errno, the map unchanged. */
+int target_files_refresh(const struct target_env *env, struct target *t, bool process_gone);
+
+/* Release what t's files hold (symbolizer references, paths). */
+void target_files_done(struct target_files *f);
+
+/* The memory they take. */
+uint64_t target_files_bytes(const struct target_files *f);

@@ -1,0 +1,289 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* A traced process, or the kernel: made, attached, registered, stopped and freed here. */
+#include <bpf/bpf.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include "bpf-loader.h"
+#include "detacher.h"
+#include "kernel-symbols.h"
+#include "macro.h"
+#include "mapping-log.h"
+#include "probes.h"
+#include "snapshot.h"
+#include "string-table.h"
+#include "target-files.h"
+#include "target.h"
+#include "util.h"
+
+/* The kernel target's pid in the maps (kernel-target.h names it for the rest). */
+#define KERNEL_PID ((pid_t)MEMLEAK_KERNEL_TGID)
+
+static const char *const object_role_table[_OBJECT_ROLE_MAX] = {
+        [OBJECT_ROLE_ALLOCATOR] = "allocator",
+        [OBJECT_ROLE_NAMED] = "named",
+        [OBJECT_ROLE_OTHER_ALLOCATOR] = "other allocator",
+        [OBJECT_ROLE_CXX] = "c++ operators",
+        [OBJECT_ROLE_LOADED_LATER] = "loaded after attach",
+        [OBJECT_ROLE_TRACEPOINT] = "tracepoint",
+};
+
+DEFINE_STRING_TABLE_LOOKUP_TO_STRING(object_role, enum object_role);
+
+static void read_comm(pid_t pid, char comm[17])
+{
+        char path[64];
+        _cleanup_fclose_ FILE *f = NULL;
+
+        snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+        comm[0] = 0;
+        f = fopen(path, "re");
+        if (!f || !fgets(comm, 17, f))
+                return;
+        comm[strcspn(comm, "\n")] = 0;
+}
+
+static void comm_from_path(const char *path, char comm[17])
+{
+        const char *slash = strrchr(path, '/');
+
+        /* what the kernel sets at exec: the file name, cut to TASK_COMM_LEN - 1 */
+        snprintf(comm, 16, "%s", slash ? slash + 1 : path);
+}
+
+#define PF_KTHREAD_FLAG 0x00200000U   /* include/linux/sched.h */
+
+/* Why pid cannot be traced as a process, from /proc/PID/stat: a kernel thread (no memory of its
+ * own, no allocator), or a zombie (already gone); NULL when it can. */
+static const char *untraceable_reason(pid_t pid)
+{
+        _cleanup_fclose_ FILE *f = NULL;
+        char path[64], buf[1024], state = 0, *p;
+        unsigned long flags = 0;
+
+        snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+        f = fopen(path, "re");
+        if (!f || !fgets(buf, sizeof(buf), f) || !(p = strrchr(buf, ')')))
+                return NULL;    /* the attach says what is wrong, if anything */
+        /* after the comm: state ppid pgrp session tty_nr tpgid flags */
+        if (sscanf(p + 1, " %c %*d %*d %*d %*d %*d %lu", &state, &flags) != 2)
+                return NULL;
+        if (flags & PF_KTHREAD_FLAG)
+                return "is a kernel thread: it has no allocator of its own to probe (memleakctl attach --kernel "
+                       "--kernel-filter pid=N traces the kernel's allocations made while it runs)";
+        if (state == 'Z' || state == 'X')
+                return "has exited (its parent has not reaped it yet)";
+        return NULL;
+}
+
+int target_new(const struct target_env *env, pid_t pid, const struct target_config *filter, uint32_t ring_depth,
+               struct target **ret, char **error)
+{
+        struct target *t = calloc(1, sizeof(*t));
+        int r;
+
+        if (!t)
+                return error_set(error, -ENOMEM, "Out of memory");
+        *t = (struct target) { .pid = pid, .filter = *filter, .pidfd = -1, .files.syms = env->syms };
+        if (pid != KERNEL_PID) {
+                /* The kernel does not exit; a process's exit is noticed through its pidfd. */
+                t->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+                if (t->pidfd < 0) {
+                        r = errno == ESRCH ? error_set(error, -ESRCH, "No process with pid %d", (int)pid)
+                                           : error_set(error, -errno, "Cannot open pid %d: %m", (int)pid);
+                        target_free(t);
+                        return r;
+                }
+        }
+        r = snapshot_ring_new(ring_depth, &t->ring);
+        if (r < 0) {
+                target_free(t);
+                return error_set(error, r, "Out of memory");
+        }
+        *ret = t;
+        return 0;
+}
+
+int target_register(const struct target_env *env, struct target *t, char **error)
+{
+        if (bpf_map_update_elem(bpf_loader_targets_fd(env->skel), &(__u32){ t->pid }, &t->filter, BPF_NOEXIST) < 0) {
+                if (errno == E2BIG)
+                        return error_set(error, -ENOSPC, "Too many targets");
+                return error_set(error, -errno, "Cannot register %s %d: %m", t->kernel ? "the kernel target, pid" : "pid",
+                                 (int)t->pid);
+        }
+        t->attached_usec = now_realtime_usec();
+        return 0;
+}
+
+/* A process attached before it execs: its module map starts empty (what the held process maps now
+ * is not the program's); BPF records the mappings the program makes. */
+static int attach_before_exec(const struct target_env *env, struct target *t, const struct target_attach_params *p,
+                              char **error)
+{
+        int r;
+
+        t->exec = calloc(1, sizeof(*t->exec));
+        if (!t->exec || !(t->exec->path = strdup(p->exec)))
+                return error_set(error, -ENOMEM, "Out of memory");
+        comm_from_path(p->exec, t->comm);
+        if (p->n_objs > 0) {
+                _cleanup_(discovery_done) struct discovery d = {};
+
+                /* With --obj the program's files are still planned: to name the mappings BPF
+                 * records, and to refuse a program that cannot run. */
+                r = discovery_plan_exec(t->pid, t->exec->path, &d, error);
+                if (r >= 0 && (r = target_files_remember_planned(env, t, &d)) < 0)
+                        return error_set(error, r, "Out of memory");
+                if (r >= 0)
+                        r = probes_attach_named(env, t, p->objs, p->n_objs, error);
+        } else
+                r = probes_attach_discovered(env, t, error);
+        if (r < 0)
+                return r;
+        mapping_log_purge(env->mappings, t->pid);
+        r = mapping_log_hold(env->mappings);
+        if (r < 0)
+                return error_set(error, r, "Cannot record the mappings pid %d will make: %s", (int)t->pid, strerror(-r));
+        t->exec->recording = env->mappings;
+        return 0;
+}
+
+/* A process that runs already: what it maps now says what to probe. */
+static int attach_running(const struct target_env *env, struct target *t, const struct target_attach_params *p,
+                          char **error)
+{
+        const char *why;
+        int r;
+
+        read_comm(t->pid, t->comm);
+        why = untraceable_reason(t->pid);
+        if (why)
+                return error_set(error, -EINVAL, "pid %d (%s) %s", (int)t->pid, t->comm, why);
+        r = module_map_refresh(&t->modules, t->pid);
+        if (r < 0)
+                return error_set(error, r == -ENOENT ? -ESRCH : r, "Cannot read the mappings of pid %d: %s",
+                                 (int)t->pid, strerror(-r));
+        (void)target_files_refresh(env, t, false);      /* registers its files for symbols */
+        if (p->n_objs > 0)
+                return probes_attach_named(env, t, p->objs, p->n_objs, error);
+        return probes_attach_discovered(env, t, error);
+}
+
+int target_attach(const struct target_env *env, const struct target_attach_params *p,
+                  struct target **ret, char **error)
+{
+        struct target *t;
+        int r;
+
+        *error = NULL;
+        r = target_new(env, p->pid, &p->filter, p->ring_depth, &t, error);
+        if (r < 0)
+                return r;
+        t->track_mmap = p->track_mmap;
+        r = p->exec ? attach_before_exec(env, t, p, error) : attach_running(env, t, p, error);
+        if (r >= 0)
+                r = target_register(env, t, error);     /* from here on BPF records this process */
+        if (r < 0) {
+                if (!*error)
+                        error_set(error, r, "%s", strerror(-r));
+                target_free(t);
+                return r;
+        }
+        *ret = t;
+        return 0;
+}
+
+/* The recording of its mappings, once its module map is final (or it never ran). */
+static void release_recording(struct target *t)
+{
+        if (t->exec && t->exec->recording) {
+                mapping_log_release(t->exec->recording);
+                t->exec->recording = NULL;
+        }
+}
+
+int target_stop(const struct target_env *env, struct target *t, bool freeze)
+{
+        struct detach_work w = { .pid = t->pid, .purge = true };
+        int r = 0;
+
+        (void)bpf_map_delete_elem(bpf_loader_targets_fd(env->skel), &(__u32){ t->pid });
+        if (freeze) {
+                uint64_t totals[_COUNTER_MAX];
+                /* Once the per-stack totals map overflowed, it misses stacks: sum the allocations. */
+                bool overflowed = bpf_loader_read_counters(env->skel, totals) < 0 ||
+                                  totals[COUNTER_LOST_COMBINED_MAP_FULL] > 0;
+
+                r = stack_collect_freeze(env->skel, &env->limits, t->pid, overflowed, &t->frozen);
+        }
+        probes_links_to_work(t, &w);
+        (void)detacher_submit(env->detacher, &w);
+        release_recording(t);
+        t->exit_source = sd_event_source_disable_unref(t->exit_source);
+        closep(&t->pidfd);
+        t->pidfd = -1;
+        return r;
+}
+
+int target_clear_inherited_probes(const struct target_env *env, struct target *t)
+{
+        struct detach_work w = { .pid = t->pid };
+        int r;
+
+        if (t->exited || t->n_objects == 0)
+                return 0;
+        r = probes_sweep_work(t, &w);
+        if (r < 0) {
+                detach_work_done(&w);
+                return r;
+        }
+        t->children_cleared++;
+        return detacher_submit(env->detacher, &w);
+}
+
+uint64_t target_memory_bytes(const struct target *t)
+{
+        uint64_t bytes = sizeof(*t) + t->n_objects * sizeof(*t->objects) + t->modules.n * sizeof(*t->modules.mappings) +
+                         target_files_bytes(&t->files) + snapshot_ring_bytes(t->ring);
+
+        if (t->frozen)
+                bytes += t->frozen->bytes;
+        for (size_t i = 0; i < t->modules.n; i++)
+                bytes += strlen(t->modules.mappings[i].path) + 1;
+        for (size_t i = 0; i < t->n_objects; i++)
+                bytes += strlen(t->objects[i].path) + 1;
+        return bytes;
+}
+
+struct target *target_free(struct target *t)
+{
+        if (!t)
+                return NULL;
+        probes_destroy_links(t);        /* those a stop did not hand to the detacher */
+        sd_event_source_disable_unref(t->exit_source);
+        closep(&t->pidfd);
+        for (size_t i = 0; i < t->n_objects; i++) {
+                free(t->objects[i].path);
+                free(t->objects[i].offsets);
+                if (t->objects[i].fd >= 0)
+                        close(t->objects[i].fd);
+        }
+        free(t->objects);
+        free(t->allocator_reason);
+        module_map_done(&t->modules);
+        target_files_done(&t->files);
+        snapshot_ring_free(t->ring);
+        frozen_target_free(t->frozen);
+        kernel_symbols_unref(t->kernel);
+        if (t->exec) {
+                release_recording(t);
+                free(t->exec->path);
+                free(t->exec);
+        }
+        free(t);
+        return NULL;
+}

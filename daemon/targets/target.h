@@ -1,0 +1,161 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* A traced process, or the kernel: what it is, what probes it, what it maps, what it keeps once it
+ * exited. The files of this component each do one part (probes.c, target-files.c, detacher.c,
+ * kernel-target.c); this one makes, registers, stops and frees a target. */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <systemd/sd-event.h>
+#include "bpf-types.h"
+#include "file-id-set.h"
+#include "module-map.h"
+#include "stack-collect.h"
+
+struct memleak_bpf;
+struct bpf_link;
+struct symbolizer;
+struct snapshot_ring;
+struct kernel_symbols;
+struct mapping_log;
+struct detacher;
+
+/* Why an object's entry points are probed. */
+enum object_role {
+        OBJECT_ROLE_ALLOCATOR,          /* the allocator serving the process */
+        OBJECT_ROLE_NAMED,              /* named with --obj */
+        OBJECT_ROLE_OTHER_ALLOCATOR,    /* defines malloc & co too, later in lookup order: probed
+                                         * in case something calls it directly */
+        OBJECT_ROLE_CXX,                /* defines C++ operator new/delete */
+        OBJECT_ROLE_LOADED_LATER,       /* mapped after the attach (dlopen), found on a rescan */
+        OBJECT_ROLE_TRACEPOINT,         /* the kernel target's: a kernel tracepoint */
+        _OBJECT_ROLE_MAX,
+};
+
+const char *object_role_to_string(enum object_role r);
+
+struct target_object {
+        char *path;             /* as the target sees it */
+        unsigned probes;        /* probe sites (addresses) placed in it */
+        enum object_role role;
+        int fd;                 /* the file probed, kept to clear a forked child's breakpoints; -1 */
+        uint64_t *offsets;      /* its probed addresses, each once */
+        size_t n_offsets;
+};
+
+/* A file the target maps or will map, by identity, with the path it sees: names the mappings
+ * BPF recorded (which carry no path). */
+struct known_file {
+        uint64_t dev, ino;
+        char *path;
+        bool symbols_registered;        /* holds a symbolizer reference, released with the target */
+        bool symbols_failed;            /* could not be opened: not tried again */
+};
+
+/* Files one target may register for symbolization (a process mapping more gets the rest of its
+ * frames unresolved, and cannot crowd the other targets out). */
+#define TARGET_FILES_MAX 4096U
+
+/* The files of a target (target-files.c). */
+struct target_files {
+        struct symbolizer *syms;        /* where they are registered */
+        struct known_file *known;
+        size_t n_known;
+        unsigned untracked;             /* past TARGET_FILES_MAX */
+        struct file_id_set examined;    /* looked at for allocator entry points (rescans skip them) */
+};
+
+/* A process attached before it execs a program (memleakctl run). */
+struct target_exec {
+        char *path;                     /* the program, as the process sees it */
+        uint64_t dev, ino;              /* that program's file */
+        bool seen;                      /* /proc/PID/exe became it: the process's maps are the program's */
+        struct mapping_log *recording;  /* holds a mapping_log_hold() on it; NULL once released */
+};
+
+/* Its probes' links, destroyed when it stops. */
+struct target_links {
+        struct bpf_link **links;        /* perf-event uprobes (kernels without uprobe_multi), and
+                                         * the kernel target's tracepoints */
+        size_t n_links;
+        int *multi_fds;                 /* uprobe_multi links: one per (object, program) */
+        size_t n_multi_fds;
+};
+
+struct target {
+        pid_t pid;
+        char comm[17];
+        bool exited;
+        uint64_t attached_usec;         /* CLOCK_REALTIME */
+        uint64_t exited_usec;
+        const char *allocator;          /* "glibc", "tcmalloc", "jemalloc", "mimalloc", "kernel", "other" */
+        char *allocator_reason;
+        struct target_object *objects;
+        size_t n_objects;
+        struct target_links links;
+        int pidfd;                      /* -1 for the kernel, which does not exit */
+        struct target_config filter;
+        bool track_mmap;                /* --mmap: anonymous mappings are probed too */
+        bool objects_named;             /* --obj: only those objects are probed */
+        struct module_map modules;
+        struct target_files files;
+        struct snapshot_ring *ring;
+        struct frozen_target *frozen;   /* set once exited */
+        struct target_exec *exec;       /* attached before it execs a program; NULL otherwise */
+        struct kernel_symbols *kernel;  /* the kernel target's symbols; NULL for a process */
+        bool rescanning;                /* a rescan of its files is under way (on the worker) */
+        bool children_pending;          /* forked: its children's breakpoints to clear */
+        uint64_t children_cleared;      /* times they were */
+        /* its owner's */
+        uint64_t id;                    /* unique in the daemon's life (a pid is not) */
+        sd_event_source *exit_source;
+        void *owner;
+};
+
+/* Everything attach, detach and the rest need from the daemon. */
+struct target_env {
+        struct memleak_bpf *skel;
+        struct symbolizer *syms;
+        struct map_limits limits;
+        struct mapping_log *mappings;
+        struct detacher *detacher;
+};
+
+struct target_attach_params {
+        pid_t pid;
+        char *const *objs;
+        size_t n_objs;
+        struct target_config filter;
+        uint32_t ring_depth;
+        bool track_mmap;
+        const char *exec;               /* attach before the process execs this program (an
+                                         * absolute path as it sees it); NULL: it runs already */
+};
+
+/* The one constructor: a target for pid (a process: with its pidfd; KERNEL_TARGET_PID: the
+ * kernel) with its snapshot ring, not yet probing. */
+int target_new(const struct target_env *env, pid_t pid, const struct target_config *filter, uint32_t ring_depth,
+               struct target **ret, char **error);
+
+/* Attach to a process (before it execs p->exec, if set): find what to probe, probe it, start
+ * recording. On failure returns -errno and a malloc'd message for the client in *error. */
+int target_attach(const struct target_env *env, const struct target_attach_params *p,
+                  struct target **ret, char **error);
+
+/* Enter t in the targets map, which BPF checks on every probe hit: recording starts here. */
+int target_register(const struct target_env *env, struct target *t, char **error);
+
+/* Stop tracing: BPF stops recording it; its links, its map entries and its stacks go in the
+ * background (the detacher: a new attach to the pid waits for them). With freeze, its per-stack
+ * totals are kept first (it exited: its last report). Returns the freeze's -errno, if any. */
+int target_stop(const struct target_env *env, struct target *t, bool freeze);
+
+/* t forked: remove the breakpoints of its probes from its children, which are not traced (in the
+ * background: it takes a grace period). */
+int target_clear_inherited_probes(const struct target_env *env, struct target *t);
+
+/* The memory t holds (what an exited target's report keeps), roughly. */
+uint64_t target_memory_bytes(const struct target *t);
+
+struct target *target_free(struct target *t);
