@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <time.h>
 #include "util.h"
 
@@ -35,4 +36,11 @@ uint64_t now_realtime_usec(void)
 uint64_t now_monotonic_usec(void)
 {
         return now_usec(CLOCK_MONOTONIC);
+}
+
+void strv_free_n(char **v, size_t n)
+{
+        for (size_t i = 0; v && i < n; i++)
+                free(v[i]);
+        free(v);
 }

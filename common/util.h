@@ -2,6 +2,7 @@
 /* Small helpers both programs use: error messages for the caller, clocks. */
 #pragma once
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* Set *error to a malloc'd message (NULL if even that fails) and return r, the -errno; %m in
@@ -10,3 +11,6 @@ int error_set(char **error, int r, const char *fmt, ...) __attribute__((format(p
 
 uint64_t now_realtime_usec(void);
 uint64_t now_monotonic_usec(void);
+
+/* Free an array of n malloc'd strings and the array. */
+void strv_free_n(char **v, size_t n);

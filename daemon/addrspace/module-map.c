@@ -11,7 +11,7 @@
 #include "proc-maps.h"
 #include "safe-open.h"
 
-int module_open_in_target(pid_t pid, const char *path, uint64_t dev, uint64_t ino,
+int module_map_open_file(pid_t pid, const char *path, uint64_t dev, uint64_t ino,
                           uint64_t start, uint64_t end)
 {
         _cleanup_close_ int root_fd = -EBADF;

@@ -31,5 +31,5 @@ const struct module_mapping *module_map_find(const struct module_map *mm, uint64
 /* Open the file a target sees at path (inside its root, safe-open.h) and check it is the one with
  * dev/ino when those are non-zero, else the one it maps at [start, end) if start != end.
  * Returns an O_RDONLY|O_CLOEXEC fd of a regular file, or -errno (-ENOTREG: not a regular file). */
-int module_open_in_target(pid_t pid, const char *path, uint64_t dev, uint64_t ino,
+int module_map_open_file(pid_t pid, const char *path, uint64_t dev, uint64_t ino,
                           uint64_t start, uint64_t end);

@@ -16,7 +16,7 @@ static int by_time(const void *a, const void *b)
         return x->start < y->start ? -1 : x->start > y->start;
 }
 
-size_t recorded_mappings_latest(struct recorded_mapping *m, size_t n)
+size_t module_overlay_latest(struct recorded_mapping *m, size_t n)
 {
         size_t newest = 0, out = 0;
         uint64_t mm;
@@ -71,7 +71,7 @@ static int push_piece(struct module_mapping **v, size_t *n, size_t *cap, const s
         return 0;
 }
 
-int module_map_overlay(struct module_map *mm, const struct recorded_mapping *m, size_t n,
+int module_overlay_apply(struct module_map *mm, const struct recorded_mapping *m, size_t n,
                        module_path_fn path_of, void *userdata)
 {
         struct module_mapping *cur = NULL;

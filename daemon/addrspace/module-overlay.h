@@ -16,7 +16,7 @@ struct recorded_mapping {
 
 /* Keep the mappings of the address space the newest one belongs to (the program the process
  * runs now), oldest first; returns how many are left at the front of m. */
-size_t recorded_mappings_latest(struct recorded_mapping *m, size_t n);
+size_t module_overlay_latest(struct recorded_mapping *m, size_t n);
 
 /* The path a target sees for file (dev, ino); NULL when unknown. */
 typedef const char *(*module_path_fn)(void *userdata, uint64_t dev, uint64_t ino);
@@ -24,5 +24,5 @@ typedef const char *(*module_path_fn)(void *userdata, uint64_t dev, uint64_t ino
 /* Overlay m[0..n) (oldest first) on mm: each clears what it overlaps (cutting older mappings, their
  * offsets kept right) and takes its place, named by path_of (one it cannot name only clears).
  * mm stays sorted by address. On failure mm is unchanged. */
-int module_map_overlay(struct module_map *mm, const struct recorded_mapping *m, size_t n,
+int module_overlay_apply(struct module_map *mm, const struct recorded_mapping *m, size_t n,
                        module_path_fn path_of, void *userdata);

@@ -141,7 +141,7 @@ int safe_open_dir(int root_fd, const char *path)
         return fd >= 0 ? fd : -errno;
 }
 
-int safe_read_file(int root_fd, const char *path, size_t max_bytes, char **ret, size_t *ret_len)
+int safe_open_read_file(int root_fd, const char *path, size_t max_bytes, char **ret, size_t *ret_len)
 {
         _cleanup_close_ int fd = -EBADF;
         _cleanup_free_ char *buf = NULL;

@@ -40,7 +40,7 @@ int safe_open_dir(int root_fd, const char *path);
 
 /* Read at most max_bytes of a regular file opened as above into a NUL-terminated malloc'd buffer
  * (*ret_len without the NUL). -EFBIG when the file is larger. */
-int safe_read_file(int root_fd, const char *path, size_t max_bytes, char **ret, size_t *ret_len);
+int safe_open_read_file(int root_fd, const char *path, size_t max_bytes, char **ret, size_t *ret_len);
 
 /* Why a file was refused, for messages: "is not a regular file" for -ENOTREG, strerror otherwise. */
 const char *safe_open_strerror(int error);

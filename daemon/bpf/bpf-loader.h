@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-/* Open, size and load the memleak BPF object; attach probes; read counters. */
+/* Open, size and load the memleak BPF object; attach probes. */
 #pragma once
 
 #include <stdbool.h>
@@ -64,9 +64,4 @@ int bpf_loader_clear_inherited_uprobes(pid_t pid, const char *path, const uint64
 struct bpf_link *bpf_loader_attach_fork_watch(struct memleak_bpf *skel);
 int bpf_loader_forks_fd(struct memleak_bpf *skel);
 
-/* Sum the per-CPU counters into totals[_COUNTER_MAX]. */
-int bpf_loader_read_counters(struct memleak_bpf *skel, uint64_t totals[_COUNTER_MAX]);
 
-const char *memleak_counter_name(enum memleak_counter c);
-/* Loss counters are reported under "lost", the others under "counters". */
-int memleak_counter_is_loss(enum memleak_counter c);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <sys/sysmacros.h>
 #include "bpf-loader.h"
+#include "counters.h"
 #include "bpf-types.h"
 #include "macro.h"
 #include "map-dump.h"
@@ -125,7 +126,7 @@ uint64_t mapping_log_lost(struct mapping_log *l)
 {
         uint64_t totals[_COUNTER_MAX];
 
-        if (bpf_loader_read_counters(l->skel, totals) < 0)
+        if (counters_read(l->skel, totals) < 0)
                 return 0;
         return totals[COUNTER_LOST_FILE_MAPPINGS];
 }

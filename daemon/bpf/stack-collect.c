@@ -223,7 +223,7 @@ int stack_collect_live(struct memleak_bpf *skel, const struct map_limits *lim, c
         return 0;
 }
 
-void frozen_target_free(struct frozen_target *f)
+void stack_collect_free_frozen(struct frozen_target *f)
 {
         if (!f)
                 return;

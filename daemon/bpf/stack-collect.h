@@ -42,7 +42,7 @@ int stack_collect_totals(struct memleak_bpf *skel, const struct map_limits *lim,
  * the allocations, when the totals map overflowed). */
 int stack_collect_freeze(struct memleak_bpf *skel, const struct map_limits *lim, pid_t pid, bool from_allocs,
                          struct frozen_target **ret);
-void frozen_target_free(struct frozen_target *f);
+void stack_collect_free_frozen(struct frozen_target *f);
 /* A copy of an exited target's rows, for one report. Its allocations are final: no --min-age. */
 int stack_collect_frozen(const struct frozen_target *f, struct stack_rows *ret);
 

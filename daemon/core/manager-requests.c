@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "bpf-loader.h"
+#include "counters.h"
 #include "detacher.h"
 #include "json-util.h"
 #include "kernel-symbols.h"
@@ -16,7 +17,7 @@
 #include "protocol.h"
 #include "server.h"
 #include "snapshot.h"
-#include "symbolize.h"
+#include "symbolizer.h"
 #include "text-safe.h"
 #include "util.h"
 
@@ -64,7 +65,7 @@ static cJSON *target_to_json(const struct target *t)
 
                 cJSON_AddStringToObject(ob, "path", t->objects[i].path);
                 cJSON_AddNumberToObject(ob, "probes", t->objects[i].probes);
-                cJSON_AddStringToObject(ob, "role", object_role_to_string(t->objects[i].role));
+                cJSON_AddStringToObject(ob, "role", target_object_role_to_string(t->objects[i].role));
                 cJSON_AddItemToArray(objs, ob);
         }
         cJSON_AddNumberToObject(o, "snapshots", snapshot_ring_count(t->ring));
@@ -238,8 +239,8 @@ static cJSON *counters_to_json(const uint64_t totals[_COUNTER_MAX], bool losses)
         cJSON *o = cJSON_CreateObject();
 
         for (int c = 0; o && c < _COUNTER_MAX; c++)
-                if (memleak_counter_is_loss(c) == losses)
-                        json_add_u64(o, memleak_counter_name(c), totals[c]);
+                if (counters_is_loss(c) == losses)
+                        json_add_u64(o, counters_to_string(c), totals[c]);
         return o;
 }
 
@@ -294,7 +295,7 @@ static void handle_status(struct manager *m, struct server_request *sreq, struct
         arr = cJSON_AddArrayToObject(r, "targets");
         for (size_t i = 0; arr && i < m->n_targets; i++)
                 cJSON_AddItemToArray(arr, target_to_json(m->targets[i]));
-        if (bpf_loader_read_counters(m->env.skel, totals) < 0)
+        if (counters_read(m->env.skel, totals) < 0)
                 log_warning("Cannot read the BPF counters");
         cJSON_AddItemToObject(r, "counters", counters_to_json(totals, false));
         cJSON_AddItemToObject(r, "lost", counters_to_json(totals, true));

@@ -219,7 +219,7 @@ static void rescan_done(void *job, bool cancelled)
                         else
                                 log_info("pid %d mapped %s after the attach: probed %zu allocator entry points in it",
                                          (int)t->pid, objects[i].path, objects[i].probes);
-                rescanned_objects_free(objects, n);
+                probes_rescanned_free(objects, n);
         }
         probes_rescan_free(j->rescan);
         free(j);

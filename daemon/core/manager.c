@@ -19,7 +19,7 @@
 #include "module-map.h"
 #include "mounts.h"
 #include "server.h"
-#include "symbolize.h"
+#include "symbolizer.h"
 #include "util.h"
 #include "watchdog.h"
 #include "worker.h"
@@ -56,7 +56,7 @@ static struct symbolizer_limits symbolizer_limits_of(const struct memleakd_confi
 /* The symbolizer closed a file to stay within its limits: open it again from its process. */
 static int reopen_module(void *userdata, uint64_t dev, uint64_t ino, const struct symbol_source *src)
 {
-        return module_open_in_target(src->pid, src->path, dev, ino, src->start, src->end);
+        return module_map_open_file(src->pid, src->path, dev, ino, src->start, src->end);
 }
 
 static void note_symbolizer(void *userdata, const char *message)

@@ -81,7 +81,7 @@ static size_t lookup_order(const struct examined_object *objs, size_t n, char *c
 
 static const char *allocator_name(const struct examined_object *o)
 {
-        const char *name = alloc_family_to_string(alloc_sites_family(o->sites));
+        const char *name = alloc_sites_family_to_string(alloc_sites_family(o->sites));
 
         if (name)
                 return name;
@@ -91,7 +91,7 @@ static const char *allocator_name(const struct examined_object *o)
         return "other";
 }
 
-int allocator_choose(const struct examined_object *objs, size_t n, char *const *preload, size_t n_preload,
+int allocator_choice_find(const struct examined_object *objs, size_t n, char *const *preload, size_t n_preload,
                      struct allocator_choice *ret)
 {
         _cleanup_free_ size_t *order = calloc(n ? n : 1, sizeof(size_t));
@@ -142,7 +142,7 @@ void allocator_choice_done(struct allocator_choice *c)
         *c = (struct allocator_choice) {};
 }
 
-int preload_split(const char *value, char ***ret, size_t *n)
+int allocator_choice_split_preload(const char *value, char ***ret, size_t *n)
 {
         char **names = NULL;
         size_t count = 0;

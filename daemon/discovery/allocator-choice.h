@@ -5,7 +5,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
-#include "alloc-symbols.h"
+#include "alloc-sites.h"
 #include "elf-deps.h"
 
 /* One ELF object a process maps, as the caller examined it. */
@@ -28,10 +28,10 @@ struct allocator_choice {
  * object there defining malloc & co wins (an object only dlopen()ed is not in that order, its
  * malloc serves nobody else). Falls back to the first object defining them when the order
  * cannot be followed (no executable among objs). Returns -ENOENT when no object defines any. */
-int allocator_choose(const struct examined_object *objs, size_t n, char *const *preload, size_t n_preload,
+int allocator_choice_find(const struct examined_object *objs, size_t n, char *const *preload, size_t n_preload,
                      struct allocator_choice *ret);
 void allocator_choice_done(struct allocator_choice *c);
 
 /* Split an LD_PRELOAD value (separated by spaces or colons) into names; malloc'd array of
  * malloc'd strings in *ret, count in *n. */
-int preload_split(const char *value, char ***ret, size_t *n);
+int allocator_choice_split_preload(const char *value, char ***ret, size_t *n);

@@ -87,7 +87,7 @@ int discovery_examine(pid_t pid, const struct module_map *mm,
 
                 if (seen_in(&d, m->dev, m->ino) || (skip && skip(userdata, m->dev, m->ino)))
                         continue;
-                o.fd = module_open_in_target(pid, m->path, m->dev, m->ino, m->start, m->end);
+                o.fd = module_map_open_file(pid, m->path, m->dev, m->ino, m->start, m->end);
                 if (o.fd < 0)
                         continue;       /* gone, or not ours to open: nothing to probe there */
                 if (read_object(o.fd, &o) < 0) {
@@ -127,7 +127,7 @@ fail:
  * into *ret, NULL when there is none to read. */
 static int read_preload_file(int root_fd, char **ret)
 {
-        int r = safe_read_file(root_fd, "/etc/ld.so.preload", PRELOAD_FILE_MAX_BYTES, ret, NULL);
+        int r = safe_open_read_file(root_fd, "/etc/ld.so.preload", PRELOAD_FILE_MAX_BYTES, ret, NULL);
 
         if (r == -ENOMEM)
                 return r;
@@ -188,7 +188,7 @@ static int read_preloads(pid_t pid, char ***ret, size_t *n)
                 joined = NULL;
                 return -ENOMEM;
         }
-        return preload_split(joined, ret, n);
+        return allocator_choice_split_preload(joined, ret, n);
 }
 
 int discovery_choose(pid_t pid, const struct discovery *d, struct allocator_choice *ret)
@@ -210,7 +210,7 @@ int discovery_choose(pid_t pid, const struct discovery *d, struct allocator_choi
         r = read_preloads(pid, &preload, &n_preload);
         if (r < 0)
                 return r;
-        r = allocator_choose(objs, d->n, preload, n_preload, ret);
+        r = allocator_choice_find(objs, d->n, preload, n_preload, ret);
         for (size_t i = 0; i < n_preload; i++)
                 free(preload[i]);
         free(preload);
@@ -327,7 +327,7 @@ int discovery_plan_exec(pid_t pid, const char *exe, struct discovery *ret, char 
                                  (int)pid, strerror(-r));
         have_cache = ld_cache_read(c.root_fd, &cache) >= 0;
         if (!have_cache) {
-                r = ld_conf_read_dirs(c.root_fd, &conf_dirs, &n_conf_dirs);
+                r = ld_cache_read_conf_dirs(c.root_fd, &conf_dirs, &n_conf_dirs);
                 if (r < 0)
                         return error_set(error, r, "Cannot read %s/etc/ld.so.conf: %s", c.root, strerror(-r));
         }

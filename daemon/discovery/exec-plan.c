@@ -8,6 +8,7 @@
 #include <unistd.h>
 #include "exec-plan.h"
 #include "macro.h"
+#include "util.h"
 
 #define PRELOAD_SEPARATORS " :"         /* LD_PRELOAD (glibc rtld.c) */
 #define PRELOAD_FILE_SEPARATORS " \t\n:" /* /etc/ld.so.preload */

@@ -15,6 +15,7 @@
 #include "ld-cache.h"
 #include "macro.h"
 #include "safe-open.h"
+#include "util.h"
 
 /* glibc sysdeps/generic/dl-cache.h */
 #define CACHE_MAGIC_OLD "ld.so-1.7.0"
@@ -53,13 +54,6 @@ struct cache_header_old {
 _Static_assert(sizeof(struct cache_header_new) == 48, "ld.so.cache header layout");
 _Static_assert(sizeof(struct cache_entry_new) == 24, "ld.so.cache entry layout");
 _Static_assert(sizeof(struct cache_header_old) == 16, "old ld.so.cache header layout");
-
-void strv_free_n(char **v, size_t n)
-{
-        for (size_t i = 0; v && i < n; i++)
-                free(v[i]);
-        free(v);
-}
 
 void ld_cache_done(struct ld_cache *c)
 {
@@ -271,7 +265,7 @@ static int conf_read_file(int root_fd, const char *path, unsigned depth, char **
 
         if (depth > CONF_MAX_DEPTH)
                 return 0;
-        r = safe_read_file(root_fd, path, CONF_MAX_BYTES, &text, NULL);
+        r = safe_open_read_file(root_fd, path, CONF_MAX_BYTES, &text, NULL);
         if (r == -ENOMEM)
                 return r;
         if (r < 0)
@@ -312,7 +306,7 @@ static int conf_read_file(int root_fd, const char *path, unsigned depth, char **
         return 0;
 }
 
-int ld_conf_read_dirs(int root_fd, char ***ret, size_t *n)
+int ld_cache_read_conf_dirs(int root_fd, char ***ret, size_t *n)
 {
         char **dirs = NULL;
         size_t count = 0;

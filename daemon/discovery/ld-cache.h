@@ -37,7 +37,5 @@ int ld_cache_read(int root_fd, struct ld_cache *ret);
 /* The directories /etc/ld.so.conf inside root_fd names, following "include" patterns (relative
  * to the file that includes them; wildcards in the last component), in order, as paths inside
  * the root. No file: none. Each file is read bounded, and only if it is a regular file. */
-int ld_conf_read_dirs(int root_fd, char ***ret, size_t *n);
+int ld_cache_read_conf_dirs(int root_fd, char ***ret, size_t *n);
 
-/* Free an array of malloc'd strings and the array. */
-void strv_free_n(char **v, size_t n);

@@ -11,7 +11,7 @@
 /* liblzma's own bound on the decoder's dictionary and state, far above a real .gnu_debugdata's. */
 #define MINIDEBUGINFO_DECODER_MEMLIMIT (64ULL << 20)
 
-int elf_zdebug_size(const void *data, size_t size, uint64_t *ret)
+int elf_inspect_zdebug_size(const void *data, size_t size, uint64_t *ret)
 {
         const uint8_t *p = data;
         uint64_t v = 0;
@@ -75,7 +75,7 @@ static uint64_t inflated_size(Elf_Scn *scn, const GElf_Shdr *shdr, const char *n
         if (strncmp(name, ".zdebug_", 8) == 0 && shdr->sh_type != SHT_NOBITS) {
                 Elf_Data *raw = elf_rawdata(scn, NULL);
 
-                if (raw && elf_zdebug_size(raw->d_buf, raw->d_size, &size) == 0)
+                if (raw && elf_inspect_zdebug_size(raw->d_buf, raw->d_size, &size) == 0)
                         return size;
         }
         return 0;
@@ -99,7 +99,7 @@ static Elf_Scn *find_section(Elf *elf, const char *name, GElf_Shdr *ret_shdr)
         return NULL;
 }
 
-int elf_minidebuginfo_size(Elf *elf, uint64_t max_bytes, uint64_t *ret_bytes, bool *ret_too_large)
+int elf_inspect_minidebuginfo(Elf *elf, uint64_t max_bytes, uint64_t *ret_bytes, bool *ret_too_large)
 {
         GElf_Shdr shdr;
         Elf_Scn *scn = find_section(elf, ".gnu_debugdata", &shdr);

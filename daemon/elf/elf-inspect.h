@@ -27,8 +27,8 @@ int elf_inspect(Elf *elf, struct elf_inspection *ret);
 /* What elf's .gnu_debugdata inflates to: its xz stream states no size one can trust, so it is
  * decoded into a scratch buffer and counted, stopping past max_bytes (*ret_too_large). 0 without
  * one (or one that does not decode: libdwfl fails to read it too, harmlessly). -ENOMEM. */
-int elf_minidebuginfo_size(Elf *elf, uint64_t max_bytes, uint64_t *ret_bytes, bool *ret_too_large);
+int elf_inspect_minidebuginfo(Elf *elf, uint64_t max_bytes, uint64_t *ret_bytes, bool *ret_too_large);
 
 /* The bytes a debug-section header states: SHF_COMPRESSED's ch_size, or the size after a
  * .zdebug section's "ZLIB" magic (big-endian). Pure: for the unit tests. -EBADMSG when short. */
-int elf_zdebug_size(const void *data, size_t size, uint64_t *ret);
+int elf_inspect_zdebug_size(const void *data, size_t size, uint64_t *ret);

@@ -4,13 +4,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include "bpf-loader.h"
+#include "counters.h"
 #include "json-util.h"
 #include "kernel-symbols.h"
 #include "macro.h"
 #include "protocol.h"
 #include "report-job.h"
 #include "report.h"
-#include "symbolize.h"
+#include "symbolizer.h"
 #include "text-safe.h"
 #include "util.h"
 
@@ -134,8 +135,8 @@ static cJSON *losses_to_json(const uint64_t totals[_COUNTER_MAX])
         cJSON *o = cJSON_CreateObject();
 
         for (int c = 0; o && c < _COUNTER_MAX; c++)
-                if (memleak_counter_is_loss(c))
-                        json_add_u64(o, memleak_counter_name(c), totals[c]);
+                if (counters_is_loss(c))
+                        json_add_u64(o, counters_to_string(c), totals[c]);
         return o;
 }
 
@@ -159,7 +160,7 @@ static int collect_rows(struct report_job *j, struct stack_rows *ret, char **err
         if (n_live > 0) {
                 _cleanup_(stack_rows_done) struct stack_rows fresh = {};
                 /* Once the per-stack totals map overflowed, it misses stacks: sum the allocations. */
-                bool overflowed = bpf_loader_read_counters(j->skel, totals) < 0 ||
+                bool overflowed = counters_read(j->skel, totals) < 0 ||
                                   totals[COUNTER_LOST_COMBINED_MAP_FULL] > 0;
 
                 r = stack_collect_live(j->skel, &j->limits, live, n_live, j->min_age_s * 1000000000ull,
@@ -192,7 +193,7 @@ static cJSON *build_reply(struct report_job *j, char **error)
                 };
         stack_rows_cut_broken_chains(&rows, address_is_code, j);
         /* Read after collecting: what was lost meanwhile belongs in this report. */
-        (void)bpf_loader_read_counters(j->skel, totals);
+        (void)counters_read(j->skel, totals);
         lost = losses_to_json(totals);
         report = report_build(&rows, rts, j->n_targets, &(struct report_params) {
                 .top = j->top,

@@ -290,7 +290,7 @@ static const char *source_path(struct lookup *l, Dwarf_Die *cu, const char *file
         return string_set_intern_take(l->strings, joined);
 }
 
-char *symbol_demangle(const char *name)
+char *symbolizer_demangle(const char *name)
 {
         /* "_Z": C++ (Itanium ABI) and Rust's legacy mangling; "_R": Rust's v0 mangling. */
         if (!name || (strncmp(name, "_Z", 2) != 0 && strncmp(name, "_R", 2) != 0))
@@ -303,7 +303,7 @@ char *symbol_demangle(const char *name)
 /* name demangled (or as it is), kept in the lookup's strings. */
 static const char *demangled(struct lookup *l, const char *name)
 {
-        char *d = symbol_demangle(name);
+        char *d = symbolizer_demangle(name);
 
         if (!d)
                 return string_set_intern(l->strings, name);

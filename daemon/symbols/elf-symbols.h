@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include "elf-inspect.h"
 #include "string-set.h"
-#include "symbolize.h"
+#include "symbolizer.h"
 
 struct elf_symbols;
 

@@ -41,7 +41,7 @@ struct batch {
         struct detach_work w;
 };
 
-void detach_work_done(struct detach_work *w)
+void detacher_work_done(struct detach_work *w)
 {
         for (size_t i = 0; i < w->n_sweeps; i++) {
                 close(w->sweeps[i].fd);
@@ -114,7 +114,7 @@ static void *thread_main(void *userdata)
         pthread_mutex_lock(&d->lock);
         thread_finished(d, b->w.pid);
         pthread_mutex_unlock(&d->lock);
-        detach_work_done(&b->w);
+        detacher_work_done(&b->w);
         free(b);
         return NULL;
 }
@@ -231,7 +231,7 @@ static int start(struct detacher *d, struct detach_work *w)
         if (r < 0) {
                 free(b);
                 run(d, w);              /* the slow way: on the caller's thread */
-                detach_work_done(w);
+                detacher_work_done(w);
                 return r;
         }
         *w = (struct detach_work) {};

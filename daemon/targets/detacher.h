@@ -39,7 +39,7 @@ struct detach_work {
 };
 
 /* Free what w holds (work that will not be submitted). */
-void detach_work_done(struct detach_work *w);
+void detacher_work_done(struct detach_work *w);
 
 /* On the event loop: pid's work is done (other pids may have become free with it). */
 typedef void (*detacher_idle_fn)(void *userdata, pid_t pid);

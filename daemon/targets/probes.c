@@ -10,7 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "alloc-symbols.h"
+#include "alloc-sites.h"
 #include "bpf-loader.h"
 #include "detacher.h"
 #include "discovery.h"
@@ -169,7 +169,7 @@ int probes_attach_named(const struct target_env *env, struct target *t, char *co
                 struct stat st;
                 int r;
 
-                fd = module_open_in_target(t->pid, objs[i], 0, 0, 0, 0);
+                fd = module_map_open_file(t->pid, objs[i], 0, 0, 0, 0);
                 if (fd == -ENOTREG)
                         return error_set(error, -EINVAL, "%s is not a regular file as pid %d sees it",
                                          objs[i], (int)t->pid);
@@ -198,7 +198,7 @@ int probes_attach_named(const struct target_env *env, struct target *t, char *co
                         return r;
         }
         t->objects_named = true;        /* no discovery, now or when libraries come later */
-        t->allocator = alloc_family_to_string(alloc_sites_family(&(struct alloc_sites) { .families = families }))
+        t->allocator = alloc_sites_family_to_string(alloc_sites_family(&(struct alloc_sites) { .families = families }))
                        ?: "other";
         return asprintf(&t->allocator_reason, "named with --obj") < 0 ? -ENOMEM : 0;
 }
@@ -215,7 +215,7 @@ static int probe_discovered(const struct target_env *env, struct target *t, stru
                             enum object_role role, char **error)
 {
         if (role == OBJECT_ROLE_CXX)
-                alloc_sites_keep(&o->sites, alloc_kind_is_cxx);
+                alloc_sites_keep(&o->sites, alloc_sites_kind_is_cxx);
         return probe_sites(env, t, o->fd, o->path, &o->sites, role, error);
 }
 
@@ -342,7 +342,7 @@ void probes_rescan_run(void *rescan)
                 discovery_drop_mmap(&r->found);
 }
 
-void rescanned_objects_free(struct rescanned_object *o, size_t n)
+void probes_rescanned_free(struct rescanned_object *o, size_t n)
 {
         for (size_t i = 0; i < n; i++) {
                 free(o[i].path);

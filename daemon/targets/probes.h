@@ -34,10 +34,10 @@ pid_t probes_rescan_pid(const struct probes_rescan *r);
 /* worker_run_fn: look at the new files. */
 void probes_rescan_run(void *rescan);
 /* Probe what it found in t (the target it was made for), and remember the files it looked at.
- * What happened to each object goes in *ret (free with rescanned_objects_free()). */
+ * What happened to each object goes in *ret (free with probes_rescanned_free()). */
 int probes_rescan_finish(const struct target_env *env, struct target *t, struct probes_rescan *r,
                          struct rescanned_object **ret, size_t *ret_n);
-void rescanned_objects_free(struct rescanned_object *o, size_t n);
+void probes_rescanned_free(struct rescanned_object *o, size_t n);
 
 /* Destroy t's links now (a failed attach, shutdown) ... */
 void probes_destroy_links(struct target *t);

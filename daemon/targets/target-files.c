@@ -9,7 +9,7 @@
 #include "macro.h"
 #include "mapping-log.h"
 #include "module-overlay.h"
-#include "symbolize.h"
+#include "symbolizer.h"
 #include "target-files.h"
 
 /* The entry for file (dev, ino), added (with path) if new; NULL past TARGET_FILES_MAX (counted in
@@ -59,7 +59,7 @@ static void register_mapped(struct target *t)
 
                 if (!k || k->symbols_registered || k->symbols_failed)
                         continue;
-                fd = module_open_in_target(t->pid, m->path, m->dev, m->ino, m->start, m->end);
+                fd = module_map_open_file(t->pid, m->path, m->dev, m->ino, m->start, m->end);
                 if (fd < 0) {
                         k->symbols_failed = true;       /* a device, gone: not tried on every tick */
                         continue;
@@ -134,8 +134,8 @@ int target_files_refresh(const struct target_env *env, struct target *t, bool pr
         r = mapping_log_read(env->mappings, t->pid, &recorded, &n);
         if (r < 0)
                 return r;
-        n = recorded_mappings_latest(recorded, n);
-        return module_map_overlay(&t->modules, recorded, n, known_path, t);
+        n = module_overlay_latest(recorded, n);
+        return module_overlay_apply(&t->modules, recorded, n, known_path, t);
 }
 
 void target_files_done(struct target_files *f)

@@ -8,6 +8,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "bpf-loader.h"
+#include "counters.h"
 #include "detacher.h"
 #include "kernel-symbols.h"
 #include "macro.h"
@@ -22,7 +23,7 @@
 /* The kernel target's pid in the maps (kernel-target.h names it for the rest). */
 #define KERNEL_PID ((pid_t)MEMLEAK_KERNEL_TGID)
 
-static const char *const object_role_table[_OBJECT_ROLE_MAX] = {
+static const char *const target_object_role_table[_OBJECT_ROLE_MAX] = {
         [OBJECT_ROLE_ALLOCATOR] = "allocator",
         [OBJECT_ROLE_NAMED] = "named",
         [OBJECT_ROLE_OTHER_ALLOCATOR] = "other allocator",
@@ -31,7 +32,7 @@ static const char *const object_role_table[_OBJECT_ROLE_MAX] = {
         [OBJECT_ROLE_TRACEPOINT] = "tracepoint",
 };
 
-DEFINE_STRING_TABLE_LOOKUP_TO_STRING(object_role, enum object_role);
+DEFINE_STRING_TABLE_LOOKUP_TO_STRING(target_object_role, enum object_role);
 
 static void read_comm(pid_t pid, char comm[17])
 {
@@ -215,7 +216,7 @@ int target_stop(const struct target_env *env, struct target *t, bool freeze)
         if (freeze) {
                 uint64_t totals[_COUNTER_MAX];
                 /* Once the per-stack totals map overflowed, it misses stacks: sum the allocations. */
-                bool overflowed = bpf_loader_read_counters(env->skel, totals) < 0 ||
+                bool overflowed = counters_read(env->skel, totals) < 0 ||
                                   totals[COUNTER_LOST_COMBINED_MAP_FULL] > 0;
 
                 r = stack_collect_freeze(env->skel, &env->limits, t->pid, overflowed, &t->frozen);
@@ -238,7 +239,7 @@ int target_clear_inherited_probes(const struct target_env *env, struct target *t
                 return 0;
         r = probes_sweep_work(t, &w);
         if (r < 0) {
-                detach_work_done(&w);
+                detacher_work_done(&w);
                 return r;
         }
         t->children_cleared++;
@@ -277,7 +278,7 @@ struct target *target_free(struct target *t)
         module_map_done(&t->modules);
         target_files_done(&t->files);
         snapshot_ring_free(t->ring);
-        frozen_target_free(t->frozen);
+        stack_collect_free_frozen(t->frozen);
         kernel_symbols_unref(t->kernel);
         if (t->exec) {
                 release_recording(t);

@@ -33,7 +33,7 @@ enum object_role {
         _OBJECT_ROLE_MAX,
 };
 
-const char *object_role_to_string(enum object_role r);
+const char *target_object_role_to_string(enum object_role r);
 
 struct target_object {
         char *path;             /* as the target sees it */

@@ -2,7 +2,7 @@
 #include <fcntl.h>
 #include <string.h>
 #include <unistd.h>
-#include "alloc-symbols.h"
+#include "alloc-sites.h"
 #include "macro.h"
 #include "test-util.h"
 
@@ -45,7 +45,7 @@ static void libc_defines_every_hooked_function(void)
         ASSERT_TRUE(fd >= 0);
         ASSERT_EQ(alloc_sites_find(fd, &s), 0);
         for (int k = 0; k < _ALLOC_KIND_MAX; k++) {
-                if (alloc_kind_is_cxx(k)) {
+                if (alloc_sites_kind_is_cxx(k)) {
                         ASSERT_TRUE(!find_site(&s, k));         /* the libc has no C++ operators */
                         continue;
                 }
@@ -54,7 +54,7 @@ static void libc_defines_every_hooked_function(void)
                 if (k == ALLOC_KIND_RESIZE)
                         continue;       /* jemalloc's xallocx */
                 if (!find_site(&s, k))
-                        fprintf(stderr, "libc lacks %s\n", alloc_kind_to_string(k));
+                        fprintf(stderr, "libc lacks %s\n", alloc_sites_kind_to_string(k));
                 ASSERT_TRUE(find_site(&s, k));
         }
         ASSERT_TRUE(find_site(&s, ALLOC_KIND_ALIGNED_ALLOC) || find_site(&s, ALLOC_KIND_MEMALIGN));

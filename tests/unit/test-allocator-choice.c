@@ -40,7 +40,7 @@ static const struct elf_deps no_deps = { 0 };
 static void choose(const struct examined_object *objs, size_t n, char **preload, size_t n_preload,
                    struct allocator_choice *c)
 {
-        ASSERT_EQ(allocator_choose(objs, n, preload, n_preload, c), 0);
+        ASSERT_EQ(allocator_choice_find(objs, n, preload, n_preload, c), 0);
         ASSERT_TRUE(c->reason);
 }
 
@@ -150,8 +150,8 @@ static void no_malloc_anywhere_is_enoent(void)
         };
         struct allocator_choice c = {};
 
-        ASSERT_EQ(allocator_choose(objs, ELEMENTSOF(objs), NULL, 0, &c), -ENOENT);
-        ASSERT_EQ(allocator_choose(NULL, 0, NULL, 0, &c), -ENOENT);
+        ASSERT_EQ(allocator_choice_find(objs, ELEMENTSOF(objs), NULL, 0, &c), -ENOENT);
+        ASSERT_EQ(allocator_choice_find(NULL, 0, NULL, 0, &c), -ENOENT);
 }
 
 static void preload_value_splits_on_spaces_and_colons(void)
@@ -159,7 +159,7 @@ static void preload_value_splits_on_spaces_and_colons(void)
         char **names = NULL;
         size_t n = 0;
 
-        ASSERT_EQ(preload_split("  /a/libx.so:liby.so \t libz.so: ", &names, &n), 0);
+        ASSERT_EQ(allocator_choice_split_preload("  /a/libx.so:liby.so \t libz.so: ", &names, &n), 0);
         ASSERT_EQ(n, 3);
         ASSERT_STREQ(names[0], "/a/libx.so");
         ASSERT_STREQ(names[1], "liby.so");
@@ -167,9 +167,9 @@ static void preload_value_splits_on_spaces_and_colons(void)
         for (size_t i = 0; i < n; i++)
                 free(names[i]);
         free(names);
-        ASSERT_EQ(preload_split("", &names, &n), 0);
+        ASSERT_EQ(allocator_choice_split_preload("", &names, &n), 0);
         ASSERT_EQ(n, 0);
-        ASSERT_EQ(preload_split(NULL, &names, &n), 0);
+        ASSERT_EQ(allocator_choice_split_preload(NULL, &names, &n), 0);
         ASSERT_EQ(n, 0);
 }
 

@@ -20,6 +20,7 @@
 #include "exec-plan.h"
 #include "ld-cache.h"
 #include "macro.h"
+#include "util.h"
 #include "module-overlay.h"
 #include "test-util.h"
 
@@ -543,7 +544,7 @@ static void ld_conf_follows_includes_in_order(void)
         write_file(f.root, "/etc/inside.conf", "/opt/inside\n");
         root_fd = open(f.root, O_PATH | O_DIRECTORY | O_CLOEXEC);
         ASSERT_TRUE(root_fd >= 0);
-        ASSERT_EQ(ld_conf_read_dirs(root_fd, &dirs, &n), 0);
+        ASSERT_EQ(ld_cache_read_conf_dirs(root_fd, &dirs, &n), 0);
         ASSERT_EQ(n, 6);
         ASSERT_STREQ(dirs[0], "/opt/a");
         ASSERT_STREQ(dirs[1], "/opt/a2");
@@ -577,10 +578,10 @@ static void overlay_lays_newer_mappings_over_older_ones(void)
         size_t n;
 
         memcpy(mm.mappings, base, sizeof(base));
-        n = recorded_mappings_latest(rec, ELEMENTSOF(rec));
+        n = module_overlay_latest(rec, ELEMENTSOF(rec));
         ASSERT_EQ(n, 3);
         ASSERT_EQ(rec[0].timestamp_ns, 4);
-        ASSERT_EQ(module_map_overlay(&mm, rec, n, path_of, NULL), 0);
+        ASSERT_EQ(module_overlay_apply(&mm, rec, n, path_of, NULL), 0);
         ASSERT_EQ(mm.n, 4);
         ASSERT_EQ(mm.mappings[0].start, 0x1000);
         ASSERT_EQ(mm.mappings[0].end, 0x2000);
@@ -608,13 +609,13 @@ static void overlay_keeps_what_it_does_not_cover(void)
         /* a data segment stays marked as no code through an overlay that does not touch it */
         mm.mappings[0] = (struct module_mapping) { .start = 0x1000, .end = 0x2000, .dev = 7, .ino = 1,
                                                    .path = strdup("/x.so"), .not_code = true };
-        ASSERT_EQ(module_map_overlay(&mm, NULL, 0, path_of, NULL), 0);
+        ASSERT_EQ(module_overlay_apply(&mm, NULL, 0, path_of, NULL), 0);
         ASSERT_EQ(mm.n, 1);
         ASSERT_TRUE(mm.mappings[0].not_code);
         free(mm.mappings[0].path);
         free(mm.mappings);
         /* nothing over nothing (a process that exited before its maps were read) */
-        ASSERT_EQ(module_map_overlay(&empty, NULL, 0, path_of, NULL), 0);
+        ASSERT_EQ(module_overlay_apply(&empty, NULL, 0, path_of, NULL), 0);
         ASSERT_EQ(empty.n, 0);
         free(empty.mappings);
 }

@@ -19,7 +19,7 @@
 #include <libelf.h>
 
 #include "macro.h"
-#include "symbolize.h"
+#include "symbolizer.h"
 #include "test-util.h"
 
 /* Paths from meson: the fixture library, its copy stripped of DWARF with a .gnu_debuglink to a
@@ -217,15 +217,15 @@ static void demangles_cxx_and_rust_legacy_and_v0(void)
         char *d;
 
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
-                d = symbol_demangle(cases[i].mangled);
+                d = symbolizer_demangle(cases[i].mangled);
                 ASSERT_STREQ(d, cases[i].demangled);
                 free(d);
         }
         /* not mangled: C names, and junk after a mangling prefix */
-        ASSERT_TRUE(!symbol_demangle("main"));
-        ASSERT_TRUE(!symbol_demangle("_start"));
-        ASSERT_TRUE(!symbol_demangle(NULL));
-        d = symbol_demangle("_Z!!");
+        ASSERT_TRUE(!symbolizer_demangle("main"));
+        ASSERT_TRUE(!symbolizer_demangle("_start"));
+        ASSERT_TRUE(!symbolizer_demangle(NULL));
+        d = symbolizer_demangle("_Z!!");
         ASSERT_TRUE(!d);
 }
 

@@ -17,7 +17,7 @@
 #include "macro.h"
 #include "pair-table.h"
 #include "string-set.h"
-#include "symbolize.h"
+#include "symbolizer.h"
 
 #define DEFAULT_MAX_OPEN_FILES 1024U
 #define DEFAULT_MAX_BYTES (1ULL << 30)
@@ -582,7 +582,7 @@ static void image_check_minidebuginfo(struct image *im)
         if (im->minidebuginfo_checked || !im->inspection.has_minidebuginfo)
                 return;
         im->minidebuginfo_checked = true;
-        if (elf_minidebuginfo_size(elf_symbols_elf(im->open), MINIDEBUGINFO_MAX_BYTES, &bytes, &too_large) < 0 ||
+        if (elf_inspect_minidebuginfo(elf_symbols_elf(im->open), MINIDEBUGINFO_MAX_BYTES, &bytes, &too_large) < 0 ||
             !too_large)
                 return;
         im->refused = true;

@@ -44,7 +44,7 @@ struct symbolizer_limits {
 };
 
 /* Where a file can be opened again once it was closed to stay within the limits: the process
- * that maps it and how (module_open_in_target()). */
+ * that maps it and how (module_map_open_file()). */
 struct symbol_source {
         pid_t pid;
         const char *path;               /* as pid sees it */
@@ -118,4 +118,4 @@ void symbolizer_read_end(struct symbolizer *s);
 
 /* "LeakLib::slowMemoryLeak()" for C++ and "alloc::boxed::Box<T>::leak" for Rust (legacy and v0
  * manglings, hash suffix dropped); NULL when name is not a mangled name. malloc'd. */
-char *symbol_demangle(const char *name);
+char *symbolizer_demangle(const char *name);

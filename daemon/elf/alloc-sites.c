@@ -3,7 +3,7 @@
 #include <gelf.h>
 #include <libelf.h>
 #include <string.h>
-#include "alloc-symbols.h"
+#include "alloc-sites.h"
 #include "elf-file.h"
 #include "probe-placement.h"
 #include "macro.h"
@@ -184,7 +184,7 @@ static const struct {
         { ALLOC_FAMILY_GLIBC, "glibc" },
 };
 
-const char *alloc_family_to_string(unsigned family)
+const char *alloc_sites_family_to_string(unsigned family)
 {
         for (size_t i = 0; i < ELEMENTSOF(family_names); i++)
                 if (family_names[i].family == family)
@@ -223,12 +223,12 @@ void alloc_sites_drop_mmap(struct alloc_sites *s)
 bool alloc_sites_has_c_api(const struct alloc_sites *s)
 {
         for (size_t i = 0; i < s->n; i++)
-                if (!alloc_kind_is_cxx(s->sites[i].kind) && !alloc_kind_is_mmap(s->sites[i].kind))
+                if (!alloc_sites_kind_is_cxx(s->sites[i].kind) && !alloc_kind_is_mmap(s->sites[i].kind))
                         return true;
         return false;
 }
 
-unsigned alloc_kind_arguments(enum alloc_kind k)
+unsigned alloc_sites_kind_arguments(enum alloc_kind k)
 {
         switch (k) {
         case ALLOC_KIND_MALLOC:
@@ -256,7 +256,7 @@ unsigned alloc_kind_arguments(enum alloc_kind k)
         }
 }
 
-const char *alloc_kind_to_string(enum alloc_kind k)
+const char *alloc_sites_kind_to_string(enum alloc_kind k)
 {
         return k < _ALLOC_KIND_MAX ? kind_names[k] : NULL;
 }
@@ -363,7 +363,7 @@ static void place_probes(Elf *elf, struct alloc_sites *s)
                 site->probe_offset = site->file_offset +
                         probe_entry_skip_x86_64(image + site->file_offset,
                                                 MIN(size - site->file_offset, (size_t)PROBE_PLACEMENT_BYTES),
-                                                alloc_kind_arguments(site->kind));
+                                                alloc_sites_kind_arguments(site->kind));
         }
 }
 

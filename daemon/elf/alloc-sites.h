@@ -39,19 +39,19 @@ int alloc_sites_find(int fd, struct alloc_sites *ret);
 int alloc_sites_read(Elf *elf, struct alloc_sites *ret);
 void alloc_sites_done(struct alloc_sites *s);
 
-const char *alloc_kind_to_string(enum alloc_kind k);
+const char *alloc_sites_kind_to_string(enum alloc_kind k);
 
 /* How many argument registers kind's entry program reads (bpf/memleak.bpf.c). */
-unsigned alloc_kind_arguments(enum alloc_kind k);
+unsigned alloc_sites_kind_arguments(enum alloc_kind k);
 
 /* "tcmalloc" for ALLOC_FAMILY_TCMALLOC..., NULL for anything else. */
-const char *alloc_family_to_string(unsigned family);
+const char *alloc_sites_family_to_string(unsigned family);
 
 /* The allocator families sites belongs to, most specific first: a static tcmalloc binary also
  * holds glibc, so tcmalloc, jemalloc and mimalloc outrank glibc. 0 if none. */
 unsigned alloc_sites_family(const struct alloc_sites *s);
 
-static inline int alloc_kind_is_cxx(enum alloc_kind k)
+static inline int alloc_sites_kind_is_cxx(enum alloc_kind k)
 {
         return k == ALLOC_KIND_NEW || k == ALLOC_KIND_DELETE;
 }
@@ -61,7 +61,7 @@ static inline int alloc_kind_is_mmap(enum alloc_kind k)
         return k == ALLOC_KIND_MMAP || k == ALLOC_KIND_MUNMAP || k == ALLOC_KIND_MREMAP;
 }
 
-/* Keep only the sites whose kind keep() accepts (alloc_kind_is_cxx: the C++ operators). */
+/* Keep only the sites whose kind keep() accepts (alloc_sites_kind_is_cxx: the C++ operators). */
 void alloc_sites_keep(struct alloc_sites *s, int (*keep)(enum alloc_kind k));
 
 /* Drop the mmap family from s (targets attached without --mmap). */
