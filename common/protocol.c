@@ -6,30 +6,16 @@
 #include "json-util.h"
 #include "macro.h"
 #include "protocol.h"
+#include "string-table.h"
 
-static const char *const command_names[_MEMLEAK_CMD_MAX] = {
+static const char *const memleak_command_table[_MEMLEAK_CMD_MAX] = {
         [MEMLEAK_CMD_ATTACH] = "attach",
         [MEMLEAK_CMD_DETACH] = "detach",
         [MEMLEAK_CMD_STATUS] = "status",
         [MEMLEAK_CMD_REPORT] = "report",
 };
 
-const char *memleak_command_to_string(enum memleak_command c)
-{
-        if (c < 0 || c >= _MEMLEAK_CMD_MAX)
-                return NULL;
-        return command_names[c];
-}
-
-enum memleak_command memleak_command_from_string(const char *s)
-{
-        if (!s)
-                return _MEMLEAK_CMD_INVALID;
-        for (size_t i = 0; i < ELEMENTSOF(command_names); i++)
-                if (strcmp(command_names[i], s) == 0)
-                        return (enum memleak_command) i;
-        return _MEMLEAK_CMD_INVALID;
-}
+DEFINE_STRING_TABLE_LOOKUP(memleak_command, enum memleak_command);
 
 /* The request fields: how each is typed, which commands allow it and which require it. */
 enum field_type {

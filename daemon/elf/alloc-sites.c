@@ -7,8 +7,9 @@
 #include "elf-file.h"
 #include "probe-placement.h"
 #include "macro.h"
+#include "string-table.h"
 
-static const char *const kind_names[_ALLOC_KIND_MAX] = {
+static const char *const alloc_sites_kind_table[_ALLOC_KIND_MAX] = {
         [ALLOC_KIND_MALLOC] = "malloc",
         [ALLOC_KIND_CALLOC] = "calloc",
         [ALLOC_KIND_REALLOC] = "realloc",
@@ -256,10 +257,7 @@ unsigned alloc_sites_kind_arguments(enum alloc_kind k)
         }
 }
 
-const char *alloc_sites_kind_to_string(enum alloc_kind k)
-{
-        return k < _ALLOC_KIND_MAX ? kind_names[k] : NULL;
-}
+DEFINE_STRING_TABLE_LOOKUP_TO_STRING(alloc_sites_kind, enum alloc_kind);
 
 static int entry_point_index(const char *name)
 {
@@ -370,17 +368,13 @@ static void place_probes(Elf *elf, struct alloc_sites *s)
 int alloc_sites_read(Elf *elf, struct alloc_sites *ret)
 {
         struct alloc_sites s = {};
-        Elf_Scn *scn = NULL;
+        struct elf_file_section sec = {};
         int r;
 
-        while ((scn = elf_nextscn(elf, scn))) {
-                GElf_Shdr sh;
-
-                if (!gelf_getshdr(scn, &sh))
+        while (elf_file_next_section(elf, &sec)) {
+                if (sec.shdr.sh_type != SHT_SYMTAB && sec.shdr.sh_type != SHT_DYNSYM)
                         continue;
-                if (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM)
-                        continue;
-                r = scan_symbol_table(elf, scn, &sh, &s);
+                r = scan_symbol_table(elf, sec.scn, &sec.shdr, &s);
                 if (r < 0) {
                         alloc_sites_done(&s);
                         return r;

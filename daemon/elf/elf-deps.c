@@ -98,16 +98,14 @@ static int read_header(Elf *elf, struct elf_deps *d)
 int elf_deps_read_elf(Elf *elf, struct elf_deps *ret)
 {
         struct elf_deps d = {};
-        Elf_Scn *scn = NULL;
+        struct elf_file_section s = {};
         int r;
 
         r = read_header(elf, &d);
-        while (r >= 0 && (scn = elf_nextscn(elf, scn))) {
-                GElf_Shdr sh;
-
-                if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNAMIC)
+        while (r >= 0 && elf_file_next_section(elf, &s)) {
+                if (s.shdr.sh_type != SHT_DYNAMIC)
                         continue;
-                r = read_dynamic(elf, scn, &sh, &d);
+                r = read_dynamic(elf, s.scn, &s.shdr, &d);
                 break;
         }
         if (r < 0) {

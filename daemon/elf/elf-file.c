@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* Open a file descriptor as an ELF file for reading, the one way every reader here does it. */
 #include <errno.h>
+#include <string.h>
 #include "elf-file.h"
 
 int elf_file_open(int fd, Elf **ret)
@@ -19,4 +20,33 @@ int elf_file_open(int fd, Elf **ret)
         }
         *ret = elf;
         return 0;
+}
+
+bool elf_file_next_section(Elf *elf, struct elf_file_section *s)
+{
+        size_t shstrndx;
+
+        if (elf_getshdrstrndx(elf, &shstrndx) < 0)
+                shstrndx = SHN_UNDEF;
+        while ((s->scn = elf_nextscn(elf, s->scn))) {
+                if (!gelf_getshdr(s->scn, &s->shdr))
+                        continue;
+                s->name = shstrndx != SHN_UNDEF ? elf_strptr(elf, shstrndx, s->shdr.sh_name) : NULL;
+                if (!s->name)
+                        s->name = "";
+                return true;
+        }
+        return false;
+}
+
+int elf_file_find_section(Elf *elf, const char *name, struct elf_file_section *ret)
+{
+        struct elf_file_section s = {};
+
+        while (elf_file_next_section(elf, &s))
+                if (strcmp(s.name, name) == 0) {
+                        *ret = s;
+                        return 0;
+                }
+        return -ENOENT;
 }

@@ -5,6 +5,7 @@
 #include <gelf.h>
 #include <lzma.h>
 #include <string.h>
+#include "elf-file.h"
 #include "elf-inspect.h"
 #include "macro.h"
 
@@ -81,34 +82,16 @@ static uint64_t inflated_size(Elf_Scn *scn, const GElf_Shdr *shdr, const char *n
         return 0;
 }
 
-/* The section called name, or NULL. */
-static Elf_Scn *find_section(Elf *elf, const char *name, GElf_Shdr *ret_shdr)
-{
-        Elf_Scn *scn = NULL;
-        size_t shstrndx;
-
-        if (elf_getshdrstrndx(elf, &shstrndx) < 0)
-                return NULL;
-        while ((scn = elf_nextscn(elf, scn))) {
-                const char *n;
-
-                if (gelf_getshdr(scn, ret_shdr) && (n = elf_strptr(elf, shstrndx, ret_shdr->sh_name)) &&
-                    strcmp(n, name) == 0)
-                        return scn;
-        }
-        return NULL;
-}
-
 int elf_inspect_minidebuginfo(Elf *elf, uint64_t max_bytes, uint64_t *ret_bytes, bool *ret_too_large)
 {
-        GElf_Shdr shdr;
-        Elf_Scn *scn = find_section(elf, ".gnu_debugdata", &shdr);
+        struct elf_file_section s;
         Elf_Data *raw;
         int r;
 
         *ret_bytes = 0;
         *ret_too_large = false;
-        if (!scn || shdr.sh_type == SHT_NOBITS || !(raw = elf_rawdata(scn, NULL)))
+        if (elf_file_find_section(elf, ".gnu_debugdata", &s) < 0 || s.shdr.sh_type == SHT_NOBITS ||
+            !(raw = elf_rawdata(s.scn, NULL)))
                 return 0;
         r = xz_inflated_size(raw->d_buf, raw->d_size, max_bytes, ret_bytes, ret_too_large);
         if (r == -ENOMEM)
@@ -121,8 +104,8 @@ int elf_inspect_minidebuginfo(Elf *elf, uint64_t max_bytes, uint64_t *ret_bytes,
 int elf_inspect(Elf *elf, struct elf_inspection *ret)
 {
         struct elf_inspection in = {};
+        struct elf_file_section s = {};
         const void *build_id = NULL;
-        Elf_Scn *scn = NULL;
         GElf_Ehdr ehdr;
         size_t shstrndx;
         ssize_t len;
@@ -135,20 +118,16 @@ int elf_inspect(Elf *elf, struct elf_inspection *ret)
                 memcpy(in.build_id, build_id, len);
                 in.build_id_len = len;
         }
-        while ((scn = elf_nextscn(elf, scn))) {
-                GElf_Shdr shdr;
-                const char *name;
+        while (elf_file_next_section(elf, &s)) {
                 uint64_t size;
 
-                if (!gelf_getshdr(scn, &shdr) || !(name = elf_strptr(elf, shstrndx, shdr.sh_name)))
-                        continue;
-                if (strcmp(name, ".debug_info") == 0 || strcmp(name, ".zdebug_info") == 0)
+                if (strcmp(s.name, ".debug_info") == 0 || strcmp(s.name, ".zdebug_info") == 0)
                         in.has_dwarf = true;
-                if (strcmp(name, ".gnu_debugdata") == 0)
+                if (strcmp(s.name, ".gnu_debugdata") == 0)
                         in.has_minidebuginfo = true;
-                if (!is_debug_section(name))
+                if (!is_debug_section(s.name))
                         continue;
-                size = inflated_size(scn, &shdr, name);
+                size = inflated_size(s.scn, &s.shdr, s.name);
                 in.inflated_debug_bytes += size;
                 in.largest_inflated_bytes = MAX(in.largest_inflated_bytes, size);
         }
