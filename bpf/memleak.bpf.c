@@ -512,6 +512,11 @@ static __always_inline __u64 mul_or_max(__u64 a, __u64 b)
         return product;
 }
 
+/* Does nothing: a short-lived link of it on a target's probe sites makes the kernel re-check the
+ * breakpoints of every process mapping the file, removing those a forked child inherited. */
+SEC("uprobe")
+int sweep_breakpoints(void *ctx) { return 0; }
+
 SEC("uprobe")
 int BPF_KPROBE(malloc_entry, __u64 size) { return on_entry(ctx, ALLOC_KIND_MALLOC, size, 0); }
 SEC("uprobe")

@@ -13,6 +13,7 @@
 /* Hand ownership out of a _cleanup_ variable. */
 #define TAKE_PTR(p) ({ __typeof__(p) _p_ = (p); (p) = NULL; _p_; })
 #define TAKE_FD(fd) ({ int _fd_ = (fd); (fd) = -1; _fd_; })
+#define TAKE_STRUCT(s) ({ __typeof__(s) _s_ = (s); (s) = (__typeof__(s)) {}; _s_; })
 
 static inline void freep(void *p) { free(*(void **)p); }
 #define _cleanup_free_ _cleanup_(freep)

@@ -44,3 +44,19 @@ void strv_free_n(char **v, size_t n)
                 free(v[i]);
         free(v);
 }
+
+int strv_push_n(char ***v, size_t *n, char *s)
+{
+        char **nv;
+
+        if (!s)
+                return -ENOMEM;
+        nv = realloc(*v, (*n + 1) * sizeof(*nv));
+        if (!nv) {
+                free(s);
+                return -ENOMEM;
+        }
+        *v = nv;
+        nv[(*n)++] = s;
+        return 0;
+}

@@ -14,3 +14,6 @@ uint64_t now_monotonic_usec(void);
 
 /* Free an array of n malloc'd strings and the array. */
 void strv_free_n(char **v, size_t n);
+/* Append s (taken: freed on failure) to the n strings of *v. -ENOMEM, also when s is NULL (so a
+ * failed strdup() can be passed straight in). */
+int strv_push_n(char ***v, size_t *n, char *s);

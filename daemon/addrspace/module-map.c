@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* What a target maps where: its file mappings, kept after it exits so its stacks still resolve. */
+#include <assert.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -49,37 +50,47 @@ static int add_mapping(struct module_map *mm, const struct map_entry *e)
         return 0;
 }
 
+int module_map_from_proc_maps(const struct proc_maps *maps, struct module_map *ret)
+{
+        _cleanup_(module_map_done) struct module_map mm = {};
+        int r;
+
+        assert(maps);
+        assert(ret);
+        for (size_t i = 0; i < maps->n; i++) {
+                const struct map_entry *e = &maps->entries[i];
+
+                if (!e->path || e->path[0] != '/' || e->inode == 0)
+                        continue;
+                r = add_mapping(&mm, e);
+                if (r < 0)
+                        return r;
+        }
+        *ret = TAKE_STRUCT(mm);
+        return 0;
+}
+
 int module_map_refresh(struct module_map *mm, pid_t pid)
 {
         _cleanup_(proc_maps_done) struct proc_maps maps = {};
-        struct module_map fresh = {};
+        _cleanup_(module_map_done) struct module_map fresh = {};
         char maps_path[64];
         int r;
 
+        assert(mm);
         snprintf(maps_path, sizeof(maps_path), "/proc/%d/maps", (int)pid);
         r = proc_maps_parse_file(maps_path, &maps);
         if (r < 0)
                 return r;
-        for (size_t i = 0; i < maps.n; i++) {
-                const struct map_entry *e = &maps.entries[i];
-
-                if (!e->path || e->path[0] != '/' || e->inode == 0)
-                        continue;
-                r = add_mapping(&fresh, e);
-                if (r < 0)
-                        goto fail;
-        }
-        if (fresh.n == 0) {
-                /* A process that exited (a zombie) shows no mappings at all: keep the last view. */
-                r = -ESRCH;
-                goto fail;
-        }
+        r = module_map_from_proc_maps(&maps, &fresh);
+        if (r < 0)
+                return r;
+        /* A process that exited (a zombie) shows no mappings at all: keep the last view. */
+        if (fresh.n == 0)
+                return -ESRCH;
         module_map_done(mm);
-        *mm = fresh;
+        *mm = TAKE_STRUCT(fresh);
         return 0;
-fail:
-        module_map_done(&fresh);
-        return r;
 }
 
 void module_map_done(struct module_map *mm)

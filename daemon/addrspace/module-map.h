@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include "proc-maps.h"
 
 struct module_mapping {
         uint64_t start, end, pgoff;
@@ -18,6 +19,10 @@ struct module_map {
         struct module_mapping *mappings;
         size_t n;
 };
+
+/* The file mappings of a parsed maps file (not anonymous, not "[vdso]"), in its order: into *ret
+ * on success (release with module_map_done()), -ENOMEM. */
+int module_map_from_proc_maps(const struct proc_maps *maps, struct module_map *ret);
 
 /* Re-read /proc/PID/maps: its file mappings. The map is replaced only on success, so the last
  * good view survives the target's exit. */

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* Lay the file mappings BPF recorded as a target made them over its module map: what it mapped
  * later wins where they overlap (pure). */
+#include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,95 +42,102 @@ static int by_start(const void *a, const void *b)
         return x->start < y->start ? -1 : x->start > y->start;
 }
 
-static void free_mappings(struct module_mapping *v, size_t n)
+/* A growing array of mappings, built piece by piece. */
+struct pieces {
+        struct module_mapping *v;
+        size_t n, cap;
+};
+
+static void pieces_done(struct pieces *p)
 {
-        for (size_t i = 0; i < n; i++)
-                free(v[i].path);
-        free(v);
+        for (size_t i = 0; i < p->n; i++)
+                free(p->v[i].path);
+        free(p->v);
+        *p = (struct pieces) {};
 }
 
-/* Append a copy of e restricted to [start, end) to v. */
-static int push_piece(struct module_mapping **v, size_t *n, size_t *cap, const struct module_mapping *e,
-                      uint64_t start, uint64_t end, const char *path)
+/* Append a copy of e restricted to [start, end) to p. */
+static int push_piece(struct pieces *p, const struct module_mapping *e, uint64_t start, uint64_t end,
+                      const char *path)
 {
-        if (*n == *cap) {
-                size_t ncap = MAX(*cap * 2, (size_t)16);
-                struct module_mapping *nv = realloc(*v, ncap * sizeof(*nv));
+        if (p->n == p->cap) {
+                size_t ncap = MAX(p->cap * 2, (size_t)16);
+                struct module_mapping *nv = realloc(p->v, ncap * sizeof(*nv));
 
                 if (!nv)
                         return -ENOMEM;
-                *v = nv;
-                *cap = ncap;
+                p->v = nv;
+                p->cap = ncap;
         }
-        (*v)[*n] = (struct module_mapping) {
+        p->v[p->n] = (struct module_mapping) {
                 .start = start, .end = end, .pgoff = e->pgoff + (start - e->start),
                 .dev = e->dev, .ino = e->ino, .path = strdup(path), .not_code = e->not_code,
         };
-        if (!(*v)[*n].path)
+        if (!p->v[p->n].path)
                 return -ENOMEM;
-        (*n)++;
+        p->n++;
+        return 0;
+}
+
+/* cur with [rm->start, rm->end) cut out of it, and the mapping rm records there if path names it. */
+static int overlay_one(const struct pieces *cur, const struct recorded_mapping *rm, const char *path,
+                       struct pieces *ret)
+{
+        _cleanup_(pieces_done) struct pieces next = {};
+        struct module_mapping added = { .start = rm->start, .end = rm->end, .pgoff = rm->pgoff,
+                                        .dev = rm->dev, .ino = rm->ino };
+        int r = 0;
+
+        for (size_t i = 0; r >= 0 && i < cur->n; i++) {
+                const struct module_mapping *e = &cur->v[i];
+
+                if (e->end <= rm->start || e->start >= rm->end) {
+                        r = push_piece(&next, e, e->start, e->end, e->path);
+                        continue;
+                }
+                if (e->start < rm->start)
+                        r = push_piece(&next, e, e->start, rm->start, e->path);
+                if (r >= 0 && e->end > rm->end)
+                        r = push_piece(&next, e, rm->end, e->end, e->path);
+        }
+        if (r >= 0 && path)
+                r = push_piece(&next, &added, added.start, added.end, path);
+        if (r < 0)
+                return r;
+        *ret = TAKE_STRUCT(next);
         return 0;
 }
 
 int module_overlay_apply(struct module_map *mm, const struct recorded_mapping *m, size_t n,
                        module_path_fn path_of, void *userdata)
 {
-        struct module_mapping *cur = NULL;
-        size_t n_cur = 0, cap_cur = 0;
+        _cleanup_(pieces_done) struct pieces cur = {};
         int r;
 
+        assert(mm);
         for (size_t i = 0; i < mm->n; i++) {
-                r = push_piece(&cur, &n_cur, &cap_cur, &mm->mappings[i], mm->mappings[i].start,
-                               mm->mappings[i].end, mm->mappings[i].path);
+                r = push_piece(&cur, &mm->mappings[i], mm->mappings[i].start, mm->mappings[i].end,
+                               mm->mappings[i].path);
                 if (r < 0)
-                        goto fail;
+                        return r;
         }
         for (size_t k = 0; k < n; k++) {
-                const struct recorded_mapping *rm = &m[k];
-                struct module_mapping added = { .start = rm->start, .end = rm->end, .pgoff = rm->pgoff,
-                                                .dev = rm->dev, .ino = rm->ino };
-                const char *path = path_of ? path_of(userdata, rm->dev, rm->ino) : NULL;
-                struct module_mapping *next = NULL;
-                size_t n_next = 0, cap_next = 0;
+                const char *path = path_of ? path_of(userdata, m[k].dev, m[k].ino) : NULL;
+                struct pieces next;
 
-                if (rm->end <= rm->start)
+                if (m[k].end <= m[k].start)
                         continue;
-                for (size_t i = 0; i < n_cur; i++) {
-                        const struct module_mapping *e = &cur[i];
-
-                        if (e->end <= rm->start || e->start >= rm->end) {
-                                r = push_piece(&next, &n_next, &cap_next, e, e->start, e->end, e->path);
-                        } else {
-                                r = 0;
-                                if (e->start < rm->start)
-                                        r = push_piece(&next, &n_next, &cap_next, e, e->start, rm->start, e->path);
-                                if (r >= 0 && e->end > rm->end)
-                                        r = push_piece(&next, &n_next, &cap_next, e, rm->end, e->end, e->path);
-                        }
-                        if (r < 0) {
-                                free_mappings(next, n_next);
-                                goto fail;
-                        }
-                }
-                if (path) {
-                        r = push_piece(&next, &n_next, &cap_next, &added, added.start, added.end, path);
-                        if (r < 0) {
-                                free_mappings(next, n_next);
-                                goto fail;
-                        }
-                }
-                free_mappings(cur, n_cur);
+                r = overlay_one(&cur, &m[k], path, &next);
+                if (r < 0)
+                        return r;
+                pieces_done(&cur);
                 cur = next;
-                n_cur = n_next;
-                cap_cur = cap_next;
         }
-        if (n_cur > 1)
-                qsort(cur, n_cur, sizeof(*cur), by_start);     /* cur may be NULL: not for qsort */
-        free_mappings(mm->mappings, mm->n);
-        mm->mappings = cur;
-        mm->n = n_cur;
+        if (cur.n > 1)
+                qsort(cur.v, cur.n, sizeof(*cur.v), by_start);  /* cur.v may be NULL: not for qsort */
+        module_map_done(mm);
+        mm->mappings = TAKE_PTR(cur.v);
+        mm->n = cur.n;
+        cur = (struct pieces) {};
         return 0;
-fail:
-        free_mappings(cur, n_cur);
-        return r;
 }

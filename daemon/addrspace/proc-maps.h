@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-/* Parse /proc/PID/maps text into an array of mappings, and look addresses and libc up in it. */
+/* Parse /proc/PID/maps text into an array of its lines, every field kept (anonymous mappings,
+ * permissions, " (deleted)"). module-map.h keeps what the rest of memleakd needs of it. */
 #pragma once
 
 #include <stdbool.h>
@@ -31,11 +32,3 @@ int proc_maps_parse_string(const char *text, struct proc_maps *ret);
 
 /* Free the entries; accepts a zeroed struct. */
 void proc_maps_done(struct proc_maps *m);
-
-/* The entry whose [start, end) contains addr, or NULL. */
-const struct map_entry *proc_maps_find(const struct proc_maps *m, uint64_t addr);
-
-/* libc: the first mapping (lowest address, the one at file offset 0 in practice) of the first
- * file that is mapped executable and whose basename is "libc.so.6" or "libc-<version>.so"
- * (e.g. "libc-2.31.so"). NULL if there is none. */
-const struct map_entry *proc_maps_find_libc(const struct proc_maps *m);

@@ -2,6 +2,7 @@
 /* Open, size and load the memleak BPF object; attach probes. */
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,14 +68,10 @@ static struct bpf_program *uprobe_programs(struct memleak_bpf *skel, size_t i)
         return i == _ALLOC_KIND_MAX ? skel->progs.alloc_return : NULL;
 }
 
-/* A program that does nothing, for the probes that only make the kernel re-check breakpoints
- * (bpf_loader_clear_inherited_uprobes); -1 without uprobe_multi links. */
-static int empty_uprobe_multi_prog = -1;
-
 /* Whether this kernel has uprobe_multi links (Linux 6.6): a trivial program loaded with their
  * attach type, linked to a file that does not exist, fails with ENOENT where the kernel knows
  * the attach type (it looked the path up) and EINVAL where it does not. MEMLEAKD_UPROBE_MULTI=0
- * in the environment says no, to exercise the fallback on any kernel. The program is kept. */
+ * in the environment says no, to exercise the fallback on any kernel. */
 static bool probe_uprobe_multi(void)
 {
         static const struct bpf_insn ret0[] = {
@@ -101,24 +98,22 @@ static bool probe_uprobe_multi(void)
         r = link < 0 ? errno : 0;
         if (link >= 0)
                 close(link);
-        if (r != ENOENT && link < 0) {
-                close(prog);
-                return false;
-        }
-        empty_uprobe_multi_prog = prog;
-        return true;
+        close(prog);
+        return link >= 0 || r == ENOENT;
 }
 
-int bpf_loader_clear_inherited_uprobes(pid_t pid, const char *path, const uint64_t *offsets, size_t n)
+int bpf_loader_clear_inherited_uprobes(struct memleak_bpf *skel, pid_t pid, const char *path,
+                                       const uint64_t *offsets, size_t n)
 {
         struct uprobe_multi_link_create attr = {};
         int link;
 
-        if (empty_uprobe_multi_prog < 0)
+        assert(skel);
+        if (!bpf_loader_uprobe_multi(skel))
                 return 0;       /* perf-event uprobes remove themselves at a child's first hit */
         if (n == 0 || n > UINT32_MAX)
                 return -EINVAL;
-        attr.prog_fd = (__u32)empty_uprobe_multi_prog;
+        attr.prog_fd = (__u32)bpf_program__fd(skel->progs.sweep_breakpoints);
         attr.attach_type = UPROBE_MULTI_ATTACH_TYPE;
         attr.path = (__u64)(uintptr_t)path;
         attr.offsets = (__u64)(uintptr_t)offsets;
@@ -140,11 +135,11 @@ struct bpf_link *bpf_loader_attach_fork_watch(struct memleak_bpf *skel)
 
 int bpf_loader_forks_fd(struct memleak_bpf *skel) { return bpf_map__fd(skel->maps.forks); }
 
-static bool use_uprobe_multi;
-
-bool bpf_loader_uprobe_multi(void)
+bool bpf_loader_uprobe_multi(struct memleak_bpf *skel)
 {
-        return use_uprobe_multi;
+        /* bpf_loader_open() chose the programs' attach type from what this kernel has. */
+        return bpf_program__expected_attach_type(skel->progs.sweep_breakpoints) ==
+                (enum bpf_attach_type)UPROBE_MULTI_ATTACH_TYPE;
 }
 
 int bpf_loader_attach_uprobe(struct memleak_bpf *skel, enum alloc_kind kind, bool is_return, int pid,
@@ -169,28 +164,29 @@ static void set_uprobe_multi_attach_type(struct memleak_bpf *skel)
         for (size_t i = 0; i <= _ALLOC_KIND_MAX; i++)
                 if ((p = uprobe_programs(skel, i)))
                         bpf_program__set_expected_attach_type(p, (enum bpf_attach_type)UPROBE_MULTI_ATTACH_TYPE);
+        bpf_program__set_expected_attach_type(skel->progs.sweep_breakpoints,
+                                              (enum bpf_attach_type)UPROBE_MULTI_ATTACH_TYPE);
 }
 
 int bpf_loader_open(const struct bpf_sizes *sizes, struct memleak_bpf **ret)
 {
-        struct memleak_bpf *skel;
+        _cleanup_(bpf_loader_destroyp) struct memleak_bpf *skel = NULL;
         struct stat st;
         int r;
 
+        assert(sizes);
+        assert(ret);
         skel = memleak_bpf__open();
         if (!skel)
                 return -errno;
         /* Report pids as this daemon's pid namespace sees them (it may run in a container). */
-        if (stat("/proc/self/ns/pid", &st) < 0) {
-                r = -errno;
-                goto fail;
-        }
+        if (stat("/proc/self/ns/pid", &st) < 0)
+                return -errno;
         if (st.st_ino != PROC_PID_INIT_INO)
                 skel->rodata->pidns_ino = st.st_ino;
         /* The kernel target leaves out our own allocations (pids as our namespace sees them). */
         skel->rodata->self_tgid = getpid();
-        use_uprobe_multi = probe_uprobe_multi();
-        if (use_uprobe_multi)
+        if (probe_uprobe_multi())
                 set_uprobe_multi_attach_type(skel);
         if ((r = bpf_map__set_max_entries(skel->maps.targets, sizes->max_targets)) < 0 ||
             (r = bpf_map__set_max_entries(skel->maps.allocs, sizes->max_allocs)) < 0 ||
@@ -200,12 +196,9 @@ int bpf_loader_open(const struct bpf_sizes *sizes, struct memleak_bpf **ret)
             (r = bpf_map__set_max_entries(skel->maps.mmaps, sizes->max_mmaps)) < 0 ||
             /* bpf_get_stackid() keeps as many frames as an entry holds: that is the depth limit */
             (r = bpf_map__set_value_size(skel->maps.stack_traces, sizes->max_stack_depth * sizeof(__u64))) < 0)
-                goto fail;
-        *ret = skel;
+                return r;
+        *ret = TAKE_PTR(skel);
         return 0;
-fail:
-        memleak_bpf__destroy(skel);
-        return r;
 }
 
 int bpf_loader_load(struct memleak_bpf *skel)
@@ -216,9 +209,6 @@ int bpf_loader_load(struct memleak_bpf *skel)
 void bpf_loader_destroy(struct memleak_bpf *skel)
 {
         memleak_bpf__destroy(skel);     /* accepts NULL */
-        if (empty_uprobe_multi_prog >= 0)
-                close(empty_uprobe_multi_prog);
-        empty_uprobe_multi_prog = -1;
 }
 
 int bpf_loader_targets_fd(struct memleak_bpf *skel) { return bpf_map__fd(skel->maps.targets); }

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include "bpf-types.h"
+#include "macro.h"
 
 struct bpf_link;
 struct memleak_bpf;
@@ -27,6 +28,7 @@ int bpf_loader_open(const struct bpf_sizes *sizes, struct memleak_bpf **ret);
 /* Verify and load the programs, create the maps. -errno (EPERM without the capabilities). */
 int bpf_loader_load(struct memleak_bpf *skel);
 void bpf_loader_destroy(struct memleak_bpf *skel);
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct memleak_bpf *, bpf_loader_destroy)
 
 int bpf_loader_targets_fd(struct memleak_bpf *skel);
 int bpf_loader_allocs_fd(struct memleak_bpf *skel);
@@ -41,7 +43,7 @@ int bpf_loader_file_mappings_fd(struct memleak_bpf *skel);
 struct bpf_object *bpf_loader_object(struct memleak_bpf *skel);
 
 /* Whether probes are uprobe_multi links (Linux 6.6+); else one perf-event uprobe per site. */
-bool bpf_loader_uprobe_multi(void);
+bool bpf_loader_uprobe_multi(struct memleak_bpf *skel);
 
 /* Without uprobe_multi: kind's entry program (or the return program) at offset of path, for
  * pid only. Returns 0 with *ret set, or -errno. */
@@ -57,7 +59,8 @@ int bpf_loader_attach_uprobes(struct memleak_bpf *skel, enum alloc_kind kind, bo
  * those a target's child inherited when it forked. pid: the target (its own stay). Blocks for a
  * grace period (tens of milliseconds): call it off the event loop. A no-op with perf-event
  * uprobes, which remove themselves from a child at its first hit. */
-int bpf_loader_clear_inherited_uprobes(pid_t pid, const char *path, const uint64_t *offsets, size_t n);
+int bpf_loader_clear_inherited_uprobes(struct memleak_bpf *skel, pid_t pid, const char *path,
+                                       const uint64_t *offsets, size_t n);
 
 /* Fork events of targets (struct fork_event) come through this ring buffer once the program is
  * attached. */

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* Hear when a traced process forks a child (BPF on sched_process_fork, through a ring buffer). */
 #include <bpf/libbpf.h>
+#include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
 #include "bpf-loader.h"
@@ -48,27 +49,27 @@ struct fork_watch *fork_watch_free(struct fork_watch *w)
 int fork_watch_new(sd_event *e, struct memleak_bpf *skel, fork_watch_fn fn, void *userdata,
                    struct fork_watch **ret)
 {
-        struct fork_watch *w = calloc(1, sizeof(*w));
+        _cleanup_(fork_watch_freep) struct fork_watch *w = NULL;
         int r;
 
+        assert(e);
+        assert(skel);
+        assert(ret);
+        w = calloc(1, sizeof(*w));
         if (!w)
                 return -ENOMEM;
         w->fn = fn;
         w->userdata = userdata;
         w->ring = ring_buffer__new(bpf_loader_forks_fd(skel), on_event, w, NULL);
-        if (!w->ring) {
-                r = -errno;
-                goto fail;
-        }
+        if (!w->ring)
+                return -errno;
         r = sd_event_add_io(e, &w->io, ring_buffer__epoll_fd(w->ring), EPOLLIN, on_readable, w);
         if (r < 0)
-                goto fail;
+                return r;
+        (void)sd_event_source_set_description(w->io, "fork-watch");
         w->skel = skel;
-        *ret = w;
+        *ret = TAKE_PTR(w);
         return 0;
-fail:
-        fork_watch_free(w);
-        return r;
 }
 
 int fork_watch_set_active(struct fork_watch *w, bool active)

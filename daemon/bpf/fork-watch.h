@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 #include <systemd/sd-event.h>
+#include "macro.h"
 
 struct memleak_bpf;
 struct fork_watch;
@@ -18,3 +19,4 @@ int fork_watch_new(sd_event *e, struct memleak_bpf *skel, fork_watch_fn fn, void
  * stays attached with nothing to trace. */
 int fork_watch_set_active(struct fork_watch *w, bool active);
 struct fork_watch *fork_watch_free(struct fork_watch *w);
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct fork_watch *, fork_watch_free)

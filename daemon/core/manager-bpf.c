@@ -35,7 +35,7 @@ static int load(const struct bpf_sizes *sizes, struct memleak_bpf **ret)
         for (size_t i = 0; i < n_gaps; i++)
                 log_info("This kernel has no usable tracepoint %s (%s), the kernel target does without it",
                          gaps[i].name, gaps[i].error == -EINVAL ? "fewer arguments than expected" : strerror(-gaps[i].error));
-        if (!bpf_loader_uprobe_multi())
+        if (!bpf_loader_uprobe_multi(skel))
                 log_info("No uprobe_multi links on this kernel (Linux < 6.6, or MEMLEAKD_UPROBE_MULTI=0): "
                          "one perf-event uprobe per probe site, slower to remove");
         r = bpf_loader_load(skel);

@@ -7,6 +7,7 @@
 #include <string.h>
 #include "allocator-choice.h"
 #include "macro.h"
+#include "util.h"
 
 static const char *base_name(const char *path)
 {
@@ -146,22 +147,16 @@ int allocator_choice_split_preload(const char *value, char ***ret, size_t *n)
 {
         char **names = NULL;
         size_t count = 0;
+        int r;
 
         *ret = NULL;
         *n = 0;
         while (value && *value) {
                 size_t len = strcspn(value, " :\t");
 
-                if (len > 0) {
-                        char **nn = realloc(names, (count + 1) * sizeof(*nn));
-
-                        if (!nn)
-                                goto oom;
-                        names = nn;
-                        names[count] = strndup(value, len);
-                        if (!names[count])
-                                goto oom;
-                        count++;
+                if (len > 0 && (r = strv_push_n(&names, &count, strndup(value, len))) < 0) {
+                        strv_free_n(names, count);
+                        return r;
                 }
                 value += len;
                 value += strspn(value, " :\t");
@@ -169,9 +164,4 @@ int allocator_choice_split_preload(const char *value, char ***ret, size_t *n)
         *ret = names;
         *n = count;
         return 0;
-oom:
-        for (size_t i = 0; i < count; i++)
-                free(names[i]);
-        free(names);
-        return -ENOMEM;
 }

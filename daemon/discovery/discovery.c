@@ -2,6 +2,7 @@
 /* Look at every ELF object a process maps (or, before an exec, will map): which allocator entry
  * points each defines, what it needs, whether it is the main program; then which allocator serves
  * the process. */
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -74,12 +75,13 @@ int discovery_examine(pid_t pid, const struct module_map *mm,
                       bool (*skip)(void *userdata, uint64_t dev, uint64_t ino), void *userdata,
                       struct discovery *ret)
 {
-        struct discovery d = {};
+        _cleanup_(discovery_done) struct discovery d = {};
         struct stat exe_st;
         char exe_path[PATH_MAX];
         bool exe_read = false;
-        int r;
 
+        assert(mm);
+        assert(ret);
         for (size_t i = 0; i < mm->n; i++) {
                 const struct module_mapping *m = &mm->mappings[i];
                 struct discovered_object o = { .fd = -EBADF };
@@ -107,17 +109,13 @@ int discovery_examine(pid_t pid, const struct module_map *mm,
                 n = o.path ? realloc(d.objects, (d.n + 1) * sizeof(*n)) : NULL;
                 if (!n) {
                         object_done(&o);
-                        r = -ENOMEM;
-                        goto fail;
+                        return -ENOMEM;
                 }
                 d.objects = n;
                 d.objects[d.n++] = o;
         }
-        *ret = d;
+        *ret = TAKE_STRUCT(d);
         return 0;
-fail:
-        discovery_done(&d);
-        return r;
 }
 
 /* The most of /etc/ld.so.preload read: the loader reads the whole file, but no real one is long. */

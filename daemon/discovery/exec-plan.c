@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* The objects a program will map once it runs, found before it runs the way glibc's dynamic
  * loader finds them. Pure: files are opened through a callback (tests feed it fixture trees). */
+#include <assert.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -432,14 +433,70 @@ static int map_preloads(struct resolver *r, const char *list, const char *seps)
         return 0;
 }
 
+static void resolver_done(struct resolver *r)
+{
+        exec_plan_done(&r->plan);
+}
+
+/* The interpreter the executable names (PT_INTERP), if any, into the plan. */
+static int map_interpreter(struct resolver *r, char **ret_failed_path)
+{
+        struct exec_plan_file f = { .fd = -1 };
+        _cleanup_free_ char *interp = NULL;
+        size_t k;
+        int e;
+
+        if (!r->plan.objects[0].deps.interp)
+                return 0;
+        interp = strdup(r->plan.objects[0].deps.interp);
+        if (!interp)
+                return -ENOMEM;
+        e = r->open_file(r->userdata, interp, &f);
+        if (e < 0) {
+                *ret_failed_path = TAKE_PTR(interp);
+                return e;
+        }
+        e = add_object(r, interp, &f, EXEC_PLAN_NO_LOADER, &k);
+        if (e < 0)
+                return e;
+        r->plan.objects[k].is_interpreter = true;
+        return 0;
+}
+
+/* Breadth first over the executable and the preloads: the objects array is the queue (the
+ * interpreter's own needs are none, and it is never queued). */
+static int map_needed(struct resolver *r)
+{
+        for (size_t head = 0; head < r->plan.n; head++) {
+                if (r->plan.objects[head].is_interpreter)
+                        continue;
+                for (size_t j = 0; j < r->plan.objects[head].deps.n_needed; j++) {
+                        _cleanup_free_ char *name = strdup(r->plan.objects[head].deps.needed[j]);
+                        size_t k;
+                        int e;
+
+                        if (!name)
+                                return -ENOMEM;
+                        e = map_object(r, name, head, &k);
+                        if (e < 0)
+                                return e;
+                }
+        }
+        return 0;
+}
+
 int exec_plan_resolve(const struct exec_plan_settings *s, exec_plan_open_fn open_file, void *userdata,
                       struct exec_plan *ret, char **ret_failed_path)
 {
-        struct resolver r = { .s = s, .open_file = open_file, .userdata = userdata };
+        _cleanup_(resolver_done) struct resolver r = { .s = s, .open_file = open_file, .userdata = userdata };
         struct exec_plan_file f = { .fd = -1 };
         size_t k;
         int e;
 
+        assert(s);
+        assert(open_file);
+        assert(ret);
+        assert(ret_failed_path);
         e = open_file(userdata, s->exe, &f);
         if (e < 0) {
                 *ret_failed_path = strdup(s->exe);
@@ -447,52 +504,13 @@ int exec_plan_resolve(const struct exec_plan_settings *s, exec_plan_open_fn open
         }
         e = add_object(&r, s->exe, &f, EXEC_PLAN_NO_LOADER, &k);
         if (e < 0)
-                goto fail;
+                return e;
         r.plan.objects[0].is_executable = true;
-
-        if (r.plan.objects[0].deps.interp) {
-                _cleanup_free_ char *interp = strdup(r.plan.objects[0].deps.interp);
-
-                if (!interp) {
-                        e = -ENOMEM;
-                        goto fail;
-                }
-                f = (struct exec_plan_file) { .fd = -1 };
-                e = open_file(userdata, interp, &f);
-                if (e < 0) {
-                        *ret_failed_path = TAKE_PTR(interp);
-                        goto fail;
-                }
-                e = add_object(&r, interp, &f, EXEC_PLAN_NO_LOADER, &k);
-                if (e < 0)
-                        goto fail;
-                r.plan.objects[k].is_interpreter = true;
-        }
-
-        if ((e = map_preloads(&r, s->ld_preload, PRELOAD_SEPARATORS)) < 0 ||
-            (e = map_preloads(&r, s->preload_file, PRELOAD_FILE_SEPARATORS)) < 0)
-                goto fail;
-
-        /* Breadth first over the executable and the preloads: the objects array is the queue
-         * (the interpreter's own needs are none, and it is never queued). */
-        for (size_t head = 0; head < r.plan.n; head++) {
-                if (r.plan.objects[head].is_interpreter)
-                        continue;
-                for (size_t j = 0; j < r.plan.objects[head].deps.n_needed; j++) {
-                        _cleanup_free_ char *name = strdup(r.plan.objects[head].deps.needed[j]);
-
-                        if (!name) {
-                                e = -ENOMEM;
-                                goto fail;
-                        }
-                        e = map_object(&r, name, head, &k);
-                        if (e < 0)
-                                goto fail;
-                }
-        }
-        *ret = r.plan;
+        if ((e = map_interpreter(&r, ret_failed_path)) < 0 ||
+            (e = map_preloads(&r, s->ld_preload, PRELOAD_SEPARATORS)) < 0 ||
+            (e = map_preloads(&r, s->preload_file, PRELOAD_FILE_SEPARATORS)) < 0 ||
+            (e = map_needed(&r)) < 0)
+                return e;
+        *ret = TAKE_STRUCT(r.plan);
         return 0;
-fail:
-        exec_plan_done(&r.plan);
-        return e;
 }

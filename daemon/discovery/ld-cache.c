@@ -156,20 +156,6 @@ int ld_cache_read(int root_fd, struct ld_cache *ret)
         return r;
 }
 
-static int strv_push(char ***v, size_t *n, const char *s)
-{
-        char **nv = realloc(*v, (*n + 1) * sizeof(char *));
-
-        if (!nv)
-                return -ENOMEM;
-        *v = nv;
-        nv[*n] = strdup(s);
-        if (!nv[*n])
-                return -ENOMEM;
-        (*n)++;
-        return 0;
-}
-
 static int conf_read_file(int root_fd, const char *path, unsigned depth, char ***dirs, size_t *n);
 
 static int strcmp_ptr(const void *a, const void *b)
@@ -199,7 +185,7 @@ static int dir_matches(int dir_fd, const char *pattern, char ***ret, size_t *ret
                         r = -E2BIG;
                         break;
                 }
-                r = strv_push(&names, &n, de->d_name);
+                r = strv_push_n(&names, &n, strdup(de->d_name));
                 if (r < 0)
                         break;
         }
@@ -298,7 +284,7 @@ static int conf_read_file(int root_fd, const char *path, unsigned depth, char **
                         tok[strcspn(tok, "=")] = '\0';
                         if (tok[0] != '/')
                                 continue;
-                        r = strv_push(dirs, n, tok);
+                        r = strv_push_n(dirs, n, strdup(tok));
                         if (r < 0)
                                 return r;
                 }

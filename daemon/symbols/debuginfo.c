@@ -16,25 +16,10 @@
 #include "elf-inspect.h"
 #include "macro.h"
 #include "safe-open.h"
+#include "util.h"
 
 /* A debuglink CRC is over the whole file: never read more than this to check one. */
 #define DEBUGLINK_CRC_MAX_FILE_BYTES (4ULL << 30)
-
-static int push(char ***v, size_t *n, char *s)
-{
-        char **nv;
-
-        if (!s)
-                return -ENOMEM;
-        nv = realloc(*v, (*n + 1) * sizeof(*nv));
-        if (!nv) {
-                free(s);
-                return -ENOMEM;
-        }
-        *v = nv;
-        nv[(*n)++] = s;
-        return 0;
-}
 
 static char *printf_alloc(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static char *printf_alloc(const char *fmt, ...)
@@ -60,7 +45,7 @@ int debuginfo_candidates(const struct debuginfo_request *req, char ***ret, size_
 
                 for (size_t i = 0; i < req->build_id_len && i < ELF_BUILD_ID_MAX; i++)
                         snprintf(hex + 2 * i, 3, "%02x", req->build_id[i]);
-                r = push(&v, &n, printf_alloc(DEBUGINFO_ROOT "/.build-id/%.2s/%s.debug", hex, hex + 2));
+                r = strv_push_n(&v, &n, printf_alloc(DEBUGINFO_ROOT "/.build-id/%.2s/%s.debug", hex, hex + 2));
         }
         /* A debuglink is a file name; one with a '/' in it would reach anywhere. */
         if (r >= 0 && req->debuglink && *req->debuglink && !strchr(req->debuglink, '/') && req->object_path) {
@@ -73,11 +58,11 @@ int debuginfo_candidates(const struct debuginfo_request *req, char ***ret, size_
                         dir = dirname(copy);
                         if (strcmp(dir, "/") == 0)
                                 dir = "";
-                        r = push(&v, &n, printf_alloc("%s/%s", dir, req->debuglink));
+                        r = strv_push_n(&v, &n, printf_alloc("%s/%s", dir, req->debuglink));
                         if (r >= 0)
-                                r = push(&v, &n, printf_alloc("%s/.debug/%s", dir, req->debuglink));
+                                r = strv_push_n(&v, &n, printf_alloc("%s/.debug/%s", dir, req->debuglink));
                         if (r >= 0)
-                                r = push(&v, &n, printf_alloc(DEBUGINFO_ROOT "%s/%s", dir, req->debuglink));
+                                r = strv_push_n(&v, &n, printf_alloc(DEBUGINFO_ROOT "%s/%s", dir, req->debuglink));
                 }
         }
         if (r < 0) {

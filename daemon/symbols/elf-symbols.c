@@ -3,6 +3,7 @@
  * calls, source file:line; its separate debug file found safely (debuginfo.h). */
 #include <dwarf.h>
 #include <elfutils/libdwfl.h>
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -421,29 +422,21 @@ static size_t inline_frames(struct lookup *l, GElf_Addr addr, struct symbol_fram
         return n;
 }
 
-int elf_symbols_lookup(struct elf_symbols *e, uint64_t file_offset, bool is_return_address,
-                       struct string_set *strings, struct symbol_frame *frames, size_t max, size_t *n_frames)
+/* The frames at vaddr: the inlined ones into found (innermost first, their count returned) and
+ * the function holding the code into *outer. */
+static size_t frames_at(struct lookup *l, uint64_t vaddr, bool is_return_address,
+                        struct symbol_frame *found, struct symbol_frame *outer)
 {
-        struct lookup l = { .e = e, .strings = strings };
-        struct symbol_frame found[SYMBOLIZER_FRAMES_MAX];
-        struct symbol_frame outer = {};
-        const char *file = NULL, *holder = NULL;
-        size_t n = 0;
-        int lineno = 0;
-        uint64_t vaddr;
-
-        if (max == 0) {
-                *n_frames = 0;
-                return 0;
-        }
-        /* Outside every loaded segment nothing can cover it: no symbol, no line. */
-        if (file_offset_to_vaddr(e, file_offset, &vaddr) < 0)
-                goto done;
-
+        struct elf_symbols *e = l->e;
         GElf_Addr addr = vaddr + e->bias;
         /* A return address may be the first byte after a noreturn call that ends a function,
          * so both the function and the line are those of the call instruction before it. */
         GElf_Addr lookup = is_return_address && addr > 0 ? addr - 1 : addr;
+        const char *file = NULL, *holder = NULL, *name;
+        GElf_Off sym_offset;
+        GElf_Sym sym;
+        int lineno = 0;
+        size_t n = 0;
 
         if (e->use_dwarf) {
                 Dwfl_Line *line = dwfl_module_getsrc(e->mod, lookup);
@@ -452,26 +445,43 @@ int elf_symbols_lookup(struct elf_symbols *e, uint64_t file_offset, bool is_retu
                         const char *f = dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL);
 
                         if (f)
-                                file = source_path(&l, dwfl_linecu(line), f);
+                                file = source_path(l, dwfl_linecu(line), f);
                         lineno = MAX(lineno, 0);
                 }
-                n = inline_frames(&l, lookup, found, SYMBOLIZER_INLINE_DEPTH_MAX, &file, &lineno, &holder);
+                n = inline_frames(l, lookup, found, SYMBOLIZER_INLINE_DEPTH_MAX, &file, &lineno, &holder);
         }
-
-        GElf_Off sym_offset;
-        GElf_Sym sym;
-        const char *name = dwfl_module_addrinfo(e->mod, lookup, &sym_offset, &sym, NULL, NULL, NULL);
+        name = dwfl_module_addrinfo(e->mod, lookup, &sym_offset, &sym, NULL, NULL, NULL);
         if (name && name[0]) {
-                outer.symbol = demangled(&l, name);
-                outer.has_offset = true;
-                outer.offset = sym_offset + (addr - lookup);
+                outer->symbol = demangled(l, name);
+                outer->has_offset = true;
+                outer->offset = sym_offset + (addr - lookup);
         } else {
-                outer.symbol = holder;  /* a function the symbol table lost, named by DWARF */
+                outer->symbol = holder; /* a function the symbol table lost, named by DWARF */
         }
-        outer.file = file;
-        outer.line = file ? lineno : 0;
+        outer->file = file;
+        outer->line = file ? lineno : 0;
+        return n;
+}
 
-done:
+int elf_symbols_lookup(struct elf_symbols *e, uint64_t file_offset, bool is_return_address,
+                       struct string_set *strings, struct symbol_frame *frames, size_t max, size_t *n_frames)
+{
+        struct lookup l = { .e = e, .strings = strings };
+        struct symbol_frame found[SYMBOLIZER_FRAMES_MAX];
+        struct symbol_frame outer = {};
+        uint64_t vaddr;
+        size_t n = 0;
+
+        assert(e);
+        assert(frames);
+        assert(n_frames);
+        if (max == 0) {
+                *n_frames = 0;
+                return 0;
+        }
+        /* Outside every loaded segment nothing can cover it: no symbol, no line. */
+        if (file_offset_to_vaddr(e, file_offset, &vaddr) >= 0)
+                n = frames_at(&l, vaddr, is_return_address, found, &outer);
         found[n++] = outer;
         /* When cut, the function holding the code is the one kept last. */
         n = MIN(n, max);

@@ -64,7 +64,7 @@ static void run(struct detacher *d, struct detach_work *w)
                 char fd_path[64];
 
                 snprintf(fd_path, sizeof(fd_path), "/proc/self/fd/%d", w->sweeps[i].fd);
-                (void)bpf_loader_clear_inherited_uprobes(w->pid, fd_path, w->sweeps[i].offsets,
+                (void)bpf_loader_clear_inherited_uprobes(d->skel, w->pid, fd_path, w->sweeps[i].offsets,
                                                          w->sweeps[i].n_offsets);
         }
         for (size_t i = 0; i < w->n_links; i++)

@@ -3,6 +3,7 @@
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
+#include <assert.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -178,29 +179,27 @@ static int describe(struct target *t, const struct target_config *f)
 int kernel_target_attach(const struct target_env *env, const struct kernel_target_params *p,
                          struct target **ret, char **error)
 {
-        struct target *t;
+        _cleanup_(target_freep) struct target *t = NULL;
         int r;
 
+        assert(env);
+        assert(p);
+        assert(ret);
         *error = NULL;
         r = target_new(env, KERNEL_TARGET_PID, &p->filter, p->ring_depth, &t, error);
         if (r < 0)
                 return r;
         snprintf(t->comm, sizeof(t->comm), "%s", KERNEL_TARGET_COMM);
         /* The symbols first: the programs just linked show up in them. */
-        if (kernel_symbols_new("/proc/kallsyms", &t->kernel) < 0 || describe(t, &p->filter) < 0) {
-                r = error_set(error, -ENOMEM, "Out of memory");
-                goto fail;
-        }
+        if (kernel_symbols_new("/proc/kallsyms", &t->kernel) < 0 || describe(t, &p->filter) < 0)
+                return error_set(error, -ENOMEM, "Out of memory");
         r = link_tracepoints(env, t, error);
         if (r < 0)
-                goto fail;
+                return r;
         /* From here on BPF records kernel allocations. */
         r = target_register(env, t, error);
         if (r < 0)
-                goto fail;
-        *ret = t;
+                return r;
+        *ret = TAKE_PTR(t);
         return 0;
-fail:
-        target_free(t);
-        return r;
 }

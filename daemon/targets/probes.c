@@ -86,7 +86,7 @@ static int attach_program(const struct target_env *env, struct target *t, const 
         }
         if (n == 0)
                 return 0;
-        if (!bpf_loader_uprobe_multi())
+        if (!bpf_loader_uprobe_multi(env->skel))
                 return attach_program_per_site(env, t, fd_path, path, kind, is_return, offsets, n, error);
         fd = bpf_loader_attach_uprobes(env->skel, kind, is_return, t->pid, fd_path, offsets, n);
         if (fd < 0)

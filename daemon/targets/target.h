@@ -10,6 +10,7 @@
 #include <systemd/sd-event.h>
 #include "bpf-types.h"
 #include "file-id-set.h"
+#include "macro.h"
 #include "module-map.h"
 #include "stack-collect.h"
 
@@ -159,3 +160,4 @@ int target_clear_inherited_probes(const struct target_env *env, struct target *t
 uint64_t target_memory_bytes(const struct target *t);
 
 struct target *target_free(struct target *t);
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct target *, target_free)

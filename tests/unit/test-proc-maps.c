@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-/* Unit tests for daemon/proc-maps.c, on fake /proc/PID/maps files from tests/unit/data/. */
+/* Unit tests for daemon/addrspace/proc-maps.c and module_map_from_proc_maps(), on fake /proc/PID/maps files from tests/unit/data/. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <sys/sysmacros.h>
+
 #include "macro.h"
+#include "module-map.h"
 #include "proc-maps.h"
 #include "test-util.h"
 
@@ -112,97 +115,44 @@ static void deleted_suffix_is_stripped_and_flagged(void)
         proc_maps_done(&m);
 }
 
-static void find_returns_the_entry_containing_an_address(void)
+static void module_map_keeps_the_file_mappings_and_finds_addresses_in_them(void)
 {
         struct proc_maps m = parse_fixture("maps-glibc.txt");
-        const struct map_entry *e;
+        struct module_map mm = {};
+        const struct module_mapping *e;
 
-        e = proc_maps_find(&m, 0x7f0211170000ull);                      /* first byte */
-        ASSERT_TRUE(e == &m.entries[13]);
-        e = proc_maps_find(&m, 0x7f02112c5fffull);                      /* last byte */
-        ASSERT_TRUE(e == &m.entries[13]);
-        e = proc_maps_find(&m, 0x7f02112c6000ull);                      /* end is the next one's */
-        ASSERT_TRUE(e == &m.entries[14]);
-        e = proc_maps_find(&m, 0x5561fd757123ull);
-        ASSERT_TRUE(e == &m.entries[0]);
-        e = proc_maps_find(&m, 0xffffffffff600fffull);
-        ASSERT_TRUE(e == &m.entries[25]);
-        ASSERT_TRUE(proc_maps_find(&m, 0) == NULL);                     /* below the first */
-        ASSERT_TRUE(proc_maps_find(&m, 0x5561fd756fffull) == NULL);
-        ASSERT_TRUE(proc_maps_find(&m, 0x7f0211143000ull) == NULL);     /* in a gap */
-        ASSERT_TRUE(proc_maps_find(&m, 0x7f021133e000ull) == NULL);     /* in a gap */
-        ASSERT_TRUE(proc_maps_find(&m, 0xffffffffff601000ull) == NULL); /* above the last */
-        ASSERT_TRUE(proc_maps_find(&m, UINT64_MAX) == NULL);
-
-        /* Every entry finds itself by its first and last byte. */
-        for (size_t i = 0; i < m.n; i++) {
-                ASSERT_TRUE(proc_maps_find(&m, m.entries[i].start) == &m.entries[i]);
-                ASSERT_TRUE(proc_maps_find(&m, m.entries[i].end - 1) == &m.entries[i]);
+        ASSERT_EQ(module_map_from_proc_maps(&m, &mm), 0);
+        for (size_t i = 0; i < mm.n; i++) {
+                ASSERT_TRUE(mm.mappings[i].path[0] == '/');
+                ASSERT_TRUE(mm.mappings[i].ino != 0);
         }
-        proc_maps_done(&m);
-}
-
-static void find_libc_returns_first_mapping_of_libc_so_6(void)
-{
-        struct proc_maps m = parse_fixture("maps-glibc.txt");
-        const struct map_entry *e = proc_maps_find_libc(&m);
-
-        ASSERT_TRUE(e == &m.entries[12]);
-        ASSERT_EQ(e->start, 0x7f021114a000ull);
-        ASSERT_EQ(e->pgoff, 0);
-        ASSERT_STREQ(e->perms, "r--p");
-        proc_maps_done(&m);
-}
-
-static void find_libc_matches_versioned_name_and_skips_decoys(void)
-{
-        struct proc_maps m = parse_fixture("maps-old-glibc-decoys.txt");
-        const struct map_entry *e = proc_maps_find_libc(&m);
-
-        /* Not /data/libc.so.6 (never mapped executable), libc-client, libcrypt, libc-.so,
-         * libc-2.x.so. */
+        e = module_map_find(&mm, 0x7f0211170000ull);                    /* first byte */
         ASSERT_TRUE(e != NULL);
-        ASSERT_STREQ(e->path, "/lib/x86_64-linux-gnu/libc-2.31.so");
-        ASSERT_EQ(e->start, 0x7f2000000000ull);
-        ASSERT_EQ(e->pgoff, 0);
-        proc_maps_done(&m);
-}
-
-static void find_libc_returns_null_for_static_binaries(void)
-{
-        struct proc_maps m = parse_fixture("maps-static.txt");
-
-        ASSERT_EQ(m.n, 6);
-        ASSERT_TRUE(proc_maps_find_libc(&m) == NULL);
-        proc_maps_done(&m);
-}
-
-static void find_libc_accepts_deleted_libc_after_upgrade(void)
-{
-        struct proc_maps m = {};
-        const struct map_entry *e;
-
-        ASSERT_EQ(proc_maps_parse_string(
-                "7f00-8000 r--p 00000000 fe:00 5 /usr/lib/x86_64-linux-gnu/libc.so.6 (deleted)\n"
-                "8000-9000 r-xp 00026000 fe:00 5 /usr/lib/x86_64-linux-gnu/libc.so.6 (deleted)\n", &m), 0);
-        e = proc_maps_find_libc(&m);
-        ASSERT_TRUE(e == &m.entries[0]);
-        ASSERT_TRUE(e->deleted);
         ASSERT_STREQ(e->path, "/usr/lib/x86_64-linux-gnu/libc.so.6");
-        proc_maps_done(&m);
-}
+        ASSERT_EQ(e->pgoff, 0x26000);
+        ASSERT_EQ(e->dev, makedev(0xfe, 0));
+        ASSERT_EQ(e->ino, 332835);
+        ASSERT_TRUE(!e->not_code);
+        ASSERT_TRUE(module_map_find(&mm, 0x7f02112c5fffull) == e);     /* last byte */
+        e = module_map_find(&mm, 0x7f02112c6000ull);                    /* end is the next one's */
+        ASSERT_TRUE(e != NULL && e->start == 0x7f02112c6000ull && e->not_code);
+        e = module_map_find(&mm, 0x5561fd757123ull);
+        ASSERT_TRUE(e != NULL);
+        ASSERT_STREQ(e->path, "/opt/my app/bin/leaky server");
+        ASSERT_TRUE(module_map_find(&mm, 0) == NULL);                   /* below the first */
+        ASSERT_TRUE(module_map_find(&mm, 0x5561fd756fffull) == NULL);
+        ASSERT_TRUE(module_map_find(&mm, 0x7f0211143000ull) == NULL);   /* in a gap */
+        ASSERT_TRUE(module_map_find(&mm, 0x7f021133e000ull) == NULL);   /* in a gap */
+        ASSERT_TRUE(module_map_find(&mm, m.entries[6].start) == NULL);  /* anonymous */
+        ASSERT_TRUE(module_map_find(&mm, 0xffffffffff600fffull) == NULL); /* [vsyscall] */
+        ASSERT_TRUE(module_map_find(&mm, UINT64_MAX) == NULL);
 
-static void find_libc_uses_the_executable_files_own_first_mapping(void)
-{
-        struct proc_maps m = {};
-
-        /* Two files named libc.so.6 (e.g. a container's and the host's): the non-executable
-         * one comes first but must not be returned for the executable one. */
-        ASSERT_EQ(proc_maps_parse_string(
-                "1000-2000 r--p 00000000 fe:00 7 /a/libc.so.6\n"
-                "3000-4000 r--p 00000000 fe:00 8 /b/libc.so.6\n"
-                "4000-5000 r-xp 00001000 fe:00 8 /b/libc.so.6\n", &m), 0);
-        ASSERT_TRUE(proc_maps_find_libc(&m) == &m.entries[1]);
+        /* Every mapping finds itself by its first and last byte. */
+        for (size_t i = 0; i < mm.n; i++) {
+                ASSERT_TRUE(module_map_find(&mm, mm.mappings[i].start) == &mm.mappings[i]);
+                ASSERT_TRUE(module_map_find(&mm, mm.mappings[i].end - 1) == &mm.mappings[i]);
+        }
+        module_map_done(&mm);
         proc_maps_done(&m);
 }
 
@@ -242,8 +192,6 @@ static void last_line_without_newline_and_empty_text_parse(void)
         /* A process with no mappings (a zombie) reads as empty. */
         ASSERT_EQ(proc_maps_parse_string("", &m), 0);
         ASSERT_EQ(m.n, 0);
-        ASSERT_TRUE(proc_maps_find(&m, 0x1000) == NULL);
-        ASSERT_TRUE(proc_maps_find_libc(&m) == NULL);
         proc_maps_done(&m);
 }
 
@@ -293,12 +241,7 @@ static const struct unit_test tests[] = {
         TEST(anonymous_mappings_have_no_path),
         TEST(pseudo_paths_are_kept_as_is),
         TEST(deleted_suffix_is_stripped_and_flagged),
-        TEST(find_returns_the_entry_containing_an_address),
-        TEST(find_libc_returns_first_mapping_of_libc_so_6),
-        TEST(find_libc_matches_versioned_name_and_skips_decoys),
-        TEST(find_libc_returns_null_for_static_binaries),
-        TEST(find_libc_accepts_deleted_libc_after_upgrade),
-        TEST(find_libc_uses_the_executable_files_own_first_mapping),
+        TEST(module_map_keeps_the_file_mappings_and_finds_addresses_in_them),
         TEST(string_and_file_parsers_agree),
         TEST(last_line_without_newline_and_empty_text_parse),
         TEST(malformed_lines_are_rejected),
