@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* Symbolizer: every file the targets map, shared by build ID, open within limits (least recently
  * used closed first), released with the last target that used it. */
+#include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -75,7 +76,28 @@ struct symbolizer {
         uint64_t open_bytes;
         uint64_t cache_bytes;
         struct symbolizer_stats counters;
+        /* What symbolizer_get_stats() returns, copied at each unlock: reading it never waits for
+         * a lookup that is loading a large file's debug info. */
+        pthread_mutex_t stats_lock;
+        struct symbolizer_stats published;
 };
+
+/* Release s->lock, publishing the figures symbolizer_get_stats() reads. */
+static void unlock(struct symbolizer *s)
+{
+        struct symbolizer_stats now = s->counters;
+
+        now.files = s->files.n_used;
+        now.images = s->n_images;
+        now.open = s->n_open;
+        now.max_open = s->settings.limits.max_open_files;
+        now.open_bytes = s->open_bytes;
+        now.cache_bytes = s->cache_bytes;
+        pthread_mutex_lock(&s->stats_lock);
+        s->published = now;
+        pthread_mutex_unlock(&s->stats_lock);
+        pthread_mutex_unlock(&s->lock);
+}
 
 static void note(struct symbolizer *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void note(struct symbolizer *s, const char *fmt, ...)
@@ -119,6 +141,9 @@ int symbolizer_new(const struct symbolizer_settings *settings, struct symbolizer
                 s->settings = *settings;
         limits_or_defaults(&s->settings.limits);
         pthread_mutex_init(&s->lock, NULL);
+        pthread_mutex_init(&s->stats_lock, NULL);
+        pthread_mutex_lock(&s->lock);
+        unlock(s);                      /* the first figures published */
         *ret = s;
         return 0;
 }
@@ -412,7 +437,7 @@ void symbolizer_read_begin(struct symbolizer *s)
 {
         pthread_mutex_lock(&s->lock);
         s->readers++;
-        pthread_mutex_unlock(&s->lock);
+        unlock(s);
 }
 
 void symbolizer_read_end(struct symbolizer *s)
@@ -420,7 +445,7 @@ void symbolizer_read_end(struct symbolizer *s)
         pthread_mutex_lock(&s->lock);
         if (--s->readers == 0)
                 free_doomed(s);
-        pthread_mutex_unlock(&s->lock);
+        unlock(s);
 }
 
 bool symbolizer_has_module(struct symbolizer *s, uint64_t dev, uint64_t ino)
@@ -431,8 +456,23 @@ bool symbolizer_has_module(struct symbolizer *s, uint64_t dev, uint64_t ino)
                 return false;
         pthread_mutex_lock(&s->lock);
         known = pair_table_get(&s->files, dev, ino);
-        pthread_mutex_unlock(&s->lock);
+        unlock(s);
         return known;
+}
+
+/* An image image_get() gave that no file came to hold (refs 0): forget and free it. */
+static void image_drop_unused(struct symbolizer *s, struct image *im)
+{
+        if (!im || im->refs > 0)
+                return;
+        s->n_images--;
+        if (im->indexed) {
+                uint64_t a, b;
+
+                image_key(&im->inspection, im->file_size, &a, &b);
+                pair_table_remove(&s->images_by_id, a, b);
+        }
+        image_free(im);
 }
 
 static int add_module(struct symbolizer *s, uint64_t dev, uint64_t ino, int fd, const char *path,
@@ -454,31 +494,20 @@ static int add_module(struct symbolizer *s, uint64_t dev, uint64_t ino, int fd, 
         r = image_get(s, fd, dev, ino, path, &im);
         if (r < 0 && r != -ENOEXEC && r != -EFBIG)
                 return r;
+        if (r < 0)
+                im = NULL;
         f = calloc(1, sizeof(*f));
-        if (!f)
-                goto fail;
-        *f = (struct module_file) { .refs = 1, .image = r < 0 ? NULL : im, .error = r < 0 ? r : 0 };
-        if (pair_table_put(&s->files, dev, ino, f) < 0) {
+        if (!f || pair_table_put(&s->files, dev, ino, f) < 0) {
                 free(f);
-                goto fail;
+                image_drop_unused(s, im);
+                return -ENOMEM;
         }
-        if (f->image) {
+        *f = (struct module_file) { .refs = 1, .image = im, .error = r < 0 ? r : 0 };
+        if (im) {
                 im->refs++;
                 image_set_source(im, src);
         }
         return f->error;
-fail:
-        if (r >= 0 && im->refs == 0) {
-                s->n_images--;
-                if (im->indexed) {
-                        uint64_t a, b;
-
-                        image_key(&im->inspection, im->file_size, &a, &b);
-                        pair_table_remove(&s->images_by_id, a, b);
-                }
-                image_free(im);
-        }
-        return -ENOMEM;
 }
 
 int symbolizer_add_module(struct symbolizer *s, uint64_t dev, uint64_t ino, int fd, const char *path,
@@ -490,7 +519,7 @@ int symbolizer_add_module(struct symbolizer *s, uint64_t dev, uint64_t ino, int 
                 return -EINVAL;
         pthread_mutex_lock(&s->lock);
         r = add_module(s, dev, ino, fd, path, src);
-        pthread_mutex_unlock(&s->lock);
+        unlock(s);
         return r;
 }
 
@@ -508,7 +537,7 @@ void symbolizer_release_module(struct symbolizer *s, uint64_t dev, uint64_t ino)
                         image_unref(f->image);
                 free(f);
         }
-        pthread_mutex_unlock(&s->lock);
+        unlock(s);
 }
 
 /* Copy up to max of n frames out; when cut, the function holding the code is the one kept last. */
@@ -646,7 +675,7 @@ int symbolizer_resolve(struct symbolizer *s, uint64_t dev, uint64_t ino, uint64_
                 return -EINVAL;
         pthread_mutex_lock(&s->lock);
         r = resolve(s, dev, ino, file_offset, is_return_address, frames, max, n_frames);
-        pthread_mutex_unlock(&s->lock);
+        unlock(s);
         return r;
 }
 
@@ -656,20 +685,16 @@ void symbolizer_set_limits(struct symbolizer *s, const struct symbolizer_limits 
         s->settings.limits = *limits;
         limits_or_defaults(&s->settings.limits);
         enforce_limits(s, NULL, false, 0);
-        pthread_mutex_unlock(&s->lock);
+        unlock(s);
 }
 
 void symbolizer_get_stats(struct symbolizer *s, struct symbolizer_stats *ret)
 {
-        pthread_mutex_lock(&s->lock);
-        *ret = s->counters;
-        ret->files = s->files.n_used;
-        ret->images = s->n_images;
-        ret->open = s->n_open;
-        ret->max_open = s->settings.limits.max_open_files;
-        ret->open_bytes = s->open_bytes;
-        ret->cache_bytes = s->cache_bytes;
-        pthread_mutex_unlock(&s->lock);
+        assert(s);
+        assert(ret);
+        pthread_mutex_lock(&s->stats_lock);
+        *ret = s->published;
+        pthread_mutex_unlock(&s->stats_lock);
 }
 
 static void file_release_image(void *p, void *userdata)
@@ -692,6 +717,7 @@ struct symbolizer *symbolizer_free(struct symbolizer *s)
         pair_table_done(&s->files, free);
         pair_table_done(&s->images_by_id, NULL);
         pthread_mutex_destroy(&s->lock);
+        pthread_mutex_destroy(&s->stats_lock);
         free(s);
         return NULL;
 }
