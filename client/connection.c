@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* One conversation with memleakd: connect to its socket, send a request, read its reply. */
+#include <assert.h>
 #include <errno.h>
 #include <poll.h>
 #include <stddef.h>
@@ -22,7 +23,7 @@ static int64_t now_ms(void)
 {
         struct timespec ts;
 
-        clock_gettime(CLOCK_MONOTONIC, &ts);
+        (void)clock_gettime(CLOCK_MONOTONIC, &ts);
         return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
@@ -30,8 +31,11 @@ int connection_open(const char *socket_path)
 {
         struct sockaddr_un sa = { .sun_family = AF_UNIX };
         _cleanup_close_ int fd = -1;
-        size_t n = strlen(socket_path);
+        size_t n;
 
+        assert(socket_path);
+
+        n = strlen(socket_path);
         if (n == 0 || n >= sizeof(sa.sun_path))
                 return -ENAMETOOLONG;
         memcpy(sa.sun_path, socket_path, n);
@@ -145,14 +149,19 @@ int connection_call(int fd, const struct memleak_request *req, int timeout_ms,
                     cJSON **ret_reply, char **ret_error)
 {
         int64_t deadline_ms = now_ms() + timeout_ms;
-        struct memleak_request r_req = *req;   /* shallow: only the id changes */
+        struct memleak_request r_req;
         _cleanup_json_ cJSON *msg = NULL, *reply = NULL;
         _cleanup_free_ char *frame = NULL, *line = NULL;
         const char *message = NULL;
         size_t frame_len, line_len = 0;
         int r, r_send;
 
+        assert(req);
+        assert(ret_reply);
+        assert(ret_error);
+
         *ret_error = NULL;
+        r_req = *req;                   /* shallow: only the id changes */
         r_req.id = new_request_id();
         msg = memleak_request_to_json(&r_req);
         if (!msg)

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Turn memleakd's replies into text or JSON on a stream (pure: cJSON in, text out). */
+#include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdbool.h>
@@ -110,6 +111,8 @@ static void print_objects(FILE *f, const cJSON *target)
 
 int render_attach(FILE *f, const cJSON *target)
 {
+        assert(f);
+
         if (!cJSON_IsObject(target))
                 return -EBADMSG;
         fputs("Attached to ", f);
@@ -122,6 +125,8 @@ int render_attach(FILE *f, const cJSON *target)
 
 int render_detach(FILE *f, const cJSON *target)
 {
+        assert(f);
+
         if (!cJSON_IsObject(target))
                 return -EBADMSG;
         fputs("Detached from ", f);
@@ -224,6 +229,8 @@ static void print_limits(FILE *f, const cJSON *limits)
 int render_status(FILE *f, const cJSON *status)
 {
         const cJSON *targets, *t;
+
+        assert(f);
 
         if (!cJSON_IsObject(status))
                 return -EBADMSG;
@@ -370,8 +377,12 @@ static int render_report_frames(FILE *f, const cJSON *report, bool show_addresse
 
 int render_json(FILE *f, const cJSON *obj)
 {
-        _cleanup_free_ char *text = cJSON_Print(obj);
+        _cleanup_free_ char *text = NULL;
 
+        assert(f);
+        assert(obj);
+
+        text = cJSON_Print(obj);
         if (!text)
                 return -ENOMEM;
         fputs(text, f);
@@ -384,6 +395,8 @@ int render_error_json(FILE *f, int error, const char *message)
         _cleanup_json_ cJSON *o = cJSON_CreateObject();
         _cleanup_free_ char *text = NULL;
         cJSON *e;
+
+        assert(f);
 
         if (!o || !(e = cJSON_AddObjectToObject(o, F_ERROR)) ||
             !cJSON_AddStringToObject(e, F_CODE, memleak_errno_to_code(error)) ||
@@ -398,18 +411,26 @@ int render_error_json(FILE *f, int error, const char *message)
 
 int render_report(FILE *f, const cJSON *report)
 {
+        assert(f);
+
         return render_report_frames(f, report, false);
 }
 
 int render_report_with_addresses(FILE *f, const cJSON *report)
 {
+        assert(f);
+
         return render_report_frames(f, report, true);
 }
 
 int render_text_safely(FILE *f, const cJSON *obj, int (*render)(FILE *f, const cJSON *obj))
 {
-        _cleanup_json_ cJSON *safe = cJSON_Duplicate(obj, true);
+        _cleanup_json_ cJSON *safe = NULL;
 
+        assert(f);
+        assert(render);
+
+        safe = cJSON_Duplicate(obj, true);
         if (!safe || json_strings_map(safe, text_has_controls, text_escape_controls) < 0)
                 return -ENOMEM;
         return render(f, safe);

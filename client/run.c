@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* memleakctl run: start a program held before its exec until memleakd traces it, pass the
  * terminal and signals through, print its leak report when it exits, and exit as it did. */
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -63,7 +64,7 @@ static void on_forwarded_signal(int sig, siginfo_t *info, void *context)
          * (it shares ours): only what was sent to memleakctl alone is passed on. */
         if (child_pid > 0) {
                 if (info->si_code != SI_KERNEL)
-                        kill((pid_t)child_pid, sig);
+                        (void)kill((pid_t)child_pid, sig);
         } else
                 stop_signal = sig;
 }
@@ -80,8 +81,8 @@ static void run_error(const struct run_state *s, int error, const char *fmt, ...
                 message = NULL;
         va_end(ap);
         if (s->o->json && s->out) {
-                render_error_json(s->out, error, message);
-                fflush(s->out);
+                (void)render_error_json(s->out, error, message);
+                (void)fflush(s->out);
         } else {
                 _cleanup_free_ char *safe = message ? text_escape_controls(message) : NULL;
 
@@ -146,10 +147,10 @@ static void install_signal_handlers(struct run_state *s)
 {
         struct sigaction sa = { .sa_sigaction = on_forwarded_signal, .sa_flags = SA_SIGINFO | SA_RESTART };
 
-        sigemptyset(&sa.sa_mask);
-        sigprocmask(SIG_SETMASK, NULL, &s->saved_mask);
+        (void)sigemptyset(&sa.sa_mask);
+        (void)sigprocmask(SIG_SETMASK, NULL, &s->saved_mask);
         for (size_t i = 0; i < ELEMENTSOF(forwarded_signals); i++)
-                sigaction(forwarded_signals[i], &sa, &s->saved[i]);
+                (void)sigaction(forwarded_signals[i], &sa, &s->saved[i]);
 }
 
 /* The forked child: dies with memleakctl, waits for the go byte, then becomes CMD. Only
@@ -166,8 +167,8 @@ static void __attribute__((noreturn)) run_child(const struct run_state *s, pid_t
         if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
                 _exit(RUN_EXIT_FAILURE);
         for (size_t i = 0; i < ELEMENTSOF(forwarded_signals); i++)
-                sigaction(forwarded_signals[i], &s->saved[i], NULL);
-        sigprocmask(SIG_SETMASK, &s->saved_mask, NULL);
+                (void)sigaction(forwarded_signals[i], &s->saved[i], NULL);
+        (void)sigprocmask(SIG_SETMASK, &s->saved_mask, NULL);
         do
                 n = read(hold_fd, &go, 1);
         while (n < 0 && errno == EINTR);
@@ -257,7 +258,7 @@ static int wait_status_to_exit(int status)
 /* Kill the held child and reap it: it never ran. */
 static int abandon_child(pid_t pid, int status)
 {
-        kill(pid, SIGKILL);
+        (void)kill(pid, SIGKILL);
         while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
                 ;
         return status;
@@ -292,7 +293,7 @@ static int run(struct run_state *s, const char *path)
                 hold_read = hold[0], hold_write = hold[1], err_read = err[0], err_write = err[1];
         }
         install_signal_handlers(s);
-        fflush(NULL);
+        (void)fflush(NULL);
         pid = fork();
         if (pid < 0) {
                 run_error(s, errno, "cannot fork: %m");
@@ -352,7 +353,7 @@ static int run(struct run_state *s, const char *path)
         if (n == (ssize_t)sizeof(exec_error))
                 run_error(s, exec_error, "cannot run %s: %s", path, strerror(exec_error));
         else if (traced)
-                print_report(s, pid);
+                (void)print_report(s, pid);     /* it says what went wrong; CMD's status stands */
         while (waitpid(pid, &status, 0) < 0)
                 if (errno != EINTR) {
                         run_error(s, errno, "cannot reap %s: %m", name);
@@ -407,6 +408,39 @@ static int open_output(struct run_state *s)
         return 0;
 }
 
+/* Resolve CMD, run it traced, and return the exit status: CMD's, or one of ours. */
+static int resolve_and_run(struct run_state *s)
+{
+        _cleanup_free_ char *path = NULL;
+        const char *name = s->o->command[0];
+        int r;
+
+        r = resolve_command(name, &path);
+        if (r == -ENOENT) {
+                run_error(s, -r, "%s: command not found", name);
+                return RUN_EXIT_NOT_FOUND;
+        }
+        if (r == -EACCES) {
+                run_error(s, -r, "%s: not an executable file", name);
+                return RUN_EXIT_CANNOT_INVOKE;
+        }
+        if (r == -ENOEXEC) {
+                run_error(s, -r, "%s: not an ELF program (for a script, run its interpreter: "
+                          "memleakctl run -- sh SCRIPT)", name);
+                return RUN_EXIT_CANNOT_INVOKE;
+        }
+        if (r < 0) {
+                run_error(s, -r, "%s: %s", name, strerror(-r));
+                return RUN_EXIT_FAILURE;
+        }
+        return run(s, path);
+}
+
+static void run_options_done(struct run_options *o)
+{
+        memleak_request_done(&o->attach);
+}
+
 int cmd_run(struct ctl_context *ctx, int argc, char *argv[])
 {
         static const struct option options[] = {
@@ -420,49 +454,42 @@ int cmd_run(struct ctl_context *ctx, int argc, char *argv[])
                 { "help", no_argument, NULL, 'h' },
                 {}
         };
-        struct run_options o = {
+        _cleanup_(run_options_done) struct run_options o = {
                 .attach = { .cmd = MEMLEAK_CMD_ATTACH },
                 .top = MEMLEAK_DEFAULT_TOP,
-                .json = ctx->json,
         };
         struct run_state s = { .ctx = ctx, .o = &o };
-        _cleanup_free_ char *path = NULL;
         int c, r;
 
+        assert(ctx);
+        assert(argv);
+
+        o.json = ctx->json;
         optind = 0;
         /* "+": CMD's own options are CMD's */
         while ((c = getopt_long(argc, argv, "+:o:t:jO:h", options, NULL)) >= 0)
                 switch (c) {
                 case 'o':
-                        if (o.attach.n_objs >= MEMLEAK_MAX_OBJS) {
-                                r = ctl_usage_error(ctx, "run: at most %d --obj", MEMLEAK_MAX_OBJS);
-                                goto out;
-                        }
+                        if (o.attach.n_objs >= MEMLEAK_MAX_OBJS)
+                                return ctl_usage_error(ctx, "run: at most %d --obj", MEMLEAK_MAX_OBJS);
                         r = ctl_make_absolute(optarg, &o.attach.objs[o.attach.n_objs]);
                         if (r < 0) {
                                 fprintf(stderr, "memleakctl: run: cannot make '%s' absolute: %s\n", optarg,
                                         strerror(-r));
-                                r = RUN_EXIT_FAILURE;
-                                goto out;
+                                return RUN_EXIT_FAILURE;
                         }
-                        if (strlen(o.attach.objs[o.attach.n_objs++]) >= MEMLEAK_MAX_PATH_BYTES) {
-                                r = ctl_usage_error(ctx, "run: --obj path longer than %d bytes",
-                                                    MEMLEAK_MAX_PATH_BYTES - 1);
-                                goto out;
-                        }
+                        if (strlen(o.attach.objs[o.attach.n_objs++]) >= MEMLEAK_MAX_PATH_BYTES)
+                                return ctl_usage_error(ctx, "run: --obj path longer than %d bytes",
+                                                       MEMLEAK_MAX_PATH_BYTES - 1);
                         break;
                 case 't':
-                        if (ctl_parse_u64(optarg, MEMLEAK_MAX_TOP, &o.top) < 0) {
-                                r = ctl_usage_error(ctx, "run: --top must be an integer between 0 and %d",
-                                                    MEMLEAK_MAX_TOP);
-                                goto out;
-                        }
+                        if (ctl_parse_u64(optarg, MEMLEAK_MAX_TOP, &o.top) < 0)
+                                return ctl_usage_error(ctx, "run: --top must be an integer between 0 and %d",
+                                                       MEMLEAK_MAX_TOP);
                         break;
                 case ARG_MIN_SIZE:
-                        if (ctl_parse_u64(optarg, MEMLEAK_MAX_SIZE_BYTES, &o.attach.min_size) < 0) {
-                                r = ctl_usage_error(ctx, "run: invalid --min-size '%s'", optarg);
-                                goto out;
-                        }
+                        if (ctl_parse_u64(optarg, MEMLEAK_MAX_SIZE_BYTES, &o.attach.min_size) < 0)
+                                return ctl_usage_error(ctx, "run: invalid --min-size '%s'", optarg);
                         break;
                 case 'j':
                         o.json = true;
@@ -478,40 +505,19 @@ int cmd_run(struct ctl_context *ctx, int argc, char *argv[])
                         break;
                 case 'h':
                         help_run();
-                        r = CTL_EXIT_OK;
-                        goto out;
+                        return CTL_EXIT_OK;
                 default:
-                        r = ctl_option_error(ctx, "run", c, argv);
-                        goto out;
+                        return ctl_option_error(ctx, "run", c, argv);
                 }
-        if (optind >= argc) {
-                r = ctl_usage_error(ctx, "run: no command given (memleakctl run [OPTIONS] -- CMD [ARGS...])");
-                goto out;
-        }
+        if (optind >= argc)
+                return ctl_usage_error(ctx, "run: no command given (memleakctl run [OPTIONS] -- CMD [ARGS...])");
         o.command = argv + optind;
-        if (open_output(&s) < 0) {
+        if (open_output(&s) < 0)
+                return RUN_EXIT_FAILURE;
+
+        r = resolve_and_run(&s);
+        /* --output: a report that did not reach its file fails a run that otherwise succeeded. */
+        if (s.out != stderr && fclose(s.out) != 0 && r == CTL_EXIT_OK)
                 r = RUN_EXIT_FAILURE;
-                goto out;
-        }
-        r = resolve_command(o.command[0], &path);
-        if (r == -ENOENT)
-                run_error(&s, -r, "%s: command not found", o.command[0]);
-        else if (r == -EACCES)
-                run_error(&s, -r, "%s: not an executable file", o.command[0]);
-        else if (r == -ENOEXEC)
-                run_error(&s, -r, "%s: not an ELF program (for a script, run its interpreter: "
-                          "memleakctl run -- sh SCRIPT)", o.command[0]);
-        else if (r < 0)
-                run_error(&s, -r, "%s: %s", o.command[0], strerror(-r));
-        if (r < 0) {
-                r = r == -ENOENT ? RUN_EXIT_NOT_FOUND : r == -EACCES || r == -ENOEXEC ? RUN_EXIT_CANNOT_INVOKE :
-                    RUN_EXIT_FAILURE;
-                goto out;
-        }
-        r = run(&s, path);
-out:
-        if (s.out && s.out != stderr && fclose(s.out) != 0 && r == CTL_EXIT_OK)
-                r = RUN_EXIT_FAILURE;
-        memleak_request_done(&o.attach);
         return r;
 }

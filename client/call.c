@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: MIT */
+/* The scaffold of a memleakctl subcommand that asks memleakd one question. */
+#include <assert.h>
+#include <errno.h>
+#include <getopt.h>
+#include <string.h>
+#include "call.h"
+#include "connection.h"
+#include "json-util.h"
+#include "macro.h"
+#include "render.h"
+
+static void call_args_done(struct call_args *args)
+{
+        memleak_request_done(&args->req);
+}
+
+/* Send req to memleakd; on failure say why (once) and return the exit status. */
+static int call_daemon(const struct ctl_context *ctx, const struct memleak_request *req, cJSON **ret_reply)
+{
+        const char *what = memleak_command_to_string(req->cmd);
+        _cleanup_free_ char *error = NULL;
+        _cleanup_close_ int fd = -1;
+        int r;
+
+        fd = connection_open(ctx->socket_path);
+        if (fd == -ENOENT || fd == -ECONNREFUSED) {
+                ctl_error(ctx, -fd, "memleakd is not running (no socket at %s); start it with "
+                          "'systemctl start memleakd' or run 'memleakd' as root", ctx->socket_path);
+                return CTL_EXIT_FAILURE;
+        }
+        if (fd < 0) {
+                ctl_error(ctx, -fd, "cannot connect to memleakd at %s: %s (%s)", ctx->socket_path,
+                          strerror(-fd), memleak_errno_to_code(fd));
+                return CTL_EXIT_FAILURE;
+        }
+        r = connection_call(fd, req, CONNECTION_TIMEOUT_MS, ret_reply, &error);
+        if (r < 0) {
+                const char *message = error ? error : strerror(-r);
+
+                if (ctx->json)
+                        ctl_error(ctx, -r, "%s", message);
+                else
+                        ctl_error(ctx, -r, "%s failed: %s (%s)", what, message, memleak_errno_to_code(r));
+                return CTL_EXIT_FAILURE;
+        }
+        return CTL_EXIT_OK;
+}
+
+/* Print the view's text with its renderer, or its JSON; then make sure it reached stdout. */
+static int print_view(const struct ctl_context *ctx, const char *cmd, const struct call_view *v)
+{
+        int r;
+
+        if (!cJSON_IsObject(v->text)) {
+                ctl_error(ctx, EBADMSG, "%s failed: Malformed reply from memleakd (no %s)", cmd, v->what);
+                return CTL_EXIT_FAILURE;
+        }
+        r = ctx->json ? render_json(stdout, v->json) : render_text_safely(stdout, v->text, v->render);
+        if (r >= 0 && fflush(stdout) != 0)
+                r = -errno;
+        if (r == -EBADMSG) {
+                ctl_error(ctx, -r, "%s failed: Malformed %s in the reply from memleakd", cmd, v->what);
+                return CTL_EXIT_FAILURE;
+        }
+        if (r < 0) {
+                fprintf(stderr, "memleakctl: cannot print the %s: %s\n", v->what, strerror(-r));
+                return CTL_EXIT_FAILURE;
+        }
+        return CTL_EXIT_OK;
+}
+
+int call_command_run(const struct call_command *command, struct ctl_context *ctx, int argc, char *argv[])
+{
+        _cleanup_(call_args_done) struct call_args args = {};
+        _cleanup_json_ cJSON *reply = NULL;
+        struct call_view view;
+        int c, r;
+
+        assert(command);
+        assert(ctx);
+        assert(argv);
+
+        args.req = command->request;
+        optind = 0;
+        while ((c = getopt_long(argc, argv, command->short_options, command->long_options, NULL)) >= 0)
+                switch (c) {
+                case 'j':
+                        ctx->json = true;
+                        break;
+                case 'h':
+                        command->help();
+                        return CTL_EXIT_OK;
+                case '?':
+                case ':':
+                        return ctl_option_error(ctx, command->name, c, argv);
+                default:
+                        if (!command->parse_option)
+                                return ctl_option_error(ctx, command->name, c, argv);
+                        r = command->parse_option(ctx, &args, c, optarg);
+                        if (r != CTL_EXIT_OK)
+                                return r;
+                }
+        if (optind < argc)
+                return ctl_usage_error(ctx, "%s: unexpected argument '%s'", command->name, argv[optind]);
+        if (command->check) {
+                r = command->check(ctx, &args);
+                if (r != CTL_EXIT_OK)
+                        return r;
+        }
+
+        r = call_daemon(ctx, &args.req, &reply);
+        if (r != CTL_EXIT_OK)
+                return r;
+        command->view(&args, reply, &view);
+        return print_view(ctx, command->name, &view);
+}
+
+cJSON *call_reply_body(cJSON *reply)
+{
+        assert(reply);
+
+        cJSON_DeleteItemFromObjectCaseSensitive(reply, F_VERSION);
+        cJSON_DeleteItemFromObjectCaseSensitive(reply, F_ID);
+        cJSON_DeleteItemFromObjectCaseSensitive(reply, F_RESULT_OK);
+        return reply;
+}

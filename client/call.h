@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: MIT */
+/* The scaffold of a memleakctl subcommand that asks memleakd one question: parse the command's
+ * options, check them, connect, send, receive, check the reply, print it as text or JSON. A
+ * command file holds only what is its own: its options, its help, its request, its view. */
+#pragma once
+
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <cjson/cJSON.h>
+#include "ctl.h"
+#include "protocol.h"
+
+/* What the command line asked for. */
+struct call_args {
+        struct memleak_request req;     /* sent as it is; its strings are freed after */
+        bool show_addresses;            /* report: print each frame's raw address too */
+};
+
+/* What a command prints of the reply. */
+struct call_view {
+        const char *what;                               /* named in errors: "target", "report" */
+        const cJSON *text;                              /* printed through render */
+        const cJSON *json;                              /* printed with --json */
+        int (*render)(FILE *f, const cJSON *obj);
+};
+
+struct call_command {
+        const char *name;
+        /* getopt_long()'s: "+:" first, and 'j' (--json) and 'h' (--help), which the scaffold handles */
+        const char *short_options;
+        const struct option *long_options;
+        void (*help)(void);
+        struct memleak_request request;                 /* the request before any option */
+        /* One option (not -j, -h, nor one getopt_long() refused) into args: returns CTL_EXIT_OK,
+         * or an exit status once the error is printed. NULL: the command has no options of its own. */
+        int (*parse_option)(const struct ctl_context *ctx, struct call_args *args, int c, const char *arg);
+        /* The options together, once all are parsed; the same returns. NULL: nothing to check. */
+        int (*check)(const struct ctl_context *ctx, const struct call_args *args);
+        /* What to print of a reply memleakd accepted (reply may be trimmed to do so). */
+        void (*view)(const struct call_args *args, cJSON *reply, struct call_view *ret);
+};
+
+/* Run command on its own argv (argv[0] is its name); returns an exit status. */
+int call_command_run(const struct call_command *command, struct ctl_context *ctx, int argc, char *argv[]);
+
+/* The reply less its envelope (v, id, ok), in place: what --json prints for attach, detach and status. */
+cJSON *call_reply_body(cJSON *reply);

@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: MIT */
+/* memleakctl detach: stop tracing a process, or the kernel. */
+#include "call.h"
+#include "commands.h"
+#include "protocol.h"
+#include "render.h"
+
+static void help(void)
+{
+        printf("memleakctl detach --pid PID [--json]\n"
+               "memleakctl detach --kernel [--json]\n\n"
+               "Stop tracing a process, or the kernel, and forget what was recorded for it.\n\n"
+               "  -p --pid PID       The traced process\n"
+               "  -k --kernel        The kernel target: its tracepoints are detached\n"
+               "  -j --json          Print the reply as JSON: {\"target\": {...}}\n"
+               "  -h --help          Show this help\n");
+}
+
+static int parse_option(const struct ctl_context *ctx, struct call_args *args, int c, const char *arg)
+{
+        switch (c) {
+        case 'p':
+                if (ctl_parse_pid(arg, &args->req.pid) < 0)
+                        return ctl_usage_error(ctx, "detach: invalid --pid '%s'", arg);
+                args->req.has_pid = true;
+                break;
+        case 'k':
+                args->req.kernel = true;
+                break;
+        }
+        return CTL_EXIT_OK;
+}
+
+static int check(const struct ctl_context *ctx, const struct call_args *args)
+{
+        if (args->req.has_pid && args->req.kernel)
+                return ctl_usage_error(ctx, "detach: give --pid or --kernel, not both");
+        if (!args->req.has_pid && !args->req.kernel)
+                return ctl_usage_error(ctx, "detach: --pid (or --kernel) is required");
+        return CTL_EXIT_OK;
+}
+
+/* The target as text; with --json the reply less its envelope: {"target": {...}}. */
+static void view(const struct call_args *args, cJSON *reply, struct call_view *ret)
+{
+        const cJSON *target = cJSON_GetObjectItemCaseSensitive(reply, F_TARGET);
+
+        *ret = (struct call_view) {
+                .what = "target",
+                .text = target,
+                .json = call_reply_body(reply),
+                .render = render_detach,
+        };
+}
+
+static const struct option long_options[] = {
+        { "pid", required_argument, NULL, 'p' },
+        { "kernel", no_argument, NULL, 'k' },
+        { "json", no_argument, NULL, 'j' },
+        { "help", no_argument, NULL, 'h' },
+        {}
+};
+
+static const struct call_command detach = {
+        .name = "detach",
+        .short_options = "+:p:kjh",
+        .long_options = long_options,
+        .help = help,
+        .request = { .cmd = MEMLEAK_CMD_DETACH },
+        .parse_option = parse_option,
+        .check = check,
+        .view = view,
+};
+
+int cmd_detach(struct ctl_context *ctx, int argc, char *argv[])
+{
+        return call_command_run(&detach, ctx, argc, argv);
+}

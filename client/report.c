@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: MIT */
+/* memleakctl report: the call stacks holding the most outstanding memory. */
+#include "call.h"
+#include "commands.h"
+#include "protocol.h"
+#include "render.h"
+
+enum {
+        ARG_MIN_AGE = 0x100,
+        ARG_SHOW_ADDRESSES,
+};
+
+static void help(void)
+{
+        printf("memleakctl report [--pid PID | --kernel] [--top N] [--min-age SECONDS] [--show-addresses] [--json]\n\n"
+               "Show the call stacks holding the most outstanding (allocated, not yet freed) memory.\n\n"
+               "  -p --pid PID          Only this traced process (default: all)\n"
+               "  -k --kernel           Only the kernel target (pid 0)\n"
+               "  -t --top N            List N stacks, sum up the rest (default: %d)\n"
+               "     --min-age SECONDS  Count only allocations at least this old (default: 0)\n"
+               "     --show-addresses   Also print each frame's raw address\n"
+               "  -j --json             Print the report as JSON\n"
+               "  -h --help             Show this help\n", MEMLEAK_DEFAULT_TOP);
+}
+
+static int parse_option(const struct ctl_context *ctx, struct call_args *args, int c, const char *arg)
+{
+        struct memleak_request *req = &args->req;
+
+        switch (c) {
+        case 'p':
+                if (ctl_parse_pid(arg, &req->pid) < 0)
+                        return ctl_usage_error(ctx, "report: invalid --pid '%s'", arg);
+                req->has_pid = true;
+                break;
+        case 'k':
+                req->kernel = true;
+                break;
+        case 't':
+                if (ctl_parse_u64(arg, MEMLEAK_MAX_TOP, &req->top) < 0)
+                        return ctl_usage_error(ctx, "report: --top must be an integer between 0 and %d",
+                                               MEMLEAK_MAX_TOP);
+                break;
+        case ARG_MIN_AGE:
+                if (ctl_parse_u64(arg, MEMLEAK_MAX_MIN_AGE_S, &req->min_age_s) < 0)
+                        return ctl_usage_error(ctx, "report: --min-age must be a number of seconds "
+                                               "between 0 and %u", MEMLEAK_MAX_MIN_AGE_S);
+                break;
+        case ARG_SHOW_ADDRESSES:
+                args->show_addresses = true;
+                break;
+        }
+        return CTL_EXIT_OK;
+}
+
+static int check(const struct ctl_context *ctx, const struct call_args *args)
+{
+        if (args->req.has_pid && args->req.kernel)
+                return ctl_usage_error(ctx, "report: give --pid or --kernel, not both");
+        return CTL_EXIT_OK;
+}
+
+/* The report object, as text and as JSON alike. */
+static void view(const struct call_args *args, cJSON *reply, struct call_view *ret)
+{
+        const cJSON *report = cJSON_GetObjectItemCaseSensitive(reply, F_REPORT);
+
+        *ret = (struct call_view) {
+                .what = "report",
+                .text = report,
+                .json = report,
+                .render = args->show_addresses ? render_report_with_addresses : render_report,
+        };
+}
+
+static const struct option long_options[] = {
+        { "pid", required_argument, NULL, 'p' },
+        { "kernel", no_argument, NULL, 'k' },
+        { "top", required_argument, NULL, 't' },
+        { "min-age", required_argument, NULL, ARG_MIN_AGE },
+        { "show-addresses", no_argument, NULL, ARG_SHOW_ADDRESSES },
+        { "json", no_argument, NULL, 'j' },
+        { "help", no_argument, NULL, 'h' },
+        {}
+};
+
+static const struct call_command report = {
+        .name = "report",
+        .short_options = "+:p:t:kjh",
+        .long_options = long_options,
+        .help = help,
+        .request = { .cmd = MEMLEAK_CMD_REPORT, .top = MEMLEAK_DEFAULT_TOP },
+        .parse_option = parse_option,
+        .check = check,
+        .view = view,
+};
+
+int cmd_report(struct ctl_context *ctx, int argc, char *argv[])
+{
+        return call_command_run(&report, ctx, argc, argv);
+}
