@@ -95,6 +95,7 @@ int module_map_refresh(struct module_map *mm, pid_t pid)
 
 void module_map_done(struct module_map *mm)
 {
+        assert(mm);
         for (size_t i = 0; i < mm->n; i++)
                 free(mm->mappings[i].path);
         free(mm->mappings);
@@ -105,6 +106,8 @@ int module_map_copy(struct module_map *to, const struct module_map *from)
 {
         struct module_map copy = {};
 
+        assert(to);
+        assert(from);
         copy.mappings = calloc(MAX(from->n, (size_t)1), sizeof(*copy.mappings));
         if (!copy.mappings)
                 return -ENOMEM;
@@ -124,6 +127,7 @@ const struct module_mapping *module_map_find(const struct module_map *mm, uint64
 {
         size_t lo = 0, hi = mm->n;
 
+        assert(mm);
         /* /proc/PID/maps lists mappings in address order. */
         while (lo < hi) {
                 size_t mid = (lo + hi) / 2;

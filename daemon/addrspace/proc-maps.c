@@ -2,6 +2,7 @@
 /* Parse /proc/PID/maps text into an array of mappings, and look addresses and libc up in it. */
 #include "proc-maps.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -186,6 +187,8 @@ int proc_maps_parse_string(const char *text, struct proc_maps *ret)
         const char *p = text;
         int r;
 
+        assert(text);
+        assert(ret);
         while (*p) {
                 const char *nl = strchrnul(p, '\n');
 
@@ -207,6 +210,8 @@ int proc_maps_parse_file(const char *path, struct proc_maps *ret)
         ssize_t n;
         int r;
 
+        assert(path);
+        assert(ret);
         f = fopen(path, "re");
         if (!f)
                 return -errno;

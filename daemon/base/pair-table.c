@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* A hash table from a pair of u64 to a non-NULL pointer (open addressing, linear probing). */
+#include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
 #include "pair-table.h"
@@ -35,6 +36,7 @@ static size_t slot_of(const struct pair_table *t, uint64_t a, uint64_t b)
 
 void *pair_table_get(const struct pair_table *t, uint64_t a, uint64_t b)
 {
+        assert(t);
         if (t->n_slots == 0)
                 return NULL;
         return t->slots[slot_of(t, a, b)].value;
@@ -52,6 +54,8 @@ static void slots_place(struct pair_table_slot *slots, size_t n_slots, uint64_t 
 
 int pair_table_put(struct pair_table *t, uint64_t a, uint64_t b, void *value)
 {
+        assert(t);
+        assert(value);
         /* Keep the load at most one half so probe runs stay short. */
         if ((t->n_used + 1) * 2 > t->n_slots) {
                 size_t n = t->n_slots > 0 ? t->n_slots * 2 : 16;
@@ -76,6 +80,7 @@ void *pair_table_remove(struct pair_table *t, uint64_t a, uint64_t b)
         size_t mask, hole, i;
         void *value;
 
+        assert(t);
         if (t->n_slots == 0)
                 return NULL;
         mask = t->n_slots - 1;
@@ -100,6 +105,8 @@ void *pair_table_remove(struct pair_table *t, uint64_t a, uint64_t b)
 
 int pair_table_merge(struct pair_table *to, const struct pair_table *from)
 {
+        assert(to);
+        assert(from);
         for (size_t i = 0; i < from->n_slots; i++) {
                 const struct pair_table_slot *slot = &from->slots[i];
                 int r;
@@ -115,6 +122,8 @@ int pair_table_merge(struct pair_table *to, const struct pair_table *from)
 
 void pair_table_foreach(const struct pair_table *t, void (*fn)(void *value, void *userdata), void *userdata)
 {
+        assert(t);
+        assert(fn);
         for (size_t i = 0; i < t->n_slots; i++)
                 if (t->slots[i].value)
                         fn(t->slots[i].value, userdata);
@@ -122,6 +131,7 @@ void pair_table_foreach(const struct pair_table *t, void (*fn)(void *value, void
 
 void pair_table_done(struct pair_table *t, void (*free_value)(void *value))
 {
+        assert(t);
         for (size_t i = 0; free_value && i < t->n_slots; i++)
                 if (t->slots[i].value)
                         free_value(t->slots[i].value);

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* Open files a traced process names without letting it hang, mislead or escape us. */
+#include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <linux/magic.h>
@@ -134,6 +135,7 @@ int safe_open_dir(int root_fd, const char *path)
         };
         int fd;
 
+        assert(path);
         /* O_DIRECTORY refuses anything else before opening it: a FIFO cannot make this wait. */
         fd = (int)syscall(SYS_openat2, root_fd, path, &how, sizeof(how));
         if (fd < 0 && errno == ENOSYS)
@@ -148,6 +150,7 @@ int safe_open_read_file(int root_fd, const char *path, size_t max_bytes, char **
         struct stat st;
         size_t len = 0;
 
+        assert(ret);
         fd = safe_open_regular(root_fd, path, 0, &st);
         if (fd < 0)
                 return fd;

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* A set of strings, each kept once: names that must outlive the data they were read from. */
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 #include "string-set.h"
@@ -21,6 +22,7 @@ const char *string_set_intern_take(struct string_set *set, char *s)
         uint64_t h;
         char *kept, **n;
 
+        assert(set);
         if (!s)
                 return NULL;
         len = strlen(s);
@@ -51,11 +53,13 @@ const char *string_set_intern_take(struct string_set *set, char *s)
 
 const char *string_set_intern(struct string_set *set, const char *s)
 {
+        assert(set);
         return s ? string_set_intern_take(set, strdup(s)) : NULL;
 }
 
 void string_set_done(struct string_set *set)
 {
+        assert(set);
         pair_table_done(&set->by_hash, free);
         for (size_t i = 0; i < set->n_extra; i++)
                 free(set->extra[i]);

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* A thread that runs long work in order, off the event loop, and hands each result back to it. */
+#include <assert.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -98,6 +99,8 @@ int worker_new(sd_event *e, struct worker **ret)
         _cleanup_free_ struct worker *w = calloc(1, sizeof(*w));
         int r;
 
+        assert(e);
+        assert(ret);
         if (!w)
                 return -ENOMEM;
         w->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -160,6 +163,9 @@ int worker_submit(struct worker *w, void *data, worker_run_fn run, worker_done_f
 {
         struct job *j = malloc(sizeof(*j));
 
+        assert(w);
+        assert(run);
+        assert(done);
         if (!j)
                 return -ENOMEM;
         *j = (struct job) { .data = data, .run = run, .done = done };
@@ -173,5 +179,6 @@ int worker_submit(struct worker *w, void *data, worker_run_fn run, worker_done_f
 
 unsigned worker_pending(const struct worker *w)
 {
+        assert(w);
         return w->pending;
 }

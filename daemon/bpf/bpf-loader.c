@@ -109,6 +109,7 @@ int bpf_loader_clear_inherited_uprobes(struct memleak_bpf *skel, pid_t pid, cons
         int link;
 
         assert(skel);
+        assert(path);
         if (!bpf_loader_uprobe_multi(skel))
                 return 0;       /* perf-event uprobes remove themselves at a child's first hit */
         if (n == 0 || n > UINT32_MAX)
@@ -130,13 +131,19 @@ int bpf_loader_clear_inherited_uprobes(struct memleak_bpf *skel, pid_t pid, cons
 
 struct bpf_link *bpf_loader_attach_fork_watch(struct memleak_bpf *skel)
 {
+        assert(skel);
         return bpf_program__attach(skel->progs.record_fork);
 }
 
-int bpf_loader_forks_fd(struct memleak_bpf *skel) { return bpf_map__fd(skel->maps.forks); }
+int bpf_loader_forks_fd(struct memleak_bpf *skel)
+{
+        assert(skel);
+        return bpf_map__fd(skel->maps.forks);
+}
 
 bool bpf_loader_uprobe_multi(struct memleak_bpf *skel)
 {
+        assert(skel);
         /* bpf_loader_open() chose the programs' attach type from what this kernel has. */
         return bpf_program__expected_attach_type(skel->progs.sweep_breakpoints) ==
                 (enum bpf_attach_type)UPROBE_MULTI_ATTACH_TYPE;
@@ -148,6 +155,9 @@ int bpf_loader_attach_uprobe(struct memleak_bpf *skel, enum alloc_kind kind, boo
         struct bpf_program *prog = is_return ? skel->progs.alloc_return : entry_program(skel, kind);
         struct bpf_link *link;
 
+        assert(skel);
+        assert(path);
+        assert(ret);
         if (!prog)
                 return -EINVAL;
         link = bpf_program__attach_uprobe(prog, is_return, pid, path, offset);
@@ -163,9 +173,9 @@ static void set_uprobe_multi_attach_type(struct memleak_bpf *skel)
 
         for (size_t i = 0; i <= _ALLOC_KIND_MAX; i++)
                 if ((p = uprobe_programs(skel, i)))
-                        bpf_program__set_expected_attach_type(p, (enum bpf_attach_type)UPROBE_MULTI_ATTACH_TYPE);
-        bpf_program__set_expected_attach_type(skel->progs.sweep_breakpoints,
-                                              (enum bpf_attach_type)UPROBE_MULTI_ATTACH_TYPE);
+                        (void)bpf_program__set_expected_attach_type(p, (enum bpf_attach_type)UPROBE_MULTI_ATTACH_TYPE);
+        (void)bpf_program__set_expected_attach_type(skel->progs.sweep_breakpoints,
+                                                    (enum bpf_attach_type)UPROBE_MULTI_ATTACH_TYPE);
 }
 
 int bpf_loader_open(const struct bpf_sizes *sizes, struct memleak_bpf **ret)
@@ -203,6 +213,7 @@ int bpf_loader_open(const struct bpf_sizes *sizes, struct memleak_bpf **ret)
 
 int bpf_loader_load(struct memleak_bpf *skel)
 {
+        assert(skel);
         return memleak_bpf__load(skel);
 }
 
@@ -211,14 +222,53 @@ void bpf_loader_destroy(struct memleak_bpf *skel)
         memleak_bpf__destroy(skel);     /* accepts NULL */
 }
 
-int bpf_loader_targets_fd(struct memleak_bpf *skel) { return bpf_map__fd(skel->maps.targets); }
-int bpf_loader_allocs_fd(struct memleak_bpf *skel) { return bpf_map__fd(skel->maps.allocs); }
-int bpf_loader_combined_fd(struct memleak_bpf *skel) { return bpf_map__fd(skel->maps.combined); }
-int bpf_loader_stacks_fd(struct memleak_bpf *skel) { return bpf_map__fd(skel->maps.stack_traces); }
-int bpf_loader_inflight_fd(struct memleak_bpf *skel) { return bpf_map__fd(skel->maps.inflight); }
-int bpf_loader_mmaps_fd(struct memleak_bpf *skel) { return bpf_map__fd(skel->maps.mmaps); }
-struct bpf_object *bpf_loader_object(struct memleak_bpf *skel) { return skel->obj; }
-int bpf_loader_file_mappings_fd(struct memleak_bpf *skel) { return bpf_map__fd(skel->maps.file_mappings); }
+int bpf_loader_targets_fd(struct memleak_bpf *skel)
+{
+        assert(skel);
+        return bpf_map__fd(skel->maps.targets);
+}
+
+int bpf_loader_allocs_fd(struct memleak_bpf *skel)
+{
+        assert(skel);
+        return bpf_map__fd(skel->maps.allocs);
+}
+
+int bpf_loader_combined_fd(struct memleak_bpf *skel)
+{
+        assert(skel);
+        return bpf_map__fd(skel->maps.combined);
+}
+
+int bpf_loader_stacks_fd(struct memleak_bpf *skel)
+{
+        assert(skel);
+        return bpf_map__fd(skel->maps.stack_traces);
+}
+
+int bpf_loader_inflight_fd(struct memleak_bpf *skel)
+{
+        assert(skel);
+        return bpf_map__fd(skel->maps.inflight);
+}
+
+int bpf_loader_mmaps_fd(struct memleak_bpf *skel)
+{
+        assert(skel);
+        return bpf_map__fd(skel->maps.mmaps);
+}
+
+struct bpf_object *bpf_loader_object(struct memleak_bpf *skel)
+{
+        assert(skel);
+        return skel->obj;
+}
+
+int bpf_loader_file_mappings_fd(struct memleak_bpf *skel)
+{
+        assert(skel);
+        return bpf_map__fd(skel->maps.file_mappings);
+}
 
 int bpf_loader_attach_uprobes(struct memleak_bpf *skel, enum alloc_kind kind, bool is_return, int pid,
                               const char *path, const uint64_t *offsets, size_t n)
@@ -227,6 +277,8 @@ int bpf_loader_attach_uprobes(struct memleak_bpf *skel, enum alloc_kind kind, bo
         struct uprobe_multi_link_create attr = {};
         int fd;
 
+        assert(skel);
+        assert(path);
         if (!prog || n == 0 || n > UINT32_MAX)
                 return -EINVAL;
         attr.prog_fd = bpf_program__fd(prog);

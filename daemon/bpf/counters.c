@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* The BPF programs' per-CPU counters: every way an event was counted, lost or distorted. */
+#include <assert.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
@@ -44,6 +45,8 @@ int counters_read(struct memleak_bpf *skel, uint64_t totals[_COUNTER_MAX])
         int fd = bpf_map__fd(skel->maps.counters);
         _cleanup_free_ uint64_t *values = NULL;
 
+        assert(skel);
+        assert(totals);
         if (ncpus <= 0)
                 return ncpus < 0 ? ncpus : -EINVAL;
         values = calloc(ncpus, sizeof(uint64_t));

@@ -54,6 +54,7 @@ int fork_watch_new(sd_event *e, struct memleak_bpf *skel, fork_watch_fn fn, void
 
         assert(e);
         assert(skel);
+        assert(fn);
         assert(ret);
         w = calloc(1, sizeof(*w));
         if (!w)

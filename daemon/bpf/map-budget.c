@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* The kernel memory the BPF maps take at given sizes, and whether this machine can hold it. */
+#include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -34,6 +35,7 @@ static uint64_t hash_map_bytes(uint64_t entries, uint64_t key_size, uint64_t val
 
 uint64_t map_budget_estimate(const struct bpf_sizes *s)
 {
+        assert(s);
         return hash_map_bytes(s->max_targets, sizeof(__u32), sizeof(struct target_config)) +
                hash_map_bytes(s->max_allocs, sizeof(struct alloc_key), sizeof(struct alloc_info)) +
                hash_map_bytes(s->max_mmaps, sizeof(struct alloc_key), sizeof(struct alloc_info)) +
@@ -48,6 +50,7 @@ uint64_t map_budget_allowed(const struct memory_limits *l)
 {
         uint64_t allowed = MIN(l->mem_available, l->mem_total / 2);
 
+        assert(l);
         if (l->cgroup_max != UINT64_MAX)
                 allowed = MIN(allowed, l->cgroup_max / 4 * 3);
         return allowed;
@@ -89,6 +92,8 @@ int map_budget_read_limits(const char *meminfo_path, struct memory_limits *ret)
 {
         _cleanup_fclose_ FILE *f = fopen(meminfo_path, "re");
 
+        assert(meminfo_path);
+        assert(ret);
         if (!f)
                 return -errno;
         ret->mem_total = meminfo_field(f, "MemTotal");

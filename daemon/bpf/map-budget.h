@@ -6,9 +6,10 @@
 #include <stdint.h>
 #include "bpf-loader.h"
 
-/* Bytes the maps take at sizes, as the kernel counts them (fdinfo "memlock"): hash maps are
- * preallocated, each entry a node (48 bytes) with its key and value, plus a bucket per slot of
- * the table (a power of two); the stack map an entry per stack. Pure: for the unit tests. */
+/* Bytes the maps take at sizes when full, as the kernel counts them (fdinfo "memlock"): hash
+ * maps are preallocated, each entry a node (48 bytes) with its key and value, plus a bucket per
+ * slot of the table (a power of two); the stack table allocates its entries as stacks come, each
+ * a power-of-two block. Pure: for the unit tests. */
 uint64_t map_budget_estimate(const struct bpf_sizes *sizes);
 
 struct memory_limits {

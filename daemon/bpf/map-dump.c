@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* Read a whole BPF hash map (batch lookups, falling back to key iteration), and purge from it. */
+#include <assert.h>
 #include <bpf/bpf.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -58,6 +59,7 @@ int map_dump_hash(int fd, size_t key_size, size_t value_size, uint32_t max_entri
         size_t n = 0;
         int r;
 
+        assert(ret);
         if (max_entries == 0)
                 max_entries = 1;
         keys = malloc((size_t)max_entries * key_size);
@@ -77,6 +79,7 @@ int map_dump_hash(int fd, size_t key_size, size_t value_size, uint32_t max_entri
 
 void map_dump_done(struct map_dump *d)
 {
+        assert(d);
         free(d->keys);
         free(d->values);
         *d = (struct map_dump) {};
@@ -88,6 +91,7 @@ int map_dump_purge(int fd, size_t key_size, size_t value_size, uint32_t max_entr
         _cleanup_(map_dump_done) struct map_dump d = {};
         int r, purged = 0;
 
+        assert(match);
         r = map_dump_hash(fd, key_size, value_size, max_entries, &d);
         if (r < 0)
                 return r;

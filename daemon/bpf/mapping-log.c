@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* The file mappings BPF recorded for a target as it made them (record_file_mapping). */
+#include <assert.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
@@ -28,6 +29,8 @@ int mapping_log_new(struct memleak_bpf *skel, struct mapping_log **ret)
 {
         struct mapping_log *l = calloc(1, sizeof(*l));
 
+        assert(skel);
+        assert(ret);
         if (!l)
                 return -ENOMEM;
         l->skel = skel;
@@ -47,6 +50,7 @@ struct mapping_log *mapping_log_free(struct mapping_log *l)
 
 int mapping_log_hold(struct mapping_log *l)
 {
+        assert(l);
         if (l->holds > 0) {
                 l->holds++;
                 return 0;
@@ -72,6 +76,7 @@ int mapping_log_hold(struct mapping_log *l)
 
 void mapping_log_release(struct mapping_log *l)
 {
+        assert(l);
         if (l->holds == 0 || --l->holds > 0)
                 return;
         for (size_t i = 0; i < ELEMENTSOF(l->links); i++) {
@@ -87,6 +92,9 @@ int mapping_log_read(struct mapping_log *l, pid_t pid, struct recorded_mapping *
         size_t k = 0;
         int r;
 
+        assert(l);
+        assert(ret);
+        assert(n);
         r = map_dump_hash(bpf_loader_file_mappings_fd(l->skel), sizeof(struct file_mapping_key),
                           sizeof(struct file_mapping), MEMLEAK_FILE_MAPPINGS_MAX, &d);
         if (r < 0)
@@ -118,6 +126,7 @@ static bool mapping_of(const void *key, const void *value, void *userdata)
 
 void mapping_log_purge(struct mapping_log *l, pid_t pid)
 {
+        assert(l);
         (void)map_dump_purge(bpf_loader_file_mappings_fd(l->skel), sizeof(struct file_mapping_key),
                              sizeof(struct file_mapping), MEMLEAK_FILE_MAPPINGS_MAX, mapping_of, &pid);
 }
@@ -126,6 +135,7 @@ uint64_t mapping_log_lost(struct mapping_log *l)
 {
         uint64_t totals[_COUNTER_MAX];
 
+        assert(l);
         if (counters_read(l->skel, totals) < 0)
                 return 0;
         return totals[COUNTER_LOST_FILE_MAPPINGS];

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* Gather per-stack outstanding totals from the BPF maps, or from an exited target's frozen copy. */
+#include <assert.h>
 #include <bpf/bpf.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -199,6 +200,9 @@ static int collect_allocs(struct memleak_bpf *skel, const struct map_limits *lim
 int stack_collect_totals(struct memleak_bpf *skel, const struct map_limits *lim,
                          const pid_t *pids, size_t n_pids, struct stack_rows *ret)
 {
+        assert(skel);
+        assert(lim);
+        assert(ret);
         return collect_combined(skel, lim, pids, n_pids, ret);
 }
 
@@ -208,6 +212,9 @@ int stack_collect_live(struct memleak_bpf *skel, const struct map_limits *lim, c
         struct stack_rows rows = {};
         int r;
 
+        assert(skel);
+        assert(lim);
+        assert(ret);
         if (min_age_ns == 0 && !from_allocs)
                 r = collect_combined(skel, lim, pids, n_pids, &rows);
         else
@@ -237,6 +244,9 @@ int stack_collect_freeze(struct memleak_bpf *skel, const struct map_limits *lim,
         struct frozen_target *f;
         int r;
 
+        assert(skel);
+        assert(lim);
+        assert(ret);
         f = calloc(1, sizeof(*f));
         if (!f)
                 return -ENOMEM;
@@ -258,6 +268,8 @@ int stack_collect_frozen(const struct frozen_target *f, struct stack_rows *ret)
         struct stack_rows rows = {};
         int r;
 
+        assert(f);
+        assert(ret);
         rows.rows = calloc(MAX(f->rows.n, (size_t)1), sizeof(*rows.rows));
         if (!rows.rows)
                 return -ENOMEM;
@@ -350,6 +362,8 @@ int stack_collect_purge(struct memleak_bpf *skel, const struct map_limits *lim, 
 {
         int purged = purge_stacks(skel, lim, pid);
 
+        assert(skel);
+        assert(lim);
         (void)map_dump_purge(bpf_loader_allocs_fd(skel), sizeof(struct alloc_key), sizeof(struct alloc_info),
                              lim->max_allocs, alloc_of, &pid);
         (void)map_dump_purge(bpf_loader_mmaps_fd(skel), sizeof(struct alloc_key), sizeof(struct alloc_info),

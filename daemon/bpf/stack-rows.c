@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* Per-stack outstanding totals, the unit that flows from the maps into a report. */
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 #include "stack-rows.h"
 
 void stack_rows_done(struct stack_rows *r)
 {
+        assert(r);
         for (size_t i = 0; i < r->n; i++)
                 free(r->rows[i].ips);
         free(r->rows);
@@ -40,6 +42,8 @@ void stack_rows_cut_broken_chains(struct stack_rows *r, stack_rows_is_code_fn is
         bool any_cut = false;
         size_t out = 0;
 
+        assert(r);
+        assert(is_code);
         for (size_t i = 0; i < r->n; i++) {
                 struct stack_row *row = &r->rows[i];
 

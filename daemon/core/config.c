@@ -2,6 +2,7 @@
 /* Parse memleakd.conf ("key = value" lines) into struct memleakd_config, validated whole. */
 #include "config.h"
 
+#include <assert.h>
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -72,6 +73,8 @@ static const struct config_key config_keys[] = {
 int config_init_defaults(struct memleakd_config *c)
 {
         char *socket_path = strdup(MEMLEAK_DEFAULT_SOCKET);
+
+        assert(c);
         if (!socket_path)
                 return -ENOMEM;
 
@@ -442,6 +445,8 @@ int config_parse_file(const char *path, struct memleakd_config *c, char **error)
         ssize_t n;
         int r;
 
+        assert(path);
+        assert(c);
         f = fopen(path, "re");
         if (!f) {
                 r = -errno;

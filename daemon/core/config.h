@@ -22,7 +22,7 @@
 #define CONFIG_MAP_ENTRIES_DEFAULT          65536u
 #define CONFIG_MAX_STACK_DEPTH_MIN          1u
 #define CONFIG_MAX_STACK_DEPTH_MAX          127u      /* MEMLEAK_MAX_STACK_DEPTH, the kernel's default cap */
-#define CONFIG_MAX_STACK_DEPTH_DEFAULT      127u
+#define CONFIG_MAX_STACK_DEPTH_DEFAULT      119u      /* the most whose stack-table entry fits 1 KiB */
 #define CONFIG_SYMBOLS_MAX_OPEN_FILES_MIN     16u
 #define CONFIG_SYMBOLS_MAX_OPEN_FILES_MAX     65536u
 #define CONFIG_SYMBOLS_MAX_OPEN_FILES_DEFAULT 1024u

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* Logging to stderr with sd-daemon priority prefixes, which journald reads as levels. */
+#include <assert.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +18,7 @@ int log_internal(int priority, int error, const char *fmt, ...)
         int saved = errno;
         va_list ap;
 
+        assert(fmt);
         if (error < 0)
                 error = -error;
         if (priority <= max_level) {

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* The manager's BPF object: sizes checked against what the machine can hold, opened, the kernel
  * target's programs this kernel cannot run turned off, loaded; and libbpf's messages logged. */
+#include <assert.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -77,5 +78,7 @@ int manager_bpf_load(const struct bpf_sizes *sizes, struct memleak_bpf **ret)
 {
         int r = check_map_budget(sizes);
 
+        assert(sizes);
+        assert(ret);
         return r < 0 ? r : load(sizes, ret);
 }

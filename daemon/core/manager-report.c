@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* A report request: what the event loop owns copied into a job, the job built on the worker
  * thread, its reply sent when done. */
+#include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,6 +85,10 @@ int manager_report_start(struct manager *m, struct server_request *sreq, const s
         size_t n = 0, k = 0;
         int r;
 
+        assert(m);
+        assert(sreq);
+        assert(req);
+        assert(error);
         /* A target that just exited (memleakctl run asks the moment its program exits) is reported
          * as exited, from its frozen rows; a live one with its newest mappings. */
         manager_reap_exited_targets(m);

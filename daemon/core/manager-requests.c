@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* The requests the manager answers: validated at the edge, checked against who asks, dispatched
  * through the command table, the reply serialised. */
+#include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -186,6 +187,7 @@ static void handle_attach(struct manager *m, struct server_request *sreq, struct
 
 void manager_requests_pid_idle(struct manager *m, pid_t pid)
 {
+        assert(m);
         for (size_t i = 0; i < m->n_deferred;) {
                 struct deferred_attach d = m->deferred[i];
                 pid_t want = d.parsed->kernel ? KERNEL_TARGET_PID : d.parsed->pid;
@@ -204,6 +206,7 @@ void manager_requests_pid_idle(struct manager *m, pid_t pid)
 
 void manager_requests_done(struct manager *m)
 {
+        assert(m);
         for (size_t i = 0; i < m->n_deferred; i++) {
                 reply_error(m->deferred[i].request, m->deferred[i].id, -ECANCELED, "memleakd is shutting down");
                 memleak_request_done(m->deferred[i].parsed);
@@ -330,6 +333,8 @@ void manager_requests_dispatch(void *userdata, struct server_request *sreq, cons
         uint64_t id = 0;
         int r;
 
+        assert(sreq);
+        assert(line);
         r = memleak_request_parse(line, len, &req, &id, &parse_error);
         if (r < 0) {
                 reply_error(sreq, id, r, parse_error ? parse_error : "Malformed request");

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* The manager's targets: added, noticed when they exit, kept within bounds once exited, looked
  * at on each snapshot tick (mappings, libraries loaded since, totals), their forks followed. */
+#include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <poll.h>
@@ -28,6 +29,7 @@ unsigned manager_live_targets(const struct manager *m)
 {
         unsigned n = 0;
 
+        assert(m);
         for (size_t i = 0; i < m->n_targets; i++)
                 n += !m->targets[i]->exited;
         return n;
@@ -39,6 +41,7 @@ void manager_targets_changed(struct manager *m)
         unsigned live = manager_live_targets(m);
         int r;
 
+        assert(m);
         /* Follow forks while some process is traced, and only then. */
         for (size_t i = 0; i < m->n_targets && !processes; i++)
                 processes = !m->targets[i]->exited && !m->targets[i]->kernel;
@@ -51,6 +54,7 @@ void manager_targets_changed(struct manager *m)
 
 struct target *manager_find_target(struct manager *m, pid_t pid)
 {
+        assert(m);
         for (size_t i = 0; i < m->n_targets; i++)
                 if (m->targets[i]->pid == pid)
                         return m->targets[i];
@@ -59,11 +63,14 @@ struct target *manager_find_target(struct manager *m, pid_t pid)
 
 struct target *manager_find_kernel_target(struct manager *m)
 {
+        assert(m);
         return manager_find_target(m, KERNEL_TARGET_PID);
 }
 
 void manager_remove_target(struct manager *m, struct target *t)
 {
+        assert(m);
+        assert(t);
         for (size_t i = 0; i < m->n_targets; i++) {
                 if (m->targets[i] != t)
                         continue;
@@ -81,6 +88,7 @@ uint64_t manager_exited_bytes(const struct manager *m)
 {
         uint64_t bytes = 0;
 
+        assert(m);
         for (size_t i = 0; i < m->n_targets; i++)
                 if (m->targets[i]->exited)
                         bytes += target_memory_bytes(m->targets[i]);
@@ -142,6 +150,7 @@ static int on_target_exit(sd_event_source *s, int fd, uint32_t revents, void *us
 
 void manager_reap_exited_targets(struct manager *m)
 {
+        assert(m);
         for (size_t i = 0; i < m->n_targets; i++) {
                 struct target *t = m->targets[i];
                 struct pollfd p = { .fd = t->pidfd, .events = POLLIN };
@@ -157,6 +166,8 @@ int manager_add_target(struct manager *m, struct target *t)
         struct target **n;
         int r;
 
+        assert(m);
+        assert(t);
         if (old && !old->exited)
                 return -EEXIST;
         if (old)
@@ -182,6 +193,7 @@ int manager_add_target(struct manager *m, struct target *t)
 
 void manager_free_targets(struct manager *m)
 {
+        assert(m);
         for (size_t i = 0; i < m->n_targets; i++)
                 if (!m->targets[i]->exited)
                         (void)target_stop(&m->env, m->targets[i], false);
@@ -272,6 +284,7 @@ void manager_take_snapshots(struct manager *m)
         size_t n = 0;
         int r;
 
+        assert(m);
         if (!pids)
                 return;
         for (size_t i = 0; i < m->n_targets; i++) {
@@ -301,7 +314,7 @@ void manager_take_snapshots(struct manager *m)
                 srows = calloc(MAX(rows.n, (size_t)1), sizeof(*srows));
                 if (!srows)
                         return;
-                snapshot_ring_push(t->ring, now, srows, snapshot_rows_of(&rows, t->pid, srows));
+                (void)snapshot_ring_push(t->ring, now, srows, snapshot_rows_of(&rows, t->pid, srows));
         }
 }
 
@@ -310,6 +323,7 @@ void manager_target_forked(struct manager *m, pid_t parent, pid_t child)
         struct target *t = manager_find_target(m, parent);
         int r;
 
+        assert(m);
         if (!t || t->exited)
                 return;
         log_debug("Traced pid %d forked pid %d: clearing the probes it inherited", (int)parent, (int)child);
@@ -323,6 +337,7 @@ void manager_target_forked(struct manager *m, pid_t parent, pid_t child)
 
 void manager_clear_children(struct manager *m)
 {
+        assert(m);
         for (size_t i = 0; i < m->n_targets; i++) {
                 struct target *t = m->targets[i];
                 int r;

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* The manager's life: made (manager_new only allocates), wired (manager_start: mounts, limits,
  * BPF, the symbolizer, the worker, the socket, timers, signals), run, reloaded, stopped. */
+#include <assert.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -28,6 +29,8 @@ int manager_new(struct memleakd_config *config, const char *config_path, struct 
 {
         _cleanup_(manager_freep) struct manager *m = calloc(1, sizeof(*m));
 
+        assert(config);
+        assert(ret);
         if (!m)
                 return -ENOMEM;
         if (config_path && !(m->config_path = strdup(config_path)))
@@ -280,6 +283,7 @@ int manager_start(struct manager *m)
 {
         int r;
 
+        assert(m);
         m->started_usec = now_realtime_usec();
         r = start_event_loop(m);
         if (r < 0)
@@ -324,6 +328,7 @@ int manager_run(struct manager *m, uint64_t watchdog_usec)
 {
         int r;
 
+        assert(m);
         log_info("memleakd %s ready on %s", MEMLEAKD_VERSION, m->config.socket_path);
         watchdog_notify_ready(watchdog_usec, "Tracing 0 processes");
         r = sd_event_loop(m->event);

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* The systemd watchdog across start-up: stretched while memleakd starts, the unit's from READY on. */
+#include <assert.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <systemd/sd-daemon.h>
@@ -28,6 +29,7 @@ void watchdog_notify_ready(uint64_t period_usec, const char *status)
 {
         int r;
 
+        assert(status);
         if (period_usec > 0)
                 r = sd_notifyf(false, "READY=1\nSTATUS=%s\nWATCHDOG_USEC=%" PRIu64 "\nWATCHDOG=1",
                                status, period_usec);

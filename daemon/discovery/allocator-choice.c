@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* Which mapped object's malloc serves a process: the first object defining the allocation
  * functions in the dynamic loader's global lookup order (pure: the caller reads the files). */
+#include <assert.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -101,6 +102,7 @@ int allocator_choice_find(const struct examined_object *objs, size_t n, char *co
         bool in_order = false;
         int r;
 
+        assert(ret);
         if (!order)
                 return -ENOMEM;
         n_order = lookup_order(objs, n, preload, n_preload, order);
@@ -139,6 +141,7 @@ int allocator_choice_find(const struct examined_object *objs, size_t n, char *co
 
 void allocator_choice_done(struct allocator_choice *c)
 {
+        assert(c);
         free(c->reason);
         *c = (struct allocator_choice) {};
 }
@@ -149,6 +152,8 @@ int allocator_choice_split_preload(const char *value, char ***ret, size_t *n)
         size_t count = 0;
         int r;
 
+        assert(ret);
+        assert(n);
         *ret = NULL;
         *n = 0;
         while (value && *value) {

@@ -30,6 +30,7 @@ static void object_done(struct discovered_object *o)
 
 void discovery_done(struct discovery *d)
 {
+        assert(d);
         for (size_t i = 0; i < d->n; i++)
                 object_done(&d->objects[i]);
         free(d->objects);
@@ -196,6 +197,8 @@ int discovery_choose(pid_t pid, const struct discovery *d, struct allocator_choi
         size_t n_preload = 0;
         int r;
 
+        assert(d);
+        assert(ret);
         if (!objs)
                 return -ENOMEM;
         for (size_t i = 0; i < d->n; i++)
@@ -319,6 +322,9 @@ int discovery_plan_exec(pid_t pid, const char *exe, struct discovery *ret, char 
         bool have_cache;
         int r;
 
+        assert(exe);
+        assert(ret);
+        assert(error);
         r = read_exec_context(pid, &c);
         if (r < 0)
                 return error_set(error, r == -ENOENT ? -ESRCH : r, "Cannot read the environment of pid %d: %s",

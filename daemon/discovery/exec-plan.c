@@ -26,6 +26,7 @@ char *exec_plan_dirname(const char *path)
 {
         const char *slash = strrchr(path, '/');
 
+        assert(path);
         if (!slash)
                 return strdup(".");
         if (slash == path)
@@ -52,6 +53,7 @@ char *exec_plan_expand_dst(const char *s, const char *origin, const char *lib, c
         size_t len = 0;
         FILE *f;
 
+        assert(s);
         f = open_memstream(&out, &len);
         if (!f)
                 return NULL;
@@ -106,6 +108,7 @@ static void object_done(struct planned_object *o)
 
 void exec_plan_done(struct exec_plan *p)
 {
+        assert(p);
         for (size_t i = 0; i < p->n; i++)
                 object_done(&p->objects[i]);
         free(p->objects);

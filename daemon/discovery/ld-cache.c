@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* The dynamic loader's view of the system: /etc/ld.so.cache (parsed from the file, no ldconfig
  * -p) and the directories /etc/ld.so.conf lists, read through a root directory. */
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <dirent.h>
@@ -57,6 +58,7 @@ _Static_assert(sizeof(struct cache_header_old) == 16, "old ld.so.cache header la
 
 void ld_cache_done(struct ld_cache *c)
 {
+        assert(c);
         for (size_t i = 0; i < c->n; i++) {
                 free(c->entries[i].name);
                 free(c->entries[i].path);
@@ -80,6 +82,7 @@ int ld_cache_parse(const void *data, size_t size, struct ld_cache *ret)
         struct ld_cache c = {};
         size_t offset = 0;
 
+        assert(ret);
         /* The old format may come first (ldconfig -c compat); the new one follows, 8-aligned. */
         if (size >= sizeof(struct cache_header_old) && memcmp(base, CACHE_MAGIC_OLD, strlen(CACHE_MAGIC_OLD)) == 0) {
                 struct cache_header_old old;
@@ -130,6 +133,7 @@ int ld_cache_parse(const void *data, size_t size, struct ld_cache *ret)
 
 const char *ld_cache_lookup(const struct ld_cache *c, const char *name)
 {
+        assert(name);
         for (size_t i = 0; c && i < c->n; i++)
                 if (strcmp(c->entries[i].name, name) == 0)
                         return c->entries[i].path;
@@ -143,6 +147,7 @@ int ld_cache_read(int root_fd, struct ld_cache *ret)
         void *data;
         int r;
 
+        assert(ret);
         fd = safe_open_regular(root_fd, "/etc/ld.so.cache", 0, &st);
         if (fd < 0)
                 return fd == -ENOTREG ? -EBADMSG : fd;
@@ -298,6 +303,8 @@ int ld_cache_read_conf_dirs(int root_fd, char ***ret, size_t *n)
         size_t count = 0;
         int r;
 
+        assert(ret);
+        assert(n);
         r = conf_read_file(root_fd, "/etc/ld.so.conf", 0, &dirs, &count);
         if (r < 0) {
                 strv_free_n(dirs, count);

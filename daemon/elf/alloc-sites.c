@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* Find the allocator entry points an ELF object defines, one probe site per address. */
+#include <assert.h>
 #include <gelf.h>
 #include <libelf.h>
 #include <string.h>
@@ -195,6 +196,7 @@ const char *alloc_sites_family_to_string(unsigned family)
 
 unsigned alloc_sites_family(const struct alloc_sites *s)
 {
+        assert(s);
         for (size_t i = 0; i < ELEMENTSOF(family_names); i++)
                 if (s->families & family_names[i].family)
                         return family_names[i].family;
@@ -205,6 +207,8 @@ void alloc_sites_keep(struct alloc_sites *s, int (*keep)(enum alloc_kind k))
 {
         size_t out = 0;
 
+        assert(s);
+        assert(keep);
         for (size_t i = 0; i < s->n; i++)
                 if (keep(s->sites[i].kind))
                         s->sites[out++] = s->sites[i];
@@ -218,11 +222,13 @@ static int alloc_kind_is_not_mmap(enum alloc_kind k)
 
 void alloc_sites_drop_mmap(struct alloc_sites *s)
 {
+        assert(s);
         alloc_sites_keep(s, alloc_kind_is_not_mmap);
 }
 
 bool alloc_sites_has_c_api(const struct alloc_sites *s)
 {
+        assert(s);
         for (size_t i = 0; i < s->n; i++)
                 if (!alloc_sites_kind_is_cxx(s->sites[i].kind) && !alloc_kind_is_mmap(s->sites[i].kind))
                         return true;
@@ -371,6 +377,7 @@ int alloc_sites_read(Elf *elf, struct alloc_sites *ret)
         struct elf_file_section sec = {};
         int r;
 
+        assert(ret);
         while (elf_file_next_section(elf, &sec)) {
                 if (sec.shdr.sh_type != SHT_SYMTAB && sec.shdr.sh_type != SHT_DYNSYM)
                         continue;
@@ -390,6 +397,7 @@ int alloc_sites_find(int fd, struct alloc_sites *ret)
         _cleanup_(elf_endp) Elf *elf = NULL;
         int r;
 
+        assert(ret);
         r = elf_file_open(fd, &elf);
         if (r < 0)
                 return r;
@@ -398,6 +406,7 @@ int alloc_sites_find(int fd, struct alloc_sites *ret)
 
 void alloc_sites_done(struct alloc_sites *s)
 {
+        assert(s);
         free(s->sites);
         *s = (struct alloc_sites) {};
 }

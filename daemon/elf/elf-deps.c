@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* What an ELF object says about its dependencies: DT_SONAME, DT_NEEDED in order, where the loader
  * looks for them (DT_RPATH, DT_RUNPATH, DF_1_NODEFLIB) and its interpreter (PT_INTERP). */
+#include <assert.h>
 #include <errno.h>
 #include <gelf.h>
 #include <libelf.h>
@@ -101,6 +102,7 @@ int elf_deps_read_elf(Elf *elf, struct elf_deps *ret)
         struct elf_file_section s = {};
         int r;
 
+        assert(ret);
         r = read_header(elf, &d);
         while (r >= 0 && elf_file_next_section(elf, &s)) {
                 if (s.shdr.sh_type != SHT_DYNAMIC)
@@ -121,6 +123,7 @@ int elf_deps_read(int fd, struct elf_deps *ret)
         _cleanup_(elf_endp) Elf *elf = NULL;
         int r;
 
+        assert(ret);
         r = elf_file_open(fd, &elf);
         if (r < 0)
                 return r;
@@ -129,6 +132,7 @@ int elf_deps_read(int fd, struct elf_deps *ret)
 
 void elf_deps_done(struct elf_deps *d)
 {
+        assert(d);
         for (size_t i = 0; i < d->n_needed; i++)
                 free(d->needed[i]);
         free(d->needed);

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* Open a file descriptor as an ELF file for reading, the one way every reader here does it. */
+#include <assert.h>
 #include <errno.h>
 #include <string.h>
 #include "elf-file.h"
@@ -8,6 +9,7 @@ int elf_file_open(int fd, Elf **ret)
 {
         Elf *elf;
 
+        assert(ret);
         /* Tells libelf which ELF version we speak; it fails only on a broken libelf. */
         if (elf_version(EV_CURRENT) == EV_NONE)
                 return -EIO;
@@ -26,6 +28,7 @@ bool elf_file_next_section(Elf *elf, struct elf_file_section *s)
 {
         size_t shstrndx;
 
+        assert(s);
         if (elf_getshdrstrndx(elf, &shstrndx) < 0)
                 shstrndx = SHN_UNDEF;
         while ((s->scn = elf_nextscn(elf, s->scn))) {
@@ -43,6 +46,8 @@ int elf_file_find_section(Elf *elf, const char *name, struct elf_file_section *r
 {
         struct elf_file_section s = {};
 
+        assert(name);
+        assert(ret);
         while (elf_file_next_section(elf, &s))
                 if (strcmp(s.name, name) == 0) {
                         *ret = s;

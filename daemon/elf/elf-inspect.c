@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* What an ELF file would cost to symbolize, read from its headers before libdw sees it. */
+#include <assert.h>
 #include <elfutils/libdwelf.h>
 #include <errno.h>
 #include <gelf.h>
@@ -17,6 +18,7 @@ int elf_inspect_zdebug_size(const void *data, size_t size, uint64_t *ret)
         const uint8_t *p = data;
         uint64_t v = 0;
 
+        assert(ret);
         if (size < 12 || memcmp(p, "ZLIB", 4) != 0)
                 return -EBADMSG;
         for (int i = 4; i < 12; i++)
@@ -88,6 +90,8 @@ int elf_inspect_minidebuginfo(Elf *elf, uint64_t max_bytes, uint64_t *ret_bytes,
         Elf_Data *raw;
         int r;
 
+        assert(ret_bytes);
+        assert(ret_too_large);
         *ret_bytes = 0;
         *ret_too_large = false;
         if (elf_file_find_section(elf, ".gnu_debugdata", &s) < 0 || s.shdr.sh_type == SHT_NOBITS ||
@@ -110,6 +114,7 @@ int elf_inspect(Elf *elf, struct elf_inspection *ret)
         size_t shstrndx;
         ssize_t len;
 
+        assert(ret);
         if (!gelf_getehdr(elf, &ehdr) || elf_getshdrstrndx(elf, &shstrndx) < 0)
                 return -ENOEXEC;
         in.loadable = ehdr.e_type == ET_EXEC || ehdr.e_type == ET_DYN;

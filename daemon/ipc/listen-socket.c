@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* The listening socket: the one systemd passed, or one of our own in a directory we checked. */
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -43,6 +44,8 @@ int listen_socket_open(const char *path, mode_t mode, const char *group, char **
         _cleanup_close_ int fd = -1;
         int n, r;
 
+        assert(path);
+        assert(error);
         *error = NULL;
         n = sd_listen_fds(true);
         if (n > 1)

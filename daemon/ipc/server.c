@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* The Unix socket's clients: accept them within limits, frame newline-delimited JSON, hand each
  * request on and send its answer, whenever it comes, in order. */
+#include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -263,6 +264,7 @@ static void request_answer(struct server_request *r, char *frame, size_t len)
 
 const struct ucred *server_request_peer(const struct server_request *r)
 {
+        assert(r);
         return &r->peer;
 }
 
@@ -271,6 +273,7 @@ void server_request_reply(struct server_request *r, cJSON *reply)
         char *frame = NULL;
         size_t len = 0;
 
+        assert(r);
         if (reply)
                 frame = memleak_frame_encode(reply, &len);
         cJSON_Delete(reply);
@@ -279,6 +282,7 @@ void server_request_reply(struct server_request *r, cJSON *reply)
 
 void server_request_reply_frame(struct server_request *r, char *frame, size_t len)
 {
+        assert(r);
         request_answer(r, frame, len);
 }
 
@@ -463,6 +467,9 @@ int server_new(sd_event *e, int listen_fd, server_request_fn on_request, server_
         struct server *s = calloc(1, sizeof(*s));
         int r;
 
+        assert(e);
+        assert(on_request);
+        assert(ret);
         if (!s)
                 return -ENOMEM;
         s->event = sd_event_ref(e);
@@ -498,10 +505,13 @@ struct server *server_free(struct server *s)
 
 unsigned server_connections(const struct server *s)
 {
+        assert(s);
         return s->n_conns;
 }
 
 void server_get_stats(const struct server *s, struct server_stats *ret)
 {
+        assert(s);
+        assert(ret);
         *ret = s->stats;
 }

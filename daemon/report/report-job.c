@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* A report built on the worker thread, from what the event loop copied into the job. */
+#include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,7 @@ int report_job_new(size_t n_targets, struct report_job **ret)
 {
         struct report_job *j = calloc(1, sizeof(*j));
 
+        assert(ret);
         if (!j)
                 return -ENOMEM;
         j->targets = calloc(MAX(n_targets, (size_t)1), sizeof(*j->targets));

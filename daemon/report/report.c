@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* Build the report object from per-stack rows: sort, fold past --top, name every frame (pure). */
+#include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -157,6 +158,8 @@ cJSON *report_build(struct stack_rows *rows, const struct report_target *targets
         cJSON *stacks, *other, *lost;
         uint64_t other_stacks = 0, other_bytes = 0, other_allocs = 0, listed = 0, truncated = 0;
 
+        assert(rows);
+        assert(p);
         if (!r)
                 return NULL;
         if (rows->n > 0)

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* Find an object's separate debug file, opening only regular files and checking each. */
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
@@ -40,6 +41,9 @@ int debuginfo_candidates(const struct debuginfo_request *req, char ***ret, size_
         size_t n = 0;
         int r = 0;
 
+        assert(req);
+        assert(ret);
+        assert(ret_n);
         if (req->build_id_len > 1) {
                 char hex[2 * ELF_BUILD_ID_MAX + 1];
 
@@ -140,6 +144,8 @@ int debuginfo_find(const struct debuginfo_request *req, struct debuginfo_found *
         size_t n = 0;
         int r;
 
+        assert(req);
+        assert(found);
         *found = (struct debuginfo_found) { .fd = -1 };
         r = debuginfo_candidates(req, &paths, &n);
         if (r < 0)
@@ -178,6 +184,7 @@ int debuginfo_find(const struct debuginfo_request *req, struct debuginfo_found *
 
 void debuginfo_found_done(struct debuginfo_found *found)
 {
+        assert(found);
         closep(&found->fd);
         free(found->path);
         free(found->refused_path);

@@ -170,6 +170,8 @@ int elf_symbols_open(int fd, const struct elf_symbols_params *p, struct elf_symb
         void **userdata = NULL;
         int r;
 
+        assert(p);
+        assert(ret);
         own_fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
         if (own_fd < 0)
                 return -errno;
@@ -218,16 +220,19 @@ Elf *elf_symbols_elf(struct elf_symbols *e)
 {
         GElf_Addr bias;
 
+        assert(e);
         return dwfl_module_getelf(e->mod, &bias);
 }
 
 uint64_t elf_symbols_debug_bytes(const struct elf_symbols *e)
 {
+        assert(e);
         return e->debug_bytes;
 }
 
 const char *elf_symbols_refused_debug_file(const struct elf_symbols *e, uint64_t *ret_bytes)
 {
+        assert(e);
         if (ret_bytes)
                 *ret_bytes = e->refused_debug_bytes;
         return e->refused_debug_path;
@@ -473,6 +478,7 @@ int elf_symbols_lookup(struct elf_symbols *e, uint64_t file_offset, bool is_retu
         size_t n = 0;
 
         assert(e);
+        assert(strings);
         assert(frames);
         assert(n_frames);
         if (max == 0) {

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* Kernel symbols: parse /proc/kallsyms text and resolve kernel addresses to symbol+offset (pure). */
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -144,6 +145,8 @@ int kallsyms_parse_string(const char *text, struct kallsyms **ret)
         char *line;
         int r;
 
+        assert(text);
+        assert(ret);
         k = calloc(1, sizeof(*k));
         if (!k)
                 return -ENOMEM;
@@ -193,6 +196,8 @@ int kallsyms_parse_file(const char *path, struct kallsyms **ret)
         _cleanup_close_ int fd = -1;
         size_t size = 0, cap = 0;
 
+        assert(path);
+        assert(ret);
         fd = open(path, O_RDONLY | O_CLOEXEC);
         if (fd < 0)
                 return -errno;
@@ -257,6 +262,7 @@ int kallsyms_resolve(const struct kallsyms *k, uint64_t addr, bool is_return_add
         const struct ksym *s;
         size_t i, next;
 
+        assert(ret);
         if (!k || !(s = floor_symbol(k, lookup, &i)) || !s->text)
                 return -ENOENT;
         for (next = i + 1; next < k->n && k->syms[next].addr == s->addr; next++)

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* The running kernel's symbols, shared, reloaded when a frame names code newer than the table. */
+#include <assert.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -36,6 +37,8 @@ int kernel_symbols_new(const char *path, struct kernel_symbols **ret)
 {
         struct kernel_symbols *k = calloc(1, sizeof(*k));
 
+        assert(path);
+        assert(ret);
         if (!k)
                 return -ENOMEM;
         k->path = strdup(path);
@@ -77,6 +80,7 @@ int kernel_symbols_error(struct kernel_symbols *k)
 {
         int r;
 
+        assert(k);
         pthread_mutex_lock(&k->lock);
         r = k->error;
         pthread_mutex_unlock(&k->lock);
@@ -87,6 +91,8 @@ int kernel_symbols_resolve(struct kernel_symbols *k, uint64_t addr, struct kalls
 {
         int r;
 
+        assert(k);
+        assert(ret);
         pthread_mutex_lock(&k->lock);
         r = kallsyms_resolve(k->table, addr, true, ret);
         /* A module or BPF program newer than the table, or no table yet. */

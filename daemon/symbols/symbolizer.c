@@ -435,6 +435,7 @@ static void free_doomed(struct symbolizer *s)
 
 void symbolizer_read_begin(struct symbolizer *s)
 {
+        assert(s);
         pthread_mutex_lock(&s->lock);
         s->readers++;
         unlock(s);
@@ -442,6 +443,7 @@ void symbolizer_read_begin(struct symbolizer *s)
 
 void symbolizer_read_end(struct symbolizer *s)
 {
+        assert(s);
         pthread_mutex_lock(&s->lock);
         if (--s->readers == 0)
                 free_doomed(s);
@@ -681,6 +683,8 @@ int symbolizer_resolve(struct symbolizer *s, uint64_t dev, uint64_t ino, uint64_
 
 void symbolizer_set_limits(struct symbolizer *s, const struct symbolizer_limits *limits)
 {
+        assert(s);
+        assert(limits);
         pthread_mutex_lock(&s->lock);
         s->settings.limits = *limits;
         limits_or_defaults(&s->settings.limits);

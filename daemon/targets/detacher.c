@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* What stopping a target leaves to do, done in background threads. */
+#include <assert.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <pthread.h>
@@ -43,6 +44,7 @@ struct batch {
 
 void detacher_work_done(struct detach_work *w)
 {
+        assert(w);
         for (size_t i = 0; i < w->n_sweeps; i++) {
                 close(w->sweeps[i].fd);
                 free(w->sweeps[i].offsets);
@@ -146,6 +148,11 @@ int detacher_new(sd_event *e, struct memleak_bpf *skel, const struct map_limits 
         _cleanup_free_ struct detacher *d = calloc(1, sizeof(*d));
         int r;
 
+        assert(e);
+        assert(skel);
+        assert(limits);
+        assert(log);
+        assert(ret);
         if (!d)
                 return -ENOMEM;
         *d = (struct detacher) { .skel = skel, .limits = *limits, .log = log, .on_idle = fn, .userdata = userdata };
@@ -188,6 +195,7 @@ bool detacher_busy(struct detacher *d, pid_t pid)
 {
         bool busy;
 
+        assert(d);
         pthread_mutex_lock(&d->lock);
         /* A purge going on holds room in the maps (and stacks in the stack map) a new target
          * would miss: any attach waits for it. */
@@ -243,6 +251,8 @@ int detacher_submit(struct detacher *d, struct detach_work *w)
         size_t done = 0;
         int r;
 
+        assert(d);
+        assert(w);
         /* The first thread: the sweeps, the uprobe_multi links and the purge. */
         r = start(d, &(struct detach_work) {
                 .pid = w->pid, .multi_fds = w->multi_fds, .n_multi_fds = w->n_multi_fds,

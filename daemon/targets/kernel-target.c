@@ -60,6 +60,8 @@ size_t kernel_target_prepare(struct bpf_object *obj, struct kernel_tracepoint_ga
         struct btf *vmlinux = btf__load_vmlinux_btf();
         size_t n_gaps = 0;
 
+        assert(obj);
+        assert(gaps);
         for (size_t i = 0; i < ELEMENTSOF(tracepoint_pairs); i++) {
                 bool usable = vmlinux != NULL;
 
@@ -77,7 +79,7 @@ size_t kernel_target_prepare(struct bpf_object *obj, struct kernel_tracepoint_ga
                         struct bpf_program *prog = bpf_object__find_program_by_name(obj, tracepoint_pairs[i][j].program);
 
                         if (prog && !usable)
-                                bpf_program__set_autoload(prog, false);
+                                (void)bpf_program__set_autoload(prog, false);
                 }
         }
         btf__free(vmlinux);
@@ -185,6 +187,7 @@ int kernel_target_attach(const struct target_env *env, const struct kernel_targe
         assert(env);
         assert(p);
         assert(ret);
+        assert(error);
         *error = NULL;
         r = target_new(env, KERNEL_TARGET_PID, &p->filter, p->ring_depth, &t, error);
         if (r < 0)

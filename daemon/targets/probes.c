@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* A process's uprobes: on the objects named with --obj, or on the allocator that serves it (and
  * the other objects defining malloc & co, and C++'s operators), and later on what it dlopens. */
+#include <assert.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -163,6 +164,9 @@ int probes_attach_named(const struct target_env *env, struct target *t, char *co
 {
         unsigned families = 0;
 
+        assert(env);
+        assert(t);
+        assert(error);
         for (size_t i = 0; i < n_objs; i++) {
                 _cleanup_(alloc_sites_done) struct alloc_sites sites = {};
                 _cleanup_close_ int fd = -1;
@@ -239,6 +243,9 @@ int probes_attach_discovered(const struct target_env *env, struct target *t, cha
         _cleanup_(allocator_choice_done) struct allocator_choice choice = {};
         int r;
 
+        assert(env);
+        assert(t);
+        assert(error);
         if (t->exec) {
                 r = discovery_plan_exec(t->pid, t->exec->path, &d, error);
                 if (r < 0)
@@ -298,6 +305,8 @@ int probes_rescan_new(const struct target *t, struct probes_rescan **ret)
         struct probes_rescan *r;
         int k;
 
+        assert(t);
+        assert(ret);
         *ret = NULL;
         if (t->exited || t->kernel || t->objects_named)
                 return 0;       /* the kernel maps no files; --obj said what to probe */
@@ -330,6 +339,7 @@ struct probes_rescan *probes_rescan_free(struct probes_rescan *r)
 
 pid_t probes_rescan_pid(const struct probes_rescan *r)
 {
+        assert(r);
         return r->pid;
 }
 
@@ -358,6 +368,11 @@ int probes_rescan_finish(const struct target_env *env, struct target *t, struct 
         size_t n = 0;
         int k;
 
+        assert(env);
+        assert(t);
+        assert(r);
+        assert(ret);
+        assert(ret_n);
         *ret = NULL;
         *ret_n = 0;
         if (r->error < 0)
@@ -389,6 +404,7 @@ int probes_rescan_finish(const struct target_env *env, struct target *t, struct 
 
 void probes_destroy_links(struct target *t)
 {
+        assert(t);
         for (size_t i = 0; i < t->links.n_multi_fds; i++)
                 close(t->links.multi_fds[i]);
         for (size_t i = 0; i < t->links.n_links; i++)
@@ -400,6 +416,8 @@ void probes_destroy_links(struct target *t)
 
 void probes_links_to_work(struct target *t, struct detach_work *w)
 {
+        assert(t);
+        assert(w);
         w->links = t->links.links;
         w->n_links = t->links.n_links;
         w->multi_fds = t->links.multi_fds;
@@ -409,6 +427,8 @@ void probes_links_to_work(struct target *t, struct detach_work *w)
 
 int probes_sweep_work(const struct target *t, struct detach_work *w)
 {
+        assert(t);
+        assert(w);
         w->sweeps = calloc(MAX(t->n_objects, (size_t)1), sizeof(*w->sweeps));
         if (!w->sweeps)
                 return -ENOMEM;

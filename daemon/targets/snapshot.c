@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* A ring of per-stack snapshots of one target's outstanding allocations, oldest dropped first. */
+#include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
 #include "snapshot.h"
@@ -15,6 +16,7 @@ int snapshot_ring_new(uint32_t depth, struct snapshot_ring **ret)
 {
         struct snapshot_ring *r;
 
+        assert(ret);
         if (depth == 0)
                 return -EINVAL;
         r = calloc(1, sizeof(*r) + (size_t)depth * sizeof(struct snapshot));
@@ -39,6 +41,7 @@ int snapshot_ring_push(struct snapshot_ring *r, uint64_t timestamp_usec, struct 
 {
         struct snapshot *slot;
 
+        assert(r);
         if (r->count == r->depth) {
                 slot = &r->slots[r->head];
                 r->head = (r->head + 1) % r->depth;

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* The files a target maps (or will map): its module map kept current, each file registered for
  * symbolization once, within TARGET_FILES_MAX. */
+#include <assert.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,6 +72,8 @@ static void register_mapped(struct target *t)
 
 int target_files_remember_planned(const struct target_env *env, struct target *t, const struct discovery *d)
 {
+        assert(t);
+        assert(d);
         for (size_t i = 0; i < d->n; i++) {
                 const struct discovered_object *o = &d->objects[i];
                 struct known_file *k;
@@ -122,6 +125,8 @@ int target_files_refresh(const struct target_env *env, struct target *t, bool pr
         size_t n = 0;
         int r;
 
+        assert(env);
+        assert(t);
         if (t->exited || t->kernel)
                 return 0;       /* the kernel maps no files */
         if (!process_gone && runs_its_program(t)) {
@@ -140,6 +145,7 @@ int target_files_refresh(const struct target_env *env, struct target *t, bool pr
 
 void target_files_done(struct target_files *f)
 {
+        assert(f);
         for (size_t i = 0; i < f->n_known; i++) {
                 if (f->known[i].symbols_registered)
                         symbolizer_release_module(f->syms, f->known[i].dev, f->known[i].ino);
@@ -154,6 +160,7 @@ uint64_t target_files_bytes(const struct target_files *f)
 {
         uint64_t bytes = f->n_known * sizeof(*f->known) + file_id_set_size(&f->examined) * 24;
 
+        assert(f);
         for (size_t i = 0; i < f->n_known; i++)
                 bytes += strlen(f->known[i].path) + 1;
         return bytes;

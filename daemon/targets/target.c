@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* A traced process, or the kernel: made, attached, registered, stopped and freed here. */
+#include <assert.h>
 #include <bpf/bpf.h>
 #include <errno.h>
 #include <stdio.h>
@@ -86,6 +87,10 @@ int target_new(const struct target_env *env, pid_t pid, const struct target_conf
         struct target *t = calloc(1, sizeof(*t));
         int r;
 
+        assert(env);
+        assert(filter);
+        assert(ret);
+        assert(error);
         if (!t)
                 return error_set(error, -ENOMEM, "Out of memory");
         *t = (struct target) { .pid = pid, .filter = *filter, .pidfd = -1, .files.syms = env->syms };
@@ -110,6 +115,9 @@ int target_new(const struct target_env *env, pid_t pid, const struct target_conf
 
 int target_register(const struct target_env *env, struct target *t, char **error)
 {
+        assert(env);
+        assert(t);
+        assert(error);
         if (bpf_map_update_elem(bpf_loader_targets_fd(env->skel), &(__u32){ t->pid }, &t->filter, BPF_NOEXIST) < 0) {
                 if (errno == E2BIG)
                         return error_set(error, -ENOSPC, "Too many targets");
@@ -180,6 +188,10 @@ int target_attach(const struct target_env *env, const struct target_attach_param
         struct target *t;
         int r;
 
+        assert(env);
+        assert(p);
+        assert(ret);
+        assert(error);
         *error = NULL;
         r = target_new(env, p->pid, &p->filter, p->ring_depth, &t, error);
         if (r < 0)
@@ -212,6 +224,8 @@ int target_stop(const struct target_env *env, struct target *t, bool freeze)
         struct detach_work w = { .pid = t->pid, .purge = true };
         int r = 0;
 
+        assert(env);
+        assert(t);
         (void)bpf_map_delete_elem(bpf_loader_targets_fd(env->skel), &(__u32){ t->pid });
         if (freeze) {
                 uint64_t totals[_COUNTER_MAX];
@@ -235,6 +249,8 @@ int target_clear_inherited_probes(const struct target_env *env, struct target *t
         struct detach_work w = { .pid = t->pid };
         int r;
 
+        assert(env);
+        assert(t);
         if (t->exited || t->n_objects == 0)
                 return 0;
         r = probes_sweep_work(t, &w);
@@ -251,6 +267,7 @@ uint64_t target_memory_bytes(const struct target *t)
         uint64_t bytes = sizeof(*t) + t->n_objects * sizeof(*t->objects) + t->modules.n * sizeof(*t->modules.mappings) +
                          target_files_bytes(&t->files) + snapshot_ring_bytes(t->ring);
 
+        assert(t);
         if (t->frozen)
                 bytes += t->frozen->bytes;
         for (size_t i = 0; i < t->modules.n; i++)
