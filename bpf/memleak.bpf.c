@@ -7,9 +7,13 @@
 #include <bpf/bpf_core_read.h>
 #include "bpf-types.h"
 
+#define ENOENT 2
 #define EFAULT 14
 #define ENOMEM 12
 #define EEXIST 17
+#define EINVAL 22
+#define ENOSPC 28
+#define ECANCELED 125
 
 /* Inode of the pid namespace whose pids the daemon sees; 0: the initial one (host pids). */
 const volatile __u64 pidns_ino = 0;
@@ -51,13 +55,6 @@ struct {
         __type(key, struct combined_key);
         __type(value, struct combined_value);
 } combined SEC(".maps");
-
-struct {
-        __uint(type, BPF_MAP_TYPE_STACK_TRACE);
-        __uint(max_entries, 65536);
-        __uint(key_size, sizeof(__u32));
-        __uint(value_size, MEMLEAK_MAX_STACK_DEPTH * sizeof(__u64));
-} stack_traces SEC(".maps");
 
 struct {
         __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -157,22 +154,9 @@ static __always_inline void combined_sub(__u32 tgid, __s64 stack_id, __u64 size)
         combined_sub_in(tgid, 0, stack_id, size);
 }
 
-static __always_inline __s64 take_stack_id(void *ctx, __u64 flags)
-{
-        long id = bpf_get_stackid(ctx, &stack_traces, flags);
-
-        if (id >= 0)
-                return id;
-        if (id == -EFAULT)
-                count(COUNTER_STACK_EFAULT);
-        else if (id == -EEXIST)
-                count(COUNTER_STACK_EEXIST);
-        else if (id == -ENOMEM)
-                count(COUNTER_STACK_ENOMEM);
-        else
-                count(COUNTER_STACK_OTHER);
-        return id;
-}
+#include "stack-table.h"
+#include "unwind.h"
+#include "stack-capture.h"
 
 static __always_inline void record_free(__u32 tgid, __u64 addr)
 {
@@ -212,7 +196,7 @@ static __always_inline void record_alloc(void *ctx, __u32 tgid, __u64 addr, __u6
 
         info.size = size;
         info.timestamp_ns = bpf_ktime_get_ns();
-        info.stack_id = take_stack_id(ctx, BPF_F_USER_STACK);
+        info.stack_id = user_stack_id(ctx, tgid);
         if (bpf_map_update_elem(&allocs, &key, &info, BPF_ANY)) {
                 count(COUNTER_LOST_ALLOCS_MAP_FULL);
                 return;
@@ -281,7 +265,7 @@ static __always_inline void mmap_add(void *ctx, __u32 tgid, __u64 start, __u64 l
 
         if (len == 0)
                 return;
-        info.stack_id = take_stack_id(ctx, BPF_F_USER_STACK);
+        info.stack_id = user_stack_id(ctx, tgid);
         if (bpf_map_update_elem(&mmaps, &key, &info, BPF_ANY)) {
                 count(COUNTER_LOST_MMAPS_MAP_FULL);
                 return;
@@ -671,7 +655,9 @@ static __always_inline int kernel_alloc(void *ctx, __u32 space, __u64 addr, __u6
 
         info.size = size;
         info.timestamp_ns = bpf_ktime_get_ns();
-        info.stack_id = take_stack_id(ctx, kernel_stack_skip(ctx, (__u64)traceiter) & BPF_F_SKIP_FIELD_MASK);
+        info.stack_id = kernel_stack_id(ctx, kernel_stack_skip(ctx, (__u64)traceiter));
+        if (info.stack_id == STACK_ID_OWN)
+                return 0;
         if (bpf_map_update_elem(&allocs, &key, &info, BPF_ANY)) {
                 count(COUNTER_LOST_ALLOCS_MAP_FULL);
                 return 0;

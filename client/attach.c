@@ -12,11 +12,12 @@ enum {
         ARG_MAX_SIZE,
         ARG_KERNEL_FILTER,
         ARG_MMAP,
+        ARG_UNWIND,
 };
 
 static void help(void)
 {
-        printf("memleakctl attach --pid PID [--obj PATH]... [--mmap] [--min-size N] [--max-size N] [--json]\n"
+        printf("memleakctl attach --pid PID [--obj PATH]... [--mmap] [--unwind MODE] [--min-size N] [--max-size N] [--json]\n"
                "memleakctl attach --kernel [--kernel-filter pid=N|comm=NAME]... [--min-size N] [--max-size N] [--json]\n\n"
                "Start tracing the allocations of a process. memleakd probes the allocator that serves\n"
                "the process (found in its maps: glibc, tcmalloc, jemalloc, mimalloc, or one linked into\n"
@@ -28,7 +29,11 @@ static void help(void)
                "                     a relative path is taken from the current directory)\n"
                "     --mmap          Also track the anonymous mappings the process makes itself with\n"
                "                     mmap/munmap/mremap (not those its allocator makes inside malloc);\n"
-               "                     reported apart from heap bytes\n"
+"                     reported apart from heap bytes\n"
+               "     --unwind MODE   How its stacks are walked: auto (the default unless memleakd.conf\n"
+               "                     says otherwise) or dwarf: by the call-frame information (.eh_frame)\n"
+               "                     of the objects that have it, complete through code built without\n"
+               "                     frame pointers; fp: by frame pointers only (cheaper, cut short there)\n"
                "  -k --kernel        Trace the kernel's allocations\n"
                "     --kernel-filter pid=N|comm=NAME\n"
                "                     With --kernel: only allocations made while process N (or a task\n"
@@ -94,6 +99,11 @@ static int parse_option(const struct ctl_context *ctx, struct call_args *args, i
         case ARG_MMAP:
                 req->mmap = true;
                 break;
+        case ARG_UNWIND:
+                req->unwind = memleak_unwind_from_string(arg);
+                if (req->unwind <= MEMLEAK_UNWIND_DEFAULT)
+                        return ctl_usage_error(ctx, "attach: --unwind must be auto, dwarf or fp, not '%s'", arg);
+                break;
         case ARG_MIN_SIZE:
                 if (ctl_parse_u64(arg, MEMLEAK_MAX_SIZE_BYTES, &req->min_size) < 0)
                         return ctl_usage_error(ctx, "attach: invalid --min-size '%s'", arg);
@@ -142,6 +152,7 @@ static const struct option long_options[] = {
         { "kernel", no_argument, NULL, 'k' },
         { "kernel-filter", required_argument, NULL, ARG_KERNEL_FILTER },
         { "mmap", no_argument, NULL, ARG_MMAP },
+        { "unwind", required_argument, NULL, ARG_UNWIND },
         { "min-size", required_argument, NULL, ARG_MIN_SIZE },
         { "max-size", required_argument, NULL, ARG_MAX_SIZE },
         { "json", no_argument, NULL, 'j' },

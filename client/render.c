@@ -306,6 +306,33 @@ static void print_frame(FILE *f, const cJSON *frame, bool show_addresses)
         fputc('\n', f);
 }
 
+/* "[unwind stopped: no CFI for /usr/lib/libfoo.so+0x1234]": where a walk could go no further. */
+static void print_unwind_stopped(FILE *f, const cJSON *stopped)
+{
+        static const struct { const char *reason, *text; } reasons[] = {
+                { "no_cfi", "no CFI for" },
+                { "uncomputable", "a CFI rule the walker cannot follow at" },
+                { "unreadable", "stack memory unreadable at" },
+                { "no_table", "no unwind table loaded (yet) for" },
+        };
+        const char *reason = get_str(stopped, "reason"), *text = NULL, *module = get_str(stopped, "module");
+
+        if (!reason || strcmp(reason, "depth") == 0)
+                return;         /* "depth" is the truncated line's */
+        for (size_t i = 0; i < ELEMENTSOF(reasons); i++)
+                if (strcmp(reasons[i].reason, reason) == 0)
+                        text = reasons[i].text;
+        if (!text) {
+                fprintf(f, "\t\t[unwind stopped: %s]\n", reason);
+                return;
+        }
+        if (module && cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(stopped, "module_offset")))
+                fprintf(f, "\t\t[unwind stopped: %s %s+0x%" PRIx64 "]\n", text, module,
+                        get_u64(stopped, "module_offset"));
+        else
+                fprintf(f, "\t\t[unwind stopped: %s an address outside any file]\n", text);
+}
+
 static void print_stack(FILE *f, const cJSON *stack, bool show_addresses)
 {
         const char *error = get_str(stack, "stack_error");
@@ -332,6 +359,7 @@ static void print_stack(FILE *f, const cJSON *stack, bool show_addresses)
                         plural(get_u64(stack, "addresses_cut"), "address", "addresses"));
         if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(stack, "truncated")))
                 fputs("\t\t[deeper frames cut: max_stack_depth reached]\n", f);
+        print_unwind_stopped(f, cJSON_GetObjectItemCaseSensitive(stack, "unwind_stopped"));
 }
 
 static int render_report_frames(FILE *f, const cJSON *report, bool show_addresses)

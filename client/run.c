@@ -33,6 +33,7 @@ enum {
         ARG_MIN_SIZE = 0x100,
         ARG_UNTRACED_OK,
         ARG_MMAP,
+        ARG_UNWIND,
 };
 
 /* The signals forwarded to CMD. */
@@ -364,7 +365,7 @@ static int run(struct run_state *s, const char *path)
 
 static void help_run(void)
 {
-        printf("memleakctl run [--obj PATH]... [--top N] [--min-size N] [--mmap] [--json] [--output FILE]\n"
+        printf("memleakctl run [--obj PATH]... [--top N] [--min-size N] [--mmap] [--unwind MODE] [--json] [--output FILE]\n"
                "               [--untraced-ok] -- CMD [ARGS...]\n\n"
                "Run CMD traced by memleakd from its first allocation (constructors included), like\n"
                "valgrind: when it exits, print the allocations it never freed, by call stack, and exit\n"
@@ -378,6 +379,8 @@ static void help_run(void)
                "     --min-size N   Record only allocations of at least N bytes\n"
                "     --mmap          Also track the anonymous mappings CMD makes itself (mmap, munmap,\n"
                "                     mremap), reported apart from heap bytes\n"
+               "     --unwind MODE   How its stacks are walked: auto or dwarf (the call-frame information\n"
+               "                     of the objects that have it), fp (frame pointers only)\n"
                "  -j --json          Print the report as JSON (errors too, on the same stream)\n"
                "  -O --output FILE   Write the report to FILE instead of stderr\n"
                "     --untraced-ok   Run CMD untraced, with a warning, when memleakd cannot trace it\n"
@@ -451,6 +454,7 @@ int cmd_run(struct ctl_context *ctx, int argc, char *argv[])
                 { "output", required_argument, NULL, 'O' },
                 { "untraced-ok", no_argument, NULL, ARG_UNTRACED_OK },
                 { "mmap", no_argument, NULL, ARG_MMAP },
+                { "unwind", required_argument, NULL, ARG_UNWIND },
                 { "help", no_argument, NULL, 'h' },
                 {}
         };
@@ -502,6 +506,12 @@ int cmd_run(struct ctl_context *ctx, int argc, char *argv[])
                         break;
                 case ARG_MMAP:
                         o.attach.mmap = true;
+                        break;
+                case ARG_UNWIND:
+                        o.attach.unwind = memleak_unwind_from_string(optarg);
+                        if (o.attach.unwind <= MEMLEAK_UNWIND_DEFAULT)
+                                return ctl_usage_error(ctx, "run: --unwind must be auto, dwarf or fp, not '%s'",
+                                                       optarg);
                         break;
                 case 'h':
                         help_run();

@@ -62,13 +62,21 @@ enum memleak_counter {
         COUNTER_ALLOCS_FILTERED,        /* allocations outside the target's size filter */
         COUNTER_ALLOCS_FAILED,          /* allocator returned NULL / error: nothing changed */
         COUNTER_NESTED_CALLS,           /* allocator entries inside another (counted once, at the outer) */
+        COUNTER_UNWIND_WALKS,           /* stacks taken by the unwind-table walker */
+        COUNTER_UNWIND_STOP_DEPTH,      /* walks cut at max_stack_depth */
+        COUNTER_UNWIND_STOP_NO_CFI,     /* walks that met a pc without CFI */
+        COUNTER_UNWIND_STOP_UNCOMPUTABLE, /* walks that met a rule the walker cannot compute */
+        COUNTER_UNWIND_STOP_UNREADABLE, /* walks stopped by unreadable stack memory */
+        COUNTER_UNWIND_STOP_NO_TABLE,   /* walks that met an object whose table is not loaded */
         COUNTER_LOST_ALLOCS_MAP_FULL,   /* outstanding-allocations map full */
         COUNTER_LOST_COMBINED_MAP_FULL, /* per-stack totals map full */
         COUNTER_LOST_INFLIGHT_MAP_FULL, /* per-thread in-flight map full */
-        COUNTER_STACK_EFAULT,           /* bpf_get_stackid -EFAULT: user stack unreadable */
-        COUNTER_STACK_EEXIST,           /* bpf_get_stackid -EEXIST: stack map hash collision */
-        COUNTER_STACK_ENOMEM,           /* bpf_get_stackid -ENOMEM: stack map full */
-        COUNTER_STACK_OTHER,            /* bpf_get_stackid: any other error */
+        COUNTER_STACK_EFAULT,           /* bpf_get_stack -EFAULT: the stack was unreadable */
+        COUNTER_STACK_TABLE_FULL,       /* a new stack found the stack table full */
+        COUNTER_STACK_HASH_CLASH,       /* every key a new stack may take held other stacks */
+        COUNTER_STACK_NO_SCRATCH,       /* no buffer to capture the stack in (task storage refused,
+                                         * interrupts nested too deep) */
+        COUNTER_STACK_OTHER,            /* bpf_get_stack: any other error */
         COUNTER_RETURN_WITHOUT_ENTRY,   /* return probe with no matching entry */
         COUNTER_FREE_UNKNOWN,           /* free of an address never seen (pre-attach or filtered) */
         COUNTER_INFLIGHT_STALE,         /* entry left behind by a call that never returned */
@@ -90,7 +98,18 @@ struct fork_event {
 };
 #define MEMLEAK_FORK_RING_BYTES (64 * 1024)
 
-/* Stack ids below zero mean "no stack": the negated errno from bpf_get_stackid. */
+/* One stack in the stack table (bpf/stack-table.h), keyed by a __u64 id that hashes its frames.
+ * Ids below zero mean "no stack": a negated errno (-EFAULT unreadable, -ENOSPC table full,
+ * -EEXIST hash clash, -ENOMEM no capture buffer). The map's values hold max_stack_depth frames,
+ * not always all MEMLEAK_MAX_STACK_DEPTH: read it with a buffer of this full size. */
+struct stack_trace {
+        __u32 depth;            /* frames in ips[], innermost first */
+        __u32 stop;             /* 0: the walk ended normally */
+        __u64 ips[MEMLEAK_MAX_STACK_DEPTH];
+};
+
+/* The size of a stack-table value holding depth frames. */
+#define STACK_TRACE_BYTES(depth) (sizeof(struct stack_trace) - (MEMLEAK_MAX_STACK_DEPTH - (depth)) * sizeof(__u64))
 
 /* Per-target settings, keyed by tgid in the `targets` map. */
 struct target_config {
@@ -113,7 +132,7 @@ struct alloc_key {
 struct alloc_info {
         __u64 size;
         __u64 timestamp_ns;     /* CLOCK_MONOTONIC (bpf_ktime_get_ns) */
-        __s64 stack_id;         /* < 0: -errno from bpf_get_stackid */
+        __s64 stack_id;         /* < 0: -errno, no stack (struct stack_trace) */
 };
 
 /* Per-stack outstanding totals ("combined allocs"), keyed by struct combined_key. */
@@ -160,4 +179,90 @@ struct file_mapping {
         __u64 ino;
         __u64 mm;               /* the address space (an exec starts a new one) */
         __u64 timestamp_ns;     /* bpf_ktime_get_ns(): a later mapping covers what it overlaps */
+};
+
+/* Unwind tables: an object's call-frame information as compact x86-64 rows sorted by address
+ * (daemon/unwind builds them from .eh_frame/.debug_frame, bpf/unwind.h walks them). */
+/* How to find the canonical frame address (the caller's rsp just before its call instruction). */
+enum unwind_cfa_rule {
+        UNWIND_CFA_NONE = 0,            /* no CFI covers these addresses: fall back to rbp, or stop */
+        UNWIND_CFA_RSP,                 /* CFA = rsp + cfa_offset */
+        UNWIND_CFA_RBP,                 /* CFA = rbp + cfa_offset */
+        UNWIND_CFA_RSP_DEREF,           /* CFA = *(u64 *)(rsp + cfa_offset): a signal trampoline's
+                                         * saved rsp in the ucontext the kernel pushed */
+        UNWIND_CFA_RBP_DEREF,           /* CFA = *(u64 *)(rbp + cfa_offset): a function that realigns
+                                         * its stack (gcc's DRAP), after its prologue */
+        UNWIND_CFA_PLT,                 /* CFA = rsp + cfa_offset, plus 8 when (pc & 15) >= 11: the
+                                         * entries of a lazy .plt (push at 6, jmp at 11) */
+        UNWIND_CFA_REGISTER,            /* CFA = another register + offset (r10 during a DRAP
+                                         * prologue): only the interrupted frame's registers know it */
+        UNWIND_CFA_EXPRESSION,          /* any other DWARF expression: the walker cannot compute it */
+        _UNWIND_CFA_RULE_MAX,
+};
+
+/* Where the frame keeps a register of its caller (the return address, or rbp). */
+enum unwind_reg_rule {
+        UNWIND_REG_UNDEFINED = 0,       /* not recoverable; for the return address: the outermost
+                                         * frame (_start, a thread's first), the walk ends cleanly */
+        UNWIND_REG_SAME_VALUE,          /* this frame did not change it: the register still holds it */
+        UNWIND_REG_AT_CFA,              /* saved at CFA + offset */
+        UNWIND_REG_AT_RSP,              /* saved at rsp + offset (a signal frame's ucontext) */
+        UNWIND_REG_AT_RBP,              /* saved at rbp + offset (a realigned frame) */
+        UNWIND_REG_OTHER,               /* a rule this table does not express (in another register,
+                                         * a computed value, an expression) */
+        _UNWIND_REG_RULE_MAX,
+};
+
+/* reg_rules: the return address rule in bits 0-2, rbp's in bits 3-5, and bit 7 set in a signal
+ * frame (the frame "called" by the kernel to run a handler: its caller's pc is the interrupted
+ * instruction itself, not a return address, so the walker looks that pc up as is, not pc - 1). */
+#define UNWIND_ROW_RA_RULE_MASK   0x07u
+#define UNWIND_ROW_RBP_RULE_SHIFT 3
+#define UNWIND_ROW_RBP_RULE_MASK  0x38u
+#define UNWIND_ROW_SIGNAL_FRAME   0x80u
+
+/* One row: its rule holds from start up to the next row's start. Fixed-width fields, no padding:
+ * the layout a BPF map value can share. */
+struct unwind_row {
+        __u32 start;            /* first address covered, minus the table's base_vaddr */
+        __s32 cfa_offset;       /* bytes added to the CFA rule's register */
+        __u8 cfa_rule;          /* enum unwind_cfa_rule */
+        __u8 reg_rules;         /* see UNWIND_ROW_* above */
+        __s8 ra_offset8;        /* the return address's AT_* offset, in 8-byte units */
+        __s8 rbp_offset8;       /* rbp's AT_* offset, in 8-byte units */
+};
+
+/* Objects whose tables can be loaded at once (slots of the unwind_tables map of maps). */
+#define UNWIND_TABLES_MAX 4096
+/* Executable mappings of one target the walker knows; the others are walked by frame pointer. */
+#define UNWIND_MAPPINGS_MAX 512
+
+/* One executable mapping of a target: a pc in [start, end) is looked up in its object's rows
+ * at pc - bias (the ELF address minus the table's base_vaddr). A mapping without rows is walked
+ * by frame pointer (the object has no CFI, or keeps rbp as a frame pointer). */
+struct unwind_mapping {
+        __u64 start;
+        __u64 end;
+        __u64 bias;
+        __u32 table;            /* slot in unwind_tables */
+        __u32 n_rows;           /* 0: frame pointers */
+};
+
+/* A target walked by its unwind tables (no entry in unwind_targets: frame pointers, by the
+ * kernel), keyed by tgid: its mappings are unwind_mappings[slot * UNWIND_MAPPINGS_MAX + i] for
+ * i < n, sorted by start, not overlapping. */
+struct unwind_target {
+        __u32 slot;             /* < max_targets */
+        __u32 n;
+};
+
+/* Why a walk ended (struct stack_trace's stop). */
+enum unwind_stop {
+        UNWIND_STOP_END = 0,            /* the outermost frame, or frame pointers ran out */
+        UNWIND_STOP_DEPTH,              /* max_stack_depth frames taken */
+        UNWIND_STOP_NO_CFI,             /* the last frame's pc has no row in its object's CFI */
+        UNWIND_STOP_UNCOMPUTABLE,       /* its CFA or return address needs a rule the walker lacks */
+        UNWIND_STOP_UNREADABLE,         /* the stack memory it needed could not be read */
+        UNWIND_STOP_NO_TABLE,           /* its object's table is not loaded (yet) */
+        _UNWIND_STOP_MAX,
 };

@@ -17,6 +17,14 @@ static const char *const memleak_command_table[_MEMLEAK_CMD_MAX] = {
 
 DEFINE_STRING_TABLE_LOOKUP(memleak_command, enum memleak_command);
 
+static const char *const memleak_unwind_table[_MEMLEAK_UNWIND_MAX] = {
+        [MEMLEAK_UNWIND_AUTO] = "auto",
+        [MEMLEAK_UNWIND_DWARF] = "dwarf",
+        [MEMLEAK_UNWIND_FP] = "fp",
+};
+
+DEFINE_STRING_TABLE_LOOKUP(memleak_unwind, enum memleak_unwind);
+
 /* The request fields: how each is typed, which commands allow it and which require it. */
 enum field_type {
         FIELD_HEADER,   /* v and cmd: checked before the table runs */
@@ -26,6 +34,7 @@ enum field_type {
         FIELD_BOOL,     /* true or false, stored as bool at offset */
         FIELD_COMM,     /* string of 1 to MEMLEAK_MAX_COMM_BYTES bytes, stored at offset */
         FIELD_PATH,     /* absolute path shorter than MEMLEAK_MAX_PATH_BYTES, strdup'd to a char * at offset */
+        FIELD_UNWIND,   /* "auto", "dwarf" or "fp", stored as enum memleak_unwind at offset */
 };
 
 #define CMD_BIT(c) (1u << (c))
@@ -80,6 +89,9 @@ static const struct field_spec request_fields[] = {
         { F_MMAP, FIELD_BOOL, offsetof(struct memleak_request, mmap), 0,
           CMD_BIT(MEMLEAK_CMD_ATTACH), 0,
           "\"mmap\" must be true or false", NULL },
+        { F_UNWIND, FIELD_UNWIND, offsetof(struct memleak_request, unwind), 0,
+          CMD_BIT(MEMLEAK_CMD_ATTACH), 0,
+          "\"unwind\" must be \"auto\", \"dwarf\" or \"fp\"", NULL },
 };
 
 static const struct field_spec *field_lookup(const char *name)
@@ -175,6 +187,14 @@ static int parse_field(const struct field_spec *f, const cJSON *item, struct mem
                 return parse_comm(item, field_at(req, f));
         case FIELD_PATH:
                 return parse_path(item, field_at(req, f));
+        case FIELD_UNWIND: {
+                enum memleak_unwind u = memleak_unwind_from_string(cJSON_GetStringValue(item));
+
+                if (u <= MEMLEAK_UNWIND_DEFAULT)
+                        return -EINVAL;
+                *(enum memleak_unwind *) field_at(req, f) = u;
+                return 0;
+        }
         }
         return -EINVAL;
 }
@@ -199,6 +219,10 @@ static int check_target(const struct memleak_request *req, const char **error_me
         }
         if (req->kernel && req->mmap) {
                 *error_message = "\"mmap\" tracks a process's mappings, not the kernel's";
+                return -EINVAL;
+        }
+        if (req->kernel && req->unwind != MEMLEAK_UNWIND_DEFAULT) {
+                *error_message = "\"unwind\" says how a process's stacks are walked, not the kernel's";
                 return -EINVAL;
         }
         if (req->exec && !req->has_pid) {
@@ -363,6 +387,10 @@ static bool field_encode(cJSON *o, const struct field_spec *f, const struct meml
         case FIELD_PATH:
                 return !*(char *const *) field_at(req, f) ||
                        cJSON_AddStringToObject(o, f->name, *(char *const *) field_at(req, f));
+        case FIELD_UNWIND:
+                return *(const enum memleak_unwind *) field_at(req, f) == MEMLEAK_UNWIND_DEFAULT ||
+                       cJSON_AddStringToObject(o, f->name,
+                                               memleak_unwind_to_string(*(const enum memleak_unwind *) field_at(req, f)));
         case FIELD_OBJS:
                 if (req->n_objs == 0)
                         return true;

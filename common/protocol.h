@@ -59,6 +59,7 @@
 #define F_KERNEL_PID    "kernel_pid"
 #define F_KERNEL_COMM   "kernel_comm"
 #define F_MMAP          "mmap"
+#define F_UNWIND        "unwind"
 
 enum memleak_command {
         MEMLEAK_CMD_ATTACH,
@@ -70,6 +71,20 @@ enum memleak_command {
 };
 
 const char *memleak_command_to_string(enum memleak_command c);
+
+/* How a target's user stacks are walked (attach "unwind"; the config's unwind key). */
+enum memleak_unwind {
+        MEMLEAK_UNWIND_DEFAULT = 0,     /* not given: the daemon's config decides */
+        MEMLEAK_UNWIND_AUTO,            /* the CFI of objects that have it, frame pointers elsewhere */
+        MEMLEAK_UNWIND_DWARF,           /* the same, asked for by name */
+        MEMLEAK_UNWIND_FP,              /* frame pointers only (the kernel's walk) */
+        _MEMLEAK_UNWIND_MAX,
+        _MEMLEAK_UNWIND_INVALID = -1,
+};
+
+/* "auto", "dwarf", "fp" (NULL for the default); the inverse refuses "default". */
+const char *memleak_unwind_to_string(enum memleak_unwind u);
+enum memleak_unwind memleak_unwind_from_string(const char *s);
 enum memleak_command memleak_command_from_string(const char *s);
 
 /* A decoded, validated request. Strings are owned by the request. */
@@ -89,6 +104,7 @@ struct memleak_request {
         int32_t kernel_pid;             /* attach --kernel: only this process's allocations; 0: any */
         char kernel_comm[MEMLEAK_MAX_COMM_BYTES + 1];   /* attach --kernel: only this comm; "": any */
         bool mmap;                      /* attach: track anonymous mappings too */
+        enum memleak_unwind unwind;     /* attach: how its stacks are walked */
 };
 
 void memleak_request_done(struct memleak_request *req);

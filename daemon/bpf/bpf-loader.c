@@ -200,13 +200,16 @@ int bpf_loader_open(const struct bpf_sizes *sizes, struct memleak_bpf **ret)
                 set_uprobe_multi_attach_type(skel);
         if ((r = bpf_map__set_max_entries(skel->maps.targets, sizes->max_targets)) < 0 ||
             (r = bpf_map__set_max_entries(skel->maps.allocs, sizes->max_allocs)) < 0 ||
-            (r = bpf_map__set_max_entries(skel->maps.stack_traces, sizes->max_stacks)) < 0 ||
+            (r = bpf_map__set_max_entries(skel->maps.stacks, sizes->max_stacks)) < 0 ||
             (r = bpf_map__set_max_entries(skel->maps.combined, sizes->max_combined)) < 0 ||
             (r = bpf_map__set_max_entries(skel->maps.inflight, sizes->max_inflight)) < 0 ||
             (r = bpf_map__set_max_entries(skel->maps.mmaps, sizes->max_mmaps)) < 0 ||
-            /* bpf_get_stackid() keeps as many frames as an entry holds: that is the depth limit */
-            (r = bpf_map__set_value_size(skel->maps.stack_traces, sizes->max_stack_depth * sizeof(__u64))) < 0)
+            (r = bpf_map__set_max_entries(skel->maps.unwind_targets, sizes->max_targets)) < 0 ||
+            (r = bpf_map__set_max_entries(skel->maps.unwind_mappings, sizes->max_targets * UNWIND_MAPPINGS_MAX)) < 0 ||
+            /* a stack keeps max_stack_depth frames: the stacks map's values hold no more */
+            (r = bpf_map__set_value_size(skel->maps.stacks, STACK_TRACE_BYTES(sizes->max_stack_depth))) < 0)
                 return r;
+        skel->rodata->stack_depth_max = sizes->max_stack_depth;
         *ret = TAKE_PTR(skel);
         return 0;
 }
@@ -243,7 +246,25 @@ int bpf_loader_combined_fd(struct memleak_bpf *skel)
 int bpf_loader_stacks_fd(struct memleak_bpf *skel)
 {
         assert(skel);
-        return bpf_map__fd(skel->maps.stack_traces);
+        return bpf_map__fd(skel->maps.stacks);
+}
+
+int bpf_loader_unwind_tables_fd(struct memleak_bpf *skel)
+{
+        assert(skel);
+        return bpf_map__fd(skel->maps.unwind_tables);
+}
+
+int bpf_loader_unwind_targets_fd(struct memleak_bpf *skel)
+{
+        assert(skel);
+        return bpf_map__fd(skel->maps.unwind_targets);
+}
+
+int bpf_loader_unwind_mappings_fd(struct memleak_bpf *skel)
+{
+        assert(skel);
+        return bpf_map__fd(skel->maps.unwind_mappings);
 }
 
 int bpf_loader_inflight_fd(struct memleak_bpf *skel)

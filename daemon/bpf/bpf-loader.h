@@ -35,6 +35,11 @@ int bpf_loader_allocs_fd(struct memleak_bpf *skel);
 int bpf_loader_combined_fd(struct memleak_bpf *skel);
 int bpf_loader_stacks_fd(struct memleak_bpf *skel);
 int bpf_loader_inflight_fd(struct memleak_bpf *skel);
+/* The unwind tables (a map of maps, UNWIND_TABLES_MAX slots), the targets walked by them and
+ * their mappings (UNWIND_MAPPINGS_MAX per target slot). */
+int bpf_loader_unwind_tables_fd(struct memleak_bpf *skel);
+int bpf_loader_unwind_targets_fd(struct memleak_bpf *skel);
+int bpf_loader_unwind_mappings_fd(struct memleak_bpf *skel);
 int bpf_loader_mmaps_fd(struct memleak_bpf *skel);
 /* File mappings of targets, recorded as they are made (struct file_mapping), and how many
  * did not fit (one __u64). */

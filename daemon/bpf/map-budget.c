@@ -11,7 +11,7 @@
 
 #define HTAB_ELEM_BYTES 48u             /* struct htab_elem before its key */
 #define HTAB_BUCKET_BYTES 16u
-#define STACK_ELEM_BYTES 24u            /* struct stack_map_bucket before its frames */
+#define MEM_ALLOC_HEADER_BYTES 8u       /* bpf_mem_alloc's header on an element it hands out */
 
 static uint64_t round8(uint64_t v)
 {
@@ -33,6 +33,19 @@ static uint64_t hash_map_bytes(uint64_t entries, uint64_t key_size, uint64_t val
                pow2_at_least(entries) * HTAB_BUCKET_BYTES;
 }
 
+/* A map allocating its elements as they come (BPF_F_NO_PREALLOC), when full: bpf_mem_alloc
+ * hands out power-of-two sizes (96 and 192 too, rarely met by these). */
+static uint64_t hash_map_no_prealloc_bytes(uint64_t entries, uint64_t key_size, uint64_t value_size)
+{
+        return entries * pow2_at_least(MEM_ALLOC_HEADER_BYTES + HTAB_ELEM_BYTES + round8(key_size) + round8(value_size)) +
+               pow2_at_least(entries) * HTAB_BUCKET_BYTES;
+}
+
+static uint64_t array_map_bytes(uint64_t entries, uint64_t value_size)
+{
+        return entries * round8(value_size);
+}
+
 uint64_t map_budget_estimate(const struct bpf_sizes *s)
 {
         assert(s);
@@ -42,8 +55,9 @@ uint64_t map_budget_estimate(const struct bpf_sizes *s)
                hash_map_bytes(s->max_combined, sizeof(struct combined_key), sizeof(struct combined_value)) +
                hash_map_bytes(s->max_inflight, sizeof(__u64), sizeof(struct inflight)) +
                hash_map_bytes(MEMLEAK_FILE_MAPPINGS_MAX, sizeof(struct file_mapping_key), sizeof(struct file_mapping)) +
-               (uint64_t)s->max_stacks * (STACK_ELEM_BYTES + (uint64_t)s->max_stack_depth * sizeof(__u64)) +
-               pow2_at_least(s->max_stacks) * sizeof(void *);
+               hash_map_no_prealloc_bytes(s->max_stacks, sizeof(__u64), STACK_TRACE_BYTES(s->max_stack_depth)) +
+               hash_map_bytes(s->max_targets, sizeof(__u32), sizeof(struct unwind_target)) +
+               array_map_bytes((uint64_t)s->max_targets * UNWIND_MAPPINGS_MAX, sizeof(struct unwind_mapping));
 }
 
 uint64_t map_budget_allowed(const struct memory_limits *l)

@@ -62,12 +62,8 @@ static void rows_merge(struct stack_rows *r)
         r->n = out;
 }
 
-static int copy_ips(const uint64_t *ips, size_t max, uint64_t **ret, size_t *ret_n)
+static int copy_ips(const uint64_t *ips, size_t n, uint64_t **ret, size_t *ret_n)
 {
-        size_t n = 0;
-
-        while (n < max && ips[n] != 0)
-                n++;
         *ret = malloc(MAX(n, (size_t)1) * sizeof(uint64_t));
         if (!*ret)
                 return -ENOMEM;
@@ -76,22 +72,24 @@ static int copy_ips(const uint64_t *ips, size_t max, uint64_t **ret, size_t *ret
         return 0;
 }
 
-/* Fill in each row's frames from the stack map. */
+/* Fill in each row's frames from the stack table. */
 static int rows_add_frames(struct stack_rows *r, int stacks_fd)
 {
-        uint64_t ips[MEMLEAK_MAX_STACK_DEPTH];
+        struct stack_trace t;
 
         for (size_t i = 0; i < r->n; i++) {
-                uint32_t id;
+                uint64_t id;
                 int ret;
 
                 if (r->rows[i].stack_id < 0)
                         continue;
-                id = (uint32_t)r->rows[i].stack_id;
-                memset(ips, 0, sizeof(ips));
-                if (bpf_map_lookup_elem(stacks_fd, &id, ips) < 0)
+                id = (uint64_t)r->rows[i].stack_id;
+                memset(&t, 0, sizeof(t));
+                if (bpf_map_lookup_elem(stacks_fd, &id, &t) < 0)
                         continue;       /* reported as a stack with no frames */
-                ret = copy_ips(ips, ELEMENTSOF(ips), &r->rows[i].ips, &r->rows[i].n_ips);
+                r->rows[i].unwind_stop = t.stop;
+                ret = copy_ips((const uint64_t *)t.ips, MIN(t.depth, (uint32_t)MEMLEAK_MAX_STACK_DEPTH),
+                               &r->rows[i].ips, &r->rows[i].n_ips);
                 if (ret < 0)
                         return ret;
         }
@@ -311,9 +309,8 @@ static int cmp_i64(const void *a, const void *b)
         return x < y ? -1 : x > y;
 }
 
-/* Delete from the stack map the stacks only pid's allocations used: the map keeps one stack per
- * hash bucket and refuses others (EEXIST), so stacks of targets that are gone would crowd out
- * the stacks of those that come later. Returns how many went. */
+/* Delete from the stack table the stacks only pid's allocations used, so that stacks of targets
+ * that are gone do not fill the table for those that come later. Returns how many went. */
 static int purge_stacks(struct memleak_bpf *skel, const struct map_limits *lim, pid_t pid)
 {
         _cleanup_(map_dump_done) struct map_dump d = {};
@@ -345,7 +342,7 @@ static int purge_stacks(struct memleak_bpf *skel, const struct map_limits *lim, 
         if (n_others > 0)
                 qsort(others, n_others, sizeof(*others), cmp_i64);
         for (size_t i = 0; i < n_mine; i++) {
-                uint32_t id = (uint32_t)mine[i];
+                uint64_t id = (uint64_t)mine[i];
 
                 if (i > 0 && mine[i] == mine[i - 1])
                         continue;

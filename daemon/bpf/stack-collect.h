@@ -46,7 +46,7 @@ void stack_collect_free_frozen(struct frozen_target *f);
 /* A copy of an exited target's rows, for one report. Its allocations are final: no --min-age. */
 int stack_collect_frozen(const struct frozen_target *f, struct stack_rows *ret);
 
-/* Remove every allocs/combined/inflight entry of pid, and the stacks in the stack map that no
+/* Remove every allocs/combined/inflight entry of pid, and the stacks in the stack table that no
  * other target's allocations use. Returns how many stacks went, or -errno (the entries went
  * anyway, as far as they could be read). */
 int stack_collect_purge(struct memleak_bpf *skel, const struct map_limits *lim, pid_t pid);

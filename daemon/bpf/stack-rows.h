@@ -16,6 +16,7 @@ struct stack_row {
         uint64_t *ips;          /* owned; NULL when the stack is unavailable */
         size_t n_ips;
         size_t n_cut;           /* addresses dropped past a broken frame-pointer chain */
+        uint32_t unwind_stop;   /* enum unwind_stop: why the walk ended (0: normally) */
 };
 
 struct stack_rows {

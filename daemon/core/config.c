@@ -27,6 +27,7 @@ enum key_type {
         KEY_SOCKET_PATH,        /* absolute path that fits sockaddr_un */
         KEY_MODE,               /* octal file mode <= 0777 */
         KEY_GROUP,              /* group name; empty means root's group */
+        KEY_UNWIND,             /* "auto", "dwarf" or "fp" */
 };
 
 struct config_key {
@@ -68,6 +69,7 @@ static const struct config_key config_keys[] = {
           CONFIG_SYMBOLS_MAX_SECTION_MB_MIN, CONFIG_SYMBOLS_MAX_SECTION_MB_MAX },
         { "exited_max_mb", KEY_U32, offsetof(struct memleakd_config, exited_max_mb),
           CONFIG_EXITED_MAX_MB_MIN, CONFIG_EXITED_MAX_MB_MAX },
+        { "unwind", KEY_UNWIND, offsetof(struct memleakd_config, unwind), 0, 0 },
 };
 
 int config_init_defaults(struct memleakd_config *c)
@@ -97,6 +99,7 @@ int config_init_defaults(struct memleakd_config *c)
                 .symbols_max_mb = CONFIG_SYMBOLS_MAX_MB_DEFAULT,
                 .symbols_max_section_mb = CONFIG_SYMBOLS_MAX_SECTION_MB_DEFAULT,
                 .exited_max_mb = CONFIG_EXITED_MAX_MB_DEFAULT,
+                .unwind = MEMLEAK_UNWIND_AUTO,
         };
         return 0;
 }
@@ -279,6 +282,9 @@ static char *key_expected(const struct config_key *k)
         case KEY_GROUP:
                 n = asprintf(&s, "a group name (letters, digits, '_', '.', '-', not starting with a digit or '-')");
                 break;
+        case KEY_UNWIND:
+                n = asprintf(&s, "auto, dwarf or fp");
+                break;
         }
         return n < 0 ? NULL : s;
 }
@@ -311,6 +317,14 @@ static int key_apply(const struct config_key *k, const char *value, struct memle
                         return -EINVAL;
                 *(uint64_t *)field = v;
                 return 0;
+        case KEY_UNWIND: {
+                enum memleak_unwind u = memleak_unwind_from_string(value);
+
+                if (u <= MEMLEAK_UNWIND_DEFAULT)
+                        return -EINVAL;
+                *(enum memleak_unwind *)field = u;
+                return 0;
+        }
         case KEY_MODE:
                 r = parse_mode(value, &mode);
                 if (r < 0)

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <stdint.h>
+#include "protocol.h"
 
 /* Limits, so the daemon's --help, the shipped memleakd.conf and the parser agree. */
 #define CONFIG_SNAPSHOT_INTERVAL_MS_MIN     10u
@@ -43,7 +44,7 @@ struct memleakd_config {
         uint32_t ring_depth;            /* ring_depth: snapshots kept, 1..100000 */
         uint32_t max_targets;           /* max_targets: processes attached at once, 1..4096 */
         uint32_t max_allocs;            /* max_allocs: outstanding-allocation map entries */
-        uint32_t max_stacks;            /* max_stacks: stack-trace map entries */
+        uint32_t max_stacks;            /* max_stacks: stack-table entries */
         uint32_t max_combined;          /* max_combined: per-stack totals entries */
         uint32_t max_inflight;          /* max_inflight: threads inside an allocator at once */
         uint32_t max_mmaps;             /* max_mmaps: anonymous mappings tracked with --mmap */
@@ -57,6 +58,7 @@ struct memleakd_config {
         uint32_t symbols_max_mb;        /* symbols_max_mb: inflated debug info held, MiB */
         uint32_t symbols_max_section_mb;/* symbols_max_section_mb: one debug section inflated, MiB */
         uint32_t exited_max_mb;         /* exited_max_mb: what the reports of exited targets keep, MiB */
+        enum memleak_unwind unwind;     /* unwind: auto, dwarf or fp (protocol.h) */
 };
 
 /* Fill *c with the defaults. Returns 0, or -ENOMEM (then *c holds no allocations). */

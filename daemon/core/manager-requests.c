@@ -19,6 +19,7 @@
 #include "server.h"
 #include "snapshot.h"
 #include "symbolizer.h"
+#include "target-unwind.h"
 #include "text-safe.h"
 #include "util.h"
 
@@ -47,6 +48,23 @@ static void reply(struct server_request *sreq, cJSON *r)
         server_request_reply(sreq, r);
 }
 
+/* How its stacks are walked: "dwarf" by the tables of its files (those it holds, how big), "fp". */
+static void add_unwind(cJSON *o, const struct target_unwind *u)
+{
+        struct target_unwind_stats st;
+        cJSON *w = cJSON_AddObjectToObject(o, "unwind");
+
+        if (!w)
+                return;
+        target_unwind_get_stats(u, &st);
+        cJSON_AddStringToObject(w, "mode", memleak_unwind_to_string(u->mode) ?: "fp");
+        cJSON_AddNumberToObject(w, "tables", (double)st.tables);
+        json_add_u64(w, "rows", st.rows);
+        json_add_u64(w, "table_bytes", st.bytes);
+        cJSON_AddNumberToObject(w, "mappings", st.mappings);
+        cJSON_AddNumberToObject(w, "mappings_dropped", st.mappings_dropped);
+}
+
 static cJSON *target_to_json(const struct target *t)
 {
         cJSON *o = cJSON_CreateObject(), *objs;
@@ -70,6 +88,8 @@ static cJSON *target_to_json(const struct target *t)
                 cJSON_AddItemToArray(objs, ob);
         }
         cJSON_AddNumberToObject(o, "snapshots", snapshot_ring_count(t->ring));
+        if (!t->kernel)
+                add_unwind(o, &t->unwind);
         return o;
 }
 
@@ -141,6 +161,7 @@ static bool attach_now(struct manager *m, struct server_request *sreq, struct me
                 r = target_attach(&m->env, &(struct target_attach_params) {
                         .pid = req->pid, .objs = req->objs, .n_objs = req->n_objs, .filter = sizes,
                         .ring_depth = m->config.ring_depth, .track_mmap = req->mmap, .exec = req->exec,
+                        .unwind = req->unwind != MEMLEAK_UNWIND_DEFAULT ? req->unwind : m->config.unwind,
                 }, &t, &error);
         if (r < 0) {
                 log_info("Refused to attach to pid %d for uid %u: %s", (int)pid, (unsigned)peer->uid,

@@ -21,6 +21,7 @@
 #include "mounts.h"
 #include "server.h"
 #include "symbolizer.h"
+#include "unwind-cache.h"
 #include "util.h"
 #include "watchdog.h"
 #include "worker.h"
@@ -228,6 +229,10 @@ static int start_tracing(struct manager *m)
         }, &m->env.syms);
         if (r < 0)
                 return log_error_errno(r, "Failed to set up symbolization: %m");
+        r = unwind_cache_new(bpf_loader_unwind_tables_fd(m->env.skel), UNWIND_TABLES_MAX, m->config.max_targets,
+                             &m->env.unwind);
+        if (r < 0)
+                return log_error_errno(r, "Failed to set up the unwind tables: %m");
         r = mapping_log_new(m->env.skel, &m->env.mappings);
         if (r >= 0)
                 r = detacher_new(m->event, m->env.skel, &m->env.limits, m->env.mappings, on_pid_idle, m,
@@ -315,6 +320,7 @@ struct manager *manager_free(struct manager *m)
         sd_event_source_disable_unref(m->children_timer);
         sd_event_source_disable_unref(m->snapshot_timer);
         mapping_log_free(m->env.mappings);
+        m->env.unwind = unwind_cache_free(m->env.unwind);
         symbolizer_free(m->env.syms);
         bpf_loader_destroy(m->env.skel);
         sd_event_unref(m->event);

@@ -14,10 +14,40 @@ const char *report_stack_error(int64_t stack_id, bool kernel)
 {
         switch (-stack_id) {
         case EFAULT: return kernel ? "kernel stack unreadable (EFAULT)" : "user stack unreadable (EFAULT)";
-        case EEXIST: return "stack map hash collision (EEXIST)";
-        case ENOMEM: return "stack map full (ENOMEM)";
+        case ENOSPC: return "stack table full (ENOSPC)";
+        case EEXIST: return "stack hash clash (EEXIST)";
+        case ENOMEM: return "no buffer to capture the stack in (ENOMEM)";
         default: return "stack capture failed";
         }
+}
+
+static const char *const unwind_stop_table[_UNWIND_STOP_MAX] = {
+        [UNWIND_STOP_DEPTH] = "depth",
+        [UNWIND_STOP_NO_CFI] = "no_cfi",
+        [UNWIND_STOP_UNCOMPUTABLE] = "uncomputable",
+        [UNWIND_STOP_UNREADABLE] = "unreadable",
+        [UNWIND_STOP_NO_TABLE] = "no_table",
+};
+
+/* Why a walk ended early, and where: the module and offset of its last frame (the pc it could
+ * not step from); null when it ended at the outermost frame. */
+static void add_unwind_stopped(cJSON *s, const struct stack_row *row, cJSON *frames)
+{
+        const char *reason = row->unwind_stop < _UNWIND_STOP_MAX ? unwind_stop_table[row->unwind_stop] : NULL;
+        cJSON *o, *last = frames ? cJSON_GetArrayItem(frames, cJSON_GetArraySize(frames) - 1) : NULL;
+
+        if (!reason) {
+                cJSON_AddNullToObject(s, "unwind_stopped");
+                return;
+        }
+        o = cJSON_AddObjectToObject(s, "unwind_stopped");
+        if (!o)
+                return;
+        cJSON_AddStringToObject(o, "reason", reason);
+        cJSON_AddItemToObject(o, "module", last && cJSON_GetObjectItem(last, "module") ?
+                              cJSON_Duplicate(cJSON_GetObjectItem(last, "module"), false) : cJSON_CreateNull());
+        cJSON_AddItemToObject(o, "module_offset", last && cJSON_GetObjectItem(last, "module_offset") ?
+                              cJSON_Duplicate(cJSON_GetObjectItem(last, "module_offset"), false) : cJSON_CreateNull());
 }
 
 static int row_by_bytes(const void *a, const void *b)
@@ -84,12 +114,16 @@ static cJSON *stack_to_json(const struct report_params *p, const struct stack_ro
                 return NULL;
         cJSON_AddNumberToObject(s, "pid", row->pid);
         cJSON_AddBoolToObject(s, "mmap", row->space == ALLOC_SPACE_MMAP);
+        if (row->stack_id >= 0)
+                json_add_u64(s, "stack_id", (uint64_t)row->stack_id);
+        else
+                cJSON_AddNullToObject(s, "stack_id");
         json_add_u64(s, "bytes", row->bytes);
         json_add_u64(s, "allocs", row->allocs);
         if (row->stack_id < 0)
                 cJSON_AddStringToObject(s, "stack_error", report_stack_error(row->stack_id, kernel));
         else if (!row->ips || row->n_ips == 0)
-                cJSON_AddStringToObject(s, "stack_error", "stack no longer in the stack map");
+                cJSON_AddStringToObject(s, "stack_error", "stack no longer in the stack table");
         else
                 cJSON_AddNullToObject(s, "stack_error");
         cJSON_AddBoolToObject(s, "truncated", p->max_stack_depth && row->n_ips >= p->max_stack_depth);
@@ -97,6 +131,7 @@ static cJSON *stack_to_json(const struct report_params *p, const struct stack_ro
         frames = cJSON_AddArrayToObject(s, "frames");
         for (size_t i = 0; frames && i < row->n_ips; i++)
                 add_address_frames(frames, p, row->pid, row->ips[i]);
+        add_unwind_stopped(s, row, frames);
         return s;
 }
 

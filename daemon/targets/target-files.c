@@ -12,6 +12,7 @@
 #include "module-overlay.h"
 #include "symbolizer.h"
 #include "target-files.h"
+#include "target-unwind.h"
 
 /* The entry for file (dev, ino), added (with path) if new; NULL past TARGET_FILES_MAX (counted in
  * untracked) or when out of memory. */
@@ -140,7 +141,10 @@ int target_files_refresh(const struct target_env *env, struct target *t, bool pr
         if (r < 0)
                 return r;
         n = module_overlay_latest(recorded, n);
-        return module_overlay_apply(&t->modules, recorded, n, known_path, t);
+        r = module_overlay_apply(&t->modules, recorded, n, known_path, t);
+        if (r >= 0 && !process_gone)
+                (void)target_unwind_refresh(t);         /* a failure leaves the last list walked */
+        return r;
 }
 
 void target_files_done(struct target_files *f)

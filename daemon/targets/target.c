@@ -16,6 +16,7 @@
 #include "mapping-log.h"
 #include "probes.h"
 #include "snapshot.h"
+#include "target-unwind.h"
 #include "string-table.h"
 #include "target-files.h"
 #include "target.h"
@@ -197,6 +198,7 @@ int target_attach(const struct target_env *env, const struct target_attach_param
         if (r < 0)
                 return r;
         t->track_mmap = p->track_mmap;
+        target_unwind_init(env, t, p->unwind);
         r = p->exec ? attach_before_exec(env, t, p, error) : attach_running(env, t, p, error);
         if (r >= 0)
                 r = target_register(env, t, error);     /* from here on BPF records this process */
@@ -235,6 +237,7 @@ int target_stop(const struct target_env *env, struct target *t, bool freeze)
 
                 r = stack_collect_freeze(env->skel, &env->limits, t->pid, overflowed, &t->frozen);
         }
+        target_unwind_done(&t->unwind, t->pid);         /* its stacks are no longer walked */
         probes_links_to_work(t, &w);
         (void)detacher_submit(env->detacher, &w);
         release_recording(t);
@@ -293,6 +296,7 @@ struct target *target_free(struct target *t)
         free(t->objects);
         free(t->allocator_reason);
         module_map_done(&t->modules);
+        target_unwind_done(&t->unwind, t->pid);
         target_files_done(&t->files);
         snapshot_ring_free(t->ring);
         stack_collect_free_frozen(t->frozen);

@@ -12,6 +12,7 @@
 #include "file-id-set.h"
 #include "macro.h"
 #include "module-map.h"
+#include "protocol.h"
 #include "stack-collect.h"
 
 struct memleak_bpf;
@@ -21,6 +22,7 @@ struct snapshot_ring;
 struct kernel_symbols;
 struct mapping_log;
 struct detacher;
+struct unwind_cache;
 
 /* Why an object's entry points are probed. */
 enum object_role {
@@ -84,6 +86,31 @@ struct target_links {
         size_t n_multi_fds;
 };
 
+/* A file whose unwind table a target holds a reference on. */
+struct target_unwind_file {
+        uint64_t dev, ino;
+};
+
+/* How its user stacks are walked (target-unwind.c): by the unwind tables of the files it maps
+ * (their CFI; frame pointers where a file has none), or by frame pointers alone. */
+struct target_unwind {
+        enum memleak_unwind mode;       /* AUTO or DWARF: tables; FP: the kernel's walk */
+        struct unwind_cache *cache;     /* where its files' tables are; NULL: not walked by tables */
+        int targets_fd;                 /* BPF's unwind_targets and unwind_mappings */
+        int mappings_fd;
+        bool has_slot;
+        bool installed;                 /* its unwind_targets entry is there */
+        uint32_t slot;                  /* of its mapping list */
+        struct target_unwind_file *files;
+        size_t n_files;
+        uint32_t n_mappings;            /* in BPF now */
+        unsigned mappings_dropped;      /* executable mappings past UNWIND_MAPPINGS_MAX */
+        uint64_t signature;             /* of the list written last */
+        /* its files' tables as last counted (kept once it stopped: its status still says) */
+        size_t tables;
+        uint64_t rows, bytes;
+};
+
 struct target {
         pid_t pid;
         char comm[17];
@@ -101,6 +128,7 @@ struct target {
         bool objects_named;             /* --obj: only those objects are probed */
         struct module_map modules;
         struct target_files files;
+        struct target_unwind unwind;
         struct snapshot_ring *ring;
         struct frozen_target *frozen;   /* set once exited */
         struct target_exec *exec;       /* attached before it execs a program; NULL otherwise */
@@ -121,6 +149,7 @@ struct target_env {
         struct map_limits limits;
         struct mapping_log *mappings;
         struct detacher *detacher;
+        struct unwind_cache *unwind;
 };
 
 struct target_attach_params {
@@ -132,6 +161,7 @@ struct target_attach_params {
         bool track_mmap;
         const char *exec;               /* attach before the process execs this program (an
                                          * absolute path as it sees it); NULL: it runs already */
+        enum memleak_unwind unwind;     /* how its stacks are walked (not DEFAULT) */
 };
 
 /* The one constructor: a target for pid (a process: with its pidfd; KERNEL_TARGET_PID: the

@@ -23,11 +23,12 @@
 struct span {
         uint64_t start, end;
         size_t seq;
-        struct unwind_table_row row;
+        struct unwind_row row;
 };
 
 struct segment {
         uint64_t start, end;
+        uint64_t offset;                /* p_offset: the file offset of start */
 };
 
 struct builder {
@@ -46,27 +47,27 @@ static void builder_done(struct builder *b)
         free(b->spans);
 }
 
-static const char *const unwind_table_cfa_rule_table[_UNWIND_TABLE_CFA_RULE_MAX] = {
-        [UNWIND_TABLE_CFA_NONE] = "none",
-        [UNWIND_TABLE_CFA_RSP] = "rsp",
-        [UNWIND_TABLE_CFA_RBP] = "rbp",
-        [UNWIND_TABLE_CFA_RSP_DEREF] = "*rsp",
-        [UNWIND_TABLE_CFA_RBP_DEREF] = "*rbp",
-        [UNWIND_TABLE_CFA_PLT] = "plt",
-        [UNWIND_TABLE_CFA_REGISTER] = "register",
-        [UNWIND_TABLE_CFA_EXPRESSION] = "expression",
+static const char *const unwind_table_cfa_rule_table[_UNWIND_CFA_RULE_MAX] = {
+        [UNWIND_CFA_NONE] = "none",
+        [UNWIND_CFA_RSP] = "rsp",
+        [UNWIND_CFA_RBP] = "rbp",
+        [UNWIND_CFA_RSP_DEREF] = "*rsp",
+        [UNWIND_CFA_RBP_DEREF] = "*rbp",
+        [UNWIND_CFA_PLT] = "plt",
+        [UNWIND_CFA_REGISTER] = "register",
+        [UNWIND_CFA_EXPRESSION] = "expression",
 };
-DEFINE_STRING_TABLE_LOOKUP_TO_STRING(unwind_table_cfa_rule, enum unwind_table_cfa_rule);
+DEFINE_STRING_TABLE_LOOKUP_TO_STRING(unwind_table_cfa_rule, enum unwind_cfa_rule);
 
-static const char *const unwind_table_reg_rule_table[_UNWIND_TABLE_REG_RULE_MAX] = {
-        [UNWIND_TABLE_REG_UNDEFINED] = "undefined",
-        [UNWIND_TABLE_REG_SAME_VALUE] = "same",
-        [UNWIND_TABLE_REG_AT_CFA] = "cfa",
-        [UNWIND_TABLE_REG_AT_RSP] = "rsp",
-        [UNWIND_TABLE_REG_AT_RBP] = "rbp",
-        [UNWIND_TABLE_REG_OTHER] = "other",
+static const char *const unwind_table_reg_rule_table[_UNWIND_REG_RULE_MAX] = {
+        [UNWIND_REG_UNDEFINED] = "undefined",
+        [UNWIND_REG_SAME_VALUE] = "same",
+        [UNWIND_REG_AT_CFA] = "cfa",
+        [UNWIND_REG_AT_RSP] = "rsp",
+        [UNWIND_REG_AT_RBP] = "rbp",
+        [UNWIND_REG_OTHER] = "other",
 };
-DEFINE_STRING_TABLE_LOOKUP_TO_STRING(unwind_table_reg_rule, enum unwind_table_reg_rule);
+DEFINE_STRING_TABLE_LOOKUP_TO_STRING(unwind_table_reg_rule, enum unwind_reg_rule);
 
 /* DW_OP_bregN or DW_OP_bregx: register + signed offset. */
 static bool op_register_offset(const Dwarf_Op *op, uint64_t *ret_reg, int64_t *ret_offset)
@@ -107,66 +108,66 @@ static bool is_lazy_plt_cfa(const Dwarf_Op *ops, size_t n, int64_t *ret_offset)
         return true;
 }
 
-static void set_cfa_rule(const Dwarf_Op *ops, size_t n, struct unwind_table_row *row)
+static void set_cfa_rule(const Dwarf_Op *ops, size_t n, struct unwind_row *row)
 {
         uint64_t reg;
         int64_t offset;
 
-        row->cfa_rule = UNWIND_TABLE_CFA_EXPRESSION;
+        row->cfa_rule = UNWIND_CFA_EXPRESSION;
         row->cfa_offset = 0;
         if (n == 1 && op_register_offset(&ops[0], &reg, &offset))
-                row->cfa_rule = reg == DWARF_REG_RSP ? UNWIND_TABLE_CFA_RSP :
-                                reg == DWARF_REG_RBP ? UNWIND_TABLE_CFA_RBP : UNWIND_TABLE_CFA_REGISTER;
+                row->cfa_rule = reg == DWARF_REG_RSP ? UNWIND_CFA_RSP :
+                                reg == DWARF_REG_RBP ? UNWIND_CFA_RBP : UNWIND_CFA_REGISTER;
         else if (n == 2 && op_register_offset(&ops[0], &reg, &offset) && ops[1].atom == DW_OP_deref &&
                  (reg == DWARF_REG_RSP || reg == DWARF_REG_RBP))
-                row->cfa_rule = reg == DWARF_REG_RSP ? UNWIND_TABLE_CFA_RSP_DEREF : UNWIND_TABLE_CFA_RBP_DEREF;
+                row->cfa_rule = reg == DWARF_REG_RSP ? UNWIND_CFA_RSP_DEREF : UNWIND_CFA_RBP_DEREF;
         else if (is_lazy_plt_cfa(ops, n, &offset))
-                row->cfa_rule = UNWIND_TABLE_CFA_PLT;
+                row->cfa_rule = UNWIND_CFA_PLT;
         else
                 return;
         if (offset < INT32_MIN || offset > INT32_MAX) {
-                row->cfa_rule = UNWIND_TABLE_CFA_EXPRESSION;
+                row->cfa_rule = UNWIND_CFA_EXPRESSION;
                 return;
         }
         row->cfa_offset = (int32_t) offset;
 }
 
 /* What dwarf_frame_register() said about a register, as a rule and an offset in 8-byte units. */
-static enum unwind_table_reg_rule saved_register_rule(int value_rule, const Dwarf_Op *ops, size_t n,
+static enum unwind_reg_rule saved_register_rule(int value_rule, const Dwarf_Op *ops, size_t n,
                                                       int8_t *ret_offset8)
 {
-        enum unwind_table_reg_rule rule;
+        enum unwind_reg_rule rule;
         uint64_t reg;
         int64_t offset;
 
         *ret_offset8 = 0;
         if (n == 0)     /* libdw: ops_mem for "undefined", NULL for "same value" */
-                return ops ? UNWIND_TABLE_REG_UNDEFINED : UNWIND_TABLE_REG_SAME_VALUE;
+                return ops ? UNWIND_REG_UNDEFINED : UNWIND_REG_SAME_VALUE;
         if (value_rule || ops[0].atom != DW_OP_call_frame_cfa)
-                return UNWIND_TABLE_REG_OTHER;
+                return UNWIND_REG_OTHER;
         if (n == 1) {
-                rule = UNWIND_TABLE_REG_AT_CFA;
+                rule = UNWIND_REG_AT_CFA;
                 offset = 0;
         } else if (n == 2 && ops[1].atom == DW_OP_plus_uconst) {
-                rule = UNWIND_TABLE_REG_AT_CFA;
+                rule = UNWIND_REG_AT_CFA;
                 offset = (int64_t) ops[1].number;      /* libdw keeps the signed DW_CFA_offset here */
         } else if (n == 2 && op_register_offset(&ops[1], &reg, &offset) &&
                    (reg == DWARF_REG_RSP || reg == DWARF_REG_RBP))
                 /* DW_CFA_expression: the CFA is pushed, then the address computed over it. */
-                rule = reg == DWARF_REG_RSP ? UNWIND_TABLE_REG_AT_RSP : UNWIND_TABLE_REG_AT_RBP;
+                rule = reg == DWARF_REG_RSP ? UNWIND_REG_AT_RSP : UNWIND_REG_AT_RBP;
         else
-                return UNWIND_TABLE_REG_OTHER;
+                return UNWIND_REG_OTHER;
         if (offset % 8 != 0 || offset / 8 < INT8_MIN || offset / 8 > INT8_MAX)
-                return UNWIND_TABLE_REG_OTHER;
+                return UNWIND_REG_OTHER;
         *ret_offset8 = (int8_t) (offset / 8);
         return rule;
 }
 
 /* The rule libdw computed for one frame, as a row (start left to the caller). */
-static int frame_to_row(Dwarf_Frame *frame, int ra_regno, bool signal_frame, struct unwind_table_row *ret)
+static int frame_to_row(Dwarf_Frame *frame, int ra_regno, bool signal_frame, struct unwind_row *ret)
 {
-        struct unwind_table_row row = {};
-        enum unwind_table_reg_rule ra, rbp;
+        struct unwind_row row = {};
+        enum unwind_reg_rule ra, rbp;
         Dwarf_Op ops_mem[3], *ops;
         size_t n;
         int r;
@@ -182,13 +183,13 @@ static int frame_to_row(Dwarf_Frame *frame, int ra_regno, bool signal_frame, str
         if (r < 0)
                 return -EBADMSG;
         rbp = saved_register_rule(r, ops, n, &row.rbp_offset8);
-        row.reg_rules = (uint8_t) (ra | rbp << UNWIND_TABLE_ROW_RBP_RULE_SHIFT |
-                                   (signal_frame ? UNWIND_TABLE_ROW_SIGNAL_FRAME : 0));
+        row.reg_rules = (uint8_t) (ra | rbp << UNWIND_ROW_RBP_RULE_SHIFT |
+                                   (signal_frame ? UNWIND_ROW_SIGNAL_FRAME : 0));
         *ret = row;
         return 0;
 }
 
-static bool same_rule(const struct unwind_table_row *a, const struct unwind_table_row *b)
+static bool same_rule(const struct unwind_row *a, const struct unwind_row *b)
 {
         return a->cfa_rule == b->cfa_rule && a->cfa_offset == b->cfa_offset && a->reg_rules == b->reg_rules &&
                 a->ra_offset8 == b->ra_offset8 && a->rbp_offset8 == b->rbp_offset8;
@@ -204,7 +205,7 @@ static bool in_text(const struct builder *b, uint64_t start, uint64_t end)
 
 /* Add a row of the FDE whose rows begin at spans[fde_first]. */
 static int push_span(struct builder *b, size_t fde_first, uint64_t start, uint64_t end,
-                     const struct unwind_table_row *row)
+                     const struct unwind_row *row)
 {
         struct span *last = b->n_spans > fde_first ? &b->spans[b->n_spans - 1] : NULL;
 
@@ -243,7 +244,7 @@ static int add_fde(struct builder *b, Dwarf_CFI *cfi, uint64_t lo, uint64_t hi, 
         }
         while (addr < hi) {
                 _cleanup_free_ Dwarf_Frame *frame = NULL;
-                struct unwind_table_row row;
+                struct unwind_row row;
                 Dwarf_Addr end;
                 bool signal_frame;
                 int ra_regno;
@@ -593,7 +594,7 @@ static int read_text_segments(struct builder *b, Elf *elf)
                         continue;
                 if (phdr.p_vaddr + phdr.p_memsz < phdr.p_vaddr)
                         continue;
-                b->text[b->n_text++] = (struct segment) { phdr.p_vaddr, phdr.p_vaddr + phdr.p_memsz };
+                b->text[b->n_text++] = (struct segment) { phdr.p_vaddr, phdr.p_vaddr + phdr.p_memsz, phdr.p_offset };
         }
         return b->n_text > 0 ? 0 : -ENOEXEC;
 }
@@ -601,7 +602,7 @@ static int read_text_segments(struct builder *b, Elf *elf)
 /* Sort the spans, drop overlapping ones, fill gaps with NONE rows, merge equal neighbours. */
 static int place_rows(struct builder *b, uint64_t base, struct unwind_table *t)
 {
-        _cleanup_free_ struct unwind_table_row *rows = NULL;
+        _cleanup_free_ struct unwind_row *rows = NULL;
         uint64_t covered_end = 0;
         size_t n = 0;
 
@@ -619,7 +620,7 @@ static int place_rows(struct builder *b, uint64_t base, struct unwind_table *t)
                         continue;
                 }
                 if (n > 0 && s->start > covered_end)
-                        rows[n++] = (struct unwind_table_row) { .start = (uint32_t) (covered_end - base) };
+                        rows[n++] = (struct unwind_row) { .start = (uint32_t) (covered_end - base) };
                 if (n == 0 || !same_rule(&rows[n - 1], &s->row)) {
                         rows[n] = s->row;
                         rows[n].start = (uint32_t) (s->start - base);
@@ -628,7 +629,7 @@ static int place_rows(struct builder *b, uint64_t base, struct unwind_table *t)
                 covered_end = s->end;
         }
         if (n > 0)
-                rows[n++] = (struct unwind_table_row) { .start = (uint32_t) (covered_end - base) };
+                rows[n++] = (struct unwind_row) { .start = (uint32_t) (covered_end - base) };
         if (n > b->limits.max_rows)
                 return -EFBIG;
 
@@ -637,7 +638,7 @@ static int place_rows(struct builder *b, uint64_t base, struct unwind_table *t)
         if (n == 0)
                 t->rows = NULL;
         else {
-                struct unwind_table_row *shrunk = reallocarray(rows, n, sizeof(*rows));
+                struct unwind_row *shrunk = reallocarray(rows, n, sizeof(*rows));
 
                 t->rows = shrunk ? shrunk : rows;
                 rows = NULL;
@@ -683,19 +684,23 @@ int unwind_table_build_elf(Elf *elf, const struct unwind_table_limits *limits, s
         if (r < 0)
                 return r;
 
+        for (size_t i = 0; i < b.n_text && t.n_segments < UNWIND_TABLE_SEGMENTS_MAX; i++)
+                t.segments[t.n_segments++] = (struct unwind_table_segment) {
+                        .vaddr = b.text[i].start, .offset = b.text[i].offset, .size = b.text[i].end - b.text[i].start,
+                };
         t.stats = b.stats;
         t.stats.rows = t.n_rows;
         t.stats.bytes = t.n_rows * sizeof(*t.rows);
         for (size_t i = 0; i < t.n_rows; i++) {
-                const struct unwind_table_row *row = &t.rows[i];
+                const struct unwind_row *row = &t.rows[i];
 
-                if (row->cfa_rule == UNWIND_TABLE_CFA_REGISTER || row->cfa_rule == UNWIND_TABLE_CFA_EXPRESSION)
+                if (row->cfa_rule == UNWIND_CFA_REGISTER || row->cfa_rule == UNWIND_CFA_EXPRESSION)
                         t.stats.rows_uncomputable++;
-                if (row->cfa_rule == UNWIND_TABLE_CFA_NONE)
+                if (row->cfa_rule == UNWIND_CFA_NONE)
                         continue;
-                if (unwind_table_row_is_signal_frame(row))
+                if (unwind_row_is_signal_frame(row))
                         t.stats.rows_signal_frame++;
-                if (unwind_table_row_ra_rule(row) == UNWIND_TABLE_REG_UNDEFINED)
+                if (unwind_row_ra_rule(row) == UNWIND_REG_UNDEFINED)
                         t.stats.rows_ra_undefined++;
         }
         *ret = t;
@@ -717,7 +722,7 @@ int unwind_table_build(int fd, const struct unwind_table_limits *limits, struct 
         return unwind_table_build_elf(elf, limits, ret);
 }
 
-const struct unwind_table_row *unwind_table_find(const struct unwind_table *t, uint64_t vaddr)
+const struct unwind_row *unwind_table_find(const struct unwind_table *t, uint64_t vaddr)
 {
         size_t l = 0, h;
         uint64_t offset;
@@ -736,7 +741,7 @@ const struct unwind_table_row *unwind_table_find(const struct unwind_table *t, u
                 else
                         h = m;
         }
-        if (l == 0 || t->rows[l - 1].cfa_rule == UNWIND_TABLE_CFA_NONE)
+        if (l == 0 || t->rows[l - 1].cfa_rule == UNWIND_CFA_NONE)
                 return NULL;
         return &t->rows[l - 1];
 }
@@ -747,4 +752,21 @@ void unwind_table_done(struct unwind_table *t)
                 return;
         free(t->rows);
         *t = (struct unwind_table) {};
+}
+
+int unwind_table_mapping_bias(const struct unwind_table *t, uint64_t start, uint64_t pgoff, uint64_t *ret)
+{
+        assert(t);
+        assert(ret);
+        for (size_t i = 0; i < t->n_segments; i++) {
+                const struct unwind_table_segment *s = &t->segments[i];
+                uint64_t page_offset = s->offset & ~UINT64_C(4095);
+
+                if (pgoff < page_offset || pgoff >= s->offset + s->size)
+                        continue;
+                /* vaddr(pc) = pc - start + pgoff - offset + vaddr; rows count from base_vaddr */
+                *ret = start - pgoff + s->offset - s->vaddr + t->base_vaddr;
+                return 0;
+        }
+        return -ENOENT;
 }

@@ -51,7 +51,7 @@ class AllocatorsTest(harness.DaemonTestCase):
             totals = harness.per_function(report, NAMES, pid=program.pid)
             return reply['target'], report, totals
 
-        return self.run_with_collision_retry(scenario)
+        return scenario()
 
     def check(self, program_name, allocator, *attach_args, command=None, expected=None, daemon_env=None):
         expected = expected or expected_for(allocator)

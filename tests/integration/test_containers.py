@@ -64,7 +64,7 @@ class ContainerTest(harness.DaemonTestCase):
                 self.assertIsNotNone(stack['frames'][0]['line'], stack)
             return report
 
-        self.run_with_collision_retry(scenario)
+        scenario()
 
 
 if __name__ == '__main__':

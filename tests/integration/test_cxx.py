@@ -23,11 +23,11 @@ MUST_NOT_APPEAR = ['balanced_every_delete()', 'caller()', 'main']
 
 class CxxTest(harness.DaemonTestCase):
 
-    def run_cxx(self, program_name):
+    def run_cxx(self, program_name, *attach_args):
         def scenario():
             daemon = self.start_daemon()
             program = self.start_program(program_name)
-            reply = daemon.attach(program.pid)
+            reply = daemon.attach(program.pid, *attach_args)
             probed = {os.path.basename(o['path']).split('.so')[0]: o['probes'] for o in reply['target']['objects']}
             # libstdc++'s 8 operator new and 12 operator delete forms, each at its own address
             self.assertEqual(probed.get('libstdc++'), 20, reply)
@@ -37,7 +37,7 @@ class CxxTest(harness.DaemonTestCase):
             self.assertEqual(totals, EXPECTED, harness.format_stacks(report))
             return daemon, program, report
 
-        return self.run_with_collision_retry(scenario)
+        return scenario()
 
     def assert_nothing_counted_twice(self, daemon, report):
         lost = {k: v for k, v in report['lost'].items() if v}
@@ -63,8 +63,22 @@ class CxxTest(harness.DaemonTestCase):
         self.assertEqual(report['targets'][0]['outstanding_bytes'], sum(t['bytes'] for t in EXPECTED.values()))
         self.assert_nothing_counted_twice(daemon, report)
 
-    def test_without_frame_pointers_the_caller_of_new_is_still_the_first_frame(self):
+    def test_without_frame_pointers_the_stacks_are_walked_complete_by_the_cfi(self):
         daemon, program, report = self.run_cxx('leak-cxx-nofp')
+        self.assertEqual(report['targets'][0]['outstanding_bytes'], sum(t['bytes'] for t in EXPECTED.values()))
+        self.assert_nothing_counted_twice(daemon, report)
+        # The unwind tables (.eh_frame) walk what frame pointers cannot: every leak's stack goes
+        # up to main, through libc's start, and ends there cleanly.
+        stacks = harness.format_stacks(report)
+        self.assertEqual(len(report['stacks']), len(EXPECTED), stacks)
+        for stack in report['stacks']:
+            symbols = [f['symbol'] for f in stack['frames']]
+            self.assertIn('main', symbols, stacks)
+            self.assertEqual(symbols[-1], '_start', stacks)
+            self.assertEqual((stack['addresses_cut'], stack['unwind_stopped']), (0, None), stack)
+
+    def test_without_frame_pointers_the_fp_walk_still_names_the_caller_of_new(self):
+        daemon, program, report = self.run_cxx('leak-cxx-nofp', '--unwind', 'fp')
         self.assertEqual(report['targets'][0]['outstanding_bytes'], sum(t['bytes'] for t in EXPECTED.values()))
         self.assert_nothing_counted_twice(daemon, report)
         # The frame-pointer walk past the first frame reads junk: it is cut where it leaves the
@@ -73,7 +87,9 @@ class CxxTest(harness.DaemonTestCase):
         self.assertEqual(len(report['stacks']), len(EXPECTED), stacks)
         for stack in report['stacks']:
             self.assertTrue(all(f['module'] for f in stack['frames']), stack)
+            self.assertNotIn('main', [f['symbol'] for f in stack['frames']], stacks)
         self.assertTrue(any(s['addresses_cut'] > 0 for s in report['stacks']), stacks)
+        self.assertEqual(daemon.status()['targets'][0]['unwind']['mode'], 'fp')
 
 
 if __name__ == '__main__':

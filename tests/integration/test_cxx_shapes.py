@@ -39,7 +39,7 @@ class CxxShapesTest(harness.DaemonTestCase):
             program.run_leaks()
             return daemon, program, daemon.report(pid=program.pid)
 
-        daemon, program, report = self.run_with_collision_retry(scenario)
+        daemon, program, report = scenario()
         stacks = harness.format_stacks(report)
         # exactly the leaks: the squares (deleted through Shape*) and the Polygon objects are gone
         self.assertEqual(harness.per_first_frame(report, program.pid), EXPECTED, stacks)

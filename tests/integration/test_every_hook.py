@@ -61,7 +61,7 @@ class EveryHookTest(harness.DaemonTestCase):
             self.assert_totals(report, totals, expected, f'{PROGRAM} attached with {list(attach_args)}')
             return daemon, program, report, totals
 
-        return self.run_with_collision_retry(scenario)
+        return scenario()
 
     def test_report_matches_ground_truth_for_every_hook(self):
         daemon, program, report, totals = self.run_program()
@@ -209,7 +209,7 @@ class EveryHookTest(harness.DaemonTestCase):
             report, totals = self.wait_for_totals(daemon, program.pid, NAMES, EXPECTED)
             self.assert_totals(report, totals, EXPECTED, f'{PROGRAM} attached with --obj {libc}')
 
-        self.run_with_collision_retry(scenario)
+        scenario()
 
     def test_size_filter_records_only_allocations_in_range(self):
         # Bounds are inclusive and fall exactly on leak_realloc_grow's and

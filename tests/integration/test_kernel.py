@@ -167,7 +167,7 @@ class KernelTargetTest(harness.DaemonTestCase):
             self.assertIn('do_eventfd', symbols(files), files)
             return daemon, helper, report
 
-        daemon, helper, report = self.run_with_collision_retry(scenario)
+        daemon, helper, report = scenario()
         target = [t for t in report['targets'] if t['pid'] == KERNEL_PID]
         self.assertEqual(len(target), 1, report['targets'])
         self.assertEqual(target[0]['outstanding_bytes'], sum(s['bytes'] for s in report['stacks']))
@@ -195,7 +195,7 @@ class KernelTargetTest(harness.DaemonTestCase):
             self.assertEqual(stack['bytes'], pages * PAGE_SIZE, stack)
             return daemon, helper
 
-        daemon, helper = self.run_with_collision_retry(scenario)
+        daemon, helper = scenario()
         helper.do('close')
         after = self.wait_for_stacks(
             daemon, lambda r: not self.matching(r, PIPE_WRITERS, ('__alloc_', 'alloc_')), timeout=FREE_TIMEOUT_S)
@@ -223,7 +223,7 @@ class KernelTargetTest(harness.DaemonTestCase):
             self.assertIn('array_map_alloc', symbols(stack), stack)
             return daemon, helper
 
-        daemon, helper = self.run_with_collision_retry(scenario)
+        daemon, helper = scenario()
         helper.do('close')
         after = self.wait_for_stacks(
             daemon, lambda r: not self.matching(r, 'bpf_map_alloc_percpu', ('pcpu_alloc',)), timeout=FREE_TIMEOUT_S)
@@ -242,11 +242,11 @@ class KernelTargetTest(harness.DaemonTestCase):
             self.assert_one_stack(report, 'do_eventfd', ('__kmalloc', 'kmalloc'), expected, f'filters {filters}')
             return daemon
 
-        daemon = self.run_with_collision_retry(lambda: scenario(['pid={pid}'], 5))
+        daemon = scenario(['pid={pid}'], 5)
         self.assertRegex(daemon.status()['targets'][0]['allocator_reason'], r'allocations by pid \d+')
         # kernel-objects is both helpers' comm; the pid narrows it to the first again.
-        self.run_with_collision_retry(lambda: scenario([f'comm={PROGRAM}'], 13))
-        self.run_with_collision_retry(lambda: scenario([f'comm={PROGRAM}', 'pid={pid}'], 5))
+        scenario([f'comm={PROGRAM}'], 13)
+        scenario([f'comm={PROGRAM}', 'pid={pid}'], 5)
 
     def test_unfiltered_kernel_target_sees_the_helpers_objects_too(self):
         n = 23

@@ -31,7 +31,7 @@ class MmapTest(harness.DaemonTestCase):
             program.run_leaks()
             return daemon, program, target, daemon.report(pid=program.pid)
 
-        return self.run_with_collision_retry(scenario)
+        return scenario()
 
     def test_mappings_are_exact_through_partial_unmaps_and_mremap_and_apart_from_the_heap(self):
         daemon, program, target, report = self.run_program('--mmap')

@@ -75,7 +75,7 @@ class RunTest(harness.DaemonTestCase):
             self.assert_totals(report, totals, LEAK_RUN, 'leak-run under memleakctl run')
             return daemon, report, pid
 
-        daemon, report, pid = self.run_with_collision_retry(scenario)
+        daemon, report, pid = scenario()
         self.assert_every_frame_named(report, LEAK_RUN_NAMES)
         # the constructor ran before main: its stack does not pass through main
         ctor = [s for s in report['stacks'] if s['frames'] and s['frames'][0]['symbol'] == 'leak_in_constructor']
@@ -140,7 +140,7 @@ class RunTest(harness.DaemonTestCase):
             self.assert_totals(report, totals, THREADS, 'leak-run-threads under memleakctl run')
             return report
 
-        report = self.run_with_collision_retry(scenario)
+        report = scenario()
         self.assert_every_frame_named(report, set(THREADS))
 
     def test_cxx_program_linked_with_tcmalloc(self):
@@ -155,7 +155,7 @@ class RunTest(harness.DaemonTestCase):
                                'leak-alloc-tcmalloc under memleakctl run')
             return daemon, pid
 
-        daemon, pid = self.run_with_collision_retry(scenario)
+        daemon, pid = scenario()
         target = [t for t in daemon.status()['targets'] if t['pid'] == pid][0]
         self.assertEqual(target['allocator'], 'tcmalloc', target)
         self.assertIn('libtcmalloc.so.4', [os.path.basename(o['path']) for o in target['objects']
@@ -175,7 +175,7 @@ class RunTest(harness.DaemonTestCase):
                                'leak-mmap heap under memleakctl run --mmap')
             return report
 
-        report = self.run_with_collision_retry(scenario)
+        report = scenario()
         self.assertEqual(report['targets'][0]['outstanding_mmap_bytes'],
                          sum(m['bytes'] for m in test_mmap.MAPPINGS.values()))
 

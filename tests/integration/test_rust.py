@@ -43,7 +43,7 @@ class RustTest(harness.DaemonTestCase):
             program.run_leaks()
             return daemon, program, daemon.report(pid=program.pid)
 
-        daemon, program, report = self.run_with_collision_retry(scenario)
+        daemon, program, report = scenario()
         stacks = harness.format_stacks(report)
         totals, own = {}, {}
         for stack in report['stacks']:

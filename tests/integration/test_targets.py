@@ -45,7 +45,7 @@ class TargetsTest(harness.DaemonTestCase):
                 self.assertEqual({s['pid'] for s in report['stacks']}, {p.pid})
             return daemon, a, b
 
-        daemon, a, b = self.run_with_collision_retry(scenario)
+        daemon, a, b = scenario()
         full = daemon.report()
         self.assertEqual(target_pids(full), sorted([a.pid, b.pid]))
         self.assertEqual({s['pid'] for s in full['stacks']}, {a.pid, b.pid})
@@ -58,7 +58,7 @@ class TargetsTest(harness.DaemonTestCase):
             daemon = self.start_daemon()
             return daemon, self.attach_and_leak(daemon)
 
-        daemon, program = self.run_with_collision_retry(scenario)
+        daemon, program = scenario()
         reply = daemon.ctl_json('detach', '--pid', program.pid)
         self.assertEqual(reply['target']['pid'], program.pid, reply)
 
@@ -103,8 +103,7 @@ class TargetsTest(harness.DaemonTestCase):
             report, totals = self.wait_for_totals(daemon, program.pid, EVERY_HOOK_NAMES, EVERY_HOOK_EXPECTED)
             self.assert_totals(report, totals, EVERY_HOOK_EXPECTED, 'after two refused attaches')
 
-        # a stack-map hash collision (stack_eexist) loses a stack: run it once more, as elsewhere
-        self.run_with_collision_retry(scenario)
+        scenario()
 
     def test_target_that_exits_is_marked_exited_and_keeps_its_report(self):
         def scenario():
@@ -124,7 +123,7 @@ class TargetsTest(harness.DaemonTestCase):
             self.assert_totals(report, totals, EXIT_EXPECTED, f'{EXIT_PROGRAM} after it exited')
             return daemon, program, report
 
-        daemon, program, report = self.run_with_collision_retry(scenario)
+        daemon, program, report = scenario()
         self.assertEqual([(t['pid'], t['exited'], t['outstanding_bytes'], t['outstanding_allocs'])
                           for t in report['targets']],
                          [(program.pid, True, 3001 * 13, 13)])

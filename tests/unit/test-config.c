@@ -21,7 +21,7 @@ static const char *const all_keys[] = {
         "snapshot_interval_ms", "ring_depth", "max_targets", "max_allocs", "max_stacks",
         "max_combined", "max_inflight", "max_mmaps", "max_stack_depth", "socket_path", "socket_mode", "socket_group",
         "default_min_size", "default_max_size", "symbols_max_open_files", "symbols_max_mb",
-        "symbols_max_section_mb", "exited_max_mb",
+        "symbols_max_section_mb", "exited_max_mb", "unwind",
 };
 
 static char *tmp_dir;
@@ -72,7 +72,8 @@ static bool config_equal(const struct memleakd_config *a, const struct memleakd_
                 a->symbols_max_open_files == b->symbols_max_open_files &&
                 a->symbols_max_mb == b->symbols_max_mb &&
                 a->symbols_max_section_mb == b->symbols_max_section_mb &&
-                a->exited_max_mb == b->exited_max_mb;
+                a->exited_max_mb == b->exited_max_mb &&
+                a->unwind == b->unwind;
 }
 
 /* Expect text to fail with -EINVAL and exactly the message "<conf_path>:<rest>". */
@@ -139,7 +140,7 @@ static void defaults_match_documented_values(void)
         ASSERT_EQ(c.max_combined, 65536);
         ASSERT_EQ(c.max_inflight, 65536);
         ASSERT_EQ(c.max_mmaps, 65536);
-        ASSERT_EQ(c.max_stack_depth, 127);
+        ASSERT_EQ(c.max_stack_depth, 119);
         ASSERT_STREQ(c.socket_path, "/run/memleakd/memleakd.sock");
         ASSERT_EQ(c.socket_mode, 0660);
         ASSERT_TRUE(c.socket_group == NULL);
@@ -149,6 +150,7 @@ static void defaults_match_documented_values(void)
         ASSERT_EQ(c.symbols_max_mb, 1024);
         ASSERT_EQ(c.symbols_max_section_mb, 512);
         ASSERT_EQ(c.exited_max_mb, 64);
+        ASSERT_EQ(c.unwind, MEMLEAK_UNWIND_AUTO);
         config_done(&c);
 }
 
@@ -227,6 +229,12 @@ static void range_limits_are_inclusive(void)
         config_done(&c);
         c = parse_one("max_stacks", "16777216");
         ASSERT_EQ(c.max_stacks, 16777216);
+        config_done(&c);
+        c = parse_one("unwind", "fp");
+        ASSERT_EQ(c.unwind, MEMLEAK_UNWIND_FP);
+        config_done(&c);
+        c = parse_one("unwind", "dwarf");
+        ASSERT_EQ(c.unwind, MEMLEAK_UNWIND_DWARF);
         config_done(&c);
         c = parse_one("socket_mode", "0777");
         ASSERT_EQ(c.socket_mode, 0777);
@@ -314,6 +322,9 @@ static void out_of_range_values_are_rejected(void)
         assert_invalid("symbols_max_mb", "0");
         assert_invalid("symbols_max_section_mb", "0");
         assert_invalid("exited_max_mb", "0");
+        assert_invalid("unwind", "default");
+        assert_invalid("unwind", "DWARF");
+        assert_invalid("unwind", "");
         assert_invalid("max_stack_depth", "0");
         assert_invalid("max_stack_depth", "128");
         assert_invalid("max_inflight", "4294967296");                  /* would truncate to 0 */

@@ -34,7 +34,7 @@ static const char full_report[] =
         "     \"file\":\"/src/start.S\",\"line\":null}]},"
         "  {\"pid\":77,\"bytes\":96,\"allocs\":1,\"stack_error\":\"user stack unreadable (EFAULT)\",\"frames\":[]}],"
         " \"other\":{\"stacks\":3,\"bytes\":96,\"allocs\":3},"
-        " \"lost\":{\"allocs_map_full\":0,\"stack_efault\":2,\"stack_eexist\":0,\"free_unknown\":5}}";
+        " \"lost\":{\"allocs_map_full\":0,\"stack_efault\":2,\"stack_table_full\":0,\"free_unknown\":5}}";
 
 static const char full_report_text[] =
         "[08:53:20] Top 2 stacks with outstanding allocations:\n"

@@ -223,8 +223,9 @@ static void report_names_why_a_stack_is_unavailable(void)
         ASSERT_EQ(cJSON_GetArraySize(cJSON_GetObjectItem(s0, "frames")), 0);
         ASSERT_TRUE(cJSON_IsNull(cJSON_GetObjectItem(s1, "stack_error")));
         ASSERT_EQ(cJSON_GetObjectItem(cJSON_GetObjectItem(r, "lost"), "stack_efault")->valuedouble, 3);
-        ASSERT_STREQ(report_stack_error(-EEXIST, false), "stack map hash collision (EEXIST)");
-        ASSERT_STREQ(report_stack_error(-ENOMEM, false), "stack map full (ENOMEM)");
+        ASSERT_STREQ(report_stack_error(-ENOSPC, false), "stack table full (ENOSPC)");
+        ASSERT_STREQ(report_stack_error(-EEXIST, false), "stack hash clash (EEXIST)");
+        ASSERT_STREQ(report_stack_error(-ENOMEM, false), "no buffer to capture the stack in (ENOMEM)");
         /* the kernel target's stacks are the kernel's */
         ASSERT_STREQ(report_stack_error(-EFAULT, true), "kernel stack unreadable (EFAULT)");
         stack_rows_done(&rows);

@@ -25,7 +25,7 @@ static struct unwind_table build_within(const char *path, const struct unwind_ta
         ASSERT_TRUE(fd >= 0);
         ASSERT_EQ(unwind_table_build(fd, limits, &t), 0);
         ASSERT_EQ(t.stats.rows, t.n_rows);
-        ASSERT_EQ(t.stats.bytes, t.n_rows * sizeof(struct unwind_table_row));
+        ASSERT_EQ(t.stats.bytes, t.n_rows * sizeof(struct unwind_row));
         ASSERT_TRUE(t.n_rows <= limits->max_rows);
         ASSERT_TRUE(t.stats.replayed_bytes <= limits->max_replayed_bytes);
         return t;
@@ -335,10 +335,10 @@ static struct expectation expect_cfa(const char *s)
         if (strcmp(s, "exp") == 0)
                 return (struct expectation) { -1, 0 };
         if (sscanf(s, "rsp%lld", &off) == 1)
-                return (struct expectation) { UNWIND_TABLE_CFA_RSP, off };
+                return (struct expectation) { UNWIND_CFA_RSP, off };
         if (sscanf(s, "rbp%lld", &off) == 1)
-                return (struct expectation) { UNWIND_TABLE_CFA_RBP, off };
-        return (struct expectation) { UNWIND_TABLE_CFA_REGISTER, 0 };
+                return (struct expectation) { UNWIND_CFA_RBP, off };
+        return (struct expectation) { UNWIND_CFA_REGISTER, 0 };
 }
 
 static struct expectation expect_register(const char *s, bool is_rbp)
@@ -346,36 +346,36 @@ static struct expectation expect_register(const char *s, bool is_rbp)
         long long off;
 
         if (s[0] == '\0' || strcmp(s, "s") == 0)
-                return (struct expectation) { UNWIND_TABLE_REG_SAME_VALUE, 0 };
+                return (struct expectation) { UNWIND_REG_SAME_VALUE, 0 };
         if (strcmp(s, "u") == 0)
                 /* readelf also says "u" for a register no instruction named yet: for rbp, a
                  * callee-saved register, that means unchanged */
-                return (struct expectation) { is_rbp ? UNWIND_TABLE_REG_SAME_VALUE : UNWIND_TABLE_REG_UNDEFINED, 0 };
+                return (struct expectation) { is_rbp ? UNWIND_REG_SAME_VALUE : UNWIND_REG_UNDEFINED, 0 };
         if (strcmp(s, "exp") == 0)
                 return (struct expectation) { -1, 0 };
         if (sscanf(s, "c%lld", &off) == 1)
-                return (struct expectation) { UNWIND_TABLE_REG_AT_CFA, off };
-        return (struct expectation) { UNWIND_TABLE_REG_OTHER, 0 };
+                return (struct expectation) { UNWIND_REG_AT_CFA, off };
+        return (struct expectation) { UNWIND_REG_OTHER, 0 };
 }
 
-static bool cfa_matches(const struct unwind_table_row *row, struct expectation e)
+static bool cfa_matches(const struct unwind_row *row, struct expectation e)
 {
         if (e.rule < 0)
-                return row->cfa_rule == UNWIND_TABLE_CFA_RSP_DEREF || row->cfa_rule == UNWIND_TABLE_CFA_RBP_DEREF ||
-                        row->cfa_rule == UNWIND_TABLE_CFA_PLT || row->cfa_rule == UNWIND_TABLE_CFA_EXPRESSION;
-        if (e.rule == UNWIND_TABLE_CFA_REGISTER)
+                return row->cfa_rule == UNWIND_CFA_RSP_DEREF || row->cfa_rule == UNWIND_CFA_RBP_DEREF ||
+                        row->cfa_rule == UNWIND_CFA_PLT || row->cfa_rule == UNWIND_CFA_EXPRESSION;
+        if (e.rule == UNWIND_CFA_REGISTER)
                 return row->cfa_rule == e.rule;
         return row->cfa_rule == e.rule && row->cfa_offset == e.offset;
 }
 
-static bool register_matches(enum unwind_table_reg_rule rule, int8_t offset8, struct expectation e)
+static bool register_matches(enum unwind_reg_rule rule, int8_t offset8, struct expectation e)
 {
         if (e.rule < 0)
-                return rule == UNWIND_TABLE_REG_AT_RSP || rule == UNWIND_TABLE_REG_AT_RBP ||
-                        rule == UNWIND_TABLE_REG_OTHER;
-        if (e.rule == UNWIND_TABLE_REG_AT_CFA)
+                return rule == UNWIND_REG_AT_RSP || rule == UNWIND_REG_AT_RBP ||
+                        rule == UNWIND_REG_OTHER;
+        if (e.rule == UNWIND_REG_AT_CFA)
                 return (int) rule == e.rule && offset8 * 8 == e.offset;
-        return rule == (enum unwind_table_reg_rule) e.rule;
+        return rule == (enum unwind_reg_rule) e.rule;
 }
 
 static bool same_readelf_rule(const struct readelf_rule *a, const struct readelf_rule *b)
@@ -392,13 +392,13 @@ static int readelf_span_by_start(const void *a, const void *b)
         return x->start < y->start ? -1 : x->start > y->start;
 }
 
-static void print_row(const char *what, const struct unwind_table *t, const struct unwind_table_row *row)
+static void print_row(const char *what, const struct unwind_table *t, const struct unwind_row *row)
 {
         fprintf(stderr, "%s %#" PRIx64 ": cfa %s%+d ra %s%+d rbp %s%+d%s\n", what, t->base_vaddr + row->start,
                 unwind_table_cfa_rule_to_string(row->cfa_rule), row->cfa_offset,
-                unwind_table_reg_rule_to_string(unwind_table_row_ra_rule(row)), row->ra_offset8 * 8,
-                unwind_table_reg_rule_to_string(unwind_table_row_rbp_rule(row)), row->rbp_offset8 * 8,
-                unwind_table_row_is_signal_frame(row) ? " signal" : "");
+                unwind_table_reg_rule_to_string(unwind_row_ra_rule(row)), row->ra_offset8 * 8,
+                unwind_table_reg_rule_to_string(unwind_row_rbp_rule(row)), row->rbp_offset8 * 8,
+                unwind_row_is_signal_frame(row) ? " signal" : "");
 }
 
 /* The whole table equals readelf's rows for the file: .eh_frame's, then .debug_frame's where
@@ -428,7 +428,7 @@ static void assert_table_matches_readelf(const struct unwind_table *t, const cha
 
         for (size_t i = 0; i < n_want; i++) {
                 const struct readelf_span *w = &want[i];
-                const struct unwind_table_row *row;
+                const struct unwind_row *row;
                 bool merged = i > 0 && want[i - 1].end == w->start && same_readelf_rule(&want[i - 1].rule, &w->rule);
 
                 if (merged)
@@ -436,7 +436,7 @@ static void assert_table_matches_readelf(const struct unwind_table *t, const cha
                 if (i > 0 && want[i - 1].end < w->start) {
                         /* the gap row: it starts where the previous run ended */
                         ASSERT_TRUE(k < t->n_rows);
-                        ASSERT_EQ(t->rows[k].cfa_rule, UNWIND_TABLE_CFA_NONE);
+                        ASSERT_EQ(t->rows[k].cfa_rule, UNWIND_CFA_NONE);
                         ASSERT_EQ(t->base_vaddr + t->rows[k].start, want[i - 1].end);
                         ASSERT_TRUE(unwind_table_find(t, want[i - 1].end) == NULL);
                         k++;
@@ -444,11 +444,11 @@ static void assert_table_matches_readelf(const struct unwind_table *t, const cha
                 ASSERT_TRUE(k < t->n_rows);
                 row = &t->rows[k];
                 if (t->base_vaddr + row->start != w->start || !cfa_matches(row, expect_cfa(w->rule.cfa)) ||
-                    !register_matches(unwind_table_row_ra_rule(row), row->ra_offset8,
+                    !register_matches(unwind_row_ra_rule(row), row->ra_offset8,
                                       expect_register(w->rule.ra, false)) ||
-                    !register_matches(unwind_table_row_rbp_rule(row), row->rbp_offset8,
+                    !register_matches(unwind_row_rbp_rule(row), row->rbp_offset8,
                                       expect_register(w->rule.rbp, true)) ||
-                    unwind_table_row_is_signal_frame(row) != w->rule.signal_frame) {
+                    unwind_row_is_signal_frame(row) != w->rule.signal_frame) {
                         fprintf(stderr, "%s: row %zu differs from readelf's at %#" PRIx64 ": cfa %s ra %s rbp %s%s\n",
                                 path, k, w->start, w->rule.cfa, w->rule.ra, w->rule.rbp,
                                 w->rule.signal_frame ? " signal" : "");
@@ -460,7 +460,7 @@ static void assert_table_matches_readelf(const struct unwind_table *t, const cha
         }
         /* the closing row */
         ASSERT_TRUE(k < t->n_rows);
-        ASSERT_EQ(t->rows[k].cfa_rule, UNWIND_TABLE_CFA_NONE);
+        ASSERT_EQ(t->rows[k].cfa_rule, UNWIND_CFA_NONE);
         ASSERT_EQ(k + 1, t->n_rows);
         ASSERT_EQ(t->stats.fdes_broken, 0);
         ASSERT_EQ(t->stats.fdes_misplaced, 0);
@@ -487,25 +487,25 @@ static const char *const fixture_functions[] = {
         "unwind_fixture_saves_registers", "unwind_fixture_variable_frame", "unwind_fixture_calls_through_plt",
 };
 
-static void assert_row(const struct unwind_table *t, uint64_t vaddr, enum unwind_table_cfa_rule cfa, int32_t cfa_offset,
-                       enum unwind_table_reg_rule rbp, int rbp_offset)
+static void assert_row(const struct unwind_table *t, uint64_t vaddr, enum unwind_cfa_rule cfa, int32_t cfa_offset,
+                       enum unwind_reg_rule rbp, int rbp_offset)
 {
-        const struct unwind_table_row *row = unwind_table_find(t, vaddr);
+        const struct unwind_row *row = unwind_table_find(t, vaddr);
 
         if (!row)
                 fprintf(stderr, "no row at %#" PRIx64 "\n", vaddr);
         ASSERT_TRUE(row);
-        if (row->cfa_rule != cfa || row->cfa_offset != cfa_offset || unwind_table_row_rbp_rule(row) != rbp ||
+        if (row->cfa_rule != cfa || row->cfa_offset != cfa_offset || unwind_row_rbp_rule(row) != rbp ||
             row->rbp_offset8 * 8 != rbp_offset)
                 print_row("unexpected", t, row);
         ASSERT_EQ(row->cfa_rule, cfa);
         ASSERT_EQ(row->cfa_offset, cfa_offset);
-        ASSERT_EQ(unwind_table_row_rbp_rule(row), rbp);
+        ASSERT_EQ(unwind_row_rbp_rule(row), rbp);
         ASSERT_EQ(row->rbp_offset8 * 8, rbp_offset);
         /* x86-64: the call pushed the return address right below the CFA */
-        ASSERT_EQ(unwind_table_row_ra_rule(row), UNWIND_TABLE_REG_AT_CFA);
+        ASSERT_EQ(unwind_row_ra_rule(row), UNWIND_REG_AT_CFA);
         ASSERT_EQ(row->ra_offset8 * 8, -8);
-        ASSERT_TRUE(!unwind_table_row_is_signal_frame(row));
+        ASSERT_TRUE(!unwind_row_is_signal_frame(row));
 }
 
 static void function_entry_has_cfa_rsp_plus_8_and_return_address_below_it(void)
@@ -516,8 +516,8 @@ static void function_entry_has_cfa_rsp_plus_8_and_return_address_below_it(void)
                 struct unwind_table t = build(paths[i]);
 
                 for (size_t j = 0; j < ELEMENTSOF(fixture_functions); j++)
-                        assert_row(&t, symbol(paths[i], fixture_functions[j], NULL), UNWIND_TABLE_CFA_RSP, 8,
-                                   UNWIND_TABLE_REG_SAME_VALUE, 0);
+                        assert_row(&t, symbol(paths[i], fixture_functions[j], NULL), UNWIND_CFA_RSP, 8,
+                                   UNWIND_REG_SAME_VALUE, 0);
                 unwind_table_done(&t);
         }
 }
@@ -544,24 +544,24 @@ static void frame_pointer_code_has_cfa_rbp_plus_16_after_its_prologue(void)
 
         for (size_t j = 0; j < ELEMENTSOF(fixture_functions); j++) {
                 uint64_t size, fn = symbol(o0_path, fixture_functions[j], &size);
-                const struct unwind_table_row *row;
+                const struct unwind_row *row;
                 uint8_t last;
 
                 /* push %rbp: the CFA is 16 above rsp, the caller's rbp at CFA-16 */
-                assert_row(&t, after_prologue(o0_path, fn, push_rbp, sizeof(push_rbp)), UNWIND_TABLE_CFA_RSP, 16,
-                           UNWIND_TABLE_REG_AT_CFA, -16);
+                assert_row(&t, after_prologue(o0_path, fn, push_rbp, sizeof(push_rbp)), UNWIND_CFA_RSP, 16,
+                           UNWIND_REG_AT_CFA, -16);
                 /* mov %rsp,%rbp: the CFA follows rbp from here */
-                assert_row(&t, after_prologue(o0_path, fn, push_mov, sizeof(push_mov)), UNWIND_TABLE_CFA_RBP, 16,
-                           UNWIND_TABLE_REG_AT_CFA, -16);
+                assert_row(&t, after_prologue(o0_path, fn, push_mov, sizeof(push_mov)), UNWIND_CFA_RBP, 16,
+                           UNWIND_REG_AT_CFA, -16);
                 /* at the ret, after leave or pop %rbp: the CFA back on rsp (gcc leaves rbp's rule
                  * as it was: the slot still holds the caller's rbp, and so does rbp) */
                 read_vaddr(o0_path, fn + size - 1, &last, 1);
                 ASSERT_EQ(last, 0xc3);
                 row = unwind_table_find(&t, fn + size - 1);
                 ASSERT_TRUE(row);
-                ASSERT_EQ(row->cfa_rule, UNWIND_TABLE_CFA_RSP);
+                ASSERT_EQ(row->cfa_rule, UNWIND_CFA_RSP);
                 ASSERT_EQ(row->cfa_offset, 8);
-                ASSERT_EQ(unwind_table_row_ra_rule(row), UNWIND_TABLE_REG_AT_CFA);
+                ASSERT_EQ(unwind_row_ra_rule(row), UNWIND_REG_AT_CFA);
                 ASSERT_EQ(row->ra_offset8 * 8, -8);
         }
         unwind_table_done(&t);
@@ -575,13 +575,13 @@ static void rules_inside(const struct unwind_table *t, uint64_t fn, uint64_t siz
         *max_rsp_offset = 0;
         *rbp_based = *rbp_saved = false;
         for (uint64_t a = fn; a < fn + size; a++) {
-                const struct unwind_table_row *row = unwind_table_find(t, a);
+                const struct unwind_row *row = unwind_table_find(t, a);
 
                 ASSERT_TRUE(row);
-                if (row->cfa_rule == UNWIND_TABLE_CFA_RSP)
+                if (row->cfa_rule == UNWIND_CFA_RSP)
                         *max_rsp_offset = MAX(*max_rsp_offset, row->cfa_offset);
-                *rbp_based |= row->cfa_rule == UNWIND_TABLE_CFA_RBP;
-                *rbp_saved |= unwind_table_row_rbp_rule(row) == UNWIND_TABLE_REG_AT_CFA;
+                *rbp_based |= row->cfa_rule == UNWIND_CFA_RBP;
+                *rbp_saved |= unwind_row_rbp_rule(row) == UNWIND_REG_AT_CFA;
         }
 }
 
@@ -624,21 +624,21 @@ static void lazy_plt_entries_get_the_plt_rule(void)
         for (size_t i = 0; i < ELEMENTSOF(paths); i++) {
                 struct unwind_table t = build(paths[i]);
                 uint64_t size, plt = section_address(paths[i], ".plt", &size);
-                const struct unwind_table_row *row;
+                const struct unwind_row *row;
 
                 ASSERT_TRUE(size >= 32);
                 /* PLT0 pushes the link map, then jumps to the resolver */
                 row = unwind_table_find(&t, plt);
                 ASSERT_TRUE(row);
-                ASSERT_EQ(row->cfa_rule, UNWIND_TABLE_CFA_RSP);
+                ASSERT_EQ(row->cfa_rule, UNWIND_CFA_RSP);
                 ASSERT_EQ(row->cfa_offset, 16);
                 /* each entry: rsp+8 before its push, rsp+16 after, one row for them all */
                 row = unwind_table_find(&t, plt + 16);
                 ASSERT_TRUE(row);
-                ASSERT_EQ(row->cfa_rule, UNWIND_TABLE_CFA_PLT);
+                ASSERT_EQ(row->cfa_rule, UNWIND_CFA_PLT);
                 ASSERT_EQ(row->cfa_offset, 8);
                 ASSERT_TRUE(unwind_table_find(&t, plt + size - 1) == row);
-                ASSERT_EQ(unwind_table_row_ra_rule(row), UNWIND_TABLE_REG_AT_CFA);
+                ASSERT_EQ(unwind_row_ra_rule(row), UNWIND_REG_AT_CFA);
                 ASSERT_EQ(row->ra_offset8, -1);
                 unwind_table_done(&t);
         }
@@ -694,21 +694,43 @@ static void libc_signal_trampoline_is_a_signal_frame_reading_the_ucontext(void)
 {
         struct unwind_table t = build(libc_path);
         uint64_t restore_rt = find_restore_rt(libc_path);
-        const struct unwind_table_row *row = unwind_table_find(&t, restore_rt);
+        const struct unwind_row *row = unwind_table_find(&t, restore_rt);
 
         ASSERT_TRUE(row);
         print_row("__restore_rt", &t, row);
-        ASSERT_TRUE(unwind_table_row_is_signal_frame(row));
+        ASSERT_TRUE(unwind_row_is_signal_frame(row));
         /* glibc's FDE starts a byte early, so that a walker looking up pc - 1 finds it too */
         ASSERT_TRUE(unwind_table_find(&t, restore_rt - 1) == row);
         /* rsp points at the ucontext the kernel pushed: the interrupted rsp, rip and rbp are there */
-        ASSERT_EQ(row->cfa_rule, UNWIND_TABLE_CFA_RSP_DEREF);
+        ASSERT_EQ(row->cfa_rule, UNWIND_CFA_RSP_DEREF);
         ASSERT_EQ(row->cfa_offset, offsetof(ucontext_t, uc_mcontext.gregs[REG_RSP]));
-        ASSERT_EQ(unwind_table_row_ra_rule(row), UNWIND_TABLE_REG_AT_RSP);
+        ASSERT_EQ(unwind_row_ra_rule(row), UNWIND_REG_AT_RSP);
         ASSERT_EQ(row->ra_offset8 * 8, offsetof(ucontext_t, uc_mcontext.gregs[REG_RIP]));
-        ASSERT_EQ(unwind_table_row_rbp_rule(row), UNWIND_TABLE_REG_AT_RSP);
+        ASSERT_EQ(unwind_row_rbp_rule(row), UNWIND_REG_AT_RSP);
         ASSERT_EQ(row->rbp_offset8 * 8, offsetof(ucontext_t, uc_mcontext.gregs[REG_RBP]));
         ASSERT_EQ(t.stats.rows_signal_frame, 1);
+        unwind_table_done(&t);
+}
+
+/* A pc in a mapping of the text segment, less the bias, is the row address (vaddr - base_vaddr). */
+static void mapping_bias_turns_a_pc_into_its_row_address(void)
+{
+        struct unwind_table t = build(libc_path);
+        const struct unwind_table_segment *s;
+        uint64_t start = UINT64_C(0x7f1234560000), page, vaddr, pc, bias;
+
+        ASSERT_TRUE(t.n_segments >= 1);
+        s = &t.segments[0];
+        page = s->offset & ~UINT64_C(4095);
+        vaddr = s->vaddr + s->size / 2;
+        /* mapped from the page holding the segment's start: vaddr's byte is this far into it */
+        pc = start + (s->offset - page) + (vaddr - s->vaddr);
+        ASSERT_EQ(unwind_table_mapping_bias(&t, start, page, &bias), 0);
+        ASSERT_EQ(pc - bias, vaddr - t.base_vaddr);
+        ASSERT_TRUE(unwind_table_find(&t, vaddr) != NULL);
+        /* a mapping of bytes past every executable segment maps no code */
+        ASSERT_EQ(unwind_table_mapping_bias(&t, start, (s->offset + s->size + 0x100000) & ~UINT64_C(4095), &bias),
+                  -ENOENT);
         unwind_table_done(&t);
 }
 
@@ -721,13 +743,13 @@ static void libc_thread_start_in_clone_ends_the_walk(void)
         /* the child's side of clone (and clone3): "cfi_undefined (rip)", no caller to return to */
         ASSERT_TRUE(t.stats.rows_ra_undefined >= 2);
         for (uint64_t a = clone; a < clone + size; a++) {
-                const struct unwind_table_row *row = unwind_table_find(&t, a);
+                const struct unwind_row *row = unwind_table_find(&t, a);
 
-                outermost |= row && unwind_table_row_ra_rule(row) == UNWIND_TABLE_REG_UNDEFINED;
+                outermost |= row && unwind_row_ra_rule(row) == UNWIND_REG_UNDEFINED;
         }
         ASSERT_TRUE(outermost);
         /* the parent's side returns normally */
-        ASSERT_EQ(unwind_table_row_ra_rule(unwind_table_find(&t, clone)), UNWIND_TABLE_REG_AT_CFA);
+        ASSERT_EQ(unwind_row_ra_rule(unwind_table_find(&t, clone)), UNWIND_REG_AT_CFA);
         unwind_table_done(&t);
 }
 
@@ -736,14 +758,14 @@ static void program_start_ends_the_walk(void)
         /* this test's own binary, by a path readelf (another process) sees as the same file */
         _cleanup_free_ char *self = realpath("/proc/self/exe", NULL);
         struct unwind_table t;
-        const struct unwind_table_row *row;
+        const struct unwind_row *row;
 
         ASSERT_TRUE(self);
         t = build(self);
         row = unwind_table_find(&t, symbol(self, "_start", NULL));
         ASSERT_TRUE(row);
         /* crt1's _start says "cfi_undefined (rip)": nothing called it */
-        ASSERT_EQ(unwind_table_row_ra_rule(row), UNWIND_TABLE_REG_UNDEFINED);
+        ASSERT_EQ(unwind_row_ra_rule(row), UNWIND_REG_UNDEFINED);
         assert_table_matches_readelf(&t, self);
         unwind_table_done(&t);
 }
@@ -751,13 +773,13 @@ static void program_start_ends_the_walk(void)
 static void find_returns_null_where_no_cfi_is(void)
 {
         struct unwind_table t = build(o2_path);
-        const struct unwind_table_row *last = &t.rows[t.n_rows - 1];
+        const struct unwind_row *last = &t.rows[t.n_rows - 1];
 
         ASSERT_TRUE(t.n_rows >= 3);
         ASSERT_TRUE(unwind_table_find(&t, 0) == NULL);
         ASSERT_TRUE(unwind_table_find(&t, t.base_vaddr + t.rows[0].start - 1) == NULL);
         ASSERT_TRUE(unwind_table_find(&t, t.base_vaddr + t.rows[0].start) == &t.rows[0]);
-        ASSERT_EQ(last->cfa_rule, UNWIND_TABLE_CFA_NONE);
+        ASSERT_EQ(last->cfa_rule, UNWIND_CFA_NONE);
         ASSERT_TRUE(unwind_table_find(&t, t.base_vaddr + last->start) == NULL);
         ASSERT_TRUE(unwind_table_find(&t, UINT64_MAX) == NULL);
         for (size_t i = 1; i < t.n_rows; i++)
@@ -895,11 +917,11 @@ static void check_invariants(const struct unwind_table *t)
         for (size_t i = 1; i < t->n_rows; i++)
                 ASSERT_TRUE(t->rows[i - 1].start < t->rows[i].start);
         if (t->n_rows > 0)
-                ASSERT_EQ(t->rows[t->n_rows - 1].cfa_rule, UNWIND_TABLE_CFA_NONE);
+                ASSERT_EQ(t->rows[t->n_rows - 1].cfa_rule, UNWIND_CFA_NONE);
         for (size_t i = 0; i < t->n_rows; i++) {
-                ASSERT_TRUE(t->rows[i].cfa_rule < _UNWIND_TABLE_CFA_RULE_MAX);
-                ASSERT_TRUE(unwind_table_row_ra_rule(&t->rows[i]) < _UNWIND_TABLE_REG_RULE_MAX);
-                ASSERT_TRUE(unwind_table_row_rbp_rule(&t->rows[i]) < _UNWIND_TABLE_REG_RULE_MAX);
+                ASSERT_TRUE(t->rows[i].cfa_rule < _UNWIND_CFA_RULE_MAX);
+                ASSERT_TRUE(unwind_row_ra_rule(&t->rows[i]) < _UNWIND_REG_RULE_MAX);
+                ASSERT_TRUE(unwind_row_rbp_rule(&t->rows[i]) < _UNWIND_REG_RULE_MAX);
         }
 }
 
@@ -981,6 +1003,7 @@ int main(int argc, char **argv)
                 TEST(libc_thread_start_in_clone_ends_the_walk),
                 TEST(program_start_ends_the_walk),
                 TEST(find_returns_null_where_no_cfi_is),
+                TEST(mapping_bias_turns_a_pc_into_its_row_address),
                 TEST(files_past_a_limit_are_refused),
                 TEST(compressed_debug_frame_is_read_within_its_inflate_limit),
                 TEST(non_elf_and_empty_files_are_refused),

@@ -1,0 +1,280 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* The user-stack walker for targets with unwind tables: from the registers at an allocator's
+ * return, each frame is stepped by its object's CFI rows (struct unwind_row, built by the daemon
+ * from .eh_frame/.debug_frame), or by its frame pointer where the object has no CFI or keeps rbp.
+ * A bpf_loop() callback per frame: the verifier checks it once whatever the depth. Included
+ * once, by memleak.bpf.c, after stack-table.h. */
+#pragma once
+
+/* An object's rows; each object's own array, sized to it, is put in a slot of unwind_tables. */
+struct unwind_rows {
+        __uint(type, BPF_MAP_TYPE_ARRAY);
+        __uint(map_flags, BPF_F_INNER_MAP);     /* the arrays differ in size */
+        __uint(max_entries, 1);
+        __uint(key_size, sizeof(__u32));
+        __uint(value_size, sizeof(struct unwind_row));
+};
+
+struct {
+        __uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+        __uint(max_entries, UNWIND_TABLES_MAX);
+        __type(key, __u32);
+        __array(values, struct unwind_rows);
+} unwind_tables SEC(".maps");
+
+struct {
+        __uint(type, BPF_MAP_TYPE_HASH);
+        __uint(max_entries, 64);                /* max_targets */
+        __type(key, __u32);
+        __type(value, struct unwind_target);
+} unwind_targets SEC(".maps");
+
+/* Each target's mappings, UNWIND_MAPPINGS_MAX per slot. A map of its own rather than an array in
+ * unwind_targets' value: indexing an array by the binary search's midpoint would make the
+ * verifier follow every path of the search; a map key does not. */
+struct {
+        __uint(type, BPF_MAP_TYPE_ARRAY);
+        __uint(max_entries, 64 * UNWIND_MAPPINGS_MAX);  /* max_targets * UNWIND_MAPPINGS_MAX */
+        __type(key, __u32);
+        __type(value, struct unwind_mapping);
+} unwind_mappings SEC(".maps");
+
+#define UNWIND_MAPPING_SEARCH_STEPS 10          /* log2(UNWIND_MAPPINGS_MAX) + 1 */
+#define UNWIND_ROW_SEARCH_STEPS 24              /* tables of up to 2^23 rows */
+
+struct unwind_walk {
+        __u64 pc;               /* this frame's pc: a return address, or an exact pc below a
+                                 * signal frame */
+        __u64 sp;
+        __u64 bp;
+        __u32 tgid;
+        __u32 depth;            /* frames written to the scratch trace */
+        __u32 exact_pc;         /* pc is the interrupted instruction itself, not a return address */
+        __u32 stop;             /* enum unwind_stop */
+        __u32 max_depth;
+        __u32 pad;
+};
+
+static __always_inline const struct unwind_mapping *unwind_find_mapping(const struct unwind_target *ut, __u64 pc)
+{
+        const struct unwind_mapping *m;
+        __u32 lo = 0, hi = ut->n, base = ut->slot * UNWIND_MAPPINGS_MAX, key;
+
+        if (hi > UNWIND_MAPPINGS_MAX)
+                return NULL;
+        /* the last mapping whose start <= pc */
+        for (int i = 0; i < UNWIND_MAPPING_SEARCH_STEPS && lo < hi; i++) {
+                __u32 mid = lo + (hi - lo) / 2;
+
+                key = base + mid;
+                m = bpf_map_lookup_elem(&unwind_mappings, &key);
+                if (!m)
+                        return NULL;
+                if (m->start <= pc)
+                        lo = mid + 1;
+                else
+                        hi = mid;
+        }
+        if (lo == 0)
+                return NULL;
+        key = base + lo - 1;
+        m = bpf_map_lookup_elem(&unwind_mappings, &key);
+        if (!m || pc >= m->end)
+                return NULL;
+        return m;
+}
+
+/* The row of rows[0..n) that covers rel: the last whose start <= rel. */
+static __always_inline const struct unwind_row *unwind_find_row(void *rows, __u32 n, __u32 rel)
+{
+        __u32 lo = 0, hi = n;
+        const struct unwind_row *row;
+
+        for (int i = 0; i < UNWIND_ROW_SEARCH_STEPS && lo < hi; i++) {
+                __u32 mid = lo + (hi - lo) / 2;
+
+                row = bpf_map_lookup_elem(rows, &mid);
+                if (!row)
+                        return NULL;
+                if (row->start <= rel)
+                        lo = mid + 1;
+                else
+                        hi = mid;
+        }
+        if (lo == 0)
+                return NULL;
+        lo -= 1;
+        return bpf_map_lookup_elem(rows, &lo);
+}
+
+static __always_inline int read_user_u64(__u64 addr, __u64 *ret)
+{
+        return bpf_probe_read_user(ret, sizeof(*ret), (const void *)addr);
+}
+
+/* One frame by frame pointer: rbp points at the caller's rbp, the return address above it. */
+static __always_inline int unwind_step_fp(struct unwind_walk *w)
+{
+        __u64 ra, bp;
+
+        if (w->bp == 0 || w->bp < w->sp)
+                return UNWIND_STOP_END;         /* no frame pointer chain here */
+        if (read_user_u64(w->bp + 8, &ra) || read_user_u64(w->bp, &bp))
+                return UNWIND_STOP_UNREADABLE;
+        w->sp = w->bp + 16;
+        w->bp = bp;
+        w->pc = ra;
+        w->exact_pc = 0;
+        return -1;
+}
+
+static __always_inline int unwind_read_reg(const struct unwind_walk *w, __u8 rule, __s8 offset8, __u64 cfa,
+                                           __u64 *ret)
+{
+        __u64 base;
+
+        switch (rule) {
+        case UNWIND_REG_AT_CFA: base = cfa; break;
+        case UNWIND_REG_AT_RSP: base = w->sp; break;
+        case UNWIND_REG_AT_RBP: base = w->bp; break;
+        default: return -1;
+        }
+        return read_user_u64(base + (__s64)offset8 * 8, ret) ? -2 : 0;
+}
+
+/* One frame by its CFI row. */
+static __always_inline int unwind_step_row(struct unwind_walk *w, const struct unwind_row *row)
+{
+        __u8 ra_rule = row->reg_rules & UNWIND_ROW_RA_RULE_MASK;
+        __u8 bp_rule = (row->reg_rules & UNWIND_ROW_RBP_RULE_MASK) >> UNWIND_ROW_RBP_RULE_SHIFT;
+        __u64 cfa, ra, bp = w->bp;
+        int r;
+
+        switch (row->cfa_rule) {
+        case UNWIND_CFA_NONE:
+                return UNWIND_STOP_NO_CFI;
+        case UNWIND_CFA_RSP:
+                cfa = w->sp + row->cfa_offset;
+                break;
+        case UNWIND_CFA_RBP:
+                cfa = w->bp + row->cfa_offset;
+                break;
+        case UNWIND_CFA_PLT:
+                cfa = w->sp + row->cfa_offset + ((w->pc & 15) >= 11 ? 8 : 0);
+                break;
+        case UNWIND_CFA_RSP_DEREF:
+                if (read_user_u64(w->sp + row->cfa_offset, &cfa))
+                        return UNWIND_STOP_UNREADABLE;
+                break;
+        case UNWIND_CFA_RBP_DEREF:
+                if (read_user_u64(w->bp + row->cfa_offset, &cfa))
+                        return UNWIND_STOP_UNREADABLE;
+                break;
+        default:
+                return UNWIND_STOP_UNCOMPUTABLE;
+        }
+        if (ra_rule == UNWIND_REG_UNDEFINED)
+                return UNWIND_STOP_END;         /* _start, a thread's first frame */
+        r = unwind_read_reg(w, ra_rule, row->ra_offset8, cfa, &ra);
+        if (r == -1)
+                return UNWIND_STOP_UNCOMPUTABLE;
+        if (r < 0)
+                return UNWIND_STOP_UNREADABLE;
+        if (bp_rule != UNWIND_REG_UNDEFINED && bp_rule != UNWIND_REG_SAME_VALUE) {
+                r = unwind_read_reg(w, bp_rule, row->rbp_offset8, cfa, &bp);
+                if (r == -1)
+                        bp = 0;                 /* unknown from here: only CFI can go on */
+                else if (r < 0)
+                        return UNWIND_STOP_UNREADABLE;
+        }
+        /* above a signal handler's trampoline (whose row reads the interrupted rip, rsp and rbp
+         * from the ucontext) is the interrupted instruction itself, not a return address */
+        w->exact_pc = (row->reg_rules & UNWIND_ROW_SIGNAL_FRAME) != 0;
+        w->sp = cfa;
+        w->bp = bp;
+        w->pc = ra;
+        return -1;
+}
+
+/* Step from w's frame to its caller's: -1 on success, else the enum unwind_stop that ends it. */
+static __always_inline int unwind_step(struct unwind_walk *w)
+{
+        const struct unwind_target *ut = bpf_map_lookup_elem(&unwind_targets, &w->tgid);
+        const struct unwind_mapping *m;
+        const struct unwind_row *row;
+        __u64 rel;
+        void *rows;
+
+        if (!ut)
+                return UNWIND_STOP_NO_TABLE;
+        m = unwind_find_mapping(ut, w->pc - (w->exact_pc ? 0 : 1));
+        if (!m || m->n_rows == 0)
+                return unwind_step_fp(w);       /* no CFI known here: JIT code, a vDSO, an FP object */
+        rows = bpf_map_lookup_elem(&unwind_tables, &m->table);
+        if (!rows)
+                return UNWIND_STOP_NO_TABLE;
+        rel = w->pc - (w->exact_pc ? 0 : 1) - m->bias;
+        if (rel > 0xffffffffull)
+                return UNWIND_STOP_NO_CFI;
+        row = unwind_find_row(rows, m->n_rows, (__u32)rel);
+        if (!row)
+                return UNWIND_STOP_NO_CFI;
+        return unwind_step_row(w, row);
+}
+
+static long unwind_frame(__u32 index, struct unwind_walk *w)
+{
+        struct stack_trace *t;
+        __u32 depth = w->depth;
+        int stop;
+
+        t = bpf_task_storage_get(&user_stack_scratch, bpf_get_current_task_btf(), NULL, 0);
+        if (!t)
+                return 1;
+        if (depth >= w->max_depth || depth >= MEMLEAK_MAX_STACK_DEPTH) {
+                w->stop = UNWIND_STOP_DEPTH;
+                return 1;
+        }
+        t->ips[depth] = w->pc;
+        w->depth = depth + 1;
+        stop = unwind_step(w);
+        if (stop >= 0) {
+                w->stop = stop;
+                return 1;
+        }
+        if (w->pc == 0) {
+                w->stop = UNWIND_STOP_END;
+                return 1;
+        }
+        return 0;
+}
+
+static __always_inline void count_unwind_stop(__u32 stop)
+{
+        switch (stop) {
+        case UNWIND_STOP_DEPTH: count(COUNTER_UNWIND_STOP_DEPTH); break;
+        case UNWIND_STOP_NO_CFI: count(COUNTER_UNWIND_STOP_NO_CFI); break;
+        case UNWIND_STOP_UNCOMPUTABLE: count(COUNTER_UNWIND_STOP_UNCOMPUTABLE); break;
+        case UNWIND_STOP_UNREADABLE: count(COUNTER_UNWIND_STOP_UNREADABLE); break;
+        case UNWIND_STOP_NO_TABLE: count(COUNTER_UNWIND_STOP_NO_TABLE); break;
+        }
+}
+
+/* Walk the user stack of a uprobe's registers into t by the target's unwind tables: 0, or
+ * -ENOENT when the target has none (the caller takes the frame-pointer stack instead). */
+static __always_inline long unwind_user_stack(struct pt_regs *ctx, __u32 tgid, struct stack_trace *t)
+{
+        struct unwind_walk w = {
+                .pc = PT_REGS_IP(ctx), .sp = PT_REGS_SP(ctx), .bp = PT_REGS_FP(ctx), .tgid = tgid,
+                .max_depth = stack_capture_bytes() / sizeof(__u64),
+        };
+
+        if (!bpf_map_lookup_elem(&unwind_targets, &tgid))
+                return -ENOENT;
+        bpf_loop(MEMLEAK_MAX_STACK_DEPTH + 1, unwind_frame, &w, 0);
+        t->depth = w.depth;
+        t->stop = w.stop;
+        count(COUNTER_UNWIND_WALKS);
+        count_unwind_stop(w.stop);
+        return 0;
+}

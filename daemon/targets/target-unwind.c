@@ -1,0 +1,199 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* A target's user stacks walked by the unwind tables of the files it maps. */
+#include <assert.h>
+#include <bpf/bpf.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "bpf-loader.h"
+#include "macro.h"
+#include "target-unwind.h"
+#include "unwind-cache.h"
+
+void target_unwind_init(const struct target_env *env, struct target *t, enum memleak_unwind mode)
+{
+        assert(env);
+        assert(t);
+        t->unwind.mode = mode;
+        if (mode == MEMLEAK_UNWIND_FP || t->kernel || !env->unwind)
+                return;
+        t->unwind.cache = env->unwind;
+        t->unwind.targets_fd = bpf_loader_unwind_targets_fd(env->skel);
+        t->unwind.mappings_fd = bpf_loader_unwind_mappings_fd(env->skel);
+}
+
+static bool holds(const struct target_unwind *u, uint64_t dev, uint64_t ino)
+{
+        for (size_t i = 0; i < u->n_files; i++)
+                if (u->files[i].dev == dev && u->files[i].ino == ino)
+                        return true;
+        return false;
+}
+
+/* The table of m's file, loaded if new (a reference held once per file); NULL if it cannot be
+ * had (its frames are then walked by frame pointer). */
+static const struct unwind_cache_entry *table_of(struct target *t, const struct module_mapping *m)
+{
+        struct target_unwind *u = &t->unwind;
+        const struct unwind_cache_entry *e;
+        struct target_unwind_file *n;
+        _cleanup_close_ int fd = -EBADF;
+
+        if (holds(u, m->dev, m->ino))
+                return unwind_cache_peek(u->cache, m->dev, m->ino);
+        fd = module_map_open_file(t->pid, m->path, m->dev, m->ino, m->start, m->end);
+        if (fd < 0)
+                return NULL;
+        n = realloc(u->files, (u->n_files + 1) * sizeof(*n));
+        if (!n)
+                return NULL;
+        u->files = n;
+        if (unwind_cache_get(u->cache, m->dev, m->ino, fd, &e) < 0)
+                return NULL;
+        u->files[u->n_files++] = (struct target_unwind_file) { .dev = m->dev, .ino = m->ino };
+        return e;
+}
+
+/* t's executable mappings as the walker reads them, sorted by start; how many. */
+static uint32_t build_list(struct target *t, struct unwind_mapping *list)
+{
+        uint32_t n = 0;
+
+        t->unwind.mappings_dropped = 0;
+        for (size_t i = 0; i < t->modules.n; i++) {
+                const struct module_mapping *m = &t->modules.mappings[i];
+                const struct unwind_cache_entry *e;
+                uint64_t bias = 0;
+
+                if (m->not_code)
+                        continue;
+                if (n >= UNWIND_MAPPINGS_MAX) {
+                        t->unwind.mappings_dropped++;
+                        continue;
+                }
+                e = table_of(t, m);
+                list[n] = (struct unwind_mapping) { .start = m->start, .end = m->end };
+                if (e && e->n_rows > 0 && unwind_table_mapping_bias(&e->table, m->start, m->pgoff, &bias) >= 0) {
+                        list[n].bias = bias;
+                        list[n].table = e->slot;
+                        list[n].n_rows = e->n_rows;
+                }
+                n++;
+        }
+        return n;
+}
+
+static int mapping_cmp(const void *a, const void *b)
+{
+        const struct unwind_mapping *x = a, *y = b;
+
+        return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* FNV-1a over the list: whether it changed since it was written. */
+static uint64_t signature(const struct unwind_mapping *list, uint32_t n)
+{
+        const unsigned char *p = (const unsigned char *)list;
+        uint64_t h = UINT64_C(0xcbf29ce484222325) ^ n;
+
+        for (size_t i = 0; i < n * sizeof(*list); i++)
+                h = (h ^ p[i]) * UINT64_C(0x100000001b3);
+        return h;
+}
+
+static int write_list(struct target_unwind *u, pid_t pid, const struct unwind_mapping *list, uint32_t n)
+{
+        struct unwind_target entry = { .slot = u->slot, .n = n };
+        __u32 key = (__u32)pid;
+
+        for (uint32_t i = 0; i < n; i++) {
+                __u32 index = u->slot * UNWIND_MAPPINGS_MAX + i;
+
+                if (bpf_map_update_elem(u->mappings_fd, &index, &list[i], BPF_ANY) < 0)
+                        return -errno;
+        }
+        if (bpf_map_update_elem(u->targets_fd, &key, &entry, BPF_ANY) < 0)
+                return -errno;
+        u->installed = true;
+        u->n_mappings = n;
+        return 0;
+}
+
+/* The tables of its files: how many have rows, how many rows, their kernel memory. */
+static void count_tables(struct target_unwind *u)
+{
+        u->tables = 0;
+        u->rows = u->bytes = 0;
+        for (size_t i = 0; i < u->n_files; i++) {
+                const struct unwind_cache_entry *e = unwind_cache_peek(u->cache, u->files[i].dev, u->files[i].ino);
+
+                if (!e || e->n_rows == 0)
+                        continue;
+                u->tables++;
+                u->rows += e->n_rows;
+                u->bytes += e->bytes;
+        }
+}
+
+int target_unwind_refresh(struct target *t)
+{
+        struct target_unwind *u;
+        _cleanup_free_ struct unwind_mapping *list = NULL;
+        uint64_t sig;
+        uint32_t n;
+        int r;
+
+        assert(t);
+        u = &t->unwind;
+        if (!u->cache || t->exited)
+                return 0;
+        if (!u->has_slot) {
+                r = unwind_cache_get_slot(u->cache, &u->slot);
+                if (r < 0)
+                        return r;
+                u->has_slot = true;
+        }
+        list = calloc(UNWIND_MAPPINGS_MAX, sizeof(*list));
+        if (!list)
+                return -ENOMEM;
+        n = build_list(t, list);
+        qsort(list, n, sizeof(*list), mapping_cmp);
+        sig = signature(list, n);
+        if (u->installed && sig == u->signature)
+                return 0;
+        r = write_list(u, t->pid, list, n);
+        if (r < 0)
+                return r;
+        u->signature = sig;
+        count_tables(u);
+        return 0;
+}
+
+void target_unwind_done(struct target_unwind *u, pid_t pid)
+{
+        assert(u);
+        if (u->installed)
+                (void)bpf_map_delete_elem(u->targets_fd, &(__u32){ (__u32)pid });
+        u->installed = false;
+        if (!u->cache)
+                return;
+        if (u->has_slot)
+                unwind_cache_put_slot(u->cache, u->slot);
+        u->has_slot = false;
+        for (size_t i = 0; i < u->n_files; i++)
+                unwind_cache_put(u->cache, u->files[i].dev, u->files[i].ino);
+        free(u->files);
+        u->files = NULL;
+        u->n_files = 0;
+        u->cache = NULL;
+}
+
+void target_unwind_get_stats(const struct target_unwind *u, struct target_unwind_stats *ret)
+{
+        assert(u);
+        assert(ret);
+        *ret = (struct target_unwind_stats) {
+                .tables = u->tables, .rows = u->rows, .bytes = u->bytes,
+                .mappings = u->n_mappings, .mappings_dropped = u->mappings_dropped,
+        };
+}

@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* How a target's user stacks are walked: the unwind tables of the files it maps, loaded once per
+ * file (unwind-cache.h), and its list of executable mappings in BPF, kept current with its
+ * module map. */
+#pragma once
+
+#include "target.h"
+
+/* Set t up to be walked as mode says (no BPF work yet: target_unwind_refresh() does it). */
+void target_unwind_init(const struct target_env *env, struct target *t, enum memleak_unwind mode);
+
+/* After t's module map changed: load the tables of files it maps that have none yet, and write
+ * its mapping list to BPF when it differs from the last. -errno (the last list stays). */
+int target_unwind_refresh(struct target *t);
+
+/* BPF stops walking t by tables; its tables' references and its slot go back. */
+void target_unwind_done(struct target_unwind *u, pid_t pid);
+
+struct target_unwind_stats {
+        size_t tables;          /* files with rows */
+        uint64_t rows;
+        uint64_t bytes;         /* kernel memory of those rows (shared with other targets) */
+        uint32_t mappings;      /* executable mappings the walker knows */
+        unsigned mappings_dropped;
+};
+
+void target_unwind_get_stats(const struct target_unwind *u, struct target_unwind_stats *ret);
