@@ -5,12 +5,16 @@
 #pragma once
 
 /* The calling thread's user stack (a uprobe's), interned: its id, or -errno. Targets with
- * unwind tables are walked by them (unwind.h), the others by frame pointer (bpf_get_stack). */
-static __always_inline __s64 user_stack_id(struct pt_regs *ctx, __u32 tgid)
+ * unwind tables are walked by them (unwind.h), the others by frame pointer (bpf_get_stack).
+ * A global function: the verifier checks it once per program, not once per path that reaches
+ * it (the walker's loop would be checked again on each). */
+__noinline __s64 user_stack_id(struct pt_regs *ctx, __u32 tgid)
 {
         struct stack_trace *t;
         long r;
 
+        if (!ctx)
+                return -EINVAL;
         t = bpf_task_storage_get(&user_stack_scratch, bpf_get_current_task_btf(), NULL,
                                  BPF_LOCAL_STORAGE_GET_F_CREATE);
         if (!t) {

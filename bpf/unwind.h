@@ -29,6 +29,13 @@ struct {
         __type(value, struct unwind_target);
 } unwind_targets SEC(".maps");
 
+struct {
+        __uint(type, BPF_MAP_TYPE_HASH);
+        __uint(max_entries, UNWIND_TABLES_MAX);
+        __type(key, struct unwind_file_key);
+        __type(value, struct unwind_file);
+} unwind_files SEC(".maps");
+
 /* Each target's mappings, UNWIND_MAPPINGS_MAX per slot. A map of its own rather than an array in
  * unwind_targets' value: indexing an array by the binary search's midpoint would make the
  * verifier follow every path of the search; a map key does not. */
@@ -82,6 +89,63 @@ static __always_inline const struct unwind_mapping *unwind_find_mapping(const st
         if (!m || pc >= m->end)
                 return NULL;
         return m;
+}
+
+/* Where a pc's object is, as unwind_step() needs it. */
+struct unwind_place {
+        __u64 bias;
+        __u32 table;
+        __u32 n_rows;           /* 0: walk by frame pointer */
+};
+
+struct vma_place {
+        __u64 pc;
+        __u64 start;
+        __u64 pgoff;
+        struct unwind_file_key key;
+        __u32 found;
+};
+
+static long vma_of_pc(struct task_struct *task, struct vm_area_struct *vma, void *data)
+{
+        struct vma_place *v = data;
+        struct file *file = vma->vm_file;
+
+        if (!file)
+                return 0;
+        v->start = vma->vm_start;
+        v->pgoff = (__u64)vma->vm_pgoff * 4096;
+        v->key.dev = BPF_CORE_READ(file, f_inode, i_sb, s_dev);
+        v->key.ino = BPF_CORE_READ(file, f_inode, i_ino);
+        v->found = 1;
+        return 0;
+}
+
+/* The place of pc found from its vma and its file's loaded table: for mappings the daemon has
+ * not listed yet. 0, or -1 when there is none (no file, no table, the mm lock was busy). */
+static __always_inline int unwind_place_by_vma(__u64 pc, struct unwind_place *ret)
+{
+        struct vma_place v = { .pc = pc };
+        const struct unwind_file *f;
+
+        if (bpf_find_vma(bpf_get_current_task_btf(), pc, vma_of_pc, &v, 0) < 0 || !v.found)
+                return -1;
+        f = bpf_map_lookup_elem(&unwind_files, &v.key);
+        if (!f)
+                return -1;
+        for (int i = 0; i < UNWIND_FILE_SEGMENTS; i++) {
+                const struct unwind_file_segment *s = &f->segments[i];
+
+                if (i >= f->n_segments)
+                        break;
+                if (v.pgoff < (s->offset & ~4095ull) || v.pgoff >= s->offset + s->size)
+                        continue;
+                ret->bias = v.start - v.pgoff + s->offset - s->vaddr + f->base_vaddr;
+                ret->table = f->table;
+                ret->n_rows = f->n_rows;
+                return 0;
+        }
+        return -1;
 }
 
 /* The row of rows[0..n) that covers rel: the last whose start <= rel. */
@@ -200,23 +264,31 @@ static __always_inline int unwind_step_row(struct unwind_walk *w, const struct u
 static __always_inline int unwind_step(struct unwind_walk *w)
 {
         const struct unwind_target *ut = bpf_map_lookup_elem(&unwind_targets, &w->tgid);
+        __u64 pc = w->pc - (w->exact_pc ? 0 : 1), rel;
         const struct unwind_mapping *m;
+        struct unwind_place place = {};
         const struct unwind_row *row;
-        __u64 rel;
         void *rows;
 
         if (!ut)
                 return UNWIND_STOP_NO_TABLE;
-        m = unwind_find_mapping(ut, w->pc - (w->exact_pc ? 0 : 1));
-        if (!m || m->n_rows == 0)
+        m = unwind_find_mapping(ut, pc);
+        if (m) {
+                place.bias = m->bias;
+                place.table = m->table;
+                place.n_rows = m->n_rows;
+        } else if (unwind_place_by_vma(pc, &place) < 0) {
+                place.n_rows = 0;
+        }
+        if (place.n_rows == 0)
                 return unwind_step_fp(w);       /* no CFI known here: JIT code, a vDSO, an FP object */
-        rows = bpf_map_lookup_elem(&unwind_tables, &m->table);
+        rows = bpf_map_lookup_elem(&unwind_tables, &place.table);
         if (!rows)
                 return UNWIND_STOP_NO_TABLE;
-        rel = w->pc - (w->exact_pc ? 0 : 1) - m->bias;
+        rel = pc - place.bias;
         if (rel > 0xffffffffull)
                 return UNWIND_STOP_NO_CFI;
-        row = unwind_find_row(rows, m->n_rows, (__u32)rel);
+        row = unwind_find_row(rows, place.n_rows, (__u32)rel);
         if (!row)
                 return UNWIND_STOP_NO_CFI;
         return unwind_step_row(w, row);

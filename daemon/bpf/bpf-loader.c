@@ -255,6 +255,12 @@ int bpf_loader_unwind_tables_fd(struct memleak_bpf *skel)
         return bpf_map__fd(skel->maps.unwind_tables);
 }
 
+int bpf_loader_unwind_files_fd(struct memleak_bpf *skel)
+{
+        assert(skel);
+        return bpf_map__fd(skel->maps.unwind_files);
+}
+
 int bpf_loader_unwind_targets_fd(struct memleak_bpf *skel)
 {
         assert(skel);

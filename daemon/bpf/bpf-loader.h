@@ -38,6 +38,7 @@ int bpf_loader_inflight_fd(struct memleak_bpf *skel);
 /* The unwind tables (a map of maps, UNWIND_TABLES_MAX slots), the targets walked by them and
  * their mappings (UNWIND_MAPPINGS_MAX per target slot). */
 int bpf_loader_unwind_tables_fd(struct memleak_bpf *skel);
+int bpf_loader_unwind_files_fd(struct memleak_bpf *skel);
 int bpf_loader_unwind_targets_fd(struct memleak_bpf *skel);
 int bpf_loader_unwind_mappings_fd(struct memleak_bpf *skel);
 int bpf_loader_mmaps_fd(struct memleak_bpf *skel);

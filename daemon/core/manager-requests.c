@@ -171,6 +171,8 @@ static bool attach_now(struct manager *m, struct server_request *sreq, struct me
         }
         log_kernel_symbols(t);
         r = manager_add_target(m, t);
+        if (r >= 0 && t->exec)
+                manager_follow_new_programs_start(m);
         if (r < 0) {
                 (void)target_stop(&m->env, t, false);
                 target_free(t);

@@ -318,6 +318,42 @@ void manager_take_snapshots(struct manager *m)
         }
 }
 
+/* Whether t's maps are still followed closely: it was attached to exec a program, which it has
+ * not done yet, or did a moment ago. */
+static bool follows_new_program(const struct target *t, uint64_t now_mono, uint64_t now_real)
+{
+        if (!t->exec || t->exited)
+                return false;
+        if (!t->exec->seen)
+                return now_real - t->attached_usec < EXEC_FOLLOW_BEFORE_EXEC_USEC;
+        return now_mono - t->exec->seen_usec < EXEC_FOLLOW_AFTER_EXEC_USEC;
+}
+
+bool manager_follow_new_programs(struct manager *m)
+{
+        bool any = false;
+
+        assert(m);
+        for (size_t i = 0; i < m->n_targets; i++) {
+                struct target *t = m->targets[i];
+
+                if (!follows_new_program(t, now_monotonic_usec(), now_realtime_usec()))
+                        continue;
+                (void)target_files_refresh(&m->env, t, false);  /* loads the tables it maps */
+                any = true;
+        }
+        return any;
+}
+
+void manager_follow_new_programs_start(struct manager *m)
+{
+        assert(m);
+        if (sd_event_source_set_time_relative(m->exec_timer, EXEC_FOLLOW_INTERVAL_USEC) < 0 ||
+            sd_event_source_set_enabled(m->exec_timer, SD_EVENT_ONESHOT) < 0)
+                log_warning("Cannot follow the maps of a program about to start: its first stacks may be "
+                            "walked by frame pointers only");
+}
+
 void manager_target_forked(struct manager *m, pid_t parent, pid_t child)
 {
         struct target *t = manager_find_target(m, parent);

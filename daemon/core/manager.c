@@ -123,6 +123,14 @@ static int on_snapshot_timer(sd_event_source *s, uint64_t usec, void *userdata)
         return 0;
 }
 
+static int on_exec_timer(sd_event_source *s, uint64_t usec, void *userdata)
+{
+        if (!manager_follow_new_programs(userdata))
+                return sd_event_source_set_enabled(s, SD_EVENT_OFF);
+        (void)sd_event_source_set_time_relative(s, EXEC_FOLLOW_INTERVAL_USEC);
+        return sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+}
+
 static int on_children_timer(sd_event_source *s, uint64_t usec, void *userdata)
 {
         manager_clear_children(userdata);
@@ -229,8 +237,8 @@ static int start_tracing(struct manager *m)
         }, &m->env.syms);
         if (r < 0)
                 return log_error_errno(r, "Failed to set up symbolization: %m");
-        r = unwind_cache_new(bpf_loader_unwind_tables_fd(m->env.skel), UNWIND_TABLES_MAX, m->config.max_targets,
-                             &m->env.unwind);
+        r = unwind_cache_new(bpf_loader_unwind_tables_fd(m->env.skel), bpf_loader_unwind_files_fd(m->env.skel),
+                             UNWIND_TABLES_MAX, m->config.max_targets, &m->env.unwind);
         if (r < 0)
                 return log_error_errno(r, "Failed to set up the unwind tables: %m");
         r = mapping_log_new(m->env.skel, &m->env.mappings);
@@ -281,6 +289,12 @@ static int start_timers(struct manager *m)
                 r = sd_event_source_set_enabled(m->children_timer, SD_EVENT_OFF);
         if (r >= 0)
                 r = sd_event_source_set_description(m->children_timer, "forked-children");
+        if (r >= 0)
+                r = sd_event_add_time_relative(m->event, &m->exec_timer, CLOCK_MONOTONIC, 0, 1000, on_exec_timer, m);
+        if (r >= 0)
+                r = sd_event_source_set_enabled(m->exec_timer, SD_EVENT_OFF);
+        if (r >= 0)
+                r = sd_event_source_set_description(m->exec_timer, "follow-exec");
         return r < 0 ? log_error_errno(r, "Failed to arm the timers: %m") : 0;
 }
 
@@ -318,6 +332,7 @@ struct manager *manager_free(struct manager *m)
         server_free(m->server);
         fork_watch_free(m->forks);
         sd_event_source_disable_unref(m->children_timer);
+        sd_event_source_disable_unref(m->exec_timer);
         sd_event_source_disable_unref(m->snapshot_timer);
         mapping_log_free(m->env.mappings);
         m->env.unwind = unwind_cache_free(m->env.unwind);

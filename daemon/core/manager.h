@@ -38,6 +38,7 @@ struct manager {
         struct fork_watch *forks;
         sd_event_source *snapshot_timer;
         sd_event_source *children_timer;        /* clears the probes forked children inherited */
+        sd_event_source *exec_timer;            /* follows the maps of targets that just exec'd */
         uint64_t exited_dropped;        /* exited targets' reports dropped to stay within bounds */
         uint64_t started_usec;          /* CLOCK_REALTIME */
 };
@@ -71,6 +72,17 @@ void manager_take_snapshots(struct manager *m);
 void manager_target_forked(struct manager *m, pid_t parent, pid_t child);
 /* Clear them now (the children timer). */
 void manager_clear_children(struct manager *m);
+
+/* Targets attached before they exec (memleakctl run) map their program and libraries right
+ * after the attach: their maps are followed every few milliseconds for a while, so that their
+ * stacks are walked by unwind tables from their first allocations, not from the next snapshot.
+ * Returns whether any such target is still followed. */
+#define EXEC_FOLLOW_INTERVAL_USEC (10ULL * 1000)
+#define EXEC_FOLLOW_AFTER_EXEC_USEC (2ULL * 1000 * 1000)        /* the loader is done by then */
+#define EXEC_FOLLOW_BEFORE_EXEC_USEC (30ULL * 1000 * 1000)      /* a run that never execs */
+bool manager_follow_new_programs(struct manager *m);
+/* (Re)arm that following after an attach. */
+void manager_follow_new_programs_start(struct manager *m);
 /* The status text systemd shows, and the fork watch (linked while a process is traced). */
 void manager_targets_changed(struct manager *m);
 /* Stop every live target and free them all (shutdown). */

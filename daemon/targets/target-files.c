@@ -13,6 +13,7 @@
 #include "symbolizer.h"
 #include "target-files.h"
 #include "target-unwind.h"
+#include "util.h"
 
 /* The entry for file (dev, ino), added (with path) if new; NULL past TARGET_FILES_MAX (counted in
  * untracked) or when out of memory. */
@@ -87,6 +88,8 @@ int target_files_remember_planned(const struct target_env *env, struct target *t
                 if (!k)
                         return -ENOMEM;
                 known_file_register(&t->files, k, o->fd, &(struct symbol_source) { .pid = t->pid, .path = o->path });
+                /* its unwind table ready before the program runs: only its mappings remain to learn */
+                (void)target_unwind_hold_file(t, o->dev, o->ino, o->fd);
         }
         return 0;
 }
@@ -103,6 +106,7 @@ static bool runs_its_program(struct target *t)
         if (stat(exe, &st) < 0 || (uint64_t)st.st_dev != t->exec->dev || (uint64_t)st.st_ino != t->exec->ino)
                 return false;
         t->exec->seen = true;
+        t->exec->seen_usec = now_monotonic_usec();
         return true;
 }
 

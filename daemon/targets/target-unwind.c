@@ -30,28 +30,40 @@ static bool holds(const struct target_unwind *u, uint64_t dev, uint64_t ino)
         return false;
 }
 
+int target_unwind_hold_file(struct target *t, uint64_t dev, uint64_t ino, int fd)
+{
+        struct target_unwind *u;
+        const struct unwind_cache_entry *e;
+        struct target_unwind_file *n;
+        int r;
+
+        assert(t);
+        u = &t->unwind;
+        if (!u->cache || holds(u, dev, ino))
+                return 0;
+        n = realloc(u->files, (u->n_files + 1) * sizeof(*n));
+        if (!n)
+                return -ENOMEM;
+        u->files = n;
+        r = unwind_cache_get(u->cache, dev, ino, fd, &e);
+        if (r < 0)
+                return r;
+        u->files[u->n_files++] = (struct target_unwind_file) { .dev = dev, .ino = ino };
+        return 0;
+}
+
 /* The table of m's file, loaded if new (a reference held once per file); NULL if it cannot be
  * had (its frames are then walked by frame pointer). */
 static const struct unwind_cache_entry *table_of(struct target *t, const struct module_mapping *m)
 {
-        struct target_unwind *u = &t->unwind;
-        const struct unwind_cache_entry *e;
-        struct target_unwind_file *n;
         _cleanup_close_ int fd = -EBADF;
 
-        if (holds(u, m->dev, m->ino))
-                return unwind_cache_peek(u->cache, m->dev, m->ino);
-        fd = module_map_open_file(t->pid, m->path, m->dev, m->ino, m->start, m->end);
-        if (fd < 0)
-                return NULL;
-        n = realloc(u->files, (u->n_files + 1) * sizeof(*n));
-        if (!n)
-                return NULL;
-        u->files = n;
-        if (unwind_cache_get(u->cache, m->dev, m->ino, fd, &e) < 0)
-                return NULL;
-        u->files[u->n_files++] = (struct target_unwind_file) { .dev = m->dev, .ino = m->ino };
-        return e;
+        if (!holds(&t->unwind, m->dev, m->ino)) {
+                fd = module_map_open_file(t->pid, m->path, m->dev, m->ino, m->start, m->end);
+                if (fd < 0 || target_unwind_hold_file(t, m->dev, m->ino, fd) < 0)
+                        return NULL;
+        }
+        return unwind_cache_peek(t->unwind.cache, m->dev, m->ino);
 }
 
 /* t's executable mappings as the walker reads them, sorted by start; how many. */

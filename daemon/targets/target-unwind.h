@@ -9,6 +9,10 @@
 /* Set t up to be walked as mode says (no BPF work yet: target_unwind_refresh() does it). */
 void target_unwind_init(const struct target_env *env, struct target *t, enum memleak_unwind mode);
 
+/* Load the table of file (dev, ino), open as fd, for t (a program it is about to map), unless it
+ * holds it already. */
+int target_unwind_hold_file(struct target *t, uint64_t dev, uint64_t ino, int fd);
+
 /* After t's module map changed: load the tables of files it maps that have none yet, and write
  * its mapping list to BPF when it differs from the last. -errno (the last list stays). */
 int target_unwind_refresh(struct target *t);

@@ -159,6 +159,9 @@ static int attach_before_exec(const struct target_env *env, struct target *t, co
         if (r < 0)
                 return error_set(error, r, "Cannot record the mappings pid %d will make: %s", (int)t->pid, strerror(-r));
         t->exec->recording = env->mappings;
+        /* walked by tables from its first allocation: what it maps is found by its vmas until
+         * its maps are read */
+        (void)target_unwind_refresh(t);
         return 0;
 }
 

@@ -74,6 +74,7 @@ struct target_exec {
         char *path;                     /* the program, as the process sees it */
         uint64_t dev, ino;              /* that program's file */
         bool seen;                      /* /proc/PID/exe became it: the process's maps are the program's */
+        uint64_t seen_usec;             /* when that was noticed (CLOCK_MONOTONIC) */
         struct mapping_log *recording;  /* holds a mapping_log_hold() on it; NULL once released */
 };
 

@@ -5,12 +5,14 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 #include "macro.h"
 #include "unwind-cache.h"
 
 struct unwind_cache {
         int tables_fd;
+        int files_fd;
         uint32_t max_tables;
         uint8_t *table_used;            /* per slot of unwind_tables */
         uint32_t max_targets;
@@ -19,7 +21,8 @@ struct unwind_cache {
         size_t n_entries;
 };
 
-int unwind_cache_new(int tables_fd, uint32_t max_tables, uint32_t max_targets, struct unwind_cache **ret)
+int unwind_cache_new(int tables_fd, int files_fd, uint32_t max_tables, uint32_t max_targets,
+                     struct unwind_cache **ret)
 {
         struct unwind_cache *c;
 
@@ -28,6 +31,7 @@ int unwind_cache_new(int tables_fd, uint32_t max_tables, uint32_t max_targets, s
         if (!c)
                 return -ENOMEM;
         c->tables_fd = tables_fd;
+        c->files_fd = files_fd;
         c->max_tables = max_tables;
         c->max_targets = max_targets;
         c->table_used = calloc(MAX(max_tables, 1u), 1);
@@ -40,9 +44,21 @@ int unwind_cache_new(int tables_fd, uint32_t max_tables, uint32_t max_targets, s
         return 0;
 }
 
+/* The key BPF knows e's file by: its inode, dev as the kernel encodes it. */
+static struct unwind_file_key file_key(const struct unwind_cache_entry *e)
+{
+        return (struct unwind_file_key) {
+                .dev = (uint64_t)major(e->dev) << 20 | minor(e->dev),
+                .ino = e->ino,
+        };
+}
+
 static void entry_free(struct unwind_cache *c, struct unwind_cache_entry *e)
 {
         if (e->n_rows > 0) {
+                struct unwind_file_key key = file_key(e);
+
+                (void)bpf_map_delete_elem(c->files_fd, &key);
                 (void)bpf_map_delete_elem(c->tables_fd, &e->slot);
                 c->table_used[e->slot] = 0;
         }
@@ -111,6 +127,24 @@ static int load_rows(struct unwind_cache *c, const struct unwind_table *t, uint3
         return 0;               /* the map of maps holds it: our fd goes */
 }
 
+/* List e's file in unwind_files, for the walker to find from a mapping's vma. Best effort: a file
+ * not listed is found through its targets' mapping lists only. */
+static void list_file(struct unwind_cache *c, const struct unwind_cache_entry *e)
+{
+        struct unwind_file_key key = file_key(e);
+        struct unwind_file f = {
+                .table = e->slot, .n_rows = e->n_rows, .base_vaddr = e->table.base_vaddr,
+        };
+
+        for (size_t i = 0; i < e->table.n_segments && f.n_segments < UNWIND_FILE_SEGMENTS; i++)
+                f.segments[f.n_segments++] = (struct unwind_file_segment) {
+                        .vaddr = e->table.segments[i].vaddr,
+                        .offset = e->table.segments[i].offset,
+                        .size = e->table.segments[i].size,
+                };
+        (void)bpf_map_update_elem(c->files_fd, &key, &f, BPF_ANY);
+}
+
 /* Rows for e's table: a slot, the rows loaded there. */
 static int load(struct unwind_cache *c, struct unwind_cache_entry *e)
 {
@@ -132,6 +166,7 @@ static int load(struct unwind_cache *c, struct unwind_cache_entry *e)
         e->slot = slot;
         e->n_rows = (uint32_t)e->table.n_rows;
         e->bytes = (uint64_t)e->n_rows * ((sizeof(struct unwind_row) + 7) & ~(size_t)7);
+        list_file(c, e);
         return 0;
 }
 

@@ -29,9 +29,10 @@ struct unwind_cache_stats {
         size_t without_rows;            /* files known to have none */
 };
 
-/* tables_fd: the unwind_tables map of maps (max_tables slots); max_targets: the slots of
- * the mapping lists. */
-int unwind_cache_new(int tables_fd, uint32_t max_tables, uint32_t max_targets, struct unwind_cache **ret);
+/* tables_fd: the unwind_tables map of maps (max_tables slots); files_fd: unwind_files, where
+ * each loaded table is listed by inode; max_targets: the slots of the mapping lists. */
+int unwind_cache_new(int tables_fd, int files_fd, uint32_t max_tables, uint32_t max_targets,
+                     struct unwind_cache **ret);
 struct unwind_cache *unwind_cache_free(struct unwind_cache *c);
 
 /* The entry of file (dev, ino), its table built from fd and loaded if it is new (fd is only
