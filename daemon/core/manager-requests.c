@@ -21,6 +21,7 @@
 #include "symbolizer.h"
 #include "target-unwind.h"
 #include "text-safe.h"
+#include "unwind-cache.h"
 #include "util.h"
 
 /* Who may run a command. */
@@ -274,6 +275,7 @@ static cJSON *counters_to_json(const uint64_t totals[_COUNTER_MAX], bool losses)
 static cJSON *limits_to_json(struct manager *m)
 {
         struct symbolizer_stats syms;
+        struct unwind_cache_stats tables;
         struct server_stats srv;
         cJSON *o = cJSON_CreateObject(), *x;
 
@@ -297,6 +299,13 @@ static cJSON *limits_to_json(struct manager *m)
         json_add_u64(x, "reopened", syms.reopened);
         json_add_u64(x, "reopen_failed", syms.reopen_failed);
         json_add_u64(x, "refused", syms.refused);
+        unwind_cache_get_stats(m->env.unwind, &tables);
+        x = cJSON_AddObjectToObject(o, "unwind_tables");
+        json_add_u64(x, "files", tables.tables);
+        json_add_u64(x, "max_files", UNWIND_TABLES_MAX);
+        json_add_u64(x, "rows", tables.rows);
+        json_add_u64(x, "bytes", tables.bytes);
+        json_add_u64(x, "files_without_cfi", tables.without_rows);
         x = cJSON_AddObjectToObject(o, "clients");
         json_add_u64(x, "connections", server_connections(m->server));
         json_add_u64(x, "refused", srv.refused_full);
