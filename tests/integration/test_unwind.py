@@ -1,0 +1,145 @@
+# SPDX-License-Identifier: MIT
+"""Stacks only unwind tables can walk (tests/programs/leak-unwind.c, -O2 -fomit-frame-pointer):
+each leak's complete chain, with exact bytes and counts, through glibc's qsort, 40 frames of
+recursion, a signal handler and its trampoline, a thread up to clone3; an assembly function
+without CFI ends its walk visibly. The same program attached with --unwind fp, and run by
+memleakctl run (walked from its first allocation, before the daemon read its maps)."""
+
+import json
+import os
+import subprocess
+import unittest
+
+import harness
+
+PROGRAM = 'leak-unwind'
+RECURSION_DEPTH = 40
+
+EXPECTED = {
+    'leak_in_compare': {'bytes': 5 * 41, 'allocs': 5},
+    'leak_at_bottom': {'bytes': 3 * 57, 'allocs': 3},
+    'leak_in_handler': {'bytes': 2 * 73, 'allocs': 2},
+    'leak_in_thread': {'bytes': 4 * 89, 'allocs': 4},
+    'nocfi_leak': {'bytes': 97, 'allocs': 1},
+}
+# (not 'main': pthread_create's own allocations for the thread, kept after the join, reach it)
+NAMES = set(EXPECTED) | {'churn', 'keep'}
+NO_LOSS = ('stack_table_full', 'stack_hash_clash', 'stack_no_scratch', 'stack_efault', 'stack_other')
+
+
+def symbols(stack):
+    return [f['symbol'] for f in stack['frames']]
+
+
+def stacks_of(report, first):
+    """The stacks whose first frame is first (one per call site and path)."""
+    found = [s for s in report['stacks'] if s['frames'] and s['frames'][0]['symbol'] == first]
+    assert found, f'no stack starts at {first}\n{harness.format_stacks(report)}'
+    return found
+
+
+def after(chain, name):
+    """The frames above name's first appearance."""
+    return chain[chain.index(name) + 1:]
+
+
+class UnwindTest(harness.DaemonTestCase):
+
+    def leak(self, *attach_args):
+        daemon = self.start_daemon()
+        program = self.start_program(PROGRAM)
+        daemon.attach(program.pid, *attach_args)
+        program.run_leaks()
+        report, totals = self.wait_for_totals(daemon, program.pid, NAMES, EXPECTED)
+        self.assert_totals(report, totals, EXPECTED, PROGRAM)
+        return daemon, program, report
+
+    def assert_chains(self, report):
+        text = harness.format_stacks(report)
+        for counter in NO_LOSS:
+            self.assertEqual(report['lost'][counter], 0, report['lost'])
+
+        for stack in stacks_of(report, 'leak_in_compare'):
+            chain = symbols(stack)
+            self.assertEqual(chain[1], 'compare_leaking', text)
+            # qsort's own frames (libc, no frame pointers: msort...), then its caller
+            self.assertIn('qsort_r', after(chain, 'compare_leaking'), text)
+            self.assertEqual(after(chain, 'qsort_r')[:2], ['sort_things', 'main'], text)
+
+        for stack in stacks_of(report, 'leak_at_bottom'):
+            chain = symbols(stack)
+            # gcc may rename it (recurse.isra.0): still one frame per level
+            self.assertEqual([c.split('.')[0] for c in chain[1:1 + RECURSION_DEPTH]], ['recurse'] * RECURSION_DEPTH, text)
+            self.assertEqual(chain[1 + RECURSION_DEPTH], 'main', text)
+
+        for stack in stacks_of(report, 'leak_in_handler'):
+            chain = symbols(stack)
+            self.assertEqual(chain[1], 'on_signal', text)
+            # the trampoline the kernel returns through (libc's __restore_rt; its address is the
+            # symbol's first byte, which a return address's lookup may miss), then the
+            # interrupted code: raise, called by interrupted(), called by main
+            self.assertIn(chain[2], ('__restore_rt', None), text)
+            self.assertIn('libc.so', stack['frames'][2]['module'], text)
+            self.assertEqual(after(chain, 'interrupted')[:1], ['main'], text)
+
+        for stack in stacks_of(report, 'leak_in_thread'):
+            chain = symbols(stack)
+            self.assertEqual(chain[1:3], ['thread_main', 'start_thread'], text)
+            self.assertIn(chain[-1], ('clone3', '__clone3'), text)
+
+        for name in ('leak_in_compare', 'leak_at_bottom', 'leak_in_handler', 'leak_in_thread'):
+            for stack in stacks_of(report, name):
+                self.assertIsNone(stack['unwind_stopped'], stack)
+                self.assertEqual(stack['addresses_cut'], 0, stack)
+                if name != 'leak_in_thread':
+                    self.assertEqual(symbols(stack)[-1], '_start', text)
+
+        # The assembly function has no CFI: the walk stops there, and says where.
+        [stack] = stacks_of(report, 'nocfi_leak')
+        self.assertEqual(symbols(stack), ['nocfi_leak'], text)
+        stopped = stack['unwind_stopped']
+        self.assertEqual(stopped['reason'], 'no_cfi', stack)
+        self.assertEqual(os.path.realpath(stopped['module']),
+                         os.path.realpath(os.path.join(harness.PROGRAMS_DIR, PROGRAM)), stack)
+        self.assertEqual(stopped['module_offset'], stack['frames'][0]['module_offset'], stack)
+
+    def test_every_chain_is_complete_with_exact_bytes(self):
+        daemon, program, report = self.leak()
+        self.assert_chains(report)
+        status = daemon.status()
+        target = [t for t in status['targets'] if t['pid'] == program.pid][0]
+        self.assertEqual(target['unwind']['mode'], 'auto')
+        # the program, libc, ld.so at least; each table's rows in kernel memory
+        self.assertGreaterEqual(target['unwind']['tables'], 3, target)
+        self.assertGreater(target['unwind']['table_bytes'], 0, target)
+        self.assertGreaterEqual(status['counters']['unwind_walks'], sum(e['allocs'] for e in EXPECTED.values()))
+        self.assertGreaterEqual(status['counters']['unwind_stop_no_cfi'], 1)
+        text = daemon.ctl_ok('report', '--pid', program.pid).stdout
+        self.assertRegex(text, r'\[unwind stopped: no CFI for \S*leak-unwind\+0x[0-9a-f]+\]')
+
+    def test_frame_pointers_alone_cut_the_same_chains(self):
+        daemon, program, report = self.leak('--unwind', 'fp')
+        stacks = harness.format_stacks(report)
+        for stack in stacks_of(report, 'leak_at_bottom'):
+            self.assertNotIn('main', symbols(stack), stacks)
+        for stack in stacks_of(report, 'leak_in_compare'):
+            self.assertNotIn('sort_things', symbols(stack), stacks)
+        self.assertEqual(daemon.status()['targets'][0]['unwind']['mode'], 'fp')
+
+    def test_run_walks_the_program_from_its_first_allocation(self):
+        daemon = self.start_daemon()
+        out = os.path.join(self.workdir, 'report.json')
+        r = subprocess.run([harness.MEMLEAKCTL, '--socket', daemon.socket_path, 'run', '--json', '--top',
+                            str(harness.UNLIMITED_TOP), '--output', out, '--',
+                            os.path.join(harness.PROGRAMS_DIR, PROGRAM)],
+                           input=b'go\n\n', capture_output=True, timeout=60)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(out) as f:
+            report = json.load(f)
+        totals = harness.per_function(report, NAMES)
+        self.assert_totals(report, totals, EXPECTED, f'memleakctl run {PROGRAM}')
+        self.assert_chains(report)
+
+
+if __name__ == '__main__':
+    unittest.main(verbosity=2)
