@@ -66,6 +66,7 @@ static size_t resolve_frame(void *userdata, pid_t pid, uint64_t addr, struct fra
         struct kallsyms_info info;
         uint64_t file_offset;
         size_t n = 0;
+        int r;
 
         if (max == 0 || !t)
                 return 0;
@@ -81,8 +82,13 @@ static size_t resolve_frame(void *userdata, pid_t pid, uint64_t addr, struct fra
         if (!mm)
                 return 0;
         file_offset = addr - mm->start + mm->pgoff;
-        if (symbolizer_resolve(j->syms, mm->dev, mm->ino, file_offset, true, frames,
-                               MIN(max, ELEMENTSOF(frames)), &n) < 0 || n == 0) {
+        r = symbolizer_resolve(j->syms, mm->dev, mm->ino, file_offset, true, frames, MIN(max, ELEMENTSOF(frames)), &n);
+        /* A return address is looked up at the call before it; the one a signal handler returns
+         * to is the first byte of the trampoline (__restore_rt), which no call precedes. */
+        if (r >= 0 && n >= 1 && !frames[0].symbol)
+                r = symbolizer_resolve(j->syms, mm->dev, mm->ino, file_offset, false, frames,
+                                       MIN(max, ELEMENTSOF(frames)), &n);
+        if (r < 0 || n == 0) {
                 /* an unknown module: its name and the offset are still worth showing */
                 frames[0] = (struct symbol_frame) {};
                 n = 1;
