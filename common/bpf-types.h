@@ -256,6 +256,32 @@ struct unwind_target {
         __u32 n;
 };
 
+/* A file whose table is loaded, keyed by its inode (dev in the kernel's encoding, major << 20 |
+ * minor): what the walker needs to look up a pc in a mapping of it that is not in its target's
+ * list yet (a program memleakctl run just started, whose maps the daemon has not read): the
+ * mapping's start and file offset, from its vma, give the bias through the segments. */
+#define UNWIND_FILE_SEGMENTS 4
+
+struct unwind_file_key {
+        __u64 dev;
+        __u64 ino;
+};
+
+struct unwind_file_segment {
+        __u64 vaddr;
+        __u64 offset;           /* p_offset */
+        __u64 size;
+};
+
+struct unwind_file {
+        __u32 table;            /* slot in unwind_tables */
+        __u32 n_rows;
+        __u64 base_vaddr;
+        __u32 n_segments;
+        __u32 pad;
+        struct unwind_file_segment segments[UNWIND_FILE_SEGMENTS];
+};
+
 /* Why a walk ended (struct stack_trace's stop). */
 enum unwind_stop {
         UNWIND_STOP_END = 0,            /* the outermost frame, or frame pointers ran out */
