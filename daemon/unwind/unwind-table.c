@@ -493,7 +493,10 @@ static int find_cfi_section(Elf *elf, const char *name, bool eh_frame, struct cf
 {
         struct elf_file_section s;
 
-        if (elf_file_find_section(elf, name, &s) < 0 || s.shdr.sh_type != SHT_PROGBITS)
+        if (elf_file_find_section(elf, name, &s) < 0)
+                return -ENOENT;
+        /* lld and gold may type .eh_frame SHT_X86_64_UNWIND (libLLVM as Debian ships it) */
+        if (s.shdr.sh_type != SHT_PROGBITS && !(eh_frame && s.shdr.sh_type == SHT_X86_64_UNWIND))
                 return -ENOENT;
         *ret = (struct cfi_section) { .scn = s.scn, .shdr = s.shdr, .eh_frame = eh_frame };
         return 0;

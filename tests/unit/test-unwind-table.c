@@ -911,6 +911,59 @@ static uint64_t section_file_offset(const char *path, const char *name, uint64_t
         return found;
 }
 
+/* Where the section header of name is in the file (its sh_type is the first word after sh_name). */
+static uint64_t section_header_offset(const char *path, const char *name)
+{
+        int fd;
+        Elf *elf = open_elf(path, &fd);
+        Elf_Scn *scn = NULL;
+        size_t shstrndx;
+        uint64_t found = 0;
+        GElf_Ehdr ehdr;
+
+        ASSERT_EQ(elf_getshdrstrndx(elf, &shstrndx), 0);
+        ASSERT_TRUE(gelf_getehdr(elf, &ehdr));
+        while ((scn = elf_nextscn(elf, scn))) {
+                GElf_Shdr shdr;
+                const char *n;
+
+                if (gelf_getshdr(scn, &shdr) && (n = elf_strptr(elf, shstrndx, shdr.sh_name)) && !strcmp(n, name)) {
+                        found = ehdr.e_shoff + elf_ndxscn(scn) * ehdr.e_shentsize;
+                        break;
+                }
+        }
+        elf_end(elf);
+        close(fd);
+        ASSERT_TRUE(found);
+        return found;
+}
+
+/* lld and gold may type .eh_frame SHT_X86_64_UNWIND (Debian's libLLVM): the same rows. */
+static void eh_frame_typed_x86_64_unwind_is_read(void)
+{
+        struct unwind_table good = build(o2_path), t = {};
+        _cleanup_close_ int src = open(o2_path, O_RDONLY | O_CLOEXEC);
+        _cleanup_close_ int fd = memfd_create("unwind-typed", MFD_CLOEXEC);
+        _cleanup_free_ uint8_t *image = NULL;
+        uint32_t type = SHT_X86_64_UNWIND;
+        struct stat st;
+
+        ASSERT_TRUE(src >= 0 && fd >= 0);
+        ASSERT_EQ(fstat(src, &st), 0);
+        image = malloc(st.st_size);
+        ASSERT_TRUE(image);
+        ASSERT_EQ(read(src, image, st.st_size), st.st_size);
+        memcpy(image + section_header_offset(o2_path, ".eh_frame") + offsetof(Elf64_Shdr, sh_type), &type,
+               sizeof(type));
+        ASSERT_EQ(write(fd, image, st.st_size), st.st_size);
+        ASSERT_EQ(unwind_table_build(fd, &UNWIND_TABLE_LIMITS_DEFAULT, &t), 0);
+        ASSERT_TRUE(good.n_rows > 0);
+        ASSERT_EQ(t.n_rows, good.n_rows);
+        ASSERT_TRUE(memcmp(t.rows, good.rows, t.n_rows * sizeof(*t.rows)) == 0);
+        unwind_table_done(&t);
+        unwind_table_done(&good);
+}
+
 static void check_invariants(const struct unwind_table *t)
 {
         ASSERT_EQ(t->stats.rows, t->n_rows);
@@ -1004,6 +1057,7 @@ int main(int argc, char **argv)
                 TEST(program_start_ends_the_walk),
                 TEST(find_returns_null_where_no_cfi_is),
                 TEST(mapping_bias_turns_a_pc_into_its_row_address),
+                TEST(eh_frame_typed_x86_64_unwind_is_read),
                 TEST(files_past_a_limit_are_refused),
                 TEST(compressed_debug_frame_is_read_within_its_inflate_limit),
                 TEST(non_elf_and_empty_files_are_refused),
