@@ -126,6 +126,42 @@ static void log_kernel_symbols(const struct target *t)
 }
 
 /* Attach now; false when the pid's previous probes are still going (the caller waits). */
+/* Answer the attach of t once the tables of the files it maps (or its program will) are built:
+ * what it allocates before is walked by frame pointer only, and a program memleakctl run starts
+ * would make its first allocations then. */
+static int await_tables(struct manager *m, struct server_request *sreq, uint64_t id, const struct target *t)
+{
+        struct awaiting_tables *n = realloc(m->awaiting, (m->n_awaiting + 1) * sizeof(*n));
+
+        if (!n)
+                return -ENOMEM;
+        m->awaiting = n;
+        m->awaiting[m->n_awaiting++] = (struct awaiting_tables) { .request = sreq, .id = id, .target_id = t->id };
+        return 0;
+}
+
+void manager_requests_tables_loaded(struct manager *m)
+{
+        assert(m);
+        for (size_t i = 0; i < m->n_awaiting;) {
+                struct awaiting_tables a = m->awaiting[i];
+                struct target *t = NULL;
+
+                for (size_t k = 0; k < m->n_targets; k++)
+                        if (m->targets[k]->id == a.target_id)
+                                t = m->targets[k];
+                if (t && target_unwind_pending(t)) {
+                        i++;
+                        continue;
+                }
+                m->awaiting[i] = m->awaiting[--m->n_awaiting];
+                if (t)
+                        reply_target(a.request, a.id, t);
+                else
+                        reply_error(a.request, a.id, -ESRCH, "The process went before it could run");
+        }
+}
+
 static bool attach_now(struct manager *m, struct server_request *sreq, struct memleak_request *req)
 {
         const struct ucred *peer = server_request_peer(sreq);
@@ -184,6 +220,9 @@ static bool attach_now(struct manager *m, struct server_request *sreq, struct me
         log_info("Attached to pid %d (%s) for uid %u: %s allocator, %zu object(s)%s%s", (int)t->pid, t->comm,
                  (unsigned)peer->uid, t->allocator, t->n_objects, t->exec ? ", before it execs " : "",
                  t->exec ? t->exec->path : "");
+        /* answered once its stacks are walked complete: its files' tables are built */
+        if (target_unwind_pending(t) && await_tables(m, sreq, req->id, t) >= 0)
+                return true;
         reply_target(sreq, req->id, t);
         return true;
 }
@@ -238,6 +277,11 @@ void manager_requests_done(struct manager *m)
         }
         free(m->deferred);
         m->deferred = NULL;
+        for (size_t i = 0; i < m->n_awaiting; i++)
+                reply_error(m->awaiting[i].request, m->awaiting[i].id, -ECANCELED, "memleakd is shutting down");
+        free(m->awaiting);
+        m->awaiting = NULL;
+        m->n_awaiting = 0;
         m->n_deferred = 0;
 }
 

@@ -13,6 +13,8 @@ struct server_request;
 void manager_requests_dispatch(void *userdata, struct server_request *req, const char *line, size_t len);
 
 /* pid's previous probes are gone: an attach waiting for that goes on. */
+/* Answer the attaches whose program's unwind tables are all built now. */
+void manager_requests_tables_loaded(struct manager *m);
 void manager_requests_pid_idle(struct manager *m, pid_t pid);
 
 /* Answer what still waits, at shutdown. */

@@ -12,12 +12,14 @@
 #include "kernel-target.h"
 #include "log.h"
 #include "macro.h"
+#include "manager-requests.h"
 #include "manager.h"
 #include "mapping-log.h"
 #include "probes.h"
 #include "snapshot.h"
 #include "stack-collect.h"
 #include "target-files.h"
+#include "target-unwind.h"
 #include "util.h"
 #include "worker.h"
 
@@ -352,6 +354,14 @@ void manager_follow_new_programs_start(struct manager *m)
             sd_event_source_set_enabled(m->exec_timer, SD_EVENT_ONESHOT) < 0)
                 log_warning("Cannot follow the maps of a program about to start: its first stacks may be "
                             "walked by frame pointers only");
+}
+
+void manager_unwind_tables_loaded(struct manager *m)
+{
+        assert(m);
+        for (size_t i = 0; i < m->n_targets; i++)
+                (void)target_unwind_refresh(m->targets[i]);
+        manager_requests_tables_loaded(m);
 }
 
 void manager_target_forked(struct manager *m, pid_t parent, pid_t child)

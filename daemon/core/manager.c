@@ -142,6 +142,11 @@ static void on_fork(void *userdata, pid_t parent, pid_t child)
         manager_target_forked(userdata, parent, child);
 }
 
+static void on_tables_loaded(void *userdata)
+{
+        manager_unwind_tables_loaded(userdata);
+}
+
 static void on_pid_idle(void *userdata, pid_t pid)
 {
         manager_requests_pid_idle(userdata, pid);
@@ -237,8 +242,9 @@ static int start_tracing(struct manager *m)
         }, &m->env.syms);
         if (r < 0)
                 return log_error_errno(r, "Failed to set up symbolization: %m");
-        r = unwind_cache_new(bpf_loader_unwind_tables_fd(m->env.skel), bpf_loader_unwind_files_fd(m->env.skel),
-                             UNWIND_TABLES_MAX, m->config.max_targets, &m->env.unwind);
+        r = unwind_cache_new(m->event, bpf_loader_unwind_tables_fd(m->env.skel),
+                             bpf_loader_unwind_files_fd(m->env.skel), UNWIND_TABLES_MAX, m->config.max_targets,
+                             on_tables_loaded, m, &m->env.unwind);
         if (r < 0)
                 return log_error_errno(r, "Failed to set up the unwind tables: %m");
         r = mapping_log_new(m->env.skel, &m->env.mappings);

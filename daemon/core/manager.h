@@ -23,6 +23,14 @@ struct deferred_attach {
         uint64_t id;
 };
 
+/* An attach answered once the unwind tables of the files the target maps (or, memleakctl run,
+ * its program will map) are built: from then on its stacks are walked complete. */
+struct awaiting_tables {
+        struct server_request *request;
+        uint64_t id;
+        uint64_t target_id;
+};
+
 struct manager {
         sd_event *event;
         struct memleakd_config config;
@@ -34,6 +42,8 @@ struct manager {
         uint64_t next_target_id;
         struct deferred_attach *deferred;
         size_t n_deferred;
+        struct awaiting_tables *awaiting;
+        size_t n_awaiting;
         struct server *server;
         struct fork_watch *forks;
         sd_event_source *snapshot_timer;
@@ -72,6 +82,10 @@ void manager_take_snapshots(struct manager *m);
 void manager_target_forked(struct manager *m, pid_t parent, pid_t child);
 /* Clear them now (the children timer). */
 void manager_clear_children(struct manager *m);
+
+/* An unwind table was built: targets write their mapping lists again, and the attaches waiting
+ * for their program's tables are answered. */
+void manager_unwind_tables_loaded(struct manager *m);
 
 /* Targets attached before they exec (memleakctl run) map their program and libraries right
  * after the attach: their maps are followed every few milliseconds for a while, so that their

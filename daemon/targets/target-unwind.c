@@ -181,6 +181,21 @@ int target_unwind_refresh(struct target *t)
         return 0;
 }
 
+bool target_unwind_pending(const struct target *t)
+{
+        const struct target_unwind *u;
+
+        assert(t);
+        u = &t->unwind;
+        for (size_t i = 0; u->cache && i < u->n_files; i++) {
+                const struct unwind_cache_entry *e = unwind_cache_peek(u->cache, u->files[i].dev, u->files[i].ino);
+
+                if (e && e->pending)
+                        return true;
+        }
+        return false;
+}
+
 void target_unwind_done(struct target_unwind *u, pid_t pid)
 {
         assert(u);

@@ -20,6 +20,9 @@ int target_unwind_refresh(struct target *t);
 /* BPF stops walking t by tables; its tables' references and its slot go back. */
 void target_unwind_done(struct target_unwind *u, pid_t pid);
 
+/* Whether a table of a file t holds is still being built. */
+bool target_unwind_pending(const struct target *t);
+
 struct target_unwind_stats {
         size_t tables;          /* files with rows */
         uint64_t rows;

@@ -6,13 +6,19 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/sysmacros.h>
+#include <fcntl.h>
 #include <unistd.h>
 #include "macro.h"
+#include "worker.h"
 #include "unwind-cache.h"
 
 struct unwind_cache {
         int tables_fd;
         int files_fd;
+        struct worker *worker;          /* builds the tables, off the event loop */
+        unwind_cache_loaded_fn loaded;
+        void *userdata;
+        uint64_t next_id;
         uint32_t max_tables;
         uint8_t *table_used;            /* per slot of unwind_tables */
         uint32_t max_targets;
@@ -21,17 +27,26 @@ struct unwind_cache {
         size_t n_entries;
 };
 
-int unwind_cache_new(int tables_fd, int files_fd, uint32_t max_tables, uint32_t max_targets,
-                     struct unwind_cache **ret)
+int unwind_cache_new(sd_event *e, int tables_fd, int files_fd, uint32_t max_tables, uint32_t max_targets,
+                     unwind_cache_loaded_fn loaded, void *userdata, struct unwind_cache **ret)
 {
         struct unwind_cache *c;
+        int r;
 
+        assert(e);
         assert(ret);
         c = calloc(1, sizeof(*c));
         if (!c)
                 return -ENOMEM;
         c->tables_fd = tables_fd;
         c->files_fd = files_fd;
+        c->loaded = loaded;
+        c->userdata = userdata;
+        r = worker_new(e, &c->worker);
+        if (r < 0) {
+                unwind_cache_free(c);
+                return r;
+        }
         c->max_tables = max_tables;
         c->max_targets = max_targets;
         c->table_used = calloc(MAX(max_tables, 1u), 1);
@@ -70,6 +85,8 @@ struct unwind_cache *unwind_cache_free(struct unwind_cache *c)
 {
         if (!c)
                 return NULL;
+        c->loaded = NULL;
+        c->worker = worker_free(c->worker);     /* builds not started are cancelled */
         for (size_t i = 0; i < c->n_entries; i++)
                 entry_free(c, c->entries[i]);
         free(c->entries);
@@ -101,32 +118,6 @@ static int free_slot(uint8_t *used, uint32_t n, uint32_t *ret)
         return -ENOSPC;
 }
 
-/* An array of rows in the kernel, in slot of unwind_tables. */
-static int load_rows(struct unwind_cache *c, const struct unwind_table *t, uint32_t slot)
-{
-        LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = BPF_F_INNER_MAP);
-        _cleanup_free_ uint32_t *keys = NULL;
-        _cleanup_close_ int fd = -EBADF;
-        uint32_t count = (uint32_t)t->n_rows;
-
-        fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "unwind_rows", sizeof(uint32_t), sizeof(struct unwind_row),
-                            (uint32_t)t->n_rows, &opts);
-        if (fd < 0)
-                return -errno;
-        keys = malloc(t->n_rows * sizeof(*keys));
-        if (!keys)
-                return -ENOMEM;
-        for (uint32_t i = 0; i < count; i++)
-                keys[i] = i;
-        if (bpf_map_update_batch(fd, keys, t->rows, &count, NULL) < 0)
-                return -errno;
-        if (count != t->n_rows)
-                return -EIO;
-        if (bpf_map_update_elem(c->tables_fd, &slot, &fd, BPF_ANY) < 0)
-                return -errno;
-        return 0;               /* the map of maps holds it: our fd goes */
-}
-
 /* List e's file in unwind_files, for the walker to find from a mapping's vma. Best effort: a file
  * not listed is found through its targets' mapping lists only. */
 static void list_file(struct unwind_cache *c, const struct unwind_cache_entry *e)
@@ -145,46 +136,131 @@ static void list_file(struct unwind_cache *c, const struct unwind_cache_entry *e
         (void)bpf_map_update_elem(c->files_fd, &key, &f, BPF_ANY);
 }
 
-/* Rows for e's table: a slot, the rows loaded there. */
-static int load(struct unwind_cache *c, struct unwind_cache_entry *e)
+/* A table being built on the worker: everything it touches is its own. */
+struct build_job {
+        struct unwind_cache *cache;
+        uint64_t dev, ino, id;          /* the entry it is for, if that is still there */
+        int fd;                         /* the file, a dup of the caller's */
+        int rows_fd;                    /* the rows in a BPF array, not in unwind_tables yet */
+        int error;
+        struct unwind_table table;
+};
+
+/* The rows of t in a new BPF array, for a slot of unwind_tables. */
+static int rows_map(const struct unwind_table *t, int *ret)
+{
+        LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = BPF_F_INNER_MAP);
+        _cleanup_free_ uint32_t *keys = NULL;
+        _cleanup_close_ int fd = -EBADF;
+        uint32_t count = (uint32_t)t->n_rows;
+
+        if (t->n_rows > UINT32_MAX)
+                return -EFBIG;
+        fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "unwind_rows", sizeof(uint32_t), sizeof(struct unwind_row),
+                            (uint32_t)t->n_rows, &opts);
+        if (fd < 0)
+                return -errno;
+        keys = malloc(t->n_rows * sizeof(*keys));
+        if (!keys)
+                return -ENOMEM;
+        for (uint32_t i = 0; i < count; i++)
+                keys[i] = i;
+        if (bpf_map_update_batch(fd, keys, t->rows, &count, NULL) < 0)
+                return -errno;
+        if (count != t->n_rows)
+                return -EIO;
+        *ret = TAKE_FD(fd);
+        return 0;
+}
+
+/* On the worker: read the file's CFI, put its rows in a BPF array. */
+static void build_run(void *userdata)
+{
+        struct build_job *j = userdata;
+        struct unwind_table_limits limits = UNWIND_TABLE_LIMITS_DEFAULT;
+        int r;
+
+        r = unwind_table_build(j->fd, &limits, &j->table);
+        if (r >= 0 && j->table.n_rows > 0)
+                r = rows_map(&j->table, &j->rows_fd);
+        j->error = r < 0 ? r : 0;
+        free(j->table.rows);    /* what stays: base_vaddr and the segments */
+        j->table.rows = NULL;
+        closep(&j->fd);
+        j->fd = -EBADF;
+}
+
+/* On the event loop: the rows into a slot of unwind_tables, for the entry that asked (which has
+ * the job's table now). */
+static int install(struct unwind_cache *c, struct unwind_cache_entry *e, struct build_job *j)
 {
         uint32_t slot;
         int r;
 
-        if (e->table.n_rows == 0)
+        if (j->error < 0)
+                return j->error;
+        if (j->rows_fd < 0)
                 return 0;       /* no CFI: frame pointers */
-        if (e->table.n_rows > UINT32_MAX)
-                return -EFBIG;
         r = free_slot(c->table_used, c->max_tables, &slot);
         if (r < 0)
                 return r;
-        r = load_rows(c, &e->table, slot);
-        if (r < 0) {
+        if (bpf_map_update_elem(c->tables_fd, &slot, &j->rows_fd, BPF_ANY) < 0) {
                 c->table_used[slot] = 0;
-                return r;
+                return -errno;
         }
         e->slot = slot;
         e->n_rows = (uint32_t)e->table.n_rows;
+        e->table.n_rows = 0;            /* its rows are in BPF, not here */
         e->bytes = (uint64_t)e->n_rows * ((sizeof(struct unwind_row) + 7) & ~(size_t)7);
         list_file(c, e);
         return 0;
 }
 
-/* e's table from fd, its rows loaded; a file without usable CFI gets none (e->error says why). */
-static void build(struct unwind_cache *c, struct unwind_cache_entry *e, int fd)
+static void build_done(void *userdata, bool cancelled)
 {
-        struct unwind_table_limits limits = UNWIND_TABLE_LIMITS_DEFAULT;
+        struct build_job *j = userdata;
+        struct unwind_cache *c = j->cache;
+        struct unwind_cache_entry *e = find(c, j->dev, j->ino, NULL);
+
+        if (!cancelled && e && e->id == j->id) {
+                e->table = j->table;
+                j->table = (struct unwind_table) {};
+                e->error = install(c, e, j);
+                e->pending = false;
+                if (c->loaded)
+                        c->loaded(c->userdata);
+        }
+        unwind_table_done(&j->table);
+        closep(&j->rows_fd);
+        closep(&j->fd);
+        free(j);
+}
+
+/* Queue e's table to be built from (a dup of) fd. */
+static int build(struct unwind_cache *c, struct unwind_cache_entry *e, int fd)
+{
+        struct build_job *j = calloc(1, sizeof(*j));
         int r;
 
-        r = unwind_table_build(fd, &limits, &e->table);
-        if (r >= 0)
-                r = load(c, e);
-        if (r < 0)
-                e->error = r;
-        /* what stays: base_vaddr and the segments */
-        free(e->table.rows);
-        e->table.rows = NULL;
-        e->table.n_rows = 0;
+        if (!j)
+                return -ENOMEM;
+        *j = (struct build_job) {
+                .cache = c, .dev = e->dev, .ino = e->ino, .id = e->id, .fd = -EBADF, .rows_fd = -EBADF,
+        };
+        j->fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+        if (j->fd < 0) {
+                r = -errno;
+                free(j);
+                return r;
+        }
+        r = worker_submit(c->worker, j, build_run, build_done);
+        if (r < 0) {
+                close(j->fd);
+                free(j);
+                return r;
+        }
+        e->pending = true;
+        return 0;
 }
 
 int unwind_cache_get(struct unwind_cache *c, uint64_t dev, uint64_t ino, int fd,
@@ -209,8 +285,9 @@ int unwind_cache_get(struct unwind_cache *c, uint64_t dev, uint64_t ino, int fd,
                 return -ENOMEM;
         e->dev = dev;
         e->ino = ino;
+        e->id = ++c->next_id;
         e->refs = 1;
-        build(c, e, fd);
+        e->error = build(c, e, fd);     /* until it is built: frame pointers */
         c->entries[c->n_entries++] = e;
         *ret = e;
         return 0;
@@ -257,6 +334,10 @@ void unwind_cache_get_stats(struct unwind_cache *c, struct unwind_cache_stats *r
         for (size_t i = 0; i < c->n_entries; i++) {
                 const struct unwind_cache_entry *e = c->entries[i];
 
+                if (e->pending) {
+                        ret->pending++;
+                        continue;
+                }
                 if (e->n_rows == 0) {
                         ret->without_rows++;
                         continue;

@@ -5,6 +5,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdbool.h>
+#include <systemd/sd-event.h>
 #include "unwind-table.h"
 
 struct unwind_cache;
@@ -18,6 +20,8 @@ struct unwind_cache_entry {
         uint32_t n_rows;
         uint64_t bytes;                 /* the kernel memory its rows take */
         int error;                      /* why it has no rows: 0 (no CFI), or -errno */
+        bool pending;                   /* being built (on the cache's worker thread) */
+        uint64_t id;                    /* which of the entries (dev, ino) ever had this is */
         struct unwind_table table;      /* base_vaddr and segments; its rows freed once loaded */
         unsigned refs;
 };
@@ -27,17 +31,24 @@ struct unwind_cache_stats {
         uint64_t rows;
         uint64_t bytes;
         size_t without_rows;            /* files known to have none */
+        size_t pending;                 /* being built */
 };
 
+/* A table finished building and is in BPF (or turned out to have no rows): targets that map its
+ * file should write their mapping lists again. */
+typedef void (*unwind_cache_loaded_fn)(void *userdata);
+
 /* tables_fd: the unwind_tables map of maps (max_tables slots); files_fd: unwind_files, where
- * each loaded table is listed by inode; max_targets: the slots of the mapping lists. */
-int unwind_cache_new(int tables_fd, int files_fd, uint32_t max_tables, uint32_t max_targets,
-                     struct unwind_cache **ret);
+ * each loaded table is listed by inode; max_targets: the slots of the mapping lists. Tables are
+ * built on a thread of the cache's own (tens of ms for libc, half a second for libLLVM), and
+ * loaded() called on e's loop as each is in. */
+int unwind_cache_new(sd_event *e, int tables_fd, int files_fd, uint32_t max_tables, uint32_t max_targets,
+                     unwind_cache_loaded_fn loaded, void *userdata, struct unwind_cache **ret);
 struct unwind_cache *unwind_cache_free(struct unwind_cache *c);
 
-/* The entry of file (dev, ino), its table built from fd and loaded if it is new (fd is only
- * read, the caller keeps it): a reference, put back with unwind_cache_put(). -ENOSPC when every
- * slot is taken, -ENOMEM. A file whose CFI cannot be read still gets an entry, without rows. */
+/* The entry of file (dev, ino), its table queued to be built from fd if it is new (fd is
+ * duplicated, the caller keeps its own): a reference, put back with unwind_cache_put(). Until
+ * it is built (pending), and for a file whose CFI cannot be read, the entry has no rows. */
 int unwind_cache_get(struct unwind_cache *c, uint64_t dev, uint64_t ino, int fd,
                      const struct unwind_cache_entry **ret);
 /* The entry of (dev, ino) if loaded, without a new reference; NULL otherwise. */

@@ -73,6 +73,16 @@ class RustTest(harness.DaemonTestCase):
     def test_legacy_mangling(self):
         self.check_program('leak-rust')
 
+    def test_without_frame_pointers_every_leak_is_walked_up_to_main(self):
+        report = self.check_program('leak-rust-nofp')
+        stacks = harness.format_stacks(report)
+        for stack in report['stacks']:
+            symbols = [f['symbol'] or '' for f in stack['frames']]
+            # the leaking function, main, the runtime's start (std's, then libc's), _start
+            self.assertIn('leak_rust::main', symbols, stacks)
+            self.assertEqual(symbols[-1], '_start', stacks)
+            self.assertIsNone(stack['unwind_stopped'], stack)
+
     def test_v0_mangling(self):
         report = self.check_program('leak-rust-v0')
         # v0 names generic instances in full: Rc::new for the cycle's nodes
