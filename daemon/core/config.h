@@ -21,6 +21,9 @@
 #define CONFIG_MAP_ENTRIES_MIN              1024u     /* max_stacks, max_combined, max_inflight, max_mmaps */
 #define CONFIG_MAP_ENTRIES_MAX              16777216u
 #define CONFIG_MAP_ENTRIES_DEFAULT          65536u
+/* Stacks and per-stack totals: room for a program with 65,536 distinct leaking stacks and its
+ * others (the stack table takes memory only for the stacks it holds). */
+#define CONFIG_MAX_STACKS_DEFAULT           131072u
 #define CONFIG_MAX_STACK_DEPTH_MIN          1u
 #define CONFIG_MAX_STACK_DEPTH_MAX          127u      /* MEMLEAK_MAX_STACK_DEPTH, the kernel's default cap */
 #define CONFIG_MAX_STACK_DEPTH_DEFAULT      119u      /* the most whose stack-table entry fits 1 KiB */

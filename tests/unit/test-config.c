@@ -136,8 +136,8 @@ static void defaults_match_documented_values(void)
         ASSERT_EQ(c.ring_depth, 60);
         ASSERT_EQ(c.max_targets, 64);
         ASSERT_EQ(c.max_allocs, 1000000);
-        ASSERT_EQ(c.max_stacks, 65536);
-        ASSERT_EQ(c.max_combined, 65536);
+        ASSERT_EQ(c.max_stacks, 131072);
+        ASSERT_EQ(c.max_combined, 131072);
         ASSERT_EQ(c.max_inflight, 65536);
         ASSERT_EQ(c.max_mmaps, 65536);
         ASSERT_EQ(c.max_stack_depth, 119);
