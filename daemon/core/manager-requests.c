@@ -350,6 +350,8 @@ static cJSON *limits_to_json(struct manager *m)
         json_add_u64(x, "rows", tables.rows);
         json_add_u64(x, "bytes", tables.bytes);
         json_add_u64(x, "files_without_cfi", tables.without_rows);
+        json_add_u64(x, "failed", tables.failed);
+        json_add_u64(x, "building", tables.pending);
         x = cJSON_AddObjectToObject(o, "clients");
         json_add_u64(x, "connections", server_connections(m->server));
         json_add_u64(x, "refused", srv.refused_full);

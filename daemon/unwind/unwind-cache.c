@@ -338,6 +338,10 @@ void unwind_cache_get_stats(struct unwind_cache *c, struct unwind_cache_stats *r
                         ret->pending++;
                         continue;
                 }
+                if (e->error < 0) {
+                        ret->failed++;
+                        continue;
+                }
                 if (e->n_rows == 0) {
                         ret->without_rows++;
                         continue;

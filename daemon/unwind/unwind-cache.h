@@ -30,7 +30,9 @@ struct unwind_cache_stats {
         size_t tables;                  /* files with rows loaded */
         uint64_t rows;
         uint64_t bytes;
-        size_t without_rows;            /* files known to have none */
+        size_t without_rows;            /* files known to have no CFI */
+        size_t failed;                  /* files whose table could not be had (unreadable CFI, past a
+                                         * limit, every slot taken): walked by frame pointer */
         size_t pending;                 /* being built */
 };
 
