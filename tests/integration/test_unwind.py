@@ -125,6 +125,31 @@ class UnwindTest(harness.DaemonTestCase):
             self.assertNotIn('sort_things', symbols(stack), stacks)
         self.assertEqual(daemon.status()['targets'][0]['unwind']['mode'], 'fp')
 
+    def test_cpython_growing_a_list_is_walked_to_the_interpreter_main(self):
+        # Before unwind tables its stacks ended after two frames (list_resize <-
+        # _PyList_AppendTakeRefListResize): nobody could tell who was leaking.
+        python = '/usr/bin/python3.11'
+        if not os.path.exists(python):
+            python = '/usr/bin/python3'
+        daemon = self.start_daemon()
+        program = harness.LeakProgram('grow-list', command=[
+            python, os.path.join(harness.SOURCE_ROOT, 'tests', 'programs', 'grow-list.py')])
+        self.addCleanup(program.kill)
+        program.expect('ready')
+        daemon.attach(program.pid)
+        program.run_leaks()
+        report = daemon.report(pid=program.pid)
+        biggest = max(report['stacks'], key=lambda s: s['bytes'])
+        chain = symbols(biggest)
+        # the list's buffer: 200,000 pointers at least
+        self.assertGreaterEqual(biggest['bytes'], 200000 * 8, harness.format_stacks(report))
+        self.assertIn('_PyEval_EvalFrameDefault', chain, harness.format_stacks(report))
+        self.assertIn('Py_BytesMain', chain, harness.format_stacks(report))
+        self.assertEqual(chain[-1], '_start', harness.format_stacks(report))
+        self.assertIsNone(biggest['unwind_stopped'], biggest)
+        for counter in NO_LOSS:
+            self.assertEqual(report['lost'][counter], 0, report['lost'])
+
     def test_run_walks_the_program_from_its_first_allocation(self):
         daemon = self.start_daemon()
         out = os.path.join(self.workdir, 'report.json')
