@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* Is a stack leaking? A verdict from its outstanding bytes over the snapshot ring (pure). */
+#include <assert.h>
+#include <math.h>
+#include "leak-verdict.h"
+#include "macro.h"
+#include "string-table.h"
+
+static const char *const leak_verdict_table[_LEAK_VERDICT_MAX] = {
+        [LEAK_VERDICT_PENDING] = "pending",
+        [LEAK_VERDICT_GROWING] = "growing",
+        [LEAK_VERDICT_PLATEAU] = "plateau",
+        [LEAK_VERDICT_CHURN] = "churn",
+};
+
+DEFINE_STRING_TABLE_LOOKUP_TO_STRING(leak_verdict, enum leak_verdict);
+
+struct line {
+        double slope, intercept, r2;
+        double scatter;                 /* root mean square of the residuals */
+};
+
+/* Least squares over points[0..n), n >= 2. */
+static struct line fit(const struct leak_point *p, size_t n)
+{
+        double mt = 0, mb = 0, stt = 0, stb = 0, sbb = 0, sse = 0;
+        struct line l = {};
+
+        for (size_t i = 0; i < n; i++) {
+                mt += p[i].t_s;
+                mb += p[i].bytes;
+        }
+        mt /= n;
+        mb /= n;
+        for (size_t i = 0; i < n; i++) {
+                double dt = p[i].t_s - mt, db = p[i].bytes - mb;
+
+                stt += dt * dt;
+                stb += dt * db;
+                sbb += db * db;
+        }
+        l.slope = stt > 0 ? stb / stt : 0;
+        l.intercept = mb - l.slope * mt;
+        for (size_t i = 0; i < n; i++) {
+                double r = p[i].bytes - (l.intercept + l.slope * p[i].t_s);
+
+                sse += r * r;
+        }
+        l.r2 = sbb > 0 ? 1 - sse / sbb : 1;
+        l.scatter = sqrt(sse / n);
+        return l;
+}
+
+static double max_of(const struct leak_point *p, size_t n)
+{
+        double m = -INFINITY;
+
+        for (size_t i = 0; i < n; i++)
+                m = MAX(m, p[i].bytes);
+        return m;
+}
+
+static double min_of(const struct leak_point *p, size_t n)
+{
+        double m = INFINITY;
+
+        for (size_t i = 0; i < n; i++)
+                m = MIN(m, p[i].bytes);
+        return m;
+}
+
+void leak_verdict_assess(const struct leak_point *points, size_t n, const struct leak_verdict_thresholds *th,
+                         struct leak_assessment *ret)
+{
+        const struct leak_point *recent, *last, *before;
+        size_t n_recent, q;
+        struct line line;
+        double range;
+
+        assert(points || n == 0);
+        assert(th);
+        assert(ret);
+        *ret = (struct leak_assessment) {};
+        if (n > 0) {
+                ret->first_bytes = points[0].bytes;
+                ret->last_bytes = points[n - 1].bytes;
+        }
+        if (n < MAX(th->min_points, 6u)) {
+                ret->verdict = LEAK_VERDICT_PENDING;
+                ret->points_missing = (uint32_t)(MAX(th->min_points, 6u) - n);
+                return;
+        }
+        line = fit(points, n);
+        ret->slope_bytes_per_s = line.slope;
+        ret->fit_r2 = line.r2;
+        /* the recent half; the last quarter of the points against the quarter before it */
+        n_recent = n - n / 2;
+        recent = points + n / 2;
+        q = MAX(n / 4, (size_t)3);
+        last = points + n - q;
+        before = points + n - 2 * q;
+        line = fit(recent, n_recent);
+        ret->recent_growth_bytes = line.slope * (recent[n_recent - 1].t_s - recent[0].t_s);
+
+        /* growing: the recent trend rises clearly above its own scatter, and still reaches new
+         * highs at the end (a stack that grew, then stopped, does not) */
+        if (ret->recent_growth_bytes > th->noise_factor * line.scatter &&
+            ret->recent_growth_bytes > (double)th->flat_bytes &&
+            max_of(last, q) > max_of(before, q)) {
+                ret->verdict = LEAK_VERDICT_GROWING;
+                return;
+        }
+        range = max_of(last, q) - min_of(last, q);
+        if (range <= (double)th->flat_bytes || range <= th->flat_ratio * max_of(last, q))
+                ret->verdict = LEAK_VERDICT_PLATEAU;
+        else
+                ret->verdict = LEAK_VERDICT_CHURN;
+}
