@@ -333,8 +333,26 @@ static void print_unwind_stopped(FILE *f, const cJSON *stopped)
                 fprintf(f, "\t\t[unwind stopped: %s an address outside any file]\n", text);
 }
 
+/* " [growing: +2220 B/s]", " [plateau]", " [pending: 3 more snapshots]"; "" without a verdict. */
+static const char *verdict_text(const cJSON *stack, char *buf, size_t size)
+{
+        const char *verdict = get_str(stack, "verdict");
+        const cJSON *growth = cJSON_GetObjectItemCaseSensitive(stack, "growth_bytes_per_s");
+
+        if (!verdict)
+                return "";
+        if (strcmp(verdict, "pending") == 0)
+                snprintf(buf, size, " [pending: %" PRIu64 " more snapshots]", get_u64(stack, "snapshots_missing"));
+        else if (strcmp(verdict, "growing") == 0 && cJSON_IsNumber(growth))
+                snprintf(buf, size, " [growing: %+.0f B/s]", growth->valuedouble);
+        else
+                snprintf(buf, size, " [%s]", verdict);
+        return buf;
+}
+
 static void print_stack(FILE *f, const cJSON *stack, bool show_addresses)
 {
+        char verdict[64];
         const char *error = get_str(stack, "stack_error");
         const cJSON *frames = cJSON_GetObjectItemCaseSensitive(stack, "frames"), *frame;
         uint64_t allocs = get_u64(stack, "allocs");
@@ -344,9 +362,9 @@ static void print_stack(FILE *f, const cJSON *stack, bool show_addresses)
                         get_u64(stack, "bytes"), allocs, plural(allocs, "mapping", "mappings"),
                         get_u64(stack, "pid"));
         else
-                fprintf(f, "\t%" PRIu64 " bytes in %" PRIu64 " %s from stack (pid %" PRIu64 ")\n",
+                fprintf(f, "\t%" PRIu64 " bytes in %" PRIu64 " %s from stack (pid %" PRIu64 ")%s\n",
                         get_u64(stack, "bytes"), allocs, plural(allocs, "allocation", "allocations"),
-                        get_u64(stack, "pid"));
+                        get_u64(stack, "pid"), verdict_text(stack, verdict, sizeof(verdict)));
         if (error) {
                 fprintf(f, "\t\t[stack unavailable: %s]\n", error);
                 return;

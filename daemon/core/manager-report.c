@@ -37,6 +37,29 @@ static void copy_trend(const struct target *t, struct report_job_target *jt)
         jt->trend_bytes = (int64_t)newest->bytes - (int64_t)oldest->bytes;
 }
 
+/* A live target's snapshots for the verdicts: their rows are shared, not copied. */
+static int copy_history(const struct target *t, struct report_job_target *jt)
+{
+        uint32_t n = snapshot_ring_count(t->ring);
+
+        if (t->exited || n == 0)
+                return 0;
+        jt->history = calloc(n, sizeof(*jt->history));
+        if (!jt->history)
+                return -ENOMEM;
+        for (uint32_t i = 0; i < n; i++) {
+                const struct snapshot *s = snapshot_ring_get(t->ring, i);
+
+                if (!s->rows)
+                        continue;
+                snapshot_rows_ref(s->rows);
+                jt->history[jt->n_history++] = (struct report_history_point) {
+                        .timestamp_usec = s->timestamp_usec, .rows = s->rows, .n_rows = s->n_rows,
+                };
+        }
+        return 0;
+}
+
 static int copy_target(const struct target *t, struct report_job_target *jt)
 {
         int r;
@@ -45,6 +68,9 @@ static int copy_target(const struct target *t, struct report_job_target *jt)
         memcpy(jt->comm, t->comm, sizeof(jt->comm));
         jt->exited = t->exited;
         copy_trend(t, jt);
+        r = copy_history(t, jt);
+        if (r < 0)
+                return r;
         if (t->exited && t->frozen) {
                 r = stack_collect_frozen(t->frozen, &jt->frozen);
                 if (r < 0)

@@ -313,7 +313,7 @@ void manager_take_snapshots(struct manager *m)
 
                 if (t->exited)
                         continue;
-                srows = calloc(MAX(rows.n, (size_t)1), sizeof(*srows));
+                srows = snapshot_rows_new(rows.n);
                 if (!srows)
                         return;
                 (void)snapshot_ring_push(t->ring, now, srows, snapshot_rows_of(&rows, t->pid, srows));

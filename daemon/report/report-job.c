@@ -10,6 +10,7 @@
 #include "kernel-symbols.h"
 #include "macro.h"
 #include "protocol.h"
+#include "leak-verdict.h"
 #include "report-job.h"
 #include "report.h"
 #include "symbolizer.h"
@@ -40,6 +41,9 @@ struct report_job *report_job_free(struct report_job *j)
         for (size_t i = 0; i < j->n_targets; i++) {
                 stack_rows_done(&j->targets[i].frozen);
                 module_map_done(&j->targets[i].modules);
+                for (size_t k = 0; k < j->targets[i].n_history; k++)
+                        snapshot_rows_unref(j->targets[i].history[k].rows);
+                free(j->targets[i].history);
                 kernel_symbols_unref(j->targets[i].kernel);
         }
         free(j->targets);
@@ -54,6 +58,51 @@ static const struct report_job_target *job_target(const struct report_job *j, pi
                 if (j->targets[i].pid == pid)
                         return &j->targets[i];
         return NULL;
+}
+
+/* The bytes of stack_id in one snapshot (0 when it had none then). */
+static uint64_t bytes_at(const struct report_history_point *h, int64_t stack_id)
+{
+        size_t lo = 0, hi = h->n_rows;
+
+        while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+
+                if (h->rows[mid].stack_id == stack_id)
+                        return h->rows[mid].bytes;
+                if (h->rows[mid].stack_id < stack_id)
+                        lo = mid + 1;
+                else
+                        hi = mid;
+        }
+        return 0;
+}
+
+/* report_assess_fn: the stack's bytes in each snapshot of its target's ring, then now. */
+static bool assess_stack(void *userdata, const struct stack_row *row, struct leak_assessment *ret)
+{
+        const struct report_job *j = userdata;
+        const struct report_job_target *t = job_target(j, row->pid);
+        _cleanup_free_ struct leak_point *points = NULL;
+        uint64_t t0, now = now_realtime_usec();
+        size_t n = 0;
+
+        if (!t || t->exited || t->n_history == 0 || row->space != 0)
+                return false;
+        points = malloc((t->n_history + 1) * sizeof(*points));
+        if (!points)
+                return false;
+        t0 = t->history[0].timestamp_usec;
+        for (size_t i = 0; i < t->n_history; i++)
+                points[n++] = (struct leak_point) {
+                        .t_s = (double)(t->history[i].timestamp_usec - t0) / 1e6,
+                        .bytes = (double)bytes_at(&t->history[i], row->stack_id),
+                };
+        /* this report's own read is the newest point of the series */
+        if (now > t->history[t->n_history - 1].timestamp_usec)
+                points[n++] = (struct leak_point) { .t_s = (double)(now - t0) / 1e6, .bytes = (double)row->bytes };
+        leak_verdict_assess(points, n, &LEAK_VERDICT_THRESHOLDS_DEFAULT, ret);
+        return true;
 }
 
 /* report_resolve_fn: a kernel frame through kallsyms, a process's through the file it maps there. */
@@ -210,6 +259,7 @@ static cJSON *build_reply(struct report_job *j, char **error)
                 .max_stack_depth = j->max_stack_depth,
                 .lost = lost,
                 .resolve = resolve_frame,
+                .assess = assess_stack,
                 .userdata = j,
         });
         reply = memleak_response_new_ok(j->id);

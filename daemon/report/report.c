@@ -3,11 +3,13 @@
 #include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include "bpf-types.h"
 #include "json-util.h"
 #include "macro.h"
+#include "leak-verdict.h"
 #include "report.h"
 
 const char *report_stack_error(int64_t stack_id, bool kernel)
@@ -48,6 +50,24 @@ static void add_unwind_stopped(cJSON *s, const struct stack_row *row, cJSON *fra
                               cJSON_Duplicate(cJSON_GetObjectItem(last, "module"), false) : cJSON_CreateNull());
         cJSON_AddItemToObject(o, "module_offset", last && cJSON_GetObjectItem(last, "module_offset") ?
                               cJSON_Duplicate(cJSON_GetObjectItem(last, "module_offset"), false) : cJSON_CreateNull());
+}
+
+/* Is it leaking: "verdict" (growing, plateau, churn, pending) and what it rests on; null
+ * where there is no history. */
+static void add_verdict(cJSON *s, const struct report_params *p, const struct stack_row *row)
+{
+        struct leak_assessment a;
+
+        if (!p->assess || row->stack_id < 0 || !p->assess(p->userdata, row, &a)) {
+                cJSON_AddNullToObject(s, "verdict");
+                return;
+        }
+        cJSON_AddStringToObject(s, "verdict", leak_verdict_to_string(a.verdict));
+        if (a.verdict == LEAK_VERDICT_PENDING)
+                cJSON_AddNumberToObject(s, "snapshots_missing", a.points_missing);
+        else
+                cJSON_AddNumberToObject(s, "growth_bytes_per_s", round(a.slope_bytes_per_s * 10) / 10);
+        json_add_u64(s, "first_bytes", (uint64_t)a.first_bytes);
 }
 
 static int row_by_bytes(const void *a, const void *b)
@@ -132,6 +152,7 @@ static cJSON *stack_to_json(const struct report_params *p, const struct stack_ro
         for (size_t i = 0; frames && i < row->n_ips; i++)
                 add_address_frames(frames, p, row->pid, row->ips[i]);
         add_unwind_stopped(s, row, frames);
+        add_verdict(s, p, row);
         return s;
 }
 

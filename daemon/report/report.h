@@ -40,6 +40,12 @@ struct frame_symbol {
 typedef size_t (*report_resolve_fn)(void *userdata, pid_t pid, uint64_t addr, struct frame_symbol *ret,
                                     size_t max);
 
+struct leak_assessment;
+
+/* The verdict on row's stack from its history (leak-verdict.h), its current bytes the newest
+ * point; false when it has none (an exited target, mappings, the kernel's). */
+typedef bool (*report_assess_fn)(void *userdata, const struct stack_row *row, struct leak_assessment *ret);
+
 struct report_params {
         uint64_t top;
         uint64_t min_age_s;
@@ -47,6 +53,7 @@ struct report_params {
         uint32_t max_stack_depth;       /* a stack this deep was cut there: "truncated" */
         const cJSON *lost;              /* copied into the report */
         report_resolve_fn resolve;
+        report_assess_fn assess;        /* NULL: no verdicts */
         void *userdata;
 };
 

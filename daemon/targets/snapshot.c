@@ -2,8 +2,42 @@
 /* A ring of per-stack snapshots of one target's outstanding allocations, oldest dropped first. */
 #include <assert.h>
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include "snapshot.h"
+
+struct rows_block {
+        unsigned refs;                  /* __atomic: the loop and the worker drop them */
+        unsigned pad;
+        struct snapshot_row rows[];
+};
+
+static struct rows_block *block_of(const struct snapshot_row *rows)
+{
+        return (struct rows_block *)((char *)rows - offsetof(struct rows_block, rows));
+}
+
+struct snapshot_row *snapshot_rows_new(size_t n)
+{
+        struct rows_block *b = calloc(1, sizeof(*b) + (n ? n : 1) * sizeof(struct snapshot_row));
+
+        if (!b)
+                return NULL;
+        b->refs = 1;
+        return b->rows;
+}
+
+void snapshot_rows_ref(const struct snapshot_row *rows)
+{
+        if (rows)
+                __atomic_add_fetch(&block_of(rows)->refs, 1, __ATOMIC_RELAXED);
+}
+
+void snapshot_rows_unref(const struct snapshot_row *rows)
+{
+        if (rows && __atomic_sub_fetch(&block_of(rows)->refs, 1, __ATOMIC_ACQ_REL) == 0)
+                free(block_of(rows));
+}
 
 struct snapshot_ring {
         uint32_t depth;
@@ -32,7 +66,7 @@ struct snapshot_ring *snapshot_ring_free(struct snapshot_ring *r)
         if (!r)
                 return NULL;
         for (uint32_t i = 0; i < r->depth; i++)
-                free(r->slots[i].rows);
+                snapshot_rows_unref(r->slots[i].rows);
         free(r);
         return NULL;
 }
@@ -48,7 +82,7 @@ int snapshot_ring_push(struct snapshot_ring *r, uint64_t timestamp_usec, struct 
                 r->count--;
         } else
                 slot = &r->slots[(r->head + r->count) % r->depth];
-        free(slot->rows);
+        snapshot_rows_unref(slot->rows);
         *slot = (struct snapshot) { .timestamp_usec = timestamp_usec, .rows = rows, .n_rows = n_rows };
         for (size_t i = 0; i < n_rows; i++) {
                 slot->bytes += rows[i].bytes;
@@ -83,7 +117,7 @@ const struct snapshot *snapshot_ring_newest(const struct snapshot_ring *r)
 void snapshot_ring_drop_rows(struct snapshot_ring *r)
 {
         for (uint32_t i = 0; r && i < r->depth; i++) {
-                free(r->slots[i].rows);
+                snapshot_rows_unref(r->slots[i].rows);
                 r->slots[i].rows = NULL;
                 r->slots[i].n_rows = 0;
         }

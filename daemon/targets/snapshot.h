@@ -21,10 +21,18 @@ struct snapshot {
 
 struct snapshot_ring;
 
+/* Rows for snapshot_ring_push(): n zeroed rows in a block that the ring and the report jobs
+ * reading it share (counted references, dropped from either thread); NULL without memory. A
+ * snapshot's rows are sorted by stack_id and never change once pushed. */
+struct snapshot_row *snapshot_rows_new(size_t n);
+void snapshot_rows_ref(const struct snapshot_row *rows);
+void snapshot_rows_unref(const struct snapshot_row *rows);     /* NULL is fine */
+
 int snapshot_ring_new(uint32_t depth, struct snapshot_ring **ret);
 struct snapshot_ring *snapshot_ring_free(struct snapshot_ring *r);
 
-/* Take ownership of s->rows (also on failure); compute the sums; drop the oldest when full. */
+/* Take ownership of rows (from snapshot_rows_new(), sorted by stack_id; also on failure);
+ * compute the sums; drop the oldest when full. */
 int snapshot_ring_push(struct snapshot_ring *r, uint64_t timestamp_usec, struct snapshot_row *rows, size_t n_rows);
 
 /* Drop every snapshot's rows, keeping its time and sums: what an exited target's trend needs. */

@@ -6,7 +6,7 @@
 
 static struct snapshot_row *rows_of(uint64_t bytes, uint64_t allocs, size_t n)
 {
-        struct snapshot_row *r = calloc(n, sizeof(*r));
+        struct snapshot_row *r = snapshot_rows_new(n);
 
         for (size_t i = 0; i < n; i++)
                 r[i] = (struct snapshot_row) { .stack_id = (int64_t)i, .bytes = bytes, .allocs = allocs };

@@ -1,0 +1,84 @@
+# SPDX-License-Identifier: MIT
+"""Leak verdicts from the snapshot ring: a program with a steady leak, a cache filled once and
+buffers that fill and empty (tests/programs/leak-verdicts.c); the report names each for what it
+is, and every stack carries its stack id, the same in every report."""
+
+import time
+import unittest
+
+import harness
+
+PROGRAM = 'leak-verdicts'
+SNAPSHOT_MS = 100
+RUN_S = 3.0
+
+
+def stacks_by_first_frame(report):
+    found = {}
+    for stack in report['stacks']:
+        if stack['frames']:
+            found.setdefault(stack['frames'][0]['symbol'], []).append(stack)
+    return found
+
+
+class VerdictsTest(harness.DaemonTestCase):
+
+    def test_a_leak_a_plateau_and_churn_are_told_apart(self):
+        daemon = self.start_daemon(config={'snapshot_interval_ms': SNAPSHOT_MS})
+        program = self.start_program(PROGRAM)
+        daemon.attach(program.pid)
+        program.go()
+        program.expect('started')
+        first = daemon.report(pid=program.pid)
+        time.sleep(RUN_S)
+        report = daemon.report(pid=program.pid)
+        stacks = stacks_by_first_frame(report)
+        text = harness.format_stacks(report)
+
+        [leak] = stacks['leak_steadily']
+        self.assertEqual(leak['verdict'], 'growing', leak)
+        # one 111-byte block every 50 ms: about 2,220 bytes a second (the loop may run late)
+        self.assertGreater(leak['growth_bytes_per_s'], 1000, leak)
+        self.assertLess(leak['growth_bytes_per_s'], 2600, leak)
+        self.assertEqual(leak['bytes'] % 111, 0, leak)
+
+        [cache] = stacks['fill_cache']
+        self.assertEqual((cache['bytes'], cache['allocs']), (20 * 222, 20), cache)
+        self.assertEqual(cache['verdict'], 'plateau', cache)
+
+        churn = stacks.get('churn_buffers', [])
+        # between two fill-ups the buffers may all be freed at the moment of the report
+        for stack in churn:
+            self.assertEqual(stack['verdict'], 'churn', text)
+
+        # ids are stable: the first report's stacks are the same stacks now
+        before = {s['frames'][0]['symbol']: s['stack_id'] for s in first['stacks'] if s['frames']}
+        self.assertEqual(before['fill_cache'], cache['stack_id'], text)
+        self.assertIsInstance(cache['stack_id'], int)
+
+    def test_a_new_target_is_pending_and_says_how_many_snapshots_more(self):
+        daemon = self.start_daemon(config={'snapshot_interval_ms': 60000})
+        program = self.start_program(PROGRAM)
+        daemon.attach(program.pid)
+        program.go()
+        program.expect('started')
+        report = daemon.report(pid=program.pid)
+        [cache] = stacks_by_first_frame(report)['fill_cache']
+        # no snapshot yet: no history to judge by
+        self.assertIsNone(cache['verdict'], cache)
+
+        daemon = self.start_daemon(config={'snapshot_interval_ms': 400})
+        program = self.start_program(PROGRAM)
+        daemon.attach(program.pid)
+        program.go()
+        program.expect('started')
+        harness.wait_until(lambda: daemon.status()['targets'][0]['snapshots'] >= 2, 10)
+        report = daemon.report(pid=program.pid)
+        [leak] = stacks_by_first_frame(report)['leak_steadily']
+        # two or three snapshots and this report's read: a verdict needs six points
+        self.assertEqual(leak['verdict'], 'pending', leak)
+        self.assertIn(leak['snapshots_missing'], (1, 2, 3), leak)
+
+
+if __name__ == '__main__':
+    unittest.main(verbosity=2)
