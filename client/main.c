@@ -16,6 +16,7 @@ static const struct {
         { "detach", cmd_detach },
         { "status", cmd_status },
         { "report", cmd_report },
+        { "leaks", cmd_leaks },
         { "run", cmd_run },
 };
 
@@ -34,6 +35,7 @@ static void help(void)
                "  status                Show the daemon, the traced processes and the counters\n"
                "  report [--pid PID | --kernel] [--top N] [--min-age SECONDS] [--show-addresses]\n"
                "                        Show the stacks holding the most outstanding memory\n"
+               "  leaks [--pid PID]     List the stacks still growing over the snapshots, fastest first\n"
                "  run [--obj PATH]... [--top N] [--min-size N] [--mmap] [--unwind MODE] [--json] [--output FILE]\n"
                "      [--untraced-ok] -- CMD [ARGS...]\n"
                "                        Run CMD traced from its first allocation; report its leaks\n"

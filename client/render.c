@@ -421,6 +421,32 @@ static int render_report_frames(FILE *f, const cJSON *report, bool show_addresse
         return stream_result(f);
 }
 
+int render_leaks(FILE *f, const cJSON *leaks)
+{
+        const cJSON *suspects = cJSON_GetObjectItemCaseSensitive(leaks, "suspects");
+        const cJSON *targets = cJSON_GetObjectItemCaseSensitive(leaks, "targets"), *item;
+
+        if (!cJSON_IsArray(suspects) || !cJSON_IsArray(targets))
+                return -EBADMSG;
+        if (cJSON_GetArraySize(targets) == 0)
+                fputs("No processes are traced; start with 'memleakctl attach --pid PID'.\n", f);
+        cJSON_ArrayForEach(item, targets)
+                fprintf(f, "pid %" PRIu64 " (%s): %" PRIu64 " bytes outstanding, verdicts from %" PRIu64 " snapshots\n",
+                        get_u64(item, "pid"), str_or(get_str(item, "comm"), "?"), get_u64(item, "outstanding_bytes"),
+                        get_u64(item, "snapshots"));
+        if (cJSON_GetArraySize(suspects) == 0) {
+                fputs("No stack is growing.\n", f);
+                return stream_result(f);
+        }
+        fprintf(f, "%d %s still growing, fastest first:\n", cJSON_GetArraySize(suspects),
+                plural((uint64_t)cJSON_GetArraySize(suspects), "stack", "stacks"));
+        cJSON_ArrayForEach(item, suspects) {
+                print_stack(f, item, false);
+                fprintf(f, "\t\t(%" PRIu64 " bytes at the oldest snapshot)\n", get_u64(item, "first_bytes"));
+        }
+        return stream_result(f);
+}
+
 int render_json(FILE *f, const cJSON *obj)
 {
         _cleanup_free_ char *text = NULL;

@@ -19,6 +19,9 @@ int render_report(FILE *f, const cJSON *report);
 /* The same, with each resolved frame's raw address after it (unresolved ones show it anyway). */
 int render_report_with_addresses(FILE *f, const cJSON *report);
 
+/* memleakctl leaks: {"suspects": [...], "targets": [...]}, each suspect as a report's stack. */
+int render_leaks(FILE *f, const cJSON *leaks);
+
 /* Any object, pretty-printed, one trailing newline. */
 int render_json(FILE *f, const cJSON *obj);
 

@@ -247,6 +247,7 @@ static cJSON *build_reply(struct report_job *j, char **error)
                         .pid = j->targets[i].pid, .comm = j->targets[i].comm, .exited = j->targets[i].exited,
                         .kernel = j->targets[i].kernel != NULL, .has_trend = j->targets[i].has_trend,
                         .trend_window_s = j->targets[i].trend_window_s, .trend_bytes = j->targets[i].trend_bytes,
+                        .snapshots = (uint32_t)j->targets[i].n_history,
                 };
         stack_rows_cut_broken_chains(&rows, address_is_code, j);
         /* Read after collecting: what was lost meanwhile belongs in this report. */

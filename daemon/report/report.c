@@ -186,6 +186,7 @@ static cJSON *targets_to_json(const struct stack_rows *rows, const struct report
                 json_add_u64(t, "outstanding_mmap_bytes", mmap_bytes);
                 json_add_u64(t, "outstanding_mmaps", mmaps);
                 cJSON_AddBoolToObject(t, "exited", targets[i].exited);
+                cJSON_AddNumberToObject(t, "snapshots", targets[i].snapshots);
                 if (targets[i].has_trend) {
                         cJSON *tr = cJSON_AddObjectToObject(t, "trend");
 

@@ -17,6 +17,7 @@ struct report_target {
         bool has_trend;
         uint64_t trend_window_s;
         int64_t trend_bytes;
+        uint32_t snapshots;             /* what its stacks' verdicts rest on */
 };
 
 /* Most frames one address may resolve to (the function and the calls inlined into it). */

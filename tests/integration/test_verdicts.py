@@ -51,6 +51,21 @@ class VerdictsTest(harness.DaemonTestCase):
         for stack in churn:
             self.assertEqual(stack['verdict'], 'churn', text)
 
+        # memleakctl leaks names the leak, and only it
+        leaks = daemon.ctl_json('leaks', '--pid', program.pid)
+        self.assertEqual([s['frames'][0]['symbol'] for s in leaks['suspects']], ['leak_steadily'], leaks)
+        suspect = leaks['suspects'][0]
+        self.assertEqual(set(suspect), {'pid', 'stack_id', 'verdict', 'bytes', 'allocs', 'growth_bytes_per_s',
+                                        'first_bytes', 'last_bytes', 'frames'}, suspect)
+        self.assertEqual((suspect['pid'], suspect['verdict']), (program.pid, 'growing'), suspect)
+        self.assertLessEqual(suspect['first_bytes'], suspect['last_bytes'], suspect)
+        self.assertGreaterEqual(leaks['targets'][0]['snapshots'], 6, leaks['targets'])
+        text = daemon.ctl_ok('leaks', '--pid', program.pid).stdout
+        self.assertIn('1 stack still growing', text)
+        self.assertRegex(text, r'\[growing: \+\d+ B/s\]')
+        self.assertIn('leak_steadily', text)
+        self.assertNotIn('fill_cache', text)
+
         # ids are stable: the first report's stacks are the same stacks now
         before = {s['frames'][0]['symbol']: s['stack_id'] for s in first['stacks'] if s['frames']}
         self.assertEqual(before['fill_cache'], cache['stack_id'], text)

@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: MIT */
+/* memleakctl leaks: the stacks the snapshot ring says are still growing, worst first. */
+#include <stdlib.h>
+#include <string.h>
+#include "call.h"
+#include "commands.h"
+#include "protocol.h"
+#include "render.h"
+
+static void help(void)
+{
+        printf("memleakctl leaks [--pid PID] [--json]\n\n"
+               "List the leak suspects: the call stacks whose outstanding bytes are still growing over\n"
+               "memleakd's snapshots (\"growing\" in the report), the fastest first. Stacks that grew\n"
+               "and stopped (a cache, start-up), that go up and down, or whose target has too few\n"
+               "snapshots yet are left out; 'memleakctl report' shows every stack with its verdict.\n\n"
+               "  -p --pid PID       Only this traced process (default: all)\n"
+               "  -j --json          Print {\"suspects\": [...], \"targets\": [...]}\n"
+               "  -h --help          Show this help\n");
+}
+
+static int parse_option(const struct ctl_context *ctx, struct call_args *args, int c, const char *arg)
+{
+        if (c == 'p') {
+                if (ctl_parse_pid(arg, &args->req.pid) < 0)
+                        return ctl_usage_error(ctx, "leaks: invalid --pid '%s'", arg);
+                args->req.has_pid = true;
+        }
+        return CTL_EXIT_OK;
+}
+
+static double growth_of(const cJSON *stack)
+{
+        const cJSON *g = cJSON_GetObjectItemCaseSensitive(stack, "growth_bytes_per_s");
+
+        return cJSON_IsNumber(g) ? g->valuedouble : 0;
+}
+
+static int by_growth(const void *a, const void *b)
+{
+        double x = growth_of(*(cJSON *const *)a), y = growth_of(*(cJSON *const *)b);
+
+        return x > y ? -1 : x < y;
+}
+
+static const char *const suspect_fields[] = {
+        "pid", "stack_id", "verdict", "bytes", "allocs", "growth_bytes_per_s", "first_bytes", "frames",
+};
+
+/* A suspect: the report's stack, its fields in the order leaks prints them, and last_bytes. */
+static cJSON *suspect_of(const cJSON *stack)
+{
+        cJSON *s = cJSON_CreateObject();
+
+        for (size_t i = 0; s && i < sizeof(suspect_fields) / sizeof(*suspect_fields); i++) {
+                const cJSON *v = cJSON_GetObjectItemCaseSensitive(stack, suspect_fields[i]);
+
+                cJSON_AddItemToObject(s, suspect_fields[i], v ? cJSON_Duplicate(v, true) : cJSON_CreateNull());
+                if (strcmp(suspect_fields[i], "first_bytes") == 0)
+                        cJSON_AddItemToObject(s, "last_bytes",
+                                              cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(stack, "bytes"), false));
+        }
+        return s;
+}
+
+/* {"suspects": [growing stacks, fastest first], "targets": the report's}: built into reply. */
+static cJSON *leaks_of(cJSON *reply)
+{
+        const cJSON *report = cJSON_GetObjectItemCaseSensitive(reply, F_REPORT);
+        const cJSON *stacks = cJSON_GetObjectItemCaseSensitive(report, "stacks"), *stack;
+        cJSON *leaks = cJSON_AddObjectToObject(reply, "leaks"), *suspects, **sorted;
+        size_t n = 0;
+
+        if (!leaks || !cJSON_IsArray(stacks))
+                return NULL;
+        sorted = calloc((size_t)cJSON_GetArraySize(stacks) + 1, sizeof(*sorted));
+        if (!sorted)
+                return NULL;
+        cJSON_ArrayForEach(stack, stacks) {
+                const cJSON *v = cJSON_GetObjectItemCaseSensitive(stack, "verdict");
+
+                if (cJSON_IsString(v) && strcmp(v->valuestring, "growing") == 0)
+                        sorted[n++] = (cJSON *)stack;
+        }
+        qsort(sorted, n, sizeof(*sorted), by_growth);
+        suspects = cJSON_AddArrayToObject(leaks, "suspects");
+        for (size_t i = 0; suspects && i < n; i++)
+                cJSON_AddItemToArray(suspects, suspect_of(sorted[i]));
+        free(sorted);
+        cJSON_AddItemToObject(leaks, "targets",
+                              cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(report, "targets"), true));
+        return leaks;
+}
+
+static void view(const struct call_args *args, cJSON *reply, struct call_view *ret)
+{
+        const cJSON *leaks = leaks_of(reply);
+
+        *ret = (struct call_view) { .what = "report", .text = leaks, .json = leaks, .render = render_leaks };
+}
+
+static const struct option long_options[] = {
+        { "pid", required_argument, NULL, 'p' },
+        { "json", no_argument, NULL, 'j' },
+        { "help", no_argument, NULL, 'h' },
+        {}
+};
+
+static const struct call_command leaks = {
+        .name = "leaks",
+        .short_options = "+:p:jh",
+        .long_options = long_options,
+        .help = help,
+        /* every stack: a suspect may hold few bytes yet */
+        .request = { .cmd = MEMLEAK_CMD_REPORT, .top = MEMLEAK_MAX_TOP },
+        .parse_option = parse_option,
+        .view = view,
+};
+
+int cmd_leaks(struct ctl_context *ctx, int argc, char *argv[])
+{
+        return call_command_run(&leaks, ctx, argc, argv);
+}
