@@ -450,11 +450,16 @@ int render_leaks(FILE *f, const cJSON *leaks)
 int render_json(FILE *f, const cJSON *obj)
 {
         _cleanup_free_ char *text = NULL;
+        _cleanup_json_ cJSON *copy = NULL;
 
         assert(f);
         assert(obj);
 
-        text = cJSON_Print(obj);
+        /* ids (stack_id) as the digits memleakd sent, not 5.6e+15 */
+        copy = cJSON_Duplicate(obj, true);
+        if (!copy || json_integers_exact(copy) < 0)
+                return -ENOMEM;
+        text = cJSON_Print(copy);
         if (!text)
                 return -ENOMEM;
         fputs(text, f);

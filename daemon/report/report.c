@@ -135,7 +135,7 @@ static cJSON *stack_to_json(const struct report_params *p, const struct stack_ro
         cJSON_AddNumberToObject(s, "pid", row->pid);
         cJSON_AddBoolToObject(s, "mmap", row->space == ALLOC_SPACE_MMAP);
         if (row->stack_id >= 0)
-                json_add_u64(s, "stack_id", (uint64_t)row->stack_id);
+                json_add_u64_digits(s, "stack_id", (uint64_t)row->stack_id);
         else
                 cJSON_AddNullToObject(s, "stack_id");
         json_add_u64(s, "bytes", row->bytes);

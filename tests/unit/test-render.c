@@ -277,6 +277,24 @@ static void render_json_pretty_prints_the_same_object(void)
         ASSERT_TRUE(cJSON_Compare(report, back, true));
 }
 
+/* A stack id (up to 2^53) is printed as the digits memleakd sent, not 5.63606357959902e+15. */
+static void render_json_keeps_large_ids_as_digits(void)
+{
+        _cleanup_json_ cJSON *obj = parse_json("{\"stack_id\":5636063579599020,\"a\":[9007199254740992],"
+                                               "\"small\":12,\"half\":2.5}");
+        _cleanup_free_ char *text = NULL;
+        int r;
+
+        text = render_to_string(render_json, obj, &r);
+        ASSERT_EQ(r, 0);
+        ASSERT_TRUE(strstr(text, "5636063579599020"));
+        ASSERT_TRUE(strstr(text, "9007199254740992"));
+        ASSERT_TRUE(!strchr(text, 'e'));
+        ASSERT_TRUE(strstr(text, "2.5"));
+        /* the object itself is untouched: still numbers */
+        ASSERT_TRUE(cJSON_IsNumber(cJSON_GetObjectItem(obj, "stack_id")));
+}
+
 static void render_error_json_prints_code_and_message(void)
 {
         char *text = NULL;
@@ -305,6 +323,7 @@ int main(void)
                 TEST(render_attach_and_detach_print_one_line),
                 TEST(render_status_lists_daemon_targets_and_counters),
                 TEST(render_json_pretty_prints_the_same_object),
+                TEST(render_json_keeps_large_ids_as_digits),
                 TEST(render_error_json_prints_code_and_message),
         };
 
