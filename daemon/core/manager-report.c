@@ -24,12 +24,19 @@ static bool wanted(const struct memleak_request *req, const struct target *t)
         return !req->has_pid || t->pid == req->pid;
 }
 
-/* Growth over the snapshot ring: the oldest snapshot to the newest. */
+/* Growth over the snapshot ring: from the oldest snapshot to this report's own read for a live
+ * target (so the trend ends at the value printed beside it), to the newest for an exited one. */
 static void copy_trend(const struct target *t, struct report_job_target *jt)
 {
         const struct snapshot *oldest = snapshot_ring_get(t->ring, 0);
         const struct snapshot *newest = snapshot_ring_newest(t->ring);
 
+        if (oldest && !t->exited) {
+                jt->has_trend = jt->trend_to_now = true;
+                jt->trend_oldest_bytes = oldest->bytes;
+                jt->trend_oldest_usec = oldest->timestamp_usec;
+                return;
+        }
         if (!oldest || !newest || oldest == newest)
                 return;
         jt->has_trend = true;

@@ -247,6 +247,9 @@ static cJSON *build_reply(struct report_job *j, char **error)
                         .pid = j->targets[i].pid, .comm = j->targets[i].comm, .exited = j->targets[i].exited,
                         .kernel = j->targets[i].kernel != NULL, .has_trend = j->targets[i].has_trend,
                         .trend_window_s = j->targets[i].trend_window_s, .trend_bytes = j->targets[i].trend_bytes,
+                        .trend_to_now = j->targets[i].trend_to_now,
+                        .trend_oldest_bytes = j->targets[i].trend_oldest_bytes,
+                        .trend_oldest_usec = j->targets[i].trend_oldest_usec,
                         .snapshots = (uint32_t)j->targets[i].n_history,
                 };
         stack_rows_cut_broken_chains(&rows, address_is_code, j);

@@ -31,6 +31,9 @@ struct report_job_target {
         bool has_trend;                 /* growth over its snapshot ring */
         uint64_t trend_window_s;
         int64_t trend_bytes;
+        bool trend_to_now;              /* live: to this report's read (report.h) */
+        uint64_t trend_oldest_bytes;
+        uint64_t trend_oldest_usec;
         struct stack_rows frozen;       /* an exited target's rows */
         struct module_map modules;      /* what it maps: names its frames, tells code from data */
         struct kernel_symbols *kernel;  /* the kernel target's symbols (a reference); NULL */

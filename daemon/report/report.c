@@ -157,7 +157,7 @@ static cJSON *stack_to_json(const struct report_params *p, const struct stack_ro
 }
 
 static cJSON *targets_to_json(const struct stack_rows *rows, const struct report_target *targets,
-                              size_t n_targets)
+                              size_t n_targets, const struct report_params *p)
 {
         cJSON *arr = cJSON_CreateArray();
 
@@ -187,7 +187,13 @@ static cJSON *targets_to_json(const struct stack_rows *rows, const struct report
                 json_add_u64(t, "outstanding_mmaps", mmaps);
                 cJSON_AddBoolToObject(t, "exited", targets[i].exited);
                 cJSON_AddNumberToObject(t, "snapshots", targets[i].snapshots);
-                if (targets[i].has_trend) {
+                if (targets[i].has_trend && targets[i].trend_to_now) {
+                        cJSON *tr = cJSON_AddObjectToObject(t, "trend");
+                        uint64_t oldest_s = targets[i].trend_oldest_usec / 1000000;
+
+                        json_add_u64(tr, "window_s", p->generated_at > oldest_s ? p->generated_at - oldest_s : 0);
+                        cJSON_AddNumberToObject(tr, "bytes_delta", (double)bytes - (double)targets[i].trend_oldest_bytes);
+                } else if (targets[i].has_trend) {
                         cJSON *tr = cJSON_AddObjectToObject(t, "trend");
 
                         json_add_u64(tr, "window_s", targets[i].trend_window_s);
@@ -224,7 +230,7 @@ cJSON *report_build(struct stack_rows *rows, const struct report_target *targets
         json_add_u64(r, "generated_at", p->generated_at);
         json_add_u64(r, "min_age_s", p->min_age_s);
         json_add_u64(r, "top", p->top);
-        cJSON_AddItemToObject(r, "targets", targets_to_json(rows, targets, n_targets));
+        cJSON_AddItemToObject(r, "targets", targets_to_json(rows, targets, n_targets, p));
         stacks = cJSON_AddArrayToObject(r, "stacks");
         if (!stacks)
                 return NULL;

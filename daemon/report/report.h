@@ -17,6 +17,11 @@ struct report_target {
         bool has_trend;
         uint64_t trend_window_s;
         int64_t trend_bytes;
+        /* a live target's trend ends at this report's own read (its bytes, generated_at): from
+         * the oldest snapshot's bytes and time, then; trend_window_s and trend_bytes unused */
+        bool trend_to_now;
+        uint64_t trend_oldest_bytes;
+        uint64_t trend_oldest_usec;     /* CLOCK_REALTIME */
         uint32_t snapshots;             /* what its stacks' verdicts rest on */
 };
 

@@ -134,6 +134,35 @@ static void report_totals_per_target_include_folded_stacks(void)
         stack_rows_done(&rows);
 }
 
+/* A live target's trend ends at the report's own read: the bytes printed beside it. */
+static void report_trend_of_a_live_target_ends_at_its_current_bytes(void)
+{
+        struct stack_rows rows = { .rows = calloc(2, sizeof(struct stack_row)), .n = 2 };
+        struct report_target targets[] = {
+                { .pid = 10, .comm = "leaky", .has_trend = true, .trend_to_now = true,
+                  .trend_oldest_bytes = 400, .trend_oldest_usec = 940 * 1000000ULL,
+                  .trend_window_s = 999, .trend_bytes = 999999 },
+                { .pid = 20, .comm = "gone", .exited = true, .has_trend = true, .trend_window_s = 5, .trend_bytes = -7 },
+        };
+        _cleanup_json_ cJSON *lost = cJSON_CreateObject(), *r = NULL;
+        cJSON *t0, *t1;
+        int calls = 0;
+
+        rows.rows[0] = make_row(10, 1, 1000, 10, 1, 0x1000);
+        rows.rows[1] = make_row(10, 2, 30, 3, 1, 0x1000);
+        r = report_build(&rows, targets, 2, &(struct report_params) {
+                .top = 10, .generated_at = 1000, .lost = lost, .resolve = fake_resolve, .userdata = &calls,
+        });
+        t0 = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(r, "targets"), 0), "trend");
+        t1 = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(r, "targets"), 1), "trend");
+        ASSERT_EQ(cJSON_GetObjectItem(t0, "bytes_delta")->valuedouble, 1030 - 400);
+        ASSERT_EQ(cJSON_GetObjectItem(t0, "window_s")->valuedouble, 60);
+        /* an exited target's ends at its last snapshot */
+        ASSERT_EQ(cJSON_GetObjectItem(t1, "bytes_delta")->valuedouble, -7);
+        ASSERT_EQ(cJSON_GetObjectItem(t1, "window_s")->valuedouble, 5);
+        stack_rows_done(&rows);
+}
+
 static void report_unknown_frame_fields_are_null(void)
 {
         struct stack_rows rows = { .rows = calloc(1, sizeof(struct stack_row)), .n = 1 };
@@ -268,6 +297,7 @@ int main(void)
                 TEST(report_sorts_stacks_by_bytes_then_allocs),
                 TEST(report_folds_stacks_past_top_into_other),
                 TEST(report_totals_per_target_include_folded_stacks),
+                TEST(report_trend_of_a_live_target_ends_at_its_current_bytes),
                 TEST(report_unknown_frame_fields_are_null),
                 TEST(report_inlined_calls_are_frames_of_their_own),
                 TEST(report_names_why_a_stack_is_unavailable),
