@@ -17,6 +17,7 @@ static const struct {
         { "status", cmd_status },
         { "report", cmd_report },
         { "leaks", cmd_leaks },
+        { "history", cmd_history },
         { "run", cmd_run },
 };
 
@@ -36,6 +37,8 @@ static void help(void)
                "  report [--pid PID | --kernel] [--top N] [--min-age SECONDS] [--show-addresses]\n"
                "                        Show the stacks holding the most outstanding memory\n"
                "  leaks [--pid PID]     List the stacks still growing over the snapshots, fastest first\n"
+               "  history [--pid PID | --kernel] [--stack ID] [--top N]\n"
+               "                        Show the snapshots as time series, per process and per stack\n"
                "  run [--obj PATH]... [--top N] [--min-size N] [--mmap] [--unwind MODE] [--json] [--output FILE]\n"
                "      [--untraced-ok] -- CMD [ARGS...]\n"
                "                        Run CMD traced from its first allocation; report its leaks\n"

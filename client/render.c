@@ -447,6 +447,54 @@ int render_leaks(FILE *f, const cJSON *leaks)
         return stream_result(f);
 }
 
+#define HISTORY_POINTS_SHOWN 12
+
+/* "... 4096 8192 12288": the last points of a series' bytes. */
+static void print_series(FILE *f, const cJSON *points)
+{
+        int n = cJSON_GetArraySize(points), i = 0;
+        const cJSON *p;
+
+        if (n > HISTORY_POINTS_SHOWN)
+                fputs(" ...", f);
+        cJSON_ArrayForEach(p, points)
+                if (i++ >= n - HISTORY_POINTS_SHOWN)
+                        fprintf(f, " %" PRIu64, get_u64(p, "bytes"));
+        fputc('\n', f);
+}
+
+int render_history(FILE *f, const cJSON *history)
+{
+        const cJSON *targets = cJSON_GetObjectItemCaseSensitive(history, "targets"), *t;
+
+        if (!cJSON_IsArray(targets))
+                return -EBADMSG;
+        if (cJSON_GetArraySize(targets) == 0)
+                fputs("No processes are traced; start with 'memleakctl attach --pid PID'.\n", f);
+        cJSON_ArrayForEach(t, targets) {
+                const cJSON *totals = cJSON_GetObjectItemCaseSensitive(t, "totals"), *stack, *first, *last;
+                const cJSON *stacks = cJSON_GetObjectItemCaseSensitive(t, "stacks");
+                char verdict[64];
+
+                fprintf(f, "pid %" PRIu64 " (%s)%s: %" PRIu64 " snapshots", get_u64(t, "pid"),
+                        str_or(get_str(t, "comm"), "?"), cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(t, "exited")) ?
+                        ", exited" : "", get_u64(t, "snapshots"));
+                first = cJSON_GetArrayItem(totals, 0);
+                last = cJSON_GetArrayItem(totals, cJSON_GetArraySize(totals) - 1);
+                if (first && last)
+                        fprintf(f, " over %.0f s", cJSON_GetObjectItemCaseSensitive(last, "t")->valuedouble -
+                                cJSON_GetObjectItemCaseSensitive(first, "t")->valuedouble);
+                fputs("\n\toutstanding bytes:", f);
+                print_series(f, totals);
+                cJSON_ArrayForEach(stack, stacks) {
+                        fprintf(f, "\tstack %" PRIu64 "%s:", get_u64(stack, "stack_id"),
+                                verdict_text(stack, verdict, sizeof(verdict)));
+                        print_series(f, cJSON_GetObjectItemCaseSensitive(stack, "points"));
+                }
+        }
+        return stream_result(f);
+}
+
 int render_json(FILE *f, const cJSON *obj)
 {
         _cleanup_free_ char *text = NULL;

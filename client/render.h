@@ -22,6 +22,9 @@ int render_report_with_addresses(FILE *f, const cJSON *report);
 /* memleakctl leaks: {"suspects": [...], "targets": [...]}, each suspect as a report's stack. */
 int render_leaks(FILE *f, const cJSON *leaks);
 
+/* memleakctl history: {"targets": [{"pid", "totals": [...], "stacks": [...]}]}. */
+int render_history(FILE *f, const cJSON *history);
+
 /* Any object, pretty-printed, one trailing newline. */
 int render_json(FILE *f, const cJSON *obj);
 

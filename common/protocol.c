@@ -13,6 +13,7 @@ static const char *const memleak_command_table[_MEMLEAK_CMD_MAX] = {
         [MEMLEAK_CMD_DETACH] = "detach",
         [MEMLEAK_CMD_STATUS] = "status",
         [MEMLEAK_CMD_REPORT] = "report",
+        [MEMLEAK_CMD_HISTORY] = "history",
 };
 
 DEFINE_STRING_TABLE_LOOKUP(memleak_command, enum memleak_command);
@@ -35,6 +36,7 @@ enum field_type {
         FIELD_COMM,     /* string of 1 to MEMLEAK_MAX_COMM_BYTES bytes, stored at offset */
         FIELD_PATH,     /* absolute path shorter than MEMLEAK_MAX_PATH_BYTES, strdup'd to a char * at offset */
         FIELD_UNWIND,   /* "auto", "dwarf" or "fp", stored as enum memleak_unwind at offset */
+        FIELD_STACK_ID, /* integer in [0, max] at offset; has_stack_id set */
 };
 
 #define CMD_BIT(c) (1u << (c))
@@ -59,7 +61,8 @@ static const struct field_spec request_fields[] = {
           "\"id\" must be an integer between 0 and 4294967295", NULL },
         /* attach and detach need "pid" or "kernel": check_target() */
         { F_PID, FIELD_PID, offsetof(struct memleak_request, pid), 0,
-          CMD_BIT(MEMLEAK_CMD_ATTACH) | CMD_BIT(MEMLEAK_CMD_DETACH) | CMD_BIT(MEMLEAK_CMD_REPORT), 0,
+          CMD_BIT(MEMLEAK_CMD_ATTACH) | CMD_BIT(MEMLEAK_CMD_DETACH) | CMD_BIT(MEMLEAK_CMD_REPORT) |
+          CMD_BIT(MEMLEAK_CMD_HISTORY), 0,
           "\"pid\" must be an integer between 1 and 2147483647", NULL },
         { F_OBJS, FIELD_OBJS, 0, 0, CMD_BIT(MEMLEAK_CMD_ATTACH), 0,
           "\"objs\" must be an array of at most 16 absolute paths, each shorter than 4096 bytes", NULL },
@@ -72,13 +75,14 @@ static const struct field_spec request_fields[] = {
           CMD_BIT(MEMLEAK_CMD_ATTACH), 0,
           "\"max_size\" must be an integer between 0 and 2^48", NULL },
         { F_TOP, FIELD_U64, offsetof(struct memleak_request, top), MEMLEAK_MAX_TOP,
-          CMD_BIT(MEMLEAK_CMD_REPORT), 0,
+          CMD_BIT(MEMLEAK_CMD_REPORT) | CMD_BIT(MEMLEAK_CMD_HISTORY), 0,
           "\"top\" must be an integer between 0 and 1000000", NULL },
         { F_MIN_AGE_S, FIELD_U64, offsetof(struct memleak_request, min_age_s), MEMLEAK_MAX_MIN_AGE_S,
           CMD_BIT(MEMLEAK_CMD_REPORT), 0,
           "\"min_age_s\" must be an integer between 0 and 315360000 (ten years)", NULL },
         { F_KERNEL, FIELD_BOOL, offsetof(struct memleak_request, kernel), 0,
-          CMD_BIT(MEMLEAK_CMD_ATTACH) | CMD_BIT(MEMLEAK_CMD_DETACH) | CMD_BIT(MEMLEAK_CMD_REPORT), 0,
+          CMD_BIT(MEMLEAK_CMD_ATTACH) | CMD_BIT(MEMLEAK_CMD_DETACH) | CMD_BIT(MEMLEAK_CMD_REPORT) |
+          CMD_BIT(MEMLEAK_CMD_HISTORY), 0,
           "\"kernel\" must be true or false", NULL },
         { F_KERNEL_PID, FIELD_PID, offsetof(struct memleak_request, kernel_pid), 0,
           CMD_BIT(MEMLEAK_CMD_ATTACH), 0,
@@ -89,6 +93,9 @@ static const struct field_spec request_fields[] = {
         { F_MMAP, FIELD_BOOL, offsetof(struct memleak_request, mmap), 0,
           CMD_BIT(MEMLEAK_CMD_ATTACH), 0,
           "\"mmap\" must be true or false", NULL },
+        { F_STACK_ID, FIELD_STACK_ID, offsetof(struct memleak_request, stack_id), MEMLEAK_MAX_STACK_ID,
+          CMD_BIT(MEMLEAK_CMD_HISTORY), 0,
+          "\"stack_id\" must be an integer between 0 and 2^53 - 1", NULL },
         { F_UNWIND, FIELD_UNWIND, offsetof(struct memleak_request, unwind), 0,
           CMD_BIT(MEMLEAK_CMD_ATTACH), 0,
           "\"unwind\" must be \"auto\", \"dwarf\" or \"fp\"", NULL },
@@ -187,6 +194,13 @@ static int parse_field(const struct field_spec *f, const cJSON *item, struct mem
                 return parse_comm(item, field_at(req, f));
         case FIELD_PATH:
                 return parse_path(item, field_at(req, f));
+        case FIELD_STACK_ID:
+                r = json_get_u64(item, f->max, &v);
+                if (r < 0)
+                        return r;
+                *field_u64(req, f) = v;
+                req->has_stack_id = true;
+                return 0;
         case FIELD_UNWIND: {
                 enum memleak_unwind u = memleak_unwind_from_string(cJSON_GetStringValue(item));
 
@@ -387,6 +401,8 @@ static bool field_encode(cJSON *o, const struct field_spec *f, const struct meml
         case FIELD_PATH:
                 return !*(char *const *) field_at(req, f) ||
                        cJSON_AddStringToObject(o, f->name, *(char *const *) field_at(req, f));
+        case FIELD_STACK_ID:
+                return !req->has_stack_id || json_add_u64(o, f->name, req->stack_id);
         case FIELD_UNWIND:
                 return *(const enum memleak_unwind *) field_at(req, f) == MEMLEAK_UNWIND_DEFAULT ||
                        cJSON_AddStringToObject(o, f->name,

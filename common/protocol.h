@@ -28,6 +28,7 @@
 #define MEMLEAK_MAX_OBJS           16                     /* --obj per attach */
 #define MEMLEAK_MAX_PATH_BYTES     4096
 #define MEMLEAK_MAX_TOP            1000000
+#define MEMLEAK_MAX_STACK_ID       9007199254740991ULL     /* stack ids are below 2^53 */
 #define MEMLEAK_MAX_MIN_AGE_S      (10u * 365u * 24u * 3600u)
 #define MEMLEAK_MAX_SIZE_BYTES     (UINT64_C(1) << 48)    /* min_size/max_size: 256 TiB */
 #define MEMLEAK_MAX_ID             UINT32_MAX
@@ -60,12 +61,14 @@
 #define F_KERNEL_COMM   "kernel_comm"
 #define F_MMAP          "mmap"
 #define F_UNWIND        "unwind"
+#define F_STACK_ID      "stack_id"
 
 enum memleak_command {
         MEMLEAK_CMD_ATTACH,
         MEMLEAK_CMD_DETACH,
         MEMLEAK_CMD_STATUS,
         MEMLEAK_CMD_REPORT,
+        MEMLEAK_CMD_HISTORY,
         _MEMLEAK_CMD_MAX,
         _MEMLEAK_CMD_INVALID = -1,
 };
@@ -105,6 +108,8 @@ struct memleak_request {
         char kernel_comm[MEMLEAK_MAX_COMM_BYTES + 1];   /* attach --kernel: only this comm; "": any */
         bool mmap;                      /* attach: track anonymous mappings too */
         enum memleak_unwind unwind;     /* attach: how its stacks are walked */
+        bool has_stack_id;
+        uint64_t stack_id;              /* history: only this stack */
 };
 
 void memleak_request_done(struct memleak_request *req);

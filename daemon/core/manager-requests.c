@@ -10,6 +10,7 @@
 #include "detacher.h"
 #include "json-util.h"
 #include "kernel-symbols.h"
+#include "history.h"
 #include "kernel-target.h"
 #include "log.h"
 #include "manager-report.h"
@@ -393,6 +394,39 @@ static void handle_report(struct manager *m, struct server_request *sreq, struct
                 reply_error(sreq, req->id, r, error);
 }
 
+/* The snapshot rings of the targets asked for, as time series (history.h). Built here, on the
+ * loop that owns the rings: a few hundred points per stack listed. */
+static void handle_history(struct manager *m, struct server_request *sreq, struct memleak_request *req)
+{
+        struct history_params p = {
+                .top = req->top, .has_stack_id = req->has_stack_id, .stack_id = (int64_t)req->stack_id,
+        };
+        cJSON *r = memleak_response_new_ok(req->id), *h, *arr;
+        size_t found = 0;
+
+        h = r ? cJSON_AddObjectToObject(r, "history") : NULL;
+        arr = h ? cJSON_AddArrayToObject(h, "targets") : NULL;
+        if (!arr) {
+                cJSON_Delete(r);
+                reply_error(sreq, req->id, -ENOMEM, "Out of memory");
+                return;
+        }
+        for (size_t i = 0; i < m->n_targets; i++) {
+                const struct target *t = m->targets[i];
+
+                if (req->kernel ? !t->kernel : req->has_pid && t->pid != req->pid)
+                        continue;
+                cJSON_AddItemToArray(arr, history_to_json(t->ring, t->pid, t->comm, t->exited, &p));
+                found++;
+        }
+        if (found == 0 && (req->has_pid || req->kernel)) {
+                cJSON_Delete(r);
+                reply_error(sreq, req->id, -ESRCH, req->kernel ? "The kernel is not traced" : "Not attached to that pid");
+                return;
+        }
+        reply(sreq, r);
+}
+
 static const struct {
         command_fn fn;
         enum access access;
@@ -401,6 +435,7 @@ static const struct {
         [MEMLEAK_CMD_DETACH] = { handle_detach, ACCESS_ROOT },
         [MEMLEAK_CMD_STATUS] = { handle_status, ACCESS_ANY },
         [MEMLEAK_CMD_REPORT] = { handle_report, ACCESS_ROOT },
+        [MEMLEAK_CMD_HISTORY] = { handle_history, ACCESS_ROOT },
 };
 
 void manager_requests_dispatch(void *userdata, struct server_request *sreq, const char *line, size_t len)

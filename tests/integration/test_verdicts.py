@@ -66,6 +66,32 @@ class VerdictsTest(harness.DaemonTestCase):
         self.assertIn('leak_steadily', text)
         self.assertNotIn('fill_cache', text)
 
+        # memleakctl history: the ring as series; the leak's stack by its id rises
+        history = daemon.ctl_json('history', '--pid', program.pid, '--stack', leak['stack_id'])
+        [target] = history['targets']
+        self.assertEqual(target['pid'], program.pid)
+        self.assertEqual(len(target['totals']), target['snapshots'])
+        times = [p['t'] for p in target['totals']]
+        self.assertEqual(times, sorted(times))
+        [series] = target['stacks']
+        self.assertEqual(series['stack_id'], leak['stack_id'])
+        self.assertEqual(series['verdict'], 'growing', series)
+        bytes_ = [p['bytes'] for p in series['points']]
+        self.assertEqual(bytes_, sorted(bytes_), series)
+        self.assertTrue(all(b % 111 == 0 for b in bytes_), series)
+        self.assertLessEqual(bytes_[-1], leak['bytes'])
+        # without --stack: the largest stacks of the newest snapshot, each with its verdict
+        history = daemon.ctl_json('history', '--pid', program.pid)
+        verdicts = {s['stack_id']: s['verdict'] for s in history['targets'][0]['stacks']}
+        self.assertEqual(verdicts.get(cache['stack_id']), 'plateau', verdicts)
+        self.assertEqual(verdicts.get(leak['stack_id']), 'growing', verdicts)
+        text = daemon.ctl_ok('history', '--pid', program.pid).stdout
+        self.assertIn(f'stack {leak["stack_id"]} [growing', text)
+        self.assertIn(f'stack {cache["stack_id"]} [plateau]', text)
+        r = daemon.ctl('history', '--pid', 1)
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn('Not attached', r.stderr)
+
         # ids are stable: the first report's stacks are the same stacks now
         before = {s['frames'][0]['symbol']: s['stack_id'] for s in first['stacks'] if s['frames']}
         self.assertEqual(before['fill_cache'], cache['stack_id'], text)

@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: MIT */
+/* memleakctl history: the snapshot ring as time series, per target and per stack. */
+#include "call.h"
+#include "commands.h"
+#include "protocol.h"
+#include "render.h"
+
+enum {
+        ARG_STACK = 0x100,
+};
+
+static void help(void)
+{
+        printf("memleakctl history [--pid PID | --kernel] [--stack ID] [--top N] [--json]\n\n"
+               "Show memleakd's snapshots of each traced process: its outstanding bytes and allocations\n"
+               "at each one, and those of its largest stacks (in the newest snapshot), each with its\n"
+               "verdict (growing, plateau, churn, pending). A stack's ID is the stack_id of\n"
+               "'memleakctl report --json' and 'memleakctl leaks --json'.\n\n"
+               "  -p --pid PID       Only this traced process (default: all)\n"
+               "  -k --kernel        Only the kernel target\n"
+               "     --stack ID      Only this stack\n"
+               "  -t --top N         Stacks per process (default: %d)\n"
+               "  -j --json          Print {\"targets\": [{\"totals\": [...], \"stacks\": [...]}]}\n"
+               "  -h --help          Show this help\n", MEMLEAK_DEFAULT_TOP);
+}
+
+static int parse_option(const struct ctl_context *ctx, struct call_args *args, int c, const char *arg)
+{
+        struct memleak_request *req = &args->req;
+
+        switch (c) {
+        case 'p':
+                if (ctl_parse_pid(arg, &req->pid) < 0)
+                        return ctl_usage_error(ctx, "history: invalid --pid '%s'", arg);
+                req->has_pid = true;
+                break;
+        case 'k':
+                req->kernel = true;
+                break;
+        case 't':
+                if (ctl_parse_u64(arg, MEMLEAK_MAX_TOP, &req->top) < 0)
+                        return ctl_usage_error(ctx, "history: --top must be an integer between 0 and %d",
+                                               MEMLEAK_MAX_TOP);
+                break;
+        case ARG_STACK:
+                if (ctl_parse_u64(arg, MEMLEAK_MAX_STACK_ID, &req->stack_id) < 0)
+                        return ctl_usage_error(ctx, "history: --stack must be a stack id (an integer below 2^53)");
+                req->has_stack_id = true;
+                break;
+        }
+        return CTL_EXIT_OK;
+}
+
+static int check(const struct ctl_context *ctx, const struct call_args *args)
+{
+        if (args->req.has_pid && args->req.kernel)
+                return ctl_usage_error(ctx, "history: give --pid or --kernel, not both");
+        return CTL_EXIT_OK;
+}
+
+static void view(const struct call_args *args, cJSON *reply, struct call_view *ret)
+{
+        const cJSON *history = cJSON_GetObjectItemCaseSensitive(reply, "history");
+
+        *ret = (struct call_view) { .what = "history", .text = history, .json = history, .render = render_history };
+}
+
+static const struct option long_options[] = {
+        { "pid", required_argument, NULL, 'p' },
+        { "kernel", no_argument, NULL, 'k' },
+        { "stack", required_argument, NULL, ARG_STACK },
+        { "top", required_argument, NULL, 't' },
+        { "json", no_argument, NULL, 'j' },
+        { "help", no_argument, NULL, 'h' },
+        {}
+};
+
+static const struct call_command history = {
+        .name = "history",
+        .short_options = "+:p:kt:jh",
+        .long_options = long_options,
+        .help = help,
+        .request = { .cmd = MEMLEAK_CMD_HISTORY, .top = MEMLEAK_DEFAULT_TOP },
+        .parse_option = parse_option,
+        .check = check,
+        .view = view,
+};
+
+int cmd_history(struct ctl_context *ctx, int argc, char *argv[])
+{
+        return call_command_run(&history, ctx, argc, argv);
+}

@@ -1,0 +1,135 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* A target's snapshot ring as a time series, in total and per stack, with each stack's verdict. */
+#include <assert.h>
+#include <stdlib.h>
+#include "history.h"
+#include "json-util.h"
+#include "leak-verdict.h"
+#include "macro.h"
+
+static const struct snapshot_row *row_of(const struct snapshot *s, int64_t stack_id)
+{
+        size_t lo = 0, hi = s->n_rows;
+
+        while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+
+                if (s->rows[mid].stack_id == stack_id)
+                        return &s->rows[mid];
+                if (s->rows[mid].stack_id < stack_id)
+                        lo = mid + 1;
+                else
+                        hi = mid;
+        }
+        return NULL;
+}
+
+static cJSON *point(uint64_t timestamp_usec, uint64_t bytes, uint64_t allocs)
+{
+        cJSON *o = cJSON_CreateObject();
+
+        if (!o)
+                return NULL;
+        cJSON_AddNumberToObject(o, "t", (double)timestamp_usec / 1e6);
+        json_add_u64(o, "bytes", bytes);
+        json_add_u64(o, "allocs", allocs);
+        return o;
+}
+
+static cJSON *totals_to_json(const struct snapshot_ring *ring)
+{
+        cJSON *arr = cJSON_CreateArray();
+
+        for (uint32_t i = 0; arr && i < snapshot_ring_count(ring); i++) {
+                const struct snapshot *s = snapshot_ring_get(ring, i);
+
+                cJSON_AddItemToArray(arr, point(s->timestamp_usec, s->bytes, s->allocs));
+        }
+        return arr;
+}
+
+static cJSON *stack_to_json(const struct snapshot_ring *ring, int64_t stack_id)
+{
+        uint32_t n = snapshot_ring_count(ring);
+        _cleanup_free_ struct leak_point *points = calloc(MAX(n, 1u), sizeof(*points));
+        const struct snapshot *first = snapshot_ring_get(ring, 0);
+        struct leak_assessment a;
+        cJSON *o = cJSON_CreateObject(), *arr;
+
+        if (!o || !points) {
+                cJSON_Delete(o);
+                return NULL;
+        }
+        json_add_u64_digits(o, "stack_id", (uint64_t)stack_id);
+        arr = cJSON_CreateArray();
+        for (uint32_t i = 0; arr && i < n; i++) {
+                const struct snapshot *s = snapshot_ring_get(ring, i);
+                const struct snapshot_row *r = row_of(s, stack_id);
+
+                points[i] = (struct leak_point) {
+                        .t_s = (double)(s->timestamp_usec - first->timestamp_usec) / 1e6,
+                        .bytes = r ? (double)r->bytes : 0,
+                };
+                cJSON_AddItemToArray(arr, point(s->timestamp_usec, r ? r->bytes : 0, r ? r->allocs : 0));
+        }
+        leak_verdict_assess(points, n, &LEAK_VERDICT_THRESHOLDS_DEFAULT, &a);
+        cJSON_AddStringToObject(o, "verdict", leak_verdict_to_string(a.verdict));
+        if (a.verdict == LEAK_VERDICT_PENDING)
+                cJSON_AddNumberToObject(o, "snapshots_missing", a.points_missing);
+        else
+                cJSON_AddNumberToObject(o, "growth_bytes_per_s", a.slope_bytes_per_s);
+        cJSON_AddItemToObject(o, "points", arr);
+        return o;
+}
+
+static int by_bytes_desc(const void *a, const void *b)
+{
+        const struct snapshot_row *x = a, *y = b;
+
+        if (x->bytes != y->bytes)
+                return x->bytes > y->bytes ? -1 : 1;
+        return x->stack_id < y->stack_id ? -1 : x->stack_id > y->stack_id;
+}
+
+/* The stacks to list: the asked one, or the top largest of the newest snapshot. */
+static cJSON *stacks_to_json(const struct snapshot_ring *ring, const struct history_params *p)
+{
+        const struct snapshot *newest = snapshot_ring_newest(ring);
+        _cleanup_free_ struct snapshot_row *sorted = NULL;
+        cJSON *arr = cJSON_CreateArray();
+
+        if (!arr || !newest)
+                return arr;
+        if (p->has_stack_id) {
+                cJSON_AddItemToArray(arr, stack_to_json(ring, p->stack_id));
+                return arr;
+        }
+        sorted = malloc(MAX(newest->n_rows, (size_t)1) * sizeof(*sorted));
+        if (!sorted) {
+                cJSON_Delete(arr);
+                return NULL;
+        }
+        for (size_t i = 0; i < newest->n_rows; i++)
+                sorted[i] = newest->rows[i];
+        qsort(sorted, newest->n_rows, sizeof(*sorted), by_bytes_desc);
+        for (size_t i = 0; i < newest->n_rows && i < p->top; i++)
+                cJSON_AddItemToArray(arr, stack_to_json(ring, sorted[i].stack_id));
+        return arr;
+}
+
+cJSON *history_to_json(const struct snapshot_ring *ring, pid_t pid, const char *comm, bool exited,
+                       const struct history_params *p)
+{
+        cJSON *o = cJSON_CreateObject();
+
+        assert(p);
+        if (!o)
+                return NULL;
+        cJSON_AddNumberToObject(o, "pid", pid);
+        json_add_string_or_null(o, "comm", comm);
+        cJSON_AddBoolToObject(o, "exited", exited);
+        cJSON_AddNumberToObject(o, "snapshots", snapshot_ring_count(ring));
+        cJSON_AddItemToObject(o, "totals", totals_to_json(ring));
+        cJSON_AddItemToObject(o, "stacks", stacks_to_json(ring, p));
+        return o;
+}

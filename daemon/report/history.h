@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* A target's snapshot ring as a time series, in total and per stack, with each stack's verdict
+ * (the history request; pure). */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <cjson/cJSON.h>
+#include "snapshot.h"
+
+struct history_params {
+        uint64_t top;                   /* stacks listed: the largest in the newest snapshot */
+        bool has_stack_id;              /* only this stack */
+        int64_t stack_id;
+};
+
+/* {"pid", "comm", "exited", "snapshots", "totals": [{"t", "bytes", "allocs"}...], "stacks":
+ * [{"stack_id", "verdict", ..., "points": [{"t", "bytes", "allocs"}...]}...]}; t in seconds since
+ * the epoch. NULL without memory. */
+cJSON *history_to_json(const struct snapshot_ring *ring, pid_t pid, const char *comm, bool exited,
+                       const struct history_params *p);
