@@ -534,6 +534,46 @@ static void protocol_parses_and_checks_attach_before_exec(void)
         refused("{\"v\":1,\"id\":4,\"cmd\":\"report\",\"pid\":99,\"exec\":\"/bin/x\"}", EINVAL, 4);
 }
 
+static void protocol_parses_history_and_unwind(void)
+{
+        struct memleak_request req = {};
+        const char *message = NULL;
+        uint64_t id = 0;
+        cJSON *o;
+
+        ASSERT_EQ(parse("{\"v\":1,\"id\":5,\"cmd\":\"history\",\"pid\":99,\"stack_id\":9007199254740991,\"top\":3}",
+                        &req, &id, &message), 0);
+        ASSERT_EQ(req.cmd, MEMLEAK_CMD_HISTORY);
+        ASSERT_TRUE(req.has_stack_id);
+        ASSERT_TRUE(req.stack_id == 9007199254740991ULL);
+        ASSERT_EQ(req.top, 3);
+        o = memleak_request_to_json(&req);
+        ASSERT_EQ(cJSON_GetObjectItemCaseSensitive(o, F_STACK_ID)->valuedouble, 9007199254740991.0);
+        cJSON_Delete(o);
+        memleak_request_done(&req);
+        req = (struct memleak_request) {};
+        ASSERT_EQ(parse("{\"v\":1,\"cmd\":\"history\"}", &req, &id, &message), 0);
+        ASSERT_TRUE(!req.has_stack_id);
+        memleak_request_done(&req);
+
+        refused("{\"v\":1,\"id\":6,\"cmd\":\"history\",\"stack_id\":9007199254740992}", EINVAL, 6);
+        refused("{\"v\":1,\"id\":6,\"cmd\":\"history\",\"stack_id\":-1}", EINVAL, 6);
+        refused("{\"v\":1,\"id\":6,\"cmd\":\"report\",\"stack_id\":1}", EINVAL, 6);
+        refused("{\"v\":1,\"id\":6,\"cmd\":\"history\",\"pid\":1,\"kernel\":true}", EINVAL, 6);
+
+        req = (struct memleak_request) {};
+        ASSERT_EQ(parse("{\"v\":1,\"cmd\":\"attach\",\"pid\":9,\"unwind\":\"fp\"}", &req, &id, &message), 0);
+        ASSERT_EQ(req.unwind, MEMLEAK_UNWIND_FP);
+        o = memleak_request_to_json(&req);
+        ASSERT_STREQ(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, F_UNWIND)), "fp");
+        cJSON_Delete(o);
+        memleak_request_done(&req);
+        refused("{\"v\":1,\"id\":7,\"cmd\":\"attach\",\"pid\":9,\"unwind\":\"frame-pointers\"}", EINVAL, 7);
+        refused("{\"v\":1,\"id\":7,\"cmd\":\"attach\",\"pid\":9,\"unwind\":1}", EINVAL, 7);
+        refused("{\"v\":1,\"id\":7,\"cmd\":\"attach\",\"kernel\":true,\"unwind\":\"fp\"}", EINVAL, 7);
+        refused("{\"v\":1,\"id\":7,\"cmd\":\"report\",\"unwind\":\"fp\"}", EINVAL, 7);
+}
+
 int main(void)
 {
         static const struct unit_test tests[] = {
@@ -556,6 +596,7 @@ int main(void)
                 TEST(protocol_response_check_refuses_mismatched_or_malformed_replies),
                 TEST(protocol_frame_find_end_finds_first_line),
                 TEST(protocol_parses_and_checks_attach_before_exec),
+                TEST(protocol_parses_history_and_unwind),
         };
 
         return run_unit_tests(tests, ELEMENTSOF(tests));
