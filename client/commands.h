@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* memleakctl's subcommands, one file each (attach.c, detach.c, status.c, report.c, leaks.c, history.c, run.c): what
+/* memleakctl's subcommands, one file each (attach.c, detach.c, status.c, report.c, leaks.c, history.c, top.c, run.c): what
  * main.c's command table dispatches to. */
 #pragma once
 
@@ -14,4 +14,5 @@ int cmd_status(struct ctl_context *ctx, int argc, char *argv[]);
 int cmd_report(struct ctl_context *ctx, int argc, char *argv[]);
 int cmd_leaks(struct ctl_context *ctx, int argc, char *argv[]);
 int cmd_history(struct ctl_context *ctx, int argc, char *argv[]);
+int cmd_top(struct ctl_context *ctx, int argc, char *argv[]);
 int cmd_run(struct ctl_context *ctx, int argc, char *argv[]);

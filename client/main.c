@@ -18,6 +18,7 @@ static const struct {
         { "report", cmd_report },
         { "leaks", cmd_leaks },
         { "history", cmd_history },
+        { "top", cmd_top },
         { "run", cmd_run },
 };
 
@@ -39,6 +40,8 @@ static void help(void)
                "  leaks [--pid PID]     List the stacks still growing over the snapshots, fastest first\n"
                "  history [--pid PID | --kernel] [--stack ID] [--top N]\n"
                "                        Show the snapshots as time series, per process and per stack\n"
+               "  top [--pid PID] [--sort growth|bytes|count] [--rows N] [--interval MS] [--frames N]\n"
+               "                        A live view: outstanding bytes, RSS, stacks by growth\n"
                "  run [--obj PATH]... [--top N] [--min-size N] [--mmap] [--unwind MODE] [--json] [--output FILE]\n"
                "      [--untraced-ok] -- CMD [ARGS...]\n"
                "                        Run CMD traced from its first allocation; report its leaks\n"

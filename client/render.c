@@ -447,6 +447,94 @@ int render_leaks(FILE *f, const cJSON *leaks)
         return stream_result(f);
 }
 
+static double top_key(const cJSON *stack, enum render_top_sort sort)
+{
+        const cJSON *g = cJSON_GetObjectItemCaseSensitive(stack, "growth_bytes_per_s");
+
+        switch (sort) {
+        case RENDER_TOP_BY_BYTES:
+                return (double)get_u64(stack, "bytes");
+        case RENDER_TOP_BY_COUNT:
+                return (double)get_u64(stack, "allocs");
+        case RENDER_TOP_BY_GROWTH:
+                break;
+        }
+        /* growing stacks first, by growth; then the rest by bytes */
+        if (cJSON_IsNumber(g) && str_or(get_str(stack, "verdict"), "")[0] == 'g')
+                return 1e18 + g->valuedouble;
+        return (double)get_u64(stack, "bytes");
+}
+
+static int top_cmp(const void *a, const void *b, void *sort)
+{
+        enum render_top_sort by = *(const enum render_top_sort *)sort;
+        double x = top_key(*(cJSON *const *)a, by), y = top_key(*(cJSON *const *)b, by);
+
+        return x > y ? -1 : x < y;
+}
+
+/* "leak_steadily <- main <- __libc_start_call_main": the first frames' names on one line. */
+static void print_stack_line(FILE *f, const cJSON *stack)
+{
+        const cJSON *frame;
+        int shown = 0;
+
+        if (get_str(stack, "stack_error")) {
+                fprintf(f, "[%s]", get_str(stack, "stack_error"));
+                return;
+        }
+        cJSON_ArrayForEach(frame, cJSON_GetObjectItemCaseSensitive(stack, "frames")) {
+                if (shown == 4) {
+                        fputs(" <- ...", f);
+                        break;
+                }
+                fprintf(f, "%s%s", shown++ ? " <- " : "", str_or(get_str(frame, "symbol"), "??"));
+        }
+}
+
+int render_top(FILE *f, const cJSON *unsafe, enum render_top_sort sort, unsigned rows, unsigned expanded)
+{
+        /* names a traced process chose are printed, not obeyed (render_text_safely) */
+        _cleanup_json_ cJSON *report = cJSON_Duplicate(unsafe, true);
+        const cJSON *stacks = cJSON_GetObjectItemCaseSensitive(report, "stacks");
+        const cJSON *targets = cJSON_GetObjectItemCaseSensitive(report, "targets"), *item;
+        _cleanup_free_ const cJSON **sorted = NULL;
+        size_t n = 0;
+
+        if (unsafe && (!report || json_strings_map(report, text_has_controls, text_escape_controls) < 0))
+                return -ENOMEM;
+        if (!cJSON_IsArray(stacks) || !cJSON_IsArray(targets))
+                return -EBADMSG;
+        cJSON_ArrayForEach(item, targets) {
+                const cJSON *rss = cJSON_GetObjectItemCaseSensitive(item, "rss_bytes");
+
+                print_report_target(f, item);
+                if (cJSON_IsNumber(rss))
+                        fprintf(f, "\tresident: %.1f MiB\n", rss->valuedouble / 1048576.0);
+        }
+        sorted = calloc((size_t)cJSON_GetArraySize(stacks) + 1, sizeof(*sorted));
+        if (!sorted)
+                return -ENOMEM;
+        cJSON_ArrayForEach(item, stacks)
+                sorted[n++] = item;
+        qsort_r(sorted, n, sizeof(*sorted), top_cmp, &sort);
+        fprintf(f, "%12s %12s %8s %-8s %s\n", "GROWTH/s", "BYTES", "ALLOCS", "VERDICT", "STACK");
+        for (size_t i = 0; i < n && i < rows; i++) {
+                const cJSON *g = cJSON_GetObjectItemCaseSensitive(sorted[i], "growth_bytes_per_s");
+                char growth[32] = "-";
+
+                if (cJSON_IsNumber(g))
+                        snprintf(growth, sizeof(growth), "%+.0f", g->valuedouble);
+                fprintf(f, "%12s %12" PRIu64 " %8" PRIu64 " %-8s ", growth, get_u64(sorted[i], "bytes"),
+                        get_u64(sorted[i], "allocs"), str_or(get_str(sorted[i], "verdict"), "-"));
+                print_stack_line(f, sorted[i]);
+                fputc('\n', f);
+                if (expanded == i + 1)
+                        print_stack(f, sorted[i], false);
+        }
+        return stream_result(f);
+}
+
 #define HISTORY_POINTS_SHOWN 12
 
 /* "... 4096 8192 12288": the last points of a series' bytes. */

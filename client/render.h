@@ -25,6 +25,18 @@ int render_leaks(FILE *f, const cJSON *leaks);
 /* memleakctl history: {"targets": [{"pid", "totals": [...], "stacks": [...]}]}. */
 int render_history(FILE *f, const cJSON *history);
 
+/* How memleakctl top orders the stacks. */
+enum render_top_sort {
+        RENDER_TOP_BY_GROWTH,
+        RENDER_TOP_BY_BYTES,
+        RENDER_TOP_BY_COUNT,
+};
+
+/* One frame of memleakctl top from a report: each target's outstanding bytes, RSS and trend,
+ * then at most rows stacks sorted as asked, one line each with its verdict (the expanded-th,
+ * counting from 1, with all its frames; 0: none). Control characters are spelled out. */
+int render_top(FILE *f, const cJSON *report, enum render_top_sort sort, unsigned rows, unsigned expanded);
+
 /* Any object, pretty-printed, one trailing newline. */
 int render_json(FILE *f, const cJSON *obj);
 

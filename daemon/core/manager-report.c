@@ -4,7 +4,9 @@
 #include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include "kernel-symbols.h"
 #include "log.h"
 #include "manager-report.h"
@@ -67,6 +69,22 @@ static int copy_history(const struct target *t, struct report_job_target *jt)
         return 0;
 }
 
+/* A live process's resident memory (/proc/PID/statm); 0 when it cannot be read. */
+static uint64_t rss_of(const struct target *t)
+{
+        _cleanup_fclose_ FILE *f = NULL;
+        char path[64];
+        unsigned long long size, resident;
+
+        if (t->exited || t->kernel)
+                return 0;
+        snprintf(path, sizeof(path), "/proc/%d/statm", (int)t->pid);
+        f = fopen(path, "re");
+        if (!f || fscanf(f, "%llu %llu", &size, &resident) != 2)
+                return 0;
+        return (uint64_t)resident * (uint64_t)sysconf(_SC_PAGESIZE);
+}
+
 static int copy_target(const struct target *t, struct report_job_target *jt)
 {
         int r;
@@ -74,6 +92,7 @@ static int copy_target(const struct target *t, struct report_job_target *jt)
         jt->pid = t->pid;
         memcpy(jt->comm, t->comm, sizeof(jt->comm));
         jt->exited = t->exited;
+        jt->rss_bytes = rss_of(t);
         copy_trend(t, jt);
         r = copy_history(t, jt);
         if (r < 0)

@@ -251,6 +251,7 @@ static cJSON *build_reply(struct report_job *j, char **error)
                         .trend_oldest_bytes = j->targets[i].trend_oldest_bytes,
                         .trend_oldest_usec = j->targets[i].trend_oldest_usec,
                         .snapshots = (uint32_t)j->targets[i].n_history,
+                        .rss_bytes = j->targets[i].rss_bytes,
                 };
         stack_rows_cut_broken_chains(&rows, address_is_code, j);
         /* Read after collecting: what was lost meanwhile belongs in this report. */

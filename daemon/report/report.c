@@ -187,6 +187,10 @@ static cJSON *targets_to_json(const struct stack_rows *rows, const struct report
                 json_add_u64(t, "outstanding_mmaps", mmaps);
                 cJSON_AddBoolToObject(t, "exited", targets[i].exited);
                 cJSON_AddNumberToObject(t, "snapshots", targets[i].snapshots);
+                if (targets[i].rss_bytes)
+                        json_add_u64(t, "rss_bytes", targets[i].rss_bytes);
+                else
+                        cJSON_AddNullToObject(t, "rss_bytes");
                 if (targets[i].has_trend && targets[i].trend_to_now) {
                         cJSON *tr = cJSON_AddObjectToObject(t, "trend");
                         uint64_t oldest_s = targets[i].trend_oldest_usec / 1000000;

@@ -23,6 +23,7 @@ struct report_target {
         uint64_t trend_oldest_bytes;
         uint64_t trend_oldest_usec;     /* CLOCK_REALTIME */
         uint32_t snapshots;             /* what its stacks' verdicts rest on */
+        uint64_t rss_bytes;             /* its resident memory when the report was asked; 0: unknown */
 };
 
 /* Most frames one address may resolve to (the function and the calls inlined into it). */

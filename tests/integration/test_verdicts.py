@@ -92,6 +92,21 @@ class VerdictsTest(harness.DaemonTestCase):
         self.assertNotEqual(r.returncode, 0)
         self.assertIn('Not attached', r.stderr)
 
+        # memleakctl top, not on a terminal: successive plain frames, the leak first
+        r = daemon.ctl('top', '--pid', program.pid, '--frames', 2, '--interval', 100)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        frames = r.stdout.split('memleakctl top: ')[1:]
+        self.assertEqual(len(frames), 2, r.stdout)
+        for frame in frames:
+            lines = frame.splitlines()
+            header = [i for i, line in enumerate(lines) if line.split()[:2] == ['GROWTH/s', 'BYTES']]
+            self.assertEqual(len(header), 1, frame)
+            top_row = lines[header[0] + 1].split()
+            self.assertEqual(top_row[3:5], ['growing', 'leak_steadily'], frame)
+            self.assertTrue(top_row[0].startswith('+'), frame)
+            self.assertIn('resident:', frame)
+        self.assertIn('fill_cache', r.stdout)
+
         # ids are stable: the first report's stacks are the same stacks now
         before = {s['frames'][0]['symbol']: s['stack_id'] for s in first['stacks'] if s['frames']}
         self.assertEqual(before['fill_cache'], cache['stack_id'], text)
