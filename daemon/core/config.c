@@ -70,6 +70,12 @@ static const struct config_key config_keys[] = {
         { "exited_max_mb", KEY_U32, offsetof(struct memleakd_config, exited_max_mb),
           CONFIG_EXITED_MAX_MB_MIN, CONFIG_EXITED_MAX_MB_MAX },
         { "unwind", KEY_UNWIND, offsetof(struct memleakd_config, unwind), 0, 0 },
+        { "verdict_min_snapshots", KEY_U32, offsetof(struct memleakd_config, verdict_min_snapshots),
+          CONFIG_VERDICT_MIN_SNAPSHOTS_MIN, CONFIG_VERDICT_MIN_SNAPSHOTS_MAX },
+        { "verdict_noise_factor", KEY_U32, offsetof(struct memleakd_config, verdict_noise_factor),
+          1, CONFIG_VERDICT_NOISE_FACTOR_MAX },
+        { "verdict_flat_bytes", KEY_SIZE, offsetof(struct memleakd_config, verdict_flat_bytes), 0, UINT64_MAX },
+        { "verdict_flat_percent", KEY_U32, offsetof(struct memleakd_config, verdict_flat_percent), 0, 100 },
 };
 
 int config_init_defaults(struct memleakd_config *c)
@@ -100,6 +106,11 @@ int config_init_defaults(struct memleakd_config *c)
                 .symbols_max_section_mb = CONFIG_SYMBOLS_MAX_SECTION_MB_DEFAULT,
                 .exited_max_mb = CONFIG_EXITED_MAX_MB_DEFAULT,
                 .unwind = MEMLEAK_UNWIND_AUTO,
+                /* LEAK_VERDICT_THRESHOLDS_DEFAULT's */
+                .verdict_min_snapshots = 6,
+                .verdict_noise_factor = 2,
+                .verdict_flat_bytes = 64,
+                .verdict_flat_percent = 1,
         };
         return 0;
 }

@@ -40,6 +40,9 @@
 #define CONFIG_EXITED_MAX_MB_MAX            1048576u
 #define CONFIG_EXITED_MAX_MB_DEFAULT        64u
 #define CONFIG_SOCKET_MODE_DEFAULT          0660u
+#define CONFIG_VERDICT_MIN_SNAPSHOTS_MIN    3u
+#define CONFIG_VERDICT_MIN_SNAPSHOTS_MAX    1000u
+#define CONFIG_VERDICT_NOISE_FACTOR_MAX     100u
 #define CONFIG_SOCKET_PATH_MAX              107u      /* bytes, so it fits sockaddr_un.sun_path */
 
 struct memleakd_config {
@@ -62,6 +65,11 @@ struct memleakd_config {
         uint32_t symbols_max_section_mb;/* symbols_max_section_mb: one debug section inflated, MiB */
         uint32_t exited_max_mb;         /* exited_max_mb: what the reports of exited targets keep, MiB */
         enum memleak_unwind unwind;     /* unwind: auto, dwarf or fp (protocol.h) */
+        /* the leak verdicts (daemon/report/leak-verdict.h) */
+        uint32_t verdict_min_snapshots; /* verdict_min_snapshots: points a verdict needs, 3..1000 */
+        uint32_t verdict_noise_factor;  /* verdict_noise_factor: growth against scatter, 1..100 */
+        uint64_t verdict_flat_bytes;    /* verdict_flat_bytes: a flat range, bytes, K/M/G allowed */
+        uint32_t verdict_flat_percent;  /* verdict_flat_percent: or this share of the level, 0..100 */
 };
 
 /* Fill *c with the defaults. Returns 0, or -ENOMEM (then *c holds no allocations). */

@@ -161,6 +161,7 @@ int manager_report_start(struct manager *m, struct server_request *sreq, const s
                 .skel = m->env.skel, .limits = m->env.limits, .syms = m->env.syms,
                 .targets = job->targets, .n_targets = n, .id = req->id, .top = req->top,
                 .min_age_s = req->min_age_s, .max_stack_depth = m->config.max_stack_depth,
+                .thresholds = manager_verdict_thresholds(m),
         };
         for (size_t i = 0; i < m->n_targets && r >= 0; i++)
                 if (wanted(req, m->targets[i]))

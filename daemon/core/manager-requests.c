@@ -399,6 +399,7 @@ static void handle_report(struct manager *m, struct server_request *sreq, struct
 static void handle_history(struct manager *m, struct server_request *sreq, struct memleak_request *req)
 {
         struct history_params p = {
+                .thresholds = manager_verdict_thresholds(m),
                 .top = req->top, .has_stack_id = req->has_stack_id, .stack_id = (int64_t)req->stack_id,
         };
         cJSON *r = memleak_response_new_ok(req->id), *h, *arr;

@@ -10,6 +10,7 @@
 #include <systemd/sd-daemon.h>
 #include "detacher.h"
 #include "fork-watch.h"
+#include "leak-verdict.h"
 #include "listen-socket.h"
 #include "log.h"
 #include "macro.h"
@@ -121,6 +122,17 @@ static int on_snapshot_timer(sd_event_source *s, uint64_t usec, void *userdata)
         (void)sd_event_source_set_time_relative(s, m->config.snapshot_interval_ms * 1000);
         (void)sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
         return 0;
+}
+
+struct leak_verdict_thresholds manager_verdict_thresholds(const struct manager *m)
+{
+        assert(m);
+        return (struct leak_verdict_thresholds) {
+                .min_points = m->config.verdict_min_snapshots,
+                .noise_factor = m->config.verdict_noise_factor,
+                .flat_bytes = m->config.verdict_flat_bytes,
+                .flat_ratio = m->config.verdict_flat_percent / 100.0,
+        };
 }
 
 static int on_exec_timer(sd_event_source *s, uint64_t usec, void *userdata)

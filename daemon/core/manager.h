@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <systemd/sd-event.h>
 #include "config.h"
+#include "leak-verdict.h"
 #include "macro.h"
 #include "target.h"
 
@@ -95,6 +96,9 @@ void manager_unwind_tables_loaded(struct manager *m);
 #define EXEC_FOLLOW_AFTER_EXEC_USEC (2ULL * 1000 * 1000)        /* the loader is done by then */
 #define EXEC_FOLLOW_BEFORE_EXEC_USEC (30ULL * 1000 * 1000)      /* a run that never execs */
 bool manager_follow_new_programs(struct manager *m);
+
+/* The leak verdicts' thresholds, from the config. */
+struct leak_verdict_thresholds manager_verdict_thresholds(const struct manager *m);
 /* (Re)arm that following after an attach. */
 void manager_follow_new_programs_start(struct manager *m);
 /* The status text systemd shows, and the fork watch (linked while a process is traced). */

@@ -48,7 +48,8 @@ static cJSON *totals_to_json(const struct snapshot_ring *ring)
         return arr;
 }
 
-static cJSON *stack_to_json(const struct snapshot_ring *ring, int64_t stack_id)
+static cJSON *stack_to_json(const struct snapshot_ring *ring, int64_t stack_id,
+                            const struct leak_verdict_thresholds *th)
 {
         uint32_t n = snapshot_ring_count(ring);
         _cleanup_free_ struct leak_point *points = calloc(MAX(n, 1u), sizeof(*points));
@@ -72,7 +73,7 @@ static cJSON *stack_to_json(const struct snapshot_ring *ring, int64_t stack_id)
                 };
                 cJSON_AddItemToArray(arr, point(s->timestamp_usec, r ? r->bytes : 0, r ? r->allocs : 0));
         }
-        leak_verdict_assess(points, n, &LEAK_VERDICT_THRESHOLDS_DEFAULT, &a);
+        leak_verdict_assess(points, n, th, &a);
         cJSON_AddStringToObject(o, "verdict", leak_verdict_to_string(a.verdict));
         if (a.verdict == LEAK_VERDICT_PENDING)
                 cJSON_AddNumberToObject(o, "snapshots_missing", a.points_missing);
@@ -101,7 +102,7 @@ static cJSON *stacks_to_json(const struct snapshot_ring *ring, const struct hist
         if (!arr || !newest)
                 return arr;
         if (p->has_stack_id) {
-                cJSON_AddItemToArray(arr, stack_to_json(ring, p->stack_id));
+                cJSON_AddItemToArray(arr, stack_to_json(ring, p->stack_id, &p->thresholds));
                 return arr;
         }
         sorted = malloc(MAX(newest->n_rows, (size_t)1) * sizeof(*sorted));
@@ -113,7 +114,7 @@ static cJSON *stacks_to_json(const struct snapshot_ring *ring, const struct hist
                 sorted[i] = newest->rows[i];
         qsort(sorted, newest->n_rows, sizeof(*sorted), by_bytes_desc);
         for (size_t i = 0; i < newest->n_rows && i < p->top; i++)
-                cJSON_AddItemToArray(arr, stack_to_json(ring, sorted[i].stack_id));
+                cJSON_AddItemToArray(arr, stack_to_json(ring, sorted[i].stack_id, &p->thresholds));
         return arr;
 }
 

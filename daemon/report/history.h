@@ -7,9 +7,11 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include <cjson/cJSON.h>
+#include "leak-verdict.h"
 #include "snapshot.h"
 
 struct history_params {
+        struct leak_verdict_thresholds thresholds;
         uint64_t top;                   /* stacks listed: the largest in the newest snapshot */
         bool has_stack_id;              /* only this stack */
         int64_t stack_id;

@@ -101,7 +101,7 @@ static bool assess_stack(void *userdata, const struct stack_row *row, struct lea
         /* this report's own read is the newest point of the series */
         if (now > t->history[t->n_history - 1].timestamp_usec)
                 points[n++] = (struct leak_point) { .t_s = (double)(now - t0) / 1e6, .bytes = (double)row->bytes };
-        leak_verdict_assess(points, n, &LEAK_VERDICT_THRESHOLDS_DEFAULT, ret);
+        leak_verdict_assess(points, n, &j->thresholds, ret);
         return true;
 }
 

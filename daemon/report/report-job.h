@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include "leak-verdict.h"
 #include "module-map.h"
 #include "snapshot.h"
 #include "stack-collect.h"
@@ -53,6 +54,7 @@ struct report_job {
         uint64_t top;
         uint64_t min_age_s;
         uint32_t max_stack_depth;
+        struct leak_verdict_thresholds thresholds;
         /* made by it */
         char *frame;                    /* the reply, encoded */
         size_t frame_len;

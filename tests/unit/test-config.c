@@ -21,7 +21,8 @@ static const char *const all_keys[] = {
         "snapshot_interval_ms", "ring_depth", "max_targets", "max_allocs", "max_stacks",
         "max_combined", "max_inflight", "max_mmaps", "max_stack_depth", "socket_path", "socket_mode", "socket_group",
         "default_min_size", "default_max_size", "symbols_max_open_files", "symbols_max_mb",
-        "symbols_max_section_mb", "exited_max_mb", "unwind",
+        "symbols_max_section_mb", "exited_max_mb", "unwind", "verdict_min_snapshots", "verdict_noise_factor",
+        "verdict_flat_bytes", "verdict_flat_percent",
 };
 
 static char *tmp_dir;
@@ -73,7 +74,11 @@ static bool config_equal(const struct memleakd_config *a, const struct memleakd_
                 a->symbols_max_mb == b->symbols_max_mb &&
                 a->symbols_max_section_mb == b->symbols_max_section_mb &&
                 a->exited_max_mb == b->exited_max_mb &&
-                a->unwind == b->unwind;
+                a->unwind == b->unwind &&
+                a->verdict_min_snapshots == b->verdict_min_snapshots &&
+                a->verdict_noise_factor == b->verdict_noise_factor &&
+                a->verdict_flat_bytes == b->verdict_flat_bytes &&
+                a->verdict_flat_percent == b->verdict_flat_percent;
 }
 
 /* Expect text to fail with -EINVAL and exactly the message "<conf_path>:<rest>". */
@@ -151,6 +156,10 @@ static void defaults_match_documented_values(void)
         ASSERT_EQ(c.symbols_max_section_mb, 512);
         ASSERT_EQ(c.exited_max_mb, 64);
         ASSERT_EQ(c.unwind, MEMLEAK_UNWIND_AUTO);
+        ASSERT_EQ(c.verdict_min_snapshots, 6);
+        ASSERT_EQ(c.verdict_noise_factor, 2);
+        ASSERT_EQ(c.verdict_flat_bytes, 64);
+        ASSERT_EQ(c.verdict_flat_percent, 1);
         config_done(&c);
 }
 
@@ -325,6 +334,9 @@ static void out_of_range_values_are_rejected(void)
         assert_invalid("unwind", "default");
         assert_invalid("unwind", "DWARF");
         assert_invalid("unwind", "");
+        assert_invalid("verdict_min_snapshots", "2");
+        assert_invalid("verdict_noise_factor", "0");
+        assert_invalid("verdict_flat_percent", "101");
         assert_invalid("max_stack_depth", "0");
         assert_invalid("max_stack_depth", "128");
         assert_invalid("max_inflight", "4294967296");                  /* would truncate to 0 */
