@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "ctl.h"
+#include "protocol.h"
 #include "macro.h"
 #include "render.h"
 #include "text-safe.h"
@@ -119,4 +120,27 @@ int ctl_make_absolute(const char *path, char **ret)
                 return -ENOMEM;
         *ret = p;
         return 0;
+}
+
+int ctl_parse_target_option(const struct ctl_context *ctx, const char *cmd, struct memleak_request *req, int c,
+                            const char *arg)
+{
+        assert(ctx);
+        assert(req);
+        switch (c) {
+        case 'p':
+                if (ctl_parse_pid(arg, &req->pid) < 0)
+                        return ctl_usage_error(ctx, "%s: invalid --pid '%s'", cmd, arg);
+                req->has_pid = true;
+                return CTL_EXIT_OK;
+        case 'k':
+                req->kernel = true;
+                return CTL_EXIT_OK;
+        case 't':
+                if (ctl_parse_u64(arg, MEMLEAK_MAX_TOP, &req->top) < 0)
+                        return ctl_usage_error(ctx, "%s: --top must be an integer between 0 and %d", cmd,
+                                               MEMLEAK_MAX_TOP);
+                return CTL_EXIT_OK;
+        }
+        return -1;
 }

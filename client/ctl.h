@@ -33,5 +33,13 @@ int ctl_parse_u64(const char *s, uint64_t max, uint64_t *ret);
 /* A pid: a decimal integer in [1, INT32_MAX]. -EINVAL. */
 int ctl_parse_pid(const char *s, int32_t *ret);
 
+struct memleak_request;
+
+/* The options that pick targets and stacks, shared by report and history: -p PID, -k (the kernel
+ * target), -t N (stacks listed). Returns CTL_EXIT_OK, a usage error's status, or -1 when c is
+ * none of them. */
+int ctl_parse_target_option(const struct ctl_context *ctx, const char *cmd, struct memleak_request *req, int c,
+                            const char *arg);
+
 /* path made absolute against the working directory (the daemon opens it, from its own), malloc'd. */
 int ctl_make_absolute(const char *path, char **ret);

@@ -27,21 +27,11 @@ static void help(void)
 static int parse_option(const struct ctl_context *ctx, struct call_args *args, int c, const char *arg)
 {
         struct memleak_request *req = &args->req;
+        int r = ctl_parse_target_option(ctx, "history", req, c, arg);
 
+        if (r >= 0)
+                return r;
         switch (c) {
-        case 'p':
-                if (ctl_parse_pid(arg, &req->pid) < 0)
-                        return ctl_usage_error(ctx, "history: invalid --pid '%s'", arg);
-                req->has_pid = true;
-                break;
-        case 'k':
-                req->kernel = true;
-                break;
-        case 't':
-                if (ctl_parse_u64(arg, MEMLEAK_MAX_TOP, &req->top) < 0)
-                        return ctl_usage_error(ctx, "history: --top must be an integer between 0 and %d",
-                                               MEMLEAK_MAX_TOP);
-                break;
         case ARG_STACK:
                 if (ctl_parse_u64(arg, MEMLEAK_MAX_STACK_ID, &req->stack_id) < 0)
                         return ctl_usage_error(ctx, "history: --stack must be a stack id (an integer below 2^53)");

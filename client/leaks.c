@@ -21,12 +21,9 @@ static void help(void)
 
 static int parse_option(const struct ctl_context *ctx, struct call_args *args, int c, const char *arg)
 {
-        if (c == 'p') {
-                if (ctl_parse_pid(arg, &args->req.pid) < 0)
-                        return ctl_usage_error(ctx, "leaks: invalid --pid '%s'", arg);
-                args->req.has_pid = true;
-        }
-        return CTL_EXIT_OK;
+        int r = ctl_parse_target_option(ctx, "leaks", &args->req, c, arg);
+
+        return r >= 0 ? r : CTL_EXIT_OK;
 }
 
 static double growth_of(const cJSON *stack)

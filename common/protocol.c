@@ -402,7 +402,8 @@ static bool field_encode(cJSON *o, const struct field_spec *f, const struct meml
                 return !*(char *const *) field_at(req, f) ||
                        cJSON_AddStringToObject(o, f->name, *(char *const *) field_at(req, f));
         case FIELD_STACK_ID:
-                return !req->has_stack_id || json_add_u64(o, f->name, req->stack_id);
+                /* digits: cJSON would print 6474599761542939 as 6.47459976154294e+15 */
+                return !req->has_stack_id || json_add_u64_digits(o, f->name, req->stack_id);
         case FIELD_UNWIND:
                 return *(const enum memleak_unwind *) field_at(req, f) == MEMLEAK_UNWIND_DEFAULT ||
                        cJSON_AddStringToObject(o, f->name,

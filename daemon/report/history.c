@@ -7,23 +7,6 @@
 #include "leak-verdict.h"
 #include "macro.h"
 
-static const struct snapshot_row *row_of(const struct snapshot *s, int64_t stack_id)
-{
-        size_t lo = 0, hi = s->n_rows;
-
-        while (lo < hi) {
-                size_t mid = lo + (hi - lo) / 2;
-
-                if (s->rows[mid].stack_id == stack_id)
-                        return &s->rows[mid];
-                if (s->rows[mid].stack_id < stack_id)
-                        lo = mid + 1;
-                else
-                        hi = mid;
-        }
-        return NULL;
-}
-
 static cJSON *point(uint64_t timestamp_usec, uint64_t bytes, uint64_t allocs)
 {
         cJSON *o = cJSON_CreateObject();
@@ -65,7 +48,7 @@ static cJSON *stack_to_json(const struct snapshot_ring *ring, int64_t stack_id,
         arr = cJSON_CreateArray();
         for (uint32_t i = 0; arr && i < n; i++) {
                 const struct snapshot *s = snapshot_ring_get(ring, i);
-                const struct snapshot_row *r = row_of(s, stack_id);
+                const struct snapshot_row *r = snapshot_find_row(s, stack_id);
 
                 points[i] = (struct leak_point) {
                         .t_s = (double)(s->timestamp_usec - first->timestamp_usec) / 1e6,

@@ -63,19 +63,10 @@ static const struct report_job_target *job_target(const struct report_job *j, pi
 /* The bytes of stack_id in one snapshot (0 when it had none then). */
 static uint64_t bytes_at(const struct report_history_point *h, int64_t stack_id)
 {
-        size_t lo = 0, hi = h->n_rows;
+        const struct snapshot s = { .rows = (struct snapshot_row *)h->rows, .n_rows = h->n_rows };
+        const struct snapshot_row *r = snapshot_find_row(&s, stack_id);
 
-        while (lo < hi) {
-                size_t mid = lo + (hi - lo) / 2;
-
-                if (h->rows[mid].stack_id == stack_id)
-                        return h->rows[mid].bytes;
-                if (h->rows[mid].stack_id < stack_id)
-                        lo = mid + 1;
-                else
-                        hi = mid;
-        }
-        return 0;
+        return r ? r->bytes : 0;
 }
 
 /* report_assess_fn: the stack's bytes in each snapshot of its target's ring, then now. */

@@ -46,6 +46,25 @@ struct snapshot_ring {
         struct snapshot slots[];
 };
 
+const struct snapshot_row *snapshot_find_row(const struct snapshot *s, int64_t stack_id)
+{
+        size_t lo = 0, hi;
+
+        assert(s);
+        hi = s->n_rows;
+        while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+
+                if (s->rows[mid].stack_id == stack_id)
+                        return &s->rows[mid];
+                if (s->rows[mid].stack_id < stack_id)
+                        lo = mid + 1;
+                else
+                        hi = mid;
+        }
+        return NULL;
+}
+
 int snapshot_ring_new(uint32_t depth, struct snapshot_ring **ret)
 {
         struct snapshot_ring *r;

@@ -21,6 +21,9 @@ struct snapshot {
 
 struct snapshot_ring;
 
+/* The row of stack_id in a snapshot's rows (sorted by stack_id); NULL when it had none. */
+const struct snapshot_row *snapshot_find_row(const struct snapshot *s, int64_t stack_id);
+
 /* Rows for snapshot_ring_push(): n zeroed rows in a block that the ring and the report jobs
  * reading it share (counted references, dropped from either thread); NULL without memory. A
  * snapshot's rows are sorted by stack_id and never change once pushed. */

@@ -886,39 +886,15 @@ static void garble_bytes(uint8_t *bytes, void *userdata)
         }
 }
 
-static uint64_t section_file_offset(const char *path, const char *name, uint64_t *ret_size)
+/* Where section name is in the file: its bytes (and size), and its section header. */
+static void find_section(const char *path, const char *name, uint64_t *ret_offset, uint64_t *ret_size,
+                         uint64_t *ret_header)
 {
         int fd;
         Elf *elf = open_elf(path, &fd);
         Elf_Scn *scn = NULL;
         size_t shstrndx;
-        uint64_t found = 0;
-
-        ASSERT_EQ(elf_getshdrstrndx(elf, &shstrndx), 0);
-        while ((scn = elf_nextscn(elf, scn))) {
-                GElf_Shdr shdr;
-                const char *n;
-
-                if (gelf_getshdr(scn, &shdr) && (n = elf_strptr(elf, shstrndx, shdr.sh_name)) && !strcmp(n, name)) {
-                        found = shdr.sh_offset;
-                        *ret_size = shdr.sh_size;
-                        break;
-                }
-        }
-        elf_end(elf);
-        close(fd);
-        ASSERT_TRUE(found);
-        return found;
-}
-
-/* Where the section header of name is in the file (its sh_type is the first word after sh_name). */
-static uint64_t section_header_offset(const char *path, const char *name)
-{
-        int fd;
-        Elf *elf = open_elf(path, &fd);
-        Elf_Scn *scn = NULL;
-        size_t shstrndx;
-        uint64_t found = 0;
+        bool found = false;
         GElf_Ehdr ehdr;
 
         ASSERT_EQ(elf_getshdrstrndx(elf, &shstrndx), 0);
@@ -928,14 +904,33 @@ static uint64_t section_header_offset(const char *path, const char *name)
                 const char *n;
 
                 if (gelf_getshdr(scn, &shdr) && (n = elf_strptr(elf, shstrndx, shdr.sh_name)) && !strcmp(n, name)) {
-                        found = ehdr.e_shoff + elf_ndxscn(scn) * ehdr.e_shentsize;
+                        *ret_offset = shdr.sh_offset;
+                        *ret_size = shdr.sh_size;
+                        *ret_header = ehdr.e_shoff + elf_ndxscn(scn) * ehdr.e_shentsize;
+                        found = true;
                         break;
                 }
         }
         elf_end(elf);
         close(fd);
         ASSERT_TRUE(found);
-        return found;
+}
+
+static uint64_t section_file_offset(const char *path, const char *name, uint64_t *ret_size)
+{
+        uint64_t offset, header;
+
+        find_section(path, name, &offset, ret_size, &header);
+        return offset;
+}
+
+/* Where the section header of name is in the file (its sh_type is the first word after sh_name). */
+static uint64_t section_header_offset(const char *path, const char *name)
+{
+        uint64_t offset, size, header;
+
+        find_section(path, name, &offset, &size, &header);
+        return header;
 }
 
 /* lld and gold may type .eh_frame SHT_X86_64_UNWIND (Debian's libLLVM): the same rows. */
