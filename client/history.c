@@ -19,7 +19,7 @@ static void help(void)
                "  -p --pid PID       Only this traced process (default: all)\n"
                "  -k --kernel        Only the kernel target\n"
                "     --stack ID      Only this stack\n"
-               "  -t --top N         Stacks per process (default: %d)\n"
+               "  -t --top N         Stacks per process (default: %d, at most 1000)\n"
                "  -j --json          Print {\"targets\": [{\"totals\": [...], \"stacks\": [...]}]}\n"
                "  -h --help          Show this help\n", MEMLEAK_DEFAULT_TOP);
 }

@@ -400,7 +400,8 @@ static void handle_history(struct manager *m, struct server_request *sreq, struc
 {
         struct history_params p = {
                 .thresholds = manager_verdict_thresholds(m),
-                .top = req->top, .has_stack_id = req->has_stack_id, .stack_id = (int64_t)req->stack_id,
+                /* built on the loop: a bounded number of series per target */
+                .top = MIN(req->top, (uint64_t)HISTORY_STACKS_MAX), .has_stack_id = req->has_stack_id, .stack_id = (int64_t)req->stack_id,
         };
         cJSON *r = memleak_response_new_ok(req->id), *h, *arr;
         size_t found = 0;

@@ -10,6 +10,9 @@
 #include "leak-verdict.h"
 #include "snapshot.h"
 
+/* Stacks one history reply lists per target at most (each a series of ring_depth points). */
+#define HISTORY_STACKS_MAX 1000
+
 struct history_params {
         struct leak_verdict_thresholds thresholds;
         uint64_t top;                   /* stacks listed: the largest in the newest snapshot */
