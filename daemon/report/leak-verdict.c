@@ -102,11 +102,14 @@ void leak_verdict_assess(const struct leak_point *points, size_t n, const struct
         line = fit(recent, n_recent);
         ret->recent_growth_bytes = line.slope * (recent[n_recent - 1].t_s - recent[0].t_s);
 
-        /* growing: the recent trend rises clearly above its own scatter, and still reaches new
-         * highs at the end (a stack that grew, then stopped, does not) */
+        /* growing: the recent trend rises clearly above its own scatter, still reaches new highs
+         * at the end (a stack that grew, then stopped, does not), and its floor rose (buffers
+         * that fill and empty come back down to where they were, whatever phase the window
+         * caught them in) */
         if (ret->recent_growth_bytes > th->noise_factor * line.scatter &&
             ret->recent_growth_bytes > (double)th->flat_bytes &&
-            max_of(last, q) > max_of(before, q)) {
+            max_of(last, q) > max_of(before, q) &&
+            min_of(last, q) > min_of(points, n / 2) + (double)th->flat_bytes) {
                 ret->verdict = LEAK_VERDICT_GROWING;
                 return;
         }

@@ -39,6 +39,10 @@ static double slow_leak_under_noise(int i, unsigned *seed) { return 100000.0 + 1
 static double churn_around_a_level(int i, unsigned *seed) { return 50000.0 + 20000.0 * noise(seed); }
 static double leak_that_stopped_halfway(int i, unsigned *seed) { return 2000.0 * MIN(i, 30); }
 static double tiny_jitter(int i, unsigned *seed) { return 1000000.0 + 40.0 * noise(seed); }
+/* buffers filling for 40 s then emptied, caught rising in the recent half */
+static double slow_sawtooth_rising_now(int i, unsigned *seed) { return 500.0 * ((i + 25) % 40); }
+/* a leak under churn: the floor rises by 300 B/s under a 5,000-byte sawtooth */
+static double leak_under_churn(int i, unsigned *seed) { return 300.0 * i + 500.0 * (i % 10); }
 
 static void steady_leak_is_growing(void)
 {
@@ -53,6 +57,7 @@ static void steady_leak_is_growing(void)
 static void noisy_and_slow_leaks_are_growing(void)
 {
         ASSERT_EQ(verdict_of(noisy_leak, N, NULL), LEAK_VERDICT_GROWING);
+        ASSERT_EQ(verdict_of(leak_under_churn, N, NULL), LEAK_VERDICT_GROWING);
         /* 150 B/s under noise of +-1000 B: 4,500 B over the recent half */
         ASSERT_EQ(verdict_of(slow_leak_under_noise, N, NULL), LEAK_VERDICT_GROWING);
 }
@@ -72,6 +77,8 @@ static void up_and_down_is_churn(void)
 {
         ASSERT_EQ(verdict_of(sawtooth, N, NULL), LEAK_VERDICT_CHURN);
         ASSERT_EQ(verdict_of(churn_around_a_level, N, NULL), LEAK_VERDICT_CHURN);
+        /* its recent half rises steadily, but it emptied within the window: not a leak */
+        ASSERT_EQ(verdict_of(slow_sawtooth_rising_now, N, NULL), LEAK_VERDICT_CHURN);
 }
 
 static void few_snapshots_are_pending_and_say_how_many_more(void)
