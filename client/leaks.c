@@ -108,8 +108,9 @@ static const struct call_command leaks = {
         .short_options = "+:p:jh",
         .long_options = long_options,
         .help = help,
-        /* every stack: a suspect may hold few bytes yet */
-        .request = { .cmd = MEMLEAK_CMD_REPORT, .top = MEMLEAK_MAX_TOP },
+        /* every growing stack (memleakd lists only those: the rest are folded, not named): a
+         * suspect may hold few bytes yet */
+        .request = { .cmd = MEMLEAK_CMD_REPORT, .top = MEMLEAK_MAX_TOP, .verdict = 1 + MEMLEAK_VERDICT_GROWING },
         .parse_option = parse_option,
         .view = view,
 };

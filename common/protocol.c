@@ -18,6 +18,15 @@ static const char *const memleak_command_table[_MEMLEAK_CMD_MAX] = {
 
 DEFINE_STRING_TABLE_LOOKUP(memleak_command, enum memleak_command);
 
+static const char *const memleak_verdict_table[_MEMLEAK_VERDICT_MAX] = {
+        [MEMLEAK_VERDICT_PENDING] = "pending",
+        [MEMLEAK_VERDICT_GROWING] = "growing",
+        [MEMLEAK_VERDICT_PLATEAU] = "plateau",
+        [MEMLEAK_VERDICT_CHURN] = "churn",
+};
+
+DEFINE_STRING_TABLE_LOOKUP(memleak_verdict, enum memleak_verdict);
+
 static const char *const memleak_unwind_table[_MEMLEAK_UNWIND_MAX] = {
         [MEMLEAK_UNWIND_AUTO] = "auto",
         [MEMLEAK_UNWIND_DWARF] = "dwarf",
@@ -37,6 +46,7 @@ enum field_type {
         FIELD_PATH,     /* absolute path shorter than MEMLEAK_MAX_PATH_BYTES, strdup'd to a char * at offset */
         FIELD_UNWIND,   /* "auto", "dwarf" or "fp", stored as enum memleak_unwind at offset */
         FIELD_STACK_ID, /* integer in [0, max] at offset; has_stack_id set */
+        FIELD_VERDICT,  /* "growing", "plateau", "churn" or "pending", stored as 1 + the enum at offset */
 };
 
 #define CMD_BIT(c) (1u << (c))
@@ -96,6 +106,9 @@ static const struct field_spec request_fields[] = {
         { F_STACK_ID, FIELD_STACK_ID, offsetof(struct memleak_request, stack_id), MEMLEAK_MAX_STACK_ID,
           CMD_BIT(MEMLEAK_CMD_HISTORY), 0,
           "\"stack_id\" must be an integer between 0 and 2^53 - 1", NULL },
+        { F_VERDICT, FIELD_VERDICT, offsetof(struct memleak_request, verdict), 0,
+          CMD_BIT(MEMLEAK_CMD_REPORT), 0,
+          "\"verdict\" must be \"growing\", \"plateau\", \"churn\" or \"pending\"", NULL },
         { F_UNWIND, FIELD_UNWIND, offsetof(struct memleak_request, unwind), 0,
           CMD_BIT(MEMLEAK_CMD_ATTACH), 0,
           "\"unwind\" must be \"auto\", \"dwarf\" or \"fp\"", NULL },
@@ -194,6 +207,14 @@ static int parse_field(const struct field_spec *f, const cJSON *item, struct mem
                 return parse_comm(item, field_at(req, f));
         case FIELD_PATH:
                 return parse_path(item, field_at(req, f));
+        case FIELD_VERDICT: {
+                enum memleak_verdict verdict = memleak_verdict_from_string(cJSON_GetStringValue(item));
+
+                if (verdict < 0)
+                        return -EINVAL;
+                *(int *) field_at(req, f) = 1 + (int)verdict;
+                return 0;
+        }
         case FIELD_STACK_ID:
                 r = json_get_u64(item, f->max, &v);
                 if (r < 0)
@@ -401,6 +422,10 @@ static bool field_encode(cJSON *o, const struct field_spec *f, const struct meml
         case FIELD_PATH:
                 return !*(char *const *) field_at(req, f) ||
                        cJSON_AddStringToObject(o, f->name, *(char *const *) field_at(req, f));
+        case FIELD_VERDICT:
+                return *(const int *) field_at(req, f) <= 0 ||
+                       cJSON_AddStringToObject(o, f->name,
+                                               memleak_verdict_to_string(*(const int *) field_at(req, f) - 1));
         case FIELD_STACK_ID:
                 /* digits: cJSON would print 6474599761542939 as 6.47459976154294e+15 */
                 return !req->has_stack_id || json_add_u64_digits(o, f->name, req->stack_id);

@@ -62,6 +62,7 @@
 #define F_MMAP          "mmap"
 #define F_UNWIND        "unwind"
 #define F_STACK_ID      "stack_id"
+#define F_VERDICT       "verdict"
 
 enum memleak_command {
         MEMLEAK_CMD_ATTACH,
@@ -84,6 +85,20 @@ enum memleak_unwind {
         _MEMLEAK_UNWIND_MAX,
         _MEMLEAK_UNWIND_INVALID = -1,
 };
+
+/* The leak verdicts a report may be filtered by: "growing", "plateau", "churn", "pending" (the
+ * daemon's enum leak_verdict has the same values). */
+enum memleak_verdict {
+        MEMLEAK_VERDICT_PENDING = 0,
+        MEMLEAK_VERDICT_GROWING,
+        MEMLEAK_VERDICT_PLATEAU,
+        MEMLEAK_VERDICT_CHURN,
+        _MEMLEAK_VERDICT_MAX,
+        _MEMLEAK_VERDICT_INVALID = -1,
+};
+
+const char *memleak_verdict_to_string(enum memleak_verdict v);
+enum memleak_verdict memleak_verdict_from_string(const char *s);
 
 /* "auto", "dwarf", "fp" (NULL for the default); the inverse refuses "default". */
 const char *memleak_unwind_to_string(enum memleak_unwind u);
@@ -110,6 +125,8 @@ struct memleak_request {
         enum memleak_unwind unwind;     /* attach: how its stacks are walked */
         bool has_stack_id;
         uint64_t stack_id;              /* history: only this stack */
+        int verdict;                    /* report: 1 + the enum memleak_verdict of the only
+                                         * stacks to list; 0: every stack */
 };
 
 void memleak_request_done(struct memleak_request *req);

@@ -26,6 +26,12 @@ static bool wanted(const struct memleak_request *req, const struct target *t)
         return !req->has_pid || t->pid == req->pid;
 }
 
+/* A report's verdict filter names the daemon's verdicts by the wire's numbers. */
+_Static_assert((int)LEAK_VERDICT_PENDING == (int)MEMLEAK_VERDICT_PENDING &&
+               (int)LEAK_VERDICT_GROWING == (int)MEMLEAK_VERDICT_GROWING &&
+               (int)LEAK_VERDICT_PLATEAU == (int)MEMLEAK_VERDICT_PLATEAU &&
+               (int)LEAK_VERDICT_CHURN == (int)MEMLEAK_VERDICT_CHURN, "leak verdicts match the protocol's");
+
 /* Growth over the snapshot ring: from the oldest snapshot to this report's own read for a live
  * target (so the trend ends at the value printed beside it), to the newest for an exited one. */
 static void copy_trend(const struct target *t, struct report_job_target *jt)
@@ -162,6 +168,7 @@ int manager_report_start(struct manager *m, struct server_request *sreq, const s
                 .targets = job->targets, .n_targets = n, .id = req->id, .top = req->top,
                 .min_age_s = req->min_age_s, .max_stack_depth = m->config.max_stack_depth,
                 .thresholds = manager_verdict_thresholds(m),
+                .only_verdict = req->verdict,   /* the same encoding: 0, or 1 + the verdict */
         };
         for (size_t i = 0; i < m->n_targets && r >= 0; i++)
                 if (wanted(req, m->targets[i]))

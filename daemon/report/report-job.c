@@ -256,6 +256,7 @@ static cJSON *build_reply(struct report_job *j, char **error)
                 .lost = lost,
                 .resolve = resolve_frame,
                 .assess = assess_stack,
+                .only_verdict = j->only_verdict,
                 .userdata = j,
         });
         reply = memleak_response_new_ok(j->id);

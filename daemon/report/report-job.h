@@ -55,6 +55,7 @@ struct report_job {
         uint64_t min_age_s;
         uint32_t max_stack_depth;
         struct leak_verdict_thresholds thresholds;
+        int only_verdict;               /* report.h's */
         /* made by it */
         char *frame;                    /* the reply, encoded */
         size_t frame_len;

@@ -218,6 +218,17 @@ static bool row_is_kernel(const struct stack_row *row, const struct report_targe
         return false;
 }
 
+/* Whether row is listed under the report's verdict filter (memleakctl leaks: growing only). */
+static bool verdict_wanted(const struct report_params *p, const struct stack_row *row)
+{
+        struct leak_assessment a;
+
+        if (p->only_verdict <= 0)
+                return true;
+        return p->assess && row->stack_id >= 0 && p->assess(p->userdata, row, &a) &&
+               (int)a.verdict + 1 == p->only_verdict;
+}
+
 cJSON *report_build(struct stack_rows *rows, const struct report_target *targets, size_t n_targets,
                     const struct report_params *p)
 {
@@ -243,7 +254,7 @@ cJSON *report_build(struct stack_rows *rows, const struct report_target *targets
 
                 if (row->allocs == 0)
                         continue;
-                if (listed < p->top) {
+                if (listed < p->top && verdict_wanted(p, row)) {
                         cJSON *s = stack_to_json(p, row, row_is_kernel(row, targets, n_targets));
 
                         if (!s)

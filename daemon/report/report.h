@@ -61,6 +61,8 @@ struct report_params {
         const cJSON *lost;              /* copied into the report */
         report_resolve_fn resolve;
         report_assess_fn assess;        /* NULL: no verdicts */
+        int only_verdict;               /* 1 + the enum leak_verdict of the only stacks to list
+                                         * (the others go to "other"); 0: every stack */
         void *userdata;
 };
 

@@ -581,6 +581,21 @@ static void protocol_parses_history_and_unwind(void)
         refused("{\"v\":1,\"id\":7,\"cmd\":\"attach\",\"pid\":9,\"unwind\":1}", EINVAL, 7);
         refused("{\"v\":1,\"id\":7,\"cmd\":\"attach\",\"kernel\":true,\"unwind\":\"fp\"}", EINVAL, 7);
         refused("{\"v\":1,\"id\":7,\"cmd\":\"report\",\"unwind\":\"fp\"}", EINVAL, 7);
+
+        /* a report listing only the growing stacks (memleakctl leaks) */
+        req = (struct memleak_request) {};
+        ASSERT_EQ(parse("{\"v\":1,\"cmd\":\"report\",\"verdict\":\"growing\"}", &req, &id, &message), 0);
+        ASSERT_EQ(req.verdict, 1 + MEMLEAK_VERDICT_GROWING);
+        o = memleak_request_to_json(&req);
+        ASSERT_STREQ(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, F_VERDICT)), "growing");
+        cJSON_Delete(o);
+        memleak_request_done(&req);
+        req = (struct memleak_request) { .cmd = MEMLEAK_CMD_REPORT };
+        o = memleak_request_to_json(&req);
+        ASSERT_TRUE(!cJSON_GetObjectItemCaseSensitive(o, F_VERDICT));   /* 0: every stack, not sent */
+        cJSON_Delete(o);
+        refused("{\"v\":1,\"id\":8,\"cmd\":\"report\",\"verdict\":\"leaking\"}", EINVAL, 8);
+        refused("{\"v\":1,\"id\":8,\"cmd\":\"history\",\"verdict\":\"growing\"}", EINVAL, 8);
 }
 
 int main(void)
