@@ -271,8 +271,8 @@ class RunTest(harness.DaemonTestCase):
             try:
                 with open(f'/proc/{held}/stat') as f:
                     return f.read().split(')')[1].split()[0] in ('Z', 'X')
-            except FileNotFoundError:
-                return True
+            except (FileNotFoundError, ProcessLookupError):
+                return True     # reaped between the open and the read: gone too
 
         self.assertTrue(harness.wait_until(gone, 10), 'the held child outlived memleakctl')
         self.assert_never_ran(marker)
