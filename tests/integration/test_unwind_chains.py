@@ -1,0 +1,242 @@
+# SPDX-License-Identifier: MIT
+"""Complete chains walked by the unwind tables (unwind = auto, the default), in programs built -O2
+-fomit-frame-pointer, with exact bytes and counts per chain and balanced churn that never shows:
+
+- the seed's C++ leak (tests/programs/leak-unwind-cxx.cpp): every byte new[] and new leave in
+  LeakLib::slowMemoryLeak(int) is on slowMemoryLeak <- caller <- main, and the 2,000 blocks of
+  makeShape(long) on makeShape <- slowMemoryLeak <- caller <- main; attached with --unwind fp the
+  same stacks lose caller and main (the frame-pointer walk cannot follow them: the test can fail);
+- a library dlopen()ed after the attach (tests/programs/leak-unwind-lib.c, also -O2 without frame
+  pointers) called through a function pointer: lib_leak <- call_plugin <- main, once the snapshot
+  tick has loaded the library's table;
+- the programs really are built as claimed: no frame pointers in them, and no FDE covers the
+  assembly function of leak-unwind (whose own chains test_unwind.py checks: qsort, recursion,
+  signal handler, thread, no CFI; Rust without frame pointers is in test_rust.py)."""
+
+import os
+import re
+import subprocess
+import unittest
+
+import harness
+
+NO_LOSS = ('stack_table_full', 'stack_hash_clash', 'stack_no_scratch', 'stack_efault', 'stack_other')
+
+# leak-unwind-cxx.cpp's ground truth
+CXX = 'leak-unwind-cxx'
+SLOW = 'LeakLib::slowMemoryLeak(int)'
+SHAPE = 'makeShape(long)'
+ROUNDS = 20
+SHAPES = 2000
+CXX_EXPECTED = {
+    SLOW: {'bytes': ROUNDS * 40 + ROUNDS * 48, 'allocs': 2 * ROUNDS},     # new int[10], new Record
+    SHAPE: {'bytes': SHAPES * 32, 'allocs': SHAPES},                       # new Shape
+}
+# every outstanding byte by its chain of frames from the leaking function up to main
+CXX_CHAINS = {
+    (SLOW, 'caller()', 'main'): CXX_EXPECTED[SLOW],
+    (SHAPE, SLOW, 'caller()', 'main'): CXX_EXPECTED[SHAPE],
+}
+CXX_NAMES = {SLOW, SHAPE, 'caller()', 'churn(int)', 'keep(void*)'}
+
+# leak-unwind-dlopen.c and leak-unwind-lib.c's ground truth
+DLOPEN = 'leak-unwind-dlopen'
+LIBRARY = 'libleak-unwind-lib.so'
+DLOPEN_EXPECTED = {'lib_leak': {'bytes': 6 * 111, 'allocs': 6}}
+DLOPEN_NAMES = {'lib_leak', 'lib_churn', 'call_plugin', 'churn'}
+
+# the C runtime's own objects (crtbegin.o), built by Debian with frame pointers
+CRT_FUNCTIONS = {'__do_global_dtors_aux', 'frame_dummy', 'register_tm_clones', 'deregister_tm_clones'}
+
+
+def symbols(stack):
+    return [f['symbol'] for f in stack['frames']]
+
+
+def base_name(symbol):
+    """A C function's name without gcc's clone suffix (churn.constprop.0 is churn)."""
+    return (symbol or '').split('.')[0]
+
+
+def chain_to_main(stack):
+    """The stack's symbols up to main, or all of them when main is not there."""
+    chain = symbols(stack)
+    return tuple(chain[:chain.index('main') + 1]) if 'main' in chain else tuple(chain)
+
+
+def totals_by(report, pid, key):
+    totals = {}
+    for stack in report['stacks']:
+        if stack['pid'] != pid:
+            continue
+        k = key(stack)
+        if k is None:
+            continue
+        t = totals.setdefault(k, {'bytes': 0, 'allocs': 0})
+        t['bytes'] += stack['bytes']
+        t['allocs'] += stack['allocs']
+    return totals
+
+
+def first_of(names):
+    """Key: the first frame whose (base) name is one of names; None for stacks with none."""
+    def key(stack):
+        for frame in stack['frames']:
+            if base_name(frame['symbol']) in names:
+                return base_name(frame['symbol'])
+        return None
+    return key
+
+
+def site_lines(source, marker):
+    with open(source) as f:
+        return {n for n, text in enumerate(f, 1) if f'// site: {marker}' in text}
+
+
+class UnwindChainsTest(harness.DaemonTestCase):
+
+    def assert_no_stack_lost(self, report):
+        for counter in NO_LOSS:
+            self.assertEqual(report['lost'][counter], 0, report['lost'])
+
+    def assert_walked_to_start(self, stack, text):
+        """A walk that ended at the outermost frame: nothing stopped it, nothing cut."""
+        self.assertEqual(symbols(stack)[-1], '_start', text)
+        self.assertIsNone(stack['unwind_stopped'], stack)
+        self.assertEqual(stack['addresses_cut'], 0, stack)
+        self.assertFalse(stack['truncated'], stack)
+
+    def leak_cxx(self, *attach_args):
+        daemon = self.start_daemon()
+        program = self.start_program(CXX)
+        daemon.attach(program.pid, *attach_args)
+        program.run_leaks()
+        report, totals = self.wait_for_totals(daemon, program.pid, CXX_NAMES, CXX_EXPECTED)
+        self.assert_totals(report, totals, CXX_EXPECTED, CXX)
+        # only the leaks are outstanding: churn and slowMemoryLeak's own new/delete left nothing
+        self.assertEqual(harness.per_first_frame(report, program.pid), CXX_EXPECTED, harness.format_stacks(report))
+        self.assertEqual(report['targets'][0]['outstanding_bytes'], sum(e['bytes'] for e in CXX_EXPECTED.values()))
+        self.assert_no_stack_lost(report)
+        return daemon, program, report
+
+    def test_seed_cxx_chain_is_complete_for_every_byte(self):
+        daemon, program, report = self.leak_cxx()
+        text = harness.format_stacks(report)
+        # every leaked byte and block under its complete chain, main included
+        self.assertEqual(totals_by(report, program.pid, chain_to_main), CXX_CHAINS, text)
+        source = os.path.join(os.path.realpath(harness.SOURCE_ROOT), 'tests', 'programs', CXX + '.cpp')
+        module = os.path.realpath(program.path)
+        for stack in report['stacks']:
+            self.assert_walked_to_start(stack, text)
+            first = stack['frames'][0]
+            self.assertEqual((first['module'], first['file']), (module, source), first)
+            marker = 'makeShape' if first['symbol'] == SHAPE else 'slowMemoryLeak'
+            self.assertIn(first['line'], site_lines(source, marker), first)
+            # libc's start between main and _start: the walk went on past main by libc's table
+            self.assertIn('__libc_start_call_main', symbols(stack), text)
+        target = [t for t in daemon.status()['targets'] if t['pid'] == program.pid][0]
+        self.assertEqual(target['unwind']['mode'], 'auto', target)
+        self.assertGreaterEqual(target['unwind']['tables'], 3, target)    # the program, libstdc++, libc...
+
+    def test_seed_cxx_chain_is_cut_by_frame_pointers_alone(self):
+        # The same program walked by frame pointers only: its bytes are still exact at the
+        # function that called new, but caller and main are gone (what the tables add).
+        daemon, program, report = self.leak_cxx('--unwind', 'fp')
+        text = harness.format_stacks(report)
+        for stack in report['stacks']:
+            self.assertIn(stack['frames'][0]['symbol'], (SLOW, SHAPE), text)
+            self.assertNotIn('caller()', symbols(stack), text)
+            self.assertNotIn('main', symbols(stack), text)
+        target = [t for t in daemon.status()['targets'] if t['pid'] == program.pid][0]
+        self.assertEqual(target['unwind']['mode'], 'fp', target)
+
+    def test_dlopened_library_is_walked_back_into_the_program(self):
+        daemon = self.start_daemon()
+        program = self.start_program(DLOPEN)
+        daemon.attach(program.pid)
+
+        def target():
+            return [t for t in daemon.status()['targets'] if t['pid'] == program.pid][0]
+
+        tables_before = target()['unwind']['tables']
+        program.go()
+        program.expect('loaded')
+        # The snapshot tick (100 ms) rereads the maps and builds the new library's table: leak
+        # only once it is in, or lib_leak would be walked by frame pointer.
+        seen = {}
+
+        def table_loaded():
+            status = daemon.status()
+            seen['target'] = [t for t in status['targets'] if t['pid'] == program.pid][0]
+            seen['building'] = status['limits']['unwind_tables']['building']
+            return seen['target']['unwind']['tables'] > tables_before and seen['building'] == 0
+
+        self.assertTrue(harness.wait_until(table_loaded, 10),
+                        f'the dlopened library\'s unwind table was not loaded (tables before the dlopen: '
+                        f'{tables_before}; now: {seen})')
+        program.run_leaks()
+
+        last = {}
+
+        def leaks_in():
+            last['report'] = daemon.report(pid=program.pid)
+            last['totals'] = totals_by(last['report'], program.pid, first_of(DLOPEN_NAMES))
+            return last['totals'] == DLOPEN_EXPECTED
+
+        harness.wait_until(leaks_in, harness.REPORT_TIMEOUT_S, interval=0.1)
+        report = last['report']
+        # exact, and neither churn (the program's, the library's) left anything
+        self.assert_totals(report, last['totals'], DLOPEN_EXPECTED, DLOPEN)
+        self.assert_no_stack_lost(report)
+        text = harness.format_stacks(report)
+        library = os.path.realpath(os.path.join(harness.PROGRAMS_DIR, LIBRARY))
+        executable = os.path.realpath(program.path)
+        leaks = [s for s in report['stacks'] if s['frames'] and s['frames'][0]['symbol'] == 'lib_leak']
+        self.assertTrue(leaks, text)
+        for stack in leaks:
+            chain = symbols(stack)
+            self.assertEqual(chain[:3], ['lib_leak', 'call_plugin', 'main'], text)
+            self.assertEqual([os.path.realpath(f['module'] or '') for f in stack['frames'][:3]],
+                             [library, executable, executable], stack)
+            self.assertTrue(stack['frames'][0]['file'].endswith('/tests/programs/leak-unwind-lib.c'), stack)
+            self.assert_walked_to_start(stack, text)
+        # (the loader's own allocations for the dlopen stay outstanding, on stacks through main)
+        self.assertFalse([s for s in report['stacks']
+                          if {'churn', 'lib_churn'} & {base_name(n) for n in symbols(s)}], text)
+
+    def test_programs_are_built_without_frame_pointers_and_the_assembly_has_no_fde(self):
+        for name in (CXX, DLOPEN, LIBRARY, 'leak-unwind'):
+            path = os.path.join(harness.PROGRAMS_DIR, name)
+            disassembly = subprocess.run(['objdump', '-d', '--no-show-raw-insn', path], capture_output=True,
+                                         text=True, check=True).stdout
+            with_fp, function = set(), None
+            for line in disassembly.splitlines():
+                m = re.match(r'^[0-9a-f]+ <(.+)>:$', line)
+                if m:
+                    function = m.group(1)
+                elif re.search(r'\bmov\s+%rsp,%rbp\b', line):
+                    with_fp.add(function)
+            self.assertLessEqual(with_fp, CRT_FUNCTIONS, f'{name} sets up frame pointers')
+
+        # leak-unwind's nocfi_leak: no FDE (.eh_frame or .debug_frame) covers any byte of it
+        path = os.path.join(harness.PROGRAMS_DIR, 'leak-unwind')
+        nm = subprocess.run(['nm', '-S', path], capture_output=True, text=True, check=True).stdout
+        sizes = {}
+        for line in nm.splitlines():
+            fields = line.split()
+            if len(fields) == 4:
+                sizes[fields[3]] = (int(fields[0], 16), int(fields[1], 16))
+        frames = subprocess.run(['readelf', '--debug-dump=frames', path], capture_output=True, text=True,
+                                check=True).stdout
+        fdes = [(int(a, 16), int(b, 16)) for a, b in re.findall(r'FDE cie=\S+ pc=([0-9a-f]+)\.\.([0-9a-f]+)', frames)]
+
+        def covered(name):
+            start, size = sizes[name]
+            return [f for f in fdes if f[0] < start + size and start < f[1]]
+
+        self.assertEqual(covered('nocfi_leak'), [], 'an FDE covers the assembly function')
+        self.assertTrue(covered('main') and covered('call_nocfi'), f'the FDEs were not read: {fdes}')
+
+
+if __name__ == '__main__':
+    unittest.main(verbosity=2)
