@@ -15,8 +15,7 @@ static void call_args_done(struct call_args *args)
         memleak_request_done(&args->req);
 }
 
-/* Send req to memleakd; on failure say why (once) and return the exit status. */
-static int call_daemon(const struct ctl_context *ctx, const struct memleak_request *req, cJSON **ret_reply)
+int call_daemon(const struct ctl_context *ctx, const struct memleak_request *req, cJSON **ret_reply)
 {
         const char *what = memleak_command_to_string(req->cmd);
         _cleanup_free_ char *error = NULL;

@@ -11,8 +11,8 @@
 #include <termios.h>
 #include <time.h>
 #include <unistd.h>
+#include "call.h"
 #include "commands.h"
-#include "connection.h"
 #include "json-util.h"
 #include "macro.h"
 #include "protocol.h"
@@ -119,33 +119,23 @@ static int parse_options(struct ctl_context *ctx, struct top_state *s, int argc,
         return CTL_EXIT_OK;
 }
 
-/* One question to memleakd; its reply, or NULL after the error is printed. */
+/* One question to memleakd; its reply, or NULL after the error is printed (call_daemon()). */
 static cJSON *ask(struct ctl_context *ctx, const struct memleak_request *req)
 {
-        _cleanup_close_ int fd = connection_open(ctx->socket_path);
-        _cleanup_free_ char *error = NULL;
         cJSON *reply = NULL;
-        int r;
 
-        if (fd < 0) {
-                ctl_error(ctx, -fd, "top: cannot connect to memleakd at %s: %s", ctx->socket_path, strerror(-fd));
-                return NULL;
-        }
-        r = connection_call(fd, req, CONNECTION_TIMEOUT_MS, &reply, &error);
-        if (r < 0) {
-                ctl_error(ctx, -r, "top: %s", error ? error : strerror(-r));
-                return NULL;
-        }
-        return reply;
+        return call_daemon(ctx, req, &reply) == CTL_EXIT_OK ? reply : NULL;
 }
 
-/* The daemon's snapshot interval, the default refresh. */
+/* The daemon's snapshot interval, the default refresh; 0 when memleakd did not answer (said). */
 static uint64_t snapshot_interval_ms(struct ctl_context *ctx)
 {
         _cleanup_json_ cJSON *reply = ask(ctx, &(struct memleak_request) { .cmd = MEMLEAK_CMD_STATUS });
         uint64_t ms;
 
-        if (!reply || json_get_u64(cJSON_GetObjectItemCaseSensitive(reply, "snapshot_interval_ms"), 3600 * 1000, &ms) < 0)
+        if (!reply)
+                return 0;
+        if (json_get_u64(cJSON_GetObjectItemCaseSensitive(reply, "snapshot_interval_ms"), 3600 * 1000, &ms) < 0)
                 return 1000;
         return MAX(ms, (uint64_t)TOP_MIN_INTERVAL_MS);
 }
@@ -272,6 +262,8 @@ int cmd_top(struct ctl_context *ctx, int argc, char *argv[])
                 return r < 0 ? CTL_EXIT_OK : r;
         if (s.interval_ms == 0)
                 s.interval_ms = snapshot_interval_ms(ctx);
+        if (s.interval_ms == 0)
+                return CTL_EXIT_FAILURE;
         s.interactive = isatty(STDOUT_FILENO) && isatty(STDIN_FILENO) && raw_terminal() >= 0;
         for (;;) {
                 bool redraw;

@@ -68,9 +68,7 @@ static int copy_history(const struct target *t, struct report_job_target *jt)
                 if (!s->rows)
                         continue;
                 snapshot_rows_ref(s->rows);
-                jt->history[jt->n_history++] = (struct report_history_point) {
-                        .timestamp_usec = s->timestamp_usec, .rows = s->rows, .n_rows = s->n_rows,
-                };
+                jt->history[jt->n_history++] = *s;
         }
         return 0;
 }

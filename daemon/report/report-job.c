@@ -60,13 +60,11 @@ static const struct report_job_target *job_target(const struct report_job *j, pi
         return NULL;
 }
 
-/* The bytes of stack_id in one snapshot (0 when it had none then). */
-static uint64_t bytes_at(const struct report_history_point *h, int64_t stack_id)
+static double bytes_at(const struct snapshot *s, int64_t stack_id)
 {
-        const struct snapshot s = { .rows = (struct snapshot_row *)h->rows, .n_rows = h->n_rows };
-        const struct snapshot_row *r = snapshot_find_row(&s, stack_id);
+        const struct snapshot_row *r = snapshot_find_row(s, stack_id);
 
-        return r ? r->bytes : 0;
+        return r ? (double)r->bytes : 0;
 }
 
 /* report_assess_fn: the stack's bytes in each snapshot of its target's ring, then now. */
@@ -87,7 +85,7 @@ static bool assess_stack(void *userdata, const struct stack_row *row, struct lea
         for (size_t i = 0; i < t->n_history; i++)
                 points[n++] = (struct leak_point) {
                         .t_s = (double)(t->history[i].timestamp_usec - t0) / 1e6,
-                        .bytes = (double)bytes_at(&t->history[i], row->stack_id),
+                        .bytes = bytes_at(&t->history[i], row->stack_id),
                 };
         /* this report's own read is the newest point of the series */
         if (now > t->history[t->n_history - 1].timestamp_usec)

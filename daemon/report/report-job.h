@@ -17,13 +17,6 @@ struct memleak_bpf;
 struct symbolizer;
 struct kernel_symbols;
 
-/* One snapshot of a live target's ring, its rows shared with the ring (snapshot_rows_ref). */
-struct report_history_point {
-        uint64_t timestamp_usec;        /* CLOCK_REALTIME */
-        const struct snapshot_row *rows;        /* sorted by stack_id */
-        size_t n_rows;
-};
-
 /* One target as the report sees it, owned by the job. */
 struct report_job_target {
         pid_t pid;
@@ -39,7 +32,8 @@ struct report_job_target {
         struct stack_rows frozen;       /* an exited target's rows */
         struct module_map modules;      /* what it maps: names its frames, tells code from data */
         struct kernel_symbols *kernel;  /* the kernel target's symbols (a reference); NULL */
-        struct report_history_point *history;   /* its snapshots, oldest first: the verdicts */
+        struct snapshot *history;       /* its ring's snapshots, oldest first, their rows shared
+                                         * with the ring (snapshot_rows_ref): the verdicts */
         size_t n_history;
 };
 
