@@ -1,15 +1,21 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* Which outstanding blocks nothing points to (pure): the conservative mark LeakSanitizer and
- * valgrind's memcheck do, on memory read from a stopped process. Every aligned 8-byte word of the
- * roots (writable segments, thread stacks, registers) that holds an address inside a block (its
- * start or any byte of it) reaches that block, and every block reached is scanned in turn. What
- * is not reached is lost: "indirectly" when another lost block points to it, "definitely"
- * otherwise; a cycle of lost blocks has one definitely lost block (the first in address order,
- * as memcheck's clique leader) and the rest indirectly lost. */
+ * valgrind's memcheck do, on memory read from a stopped process through a callback. Every aligned
+ * 8-byte word of the roots (writable segments, thread stacks, registers) that holds an address
+ * inside a block (its start or any byte of it) reaches that block, and every block reached is
+ * scanned in turn. What is not reached is lost: "indirectly" when another lost block points to
+ * it, "definitely" otherwise; a cycle of lost blocks has one definitely lost block (the first in
+ * address order, as memcheck's clique leader) and the rest indirectly lost.
+ *
+ * One word is not a reference: the address glibc's malloc keeps the next chunk's header at, the
+ * last bytes of a block whose size fills its chunk (main_arena's top and bins point there, at free
+ * memory, not into the block). */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 enum reachability {
         REACHABILITY_STILL_REACHABLE = 0,
@@ -20,21 +26,45 @@ enum reachability {
 
 const char *reachability_to_string(enum reachability r);
 
-/* An outstanding block and its contents (bytes NULL when they could not be read: it is still
- * classified, but reaches nothing). */
+/* An outstanding block. */
 struct reach_block {
         uint64_t addr;
         uint64_t size;
-        const uint8_t *bytes;
 };
 
-/* A root: memory that is live by definition, and what it held. */
+/* A root: memory that is live by definition. */
 struct reach_root {
         uint64_t addr;
-        const uint8_t *bytes;
-        size_t size;
+        uint64_t size;
 };
 
-/* blocks[0..n_blocks) sorted by addr, not overlapping. ret[i] is blocks[i]'s class. -ENOMEM. */
-int reachability_classify(const struct reach_block *blocks, size_t n_blocks, const struct reach_root *roots,
-                          size_t n_roots, enum reachability *ret);
+/* Reads up to len bytes at addr of the process into buf: how many it read from addr on (short,
+ * or 0, where the memory stops being readable), or -errno. */
+typedef ssize_t (*reach_read_fn)(void *userdata, uint64_t addr, void *buf, size_t len);
+/* Whether the scan ran out of time (checked between reads). */
+typedef bool (*reach_expired_fn)(void *userdata);
+
+struct reach_input {
+        const struct reach_block *blocks;       /* sorted by addr, not overlapping */
+        size_t n_blocks;
+        const struct reach_root *roots;
+        size_t n_roots;
+        const uint64_t *root_words;             /* values that are roots themselves: registers */
+        size_t n_root_words;
+        reach_read_fn read;
+        reach_expired_fn expired;               /* NULL: no limit */
+        void *userdata;
+};
+
+struct reach_stats {
+        uint64_t bytes_scanned;                 /* roots and blocks read */
+        uint64_t bytes_unreadable;              /* roots and blocks that could not be read */
+        uint64_t blocks_unreadable;             /* blocks not (wholly) read: they reach nothing */
+};
+
+/* The glibc chunk-header address in a block of size bytes at addr that is not a reference. */
+uint64_t reachability_chunk_header_slot(uint64_t addr, uint64_t size);
+
+/* ret[i] is blocks[i]'s class. Returns 0, -ENOMEM, or -ETIME when in->expired said so (ret is
+ * then incomplete). stats may be NULL. */
+int reachability_classify(const struct reach_input *in, enum reachability *ret, struct reach_stats *stats);

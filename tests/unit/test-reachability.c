@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* The conservative mark on a made-up address space: roots, blocks and the pointers between them. */
 #include <errno.h>
+#include <stdbool.h>
+#include <sys/types.h>
 #include <stdint.h>
 #include <string.h>
 #include "macro.h"
@@ -8,14 +10,20 @@
 #include "test-util.h"
 
 #define BLOCK_BYTES 32
+#define GLOBAL_ADDR 0x5000
+#define STACK_ADDR 0x7ff000
 
 /* Eight blocks of 32 bytes at 0x10000, 0x10100, ... and their contents. */
 struct space {
         uint8_t contents[8][BLOCK_BYTES];
+        bool unreadable[8];
         struct reach_block blocks[8];
-        uint8_t global[64];             /* a root: a writable segment at 0x5000 */
-        uint8_t stack[64];              /* a root: a thread's stack at 0x7ff000 */
+        uint8_t global[64];             /* a root: a writable segment at GLOBAL_ADDR */
+        uint8_t stack[64];              /* a root: a thread's stack at STACK_ADDR */
+        uint64_t registers[2];
         enum reachability out[8];
+        struct reach_stats stats;
+        int reads_left;                 /* < 0: no limit */
 };
 
 static uint64_t block_addr(int i)
@@ -26,10 +34,9 @@ static uint64_t block_addr(int i)
 static void space_init(struct space *s)
 {
         memset(s, 0, sizeof(*s));
+        s->reads_left = -1;
         for (int i = 0; i < 8; i++)
-                s->blocks[i] = (struct reach_block) {
-                        .addr = block_addr(i), .size = BLOCK_BYTES, .bytes = s->contents[i],
-                };
+                s->blocks[i] = (struct reach_block) { .addr = block_addr(i), .size = BLOCK_BYTES };
 }
 
 static void put(uint8_t *where, size_t offset, uint64_t value)
@@ -37,14 +44,54 @@ static void put(uint8_t *where, size_t offset, uint64_t value)
         memcpy(where + offset, &value, sizeof(value));
 }
 
+/* reach_read_fn over the made-up address space: a read stops where its region ends. */
+static ssize_t read_space(void *userdata, uint64_t addr, void *buf, size_t len)
+{
+        struct space *s = userdata;
+        const uint8_t *from = NULL;
+        uint64_t start = 0, size = 0;
+
+        if (s->reads_left > 0)
+                s->reads_left--;
+        if (addr >= GLOBAL_ADDR && addr < GLOBAL_ADDR + sizeof(s->global))
+                from = s->global, start = GLOBAL_ADDR, size = sizeof(s->global);
+        else if (addr >= STACK_ADDR && addr < STACK_ADDR + sizeof(s->stack))
+                from = s->stack, start = STACK_ADDR, size = sizeof(s->stack);
+        else
+                for (int i = 0; i < 8; i++)
+                        if (!s->unreadable[i] && addr >= block_addr(i) && addr < block_addr(i) + BLOCK_BYTES)
+                                from = s->contents[i], start = block_addr(i), size = BLOCK_BYTES;
+        if (!from)
+                return -EFAULT;
+        len = MIN(len, (size_t)(start + size - addr));
+        memcpy(buf, from + (addr - start), len);
+        return (ssize_t)len;
+}
+
+static bool out_of_reads(void *userdata)
+{
+        return ((struct space *)userdata)->reads_left == 0;
+}
+
+static int classify_with(struct space *s, const struct reach_root *roots, size_t n_roots)
+{
+        struct reach_input in = {
+                .blocks = s->blocks, .n_blocks = 8, .roots = roots, .n_roots = n_roots,
+                .root_words = s->registers, .n_root_words = ELEMENTSOF(s->registers),
+                .read = read_space, .expired = out_of_reads, .userdata = s,
+        };
+
+        return reachability_classify(&in, s->out, &s->stats);
+}
+
 static void classify(struct space *s)
 {
         struct reach_root roots[] = {
-                { .addr = 0x5000, .bytes = s->global, .size = sizeof(s->global) },
-                { .addr = 0x7ff000, .bytes = s->stack, .size = sizeof(s->stack) },
+                { .addr = GLOBAL_ADDR, .size = sizeof(s->global) },
+                { .addr = STACK_ADDR, .size = sizeof(s->stack) },
         };
 
-        ASSERT_EQ(reachability_classify(s->blocks, 8, roots, ELEMENTSOF(roots), s->out), 0);
+        ASSERT_EQ(classify_with(s, roots, ELEMENTSOF(roots)), 0);
 }
 
 /* The five cases, as its test program makes them. */
@@ -112,17 +159,80 @@ static void only_aligned_words_and_addresses_inside_count(void)
 
 static void unreadable_blocks_are_classified_and_reach_nothing(void)
 {
+        struct reach_input empty = { .read = read_space };
         struct space s;
 
         space_init(&s);
         put(s.global, 0, block_addr(0));
         put(s.contents[0], 0, block_addr(1));
-        s.blocks[0].bytes = NULL;
+        s.unreadable[0] = true;
         classify(&s);
         ASSERT_EQ(s.out[0], REACHABILITY_STILL_REACHABLE);
         ASSERT_EQ(s.out[1], REACHABILITY_DEFINITELY_LOST);
-        ASSERT_EQ(reachability_classify(NULL, 0, NULL, 0, NULL), 0);
+        ASSERT_EQ(s.stats.blocks_unreadable, 1u);
+        ASSERT_EQ(s.stats.bytes_unreadable, (uint64_t)BLOCK_BYTES);
+        ASSERT_EQ(reachability_classify(&empty, NULL, NULL), 0);
         ASSERT_STREQ(reachability_to_string(REACHABILITY_INDIRECTLY_LOST), "indirectly_lost");
+}
+
+/* A root that runs into unreadable memory is scanned up to there, and on from the next page. */
+static void a_root_is_read_up_to_where_it_stops_being_readable(void)
+{
+        struct reach_root roots[] = { { .addr = GLOBAL_ADDR, .size = 2 * 4096 } };
+        struct space s;
+
+        space_init(&s);
+        put(s.global, 56, block_addr(3));
+        classify_with(&s, roots, ELEMENTSOF(roots));
+        ASSERT_EQ(s.out[3], REACHABILITY_STILL_REACHABLE);
+        ASSERT_EQ(s.stats.bytes_unreadable, 2 * 4096 - sizeof(s.global));
+}
+
+/* A register holding a block's address keeps it (and what it points to) reachable. */
+static void registers_are_roots(void)
+{
+        struct space s;
+
+        space_init(&s);
+        s.registers[1] = block_addr(4) + 8;
+        put(s.contents[4], 0, block_addr(5));
+        classify(&s);
+        ASSERT_EQ(s.out[4], REACHABILITY_STILL_REACHABLE);
+        ASSERT_EQ(s.out[5], REACHABILITY_STILL_REACHABLE);
+        ASSERT_EQ(s.out[6], REACHABILITY_DEFINITELY_LOST);
+}
+
+/* glibc's main_arena points at the next chunk's header, the last 16 bytes of a full chunk: that
+ * word does not keep the block before it. */
+static void a_pointer_to_the_next_chunk_header_is_not_a_reference(void)
+{
+        struct space s;
+
+        space_init(&s);
+        s.blocks[2].size = 24;                          /* chunk of 32: next header at +16 */
+        s.blocks[3].size = 24;
+        ASSERT_EQ(reachability_chunk_header_slot(block_addr(2), 24), block_addr(2) + 16);
+        ASSERT_EQ(reachability_chunk_header_slot(block_addr(2), 8), block_addr(2) + 16);
+        ASSERT_EQ(reachability_chunk_header_slot(block_addr(2), 100), block_addr(2) + 96);
+        put(s.global, 0, block_addr(2) + 16);
+        put(s.global, 8, block_addr(3) + 8);
+        classify(&s);
+        ASSERT_EQ(s.out[2], REACHABILITY_DEFINITELY_LOST);
+        ASSERT_EQ(s.out[3], REACHABILITY_STILL_REACHABLE);
+}
+
+/* Out of time: the scan stops and says so. */
+static void a_scan_that_runs_out_of_time_stops(void)
+{
+        struct space s;
+        struct reach_root roots[] = {
+                { .addr = GLOBAL_ADDR, .size = sizeof(s.global) },
+                { .addr = STACK_ADDR, .size = sizeof(s.stack) },
+        };
+
+        space_init(&s);
+        s.reads_left = 1;
+        ASSERT_EQ(classify_with(&s, roots, ELEMENTSOF(roots)), -ETIME);
 }
 
 int main(void)
@@ -133,6 +243,10 @@ int main(void)
                 TEST(a_lost_cycle_has_one_definitely_lost_leader),
                 TEST(only_aligned_words_and_addresses_inside_count),
                 TEST(unreadable_blocks_are_classified_and_reach_nothing),
+                TEST(a_root_is_read_up_to_where_it_stops_being_readable),
+                TEST(registers_are_roots),
+                TEST(a_pointer_to_the_next_chunk_header_is_not_a_reference),
+                TEST(a_scan_that_runs_out_of_time_stops),
         };
         return run_unit_tests(tests, ELEMENTSOF(tests));
 }
