@@ -1,0 +1,237 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* Stop every thread of a process and read its registers; let it go. */
+#include <assert.h>
+#include <dirent.h>
+#include <elf.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/uio.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include "macro.h"
+#include "process-stop.h"
+#include "util.h"
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(DIR *, closedir);
+#define _cleanup_closedir_ _cleanup_(closedirp)
+
+_Static_assert(sizeof(struct user_regs_struct) == THREAD_REGS_WORDS * sizeof(uint64_t), "x86_64 registers");
+
+/* Rounds of listing /proc/PID/task: a thread may start one more before it stops. */
+#define MAX_ROUNDS 64
+
+int process_stop_read_thread(pid_t tid, struct thread_state *ret)
+{
+        struct user_regs_struct regs;
+        struct iovec iov = { .iov_base = &regs, .iov_len = sizeof(regs) };
+
+        assert(ret);
+        if (ptrace(PTRACE_GETREGSET, tid, (void *)(uintptr_t)NT_PRSTATUS, &iov) < 0)
+                return -errno;
+        ret->tid = tid;
+        ret->has_regs = true;
+        ret->sp = regs.rsp;
+        memcpy(ret->regs, &regs, sizeof(regs));
+        return 0;
+}
+
+static struct thread_state *find(struct process_stop *s, pid_t tid)
+{
+        for (size_t i = 0; i < s->n; i++)
+                if (s->threads[i].tid == tid)
+                        return &s->threads[i];
+        return NULL;
+}
+
+/* "State:" of /proc/PID/task/TID/status: 'Z' or 'X' for a thread that is gone but not reaped. */
+static char thread_state_letter(pid_t pid, pid_t tid)
+{
+        _cleanup_fclose_ FILE *f = NULL;
+        char path[64], line[256];
+
+        snprintf(path, sizeof(path), "/proc/%d/task/%d/status", (int)pid, (int)tid);
+        f = fopen(path, "re");
+        while (f && fgets(line, sizeof(line), f))
+                if (strncmp(line, "State:", 6) == 0) {
+                        const char *p = line + 6;
+
+                        while (*p == ' ' || *p == '\t')
+                                p++;
+                        return *p;
+                }
+        return 0;
+}
+
+static int tracer_of(pid_t pid)
+{
+        _cleanup_fclose_ FILE *f = NULL;
+        char path[64], line[256];
+        int tracer = 0;
+
+        snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+        f = fopen(path, "re");
+        while (f && fgets(line, sizeof(line), f))
+                if (sscanf(line, "TracerPid: %d", &tracer) == 1)
+                        break;
+        return tracer;
+}
+
+/* Seize and interrupt each thread of pid not seized yet: how many, or -errno. */
+static int seize_new_threads(struct process_stop *s, char **error)
+{
+        _cleanup_closedir_ DIR *d = NULL;
+        char path[64];
+        struct dirent *de;
+        int added = 0;
+
+        snprintf(path, sizeof(path), "/proc/%d/task", (int)s->pid);
+        d = opendir(path);
+        if (!d)
+                return errno == ENOENT ? -ESRCH : -errno;
+        while ((de = readdir(d))) {
+                char *end;
+                long tid = strtol(de->d_name, &end, 10);
+
+                if (*end || tid <= 0 || find(s, (pid_t)tid))
+                        continue;
+                if (ptrace(PTRACE_SEIZE, (pid_t)tid, NULL, NULL) < 0) {
+                        int e = errno;
+                        char state;
+
+                        if (e == ESRCH)
+                                continue;       /* it exited meanwhile */
+                        state = thread_state_letter(s->pid, (pid_t)tid);
+                        if (e == EPERM && (state == 'Z' || state == 'X'))
+                                continue;       /* gone, not reaped: nothing to stop */
+                        if (e == EPERM && tracer_of((pid_t)tid) > 0) {
+                                (void)asprintf(error, "pid %d is traced by pid %d (a debugger?): a process has "
+                                               "one tracer", (int)s->pid, tracer_of((pid_t)tid));
+                                return -EBUSY;
+                        }
+                        return -e;
+                }
+                if (s->n == s->allocated) {
+                        size_t want = MAX(s->allocated * 2, (size_t)16);
+                        struct thread_state *grown = reallocarray(s->threads, want, sizeof(*grown));
+
+                        if (!grown) {
+                                (void)ptrace(PTRACE_DETACH, (pid_t)tid, NULL, NULL);
+                                return -ENOMEM;
+                        }
+                        s->threads = grown;
+                        s->allocated = want;
+                }
+                s->threads[s->n++] = (struct thread_state) { .tid = (pid_t)tid };
+                if (s->stopped_usec == 0)
+                        s->stopped_usec = now_monotonic_usec();
+                (void)ptrace(PTRACE_INTERRUPT, (pid_t)tid, NULL, NULL);
+                added++;
+        }
+        return added;
+}
+
+/* Drop thread i (it exited). */
+static void forget(struct process_stop *s, size_t i)
+{
+        s->threads[i] = s->threads[--s->n];
+}
+
+/* Wait until every seized thread is stopped (its registers read) or gone. */
+static int wait_stopped(struct process_stop *s, uint64_t deadline_usec, char **error)
+{
+        for (;;) {
+                size_t waiting = 0;
+
+                for (size_t i = 0; i < s->n; ) {
+                        struct thread_state *t = &s->threads[i];
+                        int status = 0;
+                        pid_t r;
+
+                        if (t->has_regs) {
+                                i++;
+                                continue;
+                        }
+                        r = waitpid(t->tid, &status, __WALL | WNOHANG);
+                        if (r < 0 && errno == EINTR)
+                                continue;
+                        if (r == 0) {
+                                waiting++;
+                                i++;
+                                continue;
+                        }
+                        if (r < 0 || WIFEXITED(status) || WIFSIGNALED(status)) {
+                                forget(s, i);
+                                continue;
+                        }
+                        /* a signal-delivery stop (not a PTRACE_EVENT_STOP): the signal is given back */
+                        if (WIFSTOPPED(status) && (status >> 16) == 0)
+                                t->pending_signal = WSTOPSIG(status);
+                        if (process_stop_read_thread(t->tid, t) < 0)
+                                forget(s, i);   /* killed meanwhile */
+                        else
+                                i++;
+                }
+                if (waiting == 0)
+                        return 0;
+                if (now_monotonic_usec() >= deadline_usec) {
+                        for (size_t i = 0; i < s->n; i++)
+                                if (!s->threads[i].has_regs) {
+                                        (void)asprintf(error, "thread %d of pid %d did not stop in time (state %c: "
+                                                       "uninterruptible sleep?)", (int)s->threads[i].tid,
+                                                       (int)s->pid, thread_state_letter(s->pid, s->threads[i].tid));
+                                        break;
+                                }
+                        return -ETIME;
+                }
+                (void)nanosleep(&(struct timespec) { .tv_nsec = 100 * 1000 }, NULL);
+        }
+}
+
+int process_stop(pid_t pid, uint64_t timeout_ms, struct process_stop *ret, char **error)
+{
+        struct process_stop s = { .pid = pid };
+        uint64_t deadline = now_monotonic_usec() + timeout_ms * 1000;
+        int r = 0;
+
+        assert(ret);
+        assert(error);
+        for (int round = 0; round < MAX_ROUNDS; round++) {
+                r = seize_new_threads(&s, error);
+                if (r <= 0)
+                        break;
+                r = wait_stopped(&s, deadline, error);
+                if (r < 0)
+                        break;
+        }
+        if (r == 0 && s.n == 0)
+                r = -ESRCH;
+        if (r > 0)
+                r = -EAGAIN;            /* still starting threads after MAX_ROUNDS */
+        if (r < 0) {
+                (void)process_stop_release(&s);
+                return r;
+        }
+        *ret = s;
+        return 0;
+}
+
+uint64_t process_stop_release(struct process_stop *s)
+{
+        uint64_t stopped = 0;
+
+        if (!s)
+                return 0;
+        for (size_t i = 0; i < s->n; i++)
+                (void)ptrace(PTRACE_DETACH, s->threads[i].tid, NULL,
+                             (void *)(uintptr_t)s->threads[i].pending_signal);
+        if (s->stopped_usec)
+                stopped = now_monotonic_usec() - s->stopped_usec;
+        free(s->threads);
+        *s = (struct process_stop) {};
+        return stopped;
+}
