@@ -9,21 +9,55 @@
 
 static void help(void)
 {
-        printf("memleakctl leaks [--pid PID] [--json]\n\n"
+        printf("memleakctl leaks [--pid PID] [--reachability] [--json]\n\n"
                "List the leak suspects: the call stacks whose outstanding bytes are still growing over\n"
-               "memleakd's snapshots (\"growing\" in the report), the fastest first. Stacks that grew\n"
-               "and stopped (a cache, start-up), that go up and down, or whose target has too few\n"
-               "snapshots yet are left out; 'memleakctl report' shows every stack with its verdict.\n\n"
+               "memleakd's snapshots (\"growing\" in the report), and those a reachability scan found\n"
+               "definitely lost blocks in (nothing points to them: memleakctl run's scan at exit, or\n"
+               "--reachability). A growing stack of lost blocks is the strongest suspect and comes\n"
+               "first, then the fastest growing, then the most bytes lost. Stacks that grew and\n"
+               "stopped (a cache, start-up), that go up and down, or whose target has too few snapshots\n"
+               "yet are left out; 'memleakctl report' shows every stack with its verdict.\n\n"
                "  -p --pid PID       Only this traced process (default: all)\n"
+               "     --reachability  Stop each running target briefly and scan its memory first\n"
+               "                     (memleakctl report --help)\n"
                "  -j --json          Print {\"suspects\": [...], \"targets\": [...]}\n"
                "  -h --help          Show this help\n");
 }
+
+enum {
+        ARG_REACHABILITY = 0x100,
+};
 
 static int parse_option(const struct ctl_context *ctx, struct call_args *args, int c, const char *arg)
 {
         int r = ctl_parse_target_option(ctx, "leaks", &args->req, c, arg);
 
-        return r >= 0 ? r : CTL_EXIT_OK;
+        if (r >= 0)
+                return r;
+        if (c == ARG_REACHABILITY)
+                args->req.reachability = true;
+        return CTL_EXIT_OK;
+}
+
+static bool is_growing(const cJSON *stack)
+{
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(stack, "verdict");
+
+        return cJSON_IsString(v) && strcmp(v->valuestring, "growing") == 0;
+}
+
+static uint64_t lost_of(const cJSON *stack, const char *class)
+{
+        const cJSON *r = cJSON_GetObjectItemCaseSensitive(stack, "reachability");
+        const cJSON *b = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(r, class), "bytes");
+
+        return cJSON_IsNumber(b) && b->valuedouble > 0 ? (uint64_t)b->valuedouble : 0;
+}
+
+/* 2: growing and definitely lost; 1: one of them; 0: neither (not a suspect). */
+static int evidence_of(const cJSON *stack)
+{
+        return is_growing(stack) + (lost_of(stack, "definitely_lost") > 0);
 }
 
 static double growth_of(const cJSON *stack)
@@ -33,15 +67,23 @@ static double growth_of(const cJSON *stack)
         return cJSON_IsNumber(g) ? g->valuedouble : 0;
 }
 
-static int by_growth(const void *a, const void *b)
+static int by_evidence(const void *a, const void *b)
 {
-        double x = growth_of(*(cJSON *const *)a), y = growth_of(*(cJSON *const *)b);
+        const cJSON *p = *(cJSON *const *)a, *q = *(cJSON *const *)b;
+        int ep = evidence_of(p), eq = evidence_of(q);
+        double x = growth_of(p), y = growth_of(q);
+        uint64_t lp = lost_of(p, "definitely_lost"), lq = lost_of(q, "definitely_lost");
 
-        return x > y ? -1 : x < y;
+        if (ep != eq)
+                return ep > eq ? -1 : 1;
+        if (x != y)
+                return x > y ? -1 : 1;
+        return lp > lq ? -1 : lp < lq;
 }
 
 static const char *const suspect_fields[] = {
-        "pid", "stack_id", "verdict", "bytes", "allocs", "growth_bytes_per_s", "first_bytes", "frames",
+        "pid", "stack_id", "verdict", "bytes", "allocs", "growth_bytes_per_s", "first_bytes", "reachability",
+        "frames",
 };
 
 /* A suspect: the report's stack, its fields in the order leaks prints them, and last_bytes. */
@@ -74,12 +116,10 @@ static cJSON *leaks_of(cJSON *reply)
         if (!sorted)
                 return NULL;
         cJSON_ArrayForEach(stack, stacks) {
-                const cJSON *v = cJSON_GetObjectItemCaseSensitive(stack, "verdict");
-
-                if (cJSON_IsString(v) && strcmp(v->valuestring, "growing") == 0)
+                if (evidence_of(stack) > 0)
                         sorted[n++] = (cJSON *)stack;
         }
-        qsort(sorted, n, sizeof(*sorted), by_growth);
+        qsort(sorted, n, sizeof(*sorted), by_evidence);
         suspects = cJSON_AddArrayToObject(leaks, "suspects");
         for (size_t i = 0; suspects && i < n; i++)
                 cJSON_AddItemToArray(suspects, suspect_of(sorted[i]));
@@ -98,6 +138,7 @@ static void view(const struct call_args *args, cJSON *reply, struct call_view *r
 
 static const struct option long_options[] = {
         { "pid", required_argument, NULL, 'p' },
+        { "reachability", no_argument, NULL, ARG_REACHABILITY },
         { "json", no_argument, NULL, 'j' },
         { "help", no_argument, NULL, 'h' },
         {}
@@ -108,8 +149,8 @@ static const struct call_command leaks = {
         .short_options = "+:p:jh",
         .long_options = long_options,
         .help = help,
-        /* every growing stack (memleakd lists only those: the rest are folded, not named): a
-         * suspect may hold few bytes yet */
+        /* every growing stack, and every stack with lost blocks (memleakd lists only those: the
+         * rest are folded, not named): a suspect may hold few bytes yet */
         .request = { .cmd = MEMLEAK_CMD_REPORT, .top = MEMLEAK_MAX_TOP, .verdict = 1 + MEMLEAK_VERDICT_GROWING },
         .parse_option = parse_option,
         .view = view,

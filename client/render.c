@@ -251,6 +251,54 @@ int render_status(FILE *f, const cJSON *status)
         return stream_result(f);
 }
 
+/* "definitely lost: 100 bytes in 1 block, still reachable: ...": the classes with blocks in o. */
+static void print_classes(FILE *f, const cJSON *o)
+{
+        static const struct { const char *name, *text; } classes[] = {
+                { "definitely_lost", "definitely lost" },
+                { "indirectly_lost", "indirectly lost" },
+                { "still_reachable", "still reachable" },
+        };
+        bool first = true;
+
+        for (size_t i = 0; i < ELEMENTSOF(classes); i++) {
+                const cJSON *c = cJSON_GetObjectItemCaseSensitive(o, classes[i].name);
+                uint64_t allocs = get_u64(c, "allocs");
+
+                if (allocs == 0)
+                        continue;
+                fprintf(f, "%s%s: %" PRIu64 " bytes in %" PRIu64 " %s", first ? "" : ", ", classes[i].text,
+                        get_u64(c, "bytes"), allocs, plural(allocs, "block", "blocks"));
+                first = false;
+        }
+        if (first)
+                fputs("no blocks", f);
+}
+
+/* The target's reachability scan: when, how long it stopped the process, what it found. */
+static void print_target_reachability(FILE *f, const cJSON *r)
+{
+        const char *error = get_str(r, "error");
+        const cJSON *paused = cJSON_GetObjectItemCaseSensitive(r, "paused_ms");
+
+        if (!cJSON_IsObject(r))
+                return;
+        if (error && !cJSON_IsNumber(paused)) {
+                fprintf(f, "\tReachability: not scanned: %s\n", error);
+                return;
+        }
+        fprintf(f, "\tReachability (%s, %" PRIu64 " %s stopped for %.1f ms, %.1f MiB read): ",
+                cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "at_exit")) ? "scanned at its exit" : "scanned live",
+                get_u64(r, "threads"), plural(get_u64(r, "threads"), "thread", "threads"),
+                cJSON_IsNumber(paused) ? paused->valuedouble : 0.0, mib(get_u64(r, "bytes_scanned")));
+        if (error)
+                fprintf(f, "no verdict: %s\n", error);
+        else {
+                print_classes(f, r);
+                fputc('\n', f);
+        }
+}
+
 static void print_report_target(FILE *f, const cJSON *t)
 {
         const cJSON *trend = cJSON_GetObjectItemCaseSensitive(t, "trend");
@@ -267,6 +315,7 @@ static void print_report_target(FILE *f, const cJSON *t)
                 fprintf(f, ", %+" PRId64 " bytes over the last %" PRIu64 " s",
                         (int64_t) delta->valuedouble, get_u64(trend, "window_s"));
         fputc('\n', f);
+        print_target_reachability(f, cJSON_GetObjectItemCaseSensitive(t, "reachability"));
 }
 
 /* "fn+0x1c [module] file:line", "fn [inlined] [module] file:line", or for an address nothing
@@ -355,6 +404,7 @@ static void print_stack(FILE *f, const cJSON *stack, bool show_addresses)
         char verdict[64];
         const char *error = get_str(stack, "stack_error");
         const cJSON *frames = cJSON_GetObjectItemCaseSensitive(stack, "frames"), *frame;
+        const cJSON *reach = cJSON_GetObjectItemCaseSensitive(stack, "reachability");
         uint64_t allocs = get_u64(stack, "allocs");
 
         if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(stack, "mmap")))
@@ -365,6 +415,11 @@ static void print_stack(FILE *f, const cJSON *stack, bool show_addresses)
                 fprintf(f, "\t%" PRIu64 " bytes in %" PRIu64 " %s from stack (pid %" PRIu64 ")%s\n",
                         get_u64(stack, "bytes"), allocs, plural(allocs, "allocation", "allocations"),
                         get_u64(stack, "pid"), verdict_text(stack, verdict, sizeof(verdict)));
+        if (cJSON_IsObject(reach)) {
+                fputs("\t  ", f);
+                print_classes(f, reach);
+                fputc('\n', f);
+        }
         if (error) {
                 fprintf(f, "\t\t[stack unavailable: %s]\n", error);
                 return;
@@ -425,24 +480,36 @@ int render_leaks(FILE *f, const cJSON *leaks)
 {
         const cJSON *suspects = cJSON_GetObjectItemCaseSensitive(leaks, "suspects");
         const cJSON *targets = cJSON_GetObjectItemCaseSensitive(leaks, "targets"), *item;
+        bool scanned = false;
 
         if (!cJSON_IsArray(suspects) || !cJSON_IsArray(targets))
                 return -EBADMSG;
         if (cJSON_GetArraySize(targets) == 0)
                 fputs("No processes are traced; start with 'memleakctl attach --pid PID'.\n", f);
-        cJSON_ArrayForEach(item, targets)
+        cJSON_ArrayForEach(item, targets) {
+                const cJSON *reach = cJSON_GetObjectItemCaseSensitive(item, "reachability");
+
                 fprintf(f, "pid %" PRIu64 " (%s): %" PRIu64 " bytes outstanding, verdicts from %" PRIu64 " snapshots\n",
                         get_u64(item, "pid"), str_or(get_str(item, "comm"), "?"), get_u64(item, "outstanding_bytes"),
                         get_u64(item, "snapshots"));
+                print_target_reachability(f, reach);
+                scanned = scanned || (cJSON_IsObject(reach) && !get_str(reach, "error"));
+        }
         if (cJSON_GetArraySize(suspects) == 0) {
-                fputs("No stack is growing.\n", f);
+                fputs(scanned ? "No stack is growing or holds lost blocks.\n" : "No stack is growing.\n", f);
                 return stream_result(f);
         }
-        fprintf(f, "%d %s still growing, fastest first:\n", cJSON_GetArraySize(suspects),
-                plural((uint64_t)cJSON_GetArraySize(suspects), "stack", "stacks"));
+        if (scanned)
+                fprintf(f, "%d %s growing or holding lost blocks, the strongest suspects first:\n",
+                        cJSON_GetArraySize(suspects),
+                        plural((uint64_t)cJSON_GetArraySize(suspects), "stack", "stacks"));
+        else
+                fprintf(f, "%d %s still growing, the fastest first:\n", cJSON_GetArraySize(suspects),
+                        plural((uint64_t)cJSON_GetArraySize(suspects), "stack", "stacks"));
         cJSON_ArrayForEach(item, suspects) {
                 print_stack(f, item, false);
-                fprintf(f, "\t\t(%" PRIu64 " bytes at the oldest snapshot)\n", get_u64(item, "first_bytes"));
+                if (cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(item, "first_bytes")))
+                        fprintf(f, "\t\t(%" PRIu64 " bytes at the oldest snapshot)\n", get_u64(item, "first_bytes"));
         }
         return stream_result(f);
 }

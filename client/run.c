@@ -34,6 +34,7 @@ enum {
         ARG_UNTRACED_OK,
         ARG_MMAP,
         ARG_UNWIND,
+        ARG_NO_REACHABILITY,
 };
 
 /* The signals forwarded to CMD. */
@@ -365,13 +366,17 @@ static int run(struct run_state *s, const char *path)
 
 static void help_run(void)
 {
-        printf("memleakctl run [--obj PATH]... [--top N] [--min-size N] [--mmap] [--unwind MODE] [--json] [--output FILE]\n"
-               "               [--untraced-ok] -- CMD [ARGS...]\n\n"
+        printf("memleakctl run [--obj PATH]... [--top N] [--min-size N] [--mmap] [--unwind MODE] [--no-reachability]\n"
+               "               [--json] [--output FILE] [--untraced-ok] -- CMD [ARGS...]\n\n"
                "Run CMD traced by memleakd from its first allocation (constructors included), like\n"
                "valgrind: when it exits, print the allocations it never freed, by call stack, and exit\n"
                "with its status (128+N when signal N killed it). CMD gets this terminal, environment\n"
                "and working directory; SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to memleakctl are passed\n"
                "to it. It stays listed by memleakd, exited: 'memleakctl report --pid PID' shows it again.\n"
+               "memleakd holds CMD at its exit (it traces it, as a debugger would) and reads its memory\n"
+               "before the kernel tears it down: each stack's blocks are told apart as definitely lost\n"
+               "(nothing points to them), indirectly lost (only lost blocks do) and still reachable (a\n"
+               "global, a stack or a register still points to them), the lost ones listed first.\n"
                "Without --untraced-ok, CMD never runs untraced; if memleakctl dies, CMD is killed.\n\n"
                "  -o --obj PATH      Probe this object's allocator functions instead of the allocator\n"
                "                     CMD will use (up to %d times)\n"
@@ -381,6 +386,8 @@ static void help_run(void)
                "                     mremap), reported apart from heap bytes\n"
                "     --unwind MODE   How its stacks are walked: auto or dwarf (the call-frame information\n"
                "                     of the objects that have it), fp (frame pointers only)\n"
+               "     --no-reachability  Do not hold CMD at its exit: no scan (CMD may then be traced by\n"
+               "                     a debugger of your own)\n"
                "  -j --json          Print the report as JSON (errors too, on the same stream)\n"
                "  -O --output FILE   Write the report to FILE instead of stderr\n"
                "     --untraced-ok   Run CMD untraced, with a warning, when memleakd cannot trace it\n"
@@ -455,11 +462,12 @@ int cmd_run(struct ctl_context *ctx, int argc, char *argv[])
                 { "untraced-ok", no_argument, NULL, ARG_UNTRACED_OK },
                 { "mmap", no_argument, NULL, ARG_MMAP },
                 { "unwind", required_argument, NULL, ARG_UNWIND },
+                { "no-reachability", no_argument, NULL, ARG_NO_REACHABILITY },
                 { "help", no_argument, NULL, 'h' },
                 {}
         };
         _cleanup_(run_options_done) struct run_options o = {
-                .attach = { .cmd = MEMLEAK_CMD_ATTACH },
+                .attach = { .cmd = MEMLEAK_CMD_ATTACH, .reachability = true },
                 .top = MEMLEAK_DEFAULT_TOP,
         };
         struct run_state s = { .ctx = ctx, .o = &o };
@@ -503,6 +511,9 @@ int cmd_run(struct ctl_context *ctx, int argc, char *argv[])
                         break;
                 case ARG_UNTRACED_OK:
                         o.untraced_ok = true;
+                        break;
+                case ARG_NO_REACHABILITY:
+                        o.attach.reachability = false;
                         break;
                 case ARG_MMAP:
                         o.attach.mmap = true;

@@ -63,6 +63,7 @@
 #define F_UNWIND        "unwind"
 #define F_STACK_ID      "stack_id"
 #define F_VERDICT       "verdict"
+#define F_REACHABILITY  "reachability"
 
 enum memleak_command {
         MEMLEAK_CMD_ATTACH,
@@ -127,6 +128,8 @@ struct memleak_request {
         uint64_t stack_id;              /* history: only this stack */
         int verdict;                    /* report: 1 + the enum memleak_verdict of the only
                                          * stacks to list; 0: every stack */
+        bool reachability;              /* report: scan the live target's memory first; attach
+                                         * (with exec): hold the program at its exit to scan it */
 };
 
 void memleak_request_done(struct memleak_request *req);

@@ -195,6 +195,46 @@ static int collect_allocs(struct memleak_bpf *skel, const struct map_limits *lim
         return 0;
 }
 
+static int block_by_addr(const void *a, const void *b)
+{
+        const struct outstanding_block *x = a, *y = b;
+
+        return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+int stack_collect_blocks(struct memleak_bpf *skel, const struct map_limits *lim, pid_t pid,
+                         struct outstanding_block **ret, size_t *ret_n)
+{
+        _cleanup_(map_dump_done) struct map_dump d = {};
+        _cleanup_free_ struct outstanding_block *blocks = NULL;
+        size_t n = 0;
+        int r;
+
+        assert(ret);
+        assert(ret_n);
+        r = map_dump_hash(bpf_loader_allocs_fd(skel), sizeof(struct alloc_key), sizeof(struct alloc_info),
+                          lim->max_allocs, &d);
+        if (r < 0)
+                return r;
+        blocks = calloc(MAX(d.n, (size_t)1), sizeof(*blocks));
+        if (!blocks)
+                return -ENOMEM;
+        for (size_t i = 0; i < d.n; i++) {
+                const struct alloc_key *k = (const struct alloc_key *)d.keys + i;
+                const struct alloc_info *v = (const struct alloc_info *)d.values + i;
+
+                if ((pid_t)k->tgid != pid || k->space != ALLOC_SPACE_USER)
+                        continue;
+                blocks[n++] = (struct outstanding_block) { .addr = k->addr, .size = v->size,
+                                                           .stack_id = v->stack_id };
+        }
+        if (n > 0)
+                qsort(blocks, n, sizeof(*blocks), block_by_addr);
+        *ret = TAKE_PTR(blocks);
+        *ret_n = n;
+        return 0;
+}
+
 int stack_collect_totals(struct memleak_bpf *skel, const struct map_limits *lim,
                          const pid_t *pids, size_t n_pids, struct stack_rows *ret)
 {

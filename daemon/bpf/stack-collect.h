@@ -46,6 +46,17 @@ void stack_collect_free_frozen(struct frozen_target *f);
 /* A copy of an exited target's rows, for one report. Its allocations are final: no --min-age. */
 int stack_collect_frozen(const struct frozen_target *f, struct stack_rows *ret);
 
+/* One outstanding heap allocation of a live target (not a --mmap mapping). */
+struct outstanding_block {
+        uint64_t addr;
+        uint64_t size;
+        int64_t stack_id;
+};
+
+/* pid's outstanding heap allocations, sorted by address. -errno. */
+int stack_collect_blocks(struct memleak_bpf *skel, const struct map_limits *lim, pid_t pid,
+                         struct outstanding_block **ret, size_t *ret_n);
+
 /* Remove every allocs/combined/inflight entry of pid, and the stacks in the stack table that no
  * other target's allocations use. Returns how many stacks went, or -errno (the entries went
  * anyway, as far as they could be read). */

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include "exit-hold.h"
 #include "kernel-symbols.h"
 #include "log.h"
 #include "manager-report.h"
@@ -89,7 +90,35 @@ static uint64_t rss_of(const struct target *t)
         return (uint64_t)resident * (uint64_t)sysconf(_SC_PAGESIZE);
 }
 
-static int copy_target(const struct target *t, struct report_job_target *jt)
+/* Its reachability scan: the one taken at its exit (memleakctl run), or one to take now
+ * (report --reachability), or why there is none. */
+static int copy_reachability(const struct target *t, bool wanted_now, struct report_job_target *jt)
+{
+        const char *why = NULL;
+        int r;
+
+        if (t->exit_hold) {
+                r = exit_hold_result(t->exit_hold, &jt->reach, &jt->reach_unavailable);
+                if (r < 0)
+                        return r;
+        }
+        if (!wanted_now || jt->reach || jt->reach_unavailable)
+                return 0;
+        if (t->kernel)
+                why = "the kernel's memory is not scanned";
+        else if (t->exit_hold && !t->exited)
+                why = "memleakd holds it for the scan at its exit (memleakctl run): it is scanned then";
+        else if (t->exited)
+                why = "it exited before a scan: only a program started by memleakctl run is scanned at its exit";
+        else {
+                jt->scan_live = true;
+                return 0;
+        }
+        jt->reach_unavailable = strdup(why);
+        return jt->reach_unavailable ? 0 : -ENOMEM;
+}
+
+static int copy_target(const struct target *t, bool scan, struct report_job_target *jt)
 {
         int r;
 
@@ -107,6 +136,9 @@ static int copy_target(const struct target *t, struct report_job_target *jt)
                         return r;
         }
         jt->kernel = kernel_symbols_ref(t->kernel);
+        r = copy_reachability(t, scan, jt);
+        if (r < 0)
+                return r;
         return module_map_copy(&jt->modules, &t->modules);
 }
 
@@ -167,10 +199,11 @@ int manager_report_start(struct manager *m, struct server_request *sreq, const s
                 .min_age_s = req->min_age_s, .max_stack_depth = m->config.max_stack_depth,
                 .thresholds = manager_verdict_thresholds(m),
                 .only_verdict = req->verdict,   /* the same encoding: 0, or 1 + the verdict */
+                .max_pause_ms = m->config.reachability_max_pause_ms,
         };
         for (size_t i = 0; i < m->n_targets && r >= 0; i++)
                 if (wanted(req, m->targets[i]))
-                        r = copy_target(m->targets[i], &job->targets[k++]);
+                        r = copy_target(m->targets[i], req->reachability, &job->targets[k++]);
         rr = r >= 0 ? malloc(sizeof(*rr)) : NULL;
         if (rr)
                 *rr = (struct report_request) { .job = job, .request = sreq };

@@ -12,6 +12,7 @@
 #include "kernel-symbols.h"
 #include "history.h"
 #include "kernel-target.h"
+#include "exit-hold.h"
 #include "log.h"
 #include "manager-report.h"
 #include "manager-requests.h"
@@ -189,6 +190,12 @@ static bool attach_now(struct manager *m, struct server_request *sreq, struct me
                 reply_error(sreq, req->id, -EINVAL, "min_size is larger than max_size");
                 return true;
         }
+        if (req->reachability && !req->exec) {
+                reply_error(sreq, req->id, -EINVAL, "\"reachability\" on attach holds a program about to run "
+                            "(memleakctl run) at its exit; scan a running process with memleakctl report "
+                            "--reachability");
+                return true;
+        }
         /* Two sets of probes on one process must never be live at once. */
         if (detacher_busy(m->env.detacher, pid))
                 return false;
@@ -217,6 +224,16 @@ static bool attach_now(struct manager *m, struct server_request *sreq, struct me
                 error_set(&error, r, "Cannot watch pid %d: %s", (int)pid, strerror(-r));
                 reply_error(sreq, req->id, r, error);
                 return true;
+        }
+        /* run: held at its exit, its memory scanned before it goes (failing that, it runs anyway) */
+        if (req->reachability) {
+                _cleanup_free_ char *why = NULL;
+
+                r = exit_hold_start(t->pid, m->env.skel, &m->env.limits, m->config.reachability_max_pause_ms,
+                                    &t->exit_hold, &why);
+                if (r < 0)
+                        log_warning("Pid %d will not be scanned at its exit: %s", (int)t->pid,
+                                    why ? why : strerror(-r));
         }
         log_info("Attached to pid %d (%s) for uid %u: %s allocator, %zu object(s)%s%s", (int)t->pid, t->comm,
                  (unsigned)peer->uid, t->allocator, t->n_objects, t->exec ? ", before it execs " : "",

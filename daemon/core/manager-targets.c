@@ -10,6 +10,7 @@
 #include <systemd/sd-daemon.h>
 #include "fork-watch.h"
 #include "kernel-target.h"
+#include "exit-hold.h"
 #include "log.h"
 #include "macro.h"
 #include "manager-requests.h"
@@ -82,6 +83,7 @@ void manager_remove_target(struct manager *m, struct target *t)
         }
         if (!t->exited)
                 (void)target_stop(&m->env, t, false);
+        t->exit_hold = exit_hold_free(t->exit_hold);
         target_free(t);
         manager_targets_changed(m);
 }
@@ -199,8 +201,10 @@ void manager_free_targets(struct manager *m)
         for (size_t i = 0; i < m->n_targets; i++)
                 if (!m->targets[i]->exited)
                         (void)target_stop(&m->env, m->targets[i], false);
-        for (size_t i = 0; i < m->n_targets; i++)
+        for (size_t i = 0; i < m->n_targets; i++) {
+                m->targets[i]->exit_hold = exit_hold_free(m->targets[i]->exit_hold);
                 target_free(m->targets[i]);
+        }
         free(m->targets);
         m->targets = NULL;
         m->n_targets = 0;

@@ -45,6 +45,8 @@ struct report_job *report_job_free(struct report_job *j)
                         snapshot_rows_unref(j->targets[i].history[k].rows);
                 free(j->targets[i].history);
                 kernel_symbols_unref(j->targets[i].kernel);
+                reach_scan_result_free(j->targets[i].reach);
+                free(j->targets[i].reach_unavailable);
         }
         free(j->targets);
         free(j->frame);
@@ -241,6 +243,8 @@ static cJSON *build_reply(struct report_job *j, char **error)
                         .trend_oldest_usec = j->targets[i].trend_oldest_usec,
                         .snapshots = (uint32_t)j->targets[i].n_history,
                         .rss_bytes = j->targets[i].rss_bytes,
+                        .reach = j->targets[i].reach,
+                        .reach_unavailable = j->targets[i].reach_unavailable,
                 };
         stack_rows_cut_broken_chains(&rows, address_is_code, j);
         /* Read after collecting: what was lost meanwhile belongs in this report. */
@@ -273,6 +277,11 @@ void report_job_run(void *job)
         _cleanup_free_ char *error = NULL;
         _cleanup_json_ cJSON *reply = NULL;
 
+        /* report --reachability: each live target stopped and scanned before its rows are read */
+        for (size_t i = 0; i < j->n_targets; i++)
+                if (j->targets[i].scan_live &&
+                    reach_scan_live(j->skel, &j->limits, j->targets[i].pid, j->max_pause_ms, &j->targets[i].reach) < 0)
+                        j->targets[i].reach_unavailable = strdup("out of memory for the scan");
         /* Names resolved here stay valid until the reply is encoded, whatever the loop releases. */
         symbolizer_read_begin(j->syms);
         reply = build_reply(j, &error);

@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include "leak-verdict.h"
+#include "reach-scan.h"
 #include "module-map.h"
 #include "snapshot.h"
 #include "stack-collect.h"
@@ -35,6 +36,11 @@ struct report_job_target {
         struct snapshot *history;       /* its ring's snapshots, oldest first, their rows shared
                                          * with the ring (snapshot_rows_ref): the verdicts */
         size_t n_history;
+        /* reachability (reach-scan.h): a scan to run first (report --reachability on a live
+         * target), its result or the one taken at its exit; or why there is none */
+        bool scan_live;
+        struct reach_result *reach;
+        char *reach_unavailable;
 };
 
 struct report_job {
@@ -50,6 +56,7 @@ struct report_job {
         uint32_t max_stack_depth;
         struct leak_verdict_thresholds thresholds;
         int only_verdict;               /* report.h's */
+        uint64_t max_pause_ms;          /* a live scan's bound */
         /* made by it */
         char *frame;                    /* the reply, encoded */
         size_t frame_len;

@@ -6,10 +6,12 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include "bpf-types.h"
 #include "json-util.h"
 #include "macro.h"
 #include "leak-verdict.h"
+#include "reach-scan.h"
 #include "report.h"
 
 const char *report_stack_error(int64_t stack_id, bool kernel)
@@ -70,10 +72,46 @@ static void add_verdict(cJSON *s, const struct report_params *p, const struct st
         json_add_u64(s, "first_bytes", (uint64_t)a.first_bytes);
 }
 
-static int row_by_bytes(const void *a, const void *b)
+/* The target whose stacks a row is. */
+static const struct report_target *target_of(const struct report_target *targets, size_t n_targets, pid_t pid)
 {
-        const struct stack_row *x = a, *y = b;
+        for (size_t i = 0; i < n_targets; i++)
+                if (targets[i].pid == pid)
+                        return &targets[i];
+        return NULL;
+}
 
+/* The scan row's stack is in: its target's, when that scan finished. */
+static const struct reach_stack *reach_of(const struct report_target *targets, size_t n_targets,
+                                          const struct stack_row *row)
+{
+        const struct report_target *t = target_of(targets, n_targets, row->pid);
+
+        if (!t || !t->reach || t->reach->error || row->space != 0)
+                return NULL;
+        return reach_scan_result_find(t->reach, row->stack_id);
+}
+
+static uint64_t lost_bytes(const struct reach_stack *s)
+{
+        return s ? s->by_class[REACHABILITY_DEFINITELY_LOST].bytes + s->by_class[REACHABILITY_INDIRECTLY_LOST].bytes : 0;
+}
+
+struct row_order {
+        const struct report_target *targets;
+        size_t n_targets;
+};
+
+/* Lost bytes first (where a scan says), then bytes, allocations, pid, stack. */
+static int row_by_bytes(const void *a, const void *b, void *userdata)
+{
+        const struct row_order *o = userdata;
+        const struct stack_row *x = a, *y = b;
+        uint64_t lx = lost_bytes(reach_of(o->targets, o->n_targets, x));
+        uint64_t ly = lost_bytes(reach_of(o->targets, o->n_targets, y));
+
+        if (lx != ly)
+                return lx > ly ? -1 : 1;
         if (x->bytes != y->bytes)
                 return x->bytes > y->bytes ? -1 : 1;
         if (x->allocs != y->allocs)
@@ -81,6 +119,73 @@ static int row_by_bytes(const void *a, const void *b)
         if (x->pid != y->pid)
                 return x->pid < y->pid ? -1 : 1;
         return x->stack_id < y->stack_id ? -1 : x->stack_id > y->stack_id;
+}
+
+static void add_tally(cJSON *o, const char *name, const struct reach_tally *t)
+{
+        cJSON *c = cJSON_AddObjectToObject(o, name);
+
+        if (!c)
+                return;
+        json_add_u64(c, "bytes", t->bytes);
+        json_add_u64(c, "allocs", t->allocs);
+}
+
+static void add_classes(cJSON *o, const struct reach_tally by_class[_REACHABILITY_MAX])
+{
+        for (int c = REACHABILITY_DEFINITELY_LOST; c < _REACHABILITY_MAX; c++)
+                add_tally(o, reachability_to_string(c), &by_class[c]);
+        add_tally(o, reachability_to_string(REACHABILITY_STILL_REACHABLE), &by_class[REACHABILITY_STILL_REACHABLE]);
+}
+
+/* A stack's blocks by class; null where its target was not scanned, or it was not in the scan
+ * (allocated after it). */
+static void add_stack_reachability(cJSON *s, const struct reach_stack *r)
+{
+        cJSON *o;
+
+        if (!r) {
+                cJSON_AddNullToObject(s, "reachability");
+                return;
+        }
+        o = cJSON_AddObjectToObject(s, "reachability");
+        if (o)
+                add_classes(o, r->by_class);
+}
+
+/* When and how the target was scanned, what it found in all; or why not. */
+static void add_target_reachability(cJSON *t, const struct report_target *rt)
+{
+        const struct reach_result *r = rt->reach;
+        cJSON *o;
+
+        if (!r && !rt->reach_unavailable) {
+                cJSON_AddNullToObject(t, "reachability");
+                return;
+        }
+        o = cJSON_AddObjectToObject(t, "reachability");
+        if (!o)
+                return;
+        if (!r) {
+                cJSON_AddStringToObject(o, "error", rt->reach_unavailable);
+                return;
+        }
+        if (r->error)
+                cJSON_AddStringToObject(o, "error", r->message ? r->message : strerror(-r->error));
+        else
+                cJSON_AddNullToObject(o, "error");
+        cJSON_AddBoolToObject(o, "at_exit", r->at_exit);
+        json_add_u64(o, "scanned_at", r->scanned_at_usec / 1000000);
+        cJSON_AddNumberToObject(o, "paused_ms", round((double)r->paused_usec / 100) / 10);
+        cJSON_AddNumberToObject(o, "scan_ms", round((double)r->scan_usec / 100) / 10);
+        json_add_u64(o, "threads", r->threads);
+        json_add_u64(o, "roots_bytes", r->roots_bytes);
+        json_add_u64(o, "bytes_scanned", r->stats.bytes_scanned);
+        json_add_u64(o, "bytes_unreadable", r->stats.bytes_unreadable);
+        json_add_u64(o, "blocks_unreadable", r->stats.blocks_unreadable);
+        json_add_u64(o, "blocks_overlapping", r->blocks_overlapping);
+        if (!r->error)
+                add_classes(o, r->totals);
 }
 
 static cJSON *frame_to_json(uint64_t addr, const struct frame_symbol *sym)
@@ -126,7 +231,8 @@ static void add_address_frames(cJSON *frames, const struct report_params *p, pid
                 cJSON_AddItemToArray(frames, frame_to_json(addr, &syms[i]));
 }
 
-static cJSON *stack_to_json(const struct report_params *p, const struct stack_row *row, bool kernel)
+static cJSON *stack_to_json(const struct report_params *p, const struct stack_row *row, bool kernel,
+                            const struct reach_stack *reach)
 {
         cJSON *s = cJSON_CreateObject(), *frames;
 
@@ -153,6 +259,7 @@ static cJSON *stack_to_json(const struct report_params *p, const struct stack_ro
                 add_address_frames(frames, p, row->pid, row->ips[i]);
         add_unwind_stopped(s, row, frames);
         add_verdict(s, p, row);
+        add_stack_reachability(s, reach);
         return s;
 }
 
@@ -204,6 +311,7 @@ static cJSON *targets_to_json(const struct stack_rows *rows, const struct report
                         cJSON_AddNumberToObject(tr, "bytes_delta", (double)targets[i].trend_bytes);
                 } else
                         cJSON_AddNullToObject(t, "trend");
+                add_target_reachability(t, &targets[i]);
                 cJSON_AddItemToArray(arr, t);
         }
         return arr;
@@ -218,12 +326,16 @@ static bool row_is_kernel(const struct stack_row *row, const struct report_targe
         return false;
 }
 
-/* Whether row is listed under the report's verdict filter (memleakctl leaks: growing only). */
-static bool verdict_wanted(const struct report_params *p, const struct stack_row *row)
+/* Whether row is listed under the report's verdict filter (memleakctl leaks: "growing", which
+ * also lists the stacks a reachability scan found lost blocks in: both are leak evidence). */
+static bool verdict_wanted(const struct report_params *p, const struct stack_row *row,
+                           const struct reach_stack *reach)
 {
         struct leak_assessment a;
 
         if (p->only_verdict <= 0)
+                return true;
+        if (p->only_verdict == 1 + LEAK_VERDICT_GROWING && lost_bytes(reach) > 0)
                 return true;
         return p->assess && row->stack_id >= 0 && p->assess(p->userdata, row, &a) &&
                (int)a.verdict + 1 == p->only_verdict;
@@ -241,7 +353,8 @@ cJSON *report_build(struct stack_rows *rows, const struct report_target *targets
         if (!r)
                 return NULL;
         if (rows->n > 0)
-                qsort(rows->rows, rows->n, sizeof(*rows->rows), row_by_bytes);
+                qsort_r(rows->rows, rows->n, sizeof(*rows->rows), row_by_bytes,
+                        &(struct row_order) { .targets = targets, .n_targets = n_targets });
         json_add_u64(r, "generated_at", p->generated_at);
         json_add_u64(r, "min_age_s", p->min_age_s);
         json_add_u64(r, "top", p->top);
@@ -254,8 +367,10 @@ cJSON *report_build(struct stack_rows *rows, const struct report_target *targets
 
                 if (row->allocs == 0)
                         continue;
-                if (listed < p->top && verdict_wanted(p, row)) {
-                        cJSON *s = stack_to_json(p, row, row_is_kernel(row, targets, n_targets));
+                const struct reach_stack *reach = reach_of(targets, n_targets, row);
+
+                if (listed < p->top && verdict_wanted(p, row, reach)) {
+                        cJSON *s = stack_to_json(p, row, row_is_kernel(row, targets, n_targets), reach);
 
                         if (!s)
                                 return NULL;

@@ -24,6 +24,8 @@ struct report_target {
         uint64_t trend_oldest_usec;     /* CLOCK_REALTIME */
         uint32_t snapshots;             /* what its stacks' verdicts rest on */
         uint64_t rss_bytes;             /* its resident memory when the report was asked; 0: unknown */
+        const struct reach_result *reach;       /* its reachability scan (reach-scan.h); NULL: none */
+        const char *reach_unavailable;  /* why a scan asked for is not there; NULL */
 };
 
 /* Most frames one address may resolve to (the function and the calls inlined into it). */
@@ -48,6 +50,7 @@ typedef size_t (*report_resolve_fn)(void *userdata, pid_t pid, uint64_t addr, st
                                     size_t max);
 
 struct leak_assessment;
+struct reach_result;
 
 /* The verdict on row's stack from its history (leak-verdict.h), its current bytes the newest
  * point; false when it has none (an exited target, mappings, the kernel's). */
@@ -62,7 +65,8 @@ struct report_params {
         report_resolve_fn resolve;
         report_assess_fn assess;        /* NULL: no verdicts */
         int only_verdict;               /* 1 + the enum leak_verdict of the only stacks to list
-                                         * (the others go to "other"); 0: every stack */
+                                         * (the others go to "other"; "growing" lists those with
+                                         * lost blocks too); 0: every stack */
         void *userdata;
 };
 

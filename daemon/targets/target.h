@@ -141,6 +141,7 @@ struct target {
         uint64_t id;                    /* unique in the daemon's life (a pid is not) */
         sd_event_source *exit_source;
         void *owner;
+        struct exit_hold *exit_hold;    /* memleakctl run: held at its exit for a reachability scan */
 };
 
 /* Everything attach, detach and the rest need from the daemon. */

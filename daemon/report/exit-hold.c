@@ -1,0 +1,377 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* A program held at its exit for a reachability scan, by a tracer thread of its own. */
+#include <assert.h>
+#include <dirent.h>
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include "exit-hold.h"
+#include "macro.h"
+#include "util.h"
+
+/* How long the other threads get to reach their exit stops once one thread exits the process. */
+#define OTHERS_STOP_USEC (1000 * 1000)
+
+struct exit_hold {
+        pid_t pid;
+        struct memleak_bpf *skel;
+        struct map_limits limits;
+        uint64_t max_pause_ms;
+        pthread_t thread;
+        bool joined;
+        /* the tracer thread's own */
+        pid_t *tids;                    /* its tracees */
+        size_t n_tids, allocated;
+        /* shared, under lock */
+        pthread_mutex_t lock;
+        pthread_cond_t started_cond;
+        bool started;                   /* the seize is done (start_error says how) */
+        int start_error;
+        char *start_message;
+        bool stop;                      /* exit_hold_free(): let go */
+        bool finished;                  /* the thread is done */
+        struct reach_result *result;    /* the scan at exit */
+        char *why_none;                 /* finished without a scan: why */
+};
+
+/* The signal that interrupts the tracer's waitpid() when it must let go. */
+static int wake_signal(void)
+{
+        return SIGRTMIN + 1;
+}
+
+static void on_wake(int sig)
+{
+}
+
+static int track(struct exit_hold *h, pid_t tid)
+{
+        for (size_t i = 0; i < h->n_tids; i++)
+                if (h->tids[i] == tid)
+                        return 0;
+        if (h->n_tids == h->allocated) {
+                size_t want = MAX(h->allocated * 2, (size_t)8);
+                pid_t *grown = reallocarray(h->tids, want, sizeof(*grown));
+
+                if (!grown)
+                        return -ENOMEM;
+                h->tids = grown;
+                h->allocated = want;
+        }
+        h->tids[h->n_tids++] = tid;
+        return 0;
+}
+
+static void untrack(struct exit_hold *h, pid_t tid)
+{
+        for (size_t i = 0; i < h->n_tids; i++)
+                if (h->tids[i] == tid) {
+                        h->tids[i] = h->tids[--h->n_tids];
+                        return;
+                }
+}
+
+static void finish(struct exit_hold *h, struct reach_result *result, const char *why)
+{
+        pthread_mutex_lock(&h->lock);
+        h->result = result;
+        if (why && !h->why_none)
+                h->why_none = strdup(why);
+        pthread_mutex_unlock(&h->lock);
+}
+
+/* Seize the process (its threads as /proc lists them: one, for memleakctl run's program held
+ * before its exec). */
+static int seize(struct exit_hold *h)
+{
+        const long options = PTRACE_O_TRACEEXIT | PTRACE_O_TRACECLONE;
+        char path[64];
+        DIR *d;
+        struct dirent *de;
+        int r = 0;
+
+        snprintf(path, sizeof(path), "/proc/%d/task", (int)h->pid);
+        d = opendir(path);
+        if (!d)
+                return errno == ENOENT ? -ESRCH : -errno;
+        while ((de = readdir(d)) && r >= 0) {
+                char *end;
+                long tid = strtol(de->d_name, &end, 10);
+
+                if (*end || tid <= 0)
+                        continue;
+                if (ptrace(PTRACE_SEIZE, (pid_t)tid, NULL, (void *)options) < 0) {
+                        if (errno != ESRCH)
+                                r = -errno;
+                        continue;
+                }
+                r = track(h, (pid_t)tid);
+        }
+        closedir(d);
+        if (r >= 0 && h->n_tids == 0)
+                r = -ESRCH;
+        return r;
+}
+
+/* The process is exiting and tid is at its exit stop: wait for the others to reach theirs, read
+ * every held thread's registers. Returns how many are held in held[]. */
+static size_t hold_all(struct exit_hold *h, pid_t tid, struct thread_state *held)
+{
+        uint64_t deadline = now_monotonic_usec() + OTHERS_STOP_USEC;
+        size_t n = 0, waiting;
+
+        if (process_stop_read_thread(tid, &held[n]) >= 0)
+                n++;
+        do {
+                waiting = 0;
+                for (size_t i = 0; i < h->n_tids; i++) {
+                        pid_t t = h->tids[i];
+                        bool done = t == tid;
+                        int status = 0;
+                        pid_t r;
+
+                        for (size_t k = 0; k < n && !done; k++)
+                                done = held[k].tid == t;
+                        if (done)
+                                continue;
+                        r = waitpid(t, &status, __WALL | WNOHANG);
+                        if (r == 0 || (r < 0 && errno == EINTR)) {
+                                waiting++;
+                                continue;
+                        }
+                        if (r < 0 || WIFEXITED(status) || WIFSIGNALED(status)) {
+                                untrack(h, t);
+                                i--;
+                                continue;
+                        }
+                        if ((status >> 16) == PTRACE_EVENT_EXIT && process_stop_read_thread(t, &held[n]) >= 0) {
+                                n++;
+                                continue;
+                        }
+                        (void)ptrace(PTRACE_CONT, t, NULL, NULL);       /* on to its exit */
+                        waiting++;
+                }
+                if (waiting > 0)
+                        (void)nanosleep(&(struct timespec) { .tv_nsec = 200 * 1000 }, NULL);
+        } while (waiting > 0 && now_monotonic_usec() < deadline);
+        return n;
+}
+
+/* Whether tid's exit (at its exit stop) ends the process: exit_group() or a fatal signal, not one
+ * thread's exit() while others live. */
+static bool exit_ends_process(const struct exit_hold *h, pid_t tid)
+{
+        struct thread_state s;
+
+        if (h->n_tids <= 1 || process_stop_read_thread(tid, &s) < 0)
+                return true;
+        return s.regs[15] != SYS_exit;          /* orig_rax: the system call it is in */
+}
+
+static void scan_at_exit(struct exit_hold *h, pid_t tid)
+{
+        _cleanup_free_ struct thread_state *held = calloc(h->n_tids + 1, sizeof(*held));
+        struct reach_result *result = calloc(1, sizeof(*result));
+        uint64_t paused_from = now_monotonic_usec();
+        size_t n;
+
+        if (!held || !result) {
+                free(result);
+                finish(h, NULL, "out of memory for the scan at exit");
+                return;
+        }
+        n = hold_all(h, tid, held);
+        result->at_exit = true;
+        if (reach_scan(h->skel, &h->limits, h->pid, tid, held, n, paused_from, h->max_pause_ms, result) < 0) {
+                reach_scan_result_free(result);
+                finish(h, NULL, "out of memory for the scan at exit");
+        } else {
+                result->paused_usec = now_monotonic_usec() - paused_from;
+                finish(h, result, NULL);
+        }
+        for (size_t i = 0; i < n; i++)
+                (void)ptrace(PTRACE_DETACH, held[i].tid, NULL, NULL);
+}
+
+static bool stopping(struct exit_hold *h)
+{
+        bool stop;
+
+        pthread_mutex_lock(&h->lock);
+        stop = h->stop;
+        pthread_mutex_unlock(&h->lock);
+        return stop;
+}
+
+/* Pass every stop through until the process exits. */
+static void trace(struct exit_hold *h)
+{
+        while (!stopping(h)) {
+                int status = 0, event, sig;
+                pid_t tid = waitpid(-1, &status, __WALL | __WNOTHREAD);
+
+                if (tid < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        finish(h, NULL, "it was not held at its exit (killed by SIGKILL, or it exec'd a "
+                               "program memleakd cannot follow?)");
+                        return;
+                }
+                if (WIFEXITED(status) || WIFSIGNALED(status)) {
+                        untrack(h, tid);
+                        continue;
+                }
+                if (!WIFSTOPPED(status))
+                        continue;
+                (void)track(h, tid);
+                event = status >> 16;
+                sig = WSTOPSIG(status);
+                switch (event) {
+                case PTRACE_EVENT_EXIT:
+                        if (exit_ends_process(h, tid)) {
+                                scan_at_exit(h, tid);
+                                return;
+                        }
+                        (void)ptrace(PTRACE_CONT, tid, NULL, NULL);
+                        break;
+                case PTRACE_EVENT_STOP:
+                        /* a job-control stop stays one (SIGCONT ends it); a new thread's first stop,
+                         * or an interrupt, just goes on */
+                        if (sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU)
+                                (void)ptrace(PTRACE_LISTEN, tid, NULL, NULL);
+                        else
+                                (void)ptrace(PTRACE_CONT, tid, NULL, NULL);
+                        break;
+                case 0:
+                        /* a signal on its way to the program: delivered as it was */
+                        (void)ptrace(PTRACE_CONT, tid, NULL, (void *)(uintptr_t)sig);
+                        break;
+                default:
+                        (void)ptrace(PTRACE_CONT, tid, NULL, NULL);
+                        break;
+                }
+        }
+}
+
+static void *hold_thread(void *userdata)
+{
+        struct exit_hold *h = userdata;
+        sigset_t wake;
+        int r;
+
+        (void)sigemptyset(&wake);
+        (void)sigaddset(&wake, wake_signal());
+        (void)pthread_sigmask(SIG_UNBLOCK, &wake, NULL);
+        r = seize(h);
+        pthread_mutex_lock(&h->lock);
+        h->started = true;
+        h->start_error = r < 0 ? r : 0;
+        pthread_cond_signal(&h->started_cond);
+        pthread_mutex_unlock(&h->lock);
+        if (r >= 0)
+                trace(h);
+        pthread_mutex_lock(&h->lock);
+        h->finished = true;
+        pthread_mutex_unlock(&h->lock);
+        /* returning detaches whatever it still traces */
+        return NULL;
+}
+
+int exit_hold_start(pid_t pid, struct memleak_bpf *skel, const struct map_limits *lim, uint64_t max_pause_ms,
+                    struct exit_hold **ret, char **error)
+{
+        struct exit_hold *h = calloc(1, sizeof(*h));
+        struct sigaction sa = { .sa_handler = on_wake };        /* no SA_RESTART: waitpid() returns */
+        sigset_t block, saved;
+        int r;
+
+        assert(ret);
+        assert(error);
+        if (!h)
+                return -ENOMEM;
+        *h = (struct exit_hold) { .pid = pid, .skel = skel, .limits = *lim, .max_pause_ms = max_pause_ms };
+        pthread_mutex_init(&h->lock, NULL);
+        pthread_cond_init(&h->started_cond, NULL);
+        (void)sigemptyset(&sa.sa_mask);
+        (void)sigaction(wake_signal(), &sa, NULL);
+        /* only the tracer takes the wake signal */
+        (void)sigemptyset(&block);
+        (void)sigaddset(&block, wake_signal());
+        (void)pthread_sigmask(SIG_BLOCK, &block, &saved);
+        r = -pthread_create(&h->thread, NULL, hold_thread, h);
+        (void)pthread_sigmask(SIG_SETMASK, &saved, NULL);
+        if (r < 0) {
+                h->joined = true;
+                exit_hold_free(h);
+                return r;
+        }
+        pthread_mutex_lock(&h->lock);
+        while (!h->started)
+                pthread_cond_wait(&h->started_cond, &h->lock);
+        r = h->start_error;
+        pthread_mutex_unlock(&h->lock);
+        if (r < 0) {
+                (void)asprintf(error, "cannot trace pid %d to hold it at its exit: %s", (int)pid, strerror(-r));
+                exit_hold_free(h);
+                return r;
+        }
+        *ret = h;
+        return 0;
+}
+
+int exit_hold_result(struct exit_hold *h, struct reach_result **ret, char **why)
+{
+        int r = 0;
+
+        assert(h);
+        assert(ret);
+        assert(why);
+        *why = NULL;
+        pthread_mutex_lock(&h->lock);
+        if (h->result)
+                r = reach_scan_result_copy(h->result, ret) < 0 ? -ENOMEM : 1;
+        else if (h->finished && h->why_none && !(*why = strdup(h->why_none)))
+                r = -ENOMEM;
+        pthread_mutex_unlock(&h->lock);
+        return r;
+}
+
+struct exit_hold *exit_hold_free(struct exit_hold *h)
+{
+        if (!h)
+                return NULL;
+        if (!h->joined) {
+                struct timespec t;
+                bool done = false;
+
+                pthread_mutex_lock(&h->lock);
+                h->stop = true;
+                pthread_mutex_unlock(&h->lock);
+                /* again and again: the signal may come just before it enters waitpid() */
+                while (!done) {
+                        (void)pthread_kill(h->thread, wake_signal());
+                        (void)clock_gettime(CLOCK_REALTIME, &t);
+                        t.tv_nsec += 20 * 1000 * 1000;
+                        if (t.tv_nsec >= 1000000000) {
+                                t.tv_sec++;
+                                t.tv_nsec -= 1000000000;
+                        }
+                        done = pthread_timedjoin_np(h->thread, NULL, &t) == 0;
+                }
+        }
+        pthread_mutex_destroy(&h->lock);
+        pthread_cond_destroy(&h->started_cond);
+        reach_scan_result_free(h->result);
+        free(h->why_none);
+        free(h->tids);
+        free(h);
+        return NULL;
+}

@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* memleakctl run's program held at its exit for a reachability scan: a thread of its own traces
+ * the process (PTRACE_SEIZE with PTRACE_O_TRACEEXIT and PTRACE_O_TRACECLONE), passes every signal
+ * and job-control stop through, and when the process exits (exit_group, a fatal signal, its last
+ * thread's exit) holds every thread at its exit stop, before the kernel tears its memory down,
+ * scans (reach-scan.h) and lets it go. */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "reach-scan.h"
+
+struct exit_hold;
+struct memleak_bpf;
+
+/* Trace pid from a new thread; returns once it is traced (or not: -errno, *error says why). The
+ * maps skel and lim name stay valid until exit_hold_free(). */
+int exit_hold_start(pid_t pid, struct memleak_bpf *skel, const struct map_limits *lim, uint64_t max_pause_ms,
+                    struct exit_hold **ret, char **error);
+
+/* The scan, once the process was held at its exit: 1 and a copy in *ret; 0 while it was not
+ * (yet): *why says why not when it never will be (malloc'd, or NULL); -ENOMEM. */
+int exit_hold_result(struct exit_hold *h, struct reach_result **ret, char **why);
+
+/* Stop tracing (a process still running goes on untraced) and free. */
+struct exit_hold *exit_hold_free(struct exit_hold *h);

@@ -1,0 +1,332 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* A reachability scan of a stopped process, summed per stack. */
+#include <assert.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <malloc.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include "macro.h"
+#include "reach-scan.h"
+#include "util.h"
+
+void reach_scan_result_free(struct reach_result *r)
+{
+        if (!r)
+                return;
+        free(r->message);
+        free(r->stacks);
+        free(r);
+}
+
+int reach_scan_result_copy(const struct reach_result *r, struct reach_result **ret)
+{
+        _cleanup_free_ struct reach_result *c = malloc(sizeof(*c));
+
+        assert(r);
+        assert(ret);
+        if (!c)
+                return -ENOMEM;
+        *c = *r;
+        c->message = NULL;
+        c->stacks = NULL;
+        if (r->message && !(c->message = strdup(r->message)))
+                return -ENOMEM;
+        if (r->n_stacks > 0) {
+                c->stacks = calloc(r->n_stacks, sizeof(*c->stacks));
+                if (!c->stacks) {
+                        free(c->message);
+                        return -ENOMEM;
+                }
+                memcpy(c->stacks, r->stacks, r->n_stacks * sizeof(*c->stacks));
+        }
+        *ret = TAKE_PTR(c);
+        return 0;
+}
+
+const struct reach_stack *reach_scan_result_find(const struct reach_result *r, int64_t stack_id)
+{
+        size_t lo = 0, hi = r ? r->n_stacks : 0;
+
+        while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+
+                if (r->stacks[mid].stack_id == stack_id)
+                        return &r->stacks[mid];
+                if (r->stacks[mid].stack_id < stack_id)
+                        lo = mid + 1;
+                else
+                        hi = mid;
+        }
+        return NULL;
+}
+
+/* Whether a block starts in [start, end). */
+static bool holds_block(const struct reach_block *blocks, size_t n, uint64_t start, uint64_t end)
+{
+        size_t lo = 0, hi = n;
+
+        while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+
+                if (blocks[mid].addr < start)
+                        lo = mid + 1;
+                else
+                        hi = mid;
+        }
+        return lo < n && blocks[lo].addr < end;
+}
+
+/* Memory a pointer to the heap may live in: writable, not a device's, not a file shared with
+ * other processes (reading it may block on the file, and what it holds is theirs too). */
+static bool may_hold_roots(const struct map_entry *e)
+{
+        if (e->perms[0] != 'r' || e->perms[1] != 'w')
+                return false;
+        if (e->path && strncmp(e->path, "/dev/", 5) == 0 && strcmp(e->path, "/dev/zero") != 0)
+                return false;
+        if (e->perms[3] == 's' && e->path && strcmp(e->path, "/dev/zero") != 0 && strncmp(e->path, "/SYSV", 5) != 0)
+                return false;
+        return true;
+}
+
+static const struct map_entry *mapping_of(const struct proc_maps *maps, uint64_t addr)
+{
+        for (size_t i = 0; i < maps->n; i++)
+                if (addr >= maps->entries[i].start && addr < maps->entries[i].end)
+                        return &maps->entries[i];
+        return NULL;
+}
+
+int reach_scan_roots_select(const struct proc_maps *maps, const struct thread_state *threads, size_t n_threads,
+                       const struct reach_block *blocks, size_t n_blocks, struct reach_root **ret,
+                       size_t *ret_n)
+{
+        _cleanup_free_ struct reach_root *roots = calloc(maps->n + n_threads + 1, sizeof(*roots));
+        _cleanup_free_ bool *is_stack = calloc(maps->n + 1, sizeof(*is_stack));
+        size_t n = 0;
+
+        assert(maps);
+        assert(ret);
+        assert(ret_n);
+        if (!roots || !is_stack)
+                return -ENOMEM;
+        for (size_t i = 0; i < n_threads; i++) {
+                const struct map_entry *e;
+                uint64_t from;
+
+                if (!threads[i].has_regs)
+                        continue;
+                e = mapping_of(maps, threads[i].sp);
+                if (!e || e->perms[0] != 'r')
+                        continue;
+                from = MAX(e->start, threads[i].sp - MIN(threads[i].sp, (uint64_t)REACH_STACK_RED_ZONE));
+                is_stack[e - maps->entries] = true;
+                roots[n++] = (struct reach_root) { .addr = from, .size = e->end - from };
+        }
+        for (size_t i = 0; i < maps->n; i++) {
+                const struct map_entry *e = &maps->entries[i];
+
+                if (is_stack[i] || !may_hold_roots(e) || holds_block(blocks, n_blocks, e->start, e->end))
+                        continue;
+                roots[n++] = (struct reach_root) { .addr = e->start, .size = e->end - e->start };
+        }
+        *ret = TAKE_PTR(roots);
+        *ret_n = n;
+        return 0;
+}
+
+struct reader {
+        pid_t tid;
+        uint64_t deadline_usec;
+};
+
+static ssize_t read_process(void *userdata, uint64_t addr, void *buf, size_t len)
+{
+        const struct reader *r = userdata;
+        struct iovec local = { .iov_base = buf, .iov_len = len };
+        struct iovec remote = { .iov_base = (void *)(uintptr_t)addr, .iov_len = len };
+        ssize_t n = process_vm_readv(r->tid, &local, 1, &remote, 1, 0);
+
+        return n < 0 ? -errno : n;
+}
+
+static bool past_deadline(void *userdata)
+{
+        return now_monotonic_usec() >= ((const struct reader *)userdata)->deadline_usec;
+}
+
+static int fail(struct reach_result *ret, int error, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(struct reach_result *ret, int error, const char *fmt, ...)
+{
+        va_list ap;
+
+        ret->error = error;
+        va_start(ap, fmt);
+        if (vasprintf(&ret->message, fmt, ap) < 0)
+                ret->message = NULL;
+        va_end(ap);
+        return 0;
+}
+
+static int by_stack_then_addr(const void *a, const void *b)
+{
+        const struct outstanding_block *x = *(const struct outstanding_block *const *)a;
+        const struct outstanding_block *y = *(const struct outstanding_block *const *)b;
+
+        if (x->stack_id != y->stack_id)
+                return x->stack_id < y->stack_id ? -1 : 1;
+        return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* What the mark found, per stack. */
+static int tally(const struct outstanding_block *blocks, const enum reachability *classes, size_t n,
+                 struct reach_result *ret)
+{
+        _cleanup_free_ const struct outstanding_block **order = calloc(MAX(n, (size_t)1), sizeof(*order));
+        struct reach_stack *shrunk;
+
+        if (!order)
+                return -ENOMEM;
+        ret->stacks = calloc(MAX(n, (size_t)1), sizeof(*ret->stacks));
+        if (!ret->stacks)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++)
+                order[i] = &blocks[i];
+        qsort(order, n, sizeof(*order), by_stack_then_addr);
+        for (size_t i = 0; i < n; i++) {
+                const struct outstanding_block *b = order[i];
+                enum reachability c = classes[b - blocks];
+                struct reach_stack *s;
+
+                if (ret->n_stacks == 0 || ret->stacks[ret->n_stacks - 1].stack_id != b->stack_id)
+                        ret->stacks[ret->n_stacks++] = (struct reach_stack) { .stack_id = b->stack_id };
+                s = &ret->stacks[ret->n_stacks - 1];
+                s->by_class[c].bytes += b->size;
+                s->by_class[c].allocs++;
+                ret->totals[c].bytes += b->size;
+                ret->totals[c].allocs++;
+        }
+        /* kept as long as its target: one entry per stack, not per block */
+        shrunk = realloc(ret->stacks, MAX(ret->n_stacks, (size_t)1) * sizeof(*ret->stacks));
+        if (shrunk)
+                ret->stacks = shrunk;
+        return 0;
+}
+
+static int scan_stopped(struct memleak_bpf *skel, const struct map_limits *lim, pid_t pid, pid_t reader,
+                        const struct thread_state *threads, size_t n_threads, uint64_t paused_from_usec,
+                        uint64_t max_pause_ms, struct reach_result *ret)
+{
+        _cleanup_free_ struct outstanding_block *found = NULL;
+        _cleanup_free_ struct reach_block *blocks = NULL;
+        _cleanup_free_ struct reach_root *roots = NULL;
+        _cleanup_free_ enum reachability *classes = NULL;
+        _cleanup_(proc_maps_done) struct proc_maps maps = {};
+        _cleanup_free_ uint64_t *words = NULL;
+        struct reader rd = { .tid = reader, .deadline_usec = paused_from_usec + max_pause_ms * 1000 };
+        uint64_t started = now_monotonic_usec();
+        size_t n_found = 0, n_blocks = 0, n_roots = 0, n_words = 0;
+        uint64_t block_bytes = 0;
+        char path[64];
+        int r;
+
+        assert(ret);
+        ret->scanned_at_usec = now_realtime_usec();
+        r = stack_collect_blocks(skel, lim, pid, &found, &n_found);
+        if (r < 0)
+                return r == -ENOMEM ? r : fail(ret, r, "cannot read its allocations from the BPF map: %s",
+                                                strerror(-r));
+        /* records that overlap an earlier one (a free memleakd missed, then the address reused
+         * inside it) are left out: the mark needs blocks apart */
+        blocks = calloc(MAX(n_found, (size_t)1), sizeof(*blocks));
+        classes = calloc(MAX(n_found, (size_t)1), sizeof(*classes));
+        words = calloc(MAX(n_threads, (size_t)1) * THREAD_REGS_WORDS, sizeof(*words));
+        if (!blocks || !classes || !words)
+                return -ENOMEM;
+        for (size_t i = 0; i < n_found; i++) {
+                if (n_blocks > 0 && found[i].addr - blocks[n_blocks - 1].addr < blocks[n_blocks - 1].size) {
+                        ret->blocks_overlapping++;
+                        continue;
+                }
+                found[n_blocks] = found[i];
+                blocks[n_blocks++] = (struct reach_block) { .addr = found[i].addr, .size = found[i].size };
+                block_bytes += found[i].size;
+        }
+        snprintf(path, sizeof(path), "/proc/%d/task/%d/maps", (int)pid, (int)reader);
+        r = proc_maps_parse_file(path, &maps);
+        if (r < 0)
+                return r == -ENOMEM ? r : fail(ret, r, "cannot read %s: %s", path, strerror(-r));
+        r = reach_scan_roots_select(&maps, threads, n_threads, blocks, n_blocks, &roots, &n_roots);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < n_roots; i++)
+                ret->roots_bytes += roots[i].size;
+        for (size_t i = 0; i < n_threads; i++)
+                if (threads[i].has_regs) {
+                        memcpy(words + n_words, threads[i].regs, sizeof(threads[i].regs));
+                        n_words += THREAD_REGS_WORDS;
+                        ret->threads++;
+                }
+        r = reachability_classify(&(struct reach_input) {
+                        .blocks = blocks, .n_blocks = n_blocks, .roots = roots, .n_roots = n_roots,
+                        .root_words = words, .n_root_words = n_words,
+                        .read = read_process, .expired = past_deadline, .userdata = &rd,
+                }, classes, &ret->stats);
+        ret->scan_usec = now_monotonic_usec() - started;
+        if (r == -ETIME)
+                return fail(ret, -ETIME, "the scan stopped at its limit of %" PRIu64 " ms with the process "
+                            "stopped (reachability_max_pause_ms in memleakd.conf), %.1f of up to %.1f MiB read",
+                            max_pause_ms, (double)ret->stats.bytes_scanned / (1 << 20),
+                            (double)(ret->roots_bytes + block_bytes) / (1 << 20));
+        if (r < 0)
+                return r;
+        return tally(found, classes, n_blocks, ret);
+}
+
+int reach_scan(struct memleak_bpf *skel, const struct map_limits *lim, pid_t pid, pid_t reader,
+               const struct thread_state *threads, size_t n_threads, uint64_t paused_from_usec,
+               uint64_t max_pause_ms, struct reach_result *ret)
+{
+        int r = scan_stopped(skel, lim, pid, reader, threads, n_threads, paused_from_usec, max_pause_ms, ret);
+
+        /* A scan's arrays (tens of bytes per outstanding block) are freed now: give the pages back,
+         * or each arena that served a scan keeps its high-water mark for good. */
+        (void)malloc_trim(0);
+        return r;
+}
+
+int reach_scan_live(struct memleak_bpf *skel, const struct map_limits *lim, pid_t pid, uint64_t max_pause_ms,
+                    struct reach_result **ret)
+{
+        _cleanup_free_ struct reach_result *result = calloc(1, sizeof(*result));
+        _cleanup_free_ char *error = NULL;
+        struct process_stop stop = {};
+        int r;
+
+        assert(ret);
+        if (!result)
+                return -ENOMEM;
+        result->scanned_at_usec = now_realtime_usec();
+        r = process_stop(pid, max_pause_ms, &stop, &error);
+        if (r < 0) {
+                if (r == -ENOMEM)
+                        return r;
+                fail(result, r, "cannot stop pid %d: %s", (int)pid, error ? error : strerror(-r));
+                *ret = TAKE_PTR(result);
+                return 0;
+        }
+        r = reach_scan(skel, lim, pid, stop.threads[0].tid, stop.threads, stop.n, stop.stopped_usec,
+                       max_pause_ms, result);
+        result->paused_usec = process_stop_release(&stop);
+        if (r < 0) {
+                free(result->message);
+                free(result->stacks);
+                return r;
+        }
+        *ret = TAKE_PTR(result);
+        return 0;
+}

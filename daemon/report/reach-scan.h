@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* A reachability scan of a stopped process: its roots (writable mappings that hold no block, its
+ * threads' stacks from their stack pointers, their registers), its outstanding blocks from the
+ * BPF maps, the mark (reachability.h), and what it found summed per stack. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "proc-maps.h"
+#include "reachability.h"
+#include "stack-collect.h"
+#include "process-stop.h"
+
+struct memleak_bpf;
+
+/* Below a thread's stack pointer, the x86_64 ABI's red zone: a leaf function's live locals. */
+#define REACH_STACK_RED_ZONE 128
+
+struct reach_tally {
+        uint64_t bytes;
+        uint64_t allocs;
+};
+
+struct reach_stack {
+        int64_t stack_id;
+        struct reach_tally by_class[_REACHABILITY_MAX];
+};
+
+struct reach_result {
+        int error;                      /* 0; or -errno: no classes (message says why) */
+        char *message;
+        bool at_exit;                   /* held at its exit (memleakctl run), not stopped live */
+        uint64_t scanned_at_usec;       /* CLOCK_REALTIME */
+        uint64_t paused_usec;           /* how long the process was stopped */
+        uint64_t scan_usec;
+        uint32_t threads;               /* whose registers and stacks were roots */
+        uint64_t roots_bytes;           /* the roots' extent */
+        uint64_t blocks_overlapping;    /* records whose address fell inside another's (left out) */
+        struct reach_stats stats;
+        struct reach_tally totals[_REACHABILITY_MAX];
+        struct reach_stack *stacks;     /* sorted by stack_id */
+        size_t n_stacks;
+};
+
+void reach_scan_result_free(struct reach_result *r);
+/* A deep copy: -ENOMEM. */
+int reach_scan_result_copy(const struct reach_result *r, struct reach_result **ret);
+const struct reach_stack *reach_scan_result_find(const struct reach_result *r, int64_t stack_id);
+
+/* The roots of a process (pure): each thread's stack from its stack pointer (less the red zone) to
+ * the end of its mapping; every other readable, writable mapping that is private or anonymous,
+ * holds no block and is no device's. blocks sorted by address. -ENOMEM. */
+int reach_scan_roots_select(const struct proc_maps *maps, const struct thread_state *threads, size_t n_threads,
+                       const struct reach_block *blocks, size_t n_blocks, struct reach_root **ret,
+                       size_t *ret_n);
+
+/* Scan pid, whose threads[] the caller stopped (their registers read) at paused_from_usec
+ * (CLOCK_MONOTONIC), reading its memory through thread reader (one that still has it: at exit, the
+ * leader may not), giving up max_pause_ms after paused_from_usec. Fills ret (error and message set
+ * when it could not finish); -ENOMEM only. */
+int reach_scan(struct memleak_bpf *skel, const struct map_limits *lim, pid_t pid, pid_t reader,
+               const struct thread_state *threads, size_t n_threads, uint64_t paused_from_usec,
+               uint64_t max_pause_ms, struct reach_result *ret);
+
+/* Stop the running process pid (every thread), scan it, let it go: at most max_pause_ms in all.
+ * *ret says what it found, or why it could not (its error and message); -ENOMEM only. */
+int reach_scan_live(struct memleak_bpf *skel, const struct map_limits *lim, pid_t pid, uint64_t max_pause_ms,
+                    struct reach_result **ret);
