@@ -720,6 +720,14 @@ class SystemdUnitsTest(unittest.TestCase):
         self.journal_since(cursor, f'{SERVICE}: Passing 1 fds to service')
         self.assert_report_shows_exact_leak(program)
         self.assertEqual(self.show(SERVICE, 'StatusText')['StatusText'], 'Tracing 1 process')
+        # the unit keeps what a reachability scan needs (ptrace, process_vm_readv): a static array
+        # holds every block, and the program runs on
+        r = json.loads(self.ctl('report', '--pid', program.pid, '--reachability', '--json'))
+        reach = r['targets'][0]['reachability']
+        self.assertIsNone(reach['error'], reach)
+        self.assertEqual(reach['still_reachable'], {'bytes': LEAK_SIZE * LEAK_COUNT, 'allocs': LEAK_COUNT}, reach)
+        self.assertEqual(reach['definitely_lost'], {'bytes': 0, 'allocs': 0}, reach)
+        self.assertIsNone(program.proc.poll())
         # memleakd serves the socket systemd made (it would unlink and bind anew otherwise).
         self.assertEqual(self.socket_inode(), inode, 'memleakd replaced the socket systemd passed it')
         self.assertEqual(self.active_state(SOCKET), 'active')

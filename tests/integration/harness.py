@@ -48,6 +48,7 @@ REPORT_TIMEOUT_S = 15
 PROGRAM_TIMEOUT_S = 30
 CTL_TIMEOUT_S = 30
 UNLIMITED_TOP = 1000000             # MEMLEAK_MAX_TOP: every stack listed, none folded
+RUN_TIMEOUT_S = 60                  # memleakctl run -- CMD, from start to report
 
 
 def wait_until(predicate, timeout, interval=0.05):
@@ -436,6 +437,25 @@ class DaemonTestCase(unittest.TestCase):
         self.addCleanup(p.kill)
         p.expect('ready')
         return p
+
+    def run_ctl(self, socket_path, *args, input=b'', env=None, timeout=RUN_TIMEOUT_S):
+        """memleakctl run ARGS with input on its stdin; returns the CompletedProcess (bytes)."""
+        cmd = [MEMLEAKCTL, '--socket', socket_path, 'run'] + [str(a) for a in args]
+        return subprocess.run(cmd, input=input, capture_output=True, timeout=timeout,
+                              env=dict(os.environ, **(env or {})))
+
+    def run_json(self, daemon, *cmd, input=b'', env=None, options=()):
+        """Run cmd traced, the JSON report written to a file; returns (CompletedProcess, report)."""
+        out = os.path.join(self.workdir, f'report-{time.monotonic_ns()}.json')
+        r = self.run_ctl(daemon.socket_path, '--json', '--top', UNLIMITED_TOP, '--output', out,
+                         *options, '--', *cmd, input=input, env=env)
+        try:
+            with open(out) as f:
+                report = json.load(f)
+        except (OSError, ValueError) as e:
+            self.fail(f'memleakctl run wrote no JSON report ({e}); status {r.returncode}\n'
+                      f'stderr: {r.stderr.decode(errors="replace")}\nmemleakd stderr:\n{daemon.log()}')
+        return r, report
 
     def wait_for_totals(self, daemon, pid, names, expected, timeout=REPORT_TIMEOUT_S):
         """Poll the report for pid until the per-function totals equal expected (or time runs

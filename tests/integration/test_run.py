@@ -24,7 +24,7 @@ LEAK_RUN = {
 }
 LEAK_RUN_NAMES = set(LEAK_RUN) | {'churn'}
 THREADS = {'thread_leak': {'bytes': 8 * 10 * 64, 'allocs': 80}}
-RUN_TIMEOUT_S = 60
+RUN_TIMEOUT_S = harness.RUN_TIMEOUT_S
 
 
 def program(name):
@@ -32,25 +32,6 @@ def program(name):
 
 
 class RunTest(harness.DaemonTestCase):
-
-    def run_ctl(self, socket_path, *args, input=b'', env=None, timeout=RUN_TIMEOUT_S):
-        """memleakctl run ARGS with input on its stdin; returns the CompletedProcess (bytes)."""
-        cmd = [harness.MEMLEAKCTL, '--socket', socket_path, 'run'] + [str(a) for a in args]
-        return subprocess.run(cmd, input=input, capture_output=True, timeout=timeout,
-                              env=dict(os.environ, **(env or {})))
-
-    def run_json(self, daemon, *cmd, input=b'', env=None, options=()):
-        """Run cmd traced, the JSON report written to a file; returns (CompletedProcess, report)."""
-        out = os.path.join(self.workdir, f'report-{time.monotonic_ns()}.json')
-        r = self.run_ctl(daemon.socket_path, '--json', '--top', harness.UNLIMITED_TOP, '--output', out,
-                         *options, '--', *cmd, input=input, env=env)
-        try:
-            with open(out) as f:
-                report = json.load(f)
-        except (OSError, ValueError) as e:
-            self.fail(f'memleakctl run wrote no JSON report ({e}); status {r.returncode}\n'
-                      f'stderr: {r.stderr.decode(errors="replace")}\nmemleakd stderr:\n{daemon.log()}')
-        return r, report
 
     def assert_every_frame_named(self, report, names):
         """Every frame of the stacks through names has a symbol and a module: the mappings the

@@ -56,7 +56,9 @@ class VerdictsTest(harness.DaemonTestCase):
         self.assertEqual([s['frames'][0]['symbol'] for s in leaks['suspects']], ['leak_steadily'], leaks)
         suspect = leaks['suspects'][0]
         self.assertEqual(set(suspect), {'pid', 'stack_id', 'verdict', 'bytes', 'allocs', 'growth_bytes_per_s',
-                                        'first_bytes', 'last_bytes', 'frames'}, suspect)
+                                        'first_bytes', 'last_bytes', 'reachability', 'frames'}, suspect)
+        # no scan asked for (leaks --reachability): no classes
+        self.assertIsNone(suspect['reachability'], suspect)
         self.assertEqual((suspect['pid'], suspect['verdict']), (program.pid, 'growing'), suspect)
         self.assertLessEqual(suspect['first_bytes'], suspect['last_bytes'], suspect)
         self.assertGreaterEqual(leaks['targets'][0]['snapshots'], 6, leaks['targets'])

@@ -1,0 +1,297 @@
+# SPDX-License-Identifier: MIT
+"""Reachability: memleakd reads a stopped process's memory and tells the blocks nothing points to
+(definitely lost), those reached only from lost blocks (indirectly lost) and the rest (still
+reachable). Under memleakctl run the program is scanned at its exit; report --reachability scans
+an attached one live and leaves it running. valgrind's memcheck, run on the same programs, is the
+reference for every class."""
+
+import ctypes
+import os
+import re
+import signal
+import subprocess
+import unittest
+
+import harness
+
+PROGRAM = 'leak-reach'
+CXX_PROGRAM = 'leak-reach-cxx'
+CLASSES = ('definitely_lost', 'indirectly_lost', 'still_reachable')
+# tests/programs/leak-reach.c: what each function's block is at the scan
+EXPECTED = {
+    'keep_in_global': {'still_reachable': (222, 1)},
+    'lose_parent': {'definitely_lost': (48, 1)},
+    'make_child': {'indirectly_lost': (333, 1)},
+    'lose_overwritten': {'definitely_lost': (444, 1)},
+    'keep_on_thread_stack': {'still_reachable': (555, 1)},
+    'make_register_block': {'still_reachable': (666, 1)},
+}
+# tests/programs/leak-reach-cxx.cpp
+EXPECTED_CXX = {
+    'lose_ints()': {'definitely_lost': (80, 2)},
+    'lose_string()': {'definitely_lost': (64, 1)},
+}
+LIBSTDCXX_EMERGENCY_POOL = 72704        # libstdc++'s eh_alloc.cc pool, allocated at start-up
+VALGRIND_TIMEOUT_S = 120
+
+
+def program(name):
+    return os.path.join(harness.PROGRAMS_DIR, name)
+
+
+def classes_by_first_frame(report, names=None):
+    """{first frame's symbol: {class: (bytes, allocs)}} over the report's scanned stacks, the
+    classes with no block left out."""
+    found = {}
+    for stack in report['stacks']:
+        if not stack['frames'] or (names is not None and stack['frames'][0].get('symbol') not in names):
+            continue
+        reach = stack['reachability']
+        if reach is None:
+            raise AssertionError(f'a stack without reachability in a scanned report: {stack}')
+        per_class = found.setdefault(stack['frames'][0].get('symbol'), {})
+        for c in CLASSES:
+            if reach[c]['allocs']:
+                b, n = per_class.get(c, (0, 0))
+                per_class[c] = (b + reach[c]['bytes'], n + reach[c]['allocs'])
+    return found
+
+
+VALGRIND_RECORD = re.compile(r'==\d+== ([\d,]+)(?: \(([\d,]+) direct, [\d,]+ indirect\))? bytes in ([\d,]+) '
+                             r'blocks are (definitely lost|indirectly lost|possibly lost|still reachable) '
+                             r'in loss record')
+VALGRIND_FRAME = re.compile(r'==\d+==    (?:at|by) 0x[0-9A-Fa-f]+: (.*) \([^()]*\)$')
+# memcheck's "possibly lost" is a block reached only through a pointer into its middle (glibc's
+# dtv, pointed to one slot in); LeakSanitizer's rule, which memleakd follows, counts it reachable.
+VALGRIND_CLASS = {'definitely lost': 'definitely_lost', 'indirectly lost': 'indirectly_lost',
+                  'possibly lost': 'still_reachable', 'still reachable': 'still_reachable'}
+
+
+def valgrind_classes(log):
+    """Parse memcheck's loss records: {first frame above the allocator: {class: (bytes, blocks)}}
+    (a definitely lost block's own bytes, its indirect ones being records of their own)."""
+    found = {}
+    lines = log.splitlines()
+    for i, line in enumerate(lines):
+        m = VALGRIND_RECORD.match(line)
+        if not m:
+            continue
+        size = int((m.group(2) or m.group(1)).replace(',', ''))
+        blocks = int(m.group(3).replace(',', ''))
+        frames = [f.group(1) for f in map(VALGRIND_FRAME.match, lines[i + 1:i + 4]) if f]
+        if len(frames) < 2:
+            raise AssertionError(f'valgrind loss record without a caller:\n' + '\n'.join(lines[i:i + 4]))
+        per_class = found.setdefault(frames[1], {})
+        c = VALGRIND_CLASS[m.group(4)]
+        b, n = per_class.get(c, (0, 0))
+        per_class[c] = (b + size, n + blocks)
+    return found
+
+
+def run_valgrind(workdir, cmd, stdin=b''):
+    log = os.path.join(workdir, 'valgrind.log')
+    r = subprocess.run(['valgrind', '--leak-check=full', '--show-leak-kinds=all',
+                        '--soname-synonyms=somalloc=*tcmalloc*', f'--log-file={log}'] + cmd,
+                       input=stdin, capture_output=True, timeout=VALGRIND_TIMEOUT_S)
+    with open(log) as f:
+        text = f.read()
+    if r.returncode != 0 or 'LEAK SUMMARY' not in text:
+        raise AssertionError(f'valgrind {cmd} failed with status {r.returncode}:\n{text}')
+    return text
+
+
+class ReachabilityTest(harness.DaemonTestCase):
+
+    def assert_classes(self, report, expected, what):
+        found = classes_by_first_frame(report, set(expected) | {'free_block'})
+        self.assertEqual(found, expected, f'{what}:\n{harness.format_stacks(report)}')
+
+    def assert_lost_first(self, report):
+        """The stacks holding lost blocks lead the report, most lost bytes first."""
+        lost = [s['reachability']['definitely_lost']['bytes'] + s['reachability']['indirectly_lost']['bytes']
+                for s in report['stacks']]
+        self.assertEqual(lost, sorted(lost, reverse=True), harness.format_stacks(report))
+
+    def test_run_scans_at_exit_and_agrees_with_valgrind(self):
+        daemon = self.start_daemon(config={'snapshot_interval_ms': 60000})
+        r, report = self.run_json(daemon, program(PROGRAM), 'exit', input=b'go\n')
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stdout, b'ready\nmade\n')
+        [target] = report['targets']
+        reach = target['reachability']
+        self.assertIsNotNone(reach, target)
+        self.assertIsNone(reach['error'], reach)
+        self.assertTrue(reach['at_exit'], reach)
+        # the main thread and the two blocked ones, all stopped at their exit
+        self.assertEqual(reach['threads'], 3, reach)
+        self.assertGreater(reach['bytes_scanned'], 0, reach)
+        self.assertEqual((reach['bytes_unreadable'], reach['blocks_overlapping']), (0, 0), reach)
+        self.assert_classes(report, EXPECTED, 'leak-reach scanned at its exit')
+        self.assert_lost_first(report)
+        self.assertEqual(report['stacks'][0]['frames'][0]['symbol'], 'lose_overwritten')
+        # the target's totals are the sums over its stacks, and cover every outstanding block
+        for c in CLASSES:
+            self.assertEqual(reach[c]['bytes'], sum(s['reachability'][c]['bytes'] for s in report['stacks']), c)
+        self.assertEqual(sum(reach[c]['bytes'] for c in CLASSES), target['outstanding_bytes'], reach)
+
+        # valgrind's memcheck on the same program: every loss record, each class the same
+        reference = valgrind_classes(run_valgrind(self.workdir, [program(PROGRAM), 'exit'], b'go\n'))
+        self.assertEqual({k: v for k, v in reference.items() if k in EXPECTED}, EXPECTED, reference)
+        self.assertEqual(classes_by_first_frame(report, set(reference)), reference,
+                         harness.format_stacks(report))
+
+        # the text report leads with the lost blocks, each class spelt out
+        r = self.run_ctl(daemon.socket_path, '--', program(PROGRAM), 'exit', input=b'go\n')
+        self.assertEqual(r.returncode, 0, r.stderr)
+        text = r.stderr.decode()
+        self.assertRegex(text, r'Reachability \(scanned at its exit, 3 threads stopped for [\d.]+ ms, '
+                               r'[\d.]+ MiB read\): definitely lost: 492 bytes in 2 blocks, indirectly lost: '
+                               r'333 bytes in 1 block, still reachable: \d+ bytes in \d+ blocks')
+        self.assertIn('definitely lost: 444 bytes in 1 block', text)
+        self.assertLess(text.index('lose_overwritten'), text.index('keep_in_global'), text)
+
+    def test_cxx_on_tcmalloc_leads_with_its_leaks_and_keeps_runtime_buffers_reachable(self):
+        daemon = self.start_daemon()
+        r, report = self.run_json(daemon, program(CXX_PROGRAM))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stdout, b'hello from C++\n')
+        self.assertIsNone(report['targets'][0]['reachability']['error'], report['targets'])
+        self.assert_lost_first(report)
+        leading = [s['frames'][0]['symbol'] for s in report['stacks'][:2]]
+        self.assertEqual(sorted(leading), sorted(EXPECTED_CXX), harness.format_stacks(report))
+        self.assertEqual(classes_by_first_frame(report, set(EXPECTED_CXX)), EXPECTED_CXX)
+        # what libstdc++ and stdio allocate for good: still reachable, not leaks
+        pool = [s for s in report['stacks'] if s['bytes'] == LIBSTDCXX_EMERGENCY_POOL
+                and any('libstdc++' in (f.get('module') or '') for f in s['frames'])]
+        stdio = [s for s in report['stacks'] if any(f.get('symbol') == '_IO_file_doallocate' for f in s['frames'])]
+        for what, stacks in (('the emergency exception pool', pool), ('stdout\'s buffer', stdio)):
+            self.assertEqual(len(stacks), 1, f'{what}:\n{harness.format_stacks(report)}')
+            self.assertEqual(stacks[0]['reachability']['still_reachable']['bytes'], stacks[0]['bytes'], what)
+        # valgrind (tcmalloc's allocator replaced by its own) agrees on every record it shows;
+        # it frees libstdc++'s pool and stdio's buffers at exit (__libc_freeres), so lists neither
+        reference = valgrind_classes(run_valgrind(self.workdir, [program(CXX_PROGRAM)]))
+        self.assertEqual({k: v for k, v in reference.items() if k in EXPECTED_CXX}, EXPECTED_CXX, reference)
+        self.assertEqual(classes_by_first_frame(report, set(reference)), reference,
+                         harness.format_stacks(report))
+
+    def start_reach_program(self, daemon):
+        p = self.start_program(PROGRAM)
+        daemon.attach(p.pid)
+        p.go()
+        p.expect('made')
+        return p
+
+    def assert_alive(self, p):
+        p.proc.stdin.write(b'still there?\n')
+        p.proc.stdin.flush()
+        p.expect('alive')
+
+    def test_report_reachability_scans_a_live_process_that_runs_on(self):
+        daemon = self.start_daemon(config={'snapshot_interval_ms': 200})
+        p = self.start_reach_program(daemon)
+        report = daemon.ctl_json('report', '--pid', p.pid, '--reachability', '--top', harness.UNLIMITED_TOP)
+        [target] = report['targets']
+        reach = target['reachability']
+        self.assertIsNone(reach['error'], reach)
+        self.assertFalse(reach['at_exit'], reach)
+        self.assertEqual(reach['threads'], 3, reach)
+        self.assertGreater(reach['paused_ms'], 0, reach)
+        self.assertLess(reach['paused_ms'], 5000, reach)
+        self.assert_classes(report, EXPECTED, 'leak-reach scanned live')
+        self.assert_lost_first(report)
+        # it runs on, and answers again
+        self.assert_alive(p)
+        self.assertIsNone(p.proc.poll())
+        with open(f'/proc/{p.pid}/status') as f:
+            self.assertIn('TracerPid:\t0\n', f.read())
+        # a scan again gives the same answer: nothing moved
+        again = daemon.ctl_json('report', '--pid', p.pid, '--reachability', '--top', harness.UNLIMITED_TOP)
+        self.assert_classes(again, EXPECTED, 'leak-reach scanned live, twice')
+        self.assert_alive(p)
+        # without --reachability: no scan, no classes
+        plain = daemon.report(pid=p.pid)
+        self.assertIsNone(plain['targets'][0]['reachability'])
+        self.assertTrue(all(s['reachability'] is None for s in plain['stacks']))
+
+        text = daemon.ctl_ok('report', '--pid', p.pid, '--reachability').stdout
+        self.assertRegex(text, r'Reachability \(scanned live, 3 threads stopped for [\d.]+ ms')
+        self.assertIn('definitely lost: 444 bytes in 1 block', text)
+
+        # leaks: both kinds of evidence; the definitely lost stacks are the suspects, worst first
+        leaks = daemon.ctl_json('leaks', '--pid', p.pid, '--reachability')
+        names = [s['frames'][0]['symbol'] for s in leaks['suspects']]
+        self.assertEqual(names, ['lose_overwritten', 'lose_parent'], leaks)
+        first = leaks['suspects'][0]
+        self.assertEqual(first['reachability']['definitely_lost'], {'bytes': 444, 'allocs': 1}, first)
+        text = daemon.ctl_ok('leaks', '--pid', p.pid, '--reachability').stdout
+        self.assertIn('lose_overwritten', text)
+        self.assertNotIn('keep_in_global', text)
+        self.assert_alive(p)
+        self.assertEqual(p.finish(), 0)
+
+    def test_a_process_another_tracer_holds_is_not_scanned_and_says_why(self):
+        daemon = self.start_daemon()
+        p = self.start_reach_program(daemon)
+        # a debugger of its own: seize it from a child that holds it until told to stop
+        holder = subprocess.Popen(['python3', '-c', SEIZE_AND_HOLD, str(p.pid)], stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE)
+        self.addCleanup(lambda: holder.poll() is None and holder.kill())
+        self.assertEqual(holder.stdout.readline(), b'seized\n')
+        report = daemon.ctl_json('report', '--pid', p.pid, '--reachability')
+        reach = report['targets'][0]['reachability']
+        self.assertRegex(reach['error'] or '', rf'traced by pid {holder.pid}', reach)
+        self.assertTrue(all(s['reachability'] is None for s in report['stacks']), report['stacks'])
+        # the rows are there all the same
+        self.assertEqual(report['targets'][0]['outstanding_bytes'], 222 + 48 + 333 + 444 + 555 + 666 + 2 * 272)
+        holder.stdin.close()
+        holder.wait(10)
+        self.assert_alive(p)
+        report = daemon.ctl_json('report', '--pid', p.pid, '--reachability', '--top', harness.UNLIMITED_TOP)
+        self.assert_classes(report, EXPECTED, 'leak-reach scanned once its debugger let go')
+
+    def test_a_scan_longer_than_the_limit_stops_and_says_so(self):
+        daemon = self.start_daemon(config={'reachability_max_pause_ms': 10})
+        p = harness.LeakProgram(PROGRAM, command=[program(PROGRAM), 'big'])
+        self.addCleanup(p.kill)
+        p.expect('ready')
+        daemon.attach(p.pid)
+        p.go()
+        p.expect('made')
+        report = daemon.ctl_json('report', '--pid', p.pid, '--reachability')
+        reach = report['targets'][0]['reachability']
+        self.assertRegex(reach['error'] or '', r'stopped at its limit of 10 ms .*reachability_max_pause_ms', reach)
+        self.assertLess(reach['bytes_scanned'], 256 << 20, reach)
+        self.assertTrue(all(s['reachability'] is None for s in report['stacks']))
+        self.assert_alive(p)
+
+    def test_requests_that_cannot_be_met(self):
+        daemon = self.start_daemon()
+        p = self.start_program(PROGRAM)
+        # reachability at exit needs memleakctl run: an attach cannot hold a process it did not start
+        reply = daemon.request({'v': 1, 'id': 1, 'cmd': 'attach', 'pid': p.pid, 'reachability': True})
+        self.assertFalse(reply['ok'], reply)
+        self.assertEqual(reply['error']['code'], 'EINVAL', reply)
+        self.assertIn('reachability', reply['error']['message'])
+        # a run with --no-reachability exits unscanned: a later report says why there are no classes
+        r, report = self.run_json(daemon, program(PROGRAM), 'exit', input=b'go\n', options=('--no-reachability',))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        pid = report['targets'][0]['pid']
+        self.assertIsNone(report['targets'][0]['reachability'])
+        report = daemon.ctl_json('report', '--pid', pid, '--reachability')
+        self.assertIn('exited', report['targets'][0]['reachability']['error'])
+        r = daemon.ctl('report', '--pid', 1, '--reachability')
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn('Not attached', r.stderr)
+
+
+SEIZE_AND_HOLD = '''
+import ctypes, sys
+libc = ctypes.CDLL(None, use_errno=True)
+if libc.ptrace(0x4206, int(sys.argv[1]), None, None) != 0:   # PTRACE_SEIZE
+    sys.exit('PTRACE_SEIZE: errno %d' % ctypes.get_errno())
+print('seized', flush=True)
+sys.stdin.read()
+'''
+
+if __name__ == '__main__':
+    unittest.main(verbosity=2)
