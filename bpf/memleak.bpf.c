@@ -110,10 +110,10 @@ static __always_inline __u32 current_tgid(void)
         return task_tgid_seen((struct task_struct *)bpf_get_current_task());
 }
 
-static __always_inline void combined_add_in(__u32 tgid, __u32 space, __s64 stack_id, __u64 size)
+static __always_inline void combined_add_in(__u32 tgid, __u32 space, __s64 stack_id, __u64 size, __u64 allocs)
 {
         struct combined_key key = { .tgid = tgid, .space = space, .stack_id = stack_id };
-        struct combined_value init = { .bytes = size, .allocs = 1 };
+        struct combined_value init = { .bytes = size, .allocs = allocs };
         struct combined_value *v;
 
         v = bpf_map_lookup_elem(&combined, &key);
@@ -128,10 +128,10 @@ static __always_inline void combined_add_in(__u32 tgid, __u32 space, __s64 stack
                 }
         }
         __sync_fetch_and_add(&v->bytes, size);
-        __sync_fetch_and_add(&v->allocs, 1);
+        __sync_fetch_and_add(&v->allocs, allocs);
 }
 
-static __always_inline void combined_sub_in(__u32 tgid, __u32 space, __s64 stack_id, __u64 size)
+static __always_inline void combined_sub_in(__u32 tgid, __u32 space, __s64 stack_id, __u64 size, __u64 allocs)
 {
         struct combined_key key = { .tgid = tgid, .space = space, .stack_id = stack_id };
         struct combined_value *v;
@@ -140,23 +140,25 @@ static __always_inline void combined_sub_in(__u32 tgid, __u32 space, __s64 stack
         if (!v)
                 return;         /* its add was lost and counted then */
         __sync_fetch_and_sub(&v->bytes, size);
-        __sync_fetch_and_sub(&v->allocs, 1);
+        __sync_fetch_and_sub(&v->allocs, allocs);
 }
 
-/* Heap blocks (and the kernel's objects) share one row per stack; mappings have their own. */
-static __always_inline void combined_add(__u32 tgid, __s64 stack_id, __u64 size)
+/* Heap blocks (and the kernel's objects) share one row per stack; mappings have their own. A
+ * block counts for its weight (its size unless sampled). */
+static __always_inline void combined_add(__u32 tgid, __s64 stack_id, const struct alloc_info *info)
 {
-        combined_add_in(tgid, 0, stack_id, size);
+        combined_add_in(tgid, 0, stack_id, info->weight, MEMLEAK_WEIGHT_ALLOCS(info->weight, info->size));
 }
 
-static __always_inline void combined_sub(__u32 tgid, __s64 stack_id, __u64 size)
+static __always_inline void combined_sub(__u32 tgid, __s64 stack_id, const struct alloc_info *info)
 {
-        combined_sub_in(tgid, 0, stack_id, size);
+        combined_sub_in(tgid, 0, stack_id, info->weight, MEMLEAK_WEIGHT_ALLOCS(info->weight, info->size));
 }
 
 #include "stack-table.h"
 #include "unwind.h"
 #include "stack-capture.h"
+#include "sample.h"
 
 static __always_inline void record_free(__u32 tgid, __u64 addr)
 {
@@ -167,17 +169,20 @@ static __always_inline void record_free(__u32 tgid, __u64 addr)
                 return;
         found = bpf_map_lookup_elem(&allocs, &key);
         if (!found) {
-                count(COUNTER_FREE_UNKNOWN);
+                struct target_config *cfg = bpf_map_lookup_elem(&targets, &tgid);
+
+                count(cfg && cfg->sample_bytes ? COUNTER_FREE_UNSAMPLED : COUNTER_FREE_UNKNOWN);
                 return;
         }
         info = *found;  /* copy before the entry goes away */
         if (bpf_map_delete_elem(&allocs, &key))
                 return; /* another CPU freed it first and accounted for it */
-        combined_sub(tgid, info.stack_id, info.size);
+        combined_sub(tgid, info.stack_id, &info);
         count(COUNTER_FREES);
 }
 
-static __always_inline void record_alloc(void *ctx, __u32 tgid, __u64 addr, __u64 size)
+/* weight: the bytes it stands for (its size when exact). */
+static __always_inline void record_alloc(void *ctx, __u32 tgid, __u64 addr, __u64 size, __u64 weight)
 {
         struct alloc_key key = { .tgid = tgid, .addr = addr };
         struct alloc_info info = {};
@@ -195,13 +200,14 @@ static __always_inline void record_alloc(void *ctx, __u32 tgid, __u64 addr, __u6
                 record_free(tgid, addr);
 
         info.size = size;
+        info.weight = weight;
         info.timestamp_ns = bpf_ktime_get_ns();
         info.stack_id = user_stack_id(ctx, tgid);
         if (bpf_map_update_elem(&allocs, &key, &info, BPF_ANY)) {
                 count(COUNTER_LOST_ALLOCS_MAP_FULL);
                 return;
         }
-        combined_add(tgid, info.stack_id, size);
+        combined_add(tgid, info.stack_id, &info);
         count(COUNTER_ALLOCS);
 }
 
@@ -216,6 +222,13 @@ static __always_inline bool inside_outer_call(const struct inflight *cur, __u64 
         return sp == cur->entry_sp && bpf_ktime_get_ns() - cur->entry_ns < TAIL_CALL_WINDOW_NS;
 }
 
+/* Kinds whose return records a heap block (sampled when the target is). */
+static __always_inline bool kind_allocates(__u32 kind)
+{
+        return kind != ALLOC_KIND_DELETE && kind != ALLOC_KIND_MMAP && kind != ALLOC_KIND_MUNMAP &&
+               kind != ALLOC_KIND_MREMAP;
+}
+
 static __always_inline int on_entry2(struct pt_regs *ctx, __u32 kind, __u64 size, __u64 arg, __u64 arg2)
 {
         __u64 id = bpf_get_current_pid_tgid();
@@ -223,11 +236,15 @@ static __always_inline int on_entry2(struct pt_regs *ctx, __u32 kind, __u64 size
         __u32 tgid = current_tgid();
         struct inflight state = {
                 .size = size, .arg = arg, .entry_sp = sp, .entry_ns = bpf_ktime_get_ns(),
-                .kind = kind, .tgid = tgid, .arg2 = arg2,
+                .kind = kind, .tgid = tgid, .arg2 = arg2, .weight = size,
         };
+        struct target_config *cfg;
         struct inflight *cur;
 
-        if (!tgid || !bpf_map_lookup_elem(&targets, &tgid))
+        if (!tgid)
+                return 0;
+        cfg = bpf_map_lookup_elem(&targets, &tgid);
+        if (!cfg)
                 return 0;
         cur = bpf_map_lookup_elem(&inflight, &id);
         if (cur) {
@@ -239,6 +256,11 @@ static __always_inline int on_entry2(struct pt_regs *ctx, __u32 kind, __u64 size
                 }
                 /* The outer call never returned (longjmp, thread cancelled): start over. */
                 count(COUNTER_INFLIGHT_STALE);
+        }
+        /* the outermost call decides, once, whether its block is a sample */
+        if (cfg->sample_bytes && kind_allocates(kind)) {
+                state.weight = sample_weight(size, cfg->sample_bytes);
+                state.unsampled = state.weight == 0;
         }
         if (bpf_map_update_elem(&inflight, &id, &state, BPF_ANY))
                 count(COUNTER_LOST_INFLIGHT_MAP_FULL);
@@ -260,7 +282,7 @@ static __always_inline void mmap_add(void *ctx, __u32 tgid, __u64 start, __u64 l
 {
         struct alloc_key key = { .tgid = tgid, .space = ALLOC_SPACE_MMAP, .addr = start };
         struct alloc_info info = {
-                .size = len, .timestamp_ns = bpf_ktime_get_ns(),
+                .size = len, .weight = len, .timestamp_ns = bpf_ktime_get_ns(),
         };
 
         if (len == 0)
@@ -270,7 +292,7 @@ static __always_inline void mmap_add(void *ctx, __u32 tgid, __u64 start, __u64 l
                 count(COUNTER_LOST_MMAPS_MAP_FULL);
                 return;
         }
-        combined_add_in(tgid, ALLOC_SPACE_MMAP, info.stack_id, len);
+        combined_add_in(tgid, ALLOC_SPACE_MMAP, info.stack_id, len, 1);
         count(COUNTER_ALLOCS);
 }
 
@@ -281,11 +303,12 @@ static __always_inline void mmap_keep_piece(__u32 tgid, __u64 start, __u64 len, 
         struct alloc_info info = *of;
 
         info.size = len;
+        info.weight = len;
         if (bpf_map_update_elem(&mmaps, &key, &info, BPF_ANY)) {
                 count(COUNTER_LOST_MMAPS_MAP_FULL);
                 return;
         }
-        combined_add_in(tgid, ALLOC_SPACE_MMAP, info.stack_id, len);
+        combined_add_in(tgid, ALLOC_SPACE_MMAP, info.stack_id, len, 1);
 }
 
 #define MMAP_OVERLAPS_PER_PASS 8
@@ -344,7 +367,7 @@ static __always_inline __u64 mmap_remove_range(__u32 tgid, __u64 lo, __u64 len)
                                 continue;       /* another thread unmapped it first */
                         start = key.addr;
                         end = start + info.size;
-                        combined_sub_in(tgid, ALLOC_SPACE_MMAP, info.stack_id, info.size);
+                        combined_sub_in(tgid, ALLOC_SPACE_MMAP, info.stack_id, info.size, 1);
                         if (start < q.lo)
                                 mmap_keep_piece(tgid, start, q.lo - start, &info);
                         if (end > q.hi)
@@ -461,7 +484,11 @@ static __always_inline int on_return(struct pt_regs *ctx)
                         return 0;
                 }
         }
-        record_alloc(ctx, tgid, addr, state.size);
+        if (state.unsampled) {
+                count(COUNTER_ALLOCS_UNSAMPLED);
+                return 0;
+        }
+        record_alloc(ctx, tgid, addr, state.size, state.weight);
         return 0;
 }
 
@@ -626,7 +653,7 @@ static __always_inline int kernel_free(__u32 space, __u64 addr)
         info = *found;          /* copy before the entry goes away */
         if (bpf_map_delete_elem(&allocs, &key))
                 return 0;       /* another CPU freed it first and accounted for it */
-        combined_sub(MEMLEAK_KERNEL_TGID, info.stack_id, info.size);
+        combined_sub(MEMLEAK_KERNEL_TGID, info.stack_id, &info);
         count(COUNTER_FREES);
         return 0;
 }
@@ -654,6 +681,7 @@ static __always_inline int kernel_alloc(void *ctx, __u32 space, __u64 addr, __u6
                 kernel_free(space, addr);
 
         info.size = size;
+        info.weight = size;
         info.timestamp_ns = bpf_ktime_get_ns();
         info.stack_id = kernel_stack_id(ctx, kernel_stack_skip(ctx, (__u64)traceiter));
         if (info.stack_id == STACK_ID_OWN)
@@ -662,7 +690,7 @@ static __always_inline int kernel_alloc(void *ctx, __u32 space, __u64 addr, __u6
                 count(COUNTER_LOST_ALLOCS_MAP_FULL);
                 return 0;
         }
-        combined_add(MEMLEAK_KERNEL_TGID, info.stack_id, size);
+        combined_add(MEMLEAK_KERNEL_TGID, info.stack_id, &info);
         count(COUNTER_ALLOCS);
         return 0;
 }

@@ -13,11 +13,13 @@ enum {
         ARG_KERNEL_FILTER,
         ARG_MMAP,
         ARG_UNWIND,
+        ARG_SAMPLE_BYTES,
 };
 
 static void help(void)
 {
-        printf("memleakctl attach --pid PID [--obj PATH]... [--mmap] [--unwind MODE] [--min-size N] [--max-size N] [--json]\n"
+        printf("memleakctl attach --pid PID [--obj PATH]... [--mmap] [--unwind MODE] [--min-size N] [--max-size N]\n"
+               "                  [--sample-bytes N] [--json]\n"
                "memleakctl attach --kernel [--kernel-filter pid=N|comm=NAME]... [--min-size N] [--max-size N] [--json]\n\n"
                "Start tracing the allocations of a process. memleakd probes the allocator that serves\n"
                "the process (found in its maps: glibc, tcmalloc, jemalloc, mimalloc, or one linked into\n"
@@ -40,6 +42,13 @@ static void help(void)
                "                     named NAME, at most %d bytes) runs; both may be given\n"
                "     --min-size N   Record only allocations of at least N bytes\n"
                "     --max-size N   Record only allocations of at most N bytes\n"
+               "     --sample-bytes N\n"
+               "                     Sample instead of recording every allocation: each thread records\n"
+               "                     those that cross a sample point, drawn every N bytes on average,\n"
+               "                     weighted so each stack's bytes are estimated without bias (the\n"
+               "                     report says how close: about sqrt(N / bytes)); much cheaper for\n"
+               "                     programs that allocate a lot. Default: memleakd.conf's sample_bytes\n"
+               "                     (0, exact); 1 records every allocation\n"
                "  -j --json          Print the reply as JSON: {\"target\": {...}}\n"
                "  -h --help          Show this help\n", MEMLEAK_MAX_OBJS, MEMLEAK_MAX_COMM_BYTES);
 }
@@ -112,6 +121,11 @@ static int parse_option(const struct ctl_context *ctx, struct call_args *args, i
                 if (ctl_parse_u64(arg, MEMLEAK_MAX_SIZE_BYTES, &req->max_size) < 0)
                         return ctl_usage_error(ctx, "attach: invalid --max-size '%s'", arg);
                 break;
+        case ARG_SAMPLE_BYTES:
+                if (ctl_parse_u64(arg, MEMLEAK_MAX_SAMPLE_BYTES, &req->sample_bytes) < 0)
+                        return ctl_usage_error(ctx, "attach: --sample-bytes must be an integer between 0 and "
+                                               "4294967296, not '%s'", arg);
+                break;
         }
         return CTL_EXIT_OK;
 }
@@ -126,6 +140,9 @@ static int check(const struct ctl_context *ctx, const struct call_args *args)
                 return ctl_usage_error(ctx, "attach: --pid (or --kernel) is required");
         if (!req->kernel && (req->kernel_pid || req->kernel_comm[0]))
                 return ctl_usage_error(ctx, "attach: --kernel-filter needs --kernel");
+        if (req->kernel && req->sample_bytes)
+                return ctl_usage_error(ctx, "attach: --sample-bytes samples a process's allocations, not the "
+                                       "kernel's");
         if (req->kernel && req->n_objs > 0)
                 return ctl_usage_error(ctx, "attach: --obj names a process's objects, not the kernel's");
         if (req->max_size && req->min_size > req->max_size)
@@ -155,6 +172,7 @@ static const struct option long_options[] = {
         { "unwind", required_argument, NULL, ARG_UNWIND },
         { "min-size", required_argument, NULL, ARG_MIN_SIZE },
         { "max-size", required_argument, NULL, ARG_MAX_SIZE },
+        { "sample-bytes", required_argument, NULL, ARG_SAMPLE_BYTES },
         { "json", no_argument, NULL, 'j' },
         { "help", no_argument, NULL, 'h' },
         {}

@@ -119,6 +119,8 @@ int render_attach(FILE *f, const cJSON *target)
         print_target_name(f, target);
         fprintf(f, "): %s allocator", str_or(get_str(target, "allocator"), "unknown"));
         print_objects(f, target);
+        if (get_u64(target, "sample_bytes") > 0)
+                fprintf(f, ", sampled every %" PRIu64 " bytes on average", get_u64(target, "sample_bytes"));
         fputc('\n', f);
         return stream_result(f);
 }
@@ -315,6 +317,9 @@ static void print_report_target(FILE *f, const cJSON *t)
                 fprintf(f, ", %+" PRId64 " bytes over the last %" PRIu64 " s",
                         (int64_t) delta->valuedouble, get_u64(trend, "window_s"));
         fputc('\n', f);
+        if (get_u64(t, "sample_bytes") > 0)
+                fprintf(f, "\tSampled (a sample point every %" PRIu64 " bytes on average): its heap bytes and "
+                        "counts are estimates, each stack's expected error beside it\n", get_u64(t, "sample_bytes"));
         print_target_reachability(f, cJSON_GetObjectItemCaseSensitive(t, "reachability"));
 }
 
@@ -405,12 +410,18 @@ static void print_stack(FILE *f, const cJSON *stack, bool show_addresses)
         const char *error = get_str(stack, "stack_error");
         const cJSON *frames = cJSON_GetObjectItemCaseSensitive(stack, "frames"), *frame;
         const cJSON *reach = cJSON_GetObjectItemCaseSensitive(stack, "reachability");
+        const cJSON *expected_error = cJSON_GetObjectItemCaseSensitive(stack, "expected_error");
         uint64_t allocs = get_u64(stack, "allocs");
 
         if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(stack, "mmap")))
                 fprintf(f, "\t%" PRIu64 " bytes in %" PRIu64 " anonymous %s from stack (pid %" PRIu64 ", mmap)\n",
                         get_u64(stack, "bytes"), allocs, plural(allocs, "mapping", "mappings"),
                         get_u64(stack, "pid"));
+        else if (cJSON_IsNumber(expected_error))
+                fprintf(f, "\t~%" PRIu64 " bytes (+/-%.1f%%) in ~%" PRIu64 " %s from stack (pid %" PRIu64 ")%s\n",
+                        get_u64(stack, "bytes"), expected_error->valuedouble * 100, allocs,
+                        plural(allocs, "allocation", "allocations"), get_u64(stack, "pid"),
+                        verdict_text(stack, verdict, sizeof(verdict)));
         else
                 fprintf(f, "\t%" PRIu64 " bytes in %" PRIu64 " %s from stack (pid %" PRIu64 ")%s\n",
                         get_u64(stack, "bytes"), allocs, plural(allocs, "allocation", "allocations"),

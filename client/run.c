@@ -35,6 +35,7 @@ enum {
         ARG_MMAP,
         ARG_UNWIND,
         ARG_NO_REACHABILITY,
+        ARG_SAMPLE_BYTES,
 };
 
 /* The signals forwarded to CMD. */
@@ -367,7 +368,7 @@ static int run(struct run_state *s, const char *path)
 static void help_run(void)
 {
         printf("memleakctl run [--obj PATH]... [--top N] [--min-size N] [--mmap] [--unwind MODE] [--no-reachability]\n"
-               "               [--json] [--output FILE] [--untraced-ok] -- CMD [ARGS...]\n\n"
+               "               [--sample-bytes N] [--json] [--output FILE] [--untraced-ok] -- CMD [ARGS...]\n\n"
                "Run CMD traced by memleakd from its first allocation (constructors included), like\n"
                "valgrind: when it exits, print the allocations it never freed, by call stack, and exit\n"
                "with its status (128+N when signal N killed it). CMD gets this terminal, environment\n"
@@ -388,6 +389,9 @@ static void help_run(void)
                "                     of the objects that have it), fp (frame pointers only)\n"
                "     --no-reachability  Do not hold CMD at its exit: no scan (CMD may then be traced by\n"
                "                     a debugger of your own)\n"
+               "     --sample-bytes N\n"
+               "                     Sample allocations every N bytes on average instead of recording\n"
+               "                     each (see memleakctl attach --help); implies --no-reachability\n"
                "  -j --json          Print the report as JSON (errors too, on the same stream)\n"
                "  -O --output FILE   Write the report to FILE instead of stderr\n"
                "     --untraced-ok   Run CMD untraced, with a warning, when memleakd cannot trace it\n"
@@ -463,6 +467,7 @@ int cmd_run(struct ctl_context *ctx, int argc, char *argv[])
                 { "mmap", no_argument, NULL, ARG_MMAP },
                 { "unwind", required_argument, NULL, ARG_UNWIND },
                 { "no-reachability", no_argument, NULL, ARG_NO_REACHABILITY },
+                { "sample-bytes", required_argument, NULL, ARG_SAMPLE_BYTES },
                 { "help", no_argument, NULL, 'h' },
                 {}
         };
@@ -514,6 +519,14 @@ int cmd_run(struct ctl_context *ctx, int argc, char *argv[])
                         break;
                 case ARG_NO_REACHABILITY:
                         o.attach.reachability = false;
+                        break;
+                case ARG_SAMPLE_BYTES:
+                        if (ctl_parse_u64(optarg, MEMLEAK_MAX_SAMPLE_BYTES, &o.attach.sample_bytes) < 0)
+                                return ctl_usage_error(ctx, "run: --sample-bytes must be an integer between 0 "
+                                                       "and 4294967296, not '%s'", optarg);
+                        /* a scan needs every block recorded */
+                        if (o.attach.sample_bytes > 1)
+                                o.attach.reachability = false;
                         break;
                 case ARG_MMAP:
                         o.attach.mmap = true;

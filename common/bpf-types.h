@@ -87,6 +87,11 @@ enum memleak_counter {
                                          * (frames in that file may stay unresolved) */
         COUNTER_LOST_FORK_EVENTS,       /* a target forked and the ring buffer had no room to say
                                          * so: that child keeps paying for the probes */
+        COUNTER_ALLOCS_UNSAMPLED,       /* --sample-bytes: allocations that crossed no sample point */
+        COUNTER_FREE_UNSAMPLED,         /* --sample-bytes: frees of addresses not recorded (mostly
+                                         * unsampled blocks) */
+        COUNTER_SAMPLE_NO_STATE,        /* --sample-bytes: no per-thread sampling state (task storage
+                                         * refused): the allocation was recorded exactly */
         _COUNTER_MAX,
 };
 
@@ -120,7 +125,13 @@ struct target_config {
         __u32 filter_pid;       /* 0: any process */
         __u32 filter_comm_set;  /* 0: any comm */
         char filter_comm[MEMLEAK_COMM_LEN];
+        /* Processes only: 0 records every allocation; N records the allocations that cross one of
+         * the sample points each thread draws at exponentially distributed gaps of mean N bytes,
+         * each weighing N per point it crosses (those of N bytes or more: their size, always). */
+        __u64 sample_bytes;
 };
+/* sample_bytes is at most MEMLEAK_MAX_SAMPLE_BYTES (common/protocol.h, 2^32): N times the gap
+ * table's entries (bpf/sample.h) stays far below 2^64. */
 
 /* One outstanding allocation, keyed by struct alloc_key. */
 struct alloc_key {
@@ -133,7 +144,15 @@ struct alloc_info {
         __u64 size;
         __u64 timestamp_ns;     /* CLOCK_MONOTONIC (bpf_ktime_get_ns) */
         __s64 stack_id;         /* < 0: -errno, no stack (struct stack_trace) */
+        __u64 weight;           /* bytes it stands for in the totals: size, or a sampled block's
+                                 * estimate (sample_bytes per sample point it crossed); the
+                                 * allocations it stands for: MEMLEAK_WEIGHT_ALLOCS() */
 };
+
+/* How many allocations a block recorded with this weight stands for: 1 exact, else about
+ * weight / size (at least 1). */
+#define MEMLEAK_WEIGHT_ALLOCS(weight, size) \
+        ((size) == 0 || (weight) <= (size) ? 1 : ((weight) + (size) / 2) / (size))
 
 /* Per-stack outstanding totals ("combined allocs"), keyed by struct combined_key. */
 struct combined_key {
@@ -156,8 +175,9 @@ struct inflight {
         __u32 kind;             /* enum alloc_kind of the outermost call */
         __u32 depth;            /* nested allocator entries below the outermost */
         __u32 tgid;             /* target, as the daemon sees it: lets detach drop its threads' entries */
-        __u32 pad;
+        __u32 unsampled;        /* --sample-bytes: the allocation crossed no sample point */
         __u64 arg2;             /* mremap: old size */
+        __u64 weight;           /* the bytes the allocation stands for (see struct alloc_info) */
 };
 
 /* A file mapping a target made (mmap of a file, by its loader or by the kernel at exec), keyed by

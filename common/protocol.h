@@ -31,6 +31,7 @@
 #define MEMLEAK_MAX_STACK_ID       9007199254740991ULL     /* stack ids are below 2^53 */
 #define MEMLEAK_MAX_MIN_AGE_S      (10u * 365u * 24u * 3600u)
 #define MEMLEAK_MAX_SIZE_BYTES     (UINT64_C(1) << 48)    /* min_size/max_size: 256 TiB */
+#define MEMLEAK_MAX_SAMPLE_BYTES   (UINT64_C(1) << 32)    /* sample_bytes: 4 GiB */
 #define MEMLEAK_MAX_ID             UINT32_MAX
 #define MEMLEAK_MAX_COMM_BYTES     15                     /* kernel_comm: TASK_COMM_LEN - 1 */
 /* cJSON prints numbers with 15 significant digits, so every integer field stays below 10^15. */
@@ -64,6 +65,7 @@
 #define F_STACK_ID      "stack_id"
 #define F_VERDICT       "verdict"
 #define F_REACHABILITY  "reachability"
+#define F_SAMPLE_BYTES  "sample_bytes"
 
 enum memleak_command {
         MEMLEAK_CMD_ATTACH,
@@ -117,6 +119,7 @@ struct memleak_request {
         char *exec;                     /* attach: the program pid is about to exec (absolute path) */
         uint64_t min_size;              /* 0: none */
         uint64_t max_size;              /* 0: none */
+        uint64_t sample_bytes;          /* attach: sample every ~N bytes; 0: the config's default */
         uint64_t top;                   /* report: stacks listed before "other" */
         uint64_t min_age_s;             /* report: only allocations at least this old */
         bool kernel;                    /* attach, detach, report: the kernel target, not a pid */

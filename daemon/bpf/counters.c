@@ -37,13 +37,17 @@ static const char *const counters_table[_COUNTER_MAX] = {
         [COUNTER_LOST_MMAP_RANGES] = "mmap_ranges_cut",
         [COUNTER_LOST_FILE_MAPPINGS] = "file_mappings_lost",
         [COUNTER_LOST_FORK_EVENTS] = "fork_events_lost",
+        [COUNTER_ALLOCS_UNSAMPLED] = "allocs_unsampled",
+        [COUNTER_FREE_UNSAMPLED] = "frees_unsampled",
+        [COUNTER_SAMPLE_NO_STATE] = "sample_no_state",
 };
 
 DEFINE_STRING_TABLE_LOOKUP_TO_STRING(counters, enum memleak_counter);
 
 bool counters_is_loss(enum memleak_counter c)
 {
-        return c >= COUNTER_LOST_ALLOCS_MAP_FULL;
+        /* sampling's counters say what it skipped by design: not losses */
+        return c >= COUNTER_LOST_ALLOCS_MAP_FULL && c < COUNTER_ALLOCS_UNSAMPLED;
 }
 
 int counters_read(struct memleak_bpf *skel, uint64_t totals[_COUNTER_MAX])

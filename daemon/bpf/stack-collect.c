@@ -168,7 +168,9 @@ static int append_outstanding(int fd, uint32_t max, const pid_t *pids, size_t n_
                         continue;
                 if (v->timestamp_ns > now || now - v->timestamp_ns < min_age_ns)
                         continue;
-                r = rows_append(rows, cap, k->tgid, row_space(k), v->stack_id, v->size, 1);
+                /* a sampled block counts for what it stands for, as in the per-stack totals */
+                r = rows_append(rows, cap, k->tgid, row_space(k), v->stack_id, v->weight,
+                                MEMLEAK_WEIGHT_ALLOCS(v->weight, v->size));
                 if (r < 0)
                         return r;
         }

@@ -61,6 +61,7 @@ static const struct config_key config_keys[] = {
         { "socket_group", KEY_GROUP, offsetof(struct memleakd_config, socket_group), 0, 0 },
         { "default_min_size", KEY_SIZE, offsetof(struct memleakd_config, min_size), 0, UINT64_MAX },
         { "default_max_size", KEY_SIZE, offsetof(struct memleakd_config, max_size), 0, UINT64_MAX },
+        { "sample_bytes", KEY_SIZE, offsetof(struct memleakd_config, sample_bytes), 0, MEMLEAK_MAX_SAMPLE_BYTES },
         { "symbols_max_open_files", KEY_U32, offsetof(struct memleakd_config, symbols_max_open_files),
           CONFIG_SYMBOLS_MAX_OPEN_FILES_MIN, CONFIG_SYMBOLS_MAX_OPEN_FILES_MAX },
         { "symbols_max_mb", KEY_U32, offsetof(struct memleakd_config, symbols_max_mb),

@@ -63,6 +63,7 @@ struct memleakd_config {
         char *socket_group;             /* socket_group: a group name, NULL for root's group */
         uint64_t min_size;              /* default_min_size: bytes, K/M/G suffix allowed, 0 = none */
         uint64_t max_size;              /* default_max_size: bytes, K/M/G suffix allowed, 0 = none */
+        uint64_t sample_bytes;          /* sample_bytes: the attach default, 0 = every allocation */
         uint32_t symbols_max_open_files;/* symbols_max_open_files: files open for symbolization at once */
         uint32_t symbols_max_mb;        /* symbols_max_mb: inflated debug info held, MiB */
         uint32_t symbols_max_section_mb;/* symbols_max_section_mb: one debug section inflated, MiB */

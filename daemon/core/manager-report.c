@@ -106,6 +106,8 @@ static int copy_reachability(const struct target *t, bool wanted_now, struct rep
                 return 0;
         if (t->kernel)
                 why = "the kernel's memory is not scanned";
+        else if (t->filter.sample_bytes > 1)
+                why = "its allocations are sampled (sample_bytes): a scan needs every block recorded";
         else if (t->exit_hold && !t->exited)
                 why = "memleakd holds it for the scan at its exit (memleakctl run): it is scanned then";
         else if (t->exited)
@@ -126,6 +128,8 @@ static int copy_target(const struct target *t, bool scan, struct report_job_targ
         memcpy(jt->comm, t->comm, sizeof(jt->comm));
         jt->exited = t->exited;
         jt->rss_bytes = rss_of(t);
+        /* 1 records every allocation of a byte or more: exact */
+        jt->sample_bytes = t->filter.sample_bytes > 1 ? t->filter.sample_bytes : 0;
         copy_trend(t, jt);
         r = copy_history(t, jt);
         if (r < 0)

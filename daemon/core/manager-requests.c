@@ -78,6 +78,7 @@ static cJSON *target_to_json(const struct target *t)
         cJSON_AddStringToObject(o, "comm", t->comm);
         cJSON_AddBoolToObject(o, "exited", t->exited);
         cJSON_AddBoolToObject(o, "mmap", t->track_mmap);
+        json_add_u64(o, "sample_bytes", t->filter.sample_bytes > 1 ? t->filter.sample_bytes : 0);
         json_add_u64(o, "attached_s", (now_realtime_usec() - t->attached_usec) / 1000000);
         json_add_string_or_null(o, "allocator", t->allocator);
         json_add_string_or_null(o, "allocator_reason", t->allocator_reason);
@@ -170,6 +171,7 @@ static bool attach_now(struct manager *m, struct server_request *sreq, struct me
         struct target_config sizes = {
                 .min_size = req->min_size ? req->min_size : m->config.min_size,
                 .max_size = req->max_size ? req->max_size : m->config.max_size,
+                .sample_bytes = req->kernel ? 0 : req->sample_bytes ? req->sample_bytes : m->config.sample_bytes,
         };
         pid_t pid = req->kernel ? KERNEL_TARGET_PID : req->pid;
         struct target *t = manager_find_target(m, pid);
@@ -188,6 +190,16 @@ static bool attach_now(struct manager *m, struct server_request *sreq, struct me
         }
         if (sizes.max_size && sizes.min_size > sizes.max_size) {
                 reply_error(sreq, req->id, -EINVAL, "min_size is larger than max_size");
+                return true;
+        }
+        if (req->kernel && req->sample_bytes) {
+                reply_error(sreq, req->id, -EINVAL, "\"sample_bytes\" samples a process's allocations; the "
+                            "kernel target records each");
+                return true;
+        }
+        if (req->reachability && sizes.sample_bytes > 1) {
+                reply_error(sreq, req->id, -EINVAL, "\"reachability\" needs every block recorded: a sampled "
+                            "target (sample_bytes) cannot be scanned");
                 return true;
         }
         if (req->reachability && !req->exec) {

@@ -93,6 +93,7 @@ static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void
         m->config.snapshot_interval_ms = fresh.snapshot_interval_ms;
         m->config.min_size = fresh.min_size;
         m->config.max_size = fresh.max_size;
+        m->config.sample_bytes = fresh.sample_bytes;
         m->config.ring_depth = fresh.ring_depth;
         m->config.max_targets = fresh.max_targets;
         m->config.symbols_max_open_files = fresh.symbols_max_open_files;

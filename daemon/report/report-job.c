@@ -243,6 +243,7 @@ static cJSON *build_reply(struct report_job *j, char **error)
                         .trend_oldest_usec = j->targets[i].trend_oldest_usec,
                         .snapshots = (uint32_t)j->targets[i].n_history,
                         .rss_bytes = j->targets[i].rss_bytes,
+                        .sample_bytes = j->targets[i].sample_bytes,
                         .reach = j->targets[i].reach,
                         .reach_unavailable = j->targets[i].reach_unavailable,
                 };

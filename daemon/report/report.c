@@ -92,6 +92,21 @@ static const struct reach_stack *reach_of(const struct report_target *targets, s
         return reach_scan_result_find(t->reach, row->stack_id);
 }
 
+/* A sampled stack's expected relative error: the estimate's standard error over the estimate,
+ * sqrt(N * bytes) / bytes (each byte is a sample point with chance 1/N); null when exact. */
+static void add_expected_error(cJSON *s, const struct report_target *targets, size_t n_targets,
+                               const struct stack_row *row)
+{
+        const struct report_target *t = target_of(targets, n_targets, row->pid);
+
+        if (!t || !t->sample_bytes || row->space != 0 || row->bytes == 0) {
+                cJSON_AddNullToObject(s, "expected_error");
+                return;
+        }
+        cJSON_AddNumberToObject(s, "expected_error",
+                                round(sqrt((double)t->sample_bytes / (double)row->bytes) * 1000) / 1000);
+}
+
 static uint64_t lost_bytes(const struct reach_stack *s)
 {
         return s ? s->by_class[REACHABILITY_DEFINITELY_LOST].bytes + s->by_class[REACHABILITY_INDIRECTLY_LOST].bytes : 0;
@@ -231,9 +246,18 @@ static void add_address_frames(cJSON *frames, const struct report_params *p, pid
                 cJSON_AddItemToArray(frames, frame_to_json(addr, &syms[i]));
 }
 
-static cJSON *stack_to_json(const struct report_params *p, const struct stack_row *row, bool kernel,
-                            const struct reach_stack *reach)
+static bool row_is_kernel(const struct stack_row *row, const struct report_target *targets, size_t n_targets)
 {
+        for (size_t i = 0; i < n_targets; i++)
+                if (targets[i].pid == row->pid)
+                        return targets[i].kernel;
+        return false;
+}
+
+static cJSON *stack_to_json(const struct report_params *p, const struct stack_row *row,
+                            const struct report_target *targets, size_t n_targets, const struct reach_stack *reach)
+{
+        bool kernel = row_is_kernel(row, targets, n_targets);
         cJSON *s = cJSON_CreateObject(), *frames;
 
         if (!s)
@@ -246,6 +270,7 @@ static cJSON *stack_to_json(const struct report_params *p, const struct stack_ro
                 cJSON_AddNullToObject(s, "stack_id");
         json_add_u64(s, "bytes", row->bytes);
         json_add_u64(s, "allocs", row->allocs);
+        add_expected_error(s, targets, n_targets, row);
         if (row->stack_id < 0)
                 cJSON_AddStringToObject(s, "stack_error", report_stack_error(row->stack_id, kernel));
         else if (!row->ips || row->n_ips == 0)
@@ -294,6 +319,7 @@ static cJSON *targets_to_json(const struct stack_rows *rows, const struct report
                 json_add_u64(t, "outstanding_mmaps", mmaps);
                 cJSON_AddBoolToObject(t, "exited", targets[i].exited);
                 cJSON_AddNumberToObject(t, "snapshots", targets[i].snapshots);
+                json_add_u64(t, "sample_bytes", targets[i].sample_bytes);
                 if (targets[i].rss_bytes)
                         json_add_u64(t, "rss_bytes", targets[i].rss_bytes);
                 else
@@ -318,14 +344,6 @@ static cJSON *targets_to_json(const struct stack_rows *rows, const struct report
 }
 
 /* Whether row is a stack of the kernel target's. */
-static bool row_is_kernel(const struct stack_row *row, const struct report_target *targets, size_t n_targets)
-{
-        for (size_t i = 0; i < n_targets; i++)
-                if (targets[i].pid == row->pid)
-                        return targets[i].kernel;
-        return false;
-}
-
 /* Whether row is listed under the report's verdict filter (memleakctl leaks: "growing", which
  * also lists the stacks a reachability scan found lost blocks in: both are leak evidence). */
 static bool verdict_wanted(const struct report_params *p, const struct stack_row *row,
@@ -370,7 +388,7 @@ cJSON *report_build(struct stack_rows *rows, const struct report_target *targets
                 const struct reach_stack *reach = reach_of(targets, n_targets, row);
 
                 if (listed < p->top && verdict_wanted(p, row, reach)) {
-                        cJSON *s = stack_to_json(p, row, row_is_kernel(row, targets, n_targets), reach);
+                        cJSON *s = stack_to_json(p, row, targets, n_targets, reach);
 
                         if (!s)
                                 return NULL;
