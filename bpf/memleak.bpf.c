@@ -25,15 +25,32 @@ struct {
         __type(value, struct target_config);
 } targets SEC(".maps");
 
-struct {
-        __uint(type, BPF_MAP_TYPE_HASH);
-        __uint(max_entries, 10240);
-        __type(key, __u64);
-        __type(value, struct inflight);
-} inflight SEC(".maps");
+/* What a thread carries between probes: its allocator call in flight, and its distance to the
+ * next sample point. Task storage: no table to fill or to search, and it goes with the thread. */
+struct thread_state {
+        struct inflight call;           /* call.flags & INFLIGHT_ACTIVE: inside an allocator call */
+        __u64 sample_remaining;         /* --sample-bytes: bytes to the next sample point; 0: none drawn */
+};
 
 struct {
+        __uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+        __uint(map_flags, BPF_F_NO_PREALLOC);
+        __type(key, int);
+        __type(value, struct thread_state);
+} threads SEC(".maps");
+
+/* The calling thread's state; created when create (an entry), else NULL when it has none. */
+static __always_inline struct thread_state *thread_state(bool create)
+{
+        return bpf_task_storage_get(&threads, bpf_get_current_task_btf(), NULL,
+                                    create ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
+}
+
+/* allocs, mmaps and combined take memory for the entries there are, not for their limits (the
+ * kernel's bpf_mem_alloc serves them from per-CPU caches), so the defaults stay small. */
+struct {
         __uint(type, BPF_MAP_TYPE_HASH);
+        __uint(map_flags, BPF_F_NO_PREALLOC);
         __uint(max_entries, 1000000);
         __type(key, struct alloc_key);
         __type(value, struct alloc_info);
@@ -44,6 +61,7 @@ struct {
  * (small) map, never the big one. */
 struct {
         __uint(type, BPF_MAP_TYPE_HASH);
+        __uint(map_flags, BPF_F_NO_PREALLOC);
         __uint(max_entries, 65536);
         __type(key, struct alloc_key);
         __type(value, struct alloc_info);
@@ -51,6 +69,7 @@ struct {
 
 struct {
         __uint(type, BPF_MAP_TYPE_HASH);
+        __uint(map_flags, BPF_F_NO_PREALLOC);
         __uint(max_entries, 65536);
         __type(key, struct combined_key);
         __type(value, struct combined_value);
@@ -215,6 +234,13 @@ static __always_inline void record_alloc(void *ctx, __u32 tgid, __u64 addr, __u6
  * outer one's stack pointer: equal sp right after the outer entry is nesting too. */
 #define TAIL_CALL_WINDOW_NS 1000000000ull
 
+/* Whether cur is a call of this target in progress: not one entered before the target was
+ * registered (an earlier attach of the same pid, detached before the call returned). */
+static __always_inline bool in_call(const struct inflight *cur, const struct target_config *cfg, __u32 tgid)
+{
+        return (cur->flags & INFLIGHT_ACTIVE) && cur->tgid == tgid && cur->entry_ns >= cfg->registered_ns;
+}
+
 static __always_inline bool inside_outer_call(const struct inflight *cur, __u64 sp)
 {
         if (sp < cur->entry_sp)
@@ -231,14 +257,10 @@ static __always_inline bool kind_allocates(__u32 kind)
 
 static __always_inline int on_entry2(struct pt_regs *ctx, __u32 kind, __u64 size, __u64 arg, __u64 arg2)
 {
-        __u64 id = bpf_get_current_pid_tgid();
-        __u64 sp = PT_REGS_SP(ctx);
+        __u64 sp = PT_REGS_SP(ctx), now;
         __u32 tgid = current_tgid();
-        struct inflight state = {
-                .size = size, .arg = arg, .entry_sp = sp, .entry_ns = bpf_ktime_get_ns(),
-                .kind = kind, .tgid = tgid, .arg2 = arg2, .weight = size,
-        };
         struct target_config *cfg;
+        struct thread_state *th;
         struct inflight *cur;
 
         if (!tgid)
@@ -246,8 +268,13 @@ static __always_inline int on_entry2(struct pt_regs *ctx, __u32 kind, __u64 size
         cfg = bpf_map_lookup_elem(&targets, &tgid);
         if (!cfg)
                 return 0;
-        cur = bpf_map_lookup_elem(&inflight, &id);
-        if (cur) {
+        th = thread_state(true);
+        if (!th) {
+                count(COUNTER_LOST_NO_THREAD_STATE);
+                return 0;
+        }
+        cur = &th->call;
+        if (in_call(cur, cfg, tgid)) {
                 if (inside_outer_call(cur, sp)) {
                         /* Called from inside an allocator this thread is already in. */
                         cur->depth++;
@@ -257,13 +284,17 @@ static __always_inline int on_entry2(struct pt_regs *ctx, __u32 kind, __u64 size
                 /* The outer call never returned (longjmp, thread cancelled): start over. */
                 count(COUNTER_INFLIGHT_STALE);
         }
+        now = bpf_ktime_get_ns();
+        *cur = (struct inflight) {
+                .size = size, .arg = arg, .entry_sp = sp, .entry_ns = now,
+                .kind = kind, .tgid = tgid, .arg2 = arg2, .weight = size, .flags = INFLIGHT_ACTIVE,
+        };
         /* the outermost call decides, once, whether its block is a sample */
         if (cfg->sample_bytes && kind_allocates(kind)) {
-                state.weight = sample_weight(size, cfg->sample_bytes);
-                state.unsampled = state.weight == 0;
+                cur->weight = sample_weight(size, cfg->sample_bytes, &th->sample_remaining);
+                if (cur->weight == 0)
+                        cur->flags |= INFLIGHT_UNSAMPLED;
         }
-        if (bpf_map_update_elem(&inflight, &id, &state, BPF_ANY))
-                count(COUNTER_LOST_INFLIGHT_MAP_FULL);
         return 0;
 }
 
@@ -419,25 +450,30 @@ static __always_inline int mmap_family_return(void *ctx, __u32 tgid, const struc
 
 static __always_inline int on_return(struct pt_regs *ctx)
 {
-        __u64 id = bpf_get_current_pid_tgid();
         __u64 rc = PT_REGS_RC(ctx);
         __u32 tgid = current_tgid();
+        struct target_config *cfg;
+        struct thread_state *th;
         struct inflight *cur, state;
         __u64 addr = 0;
 
-        if (!tgid || !bpf_map_lookup_elem(&targets, &tgid))
+        if (!tgid)
                 return 0;
-        cur = bpf_map_lookup_elem(&inflight, &id);
-        if (!cur) {
+        cfg = bpf_map_lookup_elem(&targets, &tgid);
+        if (!cfg)
+                return 0;
+        th = thread_state(false);
+        if (!th || !in_call(&th->call, cfg, tgid)) {
                 count(COUNTER_RETURN_WITHOUT_ENTRY);
                 return 0;
         }
+        cur = &th->call;
         if (cur->depth > 0) {
                 cur->depth--;
                 return 0;
         }
         state = *cur;
-        bpf_map_delete_elem(&inflight, &id);
+        cur->flags = 0;
 
         switch (state.kind) {
         case ALLOC_KIND_MMAP:
@@ -484,7 +520,7 @@ static __always_inline int on_return(struct pt_regs *ctx)
                         return 0;
                 }
         }
-        if (state.unsampled) {
+        if (state.flags & INFLIGHT_UNSAMPLED) {
                 count(COUNTER_ALLOCS_UNSAMPLED);
                 return 0;
         }
@@ -494,14 +530,17 @@ static __always_inline int on_return(struct pt_regs *ctx)
 
 static __always_inline int on_free(struct pt_regs *ctx, __u64 addr)
 {
-        __u64 id = bpf_get_current_pid_tgid();
         __u32 tgid = current_tgid();
-        struct inflight *cur;
+        struct target_config *cfg;
+        struct thread_state *th;
 
-        if (!tgid || !bpf_map_lookup_elem(&targets, &tgid))
+        if (!tgid)
                 return 0;
-        cur = bpf_map_lookup_elem(&inflight, &id);
-        if (cur && inside_outer_call(cur, PT_REGS_SP(ctx))) {
+        cfg = bpf_map_lookup_elem(&targets, &tgid);
+        if (!cfg)
+                return 0;
+        th = thread_state(false);
+        if (th && in_call(&th->call, cfg, tgid) && inside_outer_call(&th->call, PT_REGS_SP(ctx))) {
                 /* realloc(p, 0) and friends free through free(): the outer call accounts for it. */
                 count(COUNTER_NESTED_CALLS);
                 return 0;

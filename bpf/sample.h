@@ -100,17 +100,6 @@ static const __u16 sample_gap_table[SAMPLE_GAP_BUCKETS] = {
         14, 10, 6, 2,
 };
 
-struct sample_state {
-        __u64 remaining;        /* bytes to this thread's next sample point; 0: not drawn yet */
-};
-
-struct {
-        __uint(type, BPF_MAP_TYPE_TASK_STORAGE);
-        __uint(map_flags, BPF_F_NO_PREALLOC);
-        __type(key, int);
-        __type(value, struct sample_state);
-} sample_states SEC(".maps");
-
 static __always_inline __u64 sample_gap(__u64 mean)
 {
         __u32 slice = bpf_get_prandom_u32() & (SAMPLE_GAP_BUCKETS - 1);
@@ -121,31 +110,25 @@ static __always_inline __u64 sample_gap(__u64 mean)
 #define SAMPLE_MAX_POINTS 16    /* points one allocation below N can cross, in practice 1 or 2 */
 
 /* The bytes an allocation of size bytes stands for under sampling of mean bytes: 0 when it
- * crossed no sample point (not recorded). */
-static __always_inline __u64 sample_weight(__u64 size, __u64 mean)
+ * crossed no sample point (not recorded). remaining: the thread's bytes to its next sample point
+ * (0: not drawn yet), moved on. */
+static __always_inline __u64 sample_weight(__u64 size, __u64 mean, __u64 *remaining)
 {
-        struct sample_state *st;
         __u64 left, points = 0;
 
         if (size >= mean)
                 return size;
-        st = bpf_task_storage_get(&sample_states, bpf_get_current_task_btf(), NULL,
-                                  BPF_LOCAL_STORAGE_GET_F_CREATE);
-        if (!st) {
-                count(COUNTER_SAMPLE_NO_STATE);
-                return size;
-        }
-        left = st->remaining;
+        left = *remaining;
         if (left == 0)
                 left = sample_gap(mean);
         if (size < left) {
-                st->remaining = left - size;
+                *remaining = left - size;
                 return 0;
         }
         for (int i = 0; i < SAMPLE_MAX_POINTS && left <= size; i++) {
                 points++;
                 left += sample_gap(mean);
         }
-        st->remaining = left > size ? left - size : sample_gap(mean);
+        *remaining = left > size ? left - size : sample_gap(mean);
         return points * mean;
 }

@@ -70,7 +70,8 @@ enum memleak_counter {
         COUNTER_UNWIND_STOP_NO_TABLE,   /* walks that met an object whose table is not loaded */
         COUNTER_LOST_ALLOCS_MAP_FULL,   /* outstanding-allocations map full */
         COUNTER_LOST_COMBINED_MAP_FULL, /* per-stack totals map full */
-        COUNTER_LOST_INFLIGHT_MAP_FULL, /* per-thread in-flight map full */
+        COUNTER_LOST_NO_THREAD_STATE,   /* no per-thread state for a call (task storage refused:
+                                         * out of memory, or busy in a nested program) */
         COUNTER_STACK_EFAULT,           /* bpf_get_stack -EFAULT: the stack was unreadable */
         COUNTER_STACK_TABLE_FULL,       /* a new stack found the stack table full */
         COUNTER_STACK_HASH_CLASH,       /* every key a new stack may take held other stacks */
@@ -90,8 +91,6 @@ enum memleak_counter {
         COUNTER_ALLOCS_UNSAMPLED,       /* --sample-bytes: allocations that crossed no sample point */
         COUNTER_FREE_UNSAMPLED,         /* --sample-bytes: frees of addresses not recorded (mostly
                                          * unsampled blocks) */
-        COUNTER_SAMPLE_NO_STATE,        /* --sample-bytes: no per-thread sampling state (task storage
-                                         * refused): the allocation was recorded exactly */
         _COUNTER_MAX,
 };
 
@@ -129,6 +128,9 @@ struct target_config {
          * the sample points each thread draws at exponentially distributed gaps of mean N bytes,
          * each weighing N per point it crosses (those of N bytes or more: their size, always). */
         __u64 sample_bytes;
+        /* CLOCK_MONOTONIC when the daemon registered the target: a thread's in-flight state from
+         * before (a call entered while an earlier target of the same pid was attached) is stale. */
+        __u64 registered_ns;
 };
 /* sample_bytes is at most MEMLEAK_MAX_SAMPLE_BYTES (common/protocol.h, 2^32): N times the gap
  * table's entries (bpf/sample.h) stays far below 2^64. */
@@ -166,7 +168,11 @@ struct combined_value {
         __u64 allocs;
 };
 
-/* In-flight call state between an allocator's entry and its return, keyed by pid_tgid (thread). */
+/* In-flight call state between an allocator's entry and its return: one per thread, in BPF task
+ * storage (bpf/memleak.bpf.c's struct thread_state). */
+#define INFLIGHT_ACTIVE 1u              /* inside an allocator call of a target */
+#define INFLIGHT_UNSAMPLED 2u           /* --sample-bytes: the allocation crossed no sample point */
+
 struct inflight {
         __u64 size;
         __u64 arg;              /* realloc: old pointer; posix_memalign: memptr */
@@ -174,8 +180,8 @@ struct inflight {
         __u64 entry_ns;         /* when the outermost call entered */
         __u32 kind;             /* enum alloc_kind of the outermost call */
         __u32 depth;            /* nested allocator entries below the outermost */
-        __u32 tgid;             /* target, as the daemon sees it: lets detach drop its threads' entries */
-        __u32 unsampled;        /* --sample-bytes: the allocation crossed no sample point */
+        __u32 tgid;             /* target, as the daemon sees it */
+        __u32 flags;            /* INFLIGHT_* */
         __u64 arg2;             /* mremap: old size */
         __u64 weight;           /* the bytes the allocation stands for (see struct alloc_info) */
 };

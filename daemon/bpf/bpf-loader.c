@@ -202,7 +202,6 @@ int bpf_loader_open(const struct bpf_sizes *sizes, struct memleak_bpf **ret)
             (r = bpf_map__set_max_entries(skel->maps.allocs, sizes->max_allocs)) < 0 ||
             (r = bpf_map__set_max_entries(skel->maps.stacks, sizes->max_stacks)) < 0 ||
             (r = bpf_map__set_max_entries(skel->maps.combined, sizes->max_combined)) < 0 ||
-            (r = bpf_map__set_max_entries(skel->maps.inflight, sizes->max_inflight)) < 0 ||
             (r = bpf_map__set_max_entries(skel->maps.mmaps, sizes->max_mmaps)) < 0 ||
             (r = bpf_map__set_max_entries(skel->maps.unwind_targets, sizes->max_targets)) < 0 ||
             (r = bpf_map__set_max_entries(skel->maps.unwind_mappings, sizes->max_targets * UNWIND_MAPPINGS_MAX)) < 0 ||
@@ -271,12 +270,6 @@ int bpf_loader_unwind_mappings_fd(struct memleak_bpf *skel)
 {
         assert(skel);
         return bpf_map__fd(skel->maps.unwind_mappings);
-}
-
-int bpf_loader_inflight_fd(struct memleak_bpf *skel)
-{
-        assert(skel);
-        return bpf_map__fd(skel->maps.inflight);
 }
 
 int bpf_loader_mmaps_fd(struct memleak_bpf *skel)

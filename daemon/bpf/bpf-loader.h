@@ -17,7 +17,6 @@ struct bpf_sizes {
         uint32_t max_allocs;
         uint32_t max_stacks;
         uint32_t max_combined;
-        uint32_t max_inflight;
         uint32_t max_mmaps;
         uint32_t max_stack_depth;       /* frames per stack-map entry, <= MEMLEAK_MAX_STACK_DEPTH */
 };
@@ -34,7 +33,6 @@ int bpf_loader_targets_fd(struct memleak_bpf *skel);
 int bpf_loader_allocs_fd(struct memleak_bpf *skel);
 int bpf_loader_combined_fd(struct memleak_bpf *skel);
 int bpf_loader_stacks_fd(struct memleak_bpf *skel);
-int bpf_loader_inflight_fd(struct memleak_bpf *skel);
 /* The unwind tables (a map of maps, UNWIND_TABLES_MAX slots), the targets walked by them and
  * their mappings (UNWIND_MAPPINGS_MAX per target slot). */
 int bpf_loader_unwind_tables_fd(struct memleak_bpf *skel);

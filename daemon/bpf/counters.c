@@ -24,7 +24,7 @@ static const char *const counters_table[_COUNTER_MAX] = {
         [COUNTER_UNWIND_STOP_NO_TABLE] = "unwind_stop_no_table",
         [COUNTER_LOST_ALLOCS_MAP_FULL] = "allocs_map_full",
         [COUNTER_LOST_COMBINED_MAP_FULL] = "combined_map_full",
-        [COUNTER_LOST_INFLIGHT_MAP_FULL] = "inflight_map_full",
+        [COUNTER_LOST_NO_THREAD_STATE] = "thread_state_unavailable",
         [COUNTER_STACK_EFAULT] = "stack_efault",
         [COUNTER_STACK_TABLE_FULL] = "stack_table_full",
         [COUNTER_STACK_HASH_CLASH] = "stack_hash_clash",
@@ -39,7 +39,6 @@ static const char *const counters_table[_COUNTER_MAX] = {
         [COUNTER_LOST_FORK_EVENTS] = "fork_events_lost",
         [COUNTER_ALLOCS_UNSAMPLED] = "allocs_unsampled",
         [COUNTER_FREE_UNSAMPLED] = "frees_unsampled",
-        [COUNTER_SAMPLE_NO_STATE] = "sample_no_state",
 };
 
 DEFINE_STRING_TABLE_LOOKUP_TO_STRING(counters, enum memleak_counter);

@@ -33,11 +33,22 @@ static uint64_t hash_map_bytes(uint64_t entries, uint64_t key_size, uint64_t val
                pow2_at_least(entries) * HTAB_BUCKET_BYTES;
 }
 
-/* A map allocating its elements as they come (BPF_F_NO_PREALLOC), when full: bpf_mem_alloc
- * hands out power-of-two sizes (96 and 192 too, rarely met by these). */
+/* The block bpf_mem_alloc hands out for size bytes: a power of two, or 96 or 192. */
+static uint64_t mem_alloc_block(uint64_t size)
+{
+        uint64_t p = pow2_at_least(size);
+
+        if (p == 128 && size <= 96)
+                return 96;
+        if (p == 256 && size <= 192)
+                return 192;
+        return p;
+}
+
+/* A map allocating its elements as they come (BPF_F_NO_PREALLOC), when full. */
 static uint64_t hash_map_no_prealloc_bytes(uint64_t entries, uint64_t key_size, uint64_t value_size)
 {
-        return entries * pow2_at_least(MEM_ALLOC_HEADER_BYTES + HTAB_ELEM_BYTES + round8(key_size) + round8(value_size)) +
+        return entries * mem_alloc_block(MEM_ALLOC_HEADER_BYTES + HTAB_ELEM_BYTES + round8(key_size) + round8(value_size)) +
                pow2_at_least(entries) * HTAB_BUCKET_BYTES;
 }
 
@@ -50,10 +61,9 @@ uint64_t map_budget_estimate(const struct bpf_sizes *s)
 {
         assert(s);
         return hash_map_bytes(s->max_targets, sizeof(__u32), sizeof(struct target_config)) +
-               hash_map_bytes(s->max_allocs, sizeof(struct alloc_key), sizeof(struct alloc_info)) +
-               hash_map_bytes(s->max_mmaps, sizeof(struct alloc_key), sizeof(struct alloc_info)) +
-               hash_map_bytes(s->max_combined, sizeof(struct combined_key), sizeof(struct combined_value)) +
-               hash_map_bytes(s->max_inflight, sizeof(__u64), sizeof(struct inflight)) +
+               hash_map_no_prealloc_bytes(s->max_allocs, sizeof(struct alloc_key), sizeof(struct alloc_info)) +
+               hash_map_no_prealloc_bytes(s->max_mmaps, sizeof(struct alloc_key), sizeof(struct alloc_info)) +
+               hash_map_no_prealloc_bytes(s->max_combined, sizeof(struct combined_key), sizeof(struct combined_value)) +
                hash_map_bytes(MEMLEAK_FILE_MAPPINGS_MAX, sizeof(struct file_mapping_key), sizeof(struct file_mapping)) +
                hash_map_no_prealloc_bytes(s->max_stacks, sizeof(__u64), STACK_TRACE_BYTES(s->max_stack_depth)) +
                hash_map_bytes(s->max_targets, sizeof(__u32), sizeof(struct unwind_target)) +

@@ -6,10 +6,11 @@
 #include <stdint.h>
 #include "bpf-loader.h"
 
-/* Bytes the maps take at sizes when full, as the kernel counts them (fdinfo "memlock"): hash
- * maps are preallocated, each entry a node (48 bytes) with its key and value, plus a bucket per
- * slot of the table (a power of two); the stack table allocates its entries as stacks come, each
- * a power-of-two block. Pure: for the unit tests. */
+/* Bytes the maps take at sizes when full: a hash map's entry is a node (48 bytes) with its key
+ * and value, plus a bucket per slot of the table (a power of two). Small maps are preallocated;
+ * the big ones (allocs, mmaps, combined, the stack table) take their buckets at load and each
+ * entry as it comes, a power-of-two block from bpf_mem_alloc (the kernel's fdinfo "memlock"
+ * counts the node and an 8-byte header of it: less than the block). Pure: for the unit tests. */
 uint64_t map_budget_estimate(const struct bpf_sizes *sizes);
 
 struct memory_limits {

@@ -339,11 +339,6 @@ static bool combined_of(const void *key, const void *value, void *pid)
         return (pid_t)((const struct combined_key *)key)->tgid == *(pid_t *)pid;
 }
 
-static bool inflight_of(const void *key, const void *value, void *pid)
-{
-        return (pid_t)((const struct inflight *)value)->tgid == *(pid_t *)pid;
-}
-
 static int cmp_i64(const void *a, const void *b)
 {
         int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
@@ -409,7 +404,5 @@ int stack_collect_purge(struct memleak_bpf *skel, const struct map_limits *lim, 
                              lim->max_mmaps, alloc_of, &pid);
         (void)map_dump_purge(bpf_loader_combined_fd(skel), sizeof(struct combined_key),
                              sizeof(struct combined_value), lim->max_combined, combined_of, &pid);
-        (void)map_dump_purge(bpf_loader_inflight_fd(skel), sizeof(__u64), sizeof(struct inflight),
-                             lim->max_inflight, inflight_of, &pid);
         return purged;
 }

@@ -24,7 +24,6 @@ struct frozen_target {
 struct map_limits {
         uint32_t max_allocs;
         uint32_t max_combined;
-        uint32_t max_inflight;
         uint32_t max_mmaps;
 };
 
@@ -57,7 +56,7 @@ struct outstanding_block {
 int stack_collect_blocks(struct memleak_bpf *skel, const struct map_limits *lim, pid_t pid,
                          struct outstanding_block **ret, size_t *ret_n);
 
-/* Remove every allocs/combined/inflight entry of pid, and the stacks in the stack table that no
+/* Remove every allocs/mmaps/combined entry of pid, and the stacks in the stack table that no
  * other target's allocations use. Returns how many stacks went, or -errno (the entries went
  * anyway, as far as they could be read). */
 int stack_collect_purge(struct memleak_bpf *skel, const struct map_limits *lim, pid_t pid);

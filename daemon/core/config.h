@@ -55,7 +55,8 @@ struct memleakd_config {
         uint32_t max_allocs;            /* max_allocs: outstanding-allocation map entries */
         uint32_t max_stacks;            /* max_stacks: stack-table entries */
         uint32_t max_combined;          /* max_combined: per-stack totals entries */
-        uint32_t max_inflight;          /* max_inflight: threads inside an allocator at once */
+        uint32_t max_inflight;          /* max_inflight: no longer used (a thread's call state lives
+                                         * in task storage); accepted so older files still load */
         uint32_t max_mmaps;             /* max_mmaps: anonymous mappings tracked with --mmap */
         uint32_t max_stack_depth;       /* max_stack_depth: frames kept per stack, 1..127 */
         char *socket_path;              /* socket_path: absolute, at most 107 bytes */

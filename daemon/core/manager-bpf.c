@@ -67,11 +67,24 @@ static int check_map_budget(const struct bpf_sizes *sizes)
         }
         return log_error_errno(ENOMEM, "The BPF maps would take %" PRIu64 " MiB of kernel memory at these sizes "
                                "(max_allocs=%u, max_stacks=%u, max_stack_depth=%u, max_combined=%u, "
-                               "max_inflight=%u, max_mmaps=%u), more than this machine can hold: %" PRIu64
+                               "max_mmaps=%u), more than this machine can hold: %" PRIu64
                                " MiB (what is available, at most half the memory, 3/4 of the service's "
                                "MemoryMax=). Lower them in the configuration.",
                                need >> 20, sizes->max_allocs, sizes->max_stacks, sizes->max_stack_depth,
-                               sizes->max_combined, sizes->max_inflight, sizes->max_mmaps, allowed >> 20);
+                               sizes->max_combined, sizes->max_mmaps, allowed >> 20);
+}
+
+struct bpf_sizes manager_bpf_sizes(const struct memleakd_config *config)
+{
+        assert(config);
+        return (struct bpf_sizes) {
+                .max_targets = config->max_targets,
+                .max_allocs = config->max_allocs,
+                .max_stacks = config->max_stacks,
+                .max_combined = config->max_combined,
+                .max_mmaps = config->max_mmaps,
+                .max_stack_depth = config->max_stack_depth,
+        };
 }
 
 int manager_bpf_load(const struct bpf_sizes *sizes, struct memleak_bpf **ret)

@@ -4,6 +4,10 @@
 #pragma once
 
 #include "bpf-loader.h"
+#include "config.h"
+
+/* The maps' sizes config asks for. */
+struct bpf_sizes manager_bpf_sizes(const struct memleakd_config *config);
 
 /* Refuses (-ENOMEM) sizes the machine cannot hold; logs what goes wrong. */
 int manager_bpf_load(const struct bpf_sizes *sizes, struct memleak_bpf **ret);

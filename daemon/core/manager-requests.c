@@ -14,7 +14,10 @@
 #include "kernel-target.h"
 #include "exit-hold.h"
 #include "log.h"
+#include "manager-bpf.h"
 #include "manager-report.h"
+#include "map-budget.h"
+#include "map-memory.h"
 #include "manager-requests.h"
 #include "manager.h"
 #include "protocol.h"
@@ -351,6 +354,8 @@ static cJSON *limits_to_json(struct manager *m)
         struct symbolizer_stats syms;
         struct unwind_cache_stats tables;
         struct server_stats srv;
+        struct bpf_sizes sizes = manager_bpf_sizes(&m->config);
+        uint64_t map_bytes;
         cJSON *o = cJSON_CreateObject(), *x;
 
         if (!o)
@@ -382,6 +387,12 @@ static cJSON *limits_to_json(struct manager *m)
         json_add_u64(x, "files_without_cfi", tables.without_rows);
         json_add_u64(x, "failed", tables.failed);
         json_add_u64(x, "building", tables.pending);
+        x = cJSON_AddObjectToObject(o, "maps");
+        if (map_memory_now(m->env.skel, &map_bytes) < 0)
+                cJSON_AddNullToObject(x, "kernel_bytes");
+        else
+                json_add_u64(x, "kernel_bytes", map_bytes);
+        json_add_u64(x, "max_bytes", map_budget_estimate(&sizes));
         x = cJSON_AddObjectToObject(o, "clients");
         json_add_u64(x, "connections", server_connections(m->server));
         json_add_u64(x, "refused", srv.refused_full);

@@ -231,23 +231,15 @@ static int start_event_loop(struct manager *m)
 static int start_tracing(struct manager *m)
 {
         struct symbolizer_limits limits = symbolizer_limits_of(&m->config);
+        struct bpf_sizes sizes = manager_bpf_sizes(&m->config);
         int r;
 
-        r = manager_bpf_load(&(struct bpf_sizes) {
-                .max_targets = m->config.max_targets,
-                .max_allocs = m->config.max_allocs,
-                .max_stacks = m->config.max_stacks,
-                .max_combined = m->config.max_combined,
-                .max_inflight = m->config.max_inflight,
-                .max_mmaps = m->config.max_mmaps,
-                .max_stack_depth = m->config.max_stack_depth,
-        }, &m->env.skel);
+        r = manager_bpf_load(&sizes, &m->env.skel);
         if (r < 0)
                 return r;
         m->env.limits = (struct map_limits) {
                 .max_allocs = m->config.max_allocs,
                 .max_combined = m->config.max_combined,
-                .max_inflight = m->config.max_inflight,
                 .max_mmaps = m->config.max_mmaps,
         };
         r = symbolizer_new(&(struct symbolizer_settings) {

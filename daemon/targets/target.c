@@ -119,6 +119,7 @@ int target_register(const struct target_env *env, struct target *t, char **error
         assert(env);
         assert(t);
         assert(error);
+        t->filter.registered_ns = now_monotonic_usec() * 1000;
         if (bpf_map_update_elem(bpf_loader_targets_fd(env->skel), &(__u32){ t->pid }, &t->filter, BPF_NOEXIST) < 0) {
                 if (errno == E2BIG)
                         return error_set(error, -ENOSPC, "Too many targets");

@@ -32,7 +32,7 @@ class ThreadsTest(harness.DaemonTestCase):
         for name in LEAKS:
             stacks = [s for s in report['stacks'] if s['frames'] and s['frames'][0]['symbol'] == name]
             self.assertEqual(len(stacks), 1, f'{name}:\n{harness.format_stacks(report)}')
-        for counter in ('allocs_map_full', 'combined_map_full', 'inflight_map_full', 'inflight_stale'):
+        for counter in ('allocs_map_full', 'combined_map_full', 'thread_state_unavailable', 'inflight_stale'):
             self.assertEqual(report['lost'][counter], 0, f'lost: {report["lost"]}')
 
     def test_full_allocs_map_counts_every_allocation_it_could_not_keep(self):

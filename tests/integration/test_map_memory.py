@@ -1,0 +1,44 @@
+# SPDX-License-Identifier: MIT
+"""The kernel memory of memleakd's BPF maps: small at the default sizes (the big maps take memory
+for the entries they hold, not for their limits), shown in status as it is now and at its most,
+and growing with what a target leaves outstanding."""
+
+import unittest
+
+import harness
+
+# memleakd.conf's defaults for the map sizes (the harness's own config lowers them)
+DEFAULT_SIZES = {'max_targets': 64, 'max_allocs': 1000000, 'max_stacks': 131072, 'max_combined': 131072,
+                 'max_mmaps': 65536}
+BLOCKS = 4 * 32721                     # tests/programs/leak-sample.c: four leaks of 32,721 blocks
+KERNEL_BYTES_PER_BLOCK = 8 + 48 + 16 + 32   # the kernel's count per allocs entry: header, node, key, value
+
+
+class MapMemoryTest(harness.DaemonTestCase):
+
+    def maps(self, daemon):
+        return daemon.status()['limits']['maps']
+
+    def test_default_sizes_stay_small_and_grow_with_what_is_tracked(self):
+        daemon = self.start_daemon(config=DEFAULT_SIZES)
+        idle = self.maps(daemon)
+        self.assertLess(idle['kernel_bytes'], 64 << 20, idle)
+        self.assertGreater(idle['max_bytes'], 256 << 20, idle)
+
+        p = self.start_program('leak-sample')
+        daemon.attach(p.pid)
+        p.run_leaks()
+        busy = self.maps(daemon)
+        self.assertGreaterEqual(busy['kernel_bytes'] - idle['kernel_bytes'], BLOCKS * KERNEL_BYTES_PER_BLOCK, busy)
+        self.assertLess(busy['kernel_bytes'], busy['max_bytes'], busy)
+        self.assertFalse(any(daemon.status()['lost'].values()))
+
+        # what the target held goes with it (memleakd purges the maps off its event loop)
+        daemon.ctl_ok('detach', '--pid', p.pid)
+        after = harness.wait_until(lambda: (lambda m: m if m['kernel_bytes'] < idle['kernel_bytes'] + (1 << 20) else None)(
+            self.maps(daemon)), harness.REPORT_TIMEOUT_S)
+        self.assertTrue(after, f'the maps still hold {self.maps(daemon)} after the detach, {idle} before the attach')
+
+
+if __name__ == '__main__':
+    unittest.main(verbosity=2)
