@@ -3,8 +3,9 @@
  * thread), the pattern of a busy service. Waits for a line on stdin so memleakd can attach
  * first, then prints the loop's wall time in nanoseconds and the number of allocator calls.
  * With "fork", a child forked after that line does the churn at once (the worker a traced server
- * forks), and the time is the child's.
- * usage: alloc-churn ITERATIONS THREADS [fork] */
+ * forks), and the time is the child's. With "cxx", the blocks come from C++'s operator new and go
+ * to operator delete (bench/cxx-alloc.cc).
+ * usage: alloc-churn ITERATIONS THREADS [fork|cxx] */
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -18,6 +19,12 @@
 #define LIVE 1024
 
 static long iterations;
+static void *(*allocate)(size_t size) = malloc;
+static void (*release)(void *block) = free;
+
+/* bench/cxx-alloc.cc */
+void *cxx_new(size_t size);
+void cxx_delete(void *block);
 
 static uint64_t now_ns(void)
 {
@@ -38,14 +45,14 @@ static void *churn(void *arg)
                 x ^= x << 13;
                 x ^= x >> 17;
                 x ^= x << 5;
-                free(live[slot]);
-                live[slot] = malloc(16 + x % 4080);
+                release(live[slot]);
+                live[slot] = allocate(16 + x % 4080);
                 if (!live[slot])
                         abort();
                 *(volatile char *)live[slot] = 1;
         }
         for (size_t i = 0; i < LIVE; i++)
-                free(live[i]);
+                release(live[i]);
         return NULL;
 }
 
@@ -57,10 +64,15 @@ int main(int argc, char *argv[])
         char line[16];
 
         bool in_child = argc == 4 && strcmp(argv[3], "fork") == 0;
+        bool cxx = argc == 4 && strcmp(argv[3], "cxx") == 0;
         pid_t child = 0;
 
-        if (argc != 3 && !in_child)
+        if (argc != 3 && !in_child && !cxx)
                 return 2;
+        if (cxx) {
+                allocate = cxx_new;
+                release = cxx_delete;
+        }
         iterations = atol(argv[1]);
         n_threads = atol(argv[2]);
         if (iterations <= 0 || n_threads <= 0 || n_threads > 64)
@@ -85,7 +97,7 @@ int main(int argc, char *argv[])
         for (long t = 0; t < n_threads; t++)
                 pthread_join(threads[t], NULL);
         end = now_ns();
-        /* one malloc and one free per iteration, plus the final frees */
+        /* one allocation and one release per iteration, plus the final releases */
         printf("%llu %ld\n", (unsigned long long)(end - start), n_threads * (2 * iterations + LIVE));
         return 0;
 }

@@ -1,21 +1,41 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""Measure what memleakd costs a traced process and what it holds itself, in one run.
+"""Measure what memleakd costs a traced process, against the floors of its probes and against
+other tools, in one run.
 
-The workload (bench/alloc-churn.c) churns malloc/free in THREADS threads. Each configuration is
-run RUNS times untraced and RUNS times traced, interleaved, on the same machine in the same
-minute; the medians give the ratio traced/untraced and the cost per allocator call. The daemon's
-resident memory and the kernel memory of its BPF maps are read while it traces. Results go to
-stdout and, with --output, to a Markdown file (bench/RESULTS.md keeps the last one written).
+Workloads: bench/alloc-churn (malloc/free or C++ new/delete, 1 and 2 threads; it times its own
+loop) and, where Debian's redis-server and redis-benchmark are installed, a real service under
+`redis-benchmark -q -n N -c 10 -t set,get,lpush,lpop -d 256`. Each workload runs under every
+configuration, RUNS rounds interleaved (every configuration once per round), medians kept:
 
-usage: bench/run.py [--build DIR] [--iterations N] [--threads T] [--runs R] [--output FILE]
+  untraced        nothing attached
+  entry floor     empty BPF programs at each allocator function's first instruction, with return
+                  probes on the allocating ones (where entry-probing tools such as BCC's memleak
+                  place them): the bare price of the uprobe mechanism there (bench/probe-floor)
+  sites floor     empty programs on exactly the sites memleakd chose (its entry probes may sit a
+                  few harmless instructions in, where the kernel emulates instead of single-steps)
+  memleakd        attached exactly (every allocation recorded)
+  memleakd, sampled   attached with --sample-bytes 524288
+  bpftrace        a bpftrace script doing memleak's bookkeeping (size at malloc's entry, address,
+                  size and stack at its return, delete at free) on the allocator's malloc and free
+  heaptrack       Debian's heaptrack (LD_PRELOAD), the program started under it
+  valgrind        Debian's valgrind (memcheck, --leak-check=full)
+
+The floors and memleakd probe the objects memleakd reports in `status` for that workload.
+Results go to stdout and, with --output, to a Markdown file (bench/RESULTS.md keeps the last).
+
+usage: bench/run.py [--build DIR] [--iterations N] [--runs R] [--requests N] [--redis-runs R]
+                    [--only KEYS] [--no-redis] [--output FILE]
 Needs root (BPF) and a build (meson setup build && ninja -C build)."""
 
 import argparse
 import datetime
+import json
 import os
 import platform
+import re
 import shutil
+import signal
 import socket
 import statistics
 import subprocess
@@ -24,15 +44,15 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-TCMALLOC = '/usr/lib/x86_64-linux-gnu/libtcmalloc.so.4'
-daemon_pid = 0
+LIBC = '/lib/x86_64-linux-gnu/libc.so.6'
+SAMPLE_BYTES = 524288
 
 
 def daemon_start(build, workdir):
     sock = os.path.join(workdir, 'memleakd.sock')
     conf = os.path.join(workdir, 'memleakd.conf')
     with open(conf, 'w') as f:
-        f.write(f'socket_path = {sock}\nmax_stacks = 262144\n')
+        f.write(f'socket_path = {sock}\n')
     log = open(os.path.join(workdir, 'memleakd.log'), 'w')
     proc = subprocess.Popen([os.path.join(build, 'daemon', 'memleakd'), '--config', conf],
                             stdout=log, stderr=log)
@@ -48,42 +68,6 @@ def daemon_start(build, workdir):
     sys.exit('memleakd did not start; see ' + log.name)
 
 
-def ctl(build, sock, *args):
-    r = subprocess.run([os.path.join(build, 'client', 'memleakctl'), '--socket', sock] + [str(a) for a in args],
-                       capture_output=True, text=True, timeout=60)
-    if r.returncode != 0:
-        sys.exit(f'memleakctl {" ".join(map(str, args))} failed: {r.stderr}')
-    return r.stdout
-
-
-def run_once(build, sock, cfg, iterations, threads, traced, memory):
-    env = dict(os.environ)
-    if cfg.get('preload'):
-        env['LD_PRELOAD'] = cfg['preload']
-    p = subprocess.Popen([os.path.join(build, 'bench', 'alloc-churn'), str(iterations), str(threads)] +
-                         cfg.get('args', []),
-                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
-    assert p.stdout.readline().strip() == 'ready'
-    if traced:
-        ctl(build, sock, 'attach', '--pid', p.pid, *cfg.get('attach', []))
-        bpf_before = bpf_prog_time_ns(daemon_pid)
-    p.stdin.write('go\n')
-    p.stdin.flush()
-    ns, calls = map(int, p.stdout.readline().split())
-    if traced:
-        bpf_after = bpf_prog_time_ns(daemon_pid)
-        memory.append(daemon_memory(daemon_pid))
-        memory[-1]['bpf_ns'] = bpf_after - bpf_before
-        start = time.monotonic()
-        ctl(build, sock, 'report', '--pid', p.pid, '--json')
-        memory[-1]['report_ms'] = (time.monotonic() - start) * 1000
-    p.stdin.close()
-    p.wait(30)
-    if traced:
-        ctl(build, sock, 'detach', '--pid', p.pid)
-    return ns, calls
-
-
 def fd_infos(pid):
     """/proc/PID/fdinfo of each of the process's fds, as dicts of strings."""
     for fd in os.listdir(f'/proc/{pid}/fdinfo'):
@@ -96,95 +80,285 @@ def fd_infos(pid):
 
 def bpf_prog_time_ns(pid):
     """Run time summed over the process's BPF programs (kernel.bpf_stats_enabled)."""
-    return sum(int(info['run_time_ns']) for info in fd_infos(pid) if 'prog_type' in info and 'run_time_ns' in info)
+    return sum(int(i['run_time_ns']) for i in fd_infos(pid) if 'prog_type' in i and 'run_time_ns' in i)
 
 
-def daemon_memory(pid):
-    """The daemon's resident memory and the kernel memory of its BPF maps."""
-    rss_kb = 0
+def rss_kb(pid):
     with open(f'/proc/{pid}/status') as f:
         for line in f:
             if line.startswith('VmRSS:'):
-                rss_kb = int(line.split()[1])
-    maps_bytes = sum(int(info['memlock']) for info in fd_infos(pid) if 'map_type' in info and 'memlock' in info)
-    return {'rss_kb': rss_kb, 'maps_bytes': maps_bytes}
+                return int(line.split()[1])
+    return 0
+
+
+def maps_bytes(pid):
+    return sum(int(i['memlock']) for i in fd_infos(pid) if 'map_type' in i and 'memlock' in i)
+
+
+class Bench:
+    def __init__(self, args, workdir):
+        self.args = args
+        self.build = args.build
+        self.workdir = workdir
+        self.daemon, self.sock = daemon_start(args.build, workdir)
+        self.objects = {}           # workload name -> the objects memleakd probed
+        self.extra = {}             # (workload, config) -> [{'bpf_ns':, 'rss_kb':, 'maps':}]
+
+    def ctl(self, *args):
+        r = subprocess.run([os.path.join(self.build, 'client', 'memleakctl'), '--socket', self.sock] +
+                           [str(a) for a in args], capture_output=True, text=True, timeout=120)
+        if r.returncode != 0:
+            raise RuntimeError(f'memleakctl {" ".join(map(str, args))} failed: {r.stderr}')
+        return r.stdout
+
+    # --- tracers: attach(workload, config, pid) -> state; detach(state) ---------------------
+
+    def attach(self, wl, cfg, pid):
+        kind = cfg['kind']
+        if kind == 'memleakd':
+            self.ctl('attach', '--pid', pid, *cfg.get('attach', []))
+            st = json.loads(self.ctl('status', '--json'))
+            objs = [o for t in st['targets'] if t['pid'] == pid for o in t['objects']]
+            # the allocator first: the bpftrace script probes it
+            objs.sort(key=lambda o: o.get('role') != 'allocator')
+            self.objects.setdefault(wl, [o['path'] for o in objs])
+            return {'pid': pid, 'bpf_ns': bpf_prog_time_ns(self.daemon.pid)}
+        if kind == 'floor':
+            objs = self.objects.get(wl) or [LIBC]
+            p = subprocess.Popen([os.path.join(self.build, 'bench', 'probe-floor'), cfg['placement'], str(pid)] + objs,
+                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+            line = p.stdout.readline()
+            if not line:
+                raise RuntimeError('probe-floor failed')
+            return {'proc': p, 'probes': line.split()}
+        if kind == 'bpftrace':
+            lib = (self.objects.get(wl) or [LIBC])[0]   # the allocator memleakd chose
+            script = (f'uprobe:{lib}:malloc /pid == {pid}/ {{ @size[tid] = arg0; }}\n'
+                      f'uretprobe:{lib}:malloc /pid == {pid} && @size[tid]/ '
+                      f'{{ @blocks[retval] = (@size[tid], ustack); delete(@size[tid]); }}\n'
+                      f'uprobe:{lib}:free /pid == {pid} && arg0/ {{ delete(@blocks[arg0]); }}\n'
+                      'END { clear(@size); clear(@blocks); }\n')
+            p = subprocess.Popen(['bpftrace', '-e', script], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                 text=True, preexec_fn=os.setsid)
+            line = p.stdout.readline()
+            if not line.startswith('Attaching'):
+                raise RuntimeError('bpftrace did not attach: ' + line)
+            time.sleep(0.5)     # "Attaching" comes before the probes are all in
+            return {'proc': p}
+        return {}
+
+    def detach(self, cfg, state):
+        kind = cfg['kind']
+        if kind == 'memleakd':
+            state['bpf_ns'] = bpf_prog_time_ns(self.daemon.pid) - state['bpf_ns']
+            state['rss_kb'] = rss_kb(self.daemon.pid)
+            state['maps'] = maps_bytes(self.daemon.pid)
+            self.ctl('detach', '--pid', state['pid'])
+        elif kind == 'floor':
+            state['proc'].stdin.close()
+            state['proc'].wait(60)
+        elif kind == 'bpftrace':
+            os.killpg(state['proc'].pid, signal.SIGINT)
+            state['proc'].communicate(timeout=120)
+
+    def wrapper(self, cfg, name):
+        out = os.path.join(self.workdir, name)
+        if cfg['kind'] == 'heaptrack':
+            return ['heaptrack', '-o', out]
+        if cfg['kind'] == 'valgrind':
+            return ['valgrind', '-q', '--leak-check=full', f'--log-file={out}.valgrind']
+        return []
+
+    # --- workloads ----------------------------------------------------------------------------
+
+    def churn_once(self, wl, cfg):
+        """One run of alloc-churn: (ns of its loop, allocator calls), memleakd's figures aside."""
+        cmd = self.wrapper(cfg, 'churn') + [os.path.join(self.build, 'bench', 'alloc-churn'),
+                                             str(self.args.iterations), str(wl['threads'])] + wl['args']
+        p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=self.workdir)
+        while (line := p.stdout.readline()) and line.strip() != 'ready':
+            pass
+        state = self.attach(wl['name'], cfg, p.pid)
+        p.stdin.write('go\n')
+        p.stdin.flush()
+        result = None
+        while (line := p.stdout.readline()):
+            if re.fullmatch(r'\d+ \d+', line.strip()):
+                result = tuple(map(int, line.split()))
+                break
+        if cfg['kind'] == 'memleakd':
+            self.detach(cfg, state)
+            self.extra.setdefault((wl['name'], cfg['name']), []).append(state)
+        p.stdin.close()
+        p.wait(300)
+        if cfg['kind'] != 'memleakd':
+            self.detach(cfg, state)
+        if not result:
+            raise RuntimeError(f'{wl["name"]} under {cfg["name"]}: no result')
+        return result
+
+    def redis_once(self, wl, cfg):
+        """One run of redis-benchmark against a fresh redis-server: {test: requests per second}."""
+        port = 6390
+        cmd = self.wrapper(cfg, 'redis') + ['redis-server', '--port', str(port), '--save', '',
+                                            '--appendonly', 'no', '--daemonize', 'no']
+        p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=self.workdir)
+        deadline = time.monotonic() + 60
+        while subprocess.run(['redis-cli', '-p', str(port), 'ping'], capture_output=True,
+                             text=True).stdout.strip() != 'PONG':
+            if time.monotonic() > deadline or p.poll() is not None:
+                p.kill()
+                raise RuntimeError('redis-server did not start')
+            time.sleep(0.1)
+        pid = int(subprocess.run(['redis-cli', '-p', str(port), 'info', 'server'], capture_output=True,
+                                 text=True).stdout.split('process_id:')[1].split()[0])
+        state = self.attach(wl['name'], cfg, pid)
+        r = subprocess.run(['redis-benchmark', '-p', str(port), '-q', '-n', str(self.args.requests), '-c', '10',
+                            '-t', 'set,get,lpush,lpop', '-d', '256'], capture_output=True, text=True, timeout=3600)
+        rates = {}
+        for m in re.finditer(r'(\w+): ([\d.]+) requests per second', r.stdout.replace('\r', '\n')):
+            rates[m.group(1)] = float(m.group(2))
+        self.detach(cfg, state)
+        if cfg['kind'] == 'memleakd':
+            self.extra.setdefault((wl['name'], cfg['name']), []).append(state)
+        subprocess.run(['redis-cli', '-p', str(port), 'shutdown', 'nosave'], capture_output=True)
+        try:
+            p.wait(120)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+        if len(rates) != 4:
+            raise RuntimeError(f'redis-benchmark under {cfg["name"]}: {r.stdout!r}')
+        return rates
+
+
+CONFIGS = [
+    {'name': 'untraced', 'key': 'untraced', 'kind': 'none'},
+    {'name': 'memleakd', 'key': 'exact', 'kind': 'memleakd'},     # first traced: the floors probe what it chose
+    {'name': 'memleakd, sampled', 'key': 'sampled', 'kind': 'memleakd', 'attach': ['--sample-bytes', SAMPLE_BYTES]},
+    {'name': 'sites floor', 'key': 'sites', 'kind': 'floor', 'placement': 'sites'},
+    {'name': 'entry floor', 'key': 'entry', 'kind': 'floor', 'placement': 'entry'},
+    {'name': 'bpftrace', 'key': 'bpftrace', 'kind': 'bpftrace', 'tool': 'bpftrace'},
+    {'name': 'heaptrack', 'key': 'heaptrack', 'kind': 'heaptrack', 'tool': 'heaptrack'},
+    {'name': 'valgrind', 'key': 'valgrind', 'kind': 'valgrind', 'tool': 'valgrind'},
+]
+
+CHURNS = [
+    {'name': 'C malloc/free, 1 thread', 'threads': 1, 'args': []},
+    {'name': 'C malloc/free, 2 threads', 'threads': 2, 'args': []},
+    {'name': 'C++ new/delete, 1 thread', 'threads': 1, 'args': ['cxx']},
+    {'name': 'C++ new/delete, 2 threads', 'threads': 2, 'args': ['cxx']},
+]
+
+
+def churn_table(bench, configs, runs):
+    out = ['| workload | configuration | ms | ns per call added | x entry floor | x sites floor | '
+           'in BPF ns per call | daemon RSS | BPF maps |', '|---|---|---:|---:|---:|---:|---:|---:|---:|']
+    for wl in CHURNS:
+        times = {c['name']: [] for c in configs}
+        calls = 0
+        for _ in range(runs):
+            for c in configs:
+                ns, calls = bench.churn_once(wl, c)
+                times[c['name']].append(ns)
+        med = {k: statistics.median(v) for k, v in times.items()}
+        added = {k: (v - med['untraced']) / calls for k, v in med.items()}
+        for c in configs:
+            k = c['name']
+            row = [wl['name'], k, f'{med[k] / 1e6:.1f}', f'{added[k]:.0f}' if k != 'untraced' else '-']
+            for floor in ('entry floor', 'sites floor'):
+                row.append(f'{added[k] / added[floor]:.2f}' if k != 'untraced' and added.get(floor, 0) > 0 else '-')
+            ex = bench.extra.get((wl['name'], k))
+            if ex:
+                row += [f'{statistics.median(e["bpf_ns"] for e in ex) / calls:.0f}',
+                        f'{max(e["rss_kb"] for e in ex) / 1024:.1f} MiB', f'{max(e["maps"] for e in ex) / 2**20:.1f} MiB']
+            else:
+                row += ['-', '-', '-']
+            out.append('| ' + ' | '.join(row) + ' |')
+        print('\n'.join(out[-len(configs):]), flush=True)
+    return out
+
+
+def redis_table(bench, configs, runs):
+    wl = {'name': 'redis'}
+    tests = ['SET', 'GET', 'LPUSH', 'LPOP']
+    rates = {c['name']: {t: [] for t in tests} for c in configs}
+    for _ in range(runs):
+        for c in configs:
+            r = bench.redis_once(wl, c)
+            for t in tests:
+                rates[c['name']][t].append(r[t])
+    out = ['| configuration | ' + ' | '.join(f'{t} req/s (of untraced)' for t in tests) + ' | in BPF ms |',
+           '|---|' + '---:|' * (len(tests) + 1)]
+    base = {t: statistics.median(rates['untraced'][t]) for t in tests}
+    for c in configs:
+        k = c['name']
+        cells = []
+        for t in tests:
+            v = statistics.median(rates[k][t])
+            cells.append(f'{v:,.0f} ({v / base[t]:.0%})')
+        ex = bench.extra.get(('redis', k))
+        cells.append(f'{statistics.median(e["bpf_ns"] for e in ex) / 1e6:.0f}' if ex else '-')
+        out.append(f'| {k} | ' + ' | '.join(cells) + ' |')
+    print('\n'.join(out), flush=True)
+    return out
 
 
 def main():
-    global daemon_pid
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument('--build', default=os.path.join(ROOT, 'build'))
-    ap.add_argument('--iterations', type=int, default=2_000_000)
-    ap.add_argument('--threads', type=int, default=2)
-    ap.add_argument('--runs', type=int, default=5)
+    ap.add_argument('--iterations', type=int, default=200_000, help='churn iterations per thread')
+    ap.add_argument('--runs', type=int, default=3)
+    ap.add_argument('--requests', type=int, default=100_000, help='redis-benchmark -n')
+    ap.add_argument('--redis-runs', type=int, default=1, help='rounds of the redis workload')
+    ap.add_argument('--only', help='comma-separated configurations: exact, sampled, sites, entry, bpftrace, '
+                    'heaptrack, valgrind (untraced always runs)')
+    ap.add_argument('--no-redis', action='store_true')
     ap.add_argument('--output')
     args = ap.parse_args()
 
-    configs = [{'name': 'glibc'}, {'name': 'glibc, --mmap', 'attach': ['--mmap']},
-               # the worker a traced server forks: memleakd clears the breakpoints it inherits
-               {'name': 'glibc, forked child of the traced process', 'args': ['fork']}]
-    if os.path.exists(TCMALLOC):
-        configs.append({'name': 'tcmalloc (LD_PRELOAD)', 'preload': TCMALLOC})
-    # BPF programs' own run time, to tell our cost from the kernel's uprobe mechanism
+    configs = [c for c in CONFIGS if not c.get('tool') or shutil.which(c['tool'])]
+    missing = [c['name'] for c in CONFIGS if c not in configs]
+    if args.only:
+        names = set(args.only.split(',')) | {'untraced'}
+        configs = [c for c in configs if c['key'] in names]
     stats_path = '/proc/sys/kernel/bpf_stats_enabled'
     with open(stats_path) as f:
         stats_were = f.read().strip()
     with open(stats_path, 'w') as f:
         f.write('1')
     workdir = tempfile.mkdtemp(prefix='memleakd-bench-')
-    proc, sock = daemon_start(args.build, workdir)
-    daemon_pid = proc.pid
-    rows = []
+    bench = Bench(args, workdir)
+    started = time.monotonic()
     try:
-        for cfg in configs:
-            base, traced, memory = [], [], []
-            for _ in range(args.runs):
-                base.append(run_once(args.build, sock, cfg, args.iterations, args.threads, False, memory))
-                traced.append(run_once(args.build, sock, cfg, args.iterations, args.threads, True, memory))
-            b = statistics.median(ns for ns, _ in base)
-            t = statistics.median(ns for ns, _ in traced)
-            calls = base[0][1]
-            rows.append({
-                'name': cfg['name'], 'base_ms': b / 1e6, 'traced_ms': t / 1e6, 'ratio': t / b,
-                'ns_per_call': (t - b) / calls, 'calls': calls,
-                'rss_kb': max(m['rss_kb'] for m in memory), 'maps_mb': max(m['maps_bytes'] for m in memory) / 2**20,
-                'report_ms': statistics.median(m['report_ms'] for m in memory),
-                'bpf_ns_per_call': statistics.median(m['bpf_ns'] for m in memory) / calls,
-            })
+        churn = churn_table(bench, configs, args.runs)
+        redis = None
+        if not args.no_redis and shutil.which('redis-server') and shutil.which('redis-benchmark'):
+            redis = redis_table(bench, configs, args.redis_runs)
     finally:
-        proc.terminate()
-        proc.wait(30)
+        bench.daemon.terminate()
+        bench.daemon.wait(30)
         shutil.rmtree(workdir, ignore_errors=True)
         with open(stats_path, 'w') as f:
             f.write(stats_were)
 
-    out = [f'# memleakd overhead, {datetime.date.today()}',
-           '',
-           f'`bench/run.py --iterations {args.iterations} --threads {args.threads} --runs {args.runs}` on '
-           f'{platform.node()} (Linux {platform.release()}, {os.cpu_count()} CPUs): bench/alloc-churn '
-           f'makes {rows[0]["calls"]:,} malloc/free calls with 1024 blocks live per thread; medians of '
-           f'{args.runs} untraced and {args.runs} traced runs, interleaved.',
-           '',
-           '| configuration | untraced ms | traced ms | traced / untraced | ns per allocator call | '
-           'of which in BPF | daemon RSS | BPF maps | report ms |',
-           '|---|---:|---:|---:|---:|---:|---:|---:|---:|']
-    for r in rows:
-        out.append(f'| {r["name"]} | {r["base_ms"]:.1f} | {r["traced_ms"]:.1f} | {r["ratio"]:.2f}x | '
-                   f'{r["ns_per_call"]:.0f} | {r["bpf_ns_per_call"]:.0f} | {r["rss_kb"] / 1024:.1f} MiB | '
-                   f'{r["maps_mb"]:.1f} MiB | '
-                   f'{r["report_ms"]:.0f} |')
-    out += ['', '"forked child": the traced process forks at once and the child (not traced) does the '
-            'churn; its breakpoints, inherited from the parent, are cleared by memleakd within about '
-            'the first 50 ms (20 ms to gather forks, then a grace period), so the figure is what the '
-            'child pays until then, spread over its run.']
-    out += ['', '"of which in BPF": the run time of memleakd\'s BPF programs per allocator call '
-            '(kernel.bpf_stats_enabled); the rest of the traced cost is the kernel\'s uprobe mechanism '
-            '(breakpoint trap, out-of-line single step, return trampoline), which any uprobe-based '
-            'tool pays and which depends heavily on the machine.', '',
-            'BPF maps: the kernel memory of the daemon\'s maps as sized by its config (here '
-            '`max_stacks = 262144`, other sizes default), charged to its cgroup. report ms: '
-            '`memleakctl report --json` right after the workload exited (its last report), symbolization included.', '']
-    text = '\n'.join(out)
+    out = [f'## Probe cost: {datetime.date.today()}, {platform.node()} (Linux {platform.release()}, '
+           f'{os.cpu_count()} CPUs)', '',
+           f'`bench/run.py --iterations {args.iterations} --runs {args.runs} --requests {args.requests} '
+           f'--redis-runs {args.redis_runs}`, '
+           f'{(time.monotonic() - started) / 60:.0f} minutes; medians of {args.runs} rounds, every configuration '
+           'once per round.' + (f' Not installed, not run: {", ".join(missing)}.' if missing else ''), '',
+           f'### Allocator churn (bench/alloc-churn, {args.iterations:,} iterations per thread, 1024 blocks '
+           'live per thread)', '',
+           '"ns per call added": over the untraced run, per allocator call (malloc or free, new or '
+           'delete). "x entry floor", "x sites floor": that cost over the floor\'s. "in BPF": '
+           'memleakd\'s programs\' own run time (kernel.bpf_stats_enabled).', ''] + churn
+    if redis:
+        out += ['', f'### redis-server (Debian, jemalloc) under `redis-benchmark -q -n {args.requests} -c 10 '
+                '-t set,get,lpush,lpop -d 256`', '',
+                f'{args.redis_runs} round(s); each cell: requests per second and its share of the untraced '
+                'rate. "in BPF": memleakd\'s programs\' run time over the whole benchmark.', ''] + redis
+    text = '\n'.join(out) + '\n'
     print(text)
     if args.output:
         with open(args.output, 'w') as f:

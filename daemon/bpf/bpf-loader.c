@@ -7,11 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 #include "bpf-loader.h"
 #include "macro.h"
 #include "memleak.skel.h"
+#include "uprobe-multi.h"
 
 /* The initial pid namespace's inode number (include/linux/proc_ns.h). */
 #define PROC_PID_INIT_INO 0xEFFFFFFCU
@@ -39,28 +39,6 @@ static struct bpf_program *entry_program(struct memleak_bpf *skel, enum alloc_ki
         }
 }
 
-/* uprobe_multi links (Linux 6.6), which neither libbpf 1.1 nor the 6.1 uapi headers know: one
- * link places a program at many offsets of one file, and removes them all with one grace
- * period, where classic perf-event uprobes cost one each (~0.1 s per probe on detach). */
-#define UPROBE_MULTI_ATTACH_TYPE 48U    /* BPF_TRACE_UPROBE_MULTI */
-#define UPROBE_MULTI_RETURN 1U          /* BPF_F_UPROBE_MULTI_RETURN */
-
-/* union bpf_attr as BPF_LINK_CREATE reads it for an uprobe_multi link. */
-struct uprobe_multi_link_create {
-        __u32 prog_fd;
-        __u32 target_fd;
-        __u32 attach_type;
-        __u32 flags;
-        __u64 path;
-        __u64 offsets;
-        __u64 ref_ctr_offsets;
-        __u64 cookies;
-        __u32 cnt;
-        __u32 multi_flags;
-        __u32 pid;
-        __u32 unused;
-};
-
 static struct bpf_program *uprobe_programs(struct memleak_bpf *skel, size_t i)
 {
         if (i < _ALLOC_KIND_MAX)
@@ -68,61 +46,29 @@ static struct bpf_program *uprobe_programs(struct memleak_bpf *skel, size_t i)
         return i == _ALLOC_KIND_MAX ? skel->progs.alloc_return : NULL;
 }
 
-/* Whether this kernel has uprobe_multi links (Linux 6.6): a trivial program loaded with their
- * attach type, linked to a file that does not exist, fails with ENOENT where the kernel knows
- * the attach type (it looked the path up) and EINVAL where it does not. MEMLEAKD_UPROBE_MULTI=0
- * in the environment says no, to exercise the fallback on any kernel. */
+/* Whether this kernel has uprobe_multi links (Linux 6.6). MEMLEAKD_UPROBE_MULTI=0 in the
+ * environment says no, to exercise the fallback on any kernel. */
 static bool probe_uprobe_multi(void)
 {
-        static const struct bpf_insn ret0[] = {
-                { .code = 0xb7 /* BPF_ALU64 | BPF_MOV | BPF_K */, .dst_reg = 0, .imm = 0 },
-                { .code = 0x95 /* BPF_JMP | BPF_EXIT */ },
-        };
-        LIBBPF_OPTS(bpf_prog_load_opts, opts, .expected_attach_type = (enum bpf_attach_type)UPROBE_MULTI_ATTACH_TYPE);
-        struct uprobe_multi_link_create attr = {};
         const char *env = getenv("MEMLEAKD_UPROBE_MULTI");
-        uint64_t offset = 0;
-        int prog, link, r;
 
         if (env && strcmp(env, "0") == 0)
                 return false;
-        prog = bpf_prog_load(BPF_PROG_TYPE_KPROBE, "memleakd_probe", "GPL", ret0, ELEMENTSOF(ret0), &opts);
-        if (prog < 0)
-                return false;
-        attr.prog_fd = (__u32)prog;
-        attr.attach_type = UPROBE_MULTI_ATTACH_TYPE;
-        attr.path = (__u64)(uintptr_t)"/nonexistent/memleakd-uprobe-multi-probe";
-        attr.offsets = (__u64)(uintptr_t)&offset;
-        attr.cnt = 1;
-        link = (int)syscall(__NR_bpf, BPF_LINK_CREATE, &attr, sizeof(attr));
-        r = link < 0 ? errno : 0;
-        if (link >= 0)
-                close(link);
-        close(prog);
-        return link >= 0 || r == ENOENT;
+        return uprobe_multi_supported();
 }
 
 int bpf_loader_clear_inherited_uprobes(struct memleak_bpf *skel, pid_t pid, const char *path,
                                        const uint64_t *offsets, size_t n)
 {
-        struct uprobe_multi_link_create attr = {};
         int link;
 
         assert(skel);
         assert(path);
         if (!bpf_loader_uprobe_multi(skel))
                 return 0;       /* perf-event uprobes remove themselves at a child's first hit */
-        if (n == 0 || n > UINT32_MAX)
-                return -EINVAL;
-        attr.prog_fd = (__u32)bpf_program__fd(skel->progs.sweep_breakpoints);
-        attr.attach_type = UPROBE_MULTI_ATTACH_TYPE;
-        attr.path = (__u64)(uintptr_t)path;
-        attr.offsets = (__u64)(uintptr_t)offsets;
-        attr.cnt = (__u32)n;
-        attr.pid = (__u32)pid;
-        link = (int)syscall(__NR_bpf, BPF_LINK_CREATE, &attr, sizeof(attr));
+        link = uprobe_multi_link(bpf_program__fd(skel->progs.sweep_breakpoints), false, pid, path, offsets, n);
         if (link < 0)
-                return -errno;
+                return link;
         /* Unregistering re-checks every process mapping the file and removes the breakpoints no
          * remaining probe wants there (each target's links want only its own memory). */
         close(link);
@@ -294,20 +240,10 @@ int bpf_loader_attach_uprobes(struct memleak_bpf *skel, enum alloc_kind kind, bo
                               const char *path, const uint64_t *offsets, size_t n)
 {
         struct bpf_program *prog = is_return ? skel->progs.alloc_return : entry_program(skel, kind);
-        struct uprobe_multi_link_create attr = {};
-        int fd;
 
         assert(skel);
         assert(path);
-        if (!prog || n == 0 || n > UINT32_MAX)
+        if (!prog)
                 return -EINVAL;
-        attr.prog_fd = bpf_program__fd(prog);
-        attr.attach_type = UPROBE_MULTI_ATTACH_TYPE;
-        attr.path = (__u64)(uintptr_t)path;
-        attr.offsets = (__u64)(uintptr_t)offsets;
-        attr.cnt = (__u32)n;
-        attr.multi_flags = is_return ? UPROBE_MULTI_RETURN : 0;
-        attr.pid = (__u32)pid;
-        fd = (int)syscall(__NR_bpf, BPF_LINK_CREATE, &attr, sizeof(attr));
-        return fd < 0 ? -errno : fd;
+        return uprobe_multi_link(bpf_program__fd(prog), is_return, pid, path, offsets, n);
 }

@@ -61,6 +61,13 @@ static inline int alloc_kind_is_mmap(enum alloc_kind k)
         return k == ALLOC_KIND_MMAP || k == ALLOC_KIND_MUNMAP || k == ALLOC_KIND_MREMAP;
 }
 
+/* Whether memleakd places a return probe on a site of kind k besides its entry probe: every
+ * allocating kind, and delete (which frees at its return); not free. */
+static inline bool alloc_kind_has_return_probe(enum alloc_kind k)
+{
+        return k != ALLOC_KIND_FREE;
+}
+
 /* Keep only the sites whose kind keep() accepts (alloc_sites_kind_is_cxx: the C++ operators). */
 void alloc_sites_keep(struct alloc_sites *s, int (*keep)(enum alloc_kind k));
 

@@ -9,7 +9,11 @@
  *
  * Only a few instruction forms are decoded, each of exactly known length, and only those that
  * write no memory, do not branch, and write no register the probe reads (the stack pointer and
- * the arguments): anything else ends the search and the probe stays at the entry. */
+ * the arguments): anything else ends the search and the probe stays at the entry.
+ * libstdc++'s operator new (endbr64; test %rdi,%rdi; mov $1,%eax; push %rbx) is probed on its
+ * push; jemalloc's free (ten loads and ALU operations, some reading memory, before its first
+ * branch) and mimalloc's malloc (which moves its argument to %rsi and overwrites %rdi before
+ * branching) still single-step. */
 #include <stdbool.h>
 #include "probe-placement.h"
 
@@ -45,6 +49,20 @@ static size_t decode_harmless(const uint8_t *c, size_t n, int *written)
                 return 3;
         if (n >= 6 && c[0] == 0x81 && (c[1] & 0xf8) == 0xf8)
                 return 6;
+        /* mov $imm32, r32 (zero-extends into r64): writes r (libstdc++'s operator new) */
+        if (n >= 5 && c[0] >= 0xb8 && c[0] <= 0xbf) {
+                *written = c[0] - 0xb8;
+                return 5;
+        }
+        if (n >= 6 && c[0] == 0x41 && c[1] >= 0xb8 && c[1] <= 0xbf) {
+                *written = 8 + (c[1] - 0xb8);
+                return 6;
+        }
+        /* xor r32, r32 / mov r32, r32 (register forms): write r/m */
+        if (n >= 2 && (c[0] == 0x31 || c[0] == 0x89) && (c[1] >> 6) == 3) {
+                *written = c[1] & 7;
+                return 2;
+        }
         if (n < 3 || !is_rex_w(c[0]))
                 return 0;
         switch (c[1]) {

@@ -79,8 +79,7 @@ static int attach_program(const struct target_env *env, struct target *t, const 
         for (size_t i = 0; i < sites->n; i++) {
                 const struct alloc_site *site = &sites->sites[i];
 
-                /* Return probes: every allocating kind, and delete, which frees at its return. */
-                if (is_return ? site->kind == ALLOC_KIND_FREE : site->kind != kind)
+                if (is_return ? !alloc_kind_has_return_probe(site->kind) : site->kind != kind)
                         continue;
                 offsets[n++] = site->probe_offset;
                 first = first ?: site->name;

@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* uprobe_multi links by raw bpf(2) (uprobe-multi.h). */
+#include <bpf/bpf.h>
+#include <errno.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include "macro.h"
+#include "uprobe-multi.h"
+
+#define UPROBE_MULTI_RETURN 1U          /* BPF_F_UPROBE_MULTI_RETURN */
+
+/* union bpf_attr as BPF_LINK_CREATE reads it for an uprobe_multi link. */
+struct uprobe_multi_link_create {
+        __u32 prog_fd;
+        __u32 target_fd;
+        __u32 attach_type;
+        __u32 flags;
+        __u64 path;
+        __u64 offsets;
+        __u64 ref_ctr_offsets;
+        __u64 cookies;
+        __u32 cnt;
+        __u32 multi_flags;
+        __u32 pid;
+        __u32 unused;
+};
+
+int uprobe_multi_link(int prog_fd, bool is_return, pid_t pid, const char *path, const uint64_t *offsets,
+                      size_t n)
+{
+        struct uprobe_multi_link_create attr = {};
+        int fd;
+
+        if (prog_fd < 0 || !path || !offsets || n == 0 || n > UINT32_MAX || pid < 0)
+                return -EINVAL;
+        attr.prog_fd = (__u32)prog_fd;
+        attr.attach_type = UPROBE_MULTI_ATTACH_TYPE;
+        attr.path = (__u64)(uintptr_t)path;
+        attr.offsets = (__u64)(uintptr_t)offsets;
+        attr.cnt = (__u32)n;
+        attr.multi_flags = is_return ? UPROBE_MULTI_RETURN : 0;
+        attr.pid = (__u32)pid;
+        fd = (int)syscall(__NR_bpf, BPF_LINK_CREATE, &attr, sizeof(attr));
+        return fd < 0 ? -errno : fd;
+}
+
+int uprobe_multi_empty_program(void)
+{
+        static const struct bpf_insn ret0[] = {
+                { .code = 0xb7 /* BPF_ALU64 | BPF_MOV | BPF_K */, .dst_reg = 0, .imm = 0 },
+                { .code = 0x95 /* BPF_JMP | BPF_EXIT */ },
+        };
+        LIBBPF_OPTS(bpf_prog_load_opts, opts, .expected_attach_type = (enum bpf_attach_type)UPROBE_MULTI_ATTACH_TYPE);
+
+        return bpf_prog_load(BPF_PROG_TYPE_KPROBE, "memleakd_empty", "GPL", ret0, ELEMENTSOF(ret0), &opts);
+}
+
+/* A link to a file that does not exist fails with ENOENT where the kernel knows the attach type
+ * (it looked the path up) and EINVAL where it does not. */
+bool uprobe_multi_supported(void)
+{
+        const uint64_t offset = 0;
+        int prog = uprobe_multi_empty_program(), link;
+
+        if (prog < 0)
+                return false;
+        link = uprobe_multi_link(prog, false, 0, "/nonexistent/memleakd-uprobe-multi-probe", &offset, 1);
+        if (link >= 0)
+                close(link);
+        close(prog);
+        return link >= 0 || link == -ENOENT;
+}
