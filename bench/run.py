@@ -4,7 +4,7 @@
 other tools, in one run.
 
 Workloads: bench/alloc-churn (malloc/free or C++ new/delete, 1 and 2 threads; it times its own
-loop) and, where Debian's redis-server and redis-benchmark are installed, a real service under
+loop), bench/leak-deep (786,432 blocks leaked from 65,536 stacks 19 frames deep) and, where Debian's redis-server and redis-benchmark are installed, a real service under
 `redis-benchmark -q -n N -c 10 -t set,get,lpush,lpop -d 256`. Each workload runs under every
 configuration, RUNS rounds interleaved (every configuration once per round), medians kept:
 
@@ -173,8 +173,11 @@ class Bench:
 
     def churn_once(self, wl, cfg):
         """One run of alloc-churn: (ns of its loop, allocator calls), memleakd's figures aside."""
-        cmd = self.wrapper(cfg, 'churn') + [os.path.join(self.build, 'bench', 'alloc-churn'),
-                                             str(self.args.iterations), str(wl['threads'])] + wl['args']
+        if wl.get('program'):
+            cmd = [os.path.join(self.build, 'bench', wl['program'])]
+        else:
+            cmd = [os.path.join(self.build, 'bench', 'alloc-churn'), str(self.args.iterations), str(wl['threads'])]
+        cmd = self.wrapper(cfg, 'churn') + cmd + wl.get('args', [])
         p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=self.workdir)
         while (line := p.stdout.readline()) and line.strip() != 'ready':
             pass
@@ -279,6 +282,25 @@ def churn_table(bench, configs, runs):
     return out
 
 
+def deep_table(bench, configs, runs):
+    wl = {'name': 'deep stacks', 'program': 'leak-deep'}
+    times = {c['name']: [] for c in configs}
+    for _ in range(runs):
+        for c in configs:
+            ns, _ = bench.churn_once(wl, c)
+            times[c['name']].append(ns)
+    base = statistics.median(times['untraced'])
+    out = ['| configuration | s | x untraced | in BPF s |', '|---|---:|---:|---:|']
+    for c in configs:
+        k = c['name']
+        t = statistics.median(times[k])
+        ex = bench.extra.get((wl['name'], k))
+        out.append(f'| {k} | {t / 1e9:.2f} | {t / base:.1f} | '
+                   + (f'{statistics.median(e["bpf_ns"] for e in ex) / 1e9:.2f}' if ex else '-') + ' |')
+    print('\n'.join(out), flush=True)
+    return out
+
+
 def redis_table(bench, configs, runs):
     wl = {'name': 'redis'}
     tests = ['SET', 'GET', 'LPUSH', 'LPOP']
@@ -332,6 +354,7 @@ def main():
     started = time.monotonic()
     try:
         churn = churn_table(bench, configs, args.runs)
+        deep = deep_table(bench, configs, args.runs)
         redis = None
         if not args.no_redis and shutil.which('redis-server') and shutil.which('redis-benchmark'):
             redis = redis_table(bench, configs, args.redis_runs)
@@ -353,6 +376,8 @@ def main():
            '"ns per call added": over the untraced run, per allocator call (malloc or free, new or '
            'delete). "x entry floor", "x sites floor": that cost over the floor\'s. "in BPF": '
            'memleakd\'s programs\' own run time (kernel.bpf_stats_enabled).', ''] + churn
+    out += ['', '### Deep stacks (bench/leak-deep: 786,432 blocks of 32 bytes leaked from 65,536 distinct '
+            'stacks 19 frames deep)', '', 'The leaking loop\'s wall time; every block stays outstanding.', ''] + deep
     if redis:
         out += ['', f'### redis-server (Debian, jemalloc) under `redis-benchmark -q -n {args.requests} -c 10 '
                 '-t set,get,lpush,lpop -d 256`', '',

@@ -7,13 +7,18 @@
  * 0.75 us for an emulated push on the VM bench/RESULTS.md comes from). glibc's free starts with
  * `test %rdi,%rdi; je ...`: probing the je instead of the test makes every free cheap.
  *
- * Only a few instruction forms are decoded, each of exactly known length, and only those that
- * write no memory, do not branch, and write no register the probe reads (the stack pointer and
- * the arguments): anything else ends the search and the probe stays at the entry.
- * libstdc++'s operator new (endbr64; test %rdi,%rdi; mov $1,%eax; push %rbx) is probed on its
- * push; jemalloc's free (ten loads and ALU operations, some reading memory, before its first
- * branch) and mimalloc's malloc (which moves its argument to %rsi and overwrites %rdi before
- * branching) still single-step. */
+ * Only the common integer forms are decoded (moves, loads, ALU operations, shifts, compares,
+ * lea, each with its exact length), and only those that write no memory, do not branch, and
+ * write no register the probe reads (the stack pointer and the arguments): anything else ends
+ * the search and the probe stays at the entry. libstdc++'s operator new (endbr64; test
+ * %rdi,%rdi; mov $1,%eax; push %rbx) is probed on its push, jemalloc's free on its first branch
+ * nine loads and ALU operations in; mimalloc's malloc (which moves its argument to %rsi and
+ * overwrites %rdi before branching) still single-steps.
+ *
+ * A branch from later in the function back into the instructions stepped over would reach the
+ * probe again without a new call; memleakd's programs take a second entry at the same stack
+ * pointer as a nested call (and a second free of one block as unknown), so nothing is counted
+ * twice. */
 #include <stdbool.h>
 #include "probe-placement.h"
 
@@ -30,58 +35,125 @@ static unsigned protected_registers(unsigned n_args)
         return set;
 }
 
-static bool is_rex_w(uint8_t b)
+/* A ModRM operand: its length with SIB and displacement, whether it is a register (mod 3). */
+struct modrm {
+        size_t len;
+        bool is_register;
+        int reg;                /* the reg field, REX.R applied */
+        int rm;                 /* mod 3: the register, REX.B applied */
+};
+
+static bool decode_modrm(const uint8_t *c, size_t n, uint8_t rex, struct modrm *m)
 {
-        return (b & 0xf8) == 0x48;
+        uint8_t b, mod, rm;
+
+        if (n < 1)
+                return false;
+        b = c[0];
+        mod = b >> 6;
+        rm = b & 7;
+        *m = (struct modrm) { .len = 1, .is_register = mod == 3,
+                              .reg = ((b >> 3) & 7) | ((rex & 4) << 1), .rm = rm | ((rex & 1) << 3) };
+        if (mod == 3)
+                return true;
+        if (rm == 4) {                                  /* SIB */
+                if (n < 2)
+                        return false;
+                m->len++;
+                if (mod == 0 && (c[1] & 7) == 5)
+                        m->len += 4;                    /* no base: disp32 */
+        } else if (mod == 0 && rm == 5) {
+                m->len += 4;                            /* disp32(%rip) */
+        }
+        if (mod == 1)
+                m->len += 1;
+        else if (mod == 2)
+                m->len += 4;
+        return m->len <= n;
 }
 
-/* Length of a harmless instruction at c, or 0. *written: the register it writes (-1: none). */
+/* Length of a harmless instruction at c, or 0. *written: the register it writes (-1: none).
+ * Harmless: it neither branches nor writes memory nor touches the stack implicitly; it may read
+ * memory (a load the function makes anyway, probe or not). An operand-size prefix, 8-bit
+ * operands and everything not listed end the search. */
 static size_t decode_harmless(const uint8_t *c, size_t n, int *written)
 {
+        struct modrm m;
+        size_t i = 0, imm = 0;
+        uint8_t rex = 0, op;
+
         *written = -1;
         /* endbr64 */
         if (n >= 4 && c[0] == 0xf3 && c[1] == 0x0f && c[2] == 0x1e && c[3] == 0xfa)
                 return 4;
-        /* test r32, r32 / cmp r32, imm8 / cmp r32, imm32: flags only */
-        if (n >= 2 && c[0] == 0x85 && (c[1] >> 6) == 3)
-                return 2;
-        if (n >= 3 && c[0] == 0x83 && (c[1] & 0xf8) == 0xf8)
-                return 3;
-        if (n >= 6 && c[0] == 0x81 && (c[1] & 0xf8) == 0xf8)
-                return 6;
-        /* mov $imm32, r32 (zero-extends into r64): writes r (libstdc++'s operator new) */
-        if (n >= 5 && c[0] >= 0xb8 && c[0] <= 0xbf) {
-                *written = c[0] - 0xb8;
-                return 5;
-        }
-        if (n >= 6 && c[0] == 0x41 && c[1] >= 0xb8 && c[1] <= 0xbf) {
-                *written = 8 + (c[1] - 0xb8);
-                return 6;
-        }
-        /* xor r32, r32 / mov r32, r32 (register forms): write r/m */
-        if (n >= 2 && (c[0] == 0x31 || c[0] == 0x89) && (c[1] >> 6) == 3) {
-                *written = c[1] & 7;
-                return 2;
-        }
-        if (n < 3 || !is_rex_w(c[0]))
+        if (i < n && (c[i] == 0x64 || c[i] == 0x65))    /* %fs:, %gs: (thread-local loads) */
+                i++;
+        if (i < n && (c[i] & 0xf0) == 0x40)
+                rex = c[i++];
+        if (i >= n)
                 return 0;
-        switch (c[1]) {
-        case 0x85:      /* test r64, r64 */
-                return (c[2] >> 6) == 3 ? 3 : 0;
-        case 0x83:      /* cmp r64, imm8 (83 /7, register form) */
-                return (c[2] & 0xf8) == 0xf8 && n >= 4 ? 4 : 0;
-        case 0x81:      /* cmp r64, imm32 */
-                return (c[2] & 0xf8) == 0xf8 && n >= 7 ? 7 : 0;
-        case 0x89:      /* mov r64, r64 (register form): writes r/m */
-                if ((c[2] >> 6) != 3)
+        op = c[i++];
+        if (op >= 0xb8 && op <= 0xbf) {                 /* mov $imm, r (imm64 with REX.W) */
+                imm = rex & 8 ? 8 : 4;
+                *written = (op & 7) | ((rex & 1) << 3);
+                return i + imm <= n ? i + imm : 0;
+        }
+        switch (op) {
+        case 0x05: case 0x0d: case 0x25: case 0x2d: case 0x35:  /* add/or/and/sub/xor $imm32, %eax */
+                *written = RAX;
+                return i + 4 <= n ? i + 4 : 0;
+        case 0x3d: case 0xa9:                           /* cmp/test $imm32, %eax */
+                return i + 4 <= n ? i + 4 : 0;
+        default:
+                break;
+        }
+        if (op == 0x0f) {                               /* movzx, movsx, imul r, r/m */
+                if (i >= n || (c[i] != 0xb6 && c[i] != 0xb7 && c[i] != 0xbe && c[i] != 0xbf && c[i] != 0xaf))
                         return 0;
-                *written = (c[2] & 7) | ((c[0] & 1) << 3);
-                return 3;
-        case 0x8b:      /* mov disp32(%rip), r64: writes reg */
-                if ((c[2] & 0xc7) != 0x05 || n < 7)
+                i++;
+                if (!decode_modrm(c + i, n - i, rex, &m))
                         return 0;
-                *written = ((c[2] >> 3) & 7) | ((c[0] & 4) << 1);
-                return 7;
+                *written = m.reg;
+                return i + m.len;
+        }
+        if (!decode_modrm(c + i, n - i, rex, &m))
+                return 0;
+        i += m.len;
+        switch (op) {
+        case 0x01: case 0x09: case 0x11: case 0x19: case 0x21: case 0x29: case 0x31: case 0x89:
+                /* add/or/adc/sbb/and/sub/xor/mov r, r/m: writes r/m (a register, not memory) */
+                if (!m.is_register)
+                        return 0;
+                *written = m.rm;
+                return i;
+        case 0x03: case 0x0b: case 0x13: case 0x1b: case 0x23: case 0x2b: case 0x33: case 0x8b:
+                /* the same, r/m into r */
+                *written = m.reg;
+                return i;
+        case 0x8d:                                      /* lea: computes an address, reads nothing */
+                if (m.is_register)
+                        return 0;
+                *written = m.reg;
+                return i;
+        case 0x39: case 0x3b: case 0x85:                /* cmp, test: flags only */
+                return i;
+        case 0x81: case 0x83: case 0xc1: case 0xd1: case 0xf7:
+                imm = op == 0x81 ? 4 : op == 0xd1 ? 0 : 1;
+                if (op == 0xf7) {                       /* test r/m, $imm32 (f7 /0) only */
+                        if ((m.reg & 7) != 0)
+                                return 0;
+                        return i + 4 <= n ? i + 4 : 0;
+                }
+                if (i + imm > n)
+                        return 0;
+                if ((op == 0x81 || op == 0x83) && (m.reg & 7) == 7)
+                        return i + imm;                 /* cmp r/m, $imm */
+                if ((op == 0xc1 || op == 0xd1) && (m.reg & 7) == 6)
+                        return 0;                       /* not a shift */
+                if (!m.is_register)
+                        return 0;                       /* writes memory */
+                *written = m.rm;
+                return i + imm;
         default:
                 return 0;
         }

@@ -7,13 +7,13 @@
 #include <stdint.h>
 
 /* The longest prologue looked at: bytes, instructions. */
-#define PROBE_PLACEMENT_BYTES 32U
-#define PROBE_PLACEMENT_INSNS 4
+#define PROBE_PLACEMENT_BYTES 64U
+#define PROBE_PLACEMENT_INSNS 12
 
 /* code[0..n) is an x86-64 function's first bytes. Returns how far past the entry its probe can
  * go: over instructions that neither branch, nor write memory, the stack pointer or the first
- * n_args argument registers (endbr64; test and cmp, which only set flags; register-to-register
- * moves, xor, immediate and rip-relative loads into other registers), onto one the kernel's uprobes emulate (push
+ * n_args argument registers (endbr64; test and cmp, which only set flags; moves, loads, lea, ALU
+ * operations and shifts into other registers), onto one the kernel's uprobes emulate (push
  * reg, jmp, jcc, call). 0 when that is not the case: the probe stays at the entry. At the
  * returned offset the arguments, the stack pointer and the return address at [rsp] are what
  * they were at the entry, so an entry probe (and its return probe) sees the same. */
