@@ -2,7 +2,10 @@
 /* The user-stack walker for targets with unwind tables: from the registers at an allocator's
  * return, each frame is stepped by its object's CFI rows (struct unwind_row, built by the daemon
  * from .eh_frame/.debug_frame), or by its frame pointer where the object has no CFI or keeps rbp.
- * A bpf_loop() callback per frame: the verifier checks it once whatever the depth. Included
+ * A bpf_loop() callback per frame: the verifier checks it once whatever the depth. Per frame
+ * the costs are the row's binary search and the user-memory reads: a frame whose rbp is saved
+ * right below its return address is read in one, and consecutive frames in one mapping skip the
+ * mapping search (bench/RESULTS.md, deep stacks). Included
  * once, by memleak.bpf.c, after stack-table.h. */
 #pragma once
 
@@ -49,6 +52,13 @@ struct {
 #define UNWIND_MAPPING_SEARCH_STEPS 10          /* log2(UNWIND_MAPPINGS_MAX) + 1 */
 #define UNWIND_ROW_SEARCH_STEPS 24              /* tables of up to 2^23 rows */
 
+/* Where a pc's object is, as unwind_step() needs it. */
+struct unwind_place {
+        __u64 bias;
+        __u32 table;
+        __u32 n_rows;           /* 0: walk by frame pointer */
+};
+
 struct unwind_walk {
         __u64 pc;               /* this frame's pc: a return address, or an exact pc below a
                                  * signal frame */
@@ -60,6 +70,12 @@ struct unwind_walk {
         __u32 stop;             /* enum unwind_stop */
         __u32 max_depth;
         __u32 pad;
+        /* looked up once per walk, not per frame */
+        struct stack_trace *trace;              /* the thread's scratch trace */
+        const struct unwind_target *target;
+        /* the mapping of the last frame stepped by CFI: the next frame is often in it too */
+        __u64 last_start, last_end;
+        struct unwind_place last_place;
 };
 
 static __always_inline const struct unwind_mapping *unwind_find_mapping(const struct unwind_target *ut, __u64 pc)
@@ -90,13 +106,6 @@ static __always_inline const struct unwind_mapping *unwind_find_mapping(const st
                 return NULL;
         return m;
 }
-
-/* Where a pc's object is, as unwind_step() needs it. */
-struct unwind_place {
-        __u64 bias;
-        __u32 table;
-        __u32 n_rows;           /* 0: walk by frame pointer */
-};
 
 struct vma_place {
         __u64 pc;
@@ -179,15 +188,15 @@ static __always_inline int read_user_u64(__u64 addr, __u64 *ret)
 /* One frame by frame pointer: rbp points at the caller's rbp, the return address above it. */
 static __always_inline int unwind_step_fp(struct unwind_walk *w)
 {
-        __u64 ra, bp;
+        __u64 frame[2];                 /* the saved rbp, the return address: one read */
 
         if (w->bp == 0 || w->bp < w->sp)
                 return UNWIND_STOP_END;         /* no frame pointer chain here */
-        if (read_user_u64(w->bp + 8, &ra) || read_user_u64(w->bp, &bp))
+        if (bpf_probe_read_user(frame, sizeof(frame), (const void *)w->bp))
                 return UNWIND_STOP_UNREADABLE;
         w->sp = w->bp + 16;
-        w->bp = bp;
-        w->pc = ra;
+        w->bp = frame[0];
+        w->pc = frame[1];
         w->exact_pc = 0;
         return -1;
 }
@@ -239,6 +248,17 @@ static __always_inline int unwind_step_row(struct unwind_walk *w, const struct u
         }
         if (ra_rule == UNWIND_REG_UNDEFINED)
                 return UNWIND_STOP_END;         /* _start, a thread's first frame */
+        if (ra_rule == UNWIND_REG_AT_CFA && row->ra_offset8 == -1 && bp_rule == UNWIND_REG_AT_CFA &&
+            row->rbp_offset8 == -2) {
+                /* a frame-pointer frame: rbp saved right below the return address, one read */
+                __u64 frame[2];
+
+                if (bpf_probe_read_user(frame, sizeof(frame), (const void *)(cfa - 16)))
+                        return UNWIND_STOP_UNREADABLE;
+                bp = frame[0];
+                ra = frame[1];
+                goto stepped;
+        }
         r = unwind_read_reg(w, ra_rule, row->ra_offset8, cfa, &ra);
         if (r == -1)
                 return UNWIND_STOP_UNCOMPUTABLE;
@@ -251,6 +271,7 @@ static __always_inline int unwind_step_row(struct unwind_walk *w, const struct u
                 else if (r < 0)
                         return UNWIND_STOP_UNREADABLE;
         }
+stepped:
         /* above a signal handler's trampoline (whose row reads the interrupted rip, rsp and rbp
          * from the ucontext) is the interrupted instruction itself, not a return address */
         w->exact_pc = (row->reg_rules & UNWIND_ROW_SIGNAL_FRAME) != 0;
@@ -263,22 +284,26 @@ static __always_inline int unwind_step_row(struct unwind_walk *w, const struct u
 /* Step from w's frame to its caller's: -1 on success, else the enum unwind_stop that ends it. */
 static __always_inline int unwind_step(struct unwind_walk *w)
 {
-        const struct unwind_target *ut = bpf_map_lookup_elem(&unwind_targets, &w->tgid);
         __u64 pc = w->pc - (w->exact_pc ? 0 : 1), rel;
         const struct unwind_mapping *m;
         struct unwind_place place = {};
         const struct unwind_row *row;
         void *rows;
 
-        if (!ut)
-                return UNWIND_STOP_NO_TABLE;
-        m = unwind_find_mapping(ut, pc);
-        if (m) {
-                place.bias = m->bias;
-                place.table = m->table;
-                place.n_rows = m->n_rows;
-        } else if (unwind_place_by_vma(pc, &place) < 0) {
-                place.n_rows = 0;
+        if (pc >= w->last_start && pc < w->last_end) {
+                place = w->last_place;
+        } else {
+                m = unwind_find_mapping(w->target, pc);
+                if (m) {
+                        place.bias = m->bias;
+                        place.table = m->table;
+                        place.n_rows = m->n_rows;
+                        w->last_start = m->start;
+                        w->last_end = m->end;
+                        w->last_place = place;
+                } else if (unwind_place_by_vma(pc, &place) < 0) {
+                        place.n_rows = 0;
+                }
         }
         if (place.n_rows == 0)
                 return unwind_step_fp(w);       /* no CFI known here: JIT code, a vDSO, an FP object */
@@ -300,7 +325,7 @@ static long unwind_frame(__u32 index, struct unwind_walk *w)
         __u32 depth = w->depth;
         int stop;
 
-        t = bpf_task_storage_get(&user_stack_scratch, bpf_get_current_task_btf(), NULL, 0);
+        t = w->trace;
         if (!t)
                 return 1;
         if (depth >= w->max_depth || depth >= MEMLEAK_MAX_STACK_DEPTH) {
@@ -338,10 +363,11 @@ static __always_inline long unwind_user_stack(struct pt_regs *ctx, __u32 tgid, s
 {
         struct unwind_walk w = {
                 .pc = PT_REGS_IP(ctx), .sp = PT_REGS_SP(ctx), .bp = PT_REGS_FP(ctx), .tgid = tgid,
-                .max_depth = stack_capture_bytes() / sizeof(__u64),
+                .max_depth = stack_capture_bytes() / sizeof(__u64), .trace = t,
         };
 
-        if (!bpf_map_lookup_elem(&unwind_targets, &tgid))
+        w.target = bpf_map_lookup_elem(&unwind_targets, &tgid);
+        if (!w.target)
                 return -ENOENT;
         bpf_loop(MEMLEAK_MAX_STACK_DEPTH + 1, unwind_frame, &w, 0);
         t->depth = w.depth;
