@@ -22,7 +22,8 @@ configuration, RUNS rounds interleaved (every configuration once per round), med
   valgrind        Debian's valgrind (memcheck, --leak-check=full)
 
 The floors and memleakd probe the objects memleakd reports in `status` for that workload.
-Results go to stdout and, with --output, to a Markdown file (bench/RESULTS.md keeps the last).
+Results go to stdout and, with --output, to a Markdown file (bench/RESULTS.md keeps them, with
+what they say).
 
 usage: bench/run.py [--build DIR] [--iterations N] [--runs R] [--requests N] [--redis-runs R]
                     [--only KEYS] [--no-redis] [--output FILE]
