@@ -6,7 +6,7 @@ other tools, in one run.
 Workloads: bench/alloc-churn (malloc/free or C++ new/delete, 1 and 2 threads; it times its own
 loop), bench/leak-deep (786,432 blocks leaked from 65,536 stacks 19 frames deep) and, where Debian's redis-server and redis-benchmark are installed, a real service under
 `redis-benchmark -q -n N -c 10 -t set,get,lpush,lpop -d 256`. Each workload runs under every
-configuration, RUNS rounds interleaved (every configuration once per round), medians kept:
+configuration (and, apart, the daemon's own figures at 50,000 and 100,000 stacks), RUNS rounds interleaved (every configuration once per round), medians kept:
 
   untraced        nothing attached
   entry floor     empty BPF programs at each allocator function's first instruction, with return
@@ -26,7 +26,7 @@ Results go to stdout and, with --output, to a Markdown file (bench/RESULTS.md ke
 what they say).
 
 usage: bench/run.py [--build DIR] [--iterations N] [--runs R] [--requests N] [--redis-runs R]
-                    [--only KEYS] [--no-redis] [--output FILE]
+                    [--only KEYS] [--no-redis] [--no-scale] [--output FILE]
 Needs root (BPF) and a build (meson setup build && ninja -C build)."""
 
 import argparse
@@ -49,11 +49,11 @@ LIBC = '/lib/x86_64-linux-gnu/libc.so.6'
 SAMPLE_BYTES = 524288
 
 
-def daemon_start(build, workdir):
+def daemon_start(build, workdir, extra_config=''):
     sock = os.path.join(workdir, 'memleakd.sock')
     conf = os.path.join(workdir, 'memleakd.conf')
     with open(conf, 'w') as f:
-        f.write(f'socket_path = {sock}\n')
+        f.write(f'socket_path = {sock}\n' + extra_config)
     log = open(os.path.join(workdir, 'memleakd.log'), 'w')
     proc = subprocess.Popen([os.path.join(build, 'daemon', 'memleakd'), '--config', conf],
                             stdout=log, stderr=log)
@@ -302,6 +302,61 @@ def deep_table(bench, configs, runs):
     return out
 
 
+def daemon_scale(args, workdir):
+    """The daemon at scale: snapshot ticks with 50,000 stacks, `report --top 20` over 100,000 stacks
+    and 1,000,000 outstanding allocations (bench/leak-stacks), its RSS and its maps' memory."""
+    sub = os.path.join(workdir, 'scale')
+    os.makedirs(sub)
+    proc, sock = daemon_start(args.build, sub, 'max_allocs = 1200000\nmax_stacks = 262144\nmax_combined = 262144\n')
+    ctl = os.path.join(args.build, 'client', 'memleakctl')
+
+    def status():
+        return json.loads(subprocess.run([ctl, '--socket', sock, 'status', '--json'], capture_output=True,
+                                         text=True, check=True).stdout)
+    rows = []
+    try:
+        for stacks, allocs in ((50_000, 500_000), (100_000, 1_000_000)):
+            p = subprocess.Popen([os.path.join(args.build, 'bench', 'leak-stacks'), str(stacks), str(allocs)],
+                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+            assert p.stdout.readline().strip() == 'ready'
+            subprocess.run([ctl, '--socket', sock, 'attach', '--pid', str(p.pid)], check=True, capture_output=True)
+            p.stdin.write('go\n')
+            p.stdin.flush()
+            assert p.stdout.readline().strip() == 'done'
+            ticks = []
+            deadline = time.monotonic() + 60
+            while len(ticks) < 5 and time.monotonic() < deadline:
+                c = status()['snapshot_cost']
+                if c['last_rows'] >= stacks and (not ticks or c['last_ms'] != ticks[-1]):
+                    ticks.append(c['last_ms'])
+                time.sleep(1.1)
+            reports = []
+            for _ in range(4):      # the first one fills the symbol cache
+                start = time.monotonic()
+                subprocess.run([ctl, '--socket', sock, 'report', '--pid', str(p.pid), '--top', '20', '--json'],
+                               check=True, capture_output=True, timeout=600)
+                reports.append((time.monotonic() - start) * 1000)
+            st = status()
+            rows.append({'stacks': stacks, 'allocs': allocs, 'rows': st['snapshot_cost']['last_rows'],
+                         'tick_ms': statistics.median(ticks) if ticks else float('nan'),
+                         'cold_ms': reports[0], 'warm_ms': statistics.median(reports[1:]),
+                         'rss': rss_kb(proc.pid) / 1024, 'maps': maps_bytes(proc.pid) / 2**20})
+            subprocess.run([ctl, '--socket', sock, 'detach', '--pid', str(p.pid)], capture_output=True)
+            p.stdin.close()
+            p.wait(60)
+    finally:
+        proc.terminate()
+        proc.wait(30)
+    out = ['| stacks | outstanding allocations | rows per tick | snapshot tick ms (median of 5) | '
+           '`report --top 20` ms, first | then (warm) | daemon RSS | BPF maps |',
+           '|---:|---:|---:|---:|---:|---:|---:|---:|']
+    for r in rows:
+        out.append(f'| {r["stacks"]:,} | {r["allocs"]:,} | {r["rows"]:,} | {r["tick_ms"]:.1f} | {r["cold_ms"]:.0f} | '
+                   f'{r["warm_ms"]:.0f} | {r["rss"]:.1f} MiB | {r["maps"]:.1f} MiB |')
+    print('\n'.join(out), flush=True)
+    return out
+
+
 def redis_table(bench, configs, runs):
     wl = {'name': 'redis'}
     tests = ['SET', 'GET', 'LPUSH', 'LPOP']
@@ -337,6 +392,7 @@ def main():
     ap.add_argument('--only', help='comma-separated configurations: exact, sampled, sites, entry, bpftrace, '
                     'heaptrack, valgrind (untraced always runs)')
     ap.add_argument('--no-redis', action='store_true')
+    ap.add_argument('--no-scale', action='store_true', help='skip the daemon-at-scale figures')
     ap.add_argument('--output')
     args = ap.parse_args()
 
@@ -356,6 +412,7 @@ def main():
     try:
         churn = churn_table(bench, configs, args.runs)
         deep = deep_table(bench, configs, args.runs)
+        scale = daemon_scale(args, workdir) if not args.no_scale else None
         redis = None
         if not args.no_redis and shutil.which('redis-server') and shutil.which('redis-benchmark'):
             redis = redis_table(bench, configs, args.redis_runs)
@@ -379,6 +436,11 @@ def main():
            'memleakd\'s programs\' own run time (kernel.bpf_stats_enabled).', ''] + churn
     out += ['', '### Deep stacks (bench/leak-deep: 786,432 blocks of 32 bytes leaked from 65,536 distinct '
             'stacks 19 frames deep)', '', 'The leaking loop\'s wall time; every block stays outstanding.', ''] + deep
+    if scale:
+        out += ['', '### The daemon at scale (bench/leak-stacks; a daemon with `max_allocs = 1200000`, '
+                '`max_stacks = max_combined = 262144`)', '',
+                'The snapshot tick reads every live target\'s per-stack totals on the event loop; the report is '
+                'built on the worker thread, its first run symbolizing the 20 stacks shown.', ''] + scale
     if redis:
         out += ['', f'### redis-server (Debian, jemalloc) under `redis-benchmark -q -n {args.requests} -c 10 '
                 '-t set,get,lpush,lpop -d 256`', '',

@@ -414,6 +414,12 @@ static void handle_status(struct manager *m, struct server_request *sreq, struct
         json_add_u64(r, "uptime_s", (now_realtime_usec() - m->started_usec) / 1000000);
         json_add_u64(r, "snapshot_interval_ms", m->config.snapshot_interval_ms);
         json_add_u64(r, "ring_depth", m->config.ring_depth);
+        arr = cJSON_AddObjectToObject(r, "snapshot_cost");
+        if (arr) {
+                cJSON_AddNumberToObject(arr, "last_ms", (double)m->snapshot_cost.last_usec / 1000.0);
+                cJSON_AddNumberToObject(arr, "max_ms", (double)m->snapshot_cost.max_usec / 1000.0);
+                json_add_u64(arr, "last_rows", m->snapshot_cost.last_rows);
+        }
         arr = cJSON_AddArrayToObject(r, "targets");
         for (size_t i = 0; arr && i < m->n_targets; i++)
                 cJSON_AddItemToArray(arr, target_to_json(m->targets[i]));

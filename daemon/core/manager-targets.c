@@ -282,7 +282,7 @@ static size_t snapshot_rows_of(const struct stack_rows *rows, pid_t pid, struct 
         return k;
 }
 
-void manager_take_snapshots(struct manager *m)
+size_t manager_take_snapshots(struct manager *m)
 {
         _cleanup_(stack_rows_done) struct stack_rows rows = {};
         _cleanup_free_ pid_t *pids = calloc(MAX(m->n_targets, (size_t)1), sizeof(pid_t));
@@ -292,7 +292,7 @@ void manager_take_snapshots(struct manager *m)
 
         assert(m);
         if (!pids)
-                return;
+                return 0;
         for (size_t i = 0; i < m->n_targets; i++) {
                 struct target *t = m->targets[i];
 
@@ -305,11 +305,11 @@ void manager_take_snapshots(struct manager *m)
                 start_rescan(m, t);
         }
         if (n == 0)
-                return;
+                return 0;
         r = stack_collect_totals(m->env.skel, &m->env.limits, pids, n, &rows);
         if (r < 0) {
                 log_warning_errno(r, "Failed to read the per-stack totals, skipping this snapshot: %m");
-                return;
+                return 0;
         }
         for (size_t i = 0; i < m->n_targets; i++) {
                 struct target *t = m->targets[i];
@@ -319,9 +319,10 @@ void manager_take_snapshots(struct manager *m)
                         continue;
                 srows = snapshot_rows_new(rows.n);
                 if (!srows)
-                        return;
+                        return rows.n;
                 (void)snapshot_ring_push(t->ring, now, srows, snapshot_rows_of(&rows, t->pid, srows));
         }
+        return rows.n;
 }
 
 /* Whether t's maps are still followed closely: it was attached to exec a program, which it has

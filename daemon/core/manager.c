@@ -118,8 +118,12 @@ static int on_exit_signal(sd_event_source *s, const struct signalfd_siginfo *si,
 static int on_snapshot_timer(sd_event_source *s, uint64_t usec, void *userdata)
 {
         struct manager *m = userdata;
+        uint64_t start = now_monotonic_usec();
+        size_t rows = manager_take_snapshots(m);
 
-        manager_take_snapshots(m);
+        m->snapshot_cost.last_usec = now_monotonic_usec() - start;
+        m->snapshot_cost.last_rows = rows;
+        m->snapshot_cost.max_usec = MAX(m->snapshot_cost.max_usec, m->snapshot_cost.last_usec);
         (void)sd_event_source_set_time_relative(s, m->config.snapshot_interval_ms * 1000);
         (void)sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
         return 0;

@@ -50,6 +50,10 @@ struct manager {
         sd_event_source *snapshot_timer;
         sd_event_source *children_timer;        /* clears the probes forked children inherited */
         sd_event_source *exec_timer;            /* follows the maps of targets that just exec'd */
+        struct {
+                uint64_t last_usec, max_usec;   /* the snapshot tick's time on the event loop */
+                size_t last_rows;               /* per-stack rows it read */
+        } snapshot_cost;
         uint64_t exited_dropped;        /* exited targets' reports dropped to stay within bounds */
         uint64_t started_usec;          /* CLOCK_REALTIME */
 };
@@ -78,7 +82,8 @@ uint64_t manager_exited_bytes(const struct manager *m);
  * arriving right after a target's exit sees it exited, its report frozen). */
 void manager_reap_exited_targets(struct manager *m);
 /* The snapshot tick: each live target's mappings refreshed, rescans started, totals snapshot. */
-void manager_take_snapshots(struct manager *m);
+/* Returns the per-stack rows read (0 without live targets). */
+size_t manager_take_snapshots(struct manager *m);
 /* A target forked: clear the probes its child inherited, shortly. */
 void manager_target_forked(struct manager *m, pid_t parent, pid_t child);
 /* Clear them now (the children timer). */

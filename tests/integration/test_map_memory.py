@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 """The kernel memory of memleakd's BPF maps: small at the default sizes (the big maps take memory
 for the entries they hold, not for their limits), shown in status as it is now and at its most,
-and growing with what a target leaves outstanding."""
+and growing with what a target leaves outstanding; and the snapshot tick's cost in status."""
 
 import unittest
 
@@ -32,6 +32,13 @@ class MapMemoryTest(harness.DaemonTestCase):
         self.assertGreaterEqual(busy['kernel_bytes'] - idle['kernel_bytes'], BLOCKS * KERNEL_BYTES_PER_BLOCK, busy)
         self.assertLess(busy['kernel_bytes'], busy['max_bytes'], busy)
         self.assertFalse(any(daemon.status()['lost'].values()))
+
+        # the snapshot tick says what it cost: its time on the event loop, the rows it read
+        cost = harness.wait_until(lambda: (lambda c: c if c['last_rows'] >= 4 else None)(
+            daemon.status()['snapshot_cost']), harness.REPORT_TIMEOUT_S)
+        self.assertTrue(cost, daemon.status()['snapshot_cost'])
+        self.assertGreater(cost['last_ms'], 0, cost)
+        self.assertGreaterEqual(cost['max_ms'], cost['last_ms'], cost)
 
         # what the target held goes with it (memleakd purges the maps off its event loop)
         daemon.ctl_ok('detach', '--pid', p.pid)
