@@ -209,6 +209,7 @@ static void print_limits(FILE *f, const cJSON *limits)
         const cJSON *exited = cJSON_GetObjectItemCaseSensitive(limits, "exited");
         const cJSON *symbols = cJSON_GetObjectItemCaseSensitive(limits, "symbols");
         const cJSON *clients = cJSON_GetObjectItemCaseSensitive(limits, "clients");
+        const cJSON *maps = cJSON_GetObjectItemCaseSensitive(limits, "maps");
 
         if (cJSON_IsObject(exited))
                 fprintf(f, "Exited targets' reports: %.1f of %.0f MiB, %" PRIu64 " dropped for room\n",
@@ -221,6 +222,16 @@ static void print_limits(FILE *f, const cJSON *limits)
                         get_u64(symbols, "max_open"), mib(get_u64(symbols, "inflated_bytes")),
                         mib(get_u64(symbols, "max_bytes")), get_u64(symbols, "refused"),
                         get_u64(symbols, "reopen_failed"));
+        if (cJSON_IsObject(maps)) {
+                const cJSON *now = cJSON_GetObjectItemCaseSensitive(maps, "kernel_bytes");
+
+                if (cJSON_IsNumber(now))
+                        fprintf(f, "BPF maps: %.1f MiB of kernel memory, about %.0f MiB with every map full\n",
+                                mib(get_u64(maps, "kernel_bytes")), mib(get_u64(maps, "max_bytes")));
+                else
+                        fprintf(f, "BPF maps: kernel memory unknown, about %.0f MiB with every map full\n",
+                                mib(get_u64(maps, "max_bytes")));
+        }
         if (cJSON_IsObject(clients))
                 fprintf(f, "Clients: %" PRIu64 " connected, %" PRIu64 " refused (no room), %" PRIu64 " timed out, "
                         "accepting paused %" PRIu64 " times (out of fds)\n",
@@ -230,7 +241,7 @@ static void print_limits(FILE *f, const cJSON *limits)
 
 int render_status(FILE *f, const cJSON *status)
 {
-        const cJSON *targets, *t;
+        const cJSON *targets, *t, *cost;
 
         assert(f);
 
@@ -241,6 +252,12 @@ int render_status(FILE *f, const cJSON *status)
         print_duration(f, get_u64(status, "uptime_s"));
         fprintf(f, ", snapshot every %" PRIu64 " ms, %" PRIu64 " kept per target\n",
                 get_u64(status, "snapshot_interval_ms"), get_u64(status, "ring_depth"));
+        cost = cJSON_GetObjectItemCaseSensitive(status, "snapshot_cost");
+        if (cJSON_IsObject(cost) && cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(cost, "last_ms")))
+                fprintf(f, "Snapshot tick: %.1f ms for %" PRIu64 " per-stack rows (longest %.1f ms)\n",
+                        cJSON_GetObjectItemCaseSensitive(cost, "last_ms")->valuedouble, get_u64(cost, "last_rows"),
+                        cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(cost, "max_ms")) ?
+                        cJSON_GetObjectItemCaseSensitive(cost, "max_ms")->valuedouble : 0.0);
         if (cJSON_GetArraySize(targets) == 0)
                 fputs("Targets: none\n", f);
         else

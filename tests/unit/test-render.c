@@ -261,6 +261,27 @@ static void render_status_lists_daemon_targets_and_counters(void)
                        "Targets: none\n"
                        "Counters: none\n"
                        "Lost events: none\n");
+        /* the snapshot tick's cost and the maps' kernel memory (null: unreadable) */
+        assert_renders(render_status,
+                       "{\"version\":\"0.1.0\",\"uptime_s\":0,\"snapshot_interval_ms\":250,\"ring_depth\":4,"
+                       "\"snapshot_cost\":{\"last_ms\":0.84,\"max_ms\":3.25,\"last_rows\":412},"
+                       "\"targets\":[],\"counters\":{},\"lost\":{},"
+                       "\"limits\":{\"maps\":{\"kernel_bytes\":26214400,\"max_bytes\":327155712}}}",
+                       "memleakd 0.1.0, up 0s, snapshot every 250 ms, 4 kept per target\n"
+                       "Snapshot tick: 0.8 ms for 412 per-stack rows (longest 3.2 ms)\n"
+                       "Targets: none\n"
+                       "Counters: none\n"
+                       "Lost events: none\n"
+                       "BPF maps: 25.0 MiB of kernel memory, about 312 MiB with every map full\n");
+        assert_renders(render_status,
+                       "{\"version\":\"0.1.0\",\"uptime_s\":0,\"snapshot_interval_ms\":250,\"ring_depth\":4,"
+                       "\"targets\":[],\"counters\":{},\"lost\":{},"
+                       "\"limits\":{\"maps\":{\"kernel_bytes\":null,\"max_bytes\":327155712}}}",
+                       "memleakd 0.1.0, up 0s, snapshot every 250 ms, 4 kept per target\n"
+                       "Targets: none\n"
+                       "Counters: none\n"
+                       "Lost events: none\n"
+                       "BPF maps: kernel memory unknown, about 312 MiB with every map full\n");
 }
 
 static void render_json_pretty_prints_the_same_object(void)
