@@ -2,10 +2,12 @@
 /* The user-stack walker for targets with unwind tables: from the registers at an allocator's
  * return, each frame is stepped by its object's CFI rows (struct unwind_row, built by the daemon
  * from .eh_frame/.debug_frame), or by its frame pointer where the object has no CFI or keeps rbp.
- * A bpf_loop() callback per frame: the verifier checks it once whatever the depth. Per frame
- * the costs are the row's binary search and the user-memory reads: a frame whose rbp is saved
- * right below its return address is read in one, and consecutive frames in one mapping skip the
- * mapping search (bench/RESULTS.md, deep stacks). Included
+ * A bpf_loop() callback per frame: the verifier checks it once whatever the depth (the depth is
+ * bpf_loop's index, not a value it tracks per iteration), and the row's binary search is a
+ * bpf_loop of its own. Per frame the costs are finding the row and the user-memory reads: rows
+ * come from the thread's cache by pc when the frame was walked before, consecutive frames in one
+ * mapping skip the mapping search, and a frame whose rbp is saved right below its return
+ * address is read in one (bench/RESULTS.md, deep stacks). Included
  * once, by memleak.bpf.c, after stack-table.h. */
 #pragma once
 
@@ -49,6 +51,33 @@ struct {
         __type(value, struct unwind_mapping);
 } unwind_mappings SEC(".maps");
 
+/* Each thread's cache of the rows its walks used, by pc: a hot allocation site's frames skip
+ * the mapping and row searches. An entry holds only under the target's list generation it was
+ * filled under (the daemon changes it with every list it writes: a table loaded, a library
+ * mapped or gone). Task storage: a thread runs one program at a time, nothing tears an entry. */
+#define UNWIND_ROW_CACHE_SIZE 128               /* a power of two */
+
+enum { ROW_CACHE_EMPTY, ROW_CACHE_ROW, ROW_CACHE_FRAME_POINTER };
+
+struct row_cache_entry {
+        __u64 pc;
+        __u32 tgid;
+        __u32 generation;
+        struct unwind_row row;
+        __u32 kind;             /* ROW_CACHE_* */
+};
+
+struct row_cache {
+        struct row_cache_entry entries[UNWIND_ROW_CACHE_SIZE];
+};
+
+struct {
+        __uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+        __uint(map_flags, BPF_F_NO_PREALLOC);
+        __type(key, int);
+        __type(value, struct row_cache);
+} unwind_row_cache SEC(".maps");
+
 #define UNWIND_MAPPING_SEARCH_STEPS 10          /* log2(UNWIND_MAPPINGS_MAX) + 1 */
 #define UNWIND_ROW_SEARCH_STEPS 24              /* tables of up to 2^23 rows */
 
@@ -73,6 +102,9 @@ struct unwind_walk {
         /* looked up once per walk, not per frame */
         struct stack_trace *trace;              /* the thread's scratch trace */
         const struct unwind_target *target;
+        struct row_cache *cache;                /* NULL: none for this thread */
+        __u32 generation;                       /* target->generation when the walk began */
+        __u32 pad2;
         /* the mapping of the last frame stepped by CFI: the next frame is often in it too */
         __u64 last_start, last_end;
         struct unwind_place last_place;
@@ -157,27 +189,45 @@ static __always_inline int unwind_place_by_vma(__u64 pc, struct unwind_place *re
         return -1;
 }
 
+struct row_search {
+        void *rows;
+        __u32 lo, hi;           /* the window left: rows[lo .. hi) */
+        __u32 rel;
+        __u32 failed;
+};
+
+/* One step of the binary search: a bpf_loop() callback, which the verifier checks once. */
+static long row_search_step(__u32 index, struct row_search *s)
+{
+        const struct unwind_row *row;
+        __u32 mid;
+
+        if (s->lo >= s->hi)
+                return 1;
+        mid = s->lo + (s->hi - s->lo) / 2;
+        row = bpf_map_lookup_elem(s->rows, &mid);
+        if (!row) {
+                s->failed = 1;
+                return 1;
+        }
+        if (row->start <= s->rel)
+                s->lo = mid + 1;
+        else
+                s->hi = mid;
+        return 0;
+}
+
 /* The row of rows[0..n) that covers rel: the last whose start <= rel. */
 static __always_inline const struct unwind_row *unwind_find_row(void *rows, __u32 n, __u32 rel)
 {
-        __u32 lo = 0, hi = n;
-        const struct unwind_row *row;
+        struct row_search s = { .rows = rows, .hi = n, .rel = rel };
+        __u32 key;
 
-        for (int i = 0; i < UNWIND_ROW_SEARCH_STEPS && lo < hi; i++) {
-                __u32 mid = lo + (hi - lo) / 2;
-
-                row = bpf_map_lookup_elem(rows, &mid);
-                if (!row)
-                        return NULL;
-                if (row->start <= rel)
-                        lo = mid + 1;
-                else
-                        hi = mid;
-        }
-        if (lo == 0)
+        bpf_loop(UNWIND_ROW_SEARCH_STEPS, row_search_step, &s, 0);
+        if (s.failed || s.lo == 0)
                 return NULL;
-        lo -= 1;
-        return bpf_map_lookup_elem(rows, &lo);
+        key = s.lo - 1;
+        return bpf_map_lookup_elem(rows, &key);
 }
 
 static __always_inline int read_user_u64(__u64 addr, __u64 *ret)
@@ -282,13 +332,15 @@ stepped:
 }
 
 /* Step from w's frame to its caller's: -1 on success, else the enum unwind_stop that ends it. */
-static __always_inline int unwind_step(struct unwind_walk *w)
+/* The row for pc, or NULL; *stop: the enum unwind_stop when there is none, -1 when pc is to be
+ * stepped by frame pointer. *cacheable: false when pc's mapping is not in the target's list. */
+static __always_inline const struct unwind_row *unwind_row_of(struct unwind_walk *w, __u64 pc, bool *cacheable,
+                                                              int *stop)
 {
-        __u64 pc = w->pc - (w->exact_pc ? 0 : 1), rel;
         const struct unwind_mapping *m;
         struct unwind_place place = {};
-        const struct unwind_row *row;
         void *rows;
+        __u64 rel;
 
         if (pc >= w->last_start && pc < w->last_end) {
                 place = w->last_place;
@@ -301,29 +353,69 @@ static __always_inline int unwind_step(struct unwind_walk *w)
                         w->last_start = m->start;
                         w->last_end = m->end;
                         w->last_place = place;
-                } else if (unwind_place_by_vma(pc, &place) < 0) {
-                        place.n_rows = 0;
+                } else {
+                        *cacheable = false;     /* not in the list: the list will change */
+                        if (unwind_place_by_vma(pc, &place) < 0)
+                                place.n_rows = 0;
                 }
         }
+        *stop = -1;
         if (place.n_rows == 0)
-                return unwind_step_fp(w);       /* no CFI known here: JIT code, a vDSO, an FP object */
+                return NULL;                    /* no CFI known here: JIT code, a vDSO, an FP object */
+        *stop = UNWIND_STOP_NO_TABLE;
         rows = bpf_map_lookup_elem(&unwind_tables, &place.table);
         if (!rows)
-                return UNWIND_STOP_NO_TABLE;
+                return NULL;
+        *stop = UNWIND_STOP_NO_CFI;
         rel = pc - place.bias;
         if (rel > 0xffffffffull)
-                return UNWIND_STOP_NO_CFI;
-        row = unwind_find_row(rows, place.n_rows, (__u32)rel);
-        if (!row)
-                return UNWIND_STOP_NO_CFI;
-        return unwind_step_row(w, row);
+                return NULL;
+        return unwind_find_row(rows, place.n_rows, (__u32)rel);
 }
 
+/* Step from w's frame to its caller's: -1 on success, else the enum unwind_stop that ends it. */
+static __always_inline int unwind_step(struct unwind_walk *w)
+{
+        __u64 pc = w->pc - (w->exact_pc ? 0 : 1);
+        struct row_cache_entry *c = NULL;
+        const struct unwind_row *found;
+        struct unwind_row row = {};
+        bool cacheable = true;
+        __u32 kind;
+        int stop;
+
+        if (w->cache)
+                c = &w->cache->entries[mix64(pc) & (UNWIND_ROW_CACHE_SIZE - 1)];
+        if (c && c->kind != ROW_CACHE_EMPTY && c->pc == pc && c->tgid == w->tgid && c->generation == w->generation) {
+                kind = c->kind;
+                row = c->row;
+        } else {
+                found = unwind_row_of(w, pc, &cacheable, &stop);
+                if (!found && stop >= 0)
+                        return stop;
+                kind = found ? ROW_CACHE_ROW : ROW_CACHE_FRAME_POINTER;
+                if (found)
+                        row = *found;
+                if (c && cacheable)
+                        *c = (struct row_cache_entry) { .pc = pc, .tgid = w->tgid, .generation = w->generation,
+                                                        .row = row, .kind = kind };
+        }
+        if (kind == ROW_CACHE_FRAME_POINTER)
+                return unwind_step_fp(w);
+        return unwind_step_row(w, &row);
+}
+
+/* index is the frame's depth (bpf_loop counts from 0 and the walk stops at its first break):
+ * a value the verifier does not track per iteration, where a depth carried in w would make it
+ * check the body once for each depth. */
 static long unwind_frame(__u32 index, struct unwind_walk *w)
 {
         struct stack_trace *t;
-        __u32 depth = w->depth;
+        __u64 depth = index;
         int stop;
+
+        /* one register for the bound checks and the store, not a second zero-extension of index */
+        asm volatile("" : "+r"(depth));
 
         t = w->trace;
         if (!t)
@@ -369,6 +461,9 @@ static __always_inline long unwind_user_stack(struct pt_regs *ctx, __u32 tgid, s
         w.target = bpf_map_lookup_elem(&unwind_targets, &tgid);
         if (!w.target)
                 return -ENOENT;
+        w.generation = w.target->generation;
+        w.cache = bpf_task_storage_get(&unwind_row_cache, bpf_get_current_task_btf(), NULL,
+                                       BPF_LOCAL_STORAGE_GET_F_CREATE);
         bpf_loop(MEMLEAK_MAX_STACK_DEPTH + 1, unwind_frame, &w, 0);
         t->depth = w.depth;
         t->stop = w.stop;

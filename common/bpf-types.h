@@ -280,6 +280,9 @@ struct unwind_mapping {
 struct unwind_target {
         __u32 slot;             /* < max_targets */
         __u32 n;
+        __u32 generation;       /* changes with every list the daemon writes (any target's): rows
+                                 * a thread cached under another generation are not used */
+        __u32 pad;
 };
 
 /* A file whose table is loaded, keyed by its inode (dev in the kernel's encoding, major << 20 |

@@ -115,8 +115,11 @@ static uint64_t signature(const struct unwind_mapping *list, uint32_t n)
 
 static int write_list(struct target_unwind *u, pid_t pid, const struct unwind_mapping *list, uint32_t n)
 {
+        static uint32_t generation;     /* of every target's list: the walker's row caches */
         struct unwind_target entry = { .slot = u->slot, .n = n };
         __u32 key = (__u32)pid;
+
+        entry.generation = __atomic_add_fetch(&generation, 1, __ATOMIC_RELAXED);
 
         for (uint32_t i = 0; i < n; i++) {
                 __u32 index = u->slot * UNWIND_MAPPINGS_MAX + i;
