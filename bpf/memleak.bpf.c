@@ -129,6 +129,12 @@ static __always_inline __u32 current_tgid(void)
         return task_tgid_seen((struct task_struct *)bpf_get_current_task());
 }
 
+/* The calling process's entry in targets, NULL when it is not traced (or not seen: tgid 0). */
+static __always_inline struct target_config *traced_target(__u32 tgid)
+{
+        return tgid ? bpf_map_lookup_elem(&targets, &tgid) : NULL;
+}
+
 static __always_inline void combined_add_in(__u32 tgid, __u32 space, __s64 stack_id, __u64 size, __u64 allocs)
 {
         struct combined_key key = { .tgid = tgid, .space = space, .stack_id = stack_id };
@@ -179,7 +185,8 @@ static __always_inline void combined_sub(__u32 tgid, __s64 stack_id, const struc
 #include "stack-capture.h"
 #include "sample.h"
 
-static __always_inline void record_free(__u32 tgid, __u64 addr)
+/* cfg: tgid's entry in targets, which every caller already holds. */
+static __always_inline void record_free(const struct target_config *cfg, __u32 tgid, __u64 addr)
 {
         struct alloc_key key = { .tgid = tgid, .addr = addr };
         struct alloc_info *found, info;
@@ -188,9 +195,7 @@ static __always_inline void record_free(__u32 tgid, __u64 addr)
                 return;
         found = bpf_map_lookup_elem(&allocs, &key);
         if (!found) {
-                struct target_config *cfg = bpf_map_lookup_elem(&targets, &tgid);
-
-                count(cfg && cfg->sample_bytes ? COUNTER_FREE_UNSAMPLED : COUNTER_FREE_UNKNOWN);
+                count(cfg->sample_bytes ? COUNTER_FREE_UNSAMPLED : COUNTER_FREE_UNKNOWN);
                 return;
         }
         info = *found;  /* copy before the entry goes away */
@@ -201,22 +206,19 @@ static __always_inline void record_free(__u32 tgid, __u64 addr)
 }
 
 /* weight: the bytes it stands for (its size when exact). */
-static __always_inline void record_alloc(void *ctx, __u32 tgid, __u64 addr, __u64 size, __u64 weight)
+static __always_inline void record_alloc(void *ctx, const struct target_config *cfg, __u32 tgid, __u64 addr,
+                                         __u64 size, __u64 weight)
 {
         struct alloc_key key = { .tgid = tgid, .addr = addr };
         struct alloc_info info = {};
-        struct target_config *cfg;
 
-        cfg = bpf_map_lookup_elem(&targets, &tgid);
-        if (!cfg)
-                return;
         if (size < cfg->min_size || (cfg->max_size && size > cfg->max_size)) {
                 count(COUNTER_ALLOCS_FILTERED);
                 return;
         }
         /* A live entry at this address means its free was missed: retire it first. */
         if (bpf_map_lookup_elem(&allocs, &key))
-                record_free(tgid, addr);
+                record_free(cfg, tgid, addr);
 
         info.size = size;
         info.weight = weight;
@@ -263,9 +265,7 @@ static __always_inline int on_entry2(struct pt_regs *ctx, __u32 kind, __u64 size
         struct thread_state *th;
         struct inflight *cur;
 
-        if (!tgid)
-                return 0;
-        cfg = bpf_map_lookup_elem(&targets, &tgid);
+        cfg = traced_target(tgid);
         if (!cfg)
                 return 0;
         th = thread_state(true);
@@ -457,9 +457,7 @@ static __always_inline int on_return(struct pt_regs *ctx)
         struct inflight *cur, state;
         __u64 addr = 0;
 
-        if (!tgid)
-                return 0;
-        cfg = bpf_map_lookup_elem(&targets, &tgid);
+        cfg = traced_target(tgid);
         if (!cfg)
                 return 0;
         th = thread_state(false);
@@ -486,12 +484,12 @@ static __always_inline int on_return(struct pt_regs *ctx)
                         count(COUNTER_ALLOCS_FAILED);
                         return 0;
                 }
-                record_free(tgid, state.arg);
+                record_free(cfg, tgid, state.arg);
                 addr = state.arg;
                 break;
         case ALLOC_KIND_DELETE:
                 /* The free it did inside was nested and ignored: account for the block here. */
-                record_free(tgid, state.arg);
+                record_free(cfg, tgid, state.arg);
                 return 0;
         case ALLOC_KIND_POSIX_MEMALIGN:
                 /* int posix_memalign(void **memptr, ...): 0 on success, then *memptr is the block. */
@@ -508,7 +506,7 @@ static __always_inline int on_return(struct pt_regs *ctx)
                         return 0;
                 }
                 /* Moved, shrunk in place or freed (size 0): the old block is gone either way. */
-                record_free(tgid, state.arg);
+                record_free(cfg, tgid, state.arg);
                 addr = rc;
                 if (!addr)
                         return 0;
@@ -524,7 +522,7 @@ static __always_inline int on_return(struct pt_regs *ctx)
                 count(COUNTER_ALLOCS_UNSAMPLED);
                 return 0;
         }
-        record_alloc(ctx, tgid, addr, state.size, state.weight);
+        record_alloc(ctx, cfg, tgid, addr, state.size, state.weight);
         return 0;
 }
 
@@ -534,9 +532,7 @@ static __always_inline int on_free(struct pt_regs *ctx, __u64 addr)
         struct target_config *cfg;
         struct thread_state *th;
 
-        if (!tgid)
-                return 0;
-        cfg = bpf_map_lookup_elem(&targets, &tgid);
+        cfg = traced_target(tgid);
         if (!cfg)
                 return 0;
         th = thread_state(false);
@@ -545,7 +541,7 @@ static __always_inline int on_free(struct pt_regs *ctx, __u64 addr)
                 count(COUNTER_NESTED_CALLS);
                 return 0;
         }
-        record_free(tgid, addr);
+        record_free(cfg, tgid, addr);
         return 0;
 }
 
