@@ -235,18 +235,30 @@ static __always_inline int read_user_u64(__u64 addr, __u64 *ret)
         return bpf_probe_read_user(ret, sizeof(*ret), (const void *)addr);
 }
 
+/* A frame-pointer frame's saved rbp at addr and the return address above it, in one read. */
+static __always_inline int read_user_frame(__u64 addr, __u64 *bp, __u64 *ra)
+{
+        __u64 frame[2];
+
+        if (bpf_probe_read_user(frame, sizeof(frame), (const void *)addr))
+                return -1;
+        *bp = frame[0];
+        *ra = frame[1];
+        return 0;
+}
+
 /* One frame by frame pointer: rbp points at the caller's rbp, the return address above it. */
 static __always_inline int unwind_step_fp(struct unwind_walk *w)
 {
-        __u64 frame[2];                 /* the saved rbp, the return address: one read */
+        __u64 ra, bp;
 
         if (w->bp == 0 || w->bp < w->sp)
                 return UNWIND_STOP_END;         /* no frame pointer chain here */
-        if (bpf_probe_read_user(frame, sizeof(frame), (const void *)w->bp))
+        if (read_user_frame(w->bp, &bp, &ra))
                 return UNWIND_STOP_UNREADABLE;
         w->sp = w->bp + 16;
-        w->bp = frame[0];
-        w->pc = frame[1];
+        w->bp = bp;
+        w->pc = ra;
         w->exact_pc = 0;
         return -1;
 }
@@ -300,13 +312,9 @@ static __always_inline int unwind_step_row(struct unwind_walk *w, const struct u
                 return UNWIND_STOP_END;         /* _start, a thread's first frame */
         if (ra_rule == UNWIND_REG_AT_CFA && row->ra_offset8 == -1 && bp_rule == UNWIND_REG_AT_CFA &&
             row->rbp_offset8 == -2) {
-                /* a frame-pointer frame: rbp saved right below the return address, one read */
-                __u64 frame[2];
-
-                if (bpf_probe_read_user(frame, sizeof(frame), (const void *)(cfa - 16)))
+                /* a frame-pointer frame: rbp saved right below the return address */
+                if (read_user_frame(cfa - 16, &bp, &ra))
                         return UNWIND_STOP_UNREADABLE;
-                bp = frame[0];
-                ra = frame[1];
                 goto stepped;
         }
         r = unwind_read_reg(w, ra_rule, row->ra_offset8, cfa, &ra);
@@ -331,7 +339,6 @@ stepped:
         return -1;
 }
 
-/* Step from w's frame to its caller's: -1 on success, else the enum unwind_stop that ends it. */
 /* The row for pc, or NULL; *stop: the enum unwind_stop when there is none, -1 when pc is to be
  * stepped by frame pointer. *cacheable: false when pc's mapping is not in the target's list. */
 static __always_inline const struct unwind_row *unwind_row_of(struct unwind_walk *w, __u64 pc, bool *cacheable,
