@@ -27,6 +27,14 @@ static uint64_t get_u64(const cJSON *o, const char *name)
         return v;
 }
 
+/* A number member, 0 when absent or not a number. */
+static double get_double(const cJSON *o, const char *name)
+{
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, name);
+
+        return cJSON_IsNumber(v) ? v->valuedouble : 0.0;
+}
+
 /* A string member, NULL when absent, null or not a string. */
 static const char *get_str(const cJSON *o, const char *name)
 {
@@ -255,9 +263,7 @@ int render_status(FILE *f, const cJSON *status)
         cost = cJSON_GetObjectItemCaseSensitive(status, "snapshot_cost");
         if (cJSON_IsObject(cost) && cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(cost, "last_ms")))
                 fprintf(f, "Snapshot tick: %.1f ms for %" PRIu64 " per-stack rows (longest %.1f ms)\n",
-                        cJSON_GetObjectItemCaseSensitive(cost, "last_ms")->valuedouble, get_u64(cost, "last_rows"),
-                        cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(cost, "max_ms")) ?
-                        cJSON_GetObjectItemCaseSensitive(cost, "max_ms")->valuedouble : 0.0);
+                        get_double(cost, "last_ms"), get_u64(cost, "last_rows"), get_double(cost, "max_ms"));
         if (cJSON_GetArraySize(targets) == 0)
                 fputs("Targets: none\n", f);
         else
@@ -309,7 +315,7 @@ static void print_target_reachability(FILE *f, const cJSON *r)
         fprintf(f, "\tReachability (%s, %" PRIu64 " %s stopped for %.1f ms, %.1f MiB read): ",
                 cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "at_exit")) ? "scanned at its exit" : "scanned live",
                 get_u64(r, "threads"), plural(get_u64(r, "threads"), "thread", "threads"),
-                cJSON_IsNumber(paused) ? paused->valuedouble : 0.0, mib(get_u64(r, "bytes_scanned")));
+                get_double(r, "paused_ms"), mib(get_u64(r, "bytes_scanned")));
         if (error)
                 fprintf(f, "no verdict: %s\n", error);
         else {
