@@ -22,26 +22,12 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
+
+from run import daemon_start
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LEAKERS = ('leak_one', 'leak_two', 'leak_three', 'leak_four')
 LEAK_BYTES = 64 << 20
-
-
-def start_daemon(build, workdir):
-    sock = os.path.join(workdir, 's')
-    conf = os.path.join(workdir, 'memleakd.conf')
-    with open(conf, 'w') as f:
-        f.write(f'socket_path = {sock}\n')
-    log = open(os.path.join(workdir, 'memleakd.log'), 'w')
-    proc = subprocess.Popen([os.path.join(build, 'daemon', 'memleakd'), '--config', conf], stdout=log, stderr=log)
-    for _ in range(400):
-        if os.path.exists(sock):
-            return proc, sock
-        time.sleep(0.05)
-    proc.kill()
-    sys.exit('memleakd did not start; see ' + log.name)
 
 
 def estimates(report):
@@ -64,7 +50,7 @@ def main():
     args = ap.parse_args()
 
     workdir = tempfile.mkdtemp(prefix='memleakd-sampling-')
-    daemon, sock = start_daemon(args.build, workdir)
+    daemon, sock = daemon_start(args.build, workdir)
     zs, all_within_3 = [], 0
     try:
         for i in range(args.runs):
