@@ -205,26 +205,31 @@ static __always_inline void record_free(const struct target_config *cfg, __u32 t
         count(COUNTER_FREES);
 }
 
-/* weight: the bytes it stands for (its size when exact). */
+/* weight: the bytes it stands for (its size when exact); entry_ns: when its call began, which
+ * the entry already read (the block's age counts from it). */
 static __always_inline void record_alloc(void *ctx, const struct target_config *cfg, __u32 tgid, __u64 addr,
-                                         __u64 size, __u64 weight)
+                                         __u64 size, __u64 weight, __u64 entry_ns)
 {
         struct alloc_key key = { .tgid = tgid, .addr = addr };
         struct alloc_info info = {};
+        long r;
 
         if (size < cfg->min_size || (cfg->max_size && size > cfg->max_size)) {
                 count(COUNTER_ALLOCS_FILTERED);
                 return;
         }
-        /* A live entry at this address means its free was missed: retire it first. */
-        if (bpf_map_lookup_elem(&allocs, &key))
-                record_free(cfg, tgid, addr);
-
         info.size = size;
         info.weight = weight;
-        info.timestamp_ns = bpf_ktime_get_ns();
+        info.timestamp_ns = entry_ns;
         info.stack_id = user_stack_id(ctx, tgid);
-        if (bpf_map_update_elem(&allocs, &key, &info, BPF_ANY)) {
+        r = bpf_map_update_elem(&allocs, &key, &info, BPF_NOEXIST);
+        if (r == -EEXIST) {
+                /* A live entry at this address means its free was missed: retire it first. One
+                 * insert that fails on the rare clash costs less than a lookup before every one. */
+                record_free(cfg, tgid, addr);
+                r = bpf_map_update_elem(&allocs, &key, &info, BPF_ANY);
+        }
+        if (r) {
                 count(COUNTER_LOST_ALLOCS_MAP_FULL);
                 return;
         }
@@ -522,7 +527,7 @@ static __always_inline int on_return(struct pt_regs *ctx)
                 count(COUNTER_ALLOCS_UNSAMPLED);
                 return 0;
         }
-        record_alloc(ctx, cfg, tgid, addr, state.size, state.weight);
+        record_alloc(ctx, cfg, tgid, addr, state.size, state.weight, state.entry_ns);
         return 0;
 }
 
