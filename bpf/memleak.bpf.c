@@ -375,8 +375,9 @@ static long mmap_find_overlaps(struct bpf_map *map, struct alloc_key *key, struc
 }
 
 /* Forget [lo, lo + len) of tgid's mappings, whatever mappings it covers in part or whole (as
- * munmap does). Returns the bytes that were tracked there. */
-static __always_inline __u64 mmap_remove_range(__u32 tgid, __u64 lo, __u64 len)
+ * munmap does). Returns the bytes that were tracked there. A global function: the verifier
+ * checks it once, not once for each of the three returns that call it. */
+__noinline __u64 mmap_remove_range(__u32 tgid, __u64 lo, __u64 len)
 {
         struct mmap_overlap_search q = { .tgid = tgid, .lo = lo, .hi = lo + page_round_up(len) };
         __u64 removed = 0;

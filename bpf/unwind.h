@@ -110,29 +110,48 @@ struct unwind_walk {
         struct unwind_place last_place;
 };
 
-static __always_inline const struct unwind_mapping *unwind_find_mapping(const struct unwind_target *ut, __u64 pc)
+struct mapping_search {
+        __u64 pc;
+        __u32 base;             /* the target's slot's first key */
+        __u32 lo, hi;           /* the window left: keys base + [lo .. hi) */
+        __u32 failed;
+};
+
+/* One step of the binary search for the last mapping whose start <= pc: a bpf_loop() callback,
+ * which the verifier checks once rather than once per step. */
+static long mapping_search_step(__u32 index, struct mapping_search *s)
 {
         const struct unwind_mapping *m;
-        __u32 lo = 0, hi = ut->n, base = ut->slot * UNWIND_MAPPINGS_MAX, key;
+        __u32 mid, key;
 
-        if (hi > UNWIND_MAPPINGS_MAX)
-                return NULL;
-        /* the last mapping whose start <= pc */
-        for (int i = 0; i < UNWIND_MAPPING_SEARCH_STEPS && lo < hi; i++) {
-                __u32 mid = lo + (hi - lo) / 2;
-
-                key = base + mid;
-                m = bpf_map_lookup_elem(&unwind_mappings, &key);
-                if (!m)
-                        return NULL;
-                if (m->start <= pc)
-                        lo = mid + 1;
-                else
-                        hi = mid;
+        if (s->lo >= s->hi)
+                return 1;
+        mid = s->lo + (s->hi - s->lo) / 2;
+        key = s->base + mid;
+        m = bpf_map_lookup_elem(&unwind_mappings, &key);
+        if (!m) {
+                s->failed = 1;
+                return 1;
         }
-        if (lo == 0)
+        if (m->start <= s->pc)
+                s->lo = mid + 1;
+        else
+                s->hi = mid;
+        return 0;
+}
+
+static __always_inline const struct unwind_mapping *unwind_find_mapping(const struct unwind_target *ut, __u64 pc)
+{
+        struct mapping_search s = { .pc = pc, .base = ut->slot * UNWIND_MAPPINGS_MAX, .hi = ut->n };
+        const struct unwind_mapping *m;
+        __u32 key;
+
+        if (s.hi > UNWIND_MAPPINGS_MAX)
                 return NULL;
-        key = base + lo - 1;
+        bpf_loop(UNWIND_MAPPING_SEARCH_STEPS, mapping_search_step, &s, 0);
+        if (s.failed || s.lo == 0)
+                return NULL;
+        key = s.base + s.lo - 1;
         m = bpf_map_lookup_elem(&unwind_mappings, &key);
         if (!m || pc >= m->end)
                 return NULL;
