@@ -10,18 +10,21 @@
  * it (the walker's loop would be checked again on each). */
 __noinline __s64 user_stack_id(struct pt_regs *ctx, __u32 tgid)
 {
+        struct user_stack_scratch *s;
         struct stack_trace *t;
         long r;
 
         if (!ctx)
                 return -EINVAL;
-        t = bpf_task_storage_get(&user_stack_scratch, bpf_get_current_task_btf(), NULL,
+        s = bpf_task_storage_get(&user_stack_scratch, bpf_get_current_task_btf(), NULL,
                                  BPF_LOCAL_STORAGE_GET_F_CREATE);
-        if (!t) {
+        if (!s) {
                 count(COUNTER_STACK_NO_SCRATCH);
                 return -ENOMEM;
         }
-        if (unwind_user_stack(ctx, tgid, t) == 0)
+        t = &s->trace;
+        s->chunk_words = 0;     /* the stack is another now */
+        if (unwind_user_stack(ctx, tgid, s) == 0)
                 r = t->depth > 0 ? 0 : -EFAULT;
         else
                 r = stack_captured(t, bpf_get_stack(ctx, t->ips, stack_capture_bytes(), BPF_F_USER_STACK));

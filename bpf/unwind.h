@@ -101,6 +101,7 @@ struct unwind_walk {
         __u32 pad;
         /* looked up once per walk, not per frame */
         struct stack_trace *trace;              /* the thread's scratch trace */
+        struct user_stack_scratch *scratch;     /* which holds it and the chunk of stack read */
         const struct unwind_target *target;
         struct row_cache *cache;                /* NULL: none for this thread */
         __u32 generation;                       /* target->generation when the walk began */
@@ -249,20 +250,57 @@ static __always_inline const struct unwind_row *unwind_find_row(void *rows, __u3
         return bpf_map_lookup_elem(rows, &key);
 }
 
-static __always_inline int read_user_u64(__u64 addr, __u64 *ret)
+struct user_words {
+        __u64 w[2];
+};
+
+/* Copy words (1 or 2) of user memory at addr into ret from s's chunk of stack, reading the
+ * chunk from addr up first when they are not in it: 0, or -1 when addr is unreadable. A global
+ * function: the verifier checks its branches once, not at every read. */
+__noinline int read_user_words(struct user_stack_scratch *s, __u64 addr, struct user_words *ret, __u32 words)
 {
-        return bpf_probe_read_user(ret, sizeof(*ret), (const void *)addr);
+        __u64 off, i;
+
+        if (!s || !ret || words == 0 || words > 2)
+                return -1;
+        off = addr - s->chunk_start;
+        if (addr < s->chunk_start || (off & 7) || off / 8 + words > s->chunk_words) {
+                /* the chunk ends where the stack may: fall back to the words alone */
+                if (bpf_probe_read_user(s->chunk, STACK_CHUNK_WORDS * sizeof(__u64), (const void *)addr)) {
+                        s->chunk_words = 0;
+                        if (words == 2)
+                                return bpf_probe_read_user(ret, 2 * sizeof(__u64), (const void *)addr) ? -1 : 0;
+                        return bpf_probe_read_user(ret, sizeof(__u64), (const void *)addr) ? -1 : 0;
+                }
+                s->chunk_start = addr;
+                s->chunk_words = STACK_CHUNK_WORDS;
+                off = 0;
+        }
+        i = (off / 8) & (STACK_CHUNK_WORDS - 1);        /* a no-op the verifier can follow */
+        ret->w[0] = s->chunk[i];
+        ret->w[1] = s->chunk[i + 1];
+        return 0;
+}
+
+static __always_inline int read_user_u64(const struct unwind_walk *w, __u64 addr, __u64 *ret)
+{
+        struct user_words got;
+
+        if (read_user_words(w->scratch, addr, &got, 1))
+                return -1;
+        *ret = got.w[0];
+        return 0;
 }
 
 /* A frame-pointer frame's saved rbp at addr and the return address above it, in one read. */
-static __always_inline int read_user_frame(__u64 addr, __u64 *bp, __u64 *ra)
+static __always_inline int read_user_frame(const struct unwind_walk *w, __u64 addr, __u64 *bp, __u64 *ra)
 {
-        __u64 frame[2];
+        struct user_words got;
 
-        if (bpf_probe_read_user(frame, sizeof(frame), (const void *)addr))
+        if (read_user_words(w->scratch, addr, &got, 2))
                 return -1;
-        *bp = frame[0];
-        *ra = frame[1];
+        *bp = got.w[0];
+        *ra = got.w[1];
         return 0;
 }
 
@@ -273,7 +311,7 @@ static __always_inline int unwind_step_fp(struct unwind_walk *w)
 
         if (w->bp == 0 || w->bp < w->sp)
                 return UNWIND_STOP_END;         /* no frame pointer chain here */
-        if (read_user_frame(w->bp, &bp, &ra))
+        if (read_user_frame(w, w->bp, &bp, &ra))
                 return UNWIND_STOP_UNREADABLE;
         w->sp = w->bp + 16;
         w->bp = bp;
@@ -293,7 +331,7 @@ static __always_inline int unwind_read_reg(const struct unwind_walk *w, __u8 rul
         case UNWIND_REG_AT_RBP: base = w->bp; break;
         default: return -1;
         }
-        return read_user_u64(base + (__s64)offset8 * 8, ret) ? -2 : 0;
+        return read_user_u64(w, base + (__s64)offset8 * 8, ret) ? -2 : 0;
 }
 
 /* One frame by its CFI row. */
@@ -317,11 +355,11 @@ static __always_inline int unwind_step_row(struct unwind_walk *w, const struct u
                 cfa = w->sp + row->cfa_offset + ((w->pc & 15) >= 11 ? 8 : 0);
                 break;
         case UNWIND_CFA_RSP_DEREF:
-                if (read_user_u64(w->sp + row->cfa_offset, &cfa))
+                if (read_user_u64(w, w->sp + row->cfa_offset, &cfa))
                         return UNWIND_STOP_UNREADABLE;
                 break;
         case UNWIND_CFA_RBP_DEREF:
-                if (read_user_u64(w->bp + row->cfa_offset, &cfa))
+                if (read_user_u64(w, w->bp + row->cfa_offset, &cfa))
                         return UNWIND_STOP_UNREADABLE;
                 break;
         default:
@@ -332,7 +370,7 @@ static __always_inline int unwind_step_row(struct unwind_walk *w, const struct u
         if (ra_rule == UNWIND_REG_AT_CFA && row->ra_offset8 == -1 && bp_rule == UNWIND_REG_AT_CFA &&
             row->rbp_offset8 == -2) {
                 /* a frame-pointer frame: rbp saved right below the return address */
-                if (read_user_frame(cfa - 16, &bp, &ra))
+                if (read_user_frame(w, cfa - 16, &bp, &ra))
                         return UNWIND_STOP_UNREADABLE;
                 goto stepped;
         }
@@ -475,13 +513,14 @@ static __always_inline void count_unwind_stop(__u32 stop)
         }
 }
 
-/* Walk the user stack of a uprobe's registers into t by the target's unwind tables: 0, or
- * -ENOENT when the target has none (the caller takes the frame-pointer stack instead). */
-static __always_inline long unwind_user_stack(struct pt_regs *ctx, __u32 tgid, struct stack_trace *t)
+/* Walk the user stack of a uprobe's registers into s->trace by the target's unwind tables: 0,
+ * or -ENOENT when the target has none (the caller takes the frame-pointer stack instead). */
+static __always_inline long unwind_user_stack(struct pt_regs *ctx, __u32 tgid, struct user_stack_scratch *s)
 {
+        struct stack_trace *t = &s->trace;
         struct unwind_walk w = {
                 .pc = PT_REGS_IP(ctx), .sp = PT_REGS_SP(ctx), .bp = PT_REGS_FP(ctx), .tgid = tgid,
-                .max_depth = stack_capture_bytes() / sizeof(__u64), .trace = t,
+                .max_depth = stack_capture_bytes() / sizeof(__u64), .trace = t, .scratch = s,
         };
 
         w.target = bpf_map_lookup_elem(&unwind_targets, &tgid);
