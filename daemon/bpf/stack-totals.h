@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* The live targets' per-stack totals, read from the combined map every snapshot tick. */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* One (pid, space, stack)'s outstanding allocations, as the combined map keeps them. */
+struct stack_total {
+        pid_t pid;
+        uint32_t space;         /* ALLOC_SPACE_MMAP for mappings, else 0 */
+        int64_t stack_id;       /* < 0: -errno of the failed capture */
+        uint64_t bytes;
+        uint64_t allocs;
+};
+
+/* A reader that keeps its buffers between reads: a tick allocates nothing once they have grown to
+ * the number of rows the targets have (not to the map's max_entries). */
+struct stack_totals;
+
+int stack_totals_new(struct stack_totals **ret);
+struct stack_totals *stack_totals_free(struct stack_totals *t);
+
+/* Read the rows of pids[] from the combined map fd (up to max_entries entries): sorted by pid,
+ * space and stack id, the same key summed, rows without allocations left out. *ret (*ret_n
+ * rows) points into t, valid until its next read or free. Returns 0 or -errno. */
+int stack_totals_read(struct stack_totals *t, int combined_fd, uint32_t max_entries, const pid_t *pids,
+                      size_t n_pids, const struct stack_total **ret, size_t *ret_n);
+
+/* Sort rows[n] by pid, space and stack id (a radix sort through scratch[n]; the two swap, so the
+ * result is in *rows), then sum rows of the same key and leave out those without allocations.
+ * Returns how many rows are left in *rows. */
+size_t stack_totals_sort_merge(struct stack_total **rows, struct stack_total **scratch, size_t n);
