@@ -237,15 +237,6 @@ int stack_collect_blocks(struct memleak_bpf *skel, const struct map_limits *lim,
         return 0;
 }
 
-int stack_collect_totals(struct memleak_bpf *skel, const struct map_limits *lim,
-                         const pid_t *pids, size_t n_pids, struct stack_rows *ret)
-{
-        assert(skel);
-        assert(lim);
-        assert(ret);
-        return collect_combined(skel, lim, pids, n_pids, ret);
-}
-
 int stack_collect_live(struct memleak_bpf *skel, const struct map_limits *lim, const pid_t *pids,
                        size_t n_pids, uint64_t min_age_ns, bool from_allocs, struct stack_rows *ret)
 {

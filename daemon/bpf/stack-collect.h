@@ -33,10 +33,6 @@ struct map_limits {
 int stack_collect_live(struct memleak_bpf *skel, const struct map_limits *lim, const pid_t *pids,
                        size_t n_pids, uint64_t min_age_ns, bool from_allocs, struct stack_rows *ret);
 
-/* Per-stack totals of pid only, without frames: what the snapshot ring keeps. */
-int stack_collect_totals(struct memleak_bpf *skel, const struct map_limits *lim,
-                         const pid_t *pids, size_t n_pids, struct stack_rows *ret);
-
 /* pid's per-stack totals with frames, kept for reports after it exited (from_allocs: summed from
  * the allocations, when the totals map overflowed). */
 int stack_collect_freeze(struct memleak_bpf *skel, const struct map_limits *lim, pid_t pid, bool from_allocs,

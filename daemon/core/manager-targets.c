@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <systemd/sd-daemon.h>
+#include "bpf-loader.h"
 #include "fork-watch.h"
 #include "kernel-target.h"
 #include "exit-hold.h"
@@ -19,6 +20,7 @@
 #include "probes.h"
 #include "snapshot.h"
 #include "stack-collect.h"
+#include "stack-totals.h"
 #include "target-files.h"
 #include "target-unwind.h"
 #include "util.h"
@@ -267,27 +269,45 @@ static void start_rescan(struct manager *m, struct target *t)
         t->rescanning = true;
 }
 
-/* A snapshot row of stack row r (the heap's: mappings, with --mmap, have rows of their own). */
-static size_t snapshot_rows_of(const struct stack_rows *rows, pid_t pid, struct snapshot_row *out)
+/* The snapshot rows of pid from the totals (sorted by pid): the heap's only (mappings, with
+ * --mmap, have rows of their own). NULL without memory. */
+static struct snapshot_row *snapshot_rows_of(const struct stack_total *totals, size_t n, pid_t pid,
+                                             size_t *ret_n)
 {
-        size_t k = 0;
+        struct snapshot_row *rows;
+        size_t lo = 0, hi = n, k = 0;
 
-        for (size_t j = 0; j < rows->n; j++)
-                if (rows->rows[j].pid == pid && rows->rows[j].space != ALLOC_SPACE_MMAP)
-                        out[k++] = (struct snapshot_row) {
-                                .stack_id = rows->rows[j].stack_id,
-                                .bytes = rows->rows[j].bytes,
-                                .allocs = rows->rows[j].allocs,
+        while (lo < hi) {               /* the first row of pid */
+                size_t mid = lo + (hi - lo) / 2;
+
+                if (totals[mid].pid < pid)
+                        lo = mid + 1;
+                else
+                        hi = mid;
+        }
+        for (hi = lo; hi < n && totals[hi].pid == pid; hi++)
+                k += totals[hi].space != ALLOC_SPACE_MMAP;
+        rows = snapshot_rows_new(k);
+        if (!rows)
+                return NULL;
+        k = 0;
+        for (size_t j = lo; j < hi; j++)
+                if (totals[j].space != ALLOC_SPACE_MMAP)
+                        rows[k++] = (struct snapshot_row) {
+                                .stack_id = totals[j].stack_id,
+                                .bytes = totals[j].bytes,
+                                .allocs = totals[j].allocs,
                         };
-        return k;
+        *ret_n = k;
+        return rows;
 }
 
 size_t manager_take_snapshots(struct manager *m)
 {
-        _cleanup_(stack_rows_done) struct stack_rows rows = {};
         _cleanup_free_ pid_t *pids = calloc(MAX(m->n_targets, (size_t)1), sizeof(pid_t));
+        const struct stack_total *totals;
         uint64_t now = now_realtime_usec();
-        size_t n = 0;
+        size_t n = 0, n_totals;
         int r;
 
         assert(m);
@@ -306,7 +326,8 @@ size_t manager_take_snapshots(struct manager *m)
         }
         if (n == 0)
                 return 0;
-        r = stack_collect_totals(m->env.skel, &m->env.limits, pids, n, &rows);
+        r = stack_totals_read(m->totals, bpf_loader_combined_fd(m->env.skel), m->env.limits.max_combined,
+                              pids, n, &totals, &n_totals);
         if (r < 0) {
                 log_warning_errno(r, "Failed to read the per-stack totals, skipping this snapshot: %m");
                 return 0;
@@ -314,15 +335,16 @@ size_t manager_take_snapshots(struct manager *m)
         for (size_t i = 0; i < m->n_targets; i++) {
                 struct target *t = m->targets[i];
                 struct snapshot_row *srows;
+                size_t n_srows;
 
                 if (t->exited)
                         continue;
-                srows = snapshot_rows_new(rows.n);
+                srows = snapshot_rows_of(totals, n_totals, t->pid, &n_srows);
                 if (!srows)
-                        return rows.n;
-                (void)snapshot_ring_push(t->ring, now, srows, snapshot_rows_of(&rows, t->pid, srows));
+                        return n_totals;
+                (void)snapshot_ring_push(t->ring, now, srows, n_srows);
         }
-        return rows.n;
+        return n_totals;
 }
 
 /* Whether t's maps are still followed closely: it was attached to exec a program, which it has

@@ -21,6 +21,7 @@
 #include "module-map.h"
 #include "mounts.h"
 #include "server.h"
+#include "stack-totals.h"
 #include "symbolizer.h"
 #include "unwind-cache.h"
 #include "util.h"
@@ -36,6 +37,8 @@ int manager_new(struct memleakd_config *config, const char *config_path, struct 
         if (!m)
                 return -ENOMEM;
         if (config_path && !(m->config_path = strdup(config_path)))
+                return -ENOMEM;
+        if (stack_totals_new(&m->totals) < 0)
                 return -ENOMEM;
         m->config = *config;
         *config = (struct memleakd_config) {};
@@ -350,6 +353,7 @@ struct manager *manager_free(struct manager *m)
         sd_event_source_disable_unref(m->exec_timer);
         sd_event_source_disable_unref(m->snapshot_timer);
         mapping_log_free(m->env.mappings);
+        stack_totals_free(m->totals);
         m->env.unwind = unwind_cache_free(m->env.unwind);
         symbolizer_free(m->env.syms);
         bpf_loader_destroy(m->env.skel);

@@ -15,6 +15,7 @@ struct server;
 struct server_request;
 struct worker;
 struct fork_watch;
+struct stack_totals;
 struct memleak_request;
 
 /* An attach that waits until the pid's previous probes are gone (detacher_busy()). */
@@ -50,6 +51,7 @@ struct manager {
         sd_event_source *snapshot_timer;
         sd_event_source *children_timer;        /* clears the probes forked children inherited */
         sd_event_source *exec_timer;            /* follows the maps of targets that just exec'd */
+        struct stack_totals *totals;    /* the snapshot tick's reader, its buffers kept */
         struct {
                 uint64_t last_usec, max_usec;   /* the snapshot tick's time on the event loop */
                 size_t last_rows;               /* per-stack rows it read */
