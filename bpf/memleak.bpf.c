@@ -299,6 +299,8 @@ static __always_inline int on_entry2(struct pt_regs *ctx, __u32 kind, __u64 size
                 cur->weight = sample_weight(size, cfg->sample_bytes, &th->sample_remaining);
                 if (cur->weight == 0)
                         cur->flags |= INFLIGHT_UNSAMPLED;
+        } else if (!cfg->sample_bytes) {
+                th->sample_remaining = 0;       /* exact now: on_free() must not take it for sampled */
         }
         return 0;
 }
@@ -454,6 +456,28 @@ static __always_inline int mmap_family_return(void *ctx, __u32 tgid, const struc
         return 0;
 }
 
+/* Kinds that return the new block itself and free nothing. */
+static __always_inline bool kind_returns_block(__u32 kind)
+{
+        return kind == ALLOC_KIND_MALLOC || kind == ALLOC_KIND_CALLOC || kind == ALLOC_KIND_NEW ||
+               kind == ALLOC_KIND_ALIGNED_ALLOC || kind == ALLOC_KIND_MEMALIGN || kind == ALLOC_KIND_VALLOC ||
+               kind == ALLOC_KIND_PVALLOC;
+}
+
+/* --sample-bytes: the return of an unsampled call that frees nothing has nothing to record, and
+ * needs no look-up of its target to know it (most returns of a sampled target). */
+static __always_inline bool unsampled_return_done(struct thread_state *th, __u32 tgid, __u64 rc)
+{
+        struct inflight *cur = &th->call;
+
+        if ((cur->flags & (INFLIGHT_ACTIVE | INFLIGHT_UNSAMPLED)) != (INFLIGHT_ACTIVE | INFLIGHT_UNSAMPLED) ||
+            cur->tgid != tgid || cur->depth != 0 || rc == 0 || !kind_returns_block(cur->kind))
+                return false;
+        cur->flags = 0;
+        count(COUNTER_ALLOCS_UNSAMPLED);
+        return true;
+}
+
 static __always_inline int on_return(struct pt_regs *ctx)
 {
         __u64 rc = PT_REGS_RC(ctx);
@@ -463,10 +487,12 @@ static __always_inline int on_return(struct pt_regs *ctx)
         struct inflight *cur, state;
         __u64 addr = 0;
 
+        th = thread_state(false);
+        if (th && unsampled_return_done(th, tgid, rc))
+                return 0;
         cfg = traced_target(tgid);
         if (!cfg)
                 return 0;
-        th = thread_state(false);
         if (!th || !in_call(&th->call, cfg, tgid)) {
                 count(COUNTER_RETURN_WITHOUT_ENTRY);
                 return 0;
@@ -535,13 +561,20 @@ static __always_inline int on_return(struct pt_regs *ctx)
 static __always_inline int on_free(struct pt_regs *ctx, __u64 addr)
 {
         __u32 tgid = current_tgid();
+        struct alloc_key key = { .tgid = tgid, .addr = addr };
         struct target_config *cfg;
         struct thread_state *th;
 
+        th = thread_state(false);
+        /* --sample-bytes (the thread draws sample points): most blocks were never recorded, and
+         * one failed look-up says so without looking up the target. */
+        if (th && th->sample_remaining && addr && !bpf_map_lookup_elem(&allocs, &key)) {
+                count(COUNTER_FREE_UNSAMPLED);
+                return 0;
+        }
         cfg = traced_target(tgid);
         if (!cfg)
                 return 0;
-        th = thread_state(false);
         if (th && in_call(&th->call, cfg, tgid) && inside_outer_call(&th->call, PT_REGS_SP(ctx))) {
                 /* realloc(p, 0) and friends free through free(): the outer call accounts for it. */
                 count(COUNTER_NESTED_CALLS);
