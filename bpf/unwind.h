@@ -55,7 +55,7 @@ struct {
  * the mapping and row searches. An entry holds only under the target's list generation it was
  * filled under (the daemon changes it with every list it writes: a table loaded, a library
  * mapped or gone). Task storage: a thread runs one program at a time, nothing tears an entry. */
-#define UNWIND_ROW_CACHE_SIZE 128               /* a power of two */
+#define UNWIND_ROW_CACHE_SIZE 512               /* a power of two */
 
 enum { ROW_CACHE_EMPTY, ROW_CACHE_ROW, ROW_CACHE_FRAME_POINTER };
 
