@@ -265,16 +265,23 @@ __noinline int read_user_words(struct user_stack_scratch *s, __u64 addr, struct 
                 return -1;
         off = addr - s->chunk_start;
         if (addr < s->chunk_start || (off & 7) || off / 8 + words > s->chunk_words) {
-                /* the chunk ends where the stack may: fall back to the words alone */
-                if (bpf_probe_read_user(s->chunk, STACK_CHUNK_WORDS * sizeof(__u64), (const void *)addr)) {
-                        s->chunk_words = 0;
-                        if (words == 2)
-                                return bpf_probe_read_user(ret, 2 * sizeof(__u64), (const void *)addr) ? -1 : 0;
-                        return bpf_probe_read_user(ret, sizeof(__u64), (const void *)addr) ? -1 : 0;
-                }
+                __u64 page_rest = (4096 - (addr & 4095)) & ~7ull;
+
                 s->chunk_start = addr;
                 s->chunk_words = STACK_CHUNK_WORDS;
                 off = 0;
+                if (bpf_probe_read_user(s->chunk, STACK_CHUNK_WORDS * sizeof(__u64), (const void *)addr)) {
+                        /* The stack's mapping ends inside the chunk: up to the end of addr's page
+                         * then, or, when that cannot hold the words either, the words alone. */
+                        s->chunk_words = 0;
+                        if (page_rest < words * sizeof(__u64) || page_rest >= STACK_CHUNK_WORDS * sizeof(__u64) ||
+                            bpf_probe_read_user(s->chunk, page_rest, (const void *)addr)) {
+                                if (words == 2)
+                                        return bpf_probe_read_user(ret, 2 * sizeof(__u64), (const void *)addr) ? -1 : 0;
+                                return bpf_probe_read_user(ret, sizeof(__u64), (const void *)addr) ? -1 : 0;
+                        }
+                        s->chunk_words = page_rest / 8;
+                }
         }
         i = (off / 8) & (STACK_CHUNK_WORDS - 1);        /* a no-op the verifier can follow */
         ret->w[0] = s->chunk[i];
