@@ -18,29 +18,6 @@ struct {
         __uint(value_size, sizeof(struct stack_trace));
 } stacks SEC(".maps");
 
-/* Where a uprobe program captures a stack before it is interned. Not per CPU: uprobe programs
- * run preemptible (only migration is disabled), so another task on the same CPU could overwrite
- * a per-CPU buffer midway. A task runs one of our programs at a time. */
-/* The walker reads user stack a chunk at a time: each read of user memory has a fixed price
- * (the fault-safe copy and the kernel's usercopy checks) well above the copy's, and a stack's
- * next frames often lie in the KiBs right above the last one read. 2 KiB: redis-server's
- * return probe took 1,230 ns with it, 1,500 with 512 bytes, 2,280 with 128 (bench/RESULTS.md). */
-#define STACK_CHUNK_WORDS 256
-
-struct user_stack_scratch {
-        struct stack_trace trace;       /* first: the stack table stores it as it is */
-        __u64 chunk_start;              /* the user address of chunk[0] */
-        __u64 chunk_words;              /* words of chunk read; 0: none this walk */
-        __u64 chunk[STACK_CHUNK_WORDS + 1];     /* + 1: room for a 2-word read at any index */
-};
-
-struct {
-        __uint(type, BPF_MAP_TYPE_TASK_STORAGE);
-        __uint(map_flags, BPF_F_NO_PREALLOC);
-        __type(key, int);
-        __type(value, struct user_stack_scratch);
-} user_stack_scratch SEC(".maps");
-
 /* The kernel target's programs run on tracepoints with preemption off, but an interrupt may run
  * another of them on the same CPU in the middle: each nesting level has its own slot. */
 #define KERNEL_STACK_NESTING 4
