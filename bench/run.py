@@ -159,8 +159,16 @@ class Bench:
             state['proc'].stdin.close()
             state['proc'].wait(60)
         elif kind == 'bpftrace':
-            os.killpg(state['proc'].pid, signal.SIGINT)
-            state['proc'].communicate(timeout=120)
+            # bpftrace has been seen to miss a SIGINT (and then wait forever): ask again.
+            for _ in range(12):
+                os.killpg(state['proc'].pid, signal.SIGINT)
+                try:
+                    state['proc'].communicate(timeout=10)
+                    return
+                except subprocess.TimeoutExpired:
+                    continue
+            os.killpg(state['proc'].pid, signal.SIGKILL)
+            state['proc'].communicate(timeout=60)
 
     def wrapper(self, cfg, name):
         out = os.path.join(self.workdir, name)
