@@ -168,6 +168,12 @@ struct combined_value {
         __u64 allocs;
 };
 
+/* One entry of the combined map as the dump_combined iterator writes it for the daemon. */
+struct combined_entry {
+        struct combined_key key;
+        struct combined_value value;
+};
+
 /* In-flight call state between an allocator's entry and its return: one per thread, in BPF task
  * storage (bpf/memleak.bpf.c's struct thread_state). */
 #define INFLIGHT_ACTIVE 1u              /* inside an allocator call of a target */

@@ -188,6 +188,23 @@ int bpf_loader_combined_fd(struct memleak_bpf *skel)
         return bpf_map__fd(skel->maps.combined);
 }
 
+int bpf_loader_combined_iter(struct memleak_bpf *skel, struct bpf_link **ret)
+{
+        union bpf_iter_link_info info = {};
+        /* LIBBPF_OPTS zeroes the padding too, which libbpf checks */
+        LIBBPF_OPTS(bpf_iter_attach_opts, opts, .link_info = &info, .link_info_len = sizeof(info));
+        struct bpf_link *link;
+
+        assert(skel);
+        assert(ret);
+        info.map.map_fd = bpf_map__fd(skel->maps.combined);
+        link = bpf_program__attach_iter(skel->progs.dump_combined, &opts);
+        if (!link)
+                return -errno;
+        *ret = link;
+        return 0;
+}
+
 int bpf_loader_stacks_fd(struct memleak_bpf *skel)
 {
         assert(skel);

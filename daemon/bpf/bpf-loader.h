@@ -32,6 +32,9 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(struct memleak_bpf *, bpf_loader_destroy)
 int bpf_loader_targets_fd(struct memleak_bpf *skel);
 int bpf_loader_allocs_fd(struct memleak_bpf *skel);
 int bpf_loader_combined_fd(struct memleak_bpf *skel);
+/* A link of the combined map's iterator (bpf_iter_create() on its fd reads the map whole as
+ * struct combined_entry records). Returns 0 with *ret set, or -errno. */
+int bpf_loader_combined_iter(struct memleak_bpf *skel, struct bpf_link **ret);
 int bpf_loader_stacks_fd(struct memleak_bpf *skel);
 /* The unwind tables (a map of maps, UNWIND_TABLES_MAX slots), the targets walked by them and
  * their mappings (UNWIND_MAPPINGS_MAX per target slot). */

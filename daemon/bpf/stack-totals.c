@@ -7,6 +7,7 @@
 #include "bpf-types.h"
 #include "macro.h"
 #include "map-dump.h"
+#include "map-iter.h"
 #include "stack-totals.h"
 
 /* A reader keeps room for at least this many rows, and gives back room past four times what it
@@ -16,6 +17,7 @@
 
 struct stack_totals {
         struct map_dump_buffer chunk;   /* what one batch lookup reads */
+        struct map_iter_buffer records; /* what one read of the map's iterator returns */
         /* The targets' rows as read, then the radix sort's other half: one block, so that the
          * two always have the same room. */
         struct stack_total *halves;
@@ -42,6 +44,7 @@ struct stack_totals *stack_totals_free(struct stack_totals *t)
         if (!t)
                 return NULL;
         map_dump_buffer_done(&t->chunk);
+        map_iter_buffer_done(&t->records);
         free(t->halves);
         free(t);
         return NULL;
@@ -70,27 +73,46 @@ static bool pid_wanted(const pid_t *pids, size_t n, pid_t pid)
         return false;
 }
 
-/* map_dump_chunks(): keep the entries of the targets read. */
+/* Keep an entry when it is of a target read. */
+static int add_entry(struct stack_totals *t, const struct combined_key *k, const struct combined_value *v)
+{
+        if (!pid_wanted(t->pids, t->n_pids, (pid_t)k->tgid))
+                return 0;
+        if (t->n_rows == t->capacity) {
+                int r = halves_resize(t, MAX(2 * t->capacity, (size_t)ROWS_MIN));
+
+                if (r < 0)
+                        return r;
+        }
+        t->halves[t->n_rows++] = (struct stack_total) {
+                .pid = (pid_t)k->tgid, .space = k->space, .stack_id = k->stack_id,
+                .bytes = v->bytes, .allocs = v->allocs,
+        };
+        return 0;
+}
+
+/* map_dump_chunks(): keys and values apart. */
 static int add_chunk(const void *keys, const void *values, size_t n, void *userdata)
 {
-        struct stack_totals *t = userdata;
         const struct combined_key *k = keys;
         const struct combined_value *v = values;
+        int r;
 
-        for (size_t i = 0; i < n; i++) {
-                if (!pid_wanted(t->pids, t->n_pids, (pid_t)k[i].tgid))
-                        continue;
-                if (t->n_rows == t->capacity) {
-                        int r = halves_resize(t, MAX(2 * t->capacity, (size_t)ROWS_MIN));
+        for (size_t i = 0; i < n; i++)
+                if ((r = add_entry(userdata, &k[i], &v[i])) < 0)
+                        return r;
+        return 0;
+}
 
-                        if (r < 0)
-                                return r;
-                }
-                t->halves[t->n_rows++] = (struct stack_total) {
-                        .pid = (pid_t)k[i].tgid, .space = k[i].space, .stack_id = k[i].stack_id,
-                        .bytes = v[i].bytes, .allocs = v[i].allocs,
-                };
-        }
+/* map_iter_read(): struct combined_entry records. */
+static int add_records(const void *records, size_t n, void *userdata)
+{
+        const struct combined_entry *e = records;
+        int r;
+
+        for (size_t i = 0; i < n; i++)
+                if ((r = add_entry(userdata, &e[i].key, &e[i].value)) < 0)
+                        return r;
         return 0;
 }
 
@@ -170,8 +192,8 @@ size_t stack_totals_sort_merge(struct stack_total **rows, struct stack_total **s
         return out;
 }
 
-int stack_totals_read(struct stack_totals *t, int combined_fd, uint32_t max_entries, const pid_t *pids,
-                      size_t n_pids, const struct stack_total **ret, size_t *ret_n)
+int stack_totals_read(struct stack_totals *t, int combined_fd, int iter_fd, uint32_t max_entries,
+                      const pid_t *pids, size_t n_pids, const struct stack_total **ret, size_t *ret_n)
 {
         struct stack_total *rows, *scratch;
         size_t want;
@@ -187,8 +209,11 @@ int stack_totals_read(struct stack_totals *t, int combined_fd, uint32_t max_entr
         t->n_rows = 0;
         t->pids = pids;
         t->n_pids = n_pids;
-        r = map_dump_chunks(combined_fd, sizeof(struct combined_key), sizeof(struct combined_value),
-                            max_entries, &t->chunk, add_chunk, t);
+        if (iter_fd >= 0)
+                r = map_iter_read(iter_fd, sizeof(struct combined_entry), &t->records, add_records, t);
+        else
+                r = map_dump_chunks(combined_fd, sizeof(struct combined_key), sizeof(struct combined_value),
+                                    max_entries, &t->chunk, add_chunk, t);
         t->pids = NULL;
         t->n_pids = 0;
         if (r < 0) {

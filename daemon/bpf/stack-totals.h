@@ -22,11 +22,12 @@ struct stack_totals;
 int stack_totals_new(struct stack_totals **ret);
 struct stack_totals *stack_totals_free(struct stack_totals *t);
 
-/* Read the rows of pids[] from the combined map fd (up to max_entries entries): sorted by pid,
- * space and stack id, the same key summed, rows without allocations left out. *ret (*ret_n
- * rows) points into t, valid until its next read or free. Returns 0 or -errno. */
-int stack_totals_read(struct stack_totals *t, int combined_fd, uint32_t max_entries, const pid_t *pids,
-                      size_t n_pids, const struct stack_total **ret, size_t *ret_n);
+/* Read the rows of pids[] from the combined map fd (up to max_entries entries): through its
+ * iterator link iter_fd (bpf_loader_combined_iter()), or by batch look-ups when iter_fd < 0.
+ * Sorted by pid, space and stack id, the same key summed, rows without allocations left out.
+ * *ret (*ret_n rows) points into t, valid until its next read or free. Returns 0 or -errno. */
+int stack_totals_read(struct stack_totals *t, int combined_fd, int iter_fd, uint32_t max_entries,
+                      const pid_t *pids, size_t n_pids, const struct stack_total **ret, size_t *ret_n);
 
 /* Sort rows[n] by pid, space and stack id (a radix sort through scratch[n]; the two swap, so the
  * result is in *rows), then sum rows of the same key and leave out those without allocations.

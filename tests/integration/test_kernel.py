@@ -85,9 +85,11 @@ def bpf_ids_held_by(pid, key):
 
 
 def kernel_links_of(prog_ids):
-    """Links anywhere on the system that run one of prog_ids, from bpftool."""
+    """Links anywhere on the system that run one of prog_ids on an event, from bpftool (not the
+    iterator the snapshot tick reads the per-stack totals through, which the daemon always has)."""
     out = subprocess.run(['bpftool', 'link', 'list', '-j'], capture_output=True, text=True, check=True).stdout
-    return [link for link in json.loads(out or '[]') if link.get('prog_id') in prog_ids]
+    return [link for link in json.loads(out or '[]')
+            if link.get('prog_id') in prog_ids and link.get('type') != 'iter']
 
 
 class KernelObjects:

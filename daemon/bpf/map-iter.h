@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* Read a BPF iterator's fixed-size records through a buffer the caller keeps between reads. */
+#pragma once
+
+#include <stddef.h>
+
+struct map_iter_buffer {
+        void *data;
+        size_t size;
+};
+void map_iter_buffer_done(struct map_iter_buffer *b);
+
+/* Called with n > 0 whole records; a negative errno stops the read and is returned. */
+typedef int (*map_iter_records_fn)(const void *records, size_t n, void *userdata);
+
+/* Create an iterator from the iterator link link_fd and read it to its end, record_size bytes a
+ * record, calling records() on each batch read. Returns 0, or -errno (-EBADMSG when the
+ * iterator's output ends inside a record). */
+int map_iter_read(int link_fd, size_t record_size, struct map_iter_buffer *buf, map_iter_records_fn records,
+                  void *userdata);
