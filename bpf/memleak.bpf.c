@@ -983,3 +983,26 @@ int dump_combined(struct bpf_iter__bpf_map_elem *ctx)
         bpf_seq_write(ctx->meta->seq, &e, sizeof(e));
         return 0;
 }
+
+/* The stack table read whole, for a report over many stacks: each stack as a struct
+ * stack_record and its depth's frames, not the value's full max_stack_depth. */
+SEC("iter/bpf_map_elem")
+int dump_stacks(struct bpf_iter__bpf_map_elem *ctx)
+{
+        const __u64 *id = ctx->key;
+        const struct stack_trace *t = ctx->value;
+        struct stack_iter_record rec;
+        __u32 depth;
+
+        if (!id || !t)
+                return 0;
+        depth = t->depth;
+        if (depth > stack_depth_max)
+                depth = stack_depth_max;
+        if (depth > MEMLEAK_MAX_STACK_DEPTH)
+                depth = MEMLEAK_MAX_STACK_DEPTH;
+        rec = (struct stack_iter_record) { .id = *id, .depth = depth, .stop = t->stop };
+        bpf_seq_write(ctx->meta->seq, &rec, sizeof(rec));
+        bpf_seq_write(ctx->meta->seq, t->ips, depth * sizeof(__u64));
+        return 0;
+}

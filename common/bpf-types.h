@@ -168,6 +168,13 @@ struct combined_value {
         __u64 allocs;
 };
 
+/* A stack as the dump_stacks iterator writes it: this, then depth frames (__u64 each). */
+struct stack_iter_record {
+        __u64 id;
+        __u32 depth;
+        __u32 stop;             /* enum unwind_stop */
+};
+
 /* One entry of the combined map as the dump_combined iterator writes it for the daemon. */
 struct combined_entry {
         struct combined_key key;

@@ -188,21 +188,37 @@ int bpf_loader_combined_fd(struct memleak_bpf *skel)
         return bpf_map__fd(skel->maps.combined);
 }
 
-int bpf_loader_combined_iter(struct memleak_bpf *skel, struct bpf_link **ret)
+static struct bpf_link *attach_map_iter(struct bpf_program *prog, struct bpf_map *map)
 {
-        union bpf_iter_link_info info = {};
+        union bpf_iter_link_info info = { .map.map_fd = bpf_map__fd(map) };
         /* LIBBPF_OPTS zeroes the padding too, which libbpf checks */
         LIBBPF_OPTS(bpf_iter_attach_opts, opts, .link_info = &info, .link_info_len = sizeof(info));
-        struct bpf_link *link;
 
+        return bpf_program__attach_iter(prog, &opts);
+}
+
+int bpf_loader_attach_iters(struct memleak_bpf *skel)
+{
         assert(skel);
-        assert(ret);
-        info.map.map_fd = bpf_map__fd(skel->maps.combined);
-        link = bpf_program__attach_iter(skel->progs.dump_combined, &opts);
-        if (!link)
+        if (!skel->links.dump_combined &&
+            !(skel->links.dump_combined = attach_map_iter(skel->progs.dump_combined, skel->maps.combined)))
                 return -errno;
-        *ret = link;
+        if (!skel->links.dump_stacks &&
+            !(skel->links.dump_stacks = attach_map_iter(skel->progs.dump_stacks, skel->maps.stacks)))
+                return -errno;
         return 0;
+}
+
+int bpf_loader_combined_iter_fd(struct memleak_bpf *skel)
+{
+        assert(skel);
+        return skel->links.dump_combined ? bpf_link__fd(skel->links.dump_combined) : -EBADF;
+}
+
+int bpf_loader_stacks_iter_fd(struct memleak_bpf *skel)
+{
+        assert(skel);
+        return skel->links.dump_stacks ? bpf_link__fd(skel->links.dump_stacks) : -EBADF;
 }
 
 int bpf_loader_stacks_fd(struct memleak_bpf *skel)

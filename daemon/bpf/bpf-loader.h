@@ -32,9 +32,13 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(struct memleak_bpf *, bpf_loader_destroy)
 int bpf_loader_targets_fd(struct memleak_bpf *skel);
 int bpf_loader_allocs_fd(struct memleak_bpf *skel);
 int bpf_loader_combined_fd(struct memleak_bpf *skel);
-/* A link of the combined map's iterator (bpf_iter_create() on its fd reads the map whole as
- * struct combined_entry records). Returns 0 with *ret set, or -errno. */
-int bpf_loader_combined_iter(struct memleak_bpf *skel, struct bpf_link **ret);
+/* Attach the iterators of the combined map and of the stack table (kept in the skeleton, gone
+ * with it). Returns 0 or -errno; the map of an iterator that failed is read without it. */
+int bpf_loader_attach_iters(struct memleak_bpf *skel);
+/* The iterators' link fds (bpf_iter_create() on one reads its map whole: struct combined_entry
+ * records; struct stack_iter_record and its frames), or -EBADF when not attached. */
+int bpf_loader_combined_iter_fd(struct memleak_bpf *skel);
+int bpf_loader_stacks_iter_fd(struct memleak_bpf *skel);
 int bpf_loader_stacks_fd(struct memleak_bpf *skel);
 /* The unwind tables (a map of maps, UNWIND_TABLES_MAX slots), the targets walked by them and
  * their mappings (UNWIND_MAPPINGS_MAX per target slot). */

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-/* Read a BPF iterator's fixed-size records through a buffer the caller keeps between reads. */
+/* Read a BPF iterator's records through a buffer the caller keeps between reads. */
 #include <assert.h>
 #include <bpf/bpf.h>
 #include <errno.h>
@@ -19,16 +19,13 @@ void map_iter_buffer_done(struct map_iter_buffer *b)
         *b = (struct map_iter_buffer) {};
 }
 
-int map_iter_read(int link_fd, size_t record_size, struct map_iter_buffer *buf, map_iter_records_fn records,
-                  void *userdata)
+int map_iter_read_stream(int link_fd, struct map_iter_buffer *buf, map_iter_consume_fn consume, void *userdata)
 {
         _cleanup_close_ int fd = -EBADF;
-        size_t have = 0;        /* bytes of a record split between two reads, kept at the start */
+        size_t have = 0;        /* bytes not consumed yet (a record split between two reads) */
 
         assert(buf);
-        assert(records);
-        if (record_size == 0 || record_size > MAP_ITER_READ_BYTES)
-                return -EINVAL;
+        assert(consume);
         if (!buf->data) {
                 buf->data = malloc(MAP_ITER_READ_BYTES);
                 if (!buf->data)
@@ -39,10 +36,12 @@ int map_iter_read(int link_fd, size_t record_size, struct map_iter_buffer *buf, 
         if (fd < 0)
                 return -errno;
         for (;;) {
-                ssize_t got = read(fd, (char *)buf->data + have, buf->size - have);
-                size_t n, whole;
-                int r;
+                ssize_t got;
+                long used;
 
+                if (have == buf->size)
+                        return -EBADMSG;        /* a record larger than the buffer */
+                got = read(fd, (char *)buf->data + have, buf->size - have);
                 if (got < 0) {
                         if (errno == EINTR)
                                 continue;
@@ -51,11 +50,40 @@ int map_iter_read(int link_fd, size_t record_size, struct map_iter_buffer *buf, 
                 if (got == 0)
                         return have ? -EBADMSG : 0;
                 have += (size_t)got;
-                n = have / record_size;
-                whole = n * record_size;
-                if (n > 0 && (r = records(buf->data, n, userdata)) < 0)
-                        return r;
-                memmove(buf->data, (char *)buf->data + whole, have - whole);
-                have -= whole;
+                used = consume(buf->data, have, userdata);
+                if (used < 0)
+                        return (int)used;
+                if ((size_t)used > have)
+                        return -EINVAL;
+                memmove(buf->data, (char *)buf->data + used, have - (size_t)used);
+                have -= (size_t)used;
         }
+}
+
+struct fixed_records {
+        size_t record_size;
+        map_iter_records_fn records;
+        void *userdata;
+};
+
+static long consume_fixed(const void *data, size_t len, void *userdata)
+{
+        struct fixed_records *f = userdata;
+        size_t n = len / f->record_size;
+        int r;
+
+        if (n > 0 && (r = f->records(data, n, f->userdata)) < 0)
+                return r;
+        return (long)(n * f->record_size);
+}
+
+int map_iter_read(int link_fd, size_t record_size, struct map_iter_buffer *buf, map_iter_records_fn records,
+                  void *userdata)
+{
+        struct fixed_records f = { .record_size = record_size, .records = records, .userdata = userdata };
+
+        assert(records);
+        if (record_size == 0 || record_size > MAP_ITER_READ_BYTES)
+                return -EINVAL;
+        return map_iter_read_stream(link_fd, buf, consume_fixed, &f);
 }

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-/* Read a BPF iterator's fixed-size records through a buffer the caller keeps between reads. */
+/* Read a BPF iterator's records through a buffer the caller keeps between reads. */
 #pragma once
 
 #include <stddef.h>
@@ -9,6 +9,15 @@ struct map_iter_buffer {
         size_t size;
 };
 void map_iter_buffer_done(struct map_iter_buffer *b);
+
+/* Called with the len bytes read and not consumed yet: returns how many it consumed (its whole
+ * records among them; the rest comes again with the next read's bytes after it), or -errno,
+ * which stops the read and is returned. */
+typedef long (*map_iter_consume_fn)(const void *data, size_t len, void *userdata);
+
+/* Create an iterator from the iterator link link_fd and read it to its end, calling consume()
+ * after each read. Returns 0, or -errno (-EBADMSG when the output ends inside a record). */
+int map_iter_read_stream(int link_fd, struct map_iter_buffer *buf, map_iter_consume_fn consume, void *userdata);
 
 /* Called with n > 0 whole records; a negative errno stops the read and is returned. */
 typedef int (*map_iter_records_fn)(const void *records, size_t n, void *userdata);

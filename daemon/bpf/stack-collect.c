@@ -10,6 +10,8 @@
 #include "macro.h"
 #include "util.h"
 #include "map-dump.h"
+#include "map-iter.h"
+#include "stack-totals.h"
 #include "stack-collect.h"
 
 static bool pid_wanted(const pid_t *pids, size_t n, pid_t pid)
@@ -72,8 +74,90 @@ static int copy_ips(const uint64_t *ips, size_t n, uint64_t **ret, size_t *ret_n
         return 0;
 }
 
-/* Fill in each row's frames from the stack table. */
-static int rows_add_frames(struct stack_rows *r, int stacks_fd)
+/* Rows from which on the stack table is read whole through its iterator rather than by one
+ * look-up (one system call, a full max_stack_depth value copied) per row. */
+#define FRAMES_BY_ITERATOR_MIN_ROWS 512
+
+struct frames_by_id {
+        struct stack_rows *rows;
+        size_t *order;          /* row indices by stack id */
+};
+
+static int order_by_stack_id(const void *a, const void *b, void *userdata)
+{
+        const struct stack_row *rows = userdata;
+        int64_t x = rows[*(const size_t *)a].stack_id, y = rows[*(const size_t *)b].stack_id;
+
+        return x < y ? -1 : x > y;
+}
+
+/* map_iter_read_stream(): struct stack_iter_record and its frames, given to the rows of its id. */
+static long consume_stack_records(const void *data, size_t len, void *userdata)
+{
+        struct frames_by_id *f = userdata;
+        struct stack_row *rows = f->rows->rows;
+        size_t used = 0, n = f->rows->n;
+
+        for (;;) {
+                struct stack_iter_record rec;
+                size_t lo = 0, hi = n, bytes;
+                const uint64_t *ips;
+
+                if (len - used < sizeof(rec))
+                        return (long)used;
+                memcpy(&rec, (const char *)data + used, sizeof(rec));
+                if (rec.depth > MEMLEAK_MAX_STACK_DEPTH)
+                        return -EBADMSG;
+                bytes = sizeof(rec) + rec.depth * sizeof(uint64_t);
+                if (len - used < bytes)
+                        return (long)used;
+                ips = (const uint64_t *)((const char *)data + used + sizeof(rec));
+                used += bytes;
+                while (lo < hi) {               /* the first row of this id */
+                        size_t mid = lo + (hi - lo) / 2;
+
+                        if (rows[f->order[mid]].stack_id < (int64_t)rec.id)
+                                lo = mid + 1;
+                        else
+                                hi = mid;
+                }
+                for (; lo < n && rows[f->order[lo]].stack_id == (int64_t)rec.id; lo++) {
+                        struct stack_row *row = &rows[f->order[lo]];
+                        uint64_t *copy;
+
+                        if (row->ips)
+                                continue;       /* the id seen twice (the table changed under the walk) */
+                        copy = malloc(MAX((size_t)rec.depth, (size_t)1) * sizeof(uint64_t));
+                        if (!copy)
+                                return -ENOMEM;
+                        memcpy(copy, ips, rec.depth * sizeof(uint64_t));
+                        row->ips = copy;
+                        row->n_ips = rec.depth;
+                        row->unwind_stop = rec.stop;
+                }
+        }
+}
+
+/* Fill in the rows' frames from the stack table read whole through its iterator. */
+static int rows_add_frames_by_iterator(struct stack_rows *r, int iter_fd)
+{
+        _cleanup_free_ size_t *order = malloc(MAX(r->n, (size_t)1) * sizeof(size_t));
+        struct map_iter_buffer buf = {};
+        struct frames_by_id f = { .rows = r, .order = order };
+        int ret;
+
+        if (!order)
+                return -ENOMEM;
+        for (size_t i = 0; i < r->n; i++)
+                order[i] = i;
+        qsort_r(order, r->n, sizeof(*order), order_by_stack_id, r->rows);
+        ret = map_iter_read_stream(iter_fd, &buf, consume_stack_records, &f);
+        map_iter_buffer_done(&buf);
+        return ret;
+}
+
+/* Fill in each row's frames from the stack table, one look-up a row. */
+static int rows_add_frames_by_lookup(struct stack_rows *r, int stacks_fd)
 {
         struct stack_trace t;
 
@@ -96,6 +180,26 @@ static int rows_add_frames(struct stack_rows *r, int stacks_fd)
         return 0;
 }
 
+/* Fill in each row's frames from the stack table. */
+static int rows_add_frames(struct stack_rows *r, int stacks_fd, int iter_fd)
+{
+        int ret;
+
+        if (iter_fd < 0 || r->n < FRAMES_BY_ITERATOR_MIN_ROWS)
+                return rows_add_frames_by_lookup(r, stacks_fd);
+        ret = rows_add_frames_by_iterator(r, iter_fd);
+        if (ret >= 0 || ret == -ENOMEM)
+                return ret;
+        /* the iterator failed midway: start over by look-ups */
+        for (size_t i = 0; i < r->n; i++) {
+                free(r->rows[i].ips);
+                r->rows[i].ips = NULL;
+                r->rows[i].n_ips = 0;
+                r->rows[i].unwind_stop = 0;
+        }
+        return rows_add_frames_by_lookup(r, stacks_fd);
+}
+
 static int rows_append(struct stack_rows *r, size_t *cap, pid_t pid, uint32_t space, int64_t stack_id,
                        uint64_t bytes, uint64_t allocs)
 {
@@ -114,31 +218,33 @@ static int rows_append(struct stack_rows *r, size_t *cap, pid_t pid, uint32_t sp
         return 0;
 }
 
+/* The rows of pids[] from the per-stack totals map: read as the snapshot tick reads it (its
+ * iterator), already merged and sorted as rows_merge() leaves them. */
 static int collect_combined(struct memleak_bpf *skel, const struct map_limits *lim,
                             const pid_t *pids, size_t n_pids, struct stack_rows *ret)
 {
-        _cleanup_(map_dump_done) struct map_dump d = {};
+        struct stack_totals *t = NULL;
+        const struct stack_total *totals;
         struct stack_rows rows = {};
-        size_t cap = 0;
+        size_t n;
         int r;
 
-        r = map_dump_hash(bpf_loader_combined_fd(skel), sizeof(struct combined_key),
-                          sizeof(struct combined_value), lim->max_combined, &d);
+        r = stack_totals_new(&t);
         if (r < 0)
                 return r;
-        for (size_t i = 0; i < d.n; i++) {
-                const struct combined_key *k = (const struct combined_key *)d.keys + i;
-                const struct combined_value *v = (const struct combined_value *)d.values + i;
-
-                if (!pid_wanted(pids, n_pids, k->tgid))
-                        continue;
-                r = rows_append(&rows, &cap, k->tgid, k->space, k->stack_id, v->bytes, v->allocs);
-                if (r < 0) {
-                        stack_rows_done(&rows);
-                        return r;
-                }
-        }
-        rows_merge(&rows);
+        r = stack_totals_read(t, bpf_loader_combined_fd(skel), bpf_loader_combined_iter_fd(skel), lim->max_combined,
+                              pids, n_pids, &totals, &n);
+        if (r >= 0 && !(rows.rows = calloc(MAX(n, (size_t)1), sizeof(*rows.rows))))
+                r = -ENOMEM;
+        for (size_t i = 0; r >= 0 && i < n; i++)
+                rows.rows[i] = (struct stack_row) {
+                        .pid = totals[i].pid, .space = totals[i].space, .stack_id = totals[i].stack_id,
+                        .bytes = totals[i].bytes, .allocs = totals[i].allocs,
+                };
+        rows.n = r >= 0 ? n : 0;
+        stack_totals_free(t);
+        if (r < 0)
+                return r;
         *ret = rows;
         return 0;
 }
@@ -252,7 +358,7 @@ int stack_collect_live(struct memleak_bpf *skel, const struct map_limits *lim, c
                 r = collect_allocs(skel, lim, pids, n_pids, min_age_ns, &rows);
         if (r < 0)
                 return r;
-        r = rows_add_frames(&rows, bpf_loader_stacks_fd(skel));
+        r = rows_add_frames(&rows, bpf_loader_stacks_fd(skel), bpf_loader_stacks_iter_fd(skel));
         if (r < 0) {
                 stack_rows_done(&rows);
                 return r;

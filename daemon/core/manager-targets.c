@@ -2,7 +2,6 @@
 /* The manager's targets: added, noticed when they exit, kept within bounds once exited, looked
  * at on each snapshot tick (mappings, libraries loaded since, totals), their forks followed. */
 #include <assert.h>
-#include <bpf/libbpf.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <poll.h>
@@ -328,7 +327,7 @@ size_t manager_take_snapshots(struct manager *m)
         if (n == 0)
                 return 0;
         r = stack_totals_read(m->totals, bpf_loader_combined_fd(m->env.skel),
-                              m->combined_iter ? bpf_link__fd(m->combined_iter) : -1, m->env.limits.max_combined,
+                              bpf_loader_combined_iter_fd(m->env.skel), m->env.limits.max_combined,
                               pids, n, &totals, &n_totals);
         if (r < 0) {
                 log_warning_errno(r, "Failed to read the per-stack totals, skipping this snapshot: %m");

@@ -2,7 +2,6 @@
 /* The manager's life: made (manager_new only allocates), wired (manager_start: mounts, limits,
  * BPF, the symbolizer, the worker, the socket, timers, signals), run, reloaded, stopped. */
 #include <assert.h>
-#include <bpf/libbpf.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -245,9 +244,9 @@ static int start_tracing(struct manager *m)
         r = manager_bpf_load(&sizes, &m->env.skel);
         if (r < 0)
                 return r;
-        r = bpf_loader_combined_iter(m->env.skel, &m->combined_iter);
+        r = bpf_loader_attach_iters(m->env.skel);
         if (r < 0)
-                log_warning_errno(r, "Cannot iterate the per-stack totals map, reading it by batch look-ups: %m");
+                log_warning_errno(r, "Cannot attach the BPF map iterators, reading the maps by look-ups: %m");
         m->env.limits = (struct map_limits) {
                 .max_allocs = m->config.max_allocs,
                 .max_combined = m->config.max_combined,
@@ -358,7 +357,6 @@ struct manager *manager_free(struct manager *m)
         sd_event_source_disable_unref(m->snapshot_timer);
         mapping_log_free(m->env.mappings);
         stack_totals_free(m->totals);
-        bpf_link__destroy(m->combined_iter);    /* accepts NULL */
         m->env.unwind = unwind_cache_free(m->env.unwind);
         symbolizer_free(m->env.syms);
         bpf_loader_destroy(m->env.skel);

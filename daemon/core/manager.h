@@ -15,7 +15,6 @@ struct server;
 struct server_request;
 struct worker;
 struct fork_watch;
-struct bpf_link;
 struct stack_totals;
 struct memleak_request;
 
@@ -53,7 +52,6 @@ struct manager {
         sd_event_source *children_timer;        /* clears the probes forked children inherited */
         sd_event_source *exec_timer;            /* follows the maps of targets that just exec'd */
         struct stack_totals *totals;    /* the snapshot tick's reader, its buffers kept */
-        struct bpf_link *combined_iter; /* what it reads the combined map through; NULL: batches */
         struct {
                 uint64_t last_usec, max_usec;   /* the snapshot tick's time on the event loop */
                 size_t last_rows;               /* per-stack rows it read */

@@ -80,6 +80,26 @@ class ThreadsTest(harness.DaemonTestCase):
         self.assertEqual(totals['descend_inner'], {'bytes': 77 * 1271, 'allocs': 1271}, f'lost: {report["lost"]}')
         self.assertEqual(len(report['stacks']), 1271)
 
+    def test_many_stacks_each_report_their_own_frames(self):
+        # 1271 stacks: the report reads the per-stack totals and the stack table through their BPF
+        # iterators (from 512 rows on), and each stack gets back exactly its own frames.
+        daemon = self.start_daemon()
+        program = self.start_program('leak-many-stacks')
+        daemon.attach(program.pid)
+        program.run_leaks()
+        report = daemon.report(pid=program.pid)
+        target = report['targets'][0]
+        self.assertEqual((target['outstanding_bytes'], target['outstanding_allocs']), (1271 * 77, 1271), target)
+        self.assertEqual(report['lost']['combined_map_full'], 0, report['lost'])
+        self.assertEqual(len(report['stacks']), 1271)
+        frames = set()
+        for s in report['stacks']:
+            self.assertEqual((s['bytes'], s['allocs'], s['stack_error']), (77, 1, None), s)
+            addrs = tuple(f['addr'] for f in s['frames'])
+            self.assertIn('descend_inner', [f.get('symbol') for f in s['frames']], s)
+            frames.add(addrs)
+        self.assertEqual(len(frames), 1271, 'two stacks came back with the same frames')
+
 
 if __name__ == '__main__':
     unittest.main(verbosity=2)
