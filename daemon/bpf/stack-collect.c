@@ -14,14 +14,6 @@
 #include "stack-totals.h"
 #include "stack-collect.h"
 
-static bool pid_wanted(const pid_t *pids, size_t n, pid_t pid)
-{
-        for (size_t i = 0; i < n; i++)
-                if (pids[i] == pid)
-                        return true;
-        return false;
-}
-
 static int row_cmp(const void *a, const void *b)
 {
         const struct stack_row *x = a, *y = b;
@@ -270,7 +262,7 @@ static int append_outstanding(int fd, uint32_t max, const pid_t *pids, size_t n_
                 const struct alloc_key *k = (const struct alloc_key *)d.keys + i;
                 const struct alloc_info *v = (const struct alloc_info *)d.values + i;
 
-                if (!pid_wanted(pids, n_pids, k->tgid))
+                if (!stack_totals_pid_wanted(pids, n_pids, k->tgid))
                         continue;
                 if (v->timestamp_ns > now || now - v->timestamp_ns < min_age_ns)
                         continue;

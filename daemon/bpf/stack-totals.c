@@ -16,7 +16,6 @@
 #define ROWS_SLACK 4u
 
 struct stack_totals {
-        struct map_dump_buffer chunk;   /* what one batch lookup reads */
         struct map_iter_buffer records; /* what one read of the map's iterator returns */
         /* The targets' rows as read, then the radix sort's other half: one block, so that the
          * two always have the same room. */
@@ -43,7 +42,6 @@ struct stack_totals *stack_totals_free(struct stack_totals *t)
 {
         if (!t)
                 return NULL;
-        map_dump_buffer_done(&t->chunk);
         map_iter_buffer_done(&t->records);
         free(t->halves);
         free(t);
@@ -65,7 +63,7 @@ static int halves_resize(struct stack_totals *t, size_t capacity)
         return 0;
 }
 
-static bool pid_wanted(const pid_t *pids, size_t n, pid_t pid)
+bool stack_totals_pid_wanted(const pid_t *pids, size_t n, pid_t pid)
 {
         for (size_t i = 0; i < n; i++)
                 if (pids[i] == pid)
@@ -76,7 +74,7 @@ static bool pid_wanted(const pid_t *pids, size_t n, pid_t pid)
 /* Keep an entry when it is of a target read. */
 static int add_entry(struct stack_totals *t, const struct combined_key *k, const struct combined_value *v)
 {
-        if (!pid_wanted(t->pids, t->n_pids, (pid_t)k->tgid))
+        if (!stack_totals_pid_wanted(t->pids, t->n_pids, (pid_t)k->tgid))
                 return 0;
         if (t->n_rows == t->capacity) {
                 int r = halves_resize(t, MAX(2 * t->capacity, (size_t)ROWS_MIN));
@@ -91,15 +89,21 @@ static int add_entry(struct stack_totals *t, const struct combined_key *k, const
         return 0;
 }
 
-/* map_dump_chunks(): keys and values apart. */
-static int add_chunk(const void *keys, const void *values, size_t n, void *userdata)
+/* Without the iterator: the map read whole by batch look-ups (map_dump_hash()). */
+static int add_dump(struct stack_totals *t, int combined_fd, uint32_t max_entries)
 {
-        const struct combined_key *k = keys;
-        const struct combined_value *v = values;
+        _cleanup_(map_dump_done) struct map_dump d = {};
+        const struct combined_key *k;
+        const struct combined_value *v;
         int r;
 
-        for (size_t i = 0; i < n; i++)
-                if ((r = add_entry(userdata, &k[i], &v[i])) < 0)
+        r = map_dump_hash(combined_fd, sizeof(*k), sizeof(*v), max_entries, &d);
+        if (r < 0)
+                return r;
+        k = d.keys;
+        v = d.values;
+        for (size_t i = 0; i < d.n; i++)
+                if ((r = add_entry(t, &k[i], &v[i])) < 0)
                         return r;
         return 0;
 }
@@ -212,8 +216,7 @@ int stack_totals_read(struct stack_totals *t, int combined_fd, int iter_fd, uint
         if (iter_fd >= 0)
                 r = map_iter_read(iter_fd, sizeof(struct combined_entry), &t->records, add_records, t);
         else
-                r = map_dump_chunks(combined_fd, sizeof(struct combined_key), sizeof(struct combined_value),
-                                    max_entries, &t->chunk, add_chunk, t);
+                r = add_dump(t, combined_fd, max_entries);
         t->pids = NULL;
         t->n_pids = 0;
         if (r < 0) {

@@ -2,6 +2,7 @@
 /* The live targets' per-stack totals, read from the combined map every snapshot tick. */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -14,6 +15,9 @@ struct stack_total {
         uint64_t bytes;
         uint64_t allocs;
 };
+
+/* Whether pid is one of pids[n]. */
+bool stack_totals_pid_wanted(const pid_t *pids, size_t n, pid_t pid);
 
 /* A reader that keeps its buffers between reads: a tick allocates nothing once they have grown to
  * the number of rows the targets have (not to the map's max_entries). */
