@@ -34,7 +34,7 @@ static int link_offsets(struct floor *f, int prog, bool is_return, pid_t pid, in
         if (f->n_links == MAX_LINKS)
                 return -E2BIG;
         snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-        link = uprobe_multi_link(prog, is_return, pid, path, offsets, n);
+        link = uprobe_multi_link(prog, is_return, pid, path, offsets, NULL, n);
         if (link < 0)
                 return link;
         f->links[f->n_links++] = link;

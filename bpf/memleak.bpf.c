@@ -602,57 +602,98 @@ static __always_inline __u64 mul_or_max(__u64 a, __u64 b)
 SEC("uprobe")
 int sweep_breakpoints(void *ctx) { return 0; }
 
-SEC("uprobe")
-int BPF_KPROBE(malloc_entry, __u64 size) { return on_entry(ctx, ALLOC_KIND_MALLOC, size, 0); }
-SEC("uprobe")
-int BPF_KPROBE(calloc_entry, __u64 n, __u64 size) { return on_entry(ctx, ALLOC_KIND_CALLOC, mul_or_max(n, size), 0); }
-SEC("uprobe")
-int BPF_KPROBE(realloc_entry, __u64 ptr, __u64 size) { return on_entry(ctx, ALLOC_KIND_REALLOC, size, ptr); }
-SEC("uprobe")
-int BPF_KPROBE(reallocarray_entry, __u64 ptr, __u64 n, __u64 size)
+/* A field of the probe's struct pt_regs, loaded at its constant offset by one instruction: the
+ * verifier refuses a context access at a computed offset, which is what the compiler makes of a
+ * switch of plain field reads. */
+#define REGS_FIELD(ctx, field) ({                                                               \
+        __u64 _value;                                                                           \
+        asm("%0 = *(u64 *)(%1 + %2)" : "=r"(_value) : "r"(ctx), "i"(offsetof(struct pt_regs, field))); \
+        _value;                                                                                 \
+})
+
+/* A register of the probed thread by its x86-64 number (struct pt_regs has its own order). */
+static __always_inline __u64 register_value(struct pt_regs *ctx, unsigned reg)
 {
-        return on_entry(ctx, ALLOC_KIND_REALLOCARRAY, mul_or_max(n, size), ptr);
+        switch (reg) {
+        case 0: return REGS_FIELD(ctx, ax);
+        case 1: return REGS_FIELD(ctx, cx);
+        case 2: return REGS_FIELD(ctx, dx);
+        case 3: return REGS_FIELD(ctx, bx);
+        case 4: return REGS_FIELD(ctx, sp);
+        case 5: return REGS_FIELD(ctx, bp);
+        case 6: return REGS_FIELD(ctx, si);
+        case 7: return REGS_FIELD(ctx, di);
+        case 8: return REGS_FIELD(ctx, r8);
+        case 9: return REGS_FIELD(ctx, r9);
+        case 10: return REGS_FIELD(ctx, r10);
+        case 11: return REGS_FIELD(ctx, r11);
+        case 12: return REGS_FIELD(ctx, r12);
+        case 13: return REGS_FIELD(ctx, r13);
+        case 14: return REGS_FIELD(ctx, r14);
+        default: return REGS_FIELD(ctx, r15);
+        }
 }
-SEC("uprobe")
-int BPF_KPROBE(posix_memalign_entry, __u64 memptr, __u64 align, __u64 size)
+
+/* Argument i (< MEMLEAK_COOKIE_ARGS) of the probed call: in the calling convention's register, or
+ * where the probe's attach cookie says it is when the probe sits past instructions that moved it
+ * (mimalloc's malloc copies its size to %rsi and reuses %rdi before its first branch). */
+static __always_inline __u64 call_arg(struct pt_regs *ctx, __u64 cookie, unsigned i)
 {
-        return on_entry(ctx, ALLOC_KIND_POSIX_MEMALIGN, size, memptr);
+        if (cookie & MEMLEAK_ARGS_MOVED)
+                return register_value(ctx, MEMLEAK_ARG_REGISTER(cookie, i));
+        switch (i) {
+        case 0: return PT_REGS_PARM1(ctx);
+        case 1: return PT_REGS_PARM2(ctx);
+        case 2: return PT_REGS_PARM3(ctx);
+        default: return PT_REGS_PARM4(ctx);
+        }
 }
-SEC("uprobe")
-int BPF_KPROBE(aligned_alloc_entry, __u64 align, __u64 size) { return on_entry(ctx, ALLOC_KIND_ALIGNED_ALLOC, size, 0); }
-SEC("uprobe")
-int BPF_KPROBE(memalign_entry, __u64 align, __u64 size) { return on_entry(ctx, ALLOC_KIND_MEMALIGN, size, 0); }
-SEC("uprobe")
-int BPF_KPROBE(valloc_entry, __u64 size) { return on_entry(ctx, ALLOC_KIND_VALLOC, size, 0); }
-SEC("uprobe")
-int BPF_KPROBE(pvalloc_entry, __u64 size) { return on_entry(ctx, ALLOC_KIND_PVALLOC, size, 0); }
-SEC("uprobe")
-int BPF_KPROBE(free_entry, __u64 ptr) { return on_free(ctx, ptr); }
+
+/* An entry program of kind: its arguments a0.. as call_arg() finds them, then body. */
+#define ENTRY_PROGRAM(name, body)                                                       \
+        SEC("uprobe")                                                                   \
+        int name(struct pt_regs *ctx)                                                   \
+        {                                                                               \
+                __u64 cookie = bpf_get_attach_cookie(ctx);                              \
+                __u64 a0 = call_arg(ctx, cookie, 0), a1 = call_arg(ctx, cookie, 1);     \
+                __u64 a2 = call_arg(ctx, cookie, 2), a3 = call_arg(ctx, cookie, 3);     \
+                                                                                        \
+                (void)a0, (void)a1, (void)a2, (void)a3;                                 \
+                return body;                                                            \
+        }
+
+ENTRY_PROGRAM(malloc_entry, on_entry(ctx, ALLOC_KIND_MALLOC, a0, 0))
+/* calloc(n, size) */
+ENTRY_PROGRAM(calloc_entry, on_entry(ctx, ALLOC_KIND_CALLOC, mul_or_max(a0, a1), 0))
+/* realloc(ptr, size) */
+ENTRY_PROGRAM(realloc_entry, on_entry(ctx, ALLOC_KIND_REALLOC, a1, a0))
+/* reallocarray(ptr, n, size) */
+ENTRY_PROGRAM(reallocarray_entry, on_entry(ctx, ALLOC_KIND_REALLOCARRAY, mul_or_max(a1, a2), a0))
+/* posix_memalign(memptr, align, size) */
+ENTRY_PROGRAM(posix_memalign_entry, on_entry(ctx, ALLOC_KIND_POSIX_MEMALIGN, a2, a0))
+/* aligned_alloc(align, size), memalign(align, size) */
+ENTRY_PROGRAM(aligned_alloc_entry, on_entry(ctx, ALLOC_KIND_ALIGNED_ALLOC, a1, 0))
+ENTRY_PROGRAM(memalign_entry, on_entry(ctx, ALLOC_KIND_MEMALIGN, a1, 0))
+ENTRY_PROGRAM(valloc_entry, on_entry(ctx, ALLOC_KIND_VALLOC, a0, 0))
+ENTRY_PROGRAM(pvalloc_entry, on_entry(ctx, ALLOC_KIND_PVALLOC, a0, 0))
+ENTRY_PROGRAM(free_entry, on_free(ctx, a0))
 /* C++ operator new/delete in every form: they call malloc/free (or each other) inside, so they
- * are outer calls whose return is where the caller's own frame is intact. */
-SEC("uprobe")
-int BPF_KPROBE(new_entry, __u64 size) { return on_entry(ctx, ALLOC_KIND_NEW, size, 0); }
-SEC("uprobe")
-int BPF_KPROBE(delete_entry, __u64 ptr) { return on_entry(ctx, ALLOC_KIND_DELETE, 0, ptr); }
-SEC("uprobe")
-int BPF_KPROBE(resize_entry, __u64 ptr, __u64 size) { return on_entry(ctx, ALLOC_KIND_RESIZE, size, ptr); }
+ * are outer calls whose return is where the caller's own frame is intact. new(size), delete(ptr) */
+ENTRY_PROGRAM(new_entry, on_entry(ctx, ALLOC_KIND_NEW, a0, 0))
+ENTRY_PROGRAM(delete_entry, on_entry(ctx, ALLOC_KIND_DELETE, 0, a0))
+/* xallocx(ptr, size, ...) */
+ENTRY_PROGRAM(resize_entry, on_entry(ctx, ALLOC_KIND_RESIZE, a1, a0))
 
 /* --mmap. Mappings of files, and the ones allocators make for their pools inside malloc & co
  * (nested calls), are not the program's: only anonymous mappings it makes itself are tracked. */
 #define MEMLEAK_MAP_ANONYMOUS 0x20
-SEC("uprobe")
-int BPF_KPROBE(mmap_entry, __u64 addr, __u64 len, __u64 prot, __u64 flags)
-{
-        /* arg2: a file mapping, not tracked (its return still needs its entry) */
-        return on_entry2(ctx, ALLOC_KIND_MMAP, len, addr, !(flags & MEMLEAK_MAP_ANONYMOUS));
-}
-SEC("uprobe")
-int BPF_KPROBE(munmap_entry, __u64 addr, __u64 len) { return on_entry(ctx, ALLOC_KIND_MUNMAP, len, addr); }
-SEC("uprobe")
-int BPF_KPROBE(mremap_entry, __u64 old_addr, __u64 old_size, __u64 new_size)
-{
-        return on_entry2(ctx, ALLOC_KIND_MREMAP, new_size, old_addr, old_size);
-}
+/* mmap(addr, len, prot, flags, ...); arg2: a file mapping, not tracked (its return still needs
+ * its entry) */
+ENTRY_PROGRAM(mmap_entry, on_entry2(ctx, ALLOC_KIND_MMAP, a1, a0, !(a3 & MEMLEAK_MAP_ANONYMOUS)))
+/* munmap(addr, len) */
+ENTRY_PROGRAM(munmap_entry, on_entry(ctx, ALLOC_KIND_MUNMAP, a1, a0))
+/* mremap(old_addr, old_size, new_size, ...) */
+ENTRY_PROGRAM(mremap_entry, on_entry2(ctx, ALLOC_KIND_MREMAP, a2, a0, a1))
 
 /* One return program serves every allocating kind: the in-flight state says which it was. */
 SEC("uretprobe")

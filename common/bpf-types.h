@@ -55,6 +55,15 @@ enum alloc_kind {
         _ALLOC_KIND_MAX,
 };
 
+/* An entry probe's attach cookie: where the arguments its program reads are. 0: in the calling
+ * convention's registers. Otherwise the probe sits past instructions that copied some elsewhere
+ * (daemon/elf/probe-placement.h): MEMLEAK_ARGS_MOVED, and the x86-64 register number holding
+ * argument i (0 rax, 1 rcx, 2 rdx, 3 rbx, 5 rbp, 6 rsi, 7 rdi, 8-15 r8-r15) in bits [4i, 4i + 4),
+ * for the first MEMLEAK_COOKIE_ARGS arguments. */
+#define MEMLEAK_ARGS_MOVED (1ULL << 32)
+#define MEMLEAK_COOKIE_ARGS 4
+#define MEMLEAK_ARG_REGISTER(cookie, i) ((unsigned)((cookie) >> (4 * (i))) & 15u)
+
 /* Every way an event can be counted, lost or distorted (per-CPU array index). */
 enum memleak_counter {
         COUNTER_ALLOCS = 0,             /* allocations recorded */

@@ -66,7 +66,7 @@ int bpf_loader_clear_inherited_uprobes(struct memleak_bpf *skel, pid_t pid, cons
         assert(path);
         if (!bpf_loader_uprobe_multi(skel))
                 return 0;       /* perf-event uprobes remove themselves at a child's first hit */
-        link = uprobe_multi_link(bpf_program__fd(skel->progs.sweep_breakpoints), false, pid, path, offsets, n);
+        link = uprobe_multi_link(bpf_program__fd(skel->progs.sweep_breakpoints), false, pid, path, offsets, NULL, n);
         if (link < 0)
                 return link;
         /* Unregistering re-checks every process mapping the file and removes the breakpoints no
@@ -96,8 +96,9 @@ bool bpf_loader_uprobe_multi(struct memleak_bpf *skel)
 }
 
 int bpf_loader_attach_uprobe(struct memleak_bpf *skel, enum alloc_kind kind, bool is_return, int pid,
-                             const char *path, uint64_t offset, struct bpf_link **ret)
+                             const char *path, uint64_t offset, uint64_t cookie, struct bpf_link **ret)
 {
+        LIBBPF_OPTS(bpf_uprobe_opts, opts, .retprobe = is_return, .bpf_cookie = cookie);
         struct bpf_program *prog = is_return ? skel->progs.alloc_return : entry_program(skel, kind);
         struct bpf_link *link;
 
@@ -106,7 +107,7 @@ int bpf_loader_attach_uprobe(struct memleak_bpf *skel, enum alloc_kind kind, boo
         assert(ret);
         if (!prog)
                 return -EINVAL;
-        link = bpf_program__attach_uprobe(prog, is_return, pid, path, offset);
+        link = bpf_program__attach_uprobe_opts(prog, pid, path, offset, &opts);
         if (!link)
                 return -errno;
         *ret = link;
@@ -270,7 +271,7 @@ int bpf_loader_file_mappings_fd(struct memleak_bpf *skel)
 }
 
 int bpf_loader_attach_uprobes(struct memleak_bpf *skel, enum alloc_kind kind, bool is_return, int pid,
-                              const char *path, const uint64_t *offsets, size_t n)
+                              const char *path, const uint64_t *offsets, const uint64_t *cookies, size_t n)
 {
         struct bpf_program *prog = is_return ? skel->progs.alloc_return : entry_program(skel, kind);
 
@@ -278,5 +279,5 @@ int bpf_loader_attach_uprobes(struct memleak_bpf *skel, enum alloc_kind kind, bo
         assert(path);
         if (!prog)
                 return -EINVAL;
-        return uprobe_multi_link(bpf_program__fd(prog), is_return, pid, path, offsets, n);
+        return uprobe_multi_link(bpf_program__fd(prog), is_return, pid, path, offsets, cookies, n);
 }

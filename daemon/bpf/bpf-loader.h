@@ -57,14 +57,16 @@ struct bpf_object *bpf_loader_object(struct memleak_bpf *skel);
 bool bpf_loader_uprobe_multi(struct memleak_bpf *skel);
 
 /* Without uprobe_multi: kind's entry program (or the return program) at offset of path, for
- * pid only. Returns 0 with *ret set, or -errno. */
+ * pid only, with attach cookie (an entry's: struct alloc_site's entry_cookie). Returns 0 with
+ * *ret set, or -errno. */
 int bpf_loader_attach_uprobe(struct memleak_bpf *skel, enum alloc_kind kind, bool is_return, int pid,
-                             const char *path, uint64_t offset, struct bpf_link **ret);
+                             const char *path, uint64_t offset, uint64_t cookie, struct bpf_link **ret);
 
 /* Place kind's entry program (or, with is_return, the return program) at offsets[0..n) of
- * path, for pid only, as one uprobe_multi link. Returns the link's fd or -errno. */
+ * path, for pid only, as one uprobe_multi link; cookies[i] (or none if NULL) goes with
+ * offsets[i]. Returns the link's fd or -errno. */
 int bpf_loader_attach_uprobes(struct memleak_bpf *skel, enum alloc_kind kind, bool is_return, int pid,
-                              const char *path, const uint64_t *offsets, size_t n);
+                              const char *path, const uint64_t *offsets, const uint64_t *cookies, size_t n);
 
 /* Remove, from every process mapping path, the breakpoints at offsets that no probe wants there:
  * those a target's child inherited when it forked. pid: the target (its own stay). Blocks for a

@@ -26,7 +26,7 @@ struct uprobe_multi_link_create {
 };
 
 int uprobe_multi_link(int prog_fd, bool is_return, pid_t pid, const char *path, const uint64_t *offsets,
-                      size_t n)
+                      const uint64_t *cookies, size_t n)
 {
         struct uprobe_multi_link_create attr = {};
         int fd;
@@ -37,6 +37,7 @@ int uprobe_multi_link(int prog_fd, bool is_return, pid_t pid, const char *path, 
         attr.attach_type = UPROBE_MULTI_ATTACH_TYPE;
         attr.path = (__u64)(uintptr_t)path;
         attr.offsets = (__u64)(uintptr_t)offsets;
+        attr.cookies = (__u64)(uintptr_t)cookies;
         attr.cnt = (__u32)n;
         attr.multi_flags = is_return ? UPROBE_MULTI_RETURN : 0;
         attr.pid = (__u32)pid;
@@ -64,7 +65,7 @@ bool uprobe_multi_supported(void)
 
         if (prog < 0)
                 return false;
-        link = uprobe_multi_link(prog, false, 0, "/nonexistent/memleakd-uprobe-multi-probe", &offset, 1);
+        link = uprobe_multi_link(prog, false, 0, "/nonexistent/memleakd-uprobe-multi-probe", &offset, NULL, 1);
         if (link >= 0)
                 close(link);
         close(prog);

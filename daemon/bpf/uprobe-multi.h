@@ -12,10 +12,10 @@
 #define UPROBE_MULTI_ATTACH_TYPE 48U    /* BPF_TRACE_UPROBE_MULTI */
 
 /* Link prog_fd at each of offsets in path (any path the kernel resolves, /proc/self/fd/N
- * included), as return probes if is_return; only for pid's threads unless pid is 0. The link's
- * fd, or -errno. */
+ * included), as return probes if is_return; only for pid's threads unless pid is 0. cookies:
+ * NULL, or each offset's attach cookie (bpf_get_attach_cookie()). The link's fd, or -errno. */
 int uprobe_multi_link(int prog_fd, bool is_return, pid_t pid, const char *path, const uint64_t *offsets,
-                      size_t n);
+                      const uint64_t *cookies, size_t n);
 
 /* A program that does nothing (returns 0), loaded to be linked as above: its fd, or -errno. */
 int uprobe_multi_empty_program(void);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* Find the allocator entry points an ELF object defines, one probe site per address. */
 #include <assert.h>
+#include <errno.h>
 #include <gelf.h>
 #include <libelf.h>
 #include <string.h>
@@ -350,7 +351,23 @@ static int scan_symbol_table(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, struct
         return 0;
 }
 
-/* Move each entry probe past harmless first instructions onto one the kernel emulates. */
+/* The attach cookie telling an entry program where placement left its arguments, or -ERANGE
+ * if it needs more than the cookie holds. */
+static int64_t entry_cookie(const struct probe_placement *p, unsigned n_args)
+{
+        uint64_t cookie = MEMLEAK_ARGS_MOVED;
+
+        if (!p->moved)
+                return 0;
+        if (n_args > MEMLEAK_COOKIE_ARGS)
+                return -ERANGE;
+        for (unsigned i = 0; i < n_args; i++)
+                cookie |= (uint64_t)p->arg_register[i] << (4 * i);
+        return (int64_t)cookie;
+}
+
+/* Move each entry probe past harmless first instructions onto one the kernel emulates, and say
+ * where its arguments are there. */
 static void place_probes(Elf *elf, struct alloc_sites *s)
 {
         GElf_Ehdr ehdr;
@@ -361,13 +378,19 @@ static void place_probes(Elf *elf, struct alloc_sites *s)
                 return;
         for (size_t i = 0; i < s->n; i++) {
                 struct alloc_site *site = &s->sites[i];
+                unsigned n_args = alloc_sites_kind_arguments(site->kind);
+                struct probe_placement p;
+                int64_t cookie;
 
                 if (site->file_offset >= size)
                         continue;
-                site->probe_offset = site->file_offset +
-                        probe_entry_skip_x86_64(image + site->file_offset,
-                                                MIN(size - site->file_offset, (size_t)PROBE_PLACEMENT_BYTES),
-                                                alloc_sites_kind_arguments(site->kind));
+                probe_placement_find_x86_64(image + site->file_offset,
+                                         MIN(size - site->file_offset, (size_t)PROBE_PLACEMENT_BYTES), n_args, &p);
+                cookie = entry_cookie(&p, n_args);
+                if (cookie < 0)
+                        continue;               /* stays at the entry */
+                site->probe_offset = site->file_offset + p.skip;
+                site->entry_cookie = (uint64_t)cookie;
         }
 }
 

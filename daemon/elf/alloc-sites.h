@@ -14,6 +14,8 @@ struct alloc_site {
         uint64_t file_offset;   /* the function's entry */
         uint64_t probe_offset;  /* where its uprobe goes: the entry, or a few harmless bytes on
                                  * (probe-placement.h) */
+        uint64_t entry_cookie;  /* its entry probe's attach cookie: where the arguments are there
+                                 * (MEMLEAK_ARGS_MOVED) */
         uint64_t vaddr;
         int entry;              /* its row in the table of entry points (lower: preferred name) */
 };

@@ -9,11 +9,13 @@
  *
  * Only the common integer forms are decoded (moves, loads, ALU operations, shifts, compares,
  * lea, each with its exact length), and only those that write no memory, do not branch, and
- * write no register the probe reads (the stack pointer and the arguments): anything else ends
- * the search and the probe stays at the entry. libstdc++'s operator new (endbr64; test
+ * leave the stack pointer and every argument the probe reads somewhere in a register: anything
+ * else ends the search and the probe stays at the entry. An argument copied whole (a 64-bit
+ * register move) before its own register is overwritten is read from the copy: the placement says
+ * which register holds each argument at the probe. libstdc++'s operator new (endbr64; test
  * %rdi,%rdi; mov $1,%eax; push %rbx) is probed on its push, jemalloc's free on its first branch
- * nine loads and ALU operations in; mimalloc's malloc (which moves its argument to %rsi and
- * overwrites %rdi before branching) still single-steps.
+ * nine loads and ALU operations in, mimalloc's malloc (mov %rdi,%rsi; mov %fs:(%rax),%rdi; cmp
+ * $0x400,%rsi; ja) on its ja with the size in %rsi.
  *
  * A branch from later in the function back into the instructions stepped over would reach the
  * probe again without a new call; memleakd's programs take a second entry at the same stack
@@ -24,16 +26,8 @@
 
 enum { RAX, RCX, RDX, RBX, RSP, RBP, RSI, RDI };
 
-/* The registers an entry probe reading n_args arguments must find untouched. */
-static unsigned protected_registers(unsigned n_args)
-{
-        static const unsigned args[] = { RDI, RSI, RDX, RCX, 8 /* r8 */, 9 /* r9 */ };
-        unsigned set = 1u << RSP;
-
-        for (unsigned i = 0; i < n_args && i < sizeof(args) / sizeof(args[0]); i++)
-                set |= 1u << args[i];
-        return set;
-}
+/* The System V calling convention's argument registers, in order. */
+static const uint8_t argument_registers[PROBE_PLACEMENT_MAX_ARGS] = { RDI, RSI, RDX, RCX, 8 /* r8 */, 9 /* r9 */ };
 
 /* A ModRM operand: its length with SIB and displacement, whether it is a register (mod 3). */
 struct modrm {
@@ -72,17 +66,19 @@ static bool decode_modrm(const uint8_t *c, size_t n, uint8_t rex, struct modrm *
         return m->len <= n;
 }
 
-/* Length of a harmless instruction at c, or 0. *written: the register it writes (-1: none).
+/* Length of a harmless instruction at c, or 0. *written: the register it writes (-1: none);
+ * *copied: the register whose whole value it copies there (a 64-bit register move; -1: none).
  * Harmless: it neither branches nor writes memory nor touches the stack implicitly; it may read
  * memory (a load the function makes anyway, probe or not). An operand-size prefix, 8-bit
- * operands and everything not listed end the search. */
-static size_t decode_harmless(const uint8_t *c, size_t n, int *written)
+ * operands other than in a compare or test, and everything not listed end the search. */
+static size_t decode_harmless(const uint8_t *c, size_t n, int *written, int *copied)
 {
         struct modrm m;
         size_t i = 0, imm = 0;
         uint8_t rex = 0, op;
 
         *written = -1;
+        *copied = -1;
         /* endbr64 */
         if (n >= 4 && c[0] == 0xf3 && c[1] == 0x0f && c[2] == 0x1e && c[3] == 0xfa)
                 return 4;
@@ -125,18 +121,30 @@ static size_t decode_harmless(const uint8_t *c, size_t n, int *written)
                 if (!m.is_register)
                         return 0;
                 *written = m.rm;
+                if (op == 0x89 && (rex & 8))
+                        *copied = m.reg;
                 return i;
         case 0x03: case 0x0b: case 0x13: case 0x1b: case 0x23: case 0x2b: case 0x33: case 0x8b:
                 /* the same, r/m into r */
                 *written = m.reg;
+                if (op == 0x8b && (rex & 8) && m.is_register)
+                        *copied = m.rm;
                 return i;
         case 0x8d:                                      /* lea: computes an address, reads nothing */
                 if (m.is_register)
                         return 0;
                 *written = m.reg;
                 return i;
-        case 0x39: case 0x3b: case 0x85:                /* cmp, test: flags only */
-                return i;
+        case 0x38: case 0x39: case 0x3a: case 0x3b: case 0x84: case 0x85:
+                return i;                               /* cmp, test (8, 32, 64 bits): flags only */
+        case 0x80:                                      /* cmp r/m8, $imm8 (80 /7) only */
+                if ((m.reg & 7) != 7)
+                        return 0;
+                return i + 1 <= n ? i + 1 : 0;
+        case 0xf6:                                      /* test r/m8, $imm8 (f6 /0) only */
+                if ((m.reg & 7) != 0)
+                        return 0;
+                return i + 1 <= n ? i + 1 : 0;
         case 0x81: case 0x83: case 0xc1: case 0xd1: case 0xf7:
                 imm = op == 0x81 ? 4 : op == 0xd1 ? 0 : 1;
                 if (op == 0xf7) {                       /* test r/m, $imm32 (f7 /0) only */
@@ -175,22 +183,70 @@ static bool emulated(const uint8_t *c, size_t n)
         return false;
 }
 
-size_t probe_entry_skip_x86_64(const uint8_t *code, size_t n, unsigned n_args)
+/* Where each of the n_args arguments can be read at the probe: a set of registers each (bit r:
+ * register r holds it whole). */
+struct argument_homes {
+        unsigned n_args;
+        uint16_t homes[PROBE_PLACEMENT_MAX_ARGS];
+};
+
+/* Register `written` changes; it holds a whole copy of `copied` afterwards if copied >= 0. False
+ * when that loses an argument (its last register) or moves the stack pointer. */
+static bool homes_update(struct argument_homes *a, int written, int copied)
 {
-        unsigned protect = protected_registers(n_args);
+        if (written < 0)
+                return true;
+        if (written == RSP)
+                return false;
+        for (unsigned i = 0; i < a->n_args; i++) {
+                bool copy = copied >= 0 && (a->homes[i] & (1u << copied));
+
+                a->homes[i] &= (uint16_t)~(1u << written);
+                if (copy)
+                        a->homes[i] |= (uint16_t)(1u << written);
+                if (a->homes[i] == 0)
+                        return false;
+        }
+        return true;
+}
+
+/* The register each argument is read from: its own where it still is, else its lowest copy. */
+static void homes_choose(const struct argument_homes *a, struct probe_placement *ret)
+{
+        for (unsigned i = 0; i < a->n_args; i++) {
+                uint8_t reg = argument_registers[i];
+
+                if (!(a->homes[i] & (1u << reg))) {
+                        reg = (uint8_t)__builtin_ctz(a->homes[i]);
+                        ret->moved = true;
+                }
+                ret->arg_register[i] = reg;
+        }
+}
+
+void probe_placement_find_x86_64(const uint8_t *code, size_t n, unsigned n_args, struct probe_placement *ret)
+{
+        struct argument_homes a = { .n_args = n_args < PROBE_PLACEMENT_MAX_ARGS ? n_args : PROBE_PLACEMENT_MAX_ARGS };
         size_t skip = 0;
 
-        if (!code || emulated(code, n))
-                return 0;                               /* already cheap where it is */
-        for (int i = 0; i < PROBE_PLACEMENT_INSNS; i++) {
-                int written;
-                size_t len = decode_harmless(code + skip, n - skip, &written);
-
-                if (len == 0 || (written >= 0 && (protect & (1u << written))))
-                        return 0;
-                skip += len;
-                if (emulated(code + skip, n - skip))
-                        return skip;
+        *ret = (struct probe_placement) {};
+        for (unsigned i = 0; i < PROBE_PLACEMENT_MAX_ARGS; i++) {
+                ret->arg_register[i] = argument_registers[i];
+                a.homes[i] = (uint16_t)(1u << argument_registers[i]);
         }
-        return 0;
+        if (!code || emulated(code, n))
+                return;                                 /* already cheap where it is */
+        for (int i = 0; i < PROBE_PLACEMENT_INSNS; i++) {
+                int written, copied;
+                size_t len = decode_harmless(code + skip, n - skip, &written, &copied);
+
+                if (len == 0 || !homes_update(&a, written, copied))
+                        return;
+                skip += len;
+                if (emulated(code + skip, n - skip)) {
+                        ret->skip = skip;
+                        homes_choose(&a, ret);
+                        return;
+                }
+        }
 }

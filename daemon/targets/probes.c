@@ -46,11 +46,12 @@ static int add_link(struct target *t, struct bpf_link *link)
 /* Kernels without uprobe_multi: one perf-event uprobe link per offset. */
 static int attach_program_per_site(const struct target_env *env, struct target *t, const char *fd_path,
                                    const char *path, enum alloc_kind kind, bool is_return,
-                                   const uint64_t *offsets, size_t n, char **error)
+                                   const uint64_t *offsets, const uint64_t *cookies, size_t n, char **error)
 {
         for (size_t i = 0; i < n; i++) {
                 struct bpf_link *link;
-                int r = bpf_loader_attach_uprobe(env->skel, kind, is_return, t->pid, fd_path, offsets[i], &link);
+                int r = bpf_loader_attach_uprobe(env->skel, kind, is_return, t->pid, fd_path, offsets[i], cookies[i],
+                                                 &link);
 
                 if (r < 0)
                         return error_set(error, r, "Cannot place a %s at offset 0x%" PRIx64 " of %s for pid %d: %s",
@@ -70,25 +71,28 @@ static int attach_program(const struct target_env *env, struct target *t, const 
                           const struct alloc_sites *sites, enum alloc_kind kind, bool is_return, char **error)
 {
         _cleanup_free_ uint64_t *offsets = malloc(MAX(sites->n, (size_t)1) * sizeof(uint64_t));
+        _cleanup_free_ uint64_t *cookies = malloc(MAX(sites->n, (size_t)1) * sizeof(uint64_t));
         const char *first = NULL;
         size_t n = 0;
         int fd, r;
 
-        if (!offsets)
+        if (!offsets || !cookies)
                 return error_set(error, -ENOMEM, "Out of memory");
         for (size_t i = 0; i < sites->n; i++) {
                 const struct alloc_site *site = &sites->sites[i];
 
                 if (is_return ? !alloc_kind_has_return_probe(site->kind) : site->kind != kind)
                         continue;
+                /* a return probe reads no argument: no cookie */
+                cookies[n] = is_return ? 0 : site->entry_cookie;
                 offsets[n++] = site->probe_offset;
                 first = first ?: site->name;
         }
         if (n == 0)
                 return 0;
         if (!bpf_loader_uprobe_multi(env->skel))
-                return attach_program_per_site(env, t, fd_path, path, kind, is_return, offsets, n, error);
-        fd = bpf_loader_attach_uprobes(env->skel, kind, is_return, t->pid, fd_path, offsets, n);
+                return attach_program_per_site(env, t, fd_path, path, kind, is_return, offsets, cookies, n, error);
+        fd = bpf_loader_attach_uprobes(env->skel, kind, is_return, t->pid, fd_path, offsets, cookies, n);
         if (fd < 0)
                 return error_set(error, fd, "Cannot place %zu %s (%s, ...) in %s for pid %d: %s", n,
                                  is_return ? "return probes" : "uprobes", first, path, (int)t->pid, strerror(-fd));

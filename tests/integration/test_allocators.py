@@ -5,6 +5,8 @@ which and why, and reports the same functions and bytes (plus each allocator's o
 churn does not appear and nothing is counted twice. --obj overrides discovery."""
 
 import os
+import sys
+import time
 import unittest
 
 import harness
@@ -137,6 +139,17 @@ class AllocatorsTest(harness.DaemonTestCase):
         # and the real kernel has them: the other tests run with uprobe_multi links
         daemon = self.start_daemon()
         self.assertNotIn('No uprobe_multi links', daemon.log())
+
+    def test_moved_arguments_are_found_with_either_kind_of_link(self):
+        # mimalloc's malloc, calloc and realloc are probed past instructions that move their
+        # arguments to other registers (the attach cookie says which): perf-event uprobes carry
+        # the cookie as uprobe_multi links do
+        self.check('leak-alloc-mimalloc', 'mimalloc', daemon_env={'MEMLEAKD_UPROBE_MULTI': '0'})
+        self.assertIn('No uprobe_multi links on this kernel', self.daemons[-1].log())
+        # removing some hundred perf-event uprobes one by one takes a while
+        started = time.monotonic()
+        self.assertEqual(self.daemons[-1].stop(timeout=120), 0)
+        print(f'stopped in {time.monotonic() - started:.1f} s', file=sys.stderr)
 
     def test_static_executable(self):
         target = self.check('leak-alloc-static', 'glibc')

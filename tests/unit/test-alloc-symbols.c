@@ -177,6 +177,12 @@ static void mimalloc_is_known_by_its_mi_names(void)
         ASSERT_EQ(find_name(&s, "mi_malloc_aligned")->kind, ALLOC_KIND_MALLOC);     /* (size, align) */
         ASSERT_EQ(find_name(&s, "mi_mallocn")->kind, ALLOC_KIND_CALLOC);            /* (count, size) */
         ASSERT_EQ(find_name(&s, "mi_free_size")->kind, ALLOC_KIND_DELETE);
+        /* malloc copies its size to %rsi and reuses %rdi before its first branch: the probe goes
+         * on that branch (emulated, no single step) and reads the size from %rsi */
+        ASSERT_TRUE(find_name(&s, "malloc")->probe_offset > find_name(&s, "malloc")->file_offset);
+        ASSERT_EQ(find_name(&s, "malloc")->entry_cookie, MEMLEAK_ARGS_MOVED | 6 /* rsi */);
+        /* calloc(n, size): n in %rax, size still in %rsi */
+        ASSERT_EQ(find_name(&s, "calloc")->entry_cookie, MEMLEAK_ARGS_MOVED | 0 /* rax */ | 6 << 4);
         alloc_sites_done(&s);
 }
 

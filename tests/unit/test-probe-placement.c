@@ -5,9 +5,13 @@
 #include "probe-placement.h"
 #include "test-util.h"
 
+/* The placement of a probe reading n_args arguments at code c. */
+#define PLACE(p, n_args, ...) ({ static const uint8_t c[] = { __VA_ARGS__ }; probe_placement_find_x86_64(c, sizeof(c), n_args, p); })
 /* Skip for an entry program reading one argument (malloc, free, new, delete), or n_args. */
-#define SKIP_ARGS(n_args, ...) ({ static const uint8_t c[] = { __VA_ARGS__ }; probe_entry_skip_x86_64(c, sizeof(c), n_args); })
+#define SKIP_ARGS(n_args, ...) ({ struct probe_placement _p; PLACE(&_p, n_args, __VA_ARGS__); _p.skip; })
 #define SKIP(...) SKIP_ARGS(1, __VA_ARGS__)
+
+enum { RAX, RCX, RDX, RBX, RSP, RBP, RSI, RDI };
 
 static void glibc_free_probes_its_jcc(void)
 {
@@ -100,12 +104,74 @@ static void loads_and_alu_forms(void)
         /* lea (%rdi),%rdi writes the argument; sub %rax,%rsp moves the stack */
         ASSERT_EQ(SKIP(0x48, 0x8d, 0x3f, 0x74, 0x05), 0);
         ASSERT_EQ(SKIP(0x48, 0x29, 0xc4, 0x74, 0x05), 0);
+        /* tcmalloc's calloc: mov 0x13919(%rip),%rcx; cmpb $0,%fs:0x10(%rcx); jne rel32 */
+        ASSERT_EQ(SKIP_ARGS(2, 0x48, 0x8b, 0x0d, 0x19, 0x39, 0x01, 0x00, 0x64, 0x80, 0x79, 0x10, 0x00,
+                            0x0f, 0x85, 0x7e, 0x01, 0x00, 0x00), 12);
+        /* testb $1,(%rdi); cmp %al,%bl; test %cl,%dl; then push */
+        ASSERT_EQ(SKIP(0xf6, 0x07, 0x01, 0x38, 0xc3, 0x84, 0xca, 0x53), 7);
+        /* 80 /0 (add $imm8 to a byte in memory) and f6 /2 (not) write: the search ends */
+        ASSERT_EQ(SKIP(0x80, 0x07, 0x01, 0x74, 0x05), 0);
+        ASSERT_EQ(SKIP(0xf6, 0xd0, 0x74, 0x05), 0);
         /* an operand-size prefix, a byte store, f7 /2 (not): the search ends */
         ASSERT_EQ(SKIP(0x66, 0x85, 0xff, 0x74, 0x05), 0);
         ASSERT_EQ(SKIP(0x88, 0x07, 0x74, 0x05), 0);
         ASSERT_EQ(SKIP(0xf7, 0xd0, 0x74, 0x05), 0);
         /* cut short inside a SIB displacement */
         ASSERT_EQ(SKIP(0x48, 0x03, 0x04, 0x25, 0x00, 0x00), 0);
+}
+
+static void mimalloc_arguments_are_read_where_they_were_copied(void)
+{
+        struct probe_placement p;
+
+        /* malloc: mov 0xb449(%rip),%rax; mov %rdi,%rsi; mov %fs:(%rax),%rdi; cmp $0x400,%rsi; ja */
+        PLACE(&p, 1, 0x48, 0x8b, 0x05, 0x49, 0xb4, 0x00, 0x00, 0x48, 0x89, 0xfe, 0x64, 0x48, 0x8b, 0x38,
+              0x48, 0x81, 0xfe, 0x00, 0x04, 0x00, 0x00, 0x77, 0x29);
+        ASSERT_EQ(p.skip, 0x15);
+        ASSERT_TRUE(p.moved);
+        ASSERT_EQ(p.arg_register[0], RSI);
+        /* calloc: mov 0xadc9(%rip),%rdx; mov %rdi,%rax; mov %fs:(%rdx),%rdi; cmp $1,%rax; je */
+        PLACE(&p, 2, 0x48, 0x8b, 0x15, 0xc9, 0xad, 0x00, 0x00, 0x48, 0x89, 0xf8, 0x64, 0x48, 0x8b, 0x3a,
+              0x48, 0x83, 0xf8, 0x01, 0x74, 0x08);
+        ASSERT_EQ(p.skip, 0x12);
+        ASSERT_TRUE(p.moved);
+        ASSERT_EQ(p.arg_register[0], RAX);
+        ASSERT_EQ(p.arg_register[1], RSI);
+        /* realloc: mov 0xa949(%rip),%rax; mov %rsi,%rdx; mov %rdi,%rsi; mov %fs:(%rax),%rax;
+         * mov %rax,%rdi; jmp mi_heap_realloc@plt (the heap goes first) */
+        PLACE(&p, 2, 0x48, 0x8b, 0x05, 0x49, 0xa9, 0x00, 0x00, 0x48, 0x89, 0xf2, 0x48, 0x89, 0xfe,
+              0x64, 0x48, 0x8b, 0x00, 0x48, 0x89, 0xc7, 0xe9, 0xf7, 0x4e, 0xff, 0xff);
+        ASSERT_EQ(p.skip, 0x14);
+        ASSERT_EQ(p.arg_register[0], RSI);
+        ASSERT_EQ(p.arg_register[1], RDX);
+        /* mov %rdi,%rsi written the other way (8b /r); the argument stays where it is */
+        PLACE(&p, 1, 0x48, 0x8b, 0xf7, 0x74, 0x05);
+        ASSERT_EQ(p.skip, 3);
+        ASSERT_TRUE(!p.moved);
+        ASSERT_EQ(p.arg_register[0], RDI);
+        /* nothing moved: the calling convention's registers */
+        PLACE(&p, 2, 0x48, 0x85, 0xff, 0x74, 0x05);
+        ASSERT_TRUE(!p.moved);
+        ASSERT_EQ(p.arg_register[0], RDI);
+        ASSERT_EQ(p.arg_register[1], RSI);
+}
+
+static void arguments_lost_keep_the_probe_at_the_entry(void)
+{
+        struct probe_placement p;
+
+        /* mov %edi,%esi copies 32 bits only: the size is lost when %rdi is overwritten */
+        ASSERT_EQ(SKIP(0x89, 0xfe, 0x64, 0x48, 0x8b, 0x38, 0x74, 0x05), 0);
+        /* the copy overwritten too (mov %rdi,%rsi; mov (%rax),%rdi; xor %esi,%esi) */
+        ASSERT_EQ(SKIP(0x48, 0x89, 0xfe, 0x48, 0x8b, 0x38, 0x31, 0xf6, 0x74, 0x05), 0);
+        /* a load into %rsi from memory is not a copy of %rdi (mov (%rdi),%rsi; mov (%rax),%rdi) */
+        ASSERT_EQ(SKIP(0x48, 0x8b, 0x37, 0x48, 0x8b, 0x38, 0x74, 0x05), 0);
+        /* copied into the stack pointer: never */
+        ASSERT_EQ(SKIP(0x48, 0x89, 0xfc, 0x48, 0x8b, 0x38, 0x74, 0x05), 0);
+        /* a copy into r8 survives; the probe reads it there (mov %rdi,%r8; xor %edi,%edi; je) */
+        PLACE(&p, 1, 0x49, 0x89, 0xf8, 0x31, 0xff, 0x74, 0x05);
+        ASSERT_EQ(p.skip, 5);
+        ASSERT_EQ(p.arg_register[0], 8);
 }
 
 static void emulated_entry_stays(void)
@@ -121,7 +187,7 @@ static void anything_else_stays_at_the_entry(void)
         ASSERT_EQ(SKIP(0x48, 0x8b, 0x05, 0xf9, 0x32, 0x01, 0x00, 0x48, 0x89, 0xf8, 0x48, 0x8d, 0x47, 0x07), 0);
         /* test %rdi,%rdi; mov %rdi,%rax; end of the bytes */
         ASSERT_EQ(SKIP(0x48, 0x85, 0xff, 0x48, 0x89, 0xf8), 0);
-        /* mov %fs:(%rax),%rdi writes the argument (mimalloc's malloc) */
+        /* mov %fs:(%rax),%rdi writes the argument, which has no copy */
         ASSERT_EQ(SKIP(0x64, 0x48, 0x8b, 0x38, 0x74, 0x05), 0);
         /* mov 0x..(%rip),%rdi writes the argument the probe reads */
         ASSERT_EQ(SKIP(0x48, 0x8b, 0x3d, 0x00, 0x00, 0x00, 0x00, 0x74, 0x05), 0);
@@ -133,7 +199,7 @@ static void anything_else_stays_at_the_entry(void)
         ASSERT_EQ(SKIP(0x48, 0x83, 0xec, 0x08, 0x55), 0);
         /* cut short: the jcc's displacement is not all there */
         ASSERT_EQ(SKIP(0x48, 0x85, 0xff, 0x0f, 0x84, 0x00), 0);
-        ASSERT_EQ(probe_entry_skip_x86_64(NULL, 0, 1), 0);
+        ASSERT_EQ(SKIP_ARGS(1), 0);
         ASSERT_EQ(SKIP(0x48), 0);
 }
 
@@ -145,6 +211,8 @@ int main(void)
                 TEST(allocators_prologues_reach_their_branch),
                 TEST(jemalloc_free_probes_its_first_branch),
                 TEST(loads_and_alu_forms),
+                TEST(mimalloc_arguments_are_read_where_they_were_copied),
+                TEST(arguments_lost_keep_the_probe_at_the_entry),
                 TEST(emulated_entry_stays),
                 TEST(anything_else_stays_at_the_entry),
         };
