@@ -70,7 +70,7 @@ static const struct {
         { "tc_free", ALLOC_KIND_FREE, ALLOC_FAMILY_TCMALLOC },
         { "tc_cfree", ALLOC_KIND_FREE, ALLOC_FAMILY_TCMALLOC },
         { "tc_free_sized", ALLOC_KIND_DELETE, ALLOC_FAMILY_TCMALLOC },           /* (ptr, size) */
-        /* jemalloc's extended API, unprefixed (Debian's libjemalloc2) or with je_ */
+        /* jemalloc's extended API, unprefixed (Debian's libjemalloc2) or with je_ (--with-jemalloc-prefix) */
         { "mallocx", ALLOC_KIND_MALLOC, ALLOC_FAMILY_JEMALLOC },               /* (size, flags) */
         { "rallocx", ALLOC_KIND_REALLOC, ALLOC_FAMILY_JEMALLOC },              /* (ptr, size, flags) */
         { "sdallocx", ALLOC_KIND_DELETE, ALLOC_FAMILY_JEMALLOC },                /* (ptr, size, flags) */
@@ -89,6 +89,20 @@ static const struct {
         { "je_rallocx", ALLOC_KIND_REALLOC, ALLOC_FAMILY_JEMALLOC },
         { "je_sdallocx", ALLOC_KIND_DELETE, ALLOC_FAMILY_JEMALLOC },
         { "je_dallocx", ALLOC_KIND_DELETE, ALLOC_FAMILY_JEMALLOC },
+        /* ... or with _rjem_: Rust's tikv-jemallocator, linked into the program */
+        { "_rjem_xallocx", ALLOC_KIND_RESIZE, ALLOC_FAMILY_JEMALLOC },
+        { "_rjem_malloc", ALLOC_KIND_MALLOC, ALLOC_FAMILY_JEMALLOC },
+        { "_rjem_calloc", ALLOC_KIND_CALLOC, ALLOC_FAMILY_JEMALLOC },
+        { "_rjem_realloc", ALLOC_KIND_REALLOC, ALLOC_FAMILY_JEMALLOC },
+        { "_rjem_posix_memalign", ALLOC_KIND_POSIX_MEMALIGN, ALLOC_FAMILY_JEMALLOC },
+        { "_rjem_aligned_alloc", ALLOC_KIND_ALIGNED_ALLOC, ALLOC_FAMILY_JEMALLOC },
+        { "_rjem_memalign", ALLOC_KIND_MEMALIGN, ALLOC_FAMILY_JEMALLOC },
+        { "_rjem_valloc", ALLOC_KIND_VALLOC, ALLOC_FAMILY_JEMALLOC },
+        { "_rjem_free", ALLOC_KIND_FREE, ALLOC_FAMILY_JEMALLOC },
+        { "_rjem_mallocx", ALLOC_KIND_MALLOC, ALLOC_FAMILY_JEMALLOC },
+        { "_rjem_rallocx", ALLOC_KIND_REALLOC, ALLOC_FAMILY_JEMALLOC },
+        { "_rjem_sdallocx", ALLOC_KIND_DELETE, ALLOC_FAMILY_JEMALLOC },
+        { "_rjem_dallocx", ALLOC_KIND_DELETE, ALLOC_FAMILY_JEMALLOC },
         /* mimalloc's own API (its malloc, free, new, ... are aliases of mi_*) */
         { "mi_malloc", ALLOC_KIND_MALLOC, ALLOC_FAMILY_MIMALLOC },
         { "mi_malloc_small", ALLOC_KIND_MALLOC, ALLOC_FAMILY_MIMALLOC },

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
-"""Rust on the system allocator, built by Debian's rustc with legacy and v0 symbol mangling: Box::leak
-and an Rc cycle are reported at the program's own functions with demangled names and exact bytes;
+"""Rust on the system allocator, built by Debian's rustc with legacy and v0 symbol mangling, and on
+jemalloc's _rjem_ names as tikv-jemallocator links them: Box::leak and an Rc cycle are reported at the program's own functions with demangled names and exact bytes;
 balanced churn (Vec growth through realloc, String, Box) does not appear; nothing is counted twice."""
 
 import os
@@ -39,7 +39,7 @@ class RustTest(harness.DaemonTestCase):
         def scenario():
             daemon = self.start_daemon()
             program = self.start_program(name)
-            daemon.attach(program.pid)
+            self.attached = daemon.attach(program.pid)['target']
             program.run_leaks()
             return daemon, program, daemon.report(pid=program.pid)
 
@@ -82,6 +82,15 @@ class RustTest(harness.DaemonTestCase):
             self.assertIn('leak_rust::main', symbols, stacks)
             self.assertEqual(symbols[-1], '_start', stacks)
             self.assertIsNone(stack['unwind_stopped'], stack)
+
+    def test_jemalloc_linked_in_as_tikv_jemallocator_does(self):
+        # The program defines _rjem_malloc & co (jemalloc's names with Rust's prefix): it is the
+        # allocator; libc's malloc inside them nests and counts nothing twice.
+        self.check_program('leak-rust-rjem')
+        target = self.attached
+        self.assertEqual(target['allocator'], 'jemalloc', target)
+        chosen = [o for o in target['objects'] if o['role'] == 'allocator']
+        self.assertEqual([os.path.basename(o['path']) for o in chosen], ['leak-rust-rjem'], target)
 
     def test_v0_mangling(self):
         report = self.check_program('leak-rust-v0')

@@ -8,6 +8,10 @@
 //                              counts (16) + the RefCell's borrow flag (8) + Node (8 + 40)
 //   leak_rust::balanced_churn  Vec, String and Box churn, all dropped: nothing outstanding
 // Protocol: print "ready", wait for a line ("go"), leak, print "done", wait for EOF.
+//
+// Built with --cfg rjem, its global allocator calls _rjem_malloc & co, defined in the program
+// itself, as Rust's tikv-jemallocator links jemalloc in (here they serve the blocks from libc's
+// malloc, inside them): the same ground truth.
 use std::cell::RefCell;
 use std::io::{self, BufRead, Write};
 use std::rc::Rc;
@@ -21,6 +25,66 @@ struct Node {
 }
 
 static mut KEEP: [usize; 16] = [0; 16];
+
+#[cfg(rjem)]
+mod rjem {
+    use std::alloc::{GlobalAlloc, Layout};
+
+    extern "C" {
+        fn malloc(size: usize) -> *mut u8;
+        fn calloc(n: usize, size: usize) -> *mut u8;
+        fn realloc(ptr: *mut u8, size: usize) -> *mut u8;
+        fn free(ptr: *mut u8);
+    }
+
+    #[no_mangle]
+    #[inline(never)]
+    pub unsafe extern "C" fn _rjem_malloc(size: usize) -> *mut u8 {
+        malloc(size)
+    }
+
+    #[no_mangle]
+    #[inline(never)]
+    pub unsafe extern "C" fn _rjem_calloc(n: usize, size: usize) -> *mut u8 {
+        calloc(n, size)
+    }
+
+    #[no_mangle]
+    #[inline(never)]
+    pub unsafe extern "C" fn _rjem_realloc(ptr: *mut u8, size: usize) -> *mut u8 {
+        realloc(ptr, size)
+    }
+
+    #[no_mangle]
+    #[inline(never)]
+    pub unsafe extern "C" fn _rjem_sdallocx(ptr: *mut u8, _size: usize, _flags: i32) {
+        free(ptr)
+    }
+
+    // Every allocation of this program is aligned to 16 bytes at most: malloc's alignment.
+    pub struct Jemalloc;
+
+    unsafe impl GlobalAlloc for Jemalloc {
+        unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+            assert!(layout.align() <= 16);
+            _rjem_malloc(layout.size())
+        }
+        unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+            assert!(layout.align() <= 16);
+            _rjem_calloc(1, layout.size())
+        }
+        unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+            assert!(layout.align() <= 16);
+            _rjem_realloc(ptr, new_size)
+        }
+        unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+            _rjem_sdallocx(ptr, layout.size(), 0)
+        }
+    }
+
+    #[global_allocator]
+    static GLOBAL: Jemalloc = Jemalloc;
+}
 
 #[inline(never)]
 fn leak_boxes() {

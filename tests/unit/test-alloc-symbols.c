@@ -6,7 +6,7 @@
 #include "macro.h"
 #include "test-util.h"
 
-static const char *fixture_path, *libc_path, *text_path, *libstdcxx_path, *je_prefix_path;
+static const char *fixture_path, *libc_path, *text_path, *libstdcxx_path, *je_prefix_path, *rjem_prefix_path;
 
 static const struct alloc_site *find_site(const struct alloc_sites *s, enum alloc_kind kind)
 {
@@ -150,20 +150,36 @@ static void jemalloc_is_known_by_its_extended_api(void)
         alloc_sites_done(&s);
 }
 
-static void jemalloc_with_a_prefix_is_jemalloc_too(void)
+static void check_prefixed_jemalloc(const char *path, const char *prefix)
 {
+        static const struct {
+                const char *name;
+                enum alloc_kind kind;
+        } expected[] = {
+                { "malloc", ALLOC_KIND_MALLOC }, { "free", ALLOC_KIND_FREE }, { "mallocx", ALLOC_KIND_MALLOC },
+                { "xallocx", ALLOC_KIND_RESIZE }, { "sdallocx", ALLOC_KIND_DELETE },
+        };
         struct alloc_sites s = {};
 
-        open_and_find(je_prefix_path, &s);
+        open_and_find(path, &s);
         ASSERT_EQ(alloc_sites_family(&s), ALLOC_FAMILY_JEMALLOC);
         ASSERT_TRUE(alloc_sites_has_c_api(&s));
-        ASSERT_EQ(find_name(&s, "je_malloc")->kind, ALLOC_KIND_MALLOC);
-        ASSERT_EQ(find_name(&s, "je_free")->kind, ALLOC_KIND_FREE);
-        ASSERT_EQ(find_name(&s, "je_mallocx")->kind, ALLOC_KIND_MALLOC);
-        ASSERT_EQ(find_name(&s, "je_xallocx")->kind, ALLOC_KIND_RESIZE);
-        ASSERT_EQ(find_name(&s, "je_sdallocx")->kind, ALLOC_KIND_DELETE);
-        ASSERT_EQ(s.n, 5);
+        for (size_t i = 0; i < ELEMENTSOF(expected); i++) {
+                char name[64];
+
+                snprintf(name, sizeof(name), "%s%s", prefix, expected[i].name);
+                ASSERT_TRUE(find_name(&s, name));
+                ASSERT_EQ(find_name(&s, name)->kind, expected[i].kind);
+        }
+        ASSERT_EQ(s.n, ELEMENTSOF(expected));
         alloc_sites_done(&s);
+}
+
+static void jemalloc_with_a_prefix_is_jemalloc_too(void)
+{
+        check_prefixed_jemalloc(je_prefix_path, "je_");
+        /* Rust's tikv-jemallocator: the program itself defines _rjem_malloc & co */
+        check_prefixed_jemalloc(rjem_prefix_path, "_rjem_");
 }
 
 static void mimalloc_is_known_by_its_mi_names(void)
@@ -220,11 +236,12 @@ int main(int argc, char *argv[])
                 TEST(program_importing_malloc_defines_none),
         };
 
-        ASSERT_EQ(argc, 6);
+        ASSERT_EQ(argc, 7);
         fixture_path = argv[1];
         libc_path = argv[2];
         text_path = argv[3];
         libstdcxx_path = argv[4];
         je_prefix_path = argv[5];
+        rjem_prefix_path = argv[6];
         return run_unit_tests(tests, ELEMENTSOF(tests));
 }

@@ -1,6 +1,15 @@
-/* An allocator built with jemalloc's --with-jemalloc-prefix=je_: only je_-prefixed names, so
- * the object is jemalloc and defines malloc & co without a symbol called malloc. */
+/* An allocator built with jemalloc's --with-jemalloc-prefix=PREFIX (je_, or _rjem_ as Rust's
+ * tikv-jemallocator builds it): only prefixed names, so the object is jemalloc and defines malloc
+ * & co without a symbol called malloc. */
 #include <stddef.h>
+
+#define PASTE(a, b) a##b
+#define PREFIXED(a, b) PASTE(a, b)
+#define je_malloc PREFIXED(PREFIX, malloc)
+#define je_free PREFIXED(PREFIX, free)
+#define je_mallocx PREFIXED(PREFIX, mallocx)
+#define je_xallocx PREFIXED(PREFIX, xallocx)
+#define je_sdallocx PREFIXED(PREFIX, sdallocx)
 
 void *je_malloc(size_t size);
 void je_free(void *p);
