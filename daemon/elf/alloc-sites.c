@@ -380,6 +380,18 @@ static int64_t entry_cookie(const struct probe_placement *p, unsigned n_args)
         return (int64_t)cookie;
 }
 
+/* How many bytes from site i's entry its probe may move over: up to the next site's entry, so
+ * that no two sites share a probe (a call to the next would count as a call to both). */
+static size_t placement_room(const struct alloc_sites *s, size_t i, size_t file_size)
+{
+        uint64_t at = s->sites[i].file_offset, end = MIN((uint64_t)file_size, at + PROBE_PLACEMENT_BYTES);
+
+        for (size_t j = 0; j < s->n; j++)
+                if (s->sites[j].file_offset > at && s->sites[j].file_offset < end)
+                        end = s->sites[j].file_offset;
+        return (size_t)(end - at);
+}
+
 /* Move each entry probe past harmless first instructions onto one the kernel emulates, and say
  * where its arguments are there. */
 static void place_probes(Elf *elf, struct alloc_sites *s)
@@ -398,8 +410,7 @@ static void place_probes(Elf *elf, struct alloc_sites *s)
 
                 if (site->file_offset >= size)
                         continue;
-                probe_placement_find_x86_64(image + site->file_offset,
-                                         MIN(size - site->file_offset, (size_t)PROBE_PLACEMENT_BYTES), n_args, &p);
+                probe_placement_find_x86_64(image + site->file_offset, placement_room(s, i, size), n_args, &p);
                 cookie = entry_cookie(&p, n_args);
                 if (cookie < 0)
                         continue;               /* stays at the entry */

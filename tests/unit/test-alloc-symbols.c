@@ -6,7 +6,8 @@
 #include "macro.h"
 #include "test-util.h"
 
-static const char *fixture_path, *libc_path, *text_path, *libstdcxx_path, *je_prefix_path, *rjem_prefix_path;
+static const char *fixture_path, *libc_path, *text_path, *libstdcxx_path, *je_prefix_path, *rjem_prefix_path,
+                  *adjacent_sites_path;
 
 static const struct alloc_site *find_site(const struct alloc_sites *s, enum alloc_kind kind)
 {
@@ -202,6 +203,22 @@ static void mimalloc_is_known_by_its_mi_names(void)
         alloc_sites_done(&s);
 }
 
+static void a_probe_never_moves_onto_another_site(void)
+{
+        struct alloc_sites s = {};
+        const struct alloc_site *ma, *fr;
+
+        open_and_find(adjacent_sites_path, &s);
+        ma = find_site(&s, ALLOC_KIND_MALLOC);
+        fr = find_site(&s, ALLOC_KIND_FREE);
+        ASSERT_TRUE(ma && fr);
+        ASSERT_EQ(fr->file_offset, ma->file_offset + 3);
+        /* free's push is emulated where it is; malloc's probe may not step onto it */
+        ASSERT_EQ(fr->probe_offset, fr->file_offset);
+        ASSERT_EQ(ma->probe_offset, ma->file_offset);
+        alloc_sites_done(&s);
+}
+
 static void non_elf_file_is_enoexec(void)
 {
         _cleanup_close_ int fd = open(text_path, O_RDONLY | O_CLOEXEC);
@@ -232,16 +249,18 @@ int main(int argc, char *argv[])
                 TEST(jemalloc_is_known_by_its_extended_api),
                 TEST(mimalloc_is_known_by_its_mi_names),
                 TEST(jemalloc_with_a_prefix_is_jemalloc_too),
+                TEST(a_probe_never_moves_onto_another_site),
                 TEST(non_elf_file_is_enoexec),
                 TEST(program_importing_malloc_defines_none),
         };
 
-        ASSERT_EQ(argc, 7);
+        ASSERT_EQ(argc, 8);
         fixture_path = argv[1];
         libc_path = argv[2];
         text_path = argv[3];
         libstdcxx_path = argv[4];
         je_prefix_path = argv[5];
         rjem_prefix_path = argv[6];
+        adjacent_sites_path = argv[7];
         return run_unit_tests(tests, ELEMENTSOF(tests));
 }
