@@ -14,48 +14,6 @@
 #include "stack-totals.h"
 #include "stack-collect.h"
 
-static int row_cmp(const void *a, const void *b)
-{
-        const struct stack_row *x = a, *y = b;
-
-        if (x->pid != y->pid)
-                return x->pid < y->pid ? -1 : 1;
-        if (x->space != y->space)
-                return x->space < y->space ? -1 : 1;
-        if (x->stack_id != y->stack_id)
-                return x->stack_id < y->stack_id ? -1 : 1;
-        return 0;
-}
-
-/* Merge rows with the same (pid, stack), drop empty ones. */
-static void rows_merge(struct stack_rows *r)
-{
-        size_t out = 0;
-
-        if (r->n == 0)
-                return;         /* rows may be NULL: qsort must not see it */
-        qsort(r->rows, r->n, sizeof(*r->rows), row_cmp);
-        for (size_t i = 0; i < r->n; i++) {
-                if (out > 0 && row_cmp(&r->rows[out - 1], &r->rows[i]) == 0) {
-                        r->rows[out - 1].bytes += r->rows[i].bytes;
-                        r->rows[out - 1].allocs += r->rows[i].allocs;
-                        free(r->rows[i].ips);
-                        continue;
-                }
-                r->rows[out++] = r->rows[i];
-        }
-        r->n = out;
-        out = 0;
-        for (size_t i = 0; i < r->n; i++) {
-                if (r->rows[i].allocs == 0) {
-                        free(r->rows[i].ips);
-                        continue;
-                }
-                r->rows[out++] = r->rows[i];
-        }
-        r->n = out;
-}
-
 static int copy_ips(const uint64_t *ips, size_t n, uint64_t **ret, size_t *ret_n)
 {
         *ret = malloc(MAX(n, (size_t)1) * sizeof(uint64_t));
@@ -192,32 +150,51 @@ static int rows_add_frames(struct stack_rows *r, int stacks_fd, int iter_fd)
         return rows_add_frames_by_lookup(r, stacks_fd);
 }
 
-static int rows_append(struct stack_rows *r, size_t *cap, pid_t pid, uint32_t space, int64_t stack_id,
-                       uint64_t bytes, uint64_t allocs)
+/* Totals as read, not yet sorted or merged. */
+struct totals_list {
+        struct stack_total *rows;
+        size_t n, cap;
+};
+
+static int totals_append(struct totals_list *l, const struct stack_total *row)
 {
-        if (r->n == *cap) {
-                size_t ncap = *cap ? *cap * 2 : 64;
-                struct stack_row *n = realloc(r->rows, ncap * sizeof(*n));
+        if (l->n == l->cap) {
+                size_t ncap = l->cap ? l->cap * 2 : 64;
+                struct stack_total *n = realloc(l->rows, ncap * sizeof(*n));
 
                 if (!n)
                         return -ENOMEM;
-                r->rows = n;
-                *cap = ncap;
+                l->rows = n;
+                l->cap = ncap;
         }
-        r->rows[r->n++] = (struct stack_row) {
-                .pid = pid, .space = space, .stack_id = stack_id, .bytes = bytes, .allocs = allocs,
-        };
+        l->rows[l->n++] = *row;
+        return 0;
+}
+
+/* totals[n] as rows, their frames not filled in yet. */
+static int rows_from_totals(const struct stack_total *totals, size_t n, struct stack_rows *ret)
+{
+        struct stack_rows rows = { .rows = calloc(MAX(n, (size_t)1), sizeof(struct stack_row)) };
+
+        if (!rows.rows)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++)
+                rows.rows[i] = (struct stack_row) {
+                        .pid = totals[i].pid, .space = totals[i].space, .stack_id = totals[i].stack_id,
+                        .bytes = totals[i].bytes, .allocs = totals[i].allocs,
+                };
+        rows.n = n;
+        *ret = rows;
         return 0;
 }
 
 /* The rows of pids[] from the per-stack totals map: read as the snapshot tick reads it (its
- * iterator), already merged and sorted as rows_merge() leaves them. */
+ * iterator), already merged and sorted by stack_totals_read(). */
 static int collect_combined(struct memleak_bpf *skel, const struct map_limits *lim,
                             const pid_t *pids, size_t n_pids, struct stack_rows *ret)
 {
         struct stack_totals *t = NULL;
         const struct stack_total *totals;
-        struct stack_rows rows = {};
         size_t n;
         int r;
 
@@ -226,19 +203,10 @@ static int collect_combined(struct memleak_bpf *skel, const struct map_limits *l
                 return r;
         r = stack_totals_read(t, bpf_loader_combined_fd(skel), bpf_loader_combined_iter_fd(skel), lim->max_combined,
                               pids, n_pids, &totals, &n);
-        if (r >= 0 && !(rows.rows = calloc(MAX(n, (size_t)1), sizeof(*rows.rows))))
-                r = -ENOMEM;
-        for (size_t i = 0; r >= 0 && i < n; i++)
-                rows.rows[i] = (struct stack_row) {
-                        .pid = totals[i].pid, .space = totals[i].space, .stack_id = totals[i].stack_id,
-                        .bytes = totals[i].bytes, .allocs = totals[i].allocs,
-                };
-        rows.n = r >= 0 ? n : 0;
+        if (r >= 0)
+                r = rows_from_totals(totals, n, ret);
         stack_totals_free(t);
-        if (r < 0)
-                return r;
-        *ret = rows;
-        return 0;
+        return r;
 }
 
 /* A row space for an outstanding allocation: mappings apart, the rest (heap, the kernel's slab
@@ -249,7 +217,7 @@ static uint32_t row_space(const struct alloc_key *k)
 }
 
 static int append_outstanding(int fd, uint32_t max, const pid_t *pids, size_t n_pids, uint64_t min_age_ns,
-                              struct stack_rows *rows, size_t *cap)
+                              struct totals_list *totals)
 {
         _cleanup_(map_dump_done) struct map_dump d = {};
         uint64_t now = (now_monotonic_usec() * 1000);
@@ -267,8 +235,10 @@ static int append_outstanding(int fd, uint32_t max, const pid_t *pids, size_t n_
                 if (v->timestamp_ns > now || now - v->timestamp_ns < min_age_ns)
                         continue;
                 /* a sampled block counts for what it stands for, as in the per-stack totals */
-                r = rows_append(rows, cap, k->tgid, row_space(k), v->stack_id, v->weight,
-                                MEMLEAK_WEIGHT_ALLOCS(v->weight, v->size));
+                r = totals_append(totals, &(struct stack_total) {
+                        .pid = (pid_t)k->tgid, .space = row_space(k), .stack_id = v->stack_id, .bytes = v->weight,
+                        .allocs = MEMLEAK_WEIGHT_ALLOCS(v->weight, v->size),
+                });
                 if (r < 0)
                         return r;
         }
@@ -278,21 +248,24 @@ static int append_outstanding(int fd, uint32_t max, const pid_t *pids, size_t n_
 static int collect_allocs(struct memleak_bpf *skel, const struct map_limits *lim,
                           const pid_t *pids, size_t n_pids, uint64_t min_age_ns, struct stack_rows *ret)
 {
-        struct stack_rows rows = {};
-        size_t cap = 0;
+        struct totals_list totals = {};
+        struct stack_total *scratch = NULL;
         int r;
 
-        r = append_outstanding(bpf_loader_allocs_fd(skel), lim->max_allocs, pids, n_pids, min_age_ns, &rows, &cap);
+        r = append_outstanding(bpf_loader_allocs_fd(skel), lim->max_allocs, pids, n_pids, min_age_ns, &totals);
         if (r >= 0)
                 r = append_outstanding(bpf_loader_mmaps_fd(skel), lim->max_mmaps, pids, n_pids, min_age_ns,
-                                       &rows, &cap);
-        if (r < 0) {
-                stack_rows_done(&rows);
-                return r;
+                                       &totals);
+        if (r >= 0 && !(scratch = malloc(MAX(totals.n, (size_t)1) * sizeof(*scratch))))
+                r = -ENOMEM;
+        if (r >= 0) {
+                /* the two buffers swap: the result is in totals.rows, and both are freed below */
+                totals.n = stack_totals_sort_merge(&totals.rows, &scratch, totals.n);
+                r = rows_from_totals(totals.rows, totals.n, ret);
         }
-        rows_merge(&rows);
-        *ret = rows;
-        return 0;
+        free(totals.rows);
+        free(scratch);
+        return r;
 }
 
 static int block_by_addr(const void *a, const void *b)
