@@ -25,6 +25,15 @@ struct {
         __type(value, struct target_config);
 } targets SEC(".maps");
 
+/* The same settings by slot, for the uprobe programs (the slot is in their cookie): an array
+ * look-up is a few instructions the verifier writes inline, a hash look-up a call and a hash. */
+struct {
+        __uint(type, BPF_MAP_TYPE_ARRAY);
+        __uint(max_entries, 64);                /* max_targets */
+        __type(key, __u32);
+        __type(value, struct target_slot);
+} target_slots SEC(".maps");
+
 /* What a thread carries between probes: its allocator call in flight, and its distance to the
  * next sample point. Task storage: no table to fill or to search, and it goes with the thread. */
 struct thread_state {
@@ -129,10 +138,13 @@ static __always_inline __u32 current_tgid(void)
         return task_tgid_seen((struct task_struct *)bpf_get_current_task());
 }
 
-/* The calling process's entry in targets, NULL when it is not traced (or not seen: tgid 0). */
-static __always_inline struct target_config *traced_target(__u32 tgid)
+/* The settings of the calling process when it is the target at slot (a uprobe's cookie says
+ * which); NULL when it is not (not traced, or not seen: tgid 0). */
+static __always_inline struct target_config *traced_target(__u32 slot, __u32 tgid)
 {
-        return tgid ? bpf_map_lookup_elem(&targets, &tgid) : NULL;
+        struct target_slot *s = bpf_map_lookup_elem(&target_slots, &slot);
+
+        return s && tgid && s->tgid == tgid ? &s->cfg : NULL;
 }
 
 static __always_inline void combined_add_in(__u32 tgid, __u32 space, __s64 stack_id, __u64 size, __u64 allocs)
@@ -207,8 +219,8 @@ static __always_inline void record_free(const struct target_config *cfg, __u32 t
 
 /* weight: the bytes it stands for (its size when exact); entry_ns: when its call began, which
  * the entry already read (the block's age counts from it). */
-static __always_inline void record_alloc(void *ctx, const struct target_config *cfg, __u32 tgid, __u64 addr,
-                                         __u64 size, __u64 weight, __u64 entry_ns)
+static __always_inline void record_alloc(void *ctx, const struct target_config *cfg, __u32 slot, __u32 tgid,
+                                         __u64 addr, __u64 size, __u64 weight, __u64 entry_ns)
 {
         struct alloc_key key = { .tgid = tgid, .addr = addr };
         struct alloc_info info = {};
@@ -221,7 +233,7 @@ static __always_inline void record_alloc(void *ctx, const struct target_config *
         info.size = size;
         info.weight = weight;
         info.timestamp_ns = entry_ns;
-        info.stack_id = user_stack_id(ctx, tgid);
+        info.stack_id = user_stack_id(ctx, tgid, slot);
         r = bpf_map_update_elem(&allocs, &key, &info, BPF_NOEXIST);
         if (r == -EEXIST) {
                 /* A live entry at this address means its free was missed: retire it first. One
@@ -262,7 +274,8 @@ static __always_inline bool kind_allocates(__u32 kind)
                kind != ALLOC_KIND_MREMAP;
 }
 
-static __always_inline int on_entry2(struct pt_regs *ctx, __u32 kind, __u64 size, __u64 arg, __u64 arg2)
+static __always_inline int on_entry2(struct pt_regs *ctx, __u32 slot, __u32 kind, __u64 size, __u64 arg,
+                                     __u64 arg2)
 {
         __u64 sp = PT_REGS_SP(ctx), now;
         __u32 tgid = current_tgid();
@@ -270,7 +283,7 @@ static __always_inline int on_entry2(struct pt_regs *ctx, __u32 kind, __u64 size
         struct thread_state *th;
         struct inflight *cur;
 
-        cfg = traced_target(tgid);
+        cfg = traced_target(slot, tgid);
         if (!cfg)
                 return 0;
         th = thread_state(true);
@@ -305,9 +318,9 @@ static __always_inline int on_entry2(struct pt_regs *ctx, __u32 kind, __u64 size
         return 0;
 }
 
-static __always_inline int on_entry(struct pt_regs *ctx, __u32 kind, __u64 size, __u64 arg)
+static __always_inline int on_entry(struct pt_regs *ctx, __u32 slot, __u32 kind, __u64 size, __u64 arg)
 {
-        return on_entry2(ctx, kind, size, arg, 0);
+        return on_entry2(ctx, slot, kind, size, arg, 0);
 }
 
 static __always_inline __u64 page_round_up(__u64 len)
@@ -316,7 +329,7 @@ static __always_inline __u64 page_round_up(__u64 len)
 }
 
 /* Record the mapping [start, start + len) made by the calling thread. */
-static __always_inline void mmap_add(void *ctx, __u32 tgid, __u64 start, __u64 len)
+static __always_inline void mmap_add(void *ctx, __u32 slot, __u32 tgid, __u64 start, __u64 len)
 {
         struct alloc_key key = { .tgid = tgid, .space = ALLOC_SPACE_MMAP, .addr = start };
         struct alloc_info info = {
@@ -325,7 +338,7 @@ static __always_inline void mmap_add(void *ctx, __u32 tgid, __u64 start, __u64 l
 
         if (len == 0)
                 return;
-        info.stack_id = user_stack_id(ctx, tgid);
+        info.stack_id = user_stack_id(ctx, tgid, slot);
         if (bpf_map_update_elem(&mmaps, &key, &info, BPF_ANY)) {
                 count(COUNTER_LOST_MMAPS_MAP_FULL);
                 return;
@@ -422,7 +435,8 @@ __noinline __u64 mmap_remove_range(__u32 tgid, __u64 lo, __u64 len)
 }
 
 /* The return of an mmap-family call (the outermost: those inside an allocator are its own). */
-static __always_inline int mmap_family_return(void *ctx, __u32 tgid, const struct inflight *state, __u64 rc)
+static __always_inline int mmap_family_return(void *ctx, __u32 slot, __u32 tgid, const struct inflight *state,
+                                              __u64 rc)
 {
         switch (state->kind) {
         case ALLOC_KIND_MMAP:
@@ -433,7 +447,7 @@ static __always_inline int mmap_family_return(void *ctx, __u32 tgid, const struc
                 /* MAP_FIXED replaces whatever was mapped there. */
                 mmap_remove_range(tgid, rc, state->size);
                 if (!state->arg2)
-                        mmap_add(ctx, tgid, rc, page_round_up(state->size));
+                        mmap_add(ctx, slot, tgid, rc, page_round_up(state->size));
                 return 0;
         case ALLOC_KIND_MUNMAP:
                 if ((int)rc != 0) {
@@ -450,7 +464,7 @@ static __always_inline int mmap_family_return(void *ctx, __u32 tgid, const struc
                 /* Moved or resized: the old range goes; the new one is tracked when the old one
                  * was (it may be a file mapping, or older than the attach). */
                 if (mmap_remove_range(tgid, state->arg, state->arg2) > 0)
-                        mmap_add(ctx, tgid, rc, page_round_up(state->size));
+                        mmap_add(ctx, slot, tgid, rc, page_round_up(state->size));
                 return 0;
         }
         return 0;
@@ -478,7 +492,7 @@ static __always_inline bool unsampled_return_done(struct thread_state *th, __u32
         return true;
 }
 
-static __always_inline int on_return(struct pt_regs *ctx)
+static __always_inline int on_return(struct pt_regs *ctx, __u32 slot)
 {
         __u64 rc = PT_REGS_RC(ctx);
         __u32 tgid = current_tgid();
@@ -490,7 +504,7 @@ static __always_inline int on_return(struct pt_regs *ctx)
         th = thread_state(false);
         if (th && unsampled_return_done(th, tgid, rc))
                 return 0;
-        cfg = traced_target(tgid);
+        cfg = traced_target(slot, tgid);
         if (!cfg)
                 return 0;
         if (!th || !in_call(&th->call, cfg, tgid)) {
@@ -509,7 +523,7 @@ static __always_inline int on_return(struct pt_regs *ctx)
         case ALLOC_KIND_MMAP:
         case ALLOC_KIND_MUNMAP:
         case ALLOC_KIND_MREMAP:
-                return mmap_family_return(ctx, tgid, &state, rc);
+                return mmap_family_return(ctx, slot, tgid, &state, rc);
         case ALLOC_KIND_RESIZE:
                 /* xallocx: the real size now; below the size asked for, nothing was resized. */
                 if (rc < state.size) {
@@ -554,11 +568,11 @@ static __always_inline int on_return(struct pt_regs *ctx)
                 count(COUNTER_ALLOCS_UNSAMPLED);
                 return 0;
         }
-        record_alloc(ctx, cfg, tgid, addr, state.size, state.weight, state.entry_ns);
+        record_alloc(ctx, cfg, slot, tgid, addr, state.size, state.weight, state.entry_ns);
         return 0;
 }
 
-static __always_inline int on_free(struct pt_regs *ctx, __u64 addr)
+static __always_inline int on_free(struct pt_regs *ctx, __u32 slot, __u64 addr)
 {
         __u32 tgid = current_tgid();
         struct alloc_key key = { .tgid = tgid, .addr = addr };
@@ -572,7 +586,7 @@ static __always_inline int on_free(struct pt_regs *ctx, __u64 addr)
                 count(COUNTER_FREE_UNSAMPLED);
                 return 0;
         }
-        cfg = traced_target(tgid);
+        cfg = traced_target(slot, tgid);
         if (!cfg)
                 return 0;
         if (th && in_call(&th->call, cfg, tgid) && inside_outer_call(&th->call, PT_REGS_SP(ctx))) {
@@ -649,12 +663,14 @@ static __always_inline __u64 call_arg(struct pt_regs *ctx, __u64 cookie, unsigne
         }
 }
 
-/* An entry program of kind: its arguments a0.. as call_arg() finds them, then body. */
+/* An entry program of kind: its target's slot, its arguments a0.. as call_arg() finds them,
+ * then body. */
 #define ENTRY_PROGRAM(name, body)                                                       \
         SEC("uprobe")                                                                   \
         int name(struct pt_regs *ctx)                                                   \
         {                                                                               \
                 __u64 cookie = bpf_get_attach_cookie(ctx);                              \
+                __u32 slot = MEMLEAK_COOKIE_SLOT(cookie);                               \
                 __u64 a0 = call_arg(ctx, cookie, 0), a1 = call_arg(ctx, cookie, 1);     \
                 __u64 a2 = call_arg(ctx, cookie, 2), a3 = call_arg(ctx, cookie, 3);     \
                                                                                         \
@@ -662,42 +678,42 @@ static __always_inline __u64 call_arg(struct pt_regs *ctx, __u64 cookie, unsigne
                 return body;                                                            \
         }
 
-ENTRY_PROGRAM(malloc_entry, on_entry(ctx, ALLOC_KIND_MALLOC, a0, 0))
+ENTRY_PROGRAM(malloc_entry, on_entry(ctx, slot, ALLOC_KIND_MALLOC, a0, 0))
 /* calloc(n, size) */
-ENTRY_PROGRAM(calloc_entry, on_entry(ctx, ALLOC_KIND_CALLOC, mul_or_max(a0, a1), 0))
+ENTRY_PROGRAM(calloc_entry, on_entry(ctx, slot, ALLOC_KIND_CALLOC, mul_or_max(a0, a1), 0))
 /* realloc(ptr, size) */
-ENTRY_PROGRAM(realloc_entry, on_entry(ctx, ALLOC_KIND_REALLOC, a1, a0))
+ENTRY_PROGRAM(realloc_entry, on_entry(ctx, slot, ALLOC_KIND_REALLOC, a1, a0))
 /* reallocarray(ptr, n, size) */
-ENTRY_PROGRAM(reallocarray_entry, on_entry(ctx, ALLOC_KIND_REALLOCARRAY, mul_or_max(a1, a2), a0))
+ENTRY_PROGRAM(reallocarray_entry, on_entry(ctx, slot, ALLOC_KIND_REALLOCARRAY, mul_or_max(a1, a2), a0))
 /* posix_memalign(memptr, align, size) */
-ENTRY_PROGRAM(posix_memalign_entry, on_entry(ctx, ALLOC_KIND_POSIX_MEMALIGN, a2, a0))
+ENTRY_PROGRAM(posix_memalign_entry, on_entry(ctx, slot, ALLOC_KIND_POSIX_MEMALIGN, a2, a0))
 /* aligned_alloc(align, size), memalign(align, size) */
-ENTRY_PROGRAM(aligned_alloc_entry, on_entry(ctx, ALLOC_KIND_ALIGNED_ALLOC, a1, 0))
-ENTRY_PROGRAM(memalign_entry, on_entry(ctx, ALLOC_KIND_MEMALIGN, a1, 0))
-ENTRY_PROGRAM(valloc_entry, on_entry(ctx, ALLOC_KIND_VALLOC, a0, 0))
-ENTRY_PROGRAM(pvalloc_entry, on_entry(ctx, ALLOC_KIND_PVALLOC, a0, 0))
-ENTRY_PROGRAM(free_entry, on_free(ctx, a0))
+ENTRY_PROGRAM(aligned_alloc_entry, on_entry(ctx, slot, ALLOC_KIND_ALIGNED_ALLOC, a1, 0))
+ENTRY_PROGRAM(memalign_entry, on_entry(ctx, slot, ALLOC_KIND_MEMALIGN, a1, 0))
+ENTRY_PROGRAM(valloc_entry, on_entry(ctx, slot, ALLOC_KIND_VALLOC, a0, 0))
+ENTRY_PROGRAM(pvalloc_entry, on_entry(ctx, slot, ALLOC_KIND_PVALLOC, a0, 0))
+ENTRY_PROGRAM(free_entry, on_free(ctx, slot, a0))
 /* C++ operator new/delete in every form: they call malloc/free (or each other) inside, so they
  * are outer calls whose return is where the caller's own frame is intact. new(size), delete(ptr) */
-ENTRY_PROGRAM(new_entry, on_entry(ctx, ALLOC_KIND_NEW, a0, 0))
-ENTRY_PROGRAM(delete_entry, on_entry(ctx, ALLOC_KIND_DELETE, 0, a0))
+ENTRY_PROGRAM(new_entry, on_entry(ctx, slot, ALLOC_KIND_NEW, a0, 0))
+ENTRY_PROGRAM(delete_entry, on_entry(ctx, slot, ALLOC_KIND_DELETE, 0, a0))
 /* xallocx(ptr, size, ...) */
-ENTRY_PROGRAM(resize_entry, on_entry(ctx, ALLOC_KIND_RESIZE, a1, a0))
+ENTRY_PROGRAM(resize_entry, on_entry(ctx, slot, ALLOC_KIND_RESIZE, a1, a0))
 
 /* --mmap. Mappings of files, and the ones allocators make for their pools inside malloc & co
  * (nested calls), are not the program's: only anonymous mappings it makes itself are tracked. */
 #define MEMLEAK_MAP_ANONYMOUS 0x20
 /* mmap(addr, len, prot, flags, ...); arg2: a file mapping, not tracked (its return still needs
  * its entry) */
-ENTRY_PROGRAM(mmap_entry, on_entry2(ctx, ALLOC_KIND_MMAP, a1, a0, !(a3 & MEMLEAK_MAP_ANONYMOUS)))
+ENTRY_PROGRAM(mmap_entry, on_entry2(ctx, slot, ALLOC_KIND_MMAP, a1, a0, !(a3 & MEMLEAK_MAP_ANONYMOUS)))
 /* munmap(addr, len) */
-ENTRY_PROGRAM(munmap_entry, on_entry(ctx, ALLOC_KIND_MUNMAP, a1, a0))
+ENTRY_PROGRAM(munmap_entry, on_entry(ctx, slot, ALLOC_KIND_MUNMAP, a1, a0))
 /* mremap(old_addr, old_size, new_size, ...) */
-ENTRY_PROGRAM(mremap_entry, on_entry2(ctx, ALLOC_KIND_MREMAP, a2, a0, a1))
+ENTRY_PROGRAM(mremap_entry, on_entry2(ctx, slot, ALLOC_KIND_MREMAP, a2, a0, a1))
 
 /* One return program serves every allocating kind: the in-flight state says which it was. */
 SEC("uretprobe")
-int BPF_KRETPROBE(alloc_return) { return on_return(ctx); }
+int BPF_KRETPROBE(alloc_return) { return on_return(ctx, MEMLEAK_COOKIE_SLOT(bpf_get_attach_cookie(ctx))); }
 
 /* The kernel target: tp_btf programs on the kmem and percpu tracepoints (no kprobes needed).
  * They are loaded with the rest and linked only while the kernel target is attached; its

@@ -4,11 +4,11 @@
  * memleak.bpf.c, after stack-table.h and unwind.h. */
 #pragma once
 
-/* The calling thread's user stack (a uprobe's), interned: its id, or -errno. Targets with
+/* The calling thread's user stack (a uprobe's; tgid the target at slot), interned: its id, or -errno. Targets with
  * unwind tables are walked by them (unwind.h), the others by frame pointer (bpf_get_stack).
  * A global function: the verifier checks it once per program, not once per path that reaches
  * it (the walker's loop would be checked again on each). */
-__noinline __s64 user_stack_id(struct pt_regs *ctx, __u32 tgid)
+__noinline __s64 user_stack_id(struct pt_regs *ctx, __u32 tgid, __u32 slot)
 {
         struct user_stack_scratch *s;
         struct stack_trace *t;
@@ -24,7 +24,7 @@ __noinline __s64 user_stack_id(struct pt_regs *ctx, __u32 tgid)
         }
         t = &s->trace;
         s->chunk_words = 0;     /* the stack is another now */
-        if (unwind_user_stack(ctx, tgid, s) == 0)
+        if (unwind_user_stack(ctx, tgid, slot, s) == 0)
                 r = t->depth > 0 ? 0 : -EFAULT;
         else
                 r = stack_captured(t, bpf_get_stack(ctx, t->ips, stack_capture_bytes(), BPF_F_USER_STACK));

@@ -27,8 +27,9 @@ struct {
         __array(values, struct unwind_rows);
 } unwind_tables SEC(".maps");
 
+/* By the target's slot of target_slots. */
 struct {
-        __uint(type, BPF_MAP_TYPE_HASH);
+        __uint(type, BPF_MAP_TYPE_ARRAY);
         __uint(max_entries, 64);                /* max_targets */
         __type(key, __u32);
         __type(value, struct unwind_target);
@@ -541,7 +542,8 @@ static __always_inline void count_unwind_stop(__u32 stop)
 
 /* Walk the user stack of a uprobe's registers into s->trace by the target's unwind tables: 0,
  * or -ENOENT when the target has none (the caller takes the frame-pointer stack instead). */
-static __always_inline long unwind_user_stack(struct pt_regs *ctx, __u32 tgid, struct user_stack_scratch *s)
+static __always_inline long unwind_user_stack(struct pt_regs *ctx, __u32 tgid, __u32 slot,
+                                              struct user_stack_scratch *s)
 {
         struct stack_trace *t = &s->trace;
         struct unwind_walk w = {
@@ -549,8 +551,8 @@ static __always_inline long unwind_user_stack(struct pt_regs *ctx, __u32 tgid, s
                 .max_depth = stack_capture_bytes() / sizeof(__u64), .trace = t, .scratch = s,
         };
 
-        w.target = bpf_map_lookup_elem(&unwind_targets, &tgid);
-        if (!w.target)
+        w.target = bpf_map_lookup_elem(&unwind_targets, &slot);
+        if (!w.target || w.target->tgid != tgid)
                 return -ENOENT;
         w.generation = w.target->generation;
         w.cache = &s->rows;

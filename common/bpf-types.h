@@ -63,6 +63,12 @@ enum alloc_kind {
 #define MEMLEAK_ARGS_MOVED (1ULL << 32)
 #define MEMLEAK_COOKIE_ARGS 4
 #define MEMLEAK_ARG_REGISTER(cookie, i) ((unsigned)((cookie) >> (4 * (i))) & 15u)
+/* Every uprobe's cookie (entry and return) also carries its target's slot in target_slots, in
+ * bits [40, 56): its programs find the target's settings by an array index, not a hash look-up. */
+#define MEMLEAK_COOKIE_SLOT_SHIFT 40
+#define MEMLEAK_COOKIE_SLOTS (1u << 16)
+#define MEMLEAK_COOKIE_OF_SLOT(slot) ((__u64)(slot) << MEMLEAK_COOKIE_SLOT_SHIFT)
+#define MEMLEAK_COOKIE_SLOT(cookie) ((__u32)((cookie) >> MEMLEAK_COOKIE_SLOT_SHIFT) & (MEMLEAK_COOKIE_SLOTS - 1))
 
 /* Every way an event can be counted, lost or distorted (per-CPU array index). */
 enum memleak_counter {
@@ -141,6 +147,16 @@ struct target_config {
          * before (a call entered while an earlier target of the same pid was attached) is stale. */
         __u64 registered_ns;
 };
+/* A process target's settings where its probes' programs find them: target_slots[slot], slot
+ * being in its probes' cookies. tgid 0: a free slot (a program of an earlier target that had the
+ * slot, still running or not yet unlinked, finds another tgid or none). The targets map, keyed
+ * by tgid, holds the same settings for the tracepoint programs, which have no cookie. */
+struct target_slot {
+        __u32 tgid;
+        __u32 pad;
+        struct target_config cfg;
+};
+
 /* sample_bytes is at most MEMLEAK_MAX_SAMPLE_BYTES (common/protocol.h, 2^32): N times the gap
  * table's entries (bpf/sample.h) stays far below 2^64. */
 
@@ -296,15 +312,15 @@ struct unwind_mapping {
         __u32 n_rows;           /* 0: frame pointers */
 };
 
-/* A target walked by its unwind tables (no entry in unwind_targets: frame pointers, by the
- * kernel), keyed by tgid: its mappings are unwind_mappings[slot * UNWIND_MAPPINGS_MAX + i] for
- * i < n, sorted by start, not overlapping. */
+/* A target walked by its unwind tables, at its slot of target_slots in unwind_targets (another
+ * tgid there: frame pointers, by the kernel): its mappings are
+ * unwind_mappings[slot * UNWIND_MAPPINGS_MAX + i] for i < n, sorted by start, not overlapping. */
 struct unwind_target {
-        __u32 slot;             /* < max_targets */
+        __u32 slot;             /* of its mapping list, < max_targets */
         __u32 n;
         __u32 generation;       /* changes with every list the daemon writes (any target's): rows
                                  * a thread cached under another generation are not used */
-        __u32 pad;
+        __u32 tgid;             /* whose it is; 0: nobody's */
 };
 
 /* A file whose table is loaded, keyed by its inode (dev in the kernel's encoding, major << 20 |

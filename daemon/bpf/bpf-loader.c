@@ -146,6 +146,7 @@ int bpf_loader_open(const struct bpf_sizes *sizes, struct memleak_bpf **ret)
         if (probe_uprobe_multi())
                 set_uprobe_multi_attach_type(skel);
         if ((r = bpf_map__set_max_entries(skel->maps.targets, sizes->max_targets)) < 0 ||
+            (r = bpf_map__set_max_entries(skel->maps.target_slots, sizes->max_targets)) < 0 ||
             (r = bpf_map__set_max_entries(skel->maps.allocs, sizes->max_allocs)) < 0 ||
             (r = bpf_map__set_max_entries(skel->maps.stacks, sizes->max_stacks)) < 0 ||
             (r = bpf_map__set_max_entries(skel->maps.combined, sizes->max_combined)) < 0 ||
@@ -175,6 +176,12 @@ int bpf_loader_targets_fd(struct memleak_bpf *skel)
 {
         assert(skel);
         return bpf_map__fd(skel->maps.targets);
+}
+
+int bpf_loader_target_slots_fd(struct memleak_bpf *skel)
+{
+        assert(skel);
+        return bpf_map__fd(skel->maps.target_slots);
 }
 
 int bpf_loader_allocs_fd(struct memleak_bpf *skel)

@@ -30,6 +30,8 @@ void bpf_loader_destroy(struct memleak_bpf *skel);
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct memleak_bpf *, bpf_loader_destroy)
 
 int bpf_loader_targets_fd(struct memleak_bpf *skel);
+/* target_slots: the targets' settings by slot (struct target_slot), for the uprobe programs. */
+int bpf_loader_target_slots_fd(struct memleak_bpf *skel);
 int bpf_loader_allocs_fd(struct memleak_bpf *skel);
 int bpf_loader_combined_fd(struct memleak_bpf *skel);
 /* Attach the iterators of the combined map and of the stack table (kept in the skeleton, gone

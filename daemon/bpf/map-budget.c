@@ -61,12 +61,13 @@ uint64_t map_budget_estimate(const struct bpf_sizes *s)
 {
         assert(s);
         return hash_map_bytes(s->max_targets, sizeof(__u32), sizeof(struct target_config)) +
+               array_map_bytes(s->max_targets, sizeof(struct target_slot)) +
                hash_map_no_prealloc_bytes(s->max_allocs, sizeof(struct alloc_key), sizeof(struct alloc_info)) +
                hash_map_no_prealloc_bytes(s->max_mmaps, sizeof(struct alloc_key), sizeof(struct alloc_info)) +
                hash_map_no_prealloc_bytes(s->max_combined, sizeof(struct combined_key), sizeof(struct combined_value)) +
                hash_map_bytes(MEMLEAK_FILE_MAPPINGS_MAX, sizeof(struct file_mapping_key), sizeof(struct file_mapping)) +
                hash_map_no_prealloc_bytes(s->max_stacks, sizeof(__u64), STACK_TRACE_BYTES(s->max_stack_depth)) +
-               hash_map_bytes(s->max_targets, sizeof(__u32), sizeof(struct unwind_target)) +
+               array_map_bytes(s->max_targets, sizeof(struct unwind_target)) +
                array_map_bytes((uint64_t)s->max_targets * UNWIND_MAPPINGS_MAX, sizeof(struct unwind_mapping));
 }
 

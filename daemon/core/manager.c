@@ -257,6 +257,10 @@ static int start_tracing(struct manager *m)
         }, &m->env.syms);
         if (r < 0)
                 return log_error_errno(r, "Failed to set up symbolization: %m");
+        r = slot_set_init(&m->target_slots, m->config.max_targets);
+        if (r < 0)
+                return log_error_errno(r, "Failed to set up the targets' slots: %m");
+        m->env.target_slots = &m->target_slots;
         r = unwind_cache_new(m->event, bpf_loader_unwind_tables_fd(m->env.skel),
                              bpf_loader_unwind_files_fd(m->env.skel), UNWIND_TABLES_MAX, m->config.max_targets,
                              on_tables_loaded, m, &m->env.unwind);
@@ -358,6 +362,7 @@ struct manager *manager_free(struct manager *m)
         mapping_log_free(m->env.mappings);
         stack_totals_free(m->totals);
         m->env.unwind = unwind_cache_free(m->env.unwind);
+        slot_set_done(&m->target_slots);
         symbolizer_free(m->env.syms);
         bpf_loader_destroy(m->env.skel);
         sd_event_unref(m->event);

@@ -9,6 +9,7 @@
 #include "config.h"
 #include "leak-verdict.h"
 #include "macro.h"
+#include "slot-set.h"
 #include "target.h"
 
 struct server;
@@ -38,6 +39,7 @@ struct manager {
         struct memleakd_config config;
         char *config_path;              /* NULL: defaults only */
         struct target_env env;
+        struct slot_set target_slots;   /* env.target_slots */
         struct worker *worker;          /* reports, rescans: long work off the event loop */
         struct target **targets;
         size_t n_targets;

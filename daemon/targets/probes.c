@@ -83,8 +83,8 @@ static int attach_program(const struct target_env *env, struct target *t, const 
 
                 if (is_return ? !alloc_kind_has_return_probe(site->kind) : site->kind != kind)
                         continue;
-                /* a return probe reads no argument: no cookie */
-                cookies[n] = is_return ? 0 : site->entry_cookie;
+                /* the target's slot; an entry's also where its arguments are */
+                cookies[n] = MEMLEAK_COOKIE_OF_SLOT(t->slot.slot) | (is_return ? 0 : site->entry_cookie);
                 offsets[n++] = site->probe_offset;
                 first = first ?: site->name;
         }

@@ -113,11 +113,12 @@ static uint64_t signature(const struct unwind_mapping *list, uint32_t n)
         return h;
 }
 
-static int write_list(struct target_unwind *u, pid_t pid, const struct unwind_mapping *list, uint32_t n)
+static int write_list(struct target *t, const struct unwind_mapping *list, uint32_t n)
 {
         static uint32_t generation;     /* of every target's list: the walker's row caches */
-        struct unwind_target entry = { .slot = u->slot, .n = n };
-        __u32 key = (__u32)pid;
+        struct target_unwind *u = &t->unwind;
+        struct unwind_target entry = { .slot = u->slot, .n = n, .tgid = (__u32)t->pid };
+        __u32 key = t->slot.slot;       /* its slot of target_slots, which its probes carry */
 
         entry.generation = __atomic_add_fetch(&generation, 1, __ATOMIC_RELAXED);
 
@@ -176,7 +177,7 @@ int target_unwind_refresh(struct target *t)
         sig = signature(list, n);
         if (u->installed && sig == u->signature)
                 return 0;
-        r = write_list(u, t->pid, list, n);
+        r = write_list(t, list, n);
         if (r < 0)
                 return r;
         u->signature = sig;
@@ -199,11 +200,11 @@ bool target_unwind_pending(const struct target *t)
         return false;
 }
 
-void target_unwind_done(struct target_unwind *u, pid_t pid)
+void target_unwind_done(struct target_unwind *u, uint32_t target_slot)
 {
         assert(u);
         if (u->installed)
-                (void)bpf_map_delete_elem(u->targets_fd, &(__u32){ (__u32)pid });
+                (void)bpf_map_update_elem(u->targets_fd, &target_slot, &(struct unwind_target) {}, BPF_ANY);
         u->installed = false;
         if (!u->cache)
                 return;

@@ -17,8 +17,9 @@ int target_unwind_hold_file(struct target *t, uint64_t dev, uint64_t ino, int fd
  * its mapping list to BPF when it differs from the last. -errno (the last list stays). */
 int target_unwind_refresh(struct target *t);
 
-/* BPF stops walking t by tables; its tables' references and its slot go back. */
-void target_unwind_done(struct target_unwind *u, pid_t pid);
+/* BPF stops walking t by tables (its entry at target_slot, its target's slot, emptied); its
+ * tables' references and its mapping list's slot go back. */
+void target_unwind_done(struct target_unwind *u, uint32_t target_slot);
 
 /* Whether a table of a file t holds is still being built. */
 bool target_unwind_pending(const struct target *t);

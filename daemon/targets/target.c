@@ -15,6 +15,7 @@
 #include "macro.h"
 #include "mapping-log.h"
 #include "probes.h"
+#include "slot-set.h"
 #include "snapshot.h"
 #include "target-unwind.h"
 #include "string-table.h"
@@ -110,21 +111,49 @@ int target_new(const struct target_env *env, pid_t pid, const struct target_conf
                 target_free(t);
                 return error_set(error, r, "Out of memory");
         }
+        r = slot_set_take(env->target_slots, &t->slot.slot);
+        if (r < 0) {
+                target_free(t);
+                return error_set(error, -ENOSPC, "Too many targets");
+        }
+        t->slot.set = env->target_slots;
+        t->slot.fd = bpf_loader_target_slots_fd(env->skel);
         *ret = t;
         return 0;
 }
 
+/* Its slot emptied in BPF (a program still running for it, or for a target that had the slot
+ * before, finds no target there) and given back. */
+static void release_slot(struct target *t)
+{
+        struct target_slot empty = {};
+
+        if (!t->slot.set)
+                return;
+        (void)bpf_map_update_elem(t->slot.fd, &t->slot.slot, &empty, BPF_ANY);
+        slot_set_give_back(t->slot.set, t->slot.slot);
+        t->slot.set = NULL;
+}
+
 int target_register(const struct target_env *env, struct target *t, char **error)
 {
+        int r;
+
         assert(env);
         assert(t);
         assert(error);
         t->filter.registered_ns = now_monotonic_usec() * 1000;
-        if (bpf_map_update_elem(bpf_loader_targets_fd(env->skel), &(__u32){ t->pid }, &t->filter, BPF_NOEXIST) < 0) {
-                if (errno == E2BIG)
-                        return error_set(error, -ENOSPC, "Too many targets");
-                return error_set(error, -errno, "Cannot register %s %d: %m", t->kernel ? "the kernel target, pid" : "pid",
-                                 (int)t->pid);
+        /* its probes' programs find it at its slot; the tracepoints' by its pid */
+        r = bpf_map_update_elem(t->slot.fd, &t->slot.slot,
+                                &(struct target_slot) { .tgid = (__u32)t->pid, .cfg = t->filter }, BPF_ANY);
+        if (r >= 0)
+                r = bpf_map_update_elem(bpf_loader_targets_fd(env->skel), &(__u32){ t->pid }, &t->filter, BPF_NOEXIST);
+        if (r < 0) {
+                r = errno == E2BIG ? error_set(error, -ENOSPC, "Too many targets")
+                                   : error_set(error, -errno, "Cannot register %s %d: %m",
+                                               t->kernel ? "the kernel target, pid" : "pid", (int)t->pid);
+                release_slot(t);
+                return r;
         }
         t->attached_usec = now_realtime_usec();
         return 0;
@@ -232,7 +261,10 @@ int target_stop(const struct target_env *env, struct target *t, bool freeze)
 
         assert(env);
         assert(t);
+        /* from here on BPF records nothing more of it (its unwind entry goes below, while nothing
+         * else can take the slot) */
         (void)bpf_map_delete_elem(bpf_loader_targets_fd(env->skel), &(__u32){ t->pid });
+        release_slot(t);
         if (freeze) {
                 uint64_t totals[_COUNTER_MAX];
                 /* Once the per-stack totals map overflowed, it misses stacks: sum the allocations. */
@@ -241,7 +273,7 @@ int target_stop(const struct target_env *env, struct target *t, bool freeze)
 
                 r = stack_collect_freeze(env->skel, &env->limits, t->pid, overflowed, &t->frozen);
         }
-        target_unwind_done(&t->unwind, t->pid);         /* its stacks are no longer walked */
+        target_unwind_done(&t->unwind, t->slot.slot);         /* its stacks are no longer walked */
         probes_links_to_work(t, &w);
         (void)detacher_submit(env->detacher, &w);
         release_recording(t);
@@ -300,7 +332,8 @@ struct target *target_free(struct target *t)
         free(t->objects);
         free(t->allocator_reason);
         module_map_done(&t->modules);
-        target_unwind_done(&t->unwind, t->pid);
+        target_unwind_done(&t->unwind, t->slot.slot);
+        release_slot(t);
         target_files_done(&t->files);
         snapshot_ring_free(t->ring);
         stack_collect_free_frozen(t->frozen);

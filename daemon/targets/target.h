@@ -23,6 +23,7 @@ struct kernel_symbols;
 struct mapping_log;
 struct detacher;
 struct unwind_cache;
+struct slot_set;
 
 /* Why an object's entry points are probed. */
 enum object_role {
@@ -78,6 +79,14 @@ struct target_exec {
         struct mapping_log *recording;  /* holds a mapping_log_hold() on it; NULL once released */
 };
 
+/* Its slot of BPF's target_slots, which its probes' cookies carry (taken before they are placed,
+ * written when it is registered, cleared and given back when it stops). */
+struct target_slot_hold {
+        struct slot_set *set;           /* taken from; NULL: none held */
+        int fd;                         /* target_slots */
+        uint32_t slot;
+};
+
 /* Its probes' links, destroyed when it stops. */
 struct target_links {
         struct bpf_link **links;        /* perf-event uprobes (kernels without uprobe_multi), and
@@ -123,6 +132,7 @@ struct target {
         struct target_object *objects;
         size_t n_objects;
         struct target_links links;
+        struct target_slot_hold slot;
         int pidfd;                      /* -1 for the kernel, which does not exit */
         struct target_config filter;
         bool track_mmap;                /* --mmap: anonymous mappings are probed too */
@@ -152,6 +162,7 @@ struct target_env {
         struct mapping_log *mappings;
         struct detacher *detacher;
         struct unwind_cache *unwind;
+        struct slot_set *target_slots;  /* of BPF's target_slots (max_targets) */
 };
 
 struct target_attach_params {

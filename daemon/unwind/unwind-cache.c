@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 #include "macro.h"
+#include "slot-set.h"
 #include "worker.h"
 #include "unwind-cache.h"
 
@@ -19,10 +20,8 @@ struct unwind_cache {
         unwind_cache_loaded_fn loaded;
         void *userdata;
         uint64_t next_id;
-        uint32_t max_tables;
-        uint8_t *table_used;            /* per slot of unwind_tables */
-        uint32_t max_targets;
-        uint8_t *target_used;           /* per slot of the mapping lists */
+        struct slot_set tables;         /* the slots of unwind_tables */
+        struct slot_set target_lists;   /* the slots of the targets' mapping lists */
         struct unwind_cache_entry **entries;
         size_t n_entries;
 };
@@ -47,11 +46,7 @@ int unwind_cache_new(sd_event *e, int tables_fd, int files_fd, uint32_t max_tabl
                 unwind_cache_free(c);
                 return r;
         }
-        c->max_tables = max_tables;
-        c->max_targets = max_targets;
-        c->table_used = calloc(MAX(max_tables, 1u), 1);
-        c->target_used = calloc(MAX(max_targets, 1u), 1);
-        if (!c->table_used || !c->target_used) {
+        if (slot_set_init(&c->tables, max_tables) < 0 || slot_set_init(&c->target_lists, max_targets) < 0) {
                 unwind_cache_free(c);
                 return -ENOMEM;
         }
@@ -75,7 +70,7 @@ static void entry_free(struct unwind_cache *c, struct unwind_cache_entry *e)
 
                 (void)bpf_map_delete_elem(c->files_fd, &key);
                 (void)bpf_map_delete_elem(c->tables_fd, &e->slot);
-                c->table_used[e->slot] = 0;
+                slot_set_give_back(&c->tables, e->slot);
         }
         unwind_table_done(&e->table);
         free(e);
@@ -90,8 +85,8 @@ struct unwind_cache *unwind_cache_free(struct unwind_cache *c)
         for (size_t i = 0; i < c->n_entries; i++)
                 entry_free(c, c->entries[i]);
         free(c->entries);
-        free(c->table_used);
-        free(c->target_used);
+        slot_set_done(&c->tables);
+        slot_set_done(&c->target_lists);
         free(c);
         return NULL;
 }
@@ -105,17 +100,6 @@ static struct unwind_cache_entry *find(struct unwind_cache *c, uint64_t dev, uin
                         return c->entries[i];
                 }
         return NULL;
-}
-
-static int free_slot(uint8_t *used, uint32_t n, uint32_t *ret)
-{
-        for (uint32_t i = 0; i < n; i++)
-                if (!used[i]) {
-                        used[i] = 1;
-                        *ret = i;
-                        return 0;
-                }
-        return -ENOSPC;
 }
 
 /* List e's file in unwind_files, for the walker to find from a mapping's vma. Best effort: a file
@@ -201,11 +185,11 @@ static int install(struct unwind_cache *c, struct unwind_cache_entry *e, struct 
                 return j->error;
         if (j->rows_fd < 0)
                 return 0;       /* no CFI: frame pointers */
-        r = free_slot(c->table_used, c->max_tables, &slot);
+        r = slot_set_take(&c->tables, &slot);
         if (r < 0)
                 return r;
         if (bpf_map_update_elem(c->tables_fd, &slot, &j->rows_fd, BPF_ANY) < 0) {
-                c->table_used[slot] = 0;
+                slot_set_give_back(&c->tables, slot);
                 return -errno;
         }
         e->slot = slot;
@@ -316,14 +300,13 @@ int unwind_cache_get_slot(struct unwind_cache *c, uint32_t *ret)
 {
         assert(c);
         assert(ret);
-        return free_slot(c->target_used, c->max_targets, ret);
+        return slot_set_take(&c->target_lists, ret);
 }
 
 void unwind_cache_put_slot(struct unwind_cache *c, uint32_t slot)
 {
         assert(c);
-        if (slot < c->max_targets)
-                c->target_used[slot] = 0;
+        slot_set_give_back(&c->target_lists, slot);
 }
 
 void unwind_cache_get_stats(struct unwind_cache *c, struct unwind_cache_stats *ret)

@@ -26,13 +26,16 @@ class TargetsTest(harness.DaemonTestCase):
         self.assert_totals(report, totals, EVERY_HOOK_EXPECTED, f'{EVERY_HOOK} pid {program.pid}')
         return program
 
+    def attached_programs(self, daemon, n):
+        programs = [self.start_program(EVERY_HOOK) for _ in range(n)]
+        for p in programs:
+            daemon.attach(p.pid)
+        return programs
+
     def test_two_targets_attached_at_once_reported_separately(self):
         def scenario():
             daemon = self.start_daemon()
-            a = self.start_program(EVERY_HOOK)
-            b = self.start_program(EVERY_HOOK)
-            daemon.attach(a.pid)
-            daemon.attach(b.pid)
+            a, b = self.attached_programs(daemon, 2)
             self.assertEqual(target_pids(daemon.status()), sorted([a.pid, b.pid]))
             a.go()
             b.go()
@@ -83,6 +86,36 @@ class TargetsTest(harness.DaemonTestCase):
         report = daemon.report(pid=program.pid)
         self.assertEqual(report['stacks'], [], harness.format_stacks(report))
         self.assertEqual(program.finish(), 0)
+
+    def test_a_slot_given_back_by_a_detach_serves_the_next_target_alone(self):
+        # Each target's probes find its settings at its slot of BPF's target_slots. A detach gives
+        # the slot back at once, while its probes are still being removed in the background: the
+        # next target takes it, and the detached process's calls must count for nobody.
+        def scenario():
+            daemon = self.start_daemon()
+            a, b = self.attached_programs(daemon, 2)
+            daemon.ctl_json('detach', '--pid', a.pid)
+            c, = self.attached_programs(daemon, 1)
+            self.assertEqual(target_pids(daemon.status()), sorted([b.pid, c.pid]))
+            for p in (a, b, c):
+                p.go()
+            for p in (a, b, c):
+                p.expect('done')
+            for p in (b, c):
+                report, totals = self.wait_for_totals(daemon, p.pid, EVERY_HOOK_NAMES, EVERY_HOOK_EXPECTED)
+                self.assert_totals(report, totals, EVERY_HOOK_EXPECTED, f'report --pid {p.pid}')
+            return daemon, a, b, c
+
+        daemon, a, b, c = scenario()
+        full = daemon.report()
+        self.assertEqual({s['pid'] for s in full['stacks']}, {b.pid, c.pid}, harness.format_stacks(full))
+        # More attaches than max_targets (8), one after another: every detach gave its slot back.
+        for i in range(harness.TEST_CONFIG['max_targets'] + 2):
+            p, = self.attached_programs(daemon, 1)
+            daemon.ctl_json('detach', '--pid', p.pid)
+            p.run_leaks()
+            self.assertEqual(p.finish(), 0)
+        self.assertEqual(target_pids(daemon.status()), sorted([b.pid, c.pid]))
 
     def test_attaching_twice_is_an_error(self):
         def scenario():
