@@ -193,28 +193,57 @@ static __always_inline void combined_sub(__u32 tgid, __s64 stack_id, const struc
 }
 
 #include "stack-table.h"
+#include "alloc-table.h"
 #include "unwind.h"
 #include "stack-capture.h"
 #include "sample.h"
 
+/* A block freed: out of the table, or of the allocs map where its window had no room. */
+static __always_inline void record_freed(__u32 tgid, const struct alloc_info *info)
+{
+        combined_sub(tgid, info->stack_id, info);
+        count(COUNTER_FREES);
+}
+
+/* Whether tgid's block at addr is recorded (a sampled target's free of an unsampled block is
+ * not). */
+static __always_inline bool alloc_recorded(__u32 tgid, __u64 addr)
+{
+        struct alloc_key key = { .tgid = tgid, .addr = addr };
+
+        return alloc_table_find(tgid, addr) || (alloc_overflow && bpf_map_lookup_elem(&allocs, &key));
+}
+
+/* Take tgid's block at addr out of the allocs map: true with its info in *info. */
+static __always_inline bool alloc_overflow_take(__u32 tgid, __u64 addr, struct alloc_info *info)
+{
+        struct alloc_key key = { .tgid = tgid, .addr = addr };
+        struct alloc_info *found;
+
+        if (!alloc_overflow)
+                return false;
+        found = bpf_map_lookup_elem(&allocs, &key);
+        if (!found)
+                return false;
+        *info = *found;         /* copy before the entry goes away */
+        if (bpf_map_delete_elem(&allocs, &key))
+                return false;   /* another CPU freed it first and accounted for it */
+        __sync_fetch_and_sub(&alloc_overflow, 1);
+        return true;
+}
+
 /* cfg: tgid's entry in targets, which every caller already holds. */
 static __always_inline void record_free(const struct target_config *cfg, __u32 tgid, __u64 addr)
 {
-        struct alloc_key key = { .tgid = tgid, .addr = addr };
-        struct alloc_info *found, info;
+        struct alloc_info info;
 
         if (addr == 0)
                 return;
-        found = bpf_map_lookup_elem(&allocs, &key);
-        if (!found) {
-                count(cfg->sample_bytes ? COUNTER_FREE_UNSAMPLED : COUNTER_FREE_UNKNOWN);
+        if (alloc_table_take(tgid, addr, &info) || alloc_overflow_take(tgid, addr, &info)) {
+                record_freed(tgid, &info);
                 return;
         }
-        info = *found;  /* copy before the entry goes away */
-        if (bpf_map_delete_elem(&allocs, &key))
-                return; /* another CPU freed it first and accounted for it */
-        combined_sub(tgid, info.stack_id, &info);
-        count(COUNTER_FREES);
+        count(cfg->sample_bytes ? COUNTER_FREE_UNSAMPLED : COUNTER_FREE_UNKNOWN);
 }
 
 /* weight: the bytes it stands for (its size when exact); entry_ns: when its call began, which
@@ -223,7 +252,7 @@ static __always_inline void record_alloc(void *ctx, const struct target_config *
                                          __u64 addr, __u64 size, __u64 weight, __u64 entry_ns)
 {
         struct alloc_key key = { .tgid = tgid, .addr = addr };
-        struct alloc_info info = {};
+        struct alloc_info info = {}, old;
         long r;
 
         if (size < cfg->min_size || (cfg->max_size && size > cfg->max_size)) {
@@ -234,10 +263,19 @@ static __always_inline void record_alloc(void *ctx, const struct target_config *
         info.weight = weight;
         info.timestamp_ns = entry_ns;
         info.stack_id = user_stack_id(ctx, tgid, slot);
+        /* A live entry of the same block means its free was missed: it is retired first. */
+        switch (alloc_table_put(tgid, addr, &info, &old)) {
+        case ALLOC_PUT_REPLACED:
+                record_freed(tgid, &old);
+                /* fall through */
+        case ALLOC_PUT_NEW:
+                if (alloc_overflow_take(tgid, addr, &old))
+                        record_freed(tgid, &old);
+                goto recorded;
+        }
         r = bpf_map_update_elem(&allocs, &key, &info, BPF_NOEXIST);
         if (r == -EEXIST) {
-                /* A live entry at this address means its free was missed: retire it first. One
-                 * insert that fails on the rare clash costs less than a lookup before every one. */
+                /* One insert that fails on the rare clash costs less than a look-up before each. */
                 record_free(cfg, tgid, addr);
                 r = bpf_map_update_elem(&allocs, &key, &info, BPF_ANY);
         }
@@ -245,6 +283,8 @@ static __always_inline void record_alloc(void *ctx, const struct target_config *
                 count(COUNTER_LOST_ALLOCS_MAP_FULL);
                 return;
         }
+        __sync_fetch_and_add(&alloc_overflow, 1);
+recorded:
         combined_add(tgid, info.stack_id, &info);
         count(COUNTER_ALLOCS);
 }
@@ -575,14 +615,13 @@ static __always_inline int on_return(struct pt_regs *ctx, __u32 slot)
 static __always_inline int on_free(struct pt_regs *ctx, __u32 slot, __u64 addr)
 {
         __u32 tgid = current_tgid();
-        struct alloc_key key = { .tgid = tgid, .addr = addr };
         struct target_config *cfg;
         struct thread_state *th;
 
         th = thread_state(false);
         /* --sample-bytes (the thread draws sample points): most blocks were never recorded, and
-         * one failed look-up says so without looking up the target. */
-        if (th && th->sample_remaining && addr && !bpf_map_lookup_elem(&allocs, &key)) {
+         * one failed search says so without looking up the target. */
+        if (th && th->sample_remaining && addr && !alloc_recorded(tgid, addr)) {
                 count(COUNTER_FREE_UNSAMPLED);
                 return 0;
         }

@@ -160,6 +160,17 @@ struct target_slot {
 /* sample_bytes is at most MEMLEAK_MAX_SAMPLE_BYTES (common/protocol.h, 2^32): N times the gap
  * table's entries (bpf/sample.h) stays far below 2^64. */
 
+/* A slot of alloc_table, where a process target's heap blocks are kept while their windows
+ * have room (bpf/alloc-table.h); the rest go to the allocs map. */
+enum alloc_slot_state {
+        ALLOC_SLOT_EMPTY = 0,           /* never used: a search stops here */
+        ALLOC_SLOT_BUSY,                /* being written or taken by one CPU */
+        ALLOC_SLOT_LIVE,                /* holds the block (tgid, addr) */
+        ALLOC_SLOT_FREE,                /* held a block that went: reusable, a search goes on */
+};
+#define ALLOC_TABLE_WINDOW 8            /* slots a block may sit in, from its hash's */
+#define ALLOC_TABLE_SLOTS_MAX (1u << 17)
+
 /* One outstanding allocation, keyed by struct alloc_key. */
 struct alloc_key {
         __u32 tgid;
@@ -175,6 +186,15 @@ struct alloc_info {
                                  * estimate (sample_bytes per sample point it crossed); the
                                  * allocations it stands for: MEMLEAK_WEIGHT_ALLOCS() */
 };
+
+struct alloc_slot {
+        __u64 word;             /* ALLOC_SLOT_WORD(tgid, state): claimed whole by compare-and-swap */
+        __u64 addr;
+        struct alloc_info info;
+};
+#define ALLOC_SLOT_WORD(tgid, state) ((__u64)(tgid) << 32 | (state))
+#define ALLOC_SLOT_STATE(word) ((__u32)(word))
+#define ALLOC_SLOT_TGID(word) ((__u32)((word) >> 32))
 
 /* How many allocations a block recorded with this weight stands for: 1 exact, else about
  * weight / size (at least 1). */

@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include "bpf-loader.h"
 #include "macro.h"
+#include "map-budget.h"
 #include "memleak.skel.h"
 #include "uprobe-multi.h"
 
@@ -128,6 +129,7 @@ static void set_uprobe_multi_attach_type(struct memleak_bpf *skel)
 int bpf_loader_open(const struct bpf_sizes *sizes, struct memleak_bpf **ret)
 {
         _cleanup_(bpf_loader_destroyp) struct memleak_bpf *skel = NULL;
+        uint32_t table_slots;
         struct stat st;
         int r;
 
@@ -145,9 +147,12 @@ int bpf_loader_open(const struct bpf_sizes *sizes, struct memleak_bpf **ret)
         skel->rodata->self_tgid = getpid();
         if (probe_uprobe_multi())
                 set_uprobe_multi_attach_type(skel);
+        table_slots = map_budget_alloc_table_slots(sizes->max_allocs);
+        skel->rodata->alloc_table_mask = table_slots - 1;
         if ((r = bpf_map__set_max_entries(skel->maps.targets, sizes->max_targets)) < 0 ||
+            (r = bpf_map__set_max_entries(skel->maps.alloc_table, table_slots)) < 0 ||
             (r = bpf_map__set_max_entries(skel->maps.target_slots, sizes->max_targets)) < 0 ||
-            (r = bpf_map__set_max_entries(skel->maps.allocs, sizes->max_allocs)) < 0 ||
+            (r = bpf_map__set_max_entries(skel->maps.allocs, sizes->max_allocs - table_slots)) < 0 ||
             (r = bpf_map__set_max_entries(skel->maps.stacks, sizes->max_stacks)) < 0 ||
             (r = bpf_map__set_max_entries(skel->maps.combined, sizes->max_combined)) < 0 ||
             (r = bpf_map__set_max_entries(skel->maps.mmaps, sizes->max_mmaps)) < 0 ||
@@ -182,6 +187,12 @@ int bpf_loader_target_slots_fd(struct memleak_bpf *skel)
 {
         assert(skel);
         return bpf_map__fd(skel->maps.target_slots);
+}
+
+int bpf_loader_alloc_table_fd(struct memleak_bpf *skel)
+{
+        assert(skel);
+        return bpf_map__fd(skel->maps.alloc_table);
 }
 
 int bpf_loader_allocs_fd(struct memleak_bpf *skel)

@@ -32,6 +32,9 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(struct memleak_bpf *, bpf_loader_destroy)
 int bpf_loader_targets_fd(struct memleak_bpf *skel);
 /* target_slots: the targets' settings by slot (struct target_slot), for the uprobe programs. */
 int bpf_loader_target_slots_fd(struct memleak_bpf *skel);
+/* alloc_table (struct alloc_slot, mmapable): the heap blocks whose windows had room; allocs: the
+ * others, and the kernel target's objects. */
+int bpf_loader_alloc_table_fd(struct memleak_bpf *skel);
 int bpf_loader_allocs_fd(struct memleak_bpf *skel);
 int bpf_loader_combined_fd(struct memleak_bpf *skel);
 /* Attach the iterators of the combined map and of the stack table (kept in the skeleton, gone

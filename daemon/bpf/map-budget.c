@@ -57,12 +57,25 @@ static uint64_t array_map_bytes(uint64_t entries, uint64_t value_size)
         return entries * round8(value_size);
 }
 
+uint32_t map_budget_alloc_table_slots(uint32_t max_allocs)
+{
+        uint32_t slots = 1;
+
+        while (slots * 2 <= max_allocs / 2 && slots * 2 <= ALLOC_TABLE_SLOTS_MAX)
+                slots *= 2;
+        return slots;
+}
+
 uint64_t map_budget_estimate(const struct bpf_sizes *s)
 {
+        uint32_t table_slots = map_budget_alloc_table_slots(s->max_allocs);
+
         assert(s);
         return hash_map_bytes(s->max_targets, sizeof(__u32), sizeof(struct target_config)) +
                array_map_bytes(s->max_targets, sizeof(struct target_slot)) +
-               hash_map_no_prealloc_bytes(s->max_allocs, sizeof(struct alloc_key), sizeof(struct alloc_info)) +
+               array_map_bytes(table_slots, sizeof(struct alloc_slot)) +
+               hash_map_no_prealloc_bytes(s->max_allocs - table_slots, sizeof(struct alloc_key),
+                                          sizeof(struct alloc_info)) +
                hash_map_no_prealloc_bytes(s->max_mmaps, sizeof(struct alloc_key), sizeof(struct alloc_info)) +
                hash_map_no_prealloc_bytes(s->max_combined, sizeof(struct combined_key), sizeof(struct combined_value)) +
                hash_map_bytes(MEMLEAK_FILE_MAPPINGS_MAX, sizeof(struct file_mapping_key), sizeof(struct file_mapping)) +

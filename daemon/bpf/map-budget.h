@@ -13,6 +13,11 @@
  * counts the node and an 8-byte header of it: less than the block). Pure: for the unit tests. */
 uint64_t map_budget_estimate(const struct bpf_sizes *sizes);
 
+/* How max_allocs outstanding heap blocks are split: the slots of alloc_table (a power of two, at
+ * most half of them and ALLOC_TABLE_SLOTS_MAX, preallocated), and the rest the allocs map's
+ * entries. Pure. */
+uint32_t map_budget_alloc_table_slots(uint32_t max_allocs);
+
 struct memory_limits {
         uint64_t mem_total;             /* /proc/meminfo MemTotal */
         uint64_t mem_available;         /* MemAvailable */

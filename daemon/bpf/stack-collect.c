@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "alloc-table.h"
 #include "bpf-loader.h"
 #include "macro.h"
 #include "util.h"
@@ -216,14 +217,45 @@ static uint32_t row_space(const struct alloc_key *k)
         return k->space == ALLOC_SPACE_MMAP ? ALLOC_SPACE_MMAP : 0;
 }
 
-static int append_outstanding(int fd, uint32_t max, const pid_t *pids, size_t n_pids, uint64_t min_age_ns,
-                              struct totals_list *totals)
+/* The outstanding blocks (struct alloc_key and struct alloc_info) of the allocations map, and
+ * when table_fd >= 0, of alloc_table before them. */
+static int dump_outstanding(int table_fd, int fd, uint32_t max, struct map_dump *ret)
+{
+        _cleanup_(map_dump_done) struct map_dump table = {}, map = {};
+        void *keys, *values;
+        int r;
+
+        r = table_fd >= 0 ? alloc_table_dump(table_fd, &table) : 0;
+        if (r >= 0)
+                r = map_dump_hash(fd, sizeof(struct alloc_key), sizeof(struct alloc_info), max, &map);
+        if (r < 0)
+                return r;
+        keys = realloc(table.keys, MAX(table.n + map.n, (size_t)1) * sizeof(struct alloc_key));
+        if (keys)
+                table.keys = keys;
+        values = realloc(table.values, MAX(table.n + map.n, (size_t)1) * sizeof(struct alloc_info));
+        if (values)
+                table.values = values;
+        if (!keys || !values)
+                return -ENOMEM;
+        if (map.n > 0) {
+                memcpy((struct alloc_key *)table.keys + table.n, map.keys, map.n * sizeof(struct alloc_key));
+                memcpy((struct alloc_info *)table.values + table.n, map.values, map.n * sizeof(struct alloc_info));
+        }
+        table.n += map.n;
+        *ret = table;
+        table = (struct map_dump) {};
+        return 0;
+}
+
+static int append_outstanding(int table_fd, int fd, uint32_t max, const pid_t *pids, size_t n_pids,
+                              uint64_t min_age_ns, struct totals_list *totals)
 {
         _cleanup_(map_dump_done) struct map_dump d = {};
         uint64_t now = (now_monotonic_usec() * 1000);
         int r;
 
-        r = map_dump_hash(fd, sizeof(struct alloc_key), sizeof(struct alloc_info), max, &d);
+        r = dump_outstanding(table_fd, fd, max, &d);
         if (r < 0)
                 return r;
         for (size_t i = 0; i < d.n; i++) {
@@ -252,9 +284,10 @@ static int collect_allocs(struct memleak_bpf *skel, const struct map_limits *lim
         struct stack_total *scratch = NULL;
         int r;
 
-        r = append_outstanding(bpf_loader_allocs_fd(skel), lim->max_allocs, pids, n_pids, min_age_ns, &totals);
+        r = append_outstanding(bpf_loader_alloc_table_fd(skel), bpf_loader_allocs_fd(skel), lim->max_allocs, pids,
+                               n_pids, min_age_ns, &totals);
         if (r >= 0)
-                r = append_outstanding(bpf_loader_mmaps_fd(skel), lim->max_mmaps, pids, n_pids, min_age_ns,
+                r = append_outstanding(-1, bpf_loader_mmaps_fd(skel), lim->max_mmaps, pids, n_pids, min_age_ns,
                                        &totals);
         if (r >= 0 && !(scratch = malloc(MAX(totals.n, (size_t)1) * sizeof(*scratch))))
                 r = -ENOMEM;
@@ -285,8 +318,7 @@ int stack_collect_blocks(struct memleak_bpf *skel, const struct map_limits *lim,
 
         assert(ret);
         assert(ret_n);
-        r = map_dump_hash(bpf_loader_allocs_fd(skel), sizeof(struct alloc_key), sizeof(struct alloc_info),
-                          lim->max_allocs, &d);
+        r = dump_outstanding(bpf_loader_alloc_table_fd(skel), bpf_loader_allocs_fd(skel), lim->max_allocs, &d);
         if (r < 0)
                 return r;
         blocks = calloc(MAX(d.n, (size_t)1), sizeof(*blocks));
@@ -460,6 +492,7 @@ int stack_collect_purge(struct memleak_bpf *skel, const struct map_limits *lim, 
 
         assert(skel);
         assert(lim);
+        (void)alloc_table_purge(bpf_loader_alloc_table_fd(skel), pid);
         (void)map_dump_purge(bpf_loader_allocs_fd(skel), sizeof(struct alloc_key), sizeof(struct alloc_info),
                              lim->max_allocs, alloc_of, &pid);
         (void)map_dump_purge(bpf_loader_mmaps_fd(skel), sizeof(struct alloc_key), sizeof(struct alloc_info),

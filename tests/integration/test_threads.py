@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: MIT
 """leak-threads under a real memleakd: eight threads leaking at once, exact totals per thread."""
 
+import time
 import unittest
 
 import harness
@@ -34,6 +35,31 @@ class ThreadsTest(harness.DaemonTestCase):
             self.assertEqual(len(stacks), 1, f'{name}:\n{harness.format_stacks(report)}')
         for counter in ('allocs_map_full', 'combined_map_full', 'thread_state_unavailable', 'inflight_stale'):
             self.assertEqual(report['lost'][counter], 0, f'lost: {report["lost"]}')
+
+    def test_blocks_past_the_table_are_kept_in_the_allocs_map_exactly(self):
+        # max_allocs = 4096: alloc_table has 2048 slots, the allocs map the other 2048. The 2468
+        # leaked blocks cannot all sit in the table: the rest go to the map, and every free is
+        # found in either (no churn shown, none lost for want of room); the report summed from the outstanding
+        # blocks themselves (--min-age) reads both and agrees.
+        daemon = self.start_daemon(config={'max_allocs': 4096})
+        program = self.start_program(PROGRAM)
+        daemon.attach(program.pid)
+        program.run_leaks()
+        report, totals = self.wait_for_totals(daemon, program.pid, NAMES, EXPECTED)
+        self.assert_totals(report, totals, EXPECTED, f'{PROGRAM} with max_allocs 4096')
+        self.assertNotIn('churn_in_thread', totals, harness.format_stacks(report))
+        for counter in ('allocs_map_full', 'combined_map_full'):
+            self.assertEqual(report['lost'][counter], 0, f'lost: {report["lost"]}')
+        time.sleep(1.1)
+        aged = daemon.report(pid=program.pid, min_age_s=1)
+        aged_totals = harness.per_function(aged, NAMES, pid=program.pid)
+        self.assert_totals(aged, aged_totals, EXPECTED, f'{PROGRAM} with max_allocs 4096, --min-age')
+        self.assertNotIn('churn_in_thread', aged_totals, harness.format_stacks(aged))
+        # detached, its blocks leave both; attached again, it starts from nothing
+        daemon.ctl_json('detach', '--pid', program.pid)
+        daemon.attach(program.pid)
+        again = daemon.report(pid=program.pid, min_age_s=1)
+        self.assertEqual(again['stacks'], [], harness.format_stacks(again))
 
     def test_full_allocs_map_counts_every_allocation_it_could_not_keep(self):
         # 2468 leaked blocks into a map of 1024: the overflow is counted, never silently dropped,

@@ -33,8 +33,10 @@ static void estimate_matches_what_the_kernel_counts_for_the_defaults(void)
          * each entry of a map that allocates as it goes its node (48 bytes), key, value and
          * bpf_mem_alloc's 8-byte header; the estimate counts the block that holds them, up to
          * a quarter more. */
-        const uint64_t empty = 26136976;
-        const uint64_t counted_full = empty + (uint64_t)s.max_allocs * (8 + 48 + 16 + 32) +
+        const uint64_t empty = 32440304;       /* with alloc_table's 6 MiB, set up at load */
+        const uint64_t counted_full = empty +
+                                      (uint64_t)(s.max_allocs - map_budget_alloc_table_slots(s.max_allocs)) *
+                                              (8 + 48 + 16 + 32) +
                                       (uint64_t)s.max_mmaps * (8 + 48 + 16 + 32) +
                                       (uint64_t)s.max_combined * (8 + 48 + 16 + 16) +
                                       (uint64_t)s.max_stacks * (8 + 48 + 8 + 8 * 120);
@@ -54,6 +56,22 @@ static void estimate_grows_with_every_size(void)
         s = base; s.max_stack_depth = 8; ASSERT_TRUE(map_budget_estimate(&s) < e);
         s = base; s.max_combined *= 2; ASSERT_TRUE(map_budget_estimate(&s) > e);
         s = base; s.max_mmaps *= 2; ASSERT_TRUE(map_budget_estimate(&s) > e);
+}
+
+static void outstanding_blocks_are_split_between_the_table_and_the_allocs_map(void)
+{
+        static const uint32_t max_allocs[] = { CONFIG_MAX_ALLOCS_MIN, 1025, 100000, 262143, 262144,
+                                               CONFIG_MAX_ALLOCS_DEFAULT, CONFIG_MAX_ALLOCS_MAX };
+        static const uint32_t slots[] = { 512, 512, 32768, 65536, ALLOC_TABLE_SLOTS_MAX,
+                                          ALLOC_TABLE_SLOTS_MAX, ALLOC_TABLE_SLOTS_MAX };
+
+        for (size_t i = 0; i < ELEMENTSOF(max_allocs); i++) {
+                uint32_t n = map_budget_alloc_table_slots(max_allocs[i]);
+
+                ASSERT_EQ(n, slots[i]);
+                ASSERT_EQ(n & (n - 1), 0);              /* a power of two: the window's mask */
+                ASSERT_TRUE(n <= max_allocs[i] / 2);    /* the allocs map keeps the other half or more */
+        }
 }
 
 static void every_size_at_its_maximum_is_more_than_a_24_gib_machine_holds(void)
@@ -122,6 +140,7 @@ int main(void)
         static const struct unit_test tests[] = {
                 TEST(estimate_matches_what_the_kernel_counts_for_the_defaults),
                 TEST(estimate_grows_with_every_size),
+                TEST(outstanding_blocks_are_split_between_the_table_and_the_allocs_map),
                 TEST(every_size_at_its_maximum_is_more_than_a_24_gib_machine_holds),
                 TEST(allowed_is_the_smallest_of_available_half_the_memory_and_the_cgroup_share),
                 TEST(limits_are_read_from_a_meminfo_file),

@@ -1,0 +1,15 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* BPF's alloc_table read and purged in place (mapped into the daemon's memory): the outstanding
+ * heap blocks whose windows had room (bpf/alloc-table.h). */
+#pragma once
+
+#include <sys/types.h>
+#include "map-dump.h"
+
+/* The live blocks of the table fd, as map_dump_hash() gives the allocs map's: keys are struct
+ * alloc_key, values struct alloc_info. A slot BPF rewrites while it is read may come out as a
+ * mix of two blocks, as an entry of the allocs map copied without its bucket lock may. */
+int alloc_table_dump(int fd, struct map_dump *ret);
+
+/* Free every live slot of pid's (its target gone): how many, or -errno. */
+int alloc_table_purge(int fd, pid_t pid);
