@@ -8,9 +8,10 @@ in bench/RESULTS.md that say "interleaved A/B runs").
 
 A side is BUILD or BUILD:CONFIG, CONFIG being memleakd.conf lines separated by ';'
 (`build:max_allocs = 65536`). The workload is the one of bench/run.py's churn table:
-alloc-churn ITERATIONS 1 (C malloc/free, or C++ new/delete with --cxx), one thread.
+alloc-churn ITERATIONS 1 (C malloc/free, or C++ new/delete with --cxx), one thread; or, with
+--deep, its deep-stack one: bench/leak-deep (786,432 blocks leaked from 65,536 stacks).
 
-usage: bench/ab-churn.py SIDE SIDE... [--rounds R] [--iterations N] [--cxx] [--sample-bytes N]
+usage: bench/ab-churn.py SIDE SIDE... [--rounds R] [--iterations N] [--cxx | --deep] [--sample-bytes N]
 Needs root (BPF) and the builds (meson setup DIR && ninja -C DIR)."""
 
 import argparse
@@ -25,9 +26,12 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import run  # noqa: E402  (bench/run.py: the daemon's start)
 
 
-def churn_ms(alloc_churn, ctl, sock, args):
-    """One run of alloc-churn with the daemon behind sock attached: its loop's milliseconds."""
-    cmd = [alloc_churn, str(args.iterations), '1'] + (['cxx'] if args.cxx else [])
+def churn_ms(bench_dir, ctl, sock, args):
+    """One run of the workload with the daemon behind sock attached: its loop's milliseconds."""
+    if args.deep:
+        cmd = [os.path.join(bench_dir, 'leak-deep')]
+    else:
+        cmd = [os.path.join(bench_dir, 'alloc-churn'), str(args.iterations), '1'] + (['cxx'] if args.cxx else [])
     attach = ['--sample-bytes', str(args.sample_bytes)] if args.sample_bytes else []
     p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
@@ -57,11 +61,12 @@ def main():
     ap.add_argument('--rounds', type=int, default=8)
     ap.add_argument('--iterations', type=int, default=200000)
     ap.add_argument('--cxx', action='store_true', help='C++ new/delete instead of malloc/free')
+    ap.add_argument('--deep', action='store_true', help='bench/leak-deep instead of the churn')
     ap.add_argument('--sample-bytes', type=int, default=0, help='attach with --sample-bytes N')
     args = ap.parse_args()
     if len(args.sides) < 2:
         ap.error('give two sides or more')
-    alloc_churn = os.path.join(args.sides[0].partition(':')[0], 'bench', 'alloc-churn')
+    bench_dir = os.path.join(args.sides[0].partition(':')[0], 'bench')
     daemons = []
     try:
         for side in args.sides:
@@ -72,13 +77,14 @@ def main():
         times = {side: [] for side in args.sides}
         for _ in range(args.rounds):
             for side, ctl, _, sock in daemons:
-                times[side].append(churn_ms(alloc_churn, ctl, sock, args))
+                times[side].append(churn_ms(bench_dir, ctl, sock, args))
     finally:
         for _, _, proc, _ in daemons:
             proc.terminate()
             proc.wait()
     base = statistics.median(times[args.sides[0]])
-    print(f'alloc-churn {args.iterations} x 1 thread{" (C++)" if args.cxx else ""}'
+    workload = 'leak-deep' if args.deep else f'alloc-churn {args.iterations} x 1 thread{" (C++)" if args.cxx else ""}'
+    print(f'{workload}'
           f'{f", --sample-bytes {args.sample_bytes}" if args.sample_bytes else ""}, {args.rounds} rounds')
     for side in args.sides:
         med = statistics.median(times[side])
