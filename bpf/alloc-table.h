@@ -19,9 +19,15 @@ struct {
 /* alloc_table's max_entries - 1, set at load. */
 const volatile __u32 alloc_table_mask = ALLOC_TABLE_SLOTS_MAX - 1;
 
-/* Blocks in the allocs map: 0 lets a free that missed the table skip its look-up. Only ever too
- * high (the daemon's purge of an exited target does not lower it), never too low. */
+/* A process target's blocks in the allocs map: 0 lets a free that missed the table skip its
+ * look-up. Never below their number: raised before a block goes in, lowered once it is out, by
+ * whoever deleted it (a free here, or the daemon's purge of a target that is gone). */
 __u64 alloc_overflow = 0;
+
+/* A block goes to the allocs map only when its window has no empty slot, and an empty slot never
+ * comes back: a window with one says its blocks are nowhere else. Unless a block went there
+ * after losing the race for a slot of a window with room: then this is set, for good. */
+__u32 alloc_overflow_raced = 0;
 
 #define compiler_barrier() asm volatile("" ::: "memory")
 
@@ -47,12 +53,21 @@ static __always_inline void alloc_slot_set_word(struct alloc_slot *s, __u64 word
         *(volatile __u64 *)&s->word = word;
 }
 
-/* The live slot holding tgid's block at addr, or NULL. */
-static __always_inline struct alloc_slot *alloc_table_find(__u32 tgid, __u64 addr)
+/* Whether a block whose window was searched may be in the allocs map: some are, and the
+ * window had no empty slot (or a block went there out of turn). */
+static __always_inline bool alloc_overflow_possible(bool window_has_empty)
+{
+        return alloc_overflow && (!window_has_empty || alloc_overflow_raced);
+}
+
+/* The live slot holding tgid's block at addr, or NULL; *elsewhere: whether it may be in the
+ * allocs map instead. */
+static __always_inline struct alloc_slot *alloc_table_find(__u32 tgid, __u64 addr, bool *elsewhere)
 {
         __u32 h = alloc_table_hash(tgid, addr);
         __u64 live = ALLOC_SLOT_WORD(tgid, ALLOC_SLOT_LIVE);
 
+        *elsewhere = false;
         for (__u32 i = 0; i < ALLOC_TABLE_WINDOW; i++) {
                 struct alloc_slot *s = alloc_table_slot(h + i);
                 __u64 word;
@@ -60,11 +75,15 @@ static __always_inline struct alloc_slot *alloc_table_find(__u32 tgid, __u64 add
                 if (!s)
                         return NULL;
                 word = alloc_slot_word(s);
-                if (word == ALLOC_SLOT_EMPTY)
-                        return NULL;    /* no block was ever put past an empty slot */
+                if (word == ALLOC_SLOT_EMPTY) {
+                        /* no block was ever put past an empty slot, nor into the allocs map */
+                        *elsewhere = alloc_overflow_possible(true);
+                        return NULL;
+                }
                 if (word == live && s->addr == addr)
                         return s;
         }
+        *elsewhere = alloc_overflow_possible(false);
         return NULL;
 }
 
@@ -84,10 +103,10 @@ static __always_inline bool alloc_slot_claim(struct alloc_slot *s, __u32 tgid, _
 }
 
 /* Take tgid's block at addr out of the table, its info copied to *info: false when it is not
- * there. */
-static __always_inline bool alloc_table_take(__u32 tgid, __u64 addr, struct alloc_info *info)
+ * there (*elsewhere: whether it may be in the allocs map). */
+static __always_inline bool alloc_table_take(__u32 tgid, __u64 addr, struct alloc_info *info, bool *elsewhere)
 {
-        struct alloc_slot *s = alloc_table_find(tgid, addr);
+        struct alloc_slot *s = alloc_table_find(tgid, addr, elsewhere);
 
         if (!s || !alloc_slot_claim(s, tgid, addr))
                 return false;
@@ -107,16 +126,20 @@ static __always_inline void alloc_slot_fill(struct alloc_slot *s, __u32 tgid, __
 }
 
 /* Where alloc_table_put() put a block. */
-enum { ALLOC_PUT_NEW, ALLOC_PUT_REPLACED, ALLOC_PUT_NO_ROOM };
+enum { ALLOC_PUT_NEW, ALLOC_PUT_REPLACED, ALLOC_PUT_NO_ROOM, ALLOC_PUT_LOST_RACE };
 
 /* Put tgid's block at addr into its window: ALLOC_PUT_NEW; ALLOC_PUT_REPLACED when a live
  * entry of the same block was there (its free was missed), *old its info; ALLOC_PUT_NO_ROOM
- * when every slot of the window is taken (or was claimed under it by another CPU). */
+ * when every slot of the window is taken; ALLOC_PUT_LOST_RACE when another CPU claimed the slot
+ * it had found. *elsewhere: whether a stale entry of the block may be in the allocs map. */
 static __always_inline int alloc_table_put(__u32 tgid, __u64 addr, const struct alloc_info *info,
-                                           struct alloc_info *old)
+                                           struct alloc_info *old, bool *elsewhere)
 {
         __u32 h = alloc_table_hash(tgid, addr), room = ALLOC_TABLE_WINDOW;
         __u64 live = ALLOC_SLOT_WORD(tgid, ALLOC_SLOT_LIVE), room_word = 0;
+        bool empty = false;
+
+        *elsewhere = alloc_overflow_possible(false);
 
         for (__u32 i = 0; i < ALLOC_TABLE_WINDOW; i++) {
                 struct alloc_slot *s = alloc_table_slot(h + i);
@@ -132,16 +155,22 @@ static __always_inline int alloc_table_put(__u32 tgid, __u64 addr, const struct 
                                 continue;
                         *old = s->info;
                         alloc_slot_fill(s, tgid, addr, info);
+                        *elsewhere = false;     /* it was here */
                         return ALLOC_PUT_REPLACED;
                 }
                 if ((state == ALLOC_SLOT_EMPTY || state == ALLOC_SLOT_FREE) && room == ALLOC_TABLE_WINDOW) {
                         room = i;
                         room_word = word;
                 }
-                if (word == ALLOC_SLOT_EMPTY)
+                if (word == ALLOC_SLOT_EMPTY) {
+                        empty = true;
                         break;          /* nothing of this block's past it */
+                }
         }
-        if (room < ALLOC_TABLE_WINDOW) {
+        *elsewhere = alloc_overflow_possible(empty);
+        if (room == ALLOC_TABLE_WINDOW)
+                return ALLOC_PUT_NO_ROOM;
+        {
                 struct alloc_slot *s = alloc_table_slot(h + room);
 
                 if (s && __sync_val_compare_and_swap(&s->word, room_word, ALLOC_SLOT_WORD(tgid, ALLOC_SLOT_BUSY)) ==
@@ -150,5 +179,5 @@ static __always_inline int alloc_table_put(__u32 tgid, __u64 addr, const struct 
                         return ALLOC_PUT_NEW;
                 }
         }
-        return ALLOC_PUT_NO_ROOM;
+        return ALLOC_PUT_LOST_RACE;
 }

@@ -211,17 +211,18 @@ static __always_inline bool alloc_recorded(__u32 tgid, __u64 addr)
 {
         struct alloc_key key = { .tgid = tgid, .addr = addr };
 
-        return alloc_table_find(tgid, addr) || (alloc_overflow && bpf_map_lookup_elem(&allocs, &key));
+        bool elsewhere;
+
+        return alloc_table_find(tgid, addr, &elsewhere) || (elsewhere && bpf_map_lookup_elem(&allocs, &key));
 }
 
-/* Take tgid's block at addr out of the allocs map: true with its info in *info. */
+/* Take tgid's block at addr out of the allocs map: true with its info in *info. Asked only
+ * where alloc_table_find() says it may be there. */
 static __always_inline bool alloc_overflow_take(__u32 tgid, __u64 addr, struct alloc_info *info)
 {
         struct alloc_key key = { .tgid = tgid, .addr = addr };
         struct alloc_info *found;
 
-        if (!alloc_overflow)
-                return false;
         found = bpf_map_lookup_elem(&allocs, &key);
         if (!found)
                 return false;
@@ -236,10 +237,11 @@ static __always_inline bool alloc_overflow_take(__u32 tgid, __u64 addr, struct a
 static __always_inline void record_free(const struct target_config *cfg, __u32 tgid, __u64 addr)
 {
         struct alloc_info info;
+        bool elsewhere;
 
         if (addr == 0)
                 return;
-        if (alloc_table_take(tgid, addr, &info) || alloc_overflow_take(tgid, addr, &info)) {
+        if (alloc_table_take(tgid, addr, &info, &elsewhere) || (elsewhere && alloc_overflow_take(tgid, addr, &info))) {
                 record_freed(tgid, &info);
                 return;
         }
@@ -253,6 +255,7 @@ static __always_inline void record_alloc(void *ctx, const struct target_config *
 {
         struct alloc_key key = { .tgid = tgid, .addr = addr };
         struct alloc_info info = {}, old;
+        bool elsewhere;
         long r;
 
         if (size < cfg->min_size || (cfg->max_size && size > cfg->max_size)) {
@@ -264,15 +267,20 @@ static __always_inline void record_alloc(void *ctx, const struct target_config *
         info.timestamp_ns = entry_ns;
         info.stack_id = user_stack_id(ctx, tgid, slot);
         /* A live entry of the same block means its free was missed: it is retired first. */
-        switch (alloc_table_put(tgid, addr, &info, &old)) {
+        switch (alloc_table_put(tgid, addr, &info, &old, &elsewhere)) {
         case ALLOC_PUT_REPLACED:
                 record_freed(tgid, &old);
-                /* fall through */
+                goto recorded;
         case ALLOC_PUT_NEW:
-                if (alloc_overflow_take(tgid, addr, &old))
+                if (elsewhere && alloc_overflow_take(tgid, addr, &old))
                         record_freed(tgid, &old);
                 goto recorded;
+        case ALLOC_PUT_LOST_RACE:
+                alloc_overflow_raced = 1;       /* before the block is in the map */
+                break;
         }
+        /* counted before it is in, so that the count is never below the map's blocks */
+        __sync_fetch_and_add(&alloc_overflow, 1);
         r = bpf_map_update_elem(&allocs, &key, &info, BPF_NOEXIST);
         if (r == -EEXIST) {
                 /* One insert that fails on the rare clash costs less than a look-up before each. */
@@ -280,10 +288,10 @@ static __always_inline void record_alloc(void *ctx, const struct target_config *
                 r = bpf_map_update_elem(&allocs, &key, &info, BPF_ANY);
         }
         if (r) {
+                __sync_fetch_and_sub(&alloc_overflow, 1);
                 count(COUNTER_LOST_ALLOCS_MAP_FULL);
                 return;
         }
-        __sync_fetch_and_add(&alloc_overflow, 1);
 recorded:
         combined_add(tgid, info.stack_id, &info);
         count(COUNTER_ALLOCS);

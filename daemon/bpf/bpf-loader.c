@@ -195,6 +195,13 @@ int bpf_loader_alloc_table_fd(struct memleak_bpf *skel)
         return bpf_map__fd(skel->maps.alloc_table);
 }
 
+void bpf_loader_overflow_removed(struct memleak_bpf *skel, uint64_t n)
+{
+        assert(skel);
+        if (skel->bss)
+                __atomic_fetch_sub(&skel->bss->alloc_overflow, n, __ATOMIC_RELAXED);
+}
+
 int bpf_loader_allocs_fd(struct memleak_bpf *skel)
 {
         assert(skel);

@@ -35,6 +35,9 @@ int bpf_loader_target_slots_fd(struct memleak_bpf *skel);
 /* alloc_table (struct alloc_slot, mmapable): the heap blocks whose windows had room; allocs: the
  * others, and the kernel target's objects. */
 int bpf_loader_alloc_table_fd(struct memleak_bpf *skel);
+/* n blocks of process targets were deleted from the allocs map by the daemon: BPF's count of
+ * them (alloc_overflow) is lowered, as BPF lowers it for each it deletes. */
+void bpf_loader_overflow_removed(struct memleak_bpf *skel, uint64_t n);
 int bpf_loader_allocs_fd(struct memleak_bpf *skel);
 int bpf_loader_combined_fd(struct memleak_bpf *skel);
 /* Attach the iterators of the combined map and of the stack table (kept in the skeleton, gone

@@ -488,13 +488,15 @@ static int purge_stacks(struct memleak_bpf *skel, const struct map_limits *lim, 
 
 int stack_collect_purge(struct memleak_bpf *skel, const struct map_limits *lim, pid_t pid)
 {
-        int purged = purge_stacks(skel, lim, pid);
+        int purged = purge_stacks(skel, lim, pid), r;
 
         assert(skel);
         assert(lim);
         (void)alloc_table_purge(bpf_loader_alloc_table_fd(skel), pid);
-        (void)map_dump_purge(bpf_loader_allocs_fd(skel), sizeof(struct alloc_key), sizeof(struct alloc_info),
-                             lim->max_allocs, alloc_of, &pid);
+        r = map_dump_purge(bpf_loader_allocs_fd(skel), sizeof(struct alloc_key), sizeof(struct alloc_info),
+                           lim->max_allocs, alloc_of, &pid);
+        if (r > 0 && pid != MEMLEAK_KERNEL_TGID)
+                bpf_loader_overflow_removed(skel, (uint64_t)r);
         (void)map_dump_purge(bpf_loader_mmaps_fd(skel), sizeof(struct alloc_key), sizeof(struct alloc_info),
                              lim->max_mmaps, alloc_of, &pid);
         (void)map_dump_purge(bpf_loader_combined_fd(skel), sizeof(struct combined_key),
