@@ -117,7 +117,8 @@ static __always_inline bool alloc_table_take(__u32 tgid, __u64 addr, struct allo
 }
 
 /* Write the block into slot s, which this CPU holds BUSY, and let it be found. */
-static __always_inline void alloc_slot_fill(struct alloc_slot *s, __u32 tgid, __u64 addr, const struct alloc_info *info)
+static __always_inline void alloc_slot_fill(struct alloc_slot *s, __u32 tgid, __u64 addr,
+                                            const struct alloc_info *info)
 {
         s->addr = addr;
         s->info = *info;
@@ -137,15 +138,15 @@ static __always_inline int alloc_table_put(__u32 tgid, __u64 addr, const struct 
 {
         __u32 h = alloc_table_hash(tgid, addr), room = ALLOC_TABLE_WINDOW;
         __u64 live = ALLOC_SLOT_WORD(tgid, ALLOC_SLOT_LIVE), room_word = 0;
+        struct alloc_slot *s;
         bool empty = false;
 
         *elsewhere = alloc_overflow_possible(false);
-
         for (__u32 i = 0; i < ALLOC_TABLE_WINDOW; i++) {
-                struct alloc_slot *s = alloc_table_slot(h + i);
                 __u64 word;
                 __u32 state;
 
+                s = alloc_table_slot(h + i);
                 if (!s)
                         return ALLOC_PUT_NO_ROOM;
                 word = alloc_slot_word(s);
@@ -170,14 +171,10 @@ static __always_inline int alloc_table_put(__u32 tgid, __u64 addr, const struct 
         *elsewhere = alloc_overflow_possible(empty);
         if (room == ALLOC_TABLE_WINDOW)
                 return ALLOC_PUT_NO_ROOM;
-        {
-                struct alloc_slot *s = alloc_table_slot(h + room);
-
-                if (s && __sync_val_compare_and_swap(&s->word, room_word, ALLOC_SLOT_WORD(tgid, ALLOC_SLOT_BUSY)) ==
-                         room_word) {
-                        alloc_slot_fill(s, tgid, addr, info);
-                        return ALLOC_PUT_NEW;
-                }
+        s = alloc_table_slot(h + room);
+        if (s && __sync_val_compare_and_swap(&s->word, room_word, ALLOC_SLOT_WORD(tgid, ALLOC_SLOT_BUSY)) == room_word) {
+                alloc_slot_fill(s, tgid, addr, info);
+                return ALLOC_PUT_NEW;
         }
         return ALLOC_PUT_LOST_RACE;
 }

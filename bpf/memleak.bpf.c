@@ -210,7 +210,6 @@ static __always_inline void record_freed(__u32 tgid, const struct alloc_info *in
 static __always_inline bool alloc_recorded(__u32 tgid, __u64 addr)
 {
         struct alloc_key key = { .tgid = tgid, .addr = addr };
-
         bool elsewhere;
 
         return alloc_table_find(tgid, addr, &elsewhere) || (elsewhere && bpf_map_lookup_elem(&allocs, &key));
@@ -241,7 +240,8 @@ static __always_inline void record_free(const struct target_config *cfg, __u32 t
 
         if (addr == 0)
                 return;
-        if (alloc_table_take(tgid, addr, &info, &elsewhere) || (elsewhere && alloc_overflow_take(tgid, addr, &info))) {
+        if (alloc_table_take(tgid, addr, &info, &elsewhere) ||
+            (elsewhere && alloc_overflow_take(tgid, addr, &info))) {
                 record_freed(tgid, &info);
                 return;
         }
