@@ -43,26 +43,31 @@ static void view_close(struct table_view *v)
         *v = (struct table_view) {};
 }
 
-int alloc_table_dump(int fd, struct map_dump *ret)
+int alloc_table_append(int fd, struct map_dump *d)
 {
         struct table_view v = {};
-        struct alloc_key *keys = NULL;
-        struct alloc_info *values = NULL;
-        size_t n = 0;
+        struct alloc_key *keys;
+        struct alloc_info *values;
+        size_t n;
         int r;
 
-        assert(ret);
+        assert(d);
         r = view_open(fd, &v);
         if (r < 0)
                 return r;
-        keys = malloc(MAX(v.n, 1u) * sizeof(*keys));
-        values = malloc(MAX(v.n, 1u) * sizeof(*values));
+        /* room for every slot; the arrays keep their size if that fails */
+        n = MAX(d->n + v.n, (size_t)1);
+        keys = realloc(d->keys, n * sizeof(*keys));
+        if (keys)
+                d->keys = keys;
+        values = realloc(d->values, n * sizeof(*values));
+        if (values)
+                d->values = values;
         if (!keys || !values) {
-                free(keys);
-                free(values);
                 view_close(&v);
                 return -ENOMEM;
         }
+        n = d->n;
         for (uint32_t i = 0; i < v.n; i++) {
                 const struct alloc_slot *s = &v.slots[i];
                 uint64_t word = __atomic_load_n(&s->word, __ATOMIC_ACQUIRE);
@@ -74,7 +79,7 @@ int alloc_table_dump(int fd, struct map_dump *ret)
                 values[n++] = s->info;
         }
         view_close(&v);
-        *ret = (struct map_dump) { .keys = keys, .values = values, .n = n };
+        d->n = n;
         return 0;
 }
 

@@ -6,10 +6,11 @@
 #include <sys/types.h>
 #include "map-dump.h"
 
-/* The live blocks of the table fd, as map_dump_hash() gives the allocs map's: keys are struct
- * alloc_key, values struct alloc_info. A slot BPF rewrites while it is read may come out as a
- * mix of two blocks, as an entry of the allocs map copied without its bucket lock may. */
-int alloc_table_dump(int fd, struct map_dump *ret);
+/* The live blocks of the table fd added to d, a dump of the allocs map (map_dump_hash()): keys
+ * struct alloc_key, values struct alloc_info. A slot BPF rewrites while it is read may come out
+ * as a mix of two blocks, as an entry of the allocs map copied without its bucket lock may.
+ * 0 or -errno (d as it was). */
+int alloc_table_append(int fd, struct map_dump *d);
 
 /* Free every live slot of pid's (its target gone): how many, or -errno. */
 int alloc_table_purge(int fd, pid_t pid);

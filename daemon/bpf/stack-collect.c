@@ -218,34 +218,15 @@ static uint32_t row_space(const struct alloc_key *k)
 }
 
 /* The outstanding blocks (struct alloc_key and struct alloc_info) of the allocations map, and
- * when table_fd >= 0, of alloc_table before them. */
+ * when table_fd >= 0, of alloc_table after them. */
 static int dump_outstanding(int table_fd, int fd, uint32_t max, struct map_dump *ret)
 {
-        _cleanup_(map_dump_done) struct map_dump table = {}, map = {};
-        void *keys, *values;
         int r;
 
-        r = table_fd >= 0 ? alloc_table_dump(table_fd, &table) : 0;
-        if (r >= 0)
-                r = map_dump_hash(fd, sizeof(struct alloc_key), sizeof(struct alloc_info), max, &map);
-        if (r < 0)
-                return r;
-        keys = realloc(table.keys, MAX(table.n + map.n, (size_t)1) * sizeof(struct alloc_key));
-        if (keys)
-                table.keys = keys;
-        values = realloc(table.values, MAX(table.n + map.n, (size_t)1) * sizeof(struct alloc_info));
-        if (values)
-                table.values = values;
-        if (!keys || !values)
-                return -ENOMEM;
-        if (map.n > 0) {
-                memcpy((struct alloc_key *)table.keys + table.n, map.keys, map.n * sizeof(struct alloc_key));
-                memcpy((struct alloc_info *)table.values + table.n, map.values, map.n * sizeof(struct alloc_info));
-        }
-        table.n += map.n;
-        *ret = table;
-        table = (struct map_dump) {};
-        return 0;
+        r = map_dump_hash(fd, sizeof(struct alloc_key), sizeof(struct alloc_info), max, ret);
+        if (r >= 0 && table_fd >= 0 && (r = alloc_table_append(table_fd, ret)) < 0)
+                map_dump_done(ret);
+        return r;
 }
 
 static int append_outstanding(int table_fd, int fd, uint32_t max, const pid_t *pids, size_t n_pids,
