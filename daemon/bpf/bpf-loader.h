@@ -65,8 +65,8 @@ struct bpf_object *bpf_loader_object(struct memleak_bpf *skel);
 bool bpf_loader_uprobe_multi(struct memleak_bpf *skel);
 
 /* Without uprobe_multi: kind's entry program (or the return program) at offset of path, for
- * pid only, with attach cookie (an entry's: struct alloc_site's entry_cookie). Returns 0 with
- * *ret set, or -errno. */
+ * pid only, with attach cookie (the target's slot, MEMLEAK_COOKIE_OF_SLOT(), and an entry's
+ * struct alloc_site entry_cookie). Returns 0 with *ret set, or -errno. */
 int bpf_loader_attach_uprobe(struct memleak_bpf *skel, enum alloc_kind kind, bool is_return, int pid,
                              const char *path, uint64_t offset, uint64_t cookie, struct bpf_link **ret);
 

@@ -68,9 +68,10 @@ uint32_t map_budget_alloc_table_slots(uint32_t max_allocs)
 
 uint64_t map_budget_estimate(const struct bpf_sizes *s)
 {
-        uint32_t table_slots = map_budget_alloc_table_slots(s->max_allocs);
+        uint32_t table_slots;
 
         assert(s);
+        table_slots = map_budget_alloc_table_slots(s->max_allocs);
         return hash_map_bytes(s->max_targets, sizeof(__u32), sizeof(struct target_config)) +
                array_map_bytes(s->max_targets, sizeof(struct target_slot)) +
                array_map_bytes(table_slots, sizeof(struct alloc_slot)) +
