@@ -118,7 +118,7 @@ struct unwind_walk {
         __u32 exact_pc;         /* pc is the interrupted instruction itself, not a return address */
         __u32 stop;             /* enum unwind_stop */
         __u32 max_depth;
-        __u32 pad;
+        __u32 slot;             /* the target's, of target_slots: where its mapping list is */
         /* looked up once per walk, not per frame */
         struct stack_trace *trace;              /* the thread's scratch trace */
         struct user_stack_scratch *scratch;     /* which holds it and the chunk of stack read */
@@ -161,9 +161,10 @@ static long mapping_search_step(__u32 index, struct mapping_search *s)
         return 0;
 }
 
-static __always_inline const struct unwind_mapping *unwind_find_mapping(const struct unwind_target *ut, __u64 pc)
+static __always_inline const struct unwind_mapping *unwind_find_mapping(const struct unwind_target *ut, __u32 slot,
+                                                                        __u64 pc)
 {
-        struct mapping_search s = { .pc = pc, .base = ut->slot * UNWIND_MAPPINGS_MAX, .hi = ut->n };
+        struct mapping_search s = { .pc = pc, .base = slot * UNWIND_MAPPINGS_MAX, .hi = ut->n };
         const struct unwind_mapping *m;
         __u32 key;
 
@@ -436,7 +437,7 @@ static __always_inline const struct unwind_row *unwind_row_of(struct unwind_walk
         if (pc >= w->last_start && pc < w->last_end) {
                 place = w->last_place;
         } else {
-                m = unwind_find_mapping(w->target, pc);
+                m = unwind_find_mapping(w->target, w->slot, pc);
                 if (m) {
                         place.bias = m->bias;
                         place.table = m->table;
@@ -548,7 +549,7 @@ static __always_inline long unwind_user_stack(struct pt_regs *ctx, __u32 tgid, _
         struct stack_trace *t = &s->trace;
         struct unwind_walk w = {
                 .pc = PT_REGS_IP(ctx), .sp = PT_REGS_SP(ctx), .bp = PT_REGS_FP(ctx), .tgid = tgid,
-                .max_depth = stack_capture_bytes() / sizeof(__u64), .trace = t, .scratch = s,
+                .max_depth = stack_capture_bytes() / sizeof(__u64), .slot = slot, .trace = t, .scratch = s,
         };
 
         w.target = bpf_map_lookup_elem(&unwind_targets, &slot);

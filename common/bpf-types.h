@@ -147,6 +147,9 @@ struct target_config {
          * before (a call entered while an earlier target of the same pid was attached) is stale. */
         __u64 registered_ns;
 };
+/* sample_bytes is at most MEMLEAK_MAX_SAMPLE_BYTES (common/protocol.h, 2^32): N times the gap
+ * table's entries (bpf/sample.h) stays far below 2^64. */
+
 /* A process target's settings where its probes' programs find them: target_slots[slot], slot
  * being in its probes' cookies. tgid 0: a free slot (a program of an earlier target that had the
  * slot, still running or not yet unlinked, finds another tgid or none). The targets map, keyed
@@ -156,9 +159,6 @@ struct target_slot {
         __u32 pad;
         struct target_config cfg;
 };
-
-/* sample_bytes is at most MEMLEAK_MAX_SAMPLE_BYTES (common/protocol.h, 2^32): N times the gap
- * table's entries (bpf/sample.h) stays far below 2^64. */
 
 /* A slot of alloc_table, where a process target's heap blocks are kept while their windows
  * have room (bpf/alloc-table.h); the rest go to the allocs map. */
@@ -336,11 +336,11 @@ struct unwind_mapping {
  * tgid there: frame pointers, by the kernel): its mappings are
  * unwind_mappings[slot * UNWIND_MAPPINGS_MAX + i] for i < n, sorted by start, not overlapping. */
 struct unwind_target {
-        __u32 slot;             /* of its mapping list, < max_targets */
+        __u32 tgid;             /* whose it is; 0: nobody's */
         __u32 n;
         __u32 generation;       /* changes with every list the daemon writes (any target's): rows
                                  * a thread cached under another generation are not used */
-        __u32 tgid;             /* whose it is; 0: nobody's */
+        __u32 pad;
 };
 
 /* A file whose table is loaded, keyed by its inode (dev in the kernel's encoding, major << 20 |

@@ -262,8 +262,8 @@ static int start_tracing(struct manager *m)
                 return log_error_errno(r, "Failed to set up the targets' slots: %m");
         m->env.target_slots = &m->target_slots;
         r = unwind_cache_new(m->event, bpf_loader_unwind_tables_fd(m->env.skel),
-                             bpf_loader_unwind_files_fd(m->env.skel), UNWIND_TABLES_MAX, m->config.max_targets,
-                             on_tables_loaded, m, &m->env.unwind);
+                             bpf_loader_unwind_files_fd(m->env.skel), UNWIND_TABLES_MAX, on_tables_loaded, m,
+                             &m->env.unwind);
         if (r < 0)
                 return log_error_errno(r, "Failed to set up the unwind tables: %m");
         r = mapping_log_new(m->env.skel, &m->env.mappings);

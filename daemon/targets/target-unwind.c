@@ -117,13 +117,13 @@ static int write_list(struct target *t, const struct unwind_mapping *list, uint3
 {
         static uint32_t generation;     /* of every target's list: the walker's row caches */
         struct target_unwind *u = &t->unwind;
-        struct unwind_target entry = { .slot = u->slot, .n = n, .tgid = (__u32)t->pid };
+        struct unwind_target entry = { .tgid = (__u32)t->pid, .n = n };
         __u32 key = t->slot.slot;       /* its slot of target_slots, which its probes carry */
 
         entry.generation = __atomic_add_fetch(&generation, 1, __ATOMIC_RELAXED);
 
         for (uint32_t i = 0; i < n; i++) {
-                __u32 index = u->slot * UNWIND_MAPPINGS_MAX + i;
+                __u32 index = key * UNWIND_MAPPINGS_MAX + i;
 
                 if (bpf_map_update_elem(u->mappings_fd, &index, &list[i], BPF_ANY) < 0)
                         return -errno;
@@ -161,14 +161,8 @@ int target_unwind_refresh(struct target *t)
 
         assert(t);
         u = &t->unwind;
-        if (!u->cache || t->exited)
-                return 0;
-        if (!u->has_slot) {
-                r = unwind_cache_get_slot(u->cache, &u->slot);
-                if (r < 0)
-                        return r;
-                u->has_slot = true;
-        }
+        if (!u->cache || t->exited || !t->slot.set)
+                return 0;       /* not walked by tables, or stopped: its slot is another's */
         list = calloc(UNWIND_MAPPINGS_MAX, sizeof(*list));
         if (!list)
                 return -ENOMEM;
@@ -208,9 +202,6 @@ void target_unwind_done(struct target_unwind *u, uint32_t target_slot)
         u->installed = false;
         if (!u->cache)
                 return;
-        if (u->has_slot)
-                unwind_cache_put_slot(u->cache, u->slot);
-        u->has_slot = false;
         for (size_t i = 0; i < u->n_files; i++)
                 unwind_cache_put(u->cache, u->files[i].dev, u->files[i].ino);
         free(u->files);

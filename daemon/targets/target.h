@@ -108,9 +108,7 @@ struct target_unwind {
         struct unwind_cache *cache;     /* where its files' tables are; NULL: not walked by tables */
         int targets_fd;                 /* BPF's unwind_targets and unwind_mappings */
         int mappings_fd;
-        bool has_slot;
         bool installed;                 /* its unwind_targets entry is there */
-        uint32_t slot;                  /* of its mapping list */
         struct target_unwind_file *files;
         size_t n_files;
         uint32_t n_mappings;            /* in BPF now */

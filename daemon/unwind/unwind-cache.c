@@ -21,13 +21,12 @@ struct unwind_cache {
         void *userdata;
         uint64_t next_id;
         struct slot_set tables;         /* the slots of unwind_tables */
-        struct slot_set target_lists;   /* the slots of the targets' mapping lists */
         struct unwind_cache_entry **entries;
         size_t n_entries;
 };
 
-int unwind_cache_new(sd_event *e, int tables_fd, int files_fd, uint32_t max_tables, uint32_t max_targets,
-                     unwind_cache_loaded_fn loaded, void *userdata, struct unwind_cache **ret)
+int unwind_cache_new(sd_event *e, int tables_fd, int files_fd, uint32_t max_tables, unwind_cache_loaded_fn loaded,
+                     void *userdata, struct unwind_cache **ret)
 {
         struct unwind_cache *c;
         int r;
@@ -46,7 +45,7 @@ int unwind_cache_new(sd_event *e, int tables_fd, int files_fd, uint32_t max_tabl
                 unwind_cache_free(c);
                 return r;
         }
-        if (slot_set_init(&c->tables, max_tables) < 0 || slot_set_init(&c->target_lists, max_targets) < 0) {
+        if (slot_set_init(&c->tables, max_tables) < 0) {
                 unwind_cache_free(c);
                 return -ENOMEM;
         }
@@ -86,7 +85,6 @@ struct unwind_cache *unwind_cache_free(struct unwind_cache *c)
                 entry_free(c, c->entries[i]);
         free(c->entries);
         slot_set_done(&c->tables);
-        slot_set_done(&c->target_lists);
         free(c);
         return NULL;
 }
@@ -294,19 +292,6 @@ void unwind_cache_put(struct unwind_cache *c, uint64_t dev, uint64_t ino)
                 return;
         entry_free(c, e);
         c->entries[i] = c->entries[--c->n_entries];
-}
-
-int unwind_cache_get_slot(struct unwind_cache *c, uint32_t *ret)
-{
-        assert(c);
-        assert(ret);
-        return slot_set_take(&c->target_lists, ret);
-}
-
-void unwind_cache_put_slot(struct unwind_cache *c, uint32_t slot)
-{
-        assert(c);
-        slot_set_give_back(&c->target_lists, slot);
 }
 
 void unwind_cache_get_stats(struct unwind_cache *c, struct unwind_cache_stats *ret)

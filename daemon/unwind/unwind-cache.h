@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* The unwind tables loaded into BPF, one per file (by dev/ino), shared by every target that maps
- * it and released with the last; and the slots of the targets' mapping lists. */
+ * it and released with the last. (A target's mapping list is at its own slot: targets/.) */
 #pragma once
 
 #include <stddef.h>
@@ -41,11 +41,10 @@ struct unwind_cache_stats {
 typedef void (*unwind_cache_loaded_fn)(void *userdata);
 
 /* tables_fd: the unwind_tables map of maps (max_tables slots); files_fd: unwind_files, where
- * each loaded table is listed by inode; max_targets: the slots of the mapping lists. Tables are
- * built on a thread of the cache's own (tens of ms for libc, half a second for libLLVM), and
+ * each loaded table is listed by inode. Tables are built on a thread of the cache's own (tens of ms for libc, half a second for libLLVM), and
  * loaded() called on e's loop as each is in. */
-int unwind_cache_new(sd_event *e, int tables_fd, int files_fd, uint32_t max_tables, uint32_t max_targets,
-                     unwind_cache_loaded_fn loaded, void *userdata, struct unwind_cache **ret);
+int unwind_cache_new(sd_event *e, int tables_fd, int files_fd, uint32_t max_tables, unwind_cache_loaded_fn loaded,
+                     void *userdata, struct unwind_cache **ret);
 struct unwind_cache *unwind_cache_free(struct unwind_cache *c);
 
 /* The entry of file (dev, ino), its table queued to be built from fd if it is new (fd is
@@ -56,9 +55,5 @@ int unwind_cache_get(struct unwind_cache *c, uint64_t dev, uint64_t ino, int fd,
 /* The entry of (dev, ino) if loaded, without a new reference; NULL otherwise. */
 const struct unwind_cache_entry *unwind_cache_peek(struct unwind_cache *c, uint64_t dev, uint64_t ino);
 void unwind_cache_put(struct unwind_cache *c, uint64_t dev, uint64_t ino);
-
-/* A free slot for a target's mapping list, or -ENOSPC; give it back with unwind_cache_put_slot(). */
-int unwind_cache_get_slot(struct unwind_cache *c, uint32_t *ret);
-void unwind_cache_put_slot(struct unwind_cache *c, uint32_t slot);
 
 void unwind_cache_get_stats(struct unwind_cache *c, struct unwind_cache_stats *ret);
