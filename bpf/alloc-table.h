@@ -67,7 +67,7 @@ static __always_inline struct alloc_slot *alloc_table_find(__u32 tgid, __u64 add
         __u32 h = alloc_table_hash(tgid, addr);
         __u64 live = ALLOC_SLOT_WORD(tgid, ALLOC_SLOT_LIVE);
 
-        *elsewhere = false;
+        *elsewhere = alloc_overflow_possible(false);
         for (__u32 i = 0; i < ALLOC_TABLE_WINDOW; i++) {
                 struct alloc_slot *s = alloc_table_slot(h + i);
                 __u64 word;
@@ -80,10 +80,11 @@ static __always_inline struct alloc_slot *alloc_table_find(__u32 tgid, __u64 add
                         *elsewhere = alloc_overflow_possible(true);
                         return NULL;
                 }
-                if (word == live && s->addr == addr)
+                if (word == live && s->addr == addr) {
+                        *elsewhere = false;
                         return s;
+                }
         }
-        *elsewhere = alloc_overflow_possible(false);
         return NULL;
 }
 
