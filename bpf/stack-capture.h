@@ -12,7 +12,8 @@ __noinline __s64 user_stack_id(struct pt_regs *ctx, __u32 tgid, __u32 slot)
 {
         struct user_stack_scratch *s;
         struct stack_trace *t;
-        long r;
+        long r, walked;
+        __s64 id = 0;
 
         if (!ctx)
                 return -EINVAL;
@@ -24,13 +25,19 @@ __noinline __s64 user_stack_id(struct pt_regs *ctx, __u32 tgid, __u32 slot)
         }
         t = &s->trace;
         s->chunk_words = 0;     /* the stack is another now */
-        if (unwind_user_stack(ctx, tgid, slot, s) == 0)
+        walked = unwind_user_stack(ctx, tgid, slot, s, &id);
+        if (walked == 1)
+                return id;      /* the same stack as the thread's last walk */
+        if (walked == 0)
                 r = t->depth > 0 ? 0 : -EFAULT;
         else
                 r = stack_captured(t, bpf_get_stack(ctx, t->ips, stack_capture_bytes(), BPF_F_USER_STACK));
         if (r < 0)
                 return r;
-        return stack_intern(t);
+        id = stack_intern(t);
+        if (walked == 0 && id >= 0)
+                walk_memo_keep(&s->memo, &s->reads, id);
+        return id;
 }
 
 /* The stack table and the task storage allocate their elements through bpf_mem_alloc, which

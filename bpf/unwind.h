@@ -7,7 +7,9 @@
  * bpf_loop of its own. Per frame the costs are finding the row and the user-memory reads: rows
  * come from the thread's cache by pc when the frame was walked before, consecutive frames in one
  * mapping skip the mapping search, and a frame whose rbp is saved right below its return
- * address is read in one (bench/RESULTS.md, deep stacks). Included
+ * address is read in one (bench/RESULTS.md, deep stacks); a walk from the same registers as the
+ * thread's last reads the words that one read again and, when they are unchanged, takes its
+ * stack without stepping a frame (walk-memo.h). Included
  * once, by memleak.bpf.c, after stack-table.h. */
 #pragma once
 
@@ -78,6 +80,8 @@ struct row_cache {
  * return probe took 1,230 ns with it, 1,500 with 512 bytes, 2,280 with 128. */
 #define STACK_CHUNK_WORDS 256
 
+#include "walk-memo.h"
+
 /* What a thread's stack captures work in: where a uprobe program captures a stack before it is
  * interned, the chunk of stack the walker read, and its row cache. Task storage, not per CPU:
  * uprobe programs run preemptible (only migration is disabled), so another task on the same CPU
@@ -89,6 +93,8 @@ struct user_stack_scratch {
         __u64 chunk_words;              /* words of chunk read; 0: none this walk */
         __u64 chunk[STACK_CHUNK_WORDS + 1];     /* + 1: room for a 2-word read at any index */
         struct row_cache rows;
+        struct walk_reads reads;        /* what the walk in progress read */
+        struct walk_memo memo;          /* the last walk kept */
 };
 
 struct {
@@ -125,7 +131,10 @@ struct unwind_walk {
         const struct unwind_target *target;
         struct row_cache *cache;                /* the thread's, in its scratch */
         __u32 generation;                       /* target->generation when the walk began */
-        __u32 pad2;
+        __u8 bp_from_regs;                      /* bp is still the registers' rbp */
+        __u8 used_regs_bp;                      /* a rule read the registers' rbp */
+        __u8 uncacheable;                       /* a frame's mapping was not in the list */
+        __u8 pad2;
         /* the mapping of the last frame stepped by CFI: the next frame is often in it too */
         __u64 last_start, last_end;
         struct unwind_place last_place;
@@ -310,11 +319,23 @@ __noinline int read_user_words(struct user_stack_scratch *s, __u64 addr, struct 
         return 0;
 }
 
+/* read_user_words(), each word read noted in s->reads (the walk's memo is made of them). */
+static __always_inline int read_user_words_noted(struct user_stack_scratch *s, __u64 addr, struct user_words *ret,
+                                                 __u32 words)
+{
+        if (read_user_words(s, addr, ret, words))
+                return -1;
+        walk_reads_note(&s->reads, addr, ret->w[0]);
+        if (words == 2)
+                walk_reads_note(&s->reads, addr + 8, ret->w[1]);
+        return 0;
+}
+
 static __always_inline int read_user_u64(const struct unwind_walk *w, __u64 addr, __u64 *ret)
 {
         struct user_words got;
 
-        if (read_user_words(w->scratch, addr, &got, 1))
+        if (!w->scratch || read_user_words_noted(w->scratch, addr, &got, 1))
                 return -1;
         *ret = got.w[0];
         return 0;
@@ -325,30 +346,39 @@ static __always_inline int read_user_frame(const struct unwind_walk *w, __u64 ad
 {
         struct user_words got;
 
-        if (read_user_words(w->scratch, addr, &got, 2))
+        if (!w->scratch || read_user_words_noted(w->scratch, addr, &got, 2))
                 return -1;
         *bp = got.w[0];
         *ra = got.w[1];
         return 0;
 }
 
+/* w's rbp, for a rule that uses it: noted when it is still the registers' (the memo's key then
+ * holds it). */
+static __always_inline __u64 walk_bp(struct unwind_walk *w)
+{
+        w->used_regs_bp |= w->bp_from_regs;
+        return w->bp;
+}
+
 /* One frame by frame pointer: rbp points at the caller's rbp, the return address above it. */
 static __always_inline int unwind_step_fp(struct unwind_walk *w)
 {
-        __u64 ra, bp;
+        __u64 ra, bp, frame = walk_bp(w);
 
-        if (w->bp == 0 || w->bp < w->sp)
+        if (frame == 0 || frame < w->sp)
                 return UNWIND_STOP_END;         /* no frame pointer chain here */
-        if (read_user_frame(w, w->bp, &bp, &ra))
+        if (read_user_frame(w, frame, &bp, &ra))
                 return UNWIND_STOP_UNREADABLE;
-        w->sp = w->bp + 16;
+        w->sp = frame + 16;
         w->bp = bp;
+        w->bp_from_regs = 0;
         w->pc = ra;
         w->exact_pc = 0;
         return -1;
 }
 
-static __always_inline int unwind_read_reg(const struct unwind_walk *w, __u8 rule, __s8 offset8, __u64 cfa,
+static __always_inline int unwind_read_reg(struct unwind_walk *w, __u8 rule, __s8 offset8, __u64 cfa,
                                            __u64 *ret)
 {
         __u64 base;
@@ -356,7 +386,7 @@ static __always_inline int unwind_read_reg(const struct unwind_walk *w, __u8 rul
         switch (rule) {
         case UNWIND_REG_AT_CFA: base = cfa; break;
         case UNWIND_REG_AT_RSP: base = w->sp; break;
-        case UNWIND_REG_AT_RBP: base = w->bp; break;
+        case UNWIND_REG_AT_RBP: base = walk_bp(w); break;
         default: return -1;
         }
         return read_user_u64(w, base + (__s64)offset8 * 8, ret) ? -2 : 0;
@@ -368,6 +398,7 @@ static __always_inline int unwind_step_row(struct unwind_walk *w, const struct u
         __u8 ra_rule = row->reg_rules & UNWIND_ROW_RA_RULE_MASK;
         __u8 bp_rule = (row->reg_rules & UNWIND_ROW_RBP_RULE_MASK) >> UNWIND_ROW_RBP_RULE_SHIFT;
         __u64 cfa, ra, bp = w->bp;
+        bool bp_read = false;
         int r;
 
         switch (row->cfa_rule) {
@@ -377,7 +408,7 @@ static __always_inline int unwind_step_row(struct unwind_walk *w, const struct u
                 cfa = w->sp + row->cfa_offset;
                 break;
         case UNWIND_CFA_RBP:
-                cfa = w->bp + row->cfa_offset;
+                cfa = walk_bp(w) + row->cfa_offset;
                 break;
         case UNWIND_CFA_PLT:
                 cfa = w->sp + row->cfa_offset + ((w->pc & 15) >= 11 ? 8 : 0);
@@ -387,7 +418,7 @@ static __always_inline int unwind_step_row(struct unwind_walk *w, const struct u
                         return UNWIND_STOP_UNREADABLE;
                 break;
         case UNWIND_CFA_RBP_DEREF:
-                if (read_user_u64(w, w->bp + row->cfa_offset, &cfa))
+                if (read_user_u64(w, walk_bp(w) + row->cfa_offset, &cfa))
                         return UNWIND_STOP_UNREADABLE;
                 break;
         default:
@@ -400,6 +431,7 @@ static __always_inline int unwind_step_row(struct unwind_walk *w, const struct u
                 /* a frame-pointer frame: rbp saved right below the return address */
                 if (read_user_frame(w, cfa - 16, &bp, &ra))
                         return UNWIND_STOP_UNREADABLE;
+                bp_read = true;
                 goto stepped;
         }
         r = unwind_read_reg(w, ra_rule, row->ra_offset8, cfa, &ra);
@@ -413,6 +445,7 @@ static __always_inline int unwind_step_row(struct unwind_walk *w, const struct u
                         bp = 0;                 /* unknown from here: only CFI can go on */
                 else if (r < 0)
                         return UNWIND_STOP_UNREADABLE;
+                bp_read = true;
         }
 stepped:
         /* above a signal handler's trampoline (whose row reads the interrupted rip, rsp and rbp
@@ -420,6 +453,8 @@ stepped:
         w->exact_pc = (row->reg_rules & UNWIND_ROW_SIGNAL_FRAME) != 0;
         w->sp = cfa;
         w->bp = bp;
+        if (bp_read)
+                w->bp_from_regs = 0;
         w->pc = ra;
         return -1;
 }
@@ -447,6 +482,7 @@ static __always_inline const struct unwind_row *unwind_row_of(struct unwind_walk
                         w->last_place = place;
                 } else {
                         *cacheable = false;     /* not in the list: the list will change */
+                        w->uncacheable = 1;
                         if (unwind_place_by_vma(pc, &place) < 0)
                                 place.n_rows = 0;
                 }
@@ -542,25 +578,54 @@ static __always_inline void count_unwind_stop(__u32 stop)
 }
 
 /* Walk the user stack of a uprobe's registers into s->trace by the target's unwind tables: 0,
- * or -ENOENT when the target has none (the caller takes the frame-pointer stack instead). */
+ * then s->memo holds the walk's key, for walk_memo_keep() once its stack has an id; 1 when the
+ * thread's memo of its last walk says this one takes the same stack, *memo_id; or -ENOENT when
+ * the target has no tables (the caller takes the frame-pointer stack instead). */
 static __always_inline long unwind_user_stack(struct pt_regs *ctx, __u32 tgid, __u32 slot,
-                                              struct user_stack_scratch *s)
+                                              struct user_stack_scratch *s, __s64 *memo_id)
 {
         struct stack_trace *t = &s->trace;
         struct unwind_walk w = {
                 .pc = PT_REGS_IP(ctx), .sp = PT_REGS_SP(ctx), .bp = PT_REGS_FP(ctx), .tgid = tgid,
                 .max_depth = stack_capture_bytes() / sizeof(__u64), .slot = slot, .trace = t, .scratch = s,
+                .bp_from_regs = 1,
         };
+        struct walk_memo *m = &s->memo;
+        __u32 purges = stack_purges;
 
         w.target = bpf_map_lookup_elem(&unwind_targets, &slot);
         if (!w.target || w.target->tgid != tgid)
                 return -ENOENT;
         w.generation = w.target->generation;
+        count(COUNTER_UNWIND_WALKS);
+        if (walk_memo_matches(m, s->chunk, &s->chunk_start, &s->chunk_words, tgid, w.generation, w.pc, w.sp,
+                              w.bp)) {
+                *memo_id = m->stack_id;
+                count(COUNTER_UNWIND_REPEATS);
+                count_unwind_stop(m->stop);
+                return 1;
+        }
         w.cache = &s->rows;
+        s->reads.n = 0;
         bpf_loop(MEMLEAK_MAX_STACK_DEPTH + 1, unwind_frame, &w, 0);
         t->depth = w.depth;
         t->stop = w.stop;
-        count(COUNTER_UNWIND_WALKS);
         count_unwind_stop(w.stop);
+        /* the key of the memo this walk may become (pending until its stack has an id); not a
+         * walk that found a mapping missing from the list, which the daemon is about to change */
+        m->valid = 0;
+        if (!w.uncacheable) {
+                m->pc = PT_REGS_IP(ctx);
+                m->sp = PT_REGS_SP(ctx);
+                m->bp = PT_REGS_FP(ctx);
+                m->tgid = tgid;
+                m->generation = w.generation;
+                m->uses_bp = w.used_regs_bp;
+                m->stop = w.stop;
+                m->stack_purges = purges;
+                m->pending = 1;
+        } else {
+                m->pending = 0;
+        }
         return 0;
 }

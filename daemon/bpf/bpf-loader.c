@@ -202,6 +202,13 @@ void bpf_loader_overflow_removed(struct memleak_bpf *skel, uint64_t n)
                 __atomic_fetch_sub(&skel->bss->alloc_overflow, n, __ATOMIC_RELAXED);
 }
 
+void bpf_loader_stacks_purged(struct memleak_bpf *skel)
+{
+        assert(skel);
+        if (skel->bss)
+                __atomic_fetch_add(&skel->bss->stack_purges, 1, __ATOMIC_RELEASE);
+}
+
 int bpf_loader_allocs_fd(struct memleak_bpf *skel)
 {
         assert(skel);

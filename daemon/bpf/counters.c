@@ -39,6 +39,7 @@ static const char *const counters_table[_COUNTER_MAX] = {
         [COUNTER_LOST_FORK_EVENTS] = "fork_events_lost",
         [COUNTER_ALLOCS_UNSAMPLED] = "allocs_unsampled",
         [COUNTER_FREE_UNSAMPLED] = "frees_unsampled",
+        [COUNTER_UNWIND_REPEATS] = "unwind_repeats",
 };
 
 DEFINE_STRING_TABLE_LOOKUP_TO_STRING(counters, enum memleak_counter);

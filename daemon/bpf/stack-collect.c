@@ -464,6 +464,8 @@ static int purge_stacks(struct memleak_bpf *skel, const struct map_limits *lim, 
                         continue;       /* another target's allocations use it too */
                 purged += bpf_map_delete_elem(stacks_fd, &id) == 0;
         }
+        if (purged > 0)
+                bpf_loader_stacks_purged(skel);
         return purged;
 }
 

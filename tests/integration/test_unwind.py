@@ -116,6 +116,38 @@ class UnwindTest(harness.DaemonTestCase):
         text = daemon.ctl_ok('report', '--pid', program.pid).stdout
         self.assertRegex(text, r'\[unwind stopped: no CFI for \S*leak-unwind\+0x[0-9a-f]+\]')
 
+    def test_a_walk_repeated_from_the_same_registers_still_tells_the_callers_apart(self):
+        # malloc returns to one pc with one stack pointer for leak_from_a and leak_from_b (and
+        # for outer_x and outer_y, two frames further up): the thread's memo of its last walk
+        # matches their registers, and only the return addresses it read again tell them apart.
+        expected = {
+            'leak_from_a': {'bytes': 40 * 24, 'allocs': 40},
+            'leak_from_b': {'bytes': 40 * 40, 'allocs': 40},
+            'outer_x': {'bytes': 30 * 56, 'allocs': 30},
+            'outer_y': {'bytes': 30 * 72, 'allocs': 30},
+        }
+        names = set(expected) | {'churn_here'}
+        daemon = self.start_daemon()
+        program = self.start_program('leak-same-site')
+        daemon.attach(program.pid)
+        program.run_leaks()
+        report, totals = self.wait_for_totals(daemon, program.pid, names, expected)
+        self.assert_totals(report, totals, expected, 'leak-same-site')
+        text = harness.format_stacks(report)
+        for name in ('leak_from_a', 'leak_from_b'):
+            for stack in stacks_of(report, 'site'):
+                if name in symbols(stack):
+                    self.assertEqual(symbols(stack)[1], name, text)
+        for name in ('outer_x', 'outer_y'):
+            for stack in stacks_of(report, 'site'):
+                if name in symbols(stack):
+                    self.assertEqual(symbols(stack)[1:3], ['middle', name], text)
+        counters = daemon.status()['counters']
+        # the second call of each pair (70), and churn_here's loops after their first (3 x 199),
+        # took the memo's stack
+        self.assertGreaterEqual(counters['unwind_repeats'], 70 + 3 * 199, counters)
+        self.assertLess(counters['unwind_repeats'], counters['unwind_walks'], counters)
+
     def test_frame_pointers_alone_cut_the_same_chains(self):
         daemon, program, report = self.leak('--unwind', 'fp')
         stacks = harness.format_stacks(report)

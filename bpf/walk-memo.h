@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* A thread's memo of its last unwind-table walk: a loop allocating from one call site returns
+ * from malloc with the same pc and stack pointer again and again, above the same frames. A walk
+ * is a function of the registers it starts from (pc, sp, and rbp where a rule used it), of the
+ * target's tables and mapping list (their generation), and of the words of stack it read: when
+ * all of these are as they were, it would take the same stack again. So the memo keeps the words
+ * the last walk read (at most WALK_MEMO_WORDS, within one chunk of stack) and its stack's id; the
+ * next walk from the same registers reads that span once, compares the words, and on a match
+ * takes the id without stepping a frame or interning the stack. Any word that differs (another
+ * caller at the same depth, a frame that returned and was called again from elsewhere) makes it
+ * walk as before. Included once, by unwind.h, before struct user_stack_scratch. */
+#pragma once
+
+#define WALK_MEMO_WORDS 32              /* a power of two */
+
+/* The words of stack the walk in progress read, in order. */
+struct walk_reads {
+        __u32 n;                        /* may pass WALK_MEMO_WORDS: then the walk is not kept */
+        __u32 pad;
+        __u64 addr[WALK_MEMO_WORDS];
+        __u64 val[WALK_MEMO_WORDS];
+};
+
+/* What the thread's last walk started from and read, and the stack it took. */
+struct walk_memo {
+        __u64 pc, sp, bp;
+        __u32 tgid;
+        __u32 generation;               /* the target's list generation the walk ran under */
+        __u32 valid;
+        __u32 uses_bp;                  /* a rule read rbp as the registers had it: bp is part of the key */
+        __u32 stop;                     /* why the walk ended (enum unwind_stop) */
+        __u32 stack_purges;             /* stack_purges before the walk began */
+        __u32 pending;                  /* the key is the walk just taken's, not kept yet */
+        __u32 pad;
+        __s64 stack_id;
+        __u64 lo;                       /* the user address of the first word of the span */
+        __u32 span_words;               /* words from lo to the last one read (<= STACK_CHUNK_WORDS) */
+        __u32 n;                        /* words in off[] and val[] */
+        __u16 off[WALK_MEMO_WORDS];     /* each word's index in the span */
+        __u64 val[WALK_MEMO_WORDS];
+};
+
+/* Raised by the daemon each time it deletes stacks from the stack table (a target detached):
+ * a memo kept before then may name a stack that is gone. */
+__u32 stack_purges = 0;
+
+static __always_inline void walk_reads_note(struct walk_reads *r, __u64 addr, __u64 val)
+{
+        __u32 i = r->n;
+
+        if (i < WALK_MEMO_WORDS) {
+                r->addr[i] = addr;
+                r->val[i] = val;
+        }
+        if (i <= WALK_MEMO_WORDS)
+                r->n = i + 1;
+}
+
+/* Whether a walk from these registers would take m's stack: its key matches, and the words it
+ * read, read again into chunk (which then holds the span: chunk_start and chunk_words set as
+ * read_user_words() keeps them), are the same. */
+static __always_inline bool walk_memo_matches(const struct walk_memo *m, __u64 *chunk, __u64 *chunk_start,
+                                              __u64 *chunk_words, __u32 tgid, __u32 generation, __u64 pc,
+                                              __u64 sp, __u64 bp)
+{
+        __u32 bytes;
+
+        if (!m->valid || m->pc != pc || m->sp != sp || m->tgid != tgid || m->generation != generation ||
+            (m->uses_bp && m->bp != bp) || m->stack_purges != stack_purges)
+                return false;
+        if (m->n == 0)
+                return true;            /* it read no stack */
+        bytes = m->span_words * sizeof(__u64);
+        if (bytes == 0 || bytes > STACK_CHUNK_WORDS * sizeof(__u64))
+                return false;
+        bytes &= 2 * STACK_CHUNK_WORDS * sizeof(__u64) - 1;    /* a no-op the verifier can follow */
+        if (bpf_probe_read_user(chunk, bytes, (const void *)m->lo)) {
+                *chunk_words = 0;
+                return false;
+        }
+        *chunk_start = m->lo;
+        *chunk_words = m->span_words;
+        for (__u32 i = 0; i < WALK_MEMO_WORDS; i++) {
+                if (i >= m->n)
+                        break;
+                if (chunk[m->off[i] & (STACK_CHUNK_WORDS - 1)] != m->val[i])
+                        return false;
+        }
+        return true;
+}
+
+/* Keep the walk just taken (its key and stop already in m, stack_purges as it was before the
+ * walk began, r what it read) as the memo of stack id:
+ * unless it read more words than a memo holds, or across more than one chunk. */
+static __always_inline void walk_memo_keep(struct walk_memo *m, const struct walk_reads *r, __s64 id)
+{
+        __u64 lo = ~0ull, hi = 0;
+        __u32 n = r->n;
+
+        if (!m->pending)
+                return;
+        m->pending = 0;
+        if (n > WALK_MEMO_WORDS)
+                return;
+        for (__u32 i = 0; i < WALK_MEMO_WORDS; i++) {
+                if (i >= n)
+                        break;
+                if (r->addr[i] < lo)
+                        lo = r->addr[i];
+                if (r->addr[i] > hi)
+                        hi = r->addr[i];
+        }
+        if (n > 0 && (hi - lo) / sizeof(__u64) >= STACK_CHUNK_WORDS)
+                return;
+        for (__u32 i = 0; i < WALK_MEMO_WORDS; i++) {
+                if (i >= n)
+                        break;
+                if ((r->addr[i] - lo) & 7)
+                        return;         /* not word-aligned with the rest: not kept */
+                m->off[i] = (r->addr[i] - lo) / sizeof(__u64);
+                m->val[i] = r->val[i];
+        }
+        m->lo = lo;
+        m->span_words = n > 0 ? (hi - lo) / sizeof(__u64) + 1 : 0;
+        m->n = n;
+        m->stack_id = id;
+        m->valid = 1;
+}
