@@ -36,7 +36,7 @@ __noinline __s64 user_stack_id(struct pt_regs *ctx, __u32 tgid, __u32 slot)
                 return r;
         id = stack_intern(t);
         if (walked == 0 && id >= 0)
-                walk_memo_keep(&s->memo, &s->reads, id);
+                walk_memo_keep(&s->memo[s->memo_slot & (WALK_MEMOS - 1)], &s->reads, id);
         return id;
 }
 

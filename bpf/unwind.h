@@ -94,7 +94,9 @@ struct user_stack_scratch {
         __u64 chunk[STACK_CHUNK_WORDS + 1];     /* + 1: room for a 2-word read at any index */
         struct row_cache rows;
         struct walk_reads reads;        /* what the walk in progress read */
-        struct walk_memo memo;          /* the last walk kept */
+        __u32 memo_slot;                /* the walk in progress's, in memo[] */
+        __u32 pad;
+        struct walk_memo memo[WALK_MEMOS];      /* the last walk kept from each slot's registers */
 };
 
 struct {
@@ -135,6 +137,8 @@ struct unwind_walk {
         __u8 used_regs_bp;                      /* a rule read the registers' rbp */
         __u8 uncacheable;                       /* a frame's mapping was not in the list */
         __u8 pad2;
+        __u64 bp_addr;                          /* where bp was read from, until a rule reads bp
+                                                 * (it is noted then); 0: nothing to note */
         /* the mapping of the last frame stepped by CFI: the next frame is often in it too */
         __u64 last_start, last_end;
         struct unwind_place last_place;
@@ -319,45 +323,45 @@ __noinline int read_user_words(struct user_stack_scratch *s, __u64 addr, struct 
         return 0;
 }
 
-/* read_user_words(), each word read noted in s->reads (the walk's memo is made of them). */
-static __always_inline int read_user_words_noted(struct user_stack_scratch *s, __u64 addr, struct user_words *ret,
-                                                 __u32 words)
-{
-        if (read_user_words(s, addr, ret, words))
-                return -1;
-        walk_reads_note(&s->reads, addr, ret->w[0]);
-        if (words == 2)
-                walk_reads_note(&s->reads, addr + 8, ret->w[1]);
-        return 0;
-}
-
-static __always_inline int read_user_u64(const struct unwind_walk *w, __u64 addr, __u64 *ret)
+/* A word the walk read: noted in s->reads, of which the walk's memo is made, when note. The
+ * saved rbp a frame restores is not noted here: only a rule that reads it later makes the walk
+ * depend on it (walk_bp()), and it often holds data that changes from call to call. */
+static __always_inline int read_user_u64(const struct unwind_walk *w, __u64 addr, __u64 *ret, bool note)
 {
         struct user_words got;
 
-        if (!w->scratch || read_user_words_noted(w->scratch, addr, &got, 1))
+        if (!w->scratch || read_user_words(w->scratch, addr, &got, 1))
                 return -1;
         *ret = got.w[0];
+        if (note)
+                walk_reads_note(&w->scratch->reads, addr, got.w[0]);
         return 0;
 }
 
-/* A frame-pointer frame's saved rbp at addr and the return address above it, in one read. */
+/* A frame-pointer frame's saved rbp at addr and the return address above it, in one read (the
+ * return address noted). */
 static __always_inline int read_user_frame(const struct unwind_walk *w, __u64 addr, __u64 *bp, __u64 *ra)
 {
         struct user_words got;
 
-        if (!w->scratch || read_user_words_noted(w->scratch, addr, &got, 2))
+        if (!w->scratch || read_user_words(w->scratch, addr, &got, 2))
                 return -1;
         *bp = got.w[0];
         *ra = got.w[1];
+        walk_reads_note(&w->scratch->reads, addr + 8, got.w[1]);
         return 0;
 }
 
-/* w's rbp, for a rule that uses it: noted when it is still the registers' (the memo's key then
- * holds it). */
+/* w's rbp, for a rule that uses it: the walk depends on it from now on. The registers' rbp is
+ * then part of the memo's key; one read from the stack, one of the words the memo compares. */
 static __always_inline __u64 walk_bp(struct unwind_walk *w)
 {
-        w->used_regs_bp |= w->bp_from_regs;
+        if (w->bp_from_regs) {
+                w->used_regs_bp = 1;
+        } else if (w->bp_addr && w->scratch) {
+                walk_reads_note(&w->scratch->reads, w->bp_addr, w->bp);
+                w->bp_addr = 0;
+        }
         return w->bp;
 }
 
@@ -373,13 +377,15 @@ static __always_inline int unwind_step_fp(struct unwind_walk *w)
         w->sp = frame + 16;
         w->bp = bp;
         w->bp_from_regs = 0;
+        w->bp_addr = frame;
         w->pc = ra;
         w->exact_pc = 0;
         return -1;
 }
 
+/* A register saved by rule (the return address, note; or rbp, whose address goes to *addr). */
 static __always_inline int unwind_read_reg(struct unwind_walk *w, __u8 rule, __s8 offset8, __u64 cfa,
-                                           __u64 *ret)
+                                           __u64 *ret, bool note, __u64 *addr)
 {
         __u64 base;
 
@@ -389,7 +395,8 @@ static __always_inline int unwind_read_reg(struct unwind_walk *w, __u8 rule, __s
         case UNWIND_REG_AT_RBP: base = walk_bp(w); break;
         default: return -1;
         }
-        return read_user_u64(w, base + (__s64)offset8 * 8, ret) ? -2 : 0;
+        *addr = base + (__s64)offset8 * 8;
+        return read_user_u64(w, *addr, ret, note) ? -2 : 0;
 }
 
 /* One frame by its CFI row. */
@@ -397,7 +404,7 @@ static __always_inline int unwind_step_row(struct unwind_walk *w, const struct u
 {
         __u8 ra_rule = row->reg_rules & UNWIND_ROW_RA_RULE_MASK;
         __u8 bp_rule = (row->reg_rules & UNWIND_ROW_RBP_RULE_MASK) >> UNWIND_ROW_RBP_RULE_SHIFT;
-        __u64 cfa, ra, bp = w->bp;
+        __u64 cfa, ra, bp = w->bp, ra_addr, bp_addr = 0;
         bool bp_read = false;
         int r;
 
@@ -414,11 +421,11 @@ static __always_inline int unwind_step_row(struct unwind_walk *w, const struct u
                 cfa = w->sp + row->cfa_offset + ((w->pc & 15) >= 11 ? 8 : 0);
                 break;
         case UNWIND_CFA_RSP_DEREF:
-                if (read_user_u64(w, w->sp + row->cfa_offset, &cfa))
+                if (read_user_u64(w, w->sp + row->cfa_offset, &cfa, true))
                         return UNWIND_STOP_UNREADABLE;
                 break;
         case UNWIND_CFA_RBP_DEREF:
-                if (read_user_u64(w, walk_bp(w) + row->cfa_offset, &cfa))
+                if (read_user_u64(w, walk_bp(w) + row->cfa_offset, &cfa, true))
                         return UNWIND_STOP_UNREADABLE;
                 break;
         default:
@@ -432,19 +439,22 @@ static __always_inline int unwind_step_row(struct unwind_walk *w, const struct u
                 if (read_user_frame(w, cfa - 16, &bp, &ra))
                         return UNWIND_STOP_UNREADABLE;
                 bp_read = true;
+                bp_addr = cfa - 16;
                 goto stepped;
         }
-        r = unwind_read_reg(w, ra_rule, row->ra_offset8, cfa, &ra);
+        r = unwind_read_reg(w, ra_rule, row->ra_offset8, cfa, &ra, true, &ra_addr);
         if (r == -1)
                 return UNWIND_STOP_UNCOMPUTABLE;
         if (r < 0)
                 return UNWIND_STOP_UNREADABLE;
         if (bp_rule != UNWIND_REG_UNDEFINED && bp_rule != UNWIND_REG_SAME_VALUE) {
-                r = unwind_read_reg(w, bp_rule, row->rbp_offset8, cfa, &bp);
-                if (r == -1)
+                r = unwind_read_reg(w, bp_rule, row->rbp_offset8, cfa, &bp, false, &bp_addr);
+                if (r == -1) {
                         bp = 0;                 /* unknown from here: only CFI can go on */
-                else if (r < 0)
+                        bp_addr = 0;
+                } else if (r < 0) {
                         return UNWIND_STOP_UNREADABLE;
+                }
                 bp_read = true;
         }
 stepped:
@@ -453,8 +463,10 @@ stepped:
         w->exact_pc = (row->reg_rules & UNWIND_ROW_SIGNAL_FRAME) != 0;
         w->sp = cfa;
         w->bp = bp;
-        if (bp_read)
+        if (bp_read) {
                 w->bp_from_regs = 0;
+                w->bp_addr = bp_addr;
+        }
         w->pc = ra;
         return -1;
 }
@@ -590,8 +602,8 @@ static __always_inline long unwind_user_stack(struct pt_regs *ctx, __u32 tgid, _
                 .max_depth = stack_capture_bytes() / sizeof(__u64), .slot = slot, .trace = t, .scratch = s,
                 .bp_from_regs = 1,
         };
-        struct walk_memo *m = &s->memo;
-        __u32 purges = stack_purges;
+        __u32 purges = stack_purges, slot_of_memo = walk_memo_slot(w.pc, w.sp);
+        struct walk_memo *m = &s->memo[slot_of_memo];
 
         w.target = bpf_map_lookup_elem(&unwind_targets, &slot);
         if (!w.target || w.target->tgid != tgid)
@@ -607,14 +619,16 @@ static __always_inline long unwind_user_stack(struct pt_regs *ctx, __u32 tgid, _
         }
         w.cache = &s->rows;
         s->reads.n = 0;
+        s->memo_slot = slot_of_memo;
         bpf_loop(MEMLEAK_MAX_STACK_DEPTH + 1, unwind_frame, &w, 0);
         t->depth = w.depth;
         t->stop = w.stop;
         count_unwind_stop(w.stop);
         /* the key of the memo this walk may become (pending until its stack has an id); not a
-         * walk that found a mapping missing from the list, which the daemon is about to change */
+         * walk that found a mapping missing from the list, which the daemon is about to change,
+         * nor one that a read it could not make stopped */
         m->valid = 0;
-        if (!w.uncacheable) {
+        if (!w.uncacheable && w.stop != UNWIND_STOP_UNREADABLE) {
                 m->pc = PT_REGS_IP(ctx);
                 m->sp = PT_REGS_SP(ctx);
                 m->bp = PT_REGS_FP(ctx);

@@ -1,17 +1,19 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* A thread's memo of its last unwind-table walk: a loop allocating from one call site returns
+/* A thread's memos of its last unwind-table walks: a loop allocating from one call site returns
  * from malloc with the same pc and stack pointer again and again, above the same frames. A walk
  * is a function of the registers it starts from (pc, sp, and rbp where a rule used it), of the
  * target's tables and mapping list (their generation), and of the words of stack it read: when
- * all of these are as they were, it would take the same stack again. So the memo keeps the words
- * the last walk read (at most WALK_MEMO_WORDS, within one chunk of stack) and its stack's id; the
- * next walk from the same registers reads that span once, compares the words, and on a match
- * takes the id without stepping a frame or interning the stack. Any word that differs (another
+ * all of these are as they were, it would take the same stack again. So a memo keeps the words
+ * a walk read (at most WALK_MEMO_WORDS, within one chunk of stack) and its stack's id, in one of
+ * WALK_MEMOS slots by its pc and sp; the next walk from the same registers reads that span once,
+ * compares the words, and on a match takes the id without stepping a frame or interning the
+ * stack. A saved rbp the walk restored counts only if a later rule read it (unwind.h, walk_bp). Any word that differs (another
  * caller at the same depth, a frame that returned and was called again from elsewhere) makes it
  * walk as before. Included once, by unwind.h, before struct user_stack_scratch. */
 #pragma once
 
-#define WALK_MEMO_WORDS 32              /* a power of two */
+#define WALK_MEMO_WORDS 64              /* 32 frames of two words (rbp and return address) */
+#define WALK_MEMOS 32                   /* memos per thread, by their registers: a power of two */
 
 /* The words of stack the walk in progress read, in order. */
 struct walk_reads {
@@ -21,7 +23,7 @@ struct walk_reads {
         __u64 val[WALK_MEMO_WORDS];
 };
 
-/* What the thread's last walk started from and read, and the stack it took. */
+/* What a walk of the thread started from and read, and the stack it took. */
 struct walk_memo {
         __u64 pc, sp, bp;
         __u32 tgid;
@@ -43,6 +45,13 @@ struct walk_memo {
 /* Raised by the daemon each time it deletes stacks from the stack table (a target detached):
  * a memo kept before then may name a stack that is gone. */
 __u32 stack_purges = 0;
+
+/* The memo that a walk from pc and sp looks up and may replace: a thread allocating from a few
+ * call sites in turn (a server's request path) keeps one for each. */
+static __always_inline __u32 walk_memo_slot(__u64 pc, __u64 sp)
+{
+        return (__u32)mix64(pc ^ (sp << 16)) & (WALK_MEMOS - 1);
+}
 
 static __always_inline void walk_reads_note(struct walk_reads *r, __u64 addr, __u64 val)
 {
