@@ -618,7 +618,7 @@ static __always_inline long unwind_user_stack(struct pt_regs *ctx, __u32 tgid, _
                 return 1;
         }
         w.cache = &s->rows;
-        s->reads.n = 0;
+        walk_reads_start(&s->reads);
         s->memo_slot = slot_of_memo;
         bpf_loop(MEMLEAK_MAX_STACK_DEPTH + 1, unwind_frame, &w, 0);
         t->depth = w.depth;

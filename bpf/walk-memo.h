@@ -19,6 +19,7 @@
 struct walk_reads {
         __u32 n;                        /* may pass WALK_MEMO_WORDS: then the walk is not kept */
         __u32 pad;
+        __u64 lo, hi;                   /* the lowest and highest address among them */
         __u64 addr[WALK_MEMO_WORDS];
         __u64 val[WALK_MEMO_WORDS];
 };
@@ -53,6 +54,13 @@ static __always_inline __u32 walk_memo_slot(__u64 pc, __u64 sp)
         return (__u32)mix64(pc ^ (sp << 16)) & (WALK_MEMOS - 1);
 }
 
+static __always_inline void walk_reads_start(struct walk_reads *r)
+{
+        r->n = 0;
+        r->lo = ~0ull;
+        r->hi = 0;
+}
+
 static __always_inline void walk_reads_note(struct walk_reads *r, __u64 addr, __u64 val)
 {
         __u32 i = r->n;
@@ -61,6 +69,10 @@ static __always_inline void walk_reads_note(struct walk_reads *r, __u64 addr, __
                 r->addr[i] = addr;
                 r->val[i] = val;
         }
+        if (addr < r->lo)
+                r->lo = addr;
+        if (addr > r->hi)
+                r->hi = addr;
         if (i <= WALK_MEMO_WORDS)
                 r->n = i + 1;
 }
@@ -103,7 +115,7 @@ static __always_inline bool walk_memo_matches(const struct walk_memo *m, __u64 *
  * unless it read more words than a memo holds, or across more than one chunk. */
 static __always_inline void walk_memo_keep(struct walk_memo *m, const struct walk_reads *r, __s64 id)
 {
-        __u64 lo = ~0ull, hi = 0;
+        __u64 lo = r->lo, hi = r->hi;
         __u32 n = r->n;
 
         if (!m->pending)
@@ -111,14 +123,6 @@ static __always_inline void walk_memo_keep(struct walk_memo *m, const struct wal
         m->pending = 0;
         if (n > WALK_MEMO_WORDS)
                 return;
-        for (__u32 i = 0; i < WALK_MEMO_WORDS; i++) {
-                if (i >= n)
-                        break;
-                if (r->addr[i] < lo)
-                        lo = r->addr[i];
-                if (r->addr[i] > hi)
-                        hi = r->addr[i];
-        }
         if (n > 0 && (hi - lo) / sizeof(__u64) >= STACK_CHUNK_WORDS)
                 return;
         for (__u32 i = 0; i < WALK_MEMO_WORDS; i++) {

@@ -106,8 +106,8 @@ enum memleak_counter {
         COUNTER_ALLOCS_UNSAMPLED,       /* --sample-bytes: allocations that crossed no sample point */
         COUNTER_FREE_UNSAMPLED,         /* --sample-bytes: frees of addresses not recorded (mostly
                                          * unsampled blocks) */
-        COUNTER_UNWIND_REPEATS,         /* walks (in unwind_walks) whose stack the thread's last
-                                         * walk from the same registers over the same words gave */
+        COUNTER_UNWIND_REPEATS,         /* walks (in unwind_walks) whose stack the thread's memo
+                                         * of a walk from the same registers over the same words gave */
         _COUNTER_MAX,
 };
 
