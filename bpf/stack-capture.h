@@ -27,7 +27,7 @@ __noinline __s64 user_stack_id(struct pt_regs *ctx, __u32 tgid, __u32 slot)
         s->chunk_words = 0;     /* the stack is another now */
         walked = unwind_user_stack(ctx, tgid, slot, s, &id);
         if (walked == 1)
-                return id;      /* the same stack as the thread's last walk */
+                return id;      /* the stack of a walk the thread made before (walk-memo.h) */
         if (walked == 0)
                 r = t->depth > 0 ? 0 : -EFAULT;
         else

@@ -7,9 +7,10 @@
  * a walk read (at most WALK_MEMO_WORDS, within one chunk of stack) and its stack's id, in one of
  * WALK_MEMOS slots by its pc and sp; the next walk from the same registers reads that span once,
  * compares the words, and on a match takes the id without stepping a frame or interning the
- * stack. A saved rbp the walk restored counts only if a later rule read it (unwind.h, walk_bp). Any word that differs (another
- * caller at the same depth, a frame that returned and was called again from elsewhere) makes it
- * walk as before. Included once, by unwind.h, before struct user_stack_scratch. */
+ * stack. A saved rbp the walk restored counts only if a later rule read it (unwind.h, walk_bp).
+ * Any word that differs (another caller at the same depth, a frame that returned and was called
+ * again from elsewhere) makes it walk as before. Included once, by unwind.h, before struct
+ * user_stack_scratch. */
 #pragma once
 
 #define WALK_MEMO_WORDS 64              /* 32 frames of two words (rbp and return address) */
