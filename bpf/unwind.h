@@ -58,7 +58,7 @@ struct {
  * the mapping and row searches. An entry holds only under the target's list generation it was
  * filled under (the daemon changes it with every list it writes: a table loaded, a library
  * mapped or gone). Task storage: a thread runs one program at a time, nothing tears an entry. */
-#define UNWIND_ROW_CACHE_SIZE 512               /* a power of two */
+#define UNWIND_ROW_CACHE_SIZE 256               /* a power of two */
 
 enum { ROW_CACHE_EMPTY, ROW_CACHE_ROW, ROW_CACHE_FRAME_POINTER };
 
@@ -98,6 +98,11 @@ struct user_stack_scratch {
         __u32 pad;
         struct walk_memo memo[WALK_MEMOS];      /* the last walk kept from each slot's registers */
 };
+
+/* The kernel allocates a task storage element (a 72-byte header, then the value) past 8 KiB from
+ * the page allocator, in power-of-two blocks: kept within 32 KiB, a thread's scratch takes 32 KiB,
+ * not 64. */
+_Static_assert(sizeof(struct user_stack_scratch) <= 32768 - 72, "a thread's stack scratch fits 32 KiB");
 
 struct {
         __uint(type, BPF_MAP_TYPE_TASK_STORAGE);

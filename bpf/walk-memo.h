@@ -13,8 +13,9 @@
  * user_stack_scratch. */
 #pragma once
 
-#define WALK_MEMO_WORDS 64              /* 32 frames of two words (rbp and return address) */
+#define WALK_MEMO_WORDS 60              /* 30 frames of two words (rbp and return address) */
 #define WALK_MEMOS 32                   /* memos per thread, by their registers: a power of two */
+_Static_assert(STACK_CHUNK_WORDS <= 256, "a word's index in a memo's span fits its __u8");
 
 /* The words of stack the walk in progress read, in order. */
 struct walk_reads {
@@ -40,7 +41,7 @@ struct walk_memo {
         __u64 lo;                       /* the user address of the first word of the span */
         __u32 span_words;               /* words from lo to the last one read (<= STACK_CHUNK_WORDS) */
         __u32 n;                        /* words in off[] and val[] */
-        __u16 off[WALK_MEMO_WORDS];     /* each word's index in the span */
+        __u8 off[WALK_MEMO_WORDS];      /* each word's index in the span (< STACK_CHUNK_WORDS) */
         __u64 val[WALK_MEMO_WORDS];
 };
 
