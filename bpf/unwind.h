@@ -595,9 +595,10 @@ static __always_inline void count_unwind_stop(__u32 stop)
 }
 
 /* Walk the user stack of a uprobe's registers into s->trace by the target's unwind tables: 0,
- * then s->memo holds the walk's key, for walk_memo_keep() once its stack has an id; 1 when the
- * thread's memo of its last walk says this one takes the same stack, *memo_id; or -ENOENT when
- * the target has no tables (the caller takes the frame-pointer stack instead). */
+ * then s->memo[s->memo_slot] holds the walk's key, for walk_memo_keep() once its stack has an
+ * id; 1 when a memo of an earlier walk of the thread says this one takes the same stack,
+ * *memo_id; or -ENOENT when the target has no tables (the caller takes the frame-pointer stack
+ * instead). */
 static __always_inline long unwind_user_stack(struct pt_regs *ctx, __u32 tgid, __u32 slot,
                                               struct user_stack_scratch *s, __s64 *memo_id)
 {
