@@ -4,8 +4,9 @@
  * memleak.bpf.c, after stack-table.h and unwind.h. */
 #pragma once
 
-/* The calling thread's user stack (a uprobe's; tgid the target at slot), interned: its id, or -errno. Targets with
- * unwind tables are walked by them (unwind.h), the others by frame pointer (bpf_get_stack).
+/* The calling thread's user stack (a uprobe's; tgid the target at slot), interned: its id, or
+ * -errno. Targets with unwind tables are walked by them (unwind.h), the others by frame pointer
+ * (bpf_get_stack).
  * A global function: the verifier checks it once per program, not once per path that reaches
  * it (the walker's loop would be checked again on each). */
 __noinline __s64 user_stack_id(struct pt_regs *ctx, __u32 tgid, __u32 slot)
@@ -35,8 +36,11 @@ __noinline __s64 user_stack_id(struct pt_regs *ctx, __u32 tgid, __u32 slot)
         if (r < 0)
                 return r;
         id = stack_intern(t);
-        if (walked == 0 && id >= 0)
-                walk_memo_keep(&s->memo[s->memo_slot & (WALK_MEMOS - 1)], &s->reads, id);
+        if (walked == 0 && id >= 0) {
+                struct walk_memo *m = &s->memo[walk_memo_slot(PT_REGS_IP(ctx), PT_REGS_SP(ctx))];
+
+                walk_memo_keep(m, &s->reads, id);
+        }
         return id;
 }
 

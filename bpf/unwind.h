@@ -83,10 +83,11 @@ struct row_cache {
 #include "walk-memo.h"
 
 /* What a thread's stack captures work in: where a uprobe program captures a stack before it is
- * interned, the chunk of stack the walker read, and its row cache. Task storage, not per CPU:
- * uprobe programs run preemptible (only migration is disabled), so another task on the same CPU
- * could overwrite a per-CPU buffer midway; a task runs one of our programs at a time. One
- * storage for the three: one look-up per capture. */
+ * interned, the chunk of stack the walker read, its row cache, and its walk memos with the words
+ * the walk in progress read. Task storage, not per CPU: uprobe programs run preemptible (only
+ * migration is disabled), so another task on the same CPU could overwrite a per-CPU buffer
+ * midway; a task runs one of our programs at a time. One storage for them all: one look-up per
+ * capture. */
 struct user_stack_scratch {
         struct stack_trace trace;       /* first: the stack table stores it as it is */
         __u64 chunk_start;              /* the user address of chunk[0] */
@@ -94,9 +95,7 @@ struct user_stack_scratch {
         __u64 chunk[STACK_CHUNK_WORDS + 1];     /* + 1: room for a 2-word read at any index */
         struct row_cache rows;
         struct walk_reads reads;        /* what the walk in progress read */
-        __u32 memo_slot;                /* the walk in progress's, in memo[] */
-        __u32 pad;
-        struct walk_memo memo[WALK_MEMOS];      /* the last walk kept from each slot's registers */
+        struct walk_memo memo[WALK_MEMOS];      /* by walk_memo_slot() of their registers */
 };
 
 /* The kernel allocates a task storage element (a 72-byte header, then the value) past 8 KiB from
@@ -595,8 +594,8 @@ static __always_inline void count_unwind_stop(__u32 stop)
 }
 
 /* Walk the user stack of a uprobe's registers into s->trace by the target's unwind tables: 0,
- * then s->memo[s->memo_slot] holds the walk's key, for walk_memo_keep() once its stack has an
- * id; 1 when a memo of an earlier walk of the thread says this one takes the same stack,
+ * then its memo slot (walk_memo_slot()) holds the walk's key, for walk_memo_keep() once its
+ * stack has an id; 1 when a memo of an earlier walk of the thread says this one takes the same stack,
  * *memo_id; or -ENOENT when the target has no tables (the caller takes the frame-pointer stack
  * instead). */
 static __always_inline long unwind_user_stack(struct pt_regs *ctx, __u32 tgid, __u32 slot,
@@ -608,8 +607,8 @@ static __always_inline long unwind_user_stack(struct pt_regs *ctx, __u32 tgid, _
                 .max_depth = stack_capture_bytes() / sizeof(__u64), .slot = slot, .trace = t, .scratch = s,
                 .bp_from_regs = 1,
         };
-        __u32 purges = stack_purges, slot_of_memo = walk_memo_slot(w.pc, w.sp);
-        struct walk_memo *m = &s->memo[slot_of_memo];
+        struct walk_memo *m = &s->memo[walk_memo_slot(w.pc, w.sp)];
+        __u32 purges = stack_purges;
 
         w.target = bpf_map_lookup_elem(&unwind_targets, &slot);
         if (!w.target || w.target->tgid != tgid)
@@ -625,7 +624,6 @@ static __always_inline long unwind_user_stack(struct pt_regs *ctx, __u32 tgid, _
         }
         w.cache = &s->rows;
         walk_reads_start(&s->reads);
-        s->memo_slot = slot_of_memo;
         bpf_loop(MEMLEAK_MAX_STACK_DEPTH + 1, unwind_frame, &w, 0);
         t->depth = w.depth;
         t->stop = w.stop;

@@ -38,8 +38,8 @@ int bpf_loader_alloc_table_fd(struct memleak_bpf *skel);
 /* n blocks of process targets were deleted from the allocs map by the daemon: BPF's count of
  * them (alloc_overflow) is lowered, as BPF lowers it for each it deletes. */
 void bpf_loader_overflow_removed(struct memleak_bpf *skel, uint64_t n);
-/* Stacks were deleted from the stack table: the threads' memos of their last walks (which name
- * a stack by its id) made before now are not used again. Called after the deletions. */
+/* Stacks were deleted from the stack table: the threads' walk memos (which name a stack by its
+ * id) made before now are not used again. Called after the deletions. */
 void bpf_loader_stacks_purged(struct memleak_bpf *skel);
 int bpf_loader_allocs_fd(struct memleak_bpf *skel);
 int bpf_loader_combined_fd(struct memleak_bpf *skel);

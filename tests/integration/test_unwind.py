@@ -118,8 +118,8 @@ class UnwindTest(harness.DaemonTestCase):
 
     def test_a_walk_repeated_from_the_same_registers_still_tells_the_callers_apart(self):
         # malloc returns to one pc with one stack pointer for leak_from_a and leak_from_b (and
-        # for outer_x and outer_y, two frames further up): the thread's memo of its last walk
-        # matches their registers, and only the return addresses it read again tell them apart.
+        # for outer_x and outer_y, two frames further up): the thread's walk memo for those
+        # registers matches, and only the return addresses it reads again tell them apart.
         expected = {
             'leak_from_a': {'bytes': 40 * 24, 'allocs': 40},
             'leak_from_b': {'bytes': 40 * 40, 'allocs': 40},
