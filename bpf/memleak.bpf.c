@@ -437,6 +437,31 @@ static long mmap_find_overlaps(struct bpf_map *map, struct alloc_key *key, struc
         return 0;
 }
 
+/* Take tgid's mapping at start out of mmaps, keeping the pieces of it outside [lo, hi) (an
+ * unmap cuts what it covers): the bytes of it that were inside, 0 when it is gone already. A
+ * global function: the verifier checks it once, not once for each overlap of each pass. */
+__noinline __u64 mmap_remove_overlap(__u32 tgid, __u64 start, __u64 lo, __u64 hi)
+{
+        struct alloc_key key = { .tgid = tgid, .space = ALLOC_SPACE_MMAP, .addr = start };
+        struct alloc_info *found, info;
+        __u64 end;
+
+        found = bpf_map_lookup_elem(&mmaps, &key);
+        if (!found)
+                return 0;
+        info = *found;
+        if (bpf_map_delete_elem(&mmaps, &key))
+                return 0;       /* another thread unmapped it first */
+        end = start + info.size;
+        combined_sub_in(tgid, ALLOC_SPACE_MMAP, info.stack_id, info.size, 1);
+        if (start < lo)
+                mmap_keep_piece(tgid, start, lo - start, &info);
+        if (end > hi)
+                mmap_keep_piece(tgid, hi, end - hi, &info);
+        count(COUNTER_FREES);
+        return (end < hi ? end : hi) - (start > lo ? start : lo);
+}
+
 /* Forget [lo, lo + len) of tgid's mappings, whatever mappings it covers in part or whole (as
  * munmap does). Returns the bytes that were tracked there. A global function: the verifier
  * checks it once, not once for each of the three returns that call it. */
@@ -452,28 +477,9 @@ __noinline __u64 mmap_remove_range(__u32 tgid, __u64 lo, __u64 len)
                 q.more = 0;
                 bpf_for_each_map_elem(&mmaps, mmap_find_overlaps, &q, 0);
                 for (int i = 0; i < MMAP_OVERLAPS_PER_PASS; i++) {
-                        struct alloc_key key = { .tgid = tgid, .space = ALLOC_SPACE_MMAP };
-                        struct alloc_info *found, info;
-                        __u64 start, end;
-
                         if (i >= q.n)
                                 break;
-                        key.addr = q.starts[i];
-                        found = bpf_map_lookup_elem(&mmaps, &key);
-                        if (!found)
-                                continue;
-                        info = *found;
-                        if (bpf_map_delete_elem(&mmaps, &key))
-                                continue;       /* another thread unmapped it first */
-                        start = key.addr;
-                        end = start + info.size;
-                        combined_sub_in(tgid, ALLOC_SPACE_MMAP, info.stack_id, info.size, 1);
-                        if (start < q.lo)
-                                mmap_keep_piece(tgid, start, q.lo - start, &info);
-                        if (end > q.hi)
-                                mmap_keep_piece(tgid, q.hi, end - q.hi, &info);
-                        removed += (end < q.hi ? end : q.hi) - (start > q.lo ? start : q.lo);
-                        count(COUNTER_FREES);
+                        removed += mmap_remove_overlap(tgid, q.starts[i], q.lo, q.hi);
                 }
                 if (!q.more)
                         return removed;

@@ -9,6 +9,9 @@
  *                    with the first unmapped (3 pages): 3 mappings, 9 pages
  *   leak_mremap()    2 pages grown by mremap to 6 (may move), 4 pages shrunk to 1: 2 mappings,
  *                    7 pages, both at mremap's call
+ *   leak_fixed()     12 one-page mappings put by MAP_FIXED over a 12-page one (which they
+ *                    replace whole), then one munmap over the first 10 (more overlaps than one
+ *                    pass of the unmap's search takes): 2 mappings, 2 pages
  *   churn()          mmap/munmap pairs, a file mapping, malloc(1 MiB)/free (glibc mmaps it),
  *                    mremap of an unmapped range: nothing outstanding
  * Protocol: print "ready", wait for a line ("go"), leak, print "done", wait for EOF. */
@@ -70,6 +73,17 @@ static noinline void leak_mremap(void)
         keep[n_keep++] = shrink;
 }
 
+static noinline void leak_fixed(void)
+{
+        char *region = map_pages(12 * PAGE);
+
+        for (int i = 0; i < 12; i++)
+                require(mmap(region + i * PAGE, PAGE, PROT_READ | PROT_WRITE,
+                             MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == region + i * PAGE);
+        require(munmap(region, 10 * PAGE) == 0);
+        keep[n_keep++] = region + 10 * PAGE;
+}
+
 static noinline void churn(void)
 {
         for (int round = 0; round < 20; round++) {
@@ -100,6 +114,7 @@ int main(void)
         leak_mmap();
         leak_cut();
         leak_mremap();
+        leak_fixed();
         churn();
         say("done");
         wait_line();
