@@ -361,7 +361,7 @@ static __always_inline int on_entry2(struct pt_regs *ctx, __u32 slot, __u32 kind
                 if (cur->weight == 0)
                         cur->flags |= INFLIGHT_UNSAMPLED;
         } else if (!cfg->sample_bytes) {
-                th->sample_remaining = 0;       /* exact now: on_free() must not take it for sampled */
+                th->sample_remaining = 0;       /* exact now: a later sampled attach draws afresh */
         }
         return 0;
 }
@@ -632,16 +632,16 @@ static __always_inline int on_free(struct pt_regs *ctx, __u32 slot, __u64 addr)
         struct target_config *cfg;
         struct thread_state *th;
 
-        th = thread_state(false);
-        /* --sample-bytes (the thread draws sample points): most blocks were never recorded, and
-         * one failed search says so without looking up the target. */
-        if (th && th->sample_remaining && addr && !alloc_recorded(tgid, addr)) {
-                count(COUNTER_FREE_UNSAMPLED);
-                return 0;
-        }
         cfg = traced_target(slot, tgid);
         if (!cfg)
                 return 0;
+        /* --sample-bytes: most blocks were never recorded, and one failed search says so before
+         * the thread's state is looked up (an array look-up costs less than the task storage's). */
+        if (cfg->sample_bytes && addr && !alloc_recorded(tgid, addr)) {
+                count(COUNTER_FREE_UNSAMPLED);
+                return 0;
+        }
+        th = thread_state(false);
         if (th && in_call(&th->call, cfg, tgid) && inside_outer_call(&th->call, PT_REGS_SP(ctx))) {
                 /* realloc(p, 0) and friends free through free(): the outer call accounts for it. */
                 count(COUNTER_NESTED_CALLS);
