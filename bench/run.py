@@ -22,6 +22,10 @@ configuration (and, apart, the daemon's own figures at 50,000 and 100,000 stacks
   valgrind        Debian's valgrind (memcheck, --leak-check=full)
 
 The floors and memleakd probe the objects memleakd reports in `status` for that workload.
+Every timed run has kernel.bpf_stats_enabled off: with it on the kernel times each BPF program
+run (about 55 ns a run on the VM of bench/RESULTS.md, for an empty program too), which no
+production daemon pays. memleakd's own BPF time ("in BPF") comes from one more run of each of
+its configurations per workload with it on, whose time is not used.
 Results go to stdout and, with --output, to a Markdown file (bench/RESULTS.md keeps them, with
 what they say).
 
@@ -46,6 +50,7 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LIBC = '/lib/x86_64-linux-gnu/libc.so.6'
+BPF_STATS = '/proc/sys/kernel/bpf_stats_enabled'
 SAMPLE_BYTES = 524288
 
 
@@ -84,6 +89,17 @@ def bpf_prog_time_ns(pid):
     return sum(int(i['run_time_ns']) for i in fd_infos(pid) if 'prog_type' in i and 'run_time_ns' in i)
 
 
+def set_bpf_stats(on):
+    with open(BPF_STATS, 'w') as f:
+        f.write('1' if on else '0')
+
+
+def median_bpf_ns(extra):
+    """The median of memleakd's BPF time over the runs that measured it (bpf_stats on), or None."""
+    ns = [e['bpf_ns'] for e in extra or [] if e['bpf_ns'] is not None]
+    return statistics.median(ns) if ns else None
+
+
 def rss_kb(pid):
     with open(f'/proc/{pid}/status') as f:
         for line in f:
@@ -104,6 +120,21 @@ class Bench:
         self.daemon, self.sock = daemon_start(args.build, workdir)
         self.objects = {}           # workload name -> the objects memleakd probed
         self.extra = {}             # (workload, config) -> [{'bpf_ns':, 'rss_kb':, 'maps':}]
+        self.stats = False          # kernel.bpf_stats_enabled, as bpf_stats() set it
+
+    def bpf_stats(self, on):
+        set_bpf_stats(on)
+        self.stats = on
+
+    def stats_runs(self, configs, once):
+        """One more run of each memleakd configuration with bpf_stats on, for its BPF time."""
+        self.bpf_stats(True)
+        try:
+            for c in configs:
+                if c['kind'] == 'memleakd':
+                    once(c)
+        finally:
+            self.bpf_stats(False)
 
     def ctl(self, *args):
         r = subprocess.run([os.path.join(self.build, 'client', 'memleakctl'), '--socket', self.sock] +
@@ -123,7 +154,7 @@ class Bench:
             # the allocator first: the bpftrace script probes it
             objs.sort(key=lambda o: o.get('role') != 'allocator')
             self.objects.setdefault(wl, [o['path'] for o in objs])
-            return {'pid': pid, 'bpf_ns': bpf_prog_time_ns(self.daemon.pid)}
+            return {'pid': pid, 'bpf_ns': bpf_prog_time_ns(self.daemon.pid) if self.stats else None}
         if kind == 'floor':
             objs = self.objects.get(wl) or [LIBC]
             p = subprocess.Popen([os.path.join(self.build, 'bench', 'probe-floor'), cfg['placement'], str(pid)] + objs,
@@ -151,7 +182,8 @@ class Bench:
     def detach(self, cfg, state):
         kind = cfg['kind']
         if kind == 'memleakd':
-            state['bpf_ns'] = bpf_prog_time_ns(self.daemon.pid) - state['bpf_ns']
+            if state['bpf_ns'] is not None:
+                state['bpf_ns'] = bpf_prog_time_ns(self.daemon.pid) - state['bpf_ns']
             state['rss_kb'] = rss_kb(self.daemon.pid)
             state['maps'] = maps_bytes(self.daemon.pid)
             self.ctl('detach', '--pid', state['pid'])
@@ -279,6 +311,7 @@ def churn_table(bench, configs, runs):
             for c in configs:
                 ns, calls = bench.churn_once(wl, c)
                 times[c['name']].append(ns)
+        bench.stats_runs(configs, lambda c: bench.churn_once(wl, c))
         med = {k: statistics.median(v) for k, v in times.items()}
         added = {k: (v - med['untraced']) / calls for k, v in med.items()}
         for c in configs:
@@ -288,7 +321,8 @@ def churn_table(bench, configs, runs):
                 row.append(f'{added[k] / added[floor]:.2f}' if k != 'untraced' and added.get(floor, 0) > 0 else '-')
             ex = bench.extra.get((wl['name'], k))
             if ex:
-                row += [f'{statistics.median(e["bpf_ns"] for e in ex) / calls:.0f}',
+                bpf_ns = median_bpf_ns(ex)
+                row += [f'{bpf_ns / calls:.0f}' if bpf_ns is not None else '-',
                         f'{max(e["rss_kb"] for e in ex) / 1024:.1f} MiB', f'{max(e["maps"] for e in ex) / 2**20:.1f} MiB']
             else:
                 row += ['-', '-', '-']
@@ -304,14 +338,15 @@ def deep_table(bench, configs, runs):
         for c in configs:
             ns, _ = bench.churn_once(wl, c)
             times[c['name']].append(ns)
+    bench.stats_runs(configs, lambda c: bench.churn_once(wl, c))
     base = statistics.median(times['untraced'])
     out = ['| configuration | s | x untraced | in BPF s |', '|---|---:|---:|---:|']
     for c in configs:
         k = c['name']
         t = statistics.median(times[k])
-        ex = bench.extra.get((wl['name'], k))
+        bpf_ns = median_bpf_ns(bench.extra.get((wl['name'], k)))
         out.append(f'| {k} | {t / 1e9:.2f} | {t / base:.1f} | '
-                   + (f'{statistics.median(e["bpf_ns"] for e in ex) / 1e9:.2f}' if ex else '-') + ' |')
+                   + (f'{bpf_ns / 1e9:.2f}' if bpf_ns is not None else '-') + ' |')
     print('\n'.join(out), flush=True)
     return out
 
@@ -380,6 +415,7 @@ def redis_table(bench, configs, runs):
             r = bench.redis_once(wl, c)
             for t in tests:
                 rates[c['name']][t].append(r[t])
+    bench.stats_runs(configs, lambda c: bench.redis_once(wl, c))
     out = ['| configuration | ' + ' | '.join(f'{t} req/s (of untraced)' for t in tests) + ' | in BPF ms |',
            '|---|' + '---:|' * (len(tests) + 1)]
     base = {t: statistics.median(rates['untraced'][t]) for t in tests}
@@ -389,8 +425,8 @@ def redis_table(bench, configs, runs):
         for t in tests:
             v = statistics.median(rates[k][t])
             cells.append(f'{v:,.0f} ({v / base[t]:.0%})')
-        ex = bench.extra.get(('redis', k))
-        cells.append(f'{statistics.median(e["bpf_ns"] for e in ex) / 1e6:.0f}' if ex else '-')
+        bpf_ns = median_bpf_ns(bench.extra.get(('redis', k)))
+        cells.append(f'{bpf_ns / 1e6:.0f}' if bpf_ns is not None else '-')
         out.append(f'| {k} | ' + ' | '.join(cells) + ' |')
     print('\n'.join(out), flush=True)
     return out
@@ -415,24 +451,16 @@ def main():
     if args.only:
         names = set(args.only.split(',')) | {'untraced'}
         configs = [c for c in configs if c['key'] in names]
-    stats_path = '/proc/sys/kernel/bpf_stats_enabled'
-    with open(stats_path) as f:
-        stats_were = f.read().strip()
-    with open(stats_path, 'w') as f:
-        f.write('1')
+    with open(BPF_STATS) as f:
+        stats_were = f.read().strip() == '1'
+    set_bpf_stats(False)
     workdir = tempfile.mkdtemp(prefix='memleakd-bench-')
     bench = Bench(args, workdir)
     started = time.monotonic()
     try:
         churn = churn_table(bench, configs, args.runs)
         deep = deep_table(bench, configs, args.runs)
-        # The daemon's own figures without kernel.bpf_stats_enabled: it times every BPF program run,
-        # the map iterators' one per entry too, which a production daemon does not pay.
-        with open(stats_path, 'w') as f:
-            f.write(stats_were)
         scale = daemon_scale(args, workdir) if not args.no_scale else None
-        with open(stats_path, 'w') as f:
-            f.write('1')
         redis = None
         if not args.no_redis and shutil.which('redis-server') and shutil.which('redis-benchmark'):
             redis = redis_table(bench, configs, args.redis_runs)
@@ -440,20 +468,20 @@ def main():
         bench.daemon.terminate()
         bench.daemon.wait(30)
         shutil.rmtree(workdir, ignore_errors=True)
-        with open(stats_path, 'w') as f:
-            f.write(stats_were)
+        set_bpf_stats(stats_were)
 
     out = [f'## Probe cost: {datetime.date.today()}, {platform.node()} (Linux {platform.release()}, '
            f'{os.cpu_count()} CPUs)', '',
            f'`bench/run.py --iterations {args.iterations} --runs {args.runs} --requests {args.requests} '
            f'--redis-runs {args.redis_runs}`, '
            f'{(time.monotonic() - started) / 60:.0f} minutes; medians of {args.runs} rounds, every configuration '
-           'once per round.' + (f' Not installed, not run: {", ".join(missing)}.' if missing else ''), '',
+           'once per round, kernel.bpf_stats_enabled off; "in BPF" from one more run of each memleakd '
+           'configuration with it on.' + (f' Not installed, not run: {", ".join(missing)}.' if missing else ''), '',
            f'### Allocator churn (bench/alloc-churn, {args.iterations:,} iterations per thread, 1024 blocks '
            'live per thread)', '',
            '"ns per call added": over the untraced run, per allocator call (malloc or free, new or '
            'delete). "x entry floor", "x sites floor": that cost over the floor\'s. "in BPF": '
-           'memleakd\'s programs\' own run time (kernel.bpf_stats_enabled).', ''] + churn
+           'memleakd\'s programs\' own run time, per call.', ''] + churn
     out += ['', '### Deep stacks (bench/leak-deep: 786,432 blocks of 32 bytes leaked from 65,536 distinct '
             'stacks 19 frames deep)', '', 'The leaking loop\'s wall time; every block stays outstanding.', ''] + deep
     if scale:
