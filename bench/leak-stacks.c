@@ -3,14 +3,20 @@
  * 400 x 250: a leaf function of 250 called from one of 400 others), then waits. For the daemon's
  * figures at scale (bench/status-latency.py): a report over 100,000 stacks and 1,000,000
  * allocations.
- * usage: leak-stacks STACKS ALLOCS   (prints "ready", waits for a line, leaks, prints "done") */
+ * With "freed", each block is freed as soon as it is made: every stack ends with nothing
+ * outstanding (the per-stack totals keep a row at zero for each).
+ * usage: leak-stacks STACKS ALLOCS [freed]   (prints "ready", waits for a line, leaks, prints
+ * "done") */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define OUTER 400
 #define INNER 250
 
 typedef void *(*leaf_fn)(void);
+
+static int free_each;
 typedef void (*outer_fn)(int inner, long n);
 
 #define X10(M, b) M(b##0) M(b##1) M(b##2) M(b##3) M(b##4) M(b##5) M(b##6) M(b##7) M(b##8) M(b##9)
@@ -35,9 +41,14 @@ static const leaf_fn leaves[INNER] = {
 #define OUTER_FN(n)                                                                     \
         __attribute__((noinline)) static void outer_##n(int inner, long count)         \
         {                                                                               \
-                for (long k = 0; k < count; k++)                                        \
-                        if (!leaves[inner]())                                           \
+                for (long k = 0; k < count; k++) {                                      \
+                        void *p = leaves[inner]();                                      \
+                                                                                        \
+                        if (!p)                                                         \
                                 abort();                                                \
+                        if (free_each)                                                  \
+                                free(p);                                                \
+                }                                                                       \
                 __asm__ volatile("" ::: "memory");      /* not a tail call */          \
         }
 #define OUTER_REF(n) outer_##n,
@@ -51,8 +62,14 @@ int main(int argc, char *argv[])
         long stacks, allocs;
         char line[16];
 
-        if (argc != 3 || (stacks = atol(argv[1])) <= 0 || stacks > OUTER * INNER || (allocs = atol(argv[2])) < stacks)
+        if (argc < 3 || argc > 4 || (stacks = atol(argv[1])) <= 0 || stacks > OUTER * INNER ||
+            (allocs = atol(argv[2])) < stacks)
                 return 2;
+        if (argc == 4) {
+                if (strcmp(argv[3], "freed") != 0)
+                        return 2;
+                free_each = 1;
+        }
         setvbuf(stdout, NULL, _IOLBF, 0);
         printf("ready\n");
         if (!fgets(line, sizeof(line), stdin))

@@ -1079,7 +1079,8 @@ int BPF_PROG(record_fork, struct task_struct *parent, struct task_struct *child)
 /* The combined map read whole, for the snapshot tick: one record per entry written into the
  * reader's seq_file, where batch look-ups lock and copy out each bucket on its own (100,000
  * stacks: 36 ms a tick by batch look-ups, 28 ms by this; reading the scattered entries is most of
- * what is left). */
+ * what is left). Only the rows with allocations outstanding: a stack whose blocks were all freed
+ * keeps its entry, at zero, and the reader would drop it after copying and sorting it. */
 SEC("iter/bpf_map_elem")
 int dump_combined(struct bpf_iter__bpf_map_elem *ctx)
 {
@@ -1087,7 +1088,7 @@ int dump_combined(struct bpf_iter__bpf_map_elem *ctx)
         const struct combined_value *v = ctx->value;
         struct combined_entry e;
 
-        if (!k || !v)
+        if (!k || !v || v->allocs == 0)
                 return 0;
         e.key = *k;
         e.value = *v;
