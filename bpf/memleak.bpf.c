@@ -450,9 +450,11 @@ __noinline __u64 mmap_remove_overlap(__u32 tgid, __u64 start, __u64 lo, __u64 hi
         if (!found)
                 return 0;
         info = *found;
+        end = start + info.size;
+        if (start >= hi || end <= lo)
+                return 0;       /* another thread's mapping, made there since the search */
         if (bpf_map_delete_elem(&mmaps, &key))
                 return 0;       /* another thread unmapped it first */
-        end = start + info.size;
         combined_sub_in(tgid, ALLOC_SPACE_MMAP, info.stack_id, info.size, 1);
         if (start < lo)
                 mmap_keep_piece(tgid, start, lo - start, &info);
