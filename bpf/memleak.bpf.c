@@ -421,12 +421,18 @@ struct mmap_overlap_search {
         __u32 more;
 };
 
+/* Whether the mapping [start, start + size) meets [lo, hi). */
+static __always_inline bool mmap_overlaps(__u64 start, __u64 size, __u64 lo, __u64 hi)
+{
+        return start < hi && start + size > lo;
+}
+
 static long mmap_find_overlaps(struct bpf_map *map, struct alloc_key *key, struct alloc_info *info,
                                struct mmap_overlap_search *q)
 {
         __u32 n = q->n;
 
-        if (key->tgid != q->tgid || key->addr >= q->hi || key->addr + info->size <= q->lo)
+        if (key->tgid != q->tgid || !mmap_overlaps(key->addr, info->size, q->lo, q->hi))
                 return 0;
         if (n >= MMAP_OVERLAPS_PER_PASS) {
                 q->more = 1;
@@ -450,11 +456,11 @@ __noinline __u64 mmap_remove_overlap(__u32 tgid, __u64 start, __u64 lo, __u64 hi
         if (!found)
                 return 0;
         info = *found;
-        end = start + info.size;
-        if (start >= hi || end <= lo)
+        if (!mmap_overlaps(start, info.size, lo, hi))
                 return 0;       /* another thread's mapping, made there since the search */
         if (bpf_map_delete_elem(&mmaps, &key))
                 return 0;       /* another thread unmapped it first */
+        end = start + info.size;
         combined_sub_in(tgid, ALLOC_SPACE_MMAP, info.stack_id, info.size, 1);
         if (start < lo)
                 mmap_keep_piece(tgid, start, lo - start, &info);
