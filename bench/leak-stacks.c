@@ -15,9 +15,9 @@
 #define INNER 250
 
 typedef void *(*leaf_fn)(void);
-
-static int free_each;
 typedef void (*outer_fn)(int inner, long n);
+
+static int free_each;           /* "freed": each block is freed as soon as it is made */
 
 #define X10(M, b) M(b##0) M(b##1) M(b##2) M(b##3) M(b##4) M(b##5) M(b##6) M(b##7) M(b##8) M(b##9)
 #define X100(M, b) X10(M, b##0) X10(M, b##1) X10(M, b##2) X10(M, b##3) X10(M, b##4) \
