@@ -55,7 +55,7 @@ static __always_inline struct thread_state *thread_state(bool create)
                                     create ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
 }
 
-/* allocs, mmaps and combined take memory for the entries there are, not for their limits (the
+/* allocs and mmaps take memory for the entries there are, not for their limits (the
  * kernel's bpf_mem_alloc serves them from per-CPU caches), so the defaults stay small. */
 struct {
         __uint(type, BPF_MAP_TYPE_HASH);
@@ -75,14 +75,6 @@ struct {
         __type(key, struct alloc_key);
         __type(value, struct alloc_info);
 } mmaps SEC(".maps");
-
-struct {
-        __uint(type, BPF_MAP_TYPE_HASH);
-        __uint(map_flags, BPF_F_NO_PREALLOC);
-        __uint(max_entries, 65536);
-        __type(key, struct combined_key);
-        __type(value, struct combined_value);
-} combined SEC(".maps");
 
 struct {
         __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -147,53 +139,9 @@ static __always_inline struct target_config *traced_target(__u32 slot, __u32 tgi
         return s && tgid && s->tgid == tgid ? &s->cfg : NULL;
 }
 
-static __always_inline void combined_add_in(__u32 tgid, __u32 space, __s64 stack_id, __u64 size, __u64 allocs)
-{
-        struct combined_key key = { .tgid = tgid, .space = space, .stack_id = stack_id };
-        struct combined_value init = { .bytes = size, .allocs = allocs };
-        struct combined_value *v;
-
-        v = bpf_map_lookup_elem(&combined, &key);
-        if (!v) {
-                if (bpf_map_update_elem(&combined, &key, &init, BPF_NOEXIST) == 0)
-                        return;
-                /* Lost a race with another CPU creating it, or the map is full. */
-                v = bpf_map_lookup_elem(&combined, &key);
-                if (!v) {
-                        count(COUNTER_LOST_COMBINED_MAP_FULL);
-                        return;
-                }
-        }
-        __sync_fetch_and_add(&v->bytes, size);
-        __sync_fetch_and_add(&v->allocs, allocs);
-}
-
-static __always_inline void combined_sub_in(__u32 tgid, __u32 space, __s64 stack_id, __u64 size, __u64 allocs)
-{
-        struct combined_key key = { .tgid = tgid, .space = space, .stack_id = stack_id };
-        struct combined_value *v;
-
-        v = bpf_map_lookup_elem(&combined, &key);
-        if (!v)
-                return;         /* its add was lost and counted then */
-        __sync_fetch_and_sub(&v->bytes, size);
-        __sync_fetch_and_sub(&v->allocs, allocs);
-}
-
-/* Heap blocks (and the kernel's objects) share one row per stack; mappings have their own. A
- * block counts for its weight (its size unless sampled). */
-static __always_inline void combined_add(__u32 tgid, __s64 stack_id, const struct alloc_info *info)
-{
-        combined_add_in(tgid, 0, stack_id, info->weight, MEMLEAK_WEIGHT_ALLOCS(info->weight, info->size));
-}
-
-static __always_inline void combined_sub(__u32 tgid, __s64 stack_id, const struct alloc_info *info)
-{
-        combined_sub_in(tgid, 0, stack_id, info->weight, MEMLEAK_WEIGHT_ALLOCS(info->weight, info->size));
-}
-
 #include "stack-table.h"
 #include "alloc-table.h"
+#include "combined-table.h"
 #include "unwind.h"
 #include "stack-capture.h"
 #include "sample.h"
@@ -1081,26 +1029,6 @@ int BPF_PROG(record_fork, struct task_struct *parent, struct task_struct *child)
         e->parent_tgid = parent_tgid;
         e->child_tgid = task_tgid_seen(child);
         bpf_ringbuf_submit(e, 0);
-        return 0;
-}
-
-/* The combined map read whole, for the snapshot tick: one record per entry written into the
- * reader's seq_file, where batch look-ups lock and copy out each bucket on its own (100,000
- * stacks: 36 ms a tick by batch look-ups, 28 ms by this; reading the scattered entries is most of
- * what is left). Only the rows with allocations outstanding: a stack whose blocks were all freed
- * keeps its entry, at zero, and the reader would drop it after copying and sorting it. */
-SEC("iter/bpf_map_elem")
-int dump_combined(struct bpf_iter__bpf_map_elem *ctx)
-{
-        const struct combined_key *k = ctx->key;
-        const struct combined_value *v = ctx->value;
-        struct combined_entry e;
-
-        if (!k || !v || v->allocs == 0)
-                return 0;
-        e.key = *k;
-        e.value = *v;
-        bpf_seq_write(ctx->meta->seq, &e, sizeof(e));
         return 0;
 }
 

@@ -84,7 +84,7 @@ enum memleak_counter {
         COUNTER_UNWIND_STOP_UNREADABLE, /* walks stopped by unreadable stack memory */
         COUNTER_UNWIND_STOP_NO_TABLE,   /* walks that met an object whose table is not loaded */
         COUNTER_LOST_ALLOCS_MAP_FULL,   /* outstanding-allocations map full */
-        COUNTER_LOST_COMBINED_MAP_FULL, /* per-stack totals map full */
+        COUNTER_LOST_COMBINED_MAP_FULL, /* per-stack totals: no row free in a stack's window */
         COUNTER_LOST_NO_THREAD_STATE,   /* no per-thread state for a call (task storage refused:
                                          * out of memory, or busy in a nested program) */
         COUNTER_STACK_EFAULT,           /* bpf_get_stack -EFAULT: the stack was unreadable */
@@ -203,29 +203,34 @@ struct alloc_slot {
 #define MEMLEAK_WEIGHT_ALLOCS(weight, size) \
         ((size) == 0 || (weight) <= (size) ? 1 : ((weight) + (size) / 2) / (size))
 
-/* Per-stack outstanding totals ("combined allocs"), keyed by struct combined_key. */
+/* Per-stack outstanding totals ("combined allocs"): a (tgid, space, stack) is a row of the combined
+ * table, an array searched by open addressing as alloc_table is (bpf/combined-table.h) and read in
+ * place by the daemon each snapshot tick, in one pass over its memory. */
 struct combined_key {
         __u32 tgid;
         __u32 space;            /* ALLOC_SPACE_MMAP for mappings, else 0 */
         __s64 stack_id;
 };
 
-struct combined_value {
+/* Two rows to a cache line: the word says whose row it is and its state, claimed whole by
+ * compare-and-swap with the states of enum alloc_slot_state. */
+struct combined_row {
+        __u64 word;             /* COMBINED_ROW_WORD(tgid, space, state) */
+        __s64 stack_id;
         __u64 bytes;
         __u64 allocs;
 };
+#define COMBINED_ROW_WORD(tgid, space, state) ((__u64)(tgid) << 32 | (__u64)(space) << 16 | (state))
+#define COMBINED_ROW_STATE(word) ((__u32)(word) & 0xffffu)
+#define COMBINED_ROW_SPACE(word) (((__u32)(word)) >> 16)
+#define COMBINED_ROW_TGID(word) ((__u32)((word) >> 32))
+#define COMBINED_TABLE_WINDOW 16        /* rows a (tgid, space, stack) may sit in, from its hash's */
 
 /* A stack as the dump_stacks iterator writes it: this, then depth frames (__u64 each). */
 struct stack_iter_record {
         __u64 id;
         __u32 depth;
         __u32 stop;             /* enum unwind_stop */
-};
-
-/* One entry of the combined map as the dump_combined iterator writes it for the daemon. */
-struct combined_entry {
-        struct combined_key key;
-        struct combined_value value;
 };
 
 /* In-flight call state between an allocator's entry and its return: one per thread, in BPF task

@@ -4,55 +4,21 @@
 #include <bpf/bpf.h>
 #include <errno.h>
 #include <stdlib.h>
-#include <sys/mman.h>
-#include <unistd.h>
 #include "alloc-table.h"
 #include "bpf-types.h"
 #include "macro.h"
-
-struct table_view {
-        struct alloc_slot *slots;
-        uint32_t n;
-        size_t bytes;
-};
-
-static int view_open(int fd, struct table_view *v)
-{
-        struct bpf_map_info info = {};
-        __u32 len = sizeof(info);
-        long page = sysconf(_SC_PAGESIZE);
-        void *p;
-
-        if (bpf_obj_get_info_by_fd(fd, &info, &len) < 0)
-                return -errno;
-        if (info.value_size != sizeof(struct alloc_slot) || page <= 0)
-                return -EINVAL;
-        v->n = info.max_entries;
-        v->bytes = ((size_t)v->n * sizeof(struct alloc_slot) + (size_t)page - 1) / (size_t)page * (size_t)page;
-        p = mmap(NULL, v->bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-        if (p == MAP_FAILED)
-                return -errno;
-        v->slots = p;
-        return 0;
-}
-
-static void view_close(struct table_view *v)
-{
-        if (v->slots)
-                (void)munmap(v->slots, v->bytes);
-        *v = (struct table_view) {};
-}
+#include "mapped-array.h"
 
 int alloc_table_append(int fd, struct map_dump *d)
 {
-        struct table_view v = {};
+        struct mapped_array v = {};
         struct alloc_key *keys;
         struct alloc_info *values;
         size_t n;
         int r;
 
         assert(d);
-        r = view_open(fd, &v);
+        r = mapped_array_open(fd, sizeof(struct alloc_slot), &v);
         if (r < 0)
                 return r;
         /* room for every slot; the arrays keep their size if that fails */
@@ -64,12 +30,12 @@ int alloc_table_append(int fd, struct map_dump *d)
         if (values)
                 d->values = values;
         if (!keys || !values) {
-                view_close(&v);
+                mapped_array_close(&v);
                 return -ENOMEM;
         }
         n = d->n;
         for (uint32_t i = 0; i < v.n; i++) {
-                const struct alloc_slot *s = &v.slots[i];
+                const struct alloc_slot *s = (const struct alloc_slot *)v.values + i;
                 uint64_t word = __atomic_load_n(&s->word, __ATOMIC_ACQUIRE);
 
                 if (ALLOC_SLOT_STATE(word) != ALLOC_SLOT_LIVE)
@@ -78,18 +44,18 @@ int alloc_table_append(int fd, struct map_dump *d)
                                                .addr = s->addr };
                 values[n++] = s->info;
         }
-        view_close(&v);
+        mapped_array_close(&v);
         d->n = n;
         return 0;
 }
 
 int alloc_table_purge(int fd, pid_t pid)
 {
-        struct table_view v = {};
+        struct mapped_array v = {};
         uint64_t live = ALLOC_SLOT_WORD((uint32_t)pid, ALLOC_SLOT_LIVE);
         int purged = 0, r;
 
-        r = view_open(fd, &v);
+        r = mapped_array_open(fd, sizeof(struct alloc_slot), &v);
         if (r < 0)
                 return r;
         for (uint32_t i = 0; i < v.n; i++) {
@@ -97,11 +63,11 @@ int alloc_table_purge(int fd, pid_t pid)
 
                 /* as BPF frees a block: the state word swapped, so that a CPU freeing it now and
                  * this purge do not both count it */
-                if (__atomic_compare_exchange_n(&v.slots[i].word, &expected,
+                if (__atomic_compare_exchange_n(&((struct alloc_slot *)v.values)[i].word, &expected,
                                                 ALLOC_SLOT_WORD((uint32_t)pid, ALLOC_SLOT_FREE), false,
                                                 __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
                         purged++;
         }
-        view_close(&v);
+        mapped_array_close(&v);
         return purged;
 }

@@ -129,7 +129,7 @@ static void set_uprobe_multi_attach_type(struct memleak_bpf *skel)
 int bpf_loader_open(const struct bpf_sizes *sizes, struct memleak_bpf **ret)
 {
         _cleanup_(bpf_loader_destroyp) struct memleak_bpf *skel = NULL;
-        uint32_t table_slots;
+        uint32_t table_slots, combined_rows;
         struct stat st;
         int r;
 
@@ -149,12 +149,14 @@ int bpf_loader_open(const struct bpf_sizes *sizes, struct memleak_bpf **ret)
                 set_uprobe_multi_attach_type(skel);
         table_slots = map_budget_alloc_table_slots(sizes->max_allocs);
         skel->rodata->alloc_table_mask = table_slots - 1;
+        combined_rows = map_budget_combined_rows(sizes->max_combined);
+        skel->rodata->combined_mask = combined_rows - 1;
         if ((r = bpf_map__set_max_entries(skel->maps.targets, sizes->max_targets)) < 0 ||
             (r = bpf_map__set_max_entries(skel->maps.alloc_table, table_slots)) < 0 ||
             (r = bpf_map__set_max_entries(skel->maps.target_slots, sizes->max_targets)) < 0 ||
             (r = bpf_map__set_max_entries(skel->maps.allocs, sizes->max_allocs - table_slots)) < 0 ||
             (r = bpf_map__set_max_entries(skel->maps.stacks, sizes->max_stacks)) < 0 ||
-            (r = bpf_map__set_max_entries(skel->maps.combined, sizes->max_combined)) < 0 ||
+            (r = bpf_map__set_max_entries(skel->maps.combined, combined_rows)) < 0 ||
             (r = bpf_map__set_max_entries(skel->maps.mmaps, sizes->max_mmaps)) < 0 ||
             (r = bpf_map__set_max_entries(skel->maps.unwind_targets, sizes->max_targets)) < 0 ||
             (r = bpf_map__set_max_entries(skel->maps.unwind_mappings, sizes->max_targets * UNWIND_MAPPINGS_MAX)) < 0 ||
@@ -233,19 +235,10 @@ static struct bpf_link *attach_map_iter(struct bpf_program *prog, struct bpf_map
 int bpf_loader_attach_iters(struct memleak_bpf *skel)
 {
         assert(skel);
-        if (!skel->links.dump_combined &&
-            !(skel->links.dump_combined = attach_map_iter(skel->progs.dump_combined, skel->maps.combined)))
-                return -errno;
         if (!skel->links.dump_stacks &&
             !(skel->links.dump_stacks = attach_map_iter(skel->progs.dump_stacks, skel->maps.stacks)))
                 return -errno;
         return 0;
-}
-
-int bpf_loader_combined_iter_fd(struct memleak_bpf *skel)
-{
-        assert(skel);
-        return skel->links.dump_combined ? bpf_link__fd(skel->links.dump_combined) : -EBADF;
 }
 
 int bpf_loader_stacks_iter_fd(struct memleak_bpf *skel)

@@ -43,12 +43,11 @@ void bpf_loader_overflow_removed(struct memleak_bpf *skel, uint64_t n);
 void bpf_loader_stacks_purged(struct memleak_bpf *skel);
 int bpf_loader_allocs_fd(struct memleak_bpf *skel);
 int bpf_loader_combined_fd(struct memleak_bpf *skel);
-/* Attach the iterators of the combined map and of the stack table (kept in the skeleton, gone
- * with it). Returns 0 or -errno; the map of an iterator that failed is read without it. */
+/* Attach the iterator of the stack table (kept in the skeleton, gone with it). Returns 0 or
+ * -errno; without it, the map is read by batch look-ups. */
 int bpf_loader_attach_iters(struct memleak_bpf *skel);
-/* The iterators' link fds (bpf_iter_create() on one reads its map whole: struct combined_entry
- * records; struct stack_iter_record and its frames), or -EBADF when not attached. */
-int bpf_loader_combined_iter_fd(struct memleak_bpf *skel);
+/* The iterator's link fd (bpf_iter_create() on it reads the stack table whole: struct
+ * stack_iter_record and its frames), or -EBADF when not attached. */
 int bpf_loader_stacks_iter_fd(struct memleak_bpf *skel);
 int bpf_loader_stacks_fd(struct memleak_bpf *skel);
 /* The unwind tables (a map of maps, UNWIND_TABLES_MAX slots), the targets walked by them and

@@ -66,6 +66,11 @@ uint32_t map_budget_alloc_table_slots(uint32_t max_allocs)
         return slots;
 }
 
+uint32_t map_budget_combined_rows(uint32_t max_combined)
+{
+        return (uint32_t)pow2_at_least((uint64_t)max_combined * 2);
+}
+
 uint64_t map_budget_estimate(const struct bpf_sizes *s)
 {
         uint32_t table_slots;
@@ -78,7 +83,7 @@ uint64_t map_budget_estimate(const struct bpf_sizes *s)
                hash_map_no_prealloc_bytes(s->max_allocs - table_slots, sizeof(struct alloc_key),
                                           sizeof(struct alloc_info)) +
                hash_map_no_prealloc_bytes(s->max_mmaps, sizeof(struct alloc_key), sizeof(struct alloc_info)) +
-               hash_map_no_prealloc_bytes(s->max_combined, sizeof(struct combined_key), sizeof(struct combined_value)) +
+               array_map_bytes(map_budget_combined_rows(s->max_combined), sizeof(struct combined_row)) +
                hash_map_bytes(MEMLEAK_FILE_MAPPINGS_MAX, sizeof(struct file_mapping_key), sizeof(struct file_mapping)) +
                hash_map_no_prealloc_bytes(s->max_stacks, sizeof(__u64), STACK_TRACE_BYTES(s->max_stack_depth)) +
                array_map_bytes(s->max_targets, sizeof(struct unwind_target)) +

@@ -8,7 +8,7 @@
 
 /* Bytes the maps take at sizes when full: a hash map's entry is a node (48 bytes) with its key
  * and value, plus a bucket per slot of the table (a power of two). Small maps are preallocated;
- * the big ones (allocs, mmaps, combined, the stack table) take their buckets at load and each
+ * the big ones (allocs, mmaps, the stack table) take their buckets at load and each
  * entry as it comes, a power-of-two block from bpf_mem_alloc (the kernel's fdinfo "memlock"
  * counts the node and an 8-byte header of it: less than the block). Pure: for the unit tests. */
 uint64_t map_budget_estimate(const struct bpf_sizes *sizes);
@@ -17,6 +17,10 @@ uint64_t map_budget_estimate(const struct bpf_sizes *sizes);
  * most half of them and ALLOC_TABLE_SLOTS_MAX, preallocated), and the rest the allocs map's
  * entries. Pure. */
 uint32_t map_budget_alloc_table_slots(uint32_t max_allocs);
+
+/* The rows of the combined table for max_combined per-stack totals: a power of two, at least
+ * twice as many, so that a window has room (preallocated). Pure. */
+uint32_t map_budget_combined_rows(uint32_t max_combined);
 
 struct memory_limits {
         uint64_t mem_total;             /* /proc/meminfo MemTotal */

@@ -8,6 +8,7 @@
 #include <time.h>
 #include "alloc-table.h"
 #include "bpf-loader.h"
+#include "combined-table.h"
 #include "macro.h"
 #include "util.h"
 #include "map-dump.h"
@@ -189,10 +190,9 @@ static int rows_from_totals(const struct stack_total *totals, size_t n, struct s
         return 0;
 }
 
-/* The rows of pids[] from the per-stack totals map: read as the snapshot tick reads it (its
- * iterator), already merged and sorted by stack_totals_read(). */
-static int collect_combined(struct memleak_bpf *skel, const struct map_limits *lim,
-                            const pid_t *pids, size_t n_pids, struct stack_rows *ret)
+/* The rows of pids[] from the per-stack totals: read as the snapshot tick reads them, already
+ * merged and sorted by stack_totals_read(). */
+static int collect_combined(struct memleak_bpf *skel, const pid_t *pids, size_t n_pids, struct stack_rows *ret)
 {
         struct stack_totals *t = NULL;
         const struct stack_total *totals;
@@ -202,8 +202,7 @@ static int collect_combined(struct memleak_bpf *skel, const struct map_limits *l
         r = stack_totals_new(&t);
         if (r < 0)
                 return r;
-        r = stack_totals_read(t, bpf_loader_combined_fd(skel), bpf_loader_combined_iter_fd(skel), lim->max_combined,
-                              pids, n_pids, &totals, &n);
+        r = stack_totals_read(t, bpf_loader_combined_fd(skel), pids, n_pids, &totals, &n);
         if (r >= 0)
                 r = rows_from_totals(totals, n, ret);
         stack_totals_free(t);
@@ -331,7 +330,7 @@ int stack_collect_live(struct memleak_bpf *skel, const struct map_limits *lim, c
         assert(lim);
         assert(ret);
         if (min_age_ns == 0 && !from_allocs)
-                r = collect_combined(skel, lim, pids, n_pids, &rows);
+                r = collect_combined(skel, pids, n_pids, &rows);
         else
                 r = collect_allocs(skel, lim, pids, n_pids, min_age_ns, &rows);
         if (r < 0)
@@ -409,11 +408,6 @@ static bool alloc_of(const void *key, const void *value, void *pid)
         return (pid_t)((const struct alloc_key *)key)->tgid == *(pid_t *)pid;
 }
 
-static bool combined_of(const void *key, const void *value, void *pid)
-{
-        return (pid_t)((const struct combined_key *)key)->tgid == *(pid_t *)pid;
-}
-
 static int cmp_i64(const void *a, const void *b)
 {
         int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
@@ -421,46 +415,62 @@ static int cmp_i64(const void *a, const void *b)
         return x < y ? -1 : x > y;
 }
 
+/* purge_stacks()'s split of the combined table's stack ids: pid's, and the other targets'. */
+struct stack_owners {
+        pid_t pid;
+        int64_t *mine, *others;
+        size_t n_mine, n_others, room;
+};
+
+static int split_stack_owner(const struct combined_key *k, int64_t bytes, int64_t allocs, void *userdata)
+{
+        struct stack_owners *o = userdata;
+
+        if (k->stack_id < 0)
+                return 0;
+        if ((pid_t)k->tgid == o->pid) {
+                if (o->n_mine < o->room)
+                        o->mine[o->n_mine++] = k->stack_id;
+        } else if (o->n_others < o->room)
+                o->others[o->n_others++] = k->stack_id;
+        return 0;
+}
+
 /* Delete from the stack table the stacks only pid's allocations used, so that stacks of targets
  * that are gone do not fill the table for those that come later. Returns how many went. */
-static int purge_stacks(struct memleak_bpf *skel, const struct map_limits *lim, pid_t pid)
+static int purge_stacks(struct memleak_bpf *skel, pid_t pid)
 {
-        _cleanup_(map_dump_done) struct map_dump d = {};
+        _cleanup_(mapped_array_close) struct mapped_array table = {};
         _cleanup_free_ int64_t *mine = NULL, *others = NULL;
-        size_t n_mine = 0, n_others = 0, j = 0;
+        struct stack_owners o = { .pid = pid };
+        size_t j = 0;
         int stacks_fd = bpf_loader_stacks_fd(skel), purged = 0, r;
 
-        r = map_dump_hash(bpf_loader_combined_fd(skel), sizeof(struct combined_key),
-                          sizeof(struct combined_value), lim->max_combined, &d);
+        r = mapped_array_open(bpf_loader_combined_fd(skel), sizeof(struct combined_row), &table);
         if (r < 0)
                 return r;
-        mine = malloc(MAX(d.n, (size_t)1) * sizeof(*mine));
-        others = malloc(MAX(d.n, (size_t)1) * sizeof(*others));
+        /* a row for each of the table's rows at most */
+        mine = malloc(MAX(table.n, 1u) * sizeof(*mine));
+        others = malloc(MAX(table.n, 1u) * sizeof(*others));
         if (!mine || !others)
                 return -ENOMEM;
-        for (size_t i = 0; i < d.n; i++) {
-                const struct combined_key *k = (const struct combined_key *)d.keys + i;
-
-                if (k->stack_id < 0)
-                        continue;
-                if ((pid_t)k->tgid == pid)
-                        mine[n_mine++] = k->stack_id;
-                else
-                        others[n_others++] = k->stack_id;
-        }
-        if (n_mine == 0)
+        o.mine = mine;
+        o.others = others;
+        o.room = table.n;
+        (void)combined_table_for_each(&table, split_stack_owner, &o);
+        if (o.n_mine == 0)
                 return 0;
-        qsort(mine, n_mine, sizeof(*mine), cmp_i64);
-        if (n_others > 0)
-                qsort(others, n_others, sizeof(*others), cmp_i64);
-        for (size_t i = 0; i < n_mine; i++) {
+        qsort(mine, o.n_mine, sizeof(*mine), cmp_i64);
+        if (o.n_others > 0)
+                qsort(others, o.n_others, sizeof(*others), cmp_i64);
+        for (size_t i = 0; i < o.n_mine; i++) {
                 uint64_t id = (uint64_t)mine[i];
 
                 if (i > 0 && mine[i] == mine[i - 1])
                         continue;
-                while (j < n_others && others[j] < mine[i])
+                while (j < o.n_others && others[j] < mine[i])
                         j++;
-                if (j < n_others && others[j] == mine[i])
+                if (j < o.n_others && others[j] == mine[i])
                         continue;       /* another target's allocations use it too */
                 purged += bpf_map_delete_elem(stacks_fd, &id) == 0;
         }
@@ -471,7 +481,7 @@ static int purge_stacks(struct memleak_bpf *skel, const struct map_limits *lim, 
 
 int stack_collect_purge(struct memleak_bpf *skel, const struct map_limits *lim, pid_t pid)
 {
-        int purged = purge_stacks(skel, lim, pid), r;
+        int purged = purge_stacks(skel, pid), r;
 
         assert(skel);
         assert(lim);
@@ -482,7 +492,6 @@ int stack_collect_purge(struct memleak_bpf *skel, const struct map_limits *lim, 
                 bpf_loader_overflow_removed(skel, (uint64_t)r);
         (void)map_dump_purge(bpf_loader_mmaps_fd(skel), sizeof(struct alloc_key), sizeof(struct alloc_info),
                              lim->max_mmaps, alloc_of, &pid);
-        (void)map_dump_purge(bpf_loader_combined_fd(skel), sizeof(struct combined_key),
-                             sizeof(struct combined_value), lim->max_combined, combined_of, &pid);
+        (void)combined_table_purge(bpf_loader_combined_fd(skel), pid);
         return purged;
 }

@@ -23,7 +23,6 @@ struct frozen_target {
 
 struct map_limits {
         uint32_t max_allocs;
-        uint32_t max_combined;
         uint32_t max_mmaps;
 };
 

@@ -1,13 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-/* The live targets' per-stack totals, read from the combined map every snapshot tick. */
+/* The live targets' per-stack totals, read from the combined table every snapshot tick. */
 #include <assert.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
-#include "bpf-types.h"
+#include "combined-table.h"
 #include "macro.h"
-#include "map-dump.h"
-#include "map-iter.h"
 #include "stack-totals.h"
 
 /* A reader keeps room for at least this many rows, and gives back room past four times what it
@@ -16,7 +14,8 @@
 #define ROWS_SLACK 4u
 
 struct stack_totals {
-        struct map_iter_buffer records; /* what one read of the map's iterator returns */
+        struct mapped_array table;      /* the combined table, mapped at the first read */
+        int table_fd;                   /* its fd then */
         /* The targets' rows as read, then the radix sort's other half: one block, so that the
          * two always have the same room. */
         struct stack_total *halves;
@@ -42,7 +41,7 @@ struct stack_totals *stack_totals_free(struct stack_totals *t)
 {
         if (!t)
                 return NULL;
-        map_iter_buffer_done(&t->records);
+        mapped_array_close(&t->table);
         free(t->halves);
         free(t);
         return NULL;
@@ -71,10 +70,12 @@ bool stack_totals_pid_wanted(const pid_t *pids, size_t n, pid_t pid)
         return false;
 }
 
-/* Keep an entry when it is of a target read. */
-static int add_entry(struct stack_totals *t, const struct combined_key *k, const struct combined_value *v)
+/* combined_table_for_each(): keep a row when it is of a target read and not at zero. */
+static int add_row(const struct combined_key *k, int64_t bytes, int64_t allocs, void *userdata)
 {
-        if (!stack_totals_pid_wanted(t->pids, t->n_pids, (pid_t)k->tgid))
+        struct stack_totals *t = userdata;
+
+        if ((bytes == 0 && allocs == 0) || !stack_totals_pid_wanted(t->pids, t->n_pids, (pid_t)k->tgid))
                 return 0;
         if (t->n_rows == t->capacity) {
                 int r = halves_resize(t, MAX(2 * t->capacity, (size_t)ROWS_MIN));
@@ -84,39 +85,8 @@ static int add_entry(struct stack_totals *t, const struct combined_key *k, const
         }
         t->halves[t->n_rows++] = (struct stack_total) {
                 .pid = (pid_t)k->tgid, .space = k->space, .stack_id = k->stack_id,
-                .bytes = v->bytes, .allocs = v->allocs,
+                .bytes = (uint64_t)bytes, .allocs = (uint64_t)allocs,
         };
-        return 0;
-}
-
-/* Without the iterator: the map read whole by batch look-ups (map_dump_hash()). */
-static int add_dump(struct stack_totals *t, int combined_fd, uint32_t max_entries)
-{
-        _cleanup_(map_dump_done) struct map_dump d = {};
-        const struct combined_key *k;
-        const struct combined_value *v;
-        int r;
-
-        r = map_dump_hash(combined_fd, sizeof(*k), sizeof(*v), max_entries, &d);
-        if (r < 0)
-                return r;
-        k = d.keys;
-        v = d.values;
-        for (size_t i = 0; i < d.n; i++)
-                if ((r = add_entry(t, &k[i], &v[i])) < 0)
-                        return r;
-        return 0;
-}
-
-/* map_iter_read(): struct combined_entry records. */
-static int add_records(const void *records, size_t n, void *userdata)
-{
-        const struct combined_entry *e = records;
-        int r;
-
-        for (size_t i = 0; i < n; i++)
-                if ((r = add_entry(userdata, &e[i].key, &e[i].value)) < 0)
-                        return r;
         return 0;
 }
 
@@ -196,8 +166,8 @@ size_t stack_totals_sort_merge(struct stack_total **rows, struct stack_total **s
         return out;
 }
 
-int stack_totals_read(struct stack_totals *t, int combined_fd, int iter_fd, uint32_t max_entries,
-                      const pid_t *pids, size_t n_pids, const struct stack_total **ret, size_t *ret_n)
+int stack_totals_read(struct stack_totals *t, int combined_fd, const pid_t *pids, size_t n_pids,
+                      const struct stack_total **ret, size_t *ret_n)
 {
         struct stack_total *rows, *scratch;
         size_t want;
@@ -207,16 +177,20 @@ int stack_totals_read(struct stack_totals *t, int combined_fd, int iter_fd, uint
         assert(pids || n_pids == 0);
         assert(ret);
         assert(ret_n);
+        if (!t->table.values || t->table_fd != combined_fd) {
+                mapped_array_close(&t->table);
+                r = mapped_array_open(combined_fd, sizeof(struct combined_row), &t->table);
+                if (r < 0)
+                        return r;
+                t->table_fd = combined_fd;
+        }
         want = MAX(2 * t->n_rows, (size_t)ROWS_MIN);    /* from the last read */
         if (t->capacity > ROWS_SLACK * want)
                 (void)halves_resize(t, want);   /* without memory, keep the room there is */
         t->n_rows = 0;
         t->pids = pids;
         t->n_pids = n_pids;
-        if (iter_fd >= 0)
-                r = map_iter_read(iter_fd, sizeof(struct combined_entry), &t->records, add_records, t);
-        else
-                r = add_dump(t, combined_fd, max_entries);
+        r = combined_table_for_each(&t->table, add_row, t);
         t->pids = NULL;
         t->n_pids = 0;
         if (r < 0) {

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-/* The live targets' per-stack totals, read from the combined map every snapshot tick. */
+/* The live targets' per-stack totals, read from the combined table every snapshot tick. */
 #pragma once
 
 #include <stdbool.h>
@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-/* One (pid, space, stack)'s outstanding allocations, as the combined map keeps them. */
+/* One (pid, space, stack)'s outstanding allocations, as the combined table keeps them. */
 struct stack_total {
         pid_t pid;
         uint32_t space;         /* ALLOC_SPACE_MMAP for mappings, else 0 */
@@ -19,19 +19,18 @@ struct stack_total {
 /* Whether pid is one of pids[n]. */
 bool stack_totals_pid_wanted(const pid_t *pids, size_t n, pid_t pid);
 
-/* A reader that keeps its buffers between reads: a tick allocates nothing once they have grown to
- * the number of rows the targets have (not to the map's max_entries). */
+/* A reader that keeps the table mapped and its buffers between reads: a tick allocates nothing
+ * once they have grown to the number of rows the targets have (not to the table's size). */
 struct stack_totals;
 
 int stack_totals_new(struct stack_totals **ret);
 struct stack_totals *stack_totals_free(struct stack_totals *t);
 
-/* Read the rows of pids[] from the combined map fd (up to max_entries entries): through its
- * iterator link iter_fd (bpf_loader_combined_iter()), or by batch look-ups when iter_fd < 0.
+/* Read the rows of pids[] from the combined table fd (mapped by t at its first read, and kept).
  * Sorted by pid, space and stack id, the same key summed, rows without allocations left out.
  * *ret (*ret_n rows) points into t, valid until its next read or free. Returns 0 or -errno. */
-int stack_totals_read(struct stack_totals *t, int combined_fd, int iter_fd, uint32_t max_entries,
-                      const pid_t *pids, size_t n_pids, const struct stack_total **ret, size_t *ret_n);
+int stack_totals_read(struct stack_totals *t, int combined_fd, const pid_t *pids, size_t n_pids,
+                      const struct stack_total **ret, size_t *ret_n);
 
 /* Sort rows[n] by pid, space and stack id (a radix sort through scratch[n]; the two swap, so the
  * result is in *rows), then sum rows of the same key and leave out those without allocations.

@@ -326,9 +326,7 @@ size_t manager_take_snapshots(struct manager *m)
         }
         if (n == 0)
                 return 0;
-        r = stack_totals_read(m->totals, bpf_loader_combined_fd(m->env.skel),
-                              bpf_loader_combined_iter_fd(m->env.skel), m->env.limits.max_combined,
-                              pids, n, &totals, &n_totals);
+        r = stack_totals_read(m->totals, bpf_loader_combined_fd(m->env.skel), pids, n, &totals, &n_totals);
         if (r < 0) {
                 log_warning_errno(r, "Failed to read the per-stack totals, skipping this snapshot: %m");
                 return 0;

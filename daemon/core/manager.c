@@ -246,10 +246,9 @@ static int start_tracing(struct manager *m)
                 return r;
         r = bpf_loader_attach_iters(m->env.skel);
         if (r < 0)
-                log_warning_errno(r, "Cannot attach the BPF map iterators, reading the maps by look-ups: %m");
+                log_warning_errno(r, "Cannot attach the stack table's iterator, reading it by look-ups: %m");
         m->env.limits = (struct map_limits) {
                 .max_allocs = m->config.max_allocs,
-                .max_combined = m->config.max_combined,
                 .max_mmaps = m->config.max_mmaps,
         };
         r = symbolizer_new(&(struct symbolizer_settings) {

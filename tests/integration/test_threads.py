@@ -87,8 +87,9 @@ class ThreadsTest(harness.DaemonTestCase):
         self.assertIn(f'allocs_map_full={lost}', text)
 
     def test_overflowing_per_stack_totals_map_still_reports_exact_bytes(self):
-        # 41 * 31 = 1271 distinct stacks into a totals map of 1024: the overflow is counted and
-        # the report sums the outstanding allocations instead, so the totals stay exact.
+        # 41 * 53 = 2173 distinct stacks into per-stack totals of max_combined = 1024 (a table of
+        # 2048 rows): the overflow is counted and the report sums the outstanding allocations
+        # instead, so the totals stay exact.
         daemon = self.start_daemon(config={'max_combined': 1024})
         program = self.start_program('leak-many-stacks')
         daemon.attach(program.pid)
@@ -96,35 +97,35 @@ class ThreadsTest(harness.DaemonTestCase):
         report = daemon.report(pid=program.pid)
         self.assertGreater(report['lost']['combined_map_full'], 0, report['lost'])
         target = report['targets'][0]
-        self.assertEqual((target['outstanding_bytes'], target['outstanding_allocs']), (1271 * 77, 1271), target)
-        # Every one of the 1271 stacks is kept apart, under its own frames: the stack table
+        self.assertEqual((target['outstanding_bytes'], target['outstanding_allocs']), (2173 * 77, 2173), target)
+        # Every one of the 2173 stacks is kept apart, under its own frames: the stack table
         # compares frames, so no two stacks share an id and none is lost at the default size.
         totals = harness.per_function(report, {'descend_inner'}, pid=program.pid)
         self.assertEqual([s for s in report['stacks'] if s['stack_error']], [], harness.format_stacks(report))
         for counter in ('stack_table_full', 'stack_hash_clash', 'stack_no_scratch', 'stack_efault', 'stack_other'):
             self.assertEqual(report['lost'][counter], 0, report['lost'])
-        self.assertEqual(totals['descend_inner'], {'bytes': 77 * 1271, 'allocs': 1271}, f'lost: {report["lost"]}')
-        self.assertEqual(len(report['stacks']), 1271)
+        self.assertEqual(totals['descend_inner'], {'bytes': 77 * 2173, 'allocs': 2173}, f'lost: {report["lost"]}')
+        self.assertEqual(len(report['stacks']), 2173)
 
     def test_many_stacks_each_report_their_own_frames(self):
-        # 1271 stacks: the report reads the per-stack totals and the stack table through their BPF
-        # iterators (from 512 rows on), and each stack gets back exactly its own frames.
+        # 2173 stacks: the report reads the per-stack totals in place and the stack table through its
+        # BPF iterator (from 512 rows on), and each stack gets back exactly its own frames.
         daemon = self.start_daemon()
         program = self.start_program('leak-many-stacks')
         daemon.attach(program.pid)
         program.run_leaks()
         report = daemon.report(pid=program.pid)
         target = report['targets'][0]
-        self.assertEqual((target['outstanding_bytes'], target['outstanding_allocs']), (1271 * 77, 1271), target)
+        self.assertEqual((target['outstanding_bytes'], target['outstanding_allocs']), (2173 * 77, 2173), target)
         self.assertEqual(report['lost']['combined_map_full'], 0, report['lost'])
-        self.assertEqual(len(report['stacks']), 1271)
+        self.assertEqual(len(report['stacks']), 2173)
         frames = set()
         for s in report['stacks']:
             self.assertEqual((s['bytes'], s['allocs'], s['stack_error']), (77, 1, None), s)
             addrs = tuple(f['addr'] for f in s['frames'])
             self.assertIn('descend_inner', [f.get('symbol') for f in s['frames']], s)
             frames.add(addrs)
-        self.assertEqual(len(frames), 1271, 'two stacks came back with the same frames')
+        self.assertEqual(len(frames), 2173, 'two stacks came back with the same frames')
 
 
 if __name__ == '__main__':

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Leaks one block from each of many distinct stacks: more than a small per-stack totals map holds.
+/* Leaks one block from each of many distinct stacks: more than small per-stack totals hold.
  *
  * Ground truth (tests/integration/test_threads.py keeps the same numbers): for every
  * 0 <= i < OUTER and 0 <= j < INNER, descend_outer(i) -> descend_inner(j) -> malloc(BLOCK_SIZE),
@@ -13,7 +13,7 @@
 #define noinline __attribute__((noinline))
 
 #define OUTER 41
-#define INNER 31
+#define INNER 53
 #define BLOCK_SIZE 77u
 
 static void *kept[OUTER * INNER];

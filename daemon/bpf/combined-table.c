@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* BPF's combined table, mapped and read or purged in place. */
+#include <assert.h>
+#include <stdbool.h>
+#include "combined-table.h"
+
+int combined_table_for_each(const struct mapped_array *t, combined_row_fn fn, void *userdata)
+{
+        const struct combined_row *rows;
+
+        assert(t);
+        assert(fn);
+        rows = t->values;
+        for (uint32_t i = 0; i < t->n; i++) {
+                const struct combined_row *row = &rows[i];
+                uint64_t word = __atomic_load_n(&row->word, __ATOMIC_ACQUIRE);
+                struct combined_key key;
+                int r;
+
+                if (COMBINED_ROW_STATE(word) != ALLOC_SLOT_LIVE)
+                        continue;
+                key = (struct combined_key) { .tgid = COMBINED_ROW_TGID(word), .space = COMBINED_ROW_SPACE(word),
+                                              .stack_id = row->stack_id };
+                r = fn(&key, (int64_t)__atomic_load_n(&row->bytes, __ATOMIC_RELAXED),
+                       (int64_t)__atomic_load_n(&row->allocs, __ATOMIC_RELAXED), userdata);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+int combined_table_purge(int fd, pid_t pid)
+{
+        struct mapped_array t = {};
+        struct combined_row *rows;
+        int purged = 0, r;
+
+        r = mapped_array_open(fd, sizeof(struct combined_row), &t);
+        if (r < 0)
+                return r;
+        rows = t.values;
+        for (uint32_t i = 0; i < t.n; i++) {
+                uint64_t word = __atomic_load_n(&rows[i].word, __ATOMIC_ACQUIRE);
+
+                if (COMBINED_ROW_STATE(word) != ALLOC_SLOT_LIVE || COMBINED_ROW_TGID(word) != (uint32_t)pid)
+                        continue;
+                /* BPF ignores pid by now; a program of pid's that passed that check a moment
+                 * before may still add to the row it found, as alloc_table's purge allows too */
+                purged += __atomic_compare_exchange_n(&rows[i].word, &word,
+                                                      COMBINED_ROW_WORD((uint32_t)pid, COMBINED_ROW_SPACE(word),
+                                                                        ALLOC_SLOT_FREE),
+                                                      false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
+        }
+        mapped_array_close(&t);
+        return purged;
+}

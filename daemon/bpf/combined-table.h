@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* BPF's combined table (the per-stack totals, bpf/combined-table.h) read and purged in place. */
+#pragma once
+
+#include <stdint.h>
+#include <sys/types.h>
+#include "bpf-types.h"
+#include "mapped-array.h"
+
+/* Called for a live row: its key and totals. A negative errno stops the walk and is returned. */
+typedef int (*combined_row_fn)(const struct combined_key *key, int64_t bytes, int64_t allocs, void *userdata);
+
+/* Call fn for each live row of the mapped table t (mapped_array_open() with struct combined_row
+ * values), rows at zero among them. A key may have more than one row (two CPUs made its row at
+ * once): its totals are their sum. A row BPF is updating may come out with its bytes and allocs
+ * a step apart. 0, or what fn returned. */
+int combined_table_for_each(const struct mapped_array *t, combined_row_fn fn, void *userdata);
+
+/* Free every live row of pid's (its target gone): how many, or -errno. */
+int combined_table_purge(int fd, pid_t pid);

@@ -1,0 +1,17 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* A BPF array made with BPF_F_MMAPABLE, mapped into the daemon's memory to be read and written in
+ * place (alloc_table, the combined table). */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct mapped_array {
+        void *values;           /* n values of value_size bytes, shared with BPF */
+        uint32_t n;
+        size_t bytes;           /* the mapping's length */
+};
+
+/* Map the array fd, whose values must be value_size bytes: 0 or -errno (-EINVAL: another size). */
+int mapped_array_open(int fd, size_t value_size, struct mapped_array *ret);
+void mapped_array_close(struct mapped_array *a);

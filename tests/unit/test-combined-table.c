@@ -1,0 +1,110 @@
+/* SPDX-License-Identifier: MIT */
+/* Unit tests for combined-table.c and stack-totals.c's read of it: a real BPF array, mapped as the
+ * daemon maps BPF's combined table, written as BPF writes it (needs root, as the daemon). */
+#include <bpf/bpf.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "bpf-types.h"
+#include "combined-table.h"
+#include "macro.h"
+#include "stack-totals.h"
+#include "test-util.h"
+
+#define ROWS 64u
+
+static int make_table(void)
+{
+        LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = BPF_F_MMAPABLE);
+        int fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "test_combined", sizeof(__u32), sizeof(struct combined_row),
+                                ROWS, &opts);
+
+        ASSERT_TRUE(fd >= 0);
+        return fd;
+}
+
+static void put(struct combined_row *rows, uint32_t i, uint32_t tgid, uint32_t space, uint32_t state,
+                int64_t stack_id, int64_t bytes, int64_t allocs)
+{
+        rows[i] = (struct combined_row) { .word = COMBINED_ROW_WORD(tgid, space, state), .stack_id = stack_id,
+                                          .bytes = (uint64_t)bytes, .allocs = (uint64_t)allocs };
+}
+
+static void live_rows_are_read_summed_and_purged_by_target(void)
+{
+        int fd = make_table();
+        struct mapped_array table = {};
+        struct stack_totals *t = NULL;
+        const struct stack_total *got;
+        const pid_t both[] = { 7, 9 }, nine[] = { 9 };
+        struct combined_row *rows;
+        size_t n;
+
+        ASSERT_EQ(mapped_array_open(fd, sizeof(struct combined_row), &table), 0);
+        ASSERT_EQ(table.n, ROWS);
+        rows = table.values;
+        /* a stack with two rows (two CPUs made its row at once): its 100-byte block went to the
+         * first, its 50-byte one to the second, whose free took from the first, at no
+         * allocation and 50 bytes now */
+        put(rows, 0, 7, 0, ALLOC_SLOT_LIVE, 300, 50, 0);
+        put(rows, 63, 7, 0, ALLOC_SLOT_LIVE, 300, 50, 1);
+        put(rows, 5, 7, ALLOC_SPACE_MMAP, ALLOC_SLOT_LIVE, 300, 8192, 2);
+        put(rows, 6, 7, 0, ALLOC_SLOT_LIVE, -14, 12, 3);        /* no stack: -EFAULT */
+        put(rows, 7, 7, 0, ALLOC_SLOT_LIVE, 301, 0, 0);         /* all freed */
+        put(rows, 8, 7, 0, ALLOC_SLOT_BUSY, 302, 64, 1);        /* being made */
+        put(rows, 9, 7, 0, ALLOC_SLOT_FREE, 303, 64, 1);        /* a gone target's */
+        put(rows, 10, 9, 0, ALLOC_SLOT_LIVE, 300, 32, 4);
+        put(rows, 11, 11, 0, ALLOC_SLOT_LIVE, 400, 32, 4);      /* a target not asked for */
+
+        ASSERT_EQ(stack_totals_new(&t), 0);
+        ASSERT_EQ(stack_totals_read(t, fd, both, ELEMENTSOF(both), &got, &n), 0);
+        ASSERT_EQ(n, 4);
+        ASSERT_EQ(got[0].pid, 7);
+        ASSERT_EQ(got[0].stack_id, -14);
+        ASSERT_EQ(got[0].bytes, 12);
+        ASSERT_EQ(got[0].allocs, 3);
+        ASSERT_EQ(got[1].pid, 7);
+        ASSERT_EQ(got[1].space, 0);
+        ASSERT_EQ(got[1].stack_id, 300);
+        ASSERT_EQ(got[1].bytes, 100);
+        ASSERT_EQ(got[1].allocs, 1);
+        ASSERT_EQ(got[2].space, ALLOC_SPACE_MMAP);
+        ASSERT_EQ(got[2].bytes, 8192);
+        ASSERT_EQ(got[3].pid, 9);
+        ASSERT_EQ(got[3].bytes, 32);
+
+        /* pid 7 gone: its live rows are free, the others' stay */
+        ASSERT_EQ(combined_table_purge(fd, 7), 5);
+        ASSERT_EQ(COMBINED_ROW_STATE(rows[0].word), ALLOC_SLOT_FREE);
+        ASSERT_EQ(COMBINED_ROW_SPACE(rows[5].word), ALLOC_SPACE_MMAP);
+        ASSERT_EQ(COMBINED_ROW_STATE(rows[8].word), ALLOC_SLOT_BUSY);
+        ASSERT_EQ(stack_totals_read(t, fd, both, ELEMENTSOF(both), &got, &n), 0);
+        ASSERT_EQ(n, 1);
+        ASSERT_EQ(got[0].pid, 9);
+        ASSERT_EQ(stack_totals_read(t, fd, nine, ELEMENTSOF(nine), &got, &n), 0);
+        ASSERT_EQ(n, 1);
+        ASSERT_EQ(combined_table_purge(fd, 7), 0);
+
+        stack_totals_free(t);
+        mapped_array_close(&table);
+        close(fd);
+}
+
+static void a_map_of_another_value_size_is_refused(void)
+{
+        struct mapped_array table = {};
+        int fd = make_table();
+
+        ASSERT_EQ(mapped_array_open(fd, sizeof(struct alloc_slot), &table), -EINVAL);
+        ASSERT_TRUE(table.values == NULL);
+        ASSERT_TRUE(combined_table_purge(-1, 7) < 0);
+        close(fd);
+}
+
+int main(void)
+{
+        live_rows_are_read_summed_and_purged_by_target();
+        a_map_of_another_value_size_is_refused();
+        return 0;
+}
