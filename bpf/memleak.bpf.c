@@ -319,6 +319,60 @@ static __always_inline int on_entry(struct pt_regs *ctx, __u32 slot, __u32 kind,
         return on_entry2(ctx, slot, kind, size, arg, 0);
 }
 
+/* The entry of an uprobe session at a site of a call that allocates and calls no other allocator
+ * function (malloc): whether its return has nothing to do, which skips it (the kernel runs the
+ * session's program at the return only when this is 0). Nothing to do: the call is nested in an
+ * outer one (operator new's malloc; the outer's return records the block), its size is outside
+ * the target's filter, or --sample-bytes draws no sample point in it. Such a call leaves no
+ * in-flight state behind, which is right only because nothing it calls is probed: the daemon
+ * links sessions only at malloc's sites of targets without --mmap (glibc's malloc maps its big
+ * blocks itself). */
+static __always_inline int on_leaf_entry(struct pt_regs *ctx, __u32 slot, __u32 kind, __u64 size)
+{
+        __u64 sp = PT_REGS_SP(ctx), weight = size;
+        __u32 tgid = current_tgid();
+        struct target_config *cfg;
+        struct thread_state *th;
+        struct inflight *cur;
+
+        cfg = traced_target(slot, tgid);
+        if (!cfg)
+                return 1;
+        th = thread_state(true);
+        if (!th) {
+                count(COUNTER_LOST_NO_THREAD_STATE);
+                return 1;
+        }
+        cur = &th->call;
+        if (in_call(cur, cfg, tgid)) {
+                if (inside_outer_call(cur, sp)) {
+                        count(COUNTER_NESTED_CALLS);    /* no depth: its return is not run */
+                        return 1;
+                }
+                count(COUNTER_INFLIGHT_STALE);
+        }
+        if (size < cfg->min_size || (cfg->max_size && size > cfg->max_size)) {
+                cur->flags = 0;
+                count(COUNTER_ALLOCS_FILTERED);
+                return 1;
+        }
+        if (cfg->sample_bytes) {
+                weight = sample_weight(size, cfg->sample_bytes, &th->sample_remaining);
+                if (weight == 0) {
+                        cur->flags = 0;
+                        count(COUNTER_ALLOCS_UNSAMPLED);
+                        return 1;
+                }
+        } else {
+                th->sample_remaining = 0;       /* exact now: a later sampled attach draws afresh */
+        }
+        *cur = (struct inflight) {
+                .size = size, .entry_sp = sp, .entry_ns = bpf_ktime_get_ns(), .kind = kind, .tgid = tgid,
+                .weight = weight, .flags = INFLIGHT_ACTIVE,
+        };
+        return 0;
+}
+
 static __always_inline __u64 page_round_up(__u64 len)
 {
         return (len + MEMLEAK_PAGE_SIZE - 1) & ~(MEMLEAK_PAGE_SIZE - 1);
@@ -723,6 +777,22 @@ ENTRY_PROGRAM(mremap_entry, on_entry2(ctx, slot, ALLOC_KIND_MREMAP, a2, a0, a1))
 /* One return program serves every allocating kind: the in-flight state says which it was. */
 SEC("uretprobe")
 int BPF_KRETPROBE(alloc_return) { return on_return(ctx, MEMLEAK_COOKIE_SLOT(bpf_get_attach_cookie(ctx))); }
+
+/* Uprobe sessions (Linux 6.12): one program run at the entry and, unless the entry returned
+ * non-zero, at the return. Not loaded where the kernel has none (the kfuncs are weak). */
+extern bool bpf_session_is_return(void) __ksym __weak;
+
+/* malloc's sites, where the daemon links this instead of malloc_entry and alloc_return. */
+SEC("uprobe")
+int malloc_session(struct pt_regs *ctx)
+{
+        __u64 cookie = bpf_get_attach_cookie(ctx);
+        __u32 slot = MEMLEAK_COOKIE_SLOT(cookie);
+
+        if (bpf_session_is_return())
+                return on_return(ctx, slot);
+        return on_leaf_entry(ctx, slot, ALLOC_KIND_MALLOC, call_arg(ctx, cookie, 0));
+}
 
 /* The kernel target: tp_btf programs on the kmem and percpu tracepoints (no kprobes needed).
  * They are loaded with the rest and linked only while the kernel target is attached; its

@@ -249,7 +249,7 @@ static void print_limits(FILE *f, const cJSON *limits)
 
 int render_status(FILE *f, const cJSON *status)
 {
-        const cJSON *targets, *t, *cost;
+        const cJSON *targets, *t, *cost, *probes;
 
         assert(f);
 
@@ -260,6 +260,13 @@ int render_status(FILE *f, const cJSON *status)
         print_duration(f, get_u64(status, "uptime_s"));
         fprintf(f, ", snapshot every %" PRIu64 " ms, %" PRIu64 " kept per target\n",
                 get_u64(status, "snapshot_interval_ms"), get_u64(status, "ring_depth"));
+        probes = cJSON_GetObjectItemCaseSensitive(status, "probes");
+        if (cJSON_IsObject(probes))
+                fprintf(f, "Probes: %s, %s\n",
+                        cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(probes, "uprobe_multi"))
+                                ? "uprobe_multi links" : "one perf-event uprobe per site",
+                        cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(probes, "malloc_sessions"))
+                                ? "malloc's returns run only when they record" : "malloc's returns always run");
         cost = cJSON_GetObjectItemCaseSensitive(status, "snapshot_cost");
         if (cJSON_IsObject(cost) && cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(cost, "last_ms")))
                 fprintf(f, "Snapshot tick: %.1f ms for %" PRIu64 " per-stack rows (longest %.1f ms)\n",

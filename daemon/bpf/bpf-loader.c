@@ -58,6 +58,18 @@ static bool probe_uprobe_multi(void)
         return uprobe_multi_supported();
 }
 
+/* Whether this kernel has uprobe sessions (Linux 6.12), which need uprobe_multi links too.
+ * MEMLEAKD_UPROBE_SESSION=0 in the environment says no, to exercise the entry and return probes
+ * on any kernel. */
+static bool probe_uprobe_session(void)
+{
+        const char *env = getenv("MEMLEAKD_UPROBE_SESSION");
+
+        if (env && strcmp(env, "0") == 0)
+                return false;
+        return uprobe_multi_session_supported();
+}
+
 int bpf_loader_clear_inherited_uprobes(struct memleak_bpf *skel, pid_t pid, const char *path,
                                        const uint64_t *offsets, size_t n)
 {
@@ -94,6 +106,13 @@ bool bpf_loader_uprobe_multi(struct memleak_bpf *skel)
         /* bpf_loader_open() chose the programs' attach type from what this kernel has. */
         return bpf_program__expected_attach_type(skel->progs.sweep_breakpoints) ==
                 (enum bpf_attach_type)UPROBE_MULTI_ATTACH_TYPE;
+}
+
+bool bpf_loader_uprobe_session(struct memleak_bpf *skel)
+{
+        assert(skel);
+        /* bpf_loader_open() loads the session program only where the kernel has sessions */
+        return bpf_program__autoload(skel->progs.malloc_session);
 }
 
 int bpf_loader_attach_uprobe(struct memleak_bpf *skel, enum alloc_kind kind, bool is_return, int pid,
@@ -145,8 +164,15 @@ int bpf_loader_open(const struct bpf_sizes *sizes, struct memleak_bpf **ret)
                 skel->rodata->pidns_ino = st.st_ino;
         /* The kernel target leaves out our own allocations (pids as our namespace sees them). */
         skel->rodata->self_tgid = getpid();
-        if (probe_uprobe_multi())
+        if (probe_uprobe_multi()) {
                 set_uprobe_multi_attach_type(skel);
+                if (probe_uprobe_session())
+                        (void)bpf_program__set_expected_attach_type(skel->progs.malloc_session,
+                                                                    (enum bpf_attach_type)UPROBE_SESSION_ATTACH_TYPE);
+        }
+        if (bpf_program__expected_attach_type(skel->progs.malloc_session) !=
+            (enum bpf_attach_type)UPROBE_SESSION_ATTACH_TYPE)
+                (void)bpf_program__set_autoload(skel->progs.malloc_session, false);
         table_slots = map_budget_alloc_table_slots(sizes->max_allocs);
         skel->rodata->alloc_table_mask = table_slots - 1;
         combined_rows = map_budget_combined_rows(sizes->max_combined);
@@ -305,4 +331,14 @@ int bpf_loader_attach_uprobes(struct memleak_bpf *skel, enum alloc_kind kind, bo
         if (!prog)
                 return -EINVAL;
         return uprobe_multi_link(bpf_program__fd(prog), is_return, pid, path, offsets, cookies, n);
+}
+
+int bpf_loader_attach_malloc_sessions(struct memleak_bpf *skel, int pid, const char *path, const uint64_t *offsets,
+                                      const uint64_t *cookies, size_t n)
+{
+        assert(skel);
+        assert(path);
+        if (!bpf_loader_uprobe_session(skel))
+                return -EOPNOTSUPP;
+        return uprobe_multi_session_link(bpf_program__fd(skel->progs.malloc_session), pid, path, offsets, cookies, n);
 }

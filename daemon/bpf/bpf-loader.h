@@ -65,6 +65,10 @@ struct bpf_object *bpf_loader_object(struct memleak_bpf *skel);
 
 /* Whether probes are uprobe_multi links (Linux 6.6+); else one perf-event uprobe per site. */
 bool bpf_loader_uprobe_multi(struct memleak_bpf *skel);
+/* Whether malloc's sites may take one uprobe session each (Linux 6.12+, with uprobe_multi)
+ * instead of an entry and a return probe: the session skips the return of a call with nothing to
+ * record (nested, filtered out, or unsampled). */
+bool bpf_loader_uprobe_session(struct memleak_bpf *skel);
 
 /* Without uprobe_multi: kind's entry program (or the return program) at offset of path, for
  * pid only, with attach cookie (the target's slot, MEMLEAK_COOKIE_OF_SLOT(), and an entry's
@@ -77,6 +81,11 @@ int bpf_loader_attach_uprobe(struct memleak_bpf *skel, enum alloc_kind kind, boo
  * offsets[i]. Returns the link's fd or -errno. */
 int bpf_loader_attach_uprobes(struct memleak_bpf *skel, enum alloc_kind kind, bool is_return, int pid,
                               const char *path, const uint64_t *offsets, const uint64_t *cookies, size_t n);
+
+/* Place the malloc session program at offsets[0..n) of path, for pid only, as one uprobe session
+ * link, with cookies as above. Returns the link's fd, -EOPNOTSUPP without sessions, or -errno. */
+int bpf_loader_attach_malloc_sessions(struct memleak_bpf *skel, int pid, const char *path, const uint64_t *offsets,
+                                      const uint64_t *cookies, size_t n);
 
 /* Remove, from every process mapping path, the breakpoints at offsets that no probe wants there:
  * those a target's child inherited when it forked. pid: the target (its own stay). Blocks for a

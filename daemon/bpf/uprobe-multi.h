@@ -10,6 +10,7 @@
 #include <sys/types.h>
 
 #define UPROBE_MULTI_ATTACH_TYPE 48U    /* BPF_TRACE_UPROBE_MULTI */
+#define UPROBE_SESSION_ATTACH_TYPE 57U  /* BPF_TRACE_UPROBE_SESSION (Linux 6.12) */
 
 /* Link prog_fd at each of offsets in path (any path the kernel resolves, /proc/self/fd/N
  * included), as return probes if is_return; only for pid's threads unless pid is 0. cookies:
@@ -17,8 +18,14 @@
 int uprobe_multi_link(int prog_fd, bool is_return, pid_t pid, const char *path, const uint64_t *offsets,
                       const uint64_t *cookies, size_t n);
 
+/* The same for an uprobe session (Linux 6.12): prog_fd runs at each offset's entry and, when it
+ * returned 0 there, at the call's return. */
+int uprobe_multi_session_link(int prog_fd, pid_t pid, const char *path, const uint64_t *offsets, const uint64_t *cookies,
+                        size_t n);
+
 /* A program that does nothing (returns 0), loaded to be linked as above: its fd, or -errno. */
 int uprobe_multi_empty_program(void);
 
-/* Whether this kernel has uprobe_multi links. */
+/* Whether this kernel has uprobe_multi links; uprobe sessions. */
 bool uprobe_multi_supported(void);
+bool uprobe_multi_session_supported(void);

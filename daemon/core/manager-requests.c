@@ -414,6 +414,11 @@ static void handle_status(struct manager *m, struct server_request *sreq, struct
         json_add_u64(r, "uptime_s", (now_realtime_usec() - m->started_usec) / 1000000);
         json_add_u64(r, "snapshot_interval_ms", m->config.snapshot_interval_ms);
         json_add_u64(r, "ring_depth", m->config.ring_depth);
+        arr = cJSON_AddObjectToObject(r, "probes");
+        if (arr) {
+                cJSON_AddBoolToObject(arr, "uprobe_multi", bpf_loader_uprobe_multi(m->env.skel));
+                cJSON_AddBoolToObject(arr, "malloc_sessions", bpf_loader_uprobe_session(m->env.skel));
+        }
         arr = cJSON_AddObjectToObject(r, "snapshot_cost");
         if (arr) {
                 cJSON_AddNumberToObject(arr, "last_ms", (double)m->snapshot_cost.last_usec / 1000.0);

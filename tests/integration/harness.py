@@ -61,6 +61,12 @@ def wait_until(predicate, timeout, interval=0.05):
         time.sleep(interval)
 
 
+def kernel_at_least(major, minor):
+    """Whether the running kernel is at least major.minor (os.uname's release, "6.18.0-...")."""
+    m = re.match(r'(\d+)\.(\d+)', os.uname().release)
+    return bool(m) and (int(m.group(1)), int(m.group(2))) >= (major, minor)
+
+
 def write_config(path, settings, extra_lines=()):
     with open(path, 'w') as f:
         f.write('# memleakd integration test configuration\n')
