@@ -320,13 +320,13 @@ static __always_inline int on_entry(struct pt_regs *ctx, __u32 slot, __u32 kind,
 }
 
 /* The entry of an uprobe session at a site of a call that allocates and calls no other allocator
- * function (malloc): whether its return has nothing to do, which skips it (the kernel runs the
+ * function (malloc, calloc): whether its return has nothing to do, which skips it (the kernel runs the
  * session's program at the return only when this is 0). Nothing to do: the call is nested in an
  * outer one (operator new's malloc; the outer's return records the block), its size is outside
  * the target's filter, or --sample-bytes draws no sample point in it. Such a call leaves no
  * in-flight state behind, which is right only because nothing it calls is probed: the daemon
- * links sessions only at malloc's sites of targets without --mmap (glibc's malloc maps its big
- * blocks itself). */
+ * links sessions only at malloc's and calloc's sites of targets without --mmap (glibc's malloc
+ * maps its big blocks itself). */
 static __always_inline int on_leaf_entry(struct pt_regs *ctx, __u32 slot, __u32 kind, __u64 size)
 {
         __u64 sp = PT_REGS_SP(ctx), weight = size;
@@ -782,16 +782,21 @@ int BPF_KRETPROBE(alloc_return) { return on_return(ctx, MEMLEAK_COOKIE_SLOT(bpf_
  * non-zero, at the return. Not loaded where the kernel has none (the kfuncs are weak). */
 extern bool bpf_session_is_return(void) __ksym __weak;
 
-/* malloc's sites, where the daemon links this instead of malloc_entry and alloc_return. */
+/* malloc's and calloc's sites (MEMLEAK_COOKIE_CALLOC in the cookie), where the daemon links this
+ * instead of their entry programs and alloc_return. */
 SEC("uprobe")
-int malloc_session(struct pt_regs *ctx)
+int alloc_session(struct pt_regs *ctx)
 {
         __u64 cookie = bpf_get_attach_cookie(ctx);
         __u32 slot = MEMLEAK_COOKIE_SLOT(cookie);
+        __u64 a0;
 
         if (bpf_session_is_return())
                 return on_return(ctx, slot);
-        return on_leaf_entry(ctx, slot, ALLOC_KIND_MALLOC, call_arg(ctx, cookie, 0));
+        a0 = call_arg(ctx, cookie, 0);
+        if (cookie & MEMLEAK_COOKIE_CALLOC)
+                return on_leaf_entry(ctx, slot, ALLOC_KIND_CALLOC, mul_or_max(a0, call_arg(ctx, cookie, 1)));
+        return on_leaf_entry(ctx, slot, ALLOC_KIND_MALLOC, a0);
 }
 
 /* The kernel target: tp_btf programs on the kmem and percpu tracepoints (no kprobes needed).

@@ -265,8 +265,8 @@ int render_status(FILE *f, const cJSON *status)
                 fprintf(f, "Probes: %s, %s\n",
                         cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(probes, "uprobe_multi"))
                                 ? "uprobe_multi links" : "one perf-event uprobe per site",
-                        cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(probes, "malloc_sessions"))
-                                ? "malloc's returns run only when they record" : "malloc's returns always run");
+                        cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(probes, "alloc_sessions"))
+                                ? "malloc's and calloc's returns run only when they record" : "every allocation's return runs");
         cost = cJSON_GetObjectItemCaseSensitive(status, "snapshot_cost");
         if (cJSON_IsObject(cost) && cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(cost, "last_ms")))
                 fprintf(f, "Snapshot tick: %.1f ms for %" PRIu64 " per-stack rows (longest %.1f ms)\n",

@@ -61,6 +61,8 @@ enum alloc_kind {
  * argument i (0 rax, 1 rcx, 2 rdx, 3 rbx, 5 rbp, 6 rsi, 7 rdi, 8-15 r8-r15) in bits [4i, 4i + 4),
  * for the first MEMLEAK_COOKIE_ARGS arguments. */
 #define MEMLEAK_ARGS_MOVED (1ULL << 32)
+/* An alloc_session program's site is calloc's (its size is a0 * a1), not malloc's. */
+#define MEMLEAK_COOKIE_CALLOC (1ULL << 33)
 #define MEMLEAK_COOKIE_ARGS 4
 #define MEMLEAK_ARG_REGISTER(cookie, i) ((unsigned)((cookie) >> (4 * (i))) & 15u)
 /* Every uprobe's cookie (entry and return) also carries its target's slot in target_slots, in

@@ -112,7 +112,7 @@ bool bpf_loader_uprobe_session(struct memleak_bpf *skel)
 {
         assert(skel);
         /* bpf_loader_open() loads the session program only where the kernel has sessions */
-        return bpf_program__autoload(skel->progs.malloc_session);
+        return bpf_program__autoload(skel->progs.alloc_session);
 }
 
 int bpf_loader_attach_uprobe(struct memleak_bpf *skel, enum alloc_kind kind, bool is_return, int pid,
@@ -167,12 +167,12 @@ int bpf_loader_open(const struct bpf_sizes *sizes, struct memleak_bpf **ret)
         if (probe_uprobe_multi()) {
                 set_uprobe_multi_attach_type(skel);
                 if (probe_uprobe_session())
-                        (void)bpf_program__set_expected_attach_type(skel->progs.malloc_session,
+                        (void)bpf_program__set_expected_attach_type(skel->progs.alloc_session,
                                                                     (enum bpf_attach_type)UPROBE_SESSION_ATTACH_TYPE);
         }
-        if (bpf_program__expected_attach_type(skel->progs.malloc_session) !=
+        if (bpf_program__expected_attach_type(skel->progs.alloc_session) !=
             (enum bpf_attach_type)UPROBE_SESSION_ATTACH_TYPE)
-                (void)bpf_program__set_autoload(skel->progs.malloc_session, false);
+                (void)bpf_program__set_autoload(skel->progs.alloc_session, false);
         table_slots = map_budget_alloc_table_slots(sizes->max_allocs);
         skel->rodata->alloc_table_mask = table_slots - 1;
         combined_rows = map_budget_combined_rows(sizes->max_combined);
@@ -333,12 +333,12 @@ int bpf_loader_attach_uprobes(struct memleak_bpf *skel, enum alloc_kind kind, bo
         return uprobe_multi_link(bpf_program__fd(prog), is_return, pid, path, offsets, cookies, n);
 }
 
-int bpf_loader_attach_malloc_sessions(struct memleak_bpf *skel, int pid, const char *path, const uint64_t *offsets,
+int bpf_loader_attach_alloc_sessions(struct memleak_bpf *skel, int pid, const char *path, const uint64_t *offsets,
                                       const uint64_t *cookies, size_t n)
 {
         assert(skel);
         assert(path);
         if (!bpf_loader_uprobe_session(skel))
                 return -EOPNOTSUPP;
-        return uprobe_multi_session_link(bpf_program__fd(skel->progs.malloc_session), pid, path, offsets, cookies, n);
+        return uprobe_multi_session_link(bpf_program__fd(skel->progs.alloc_session), pid, path, offsets, cookies, n);
 }

@@ -65,7 +65,7 @@ struct bpf_object *bpf_loader_object(struct memleak_bpf *skel);
 
 /* Whether probes are uprobe_multi links (Linux 6.6+); else one perf-event uprobe per site. */
 bool bpf_loader_uprobe_multi(struct memleak_bpf *skel);
-/* Whether malloc's sites may take one uprobe session each (Linux 6.12+, with uprobe_multi)
+/* Whether malloc's and calloc's sites may take one uprobe session each (Linux 6.12+, with uprobe_multi)
  * instead of an entry and a return probe: the session skips the return of a call with nothing to
  * record (nested, filtered out, or unsampled). */
 bool bpf_loader_uprobe_session(struct memleak_bpf *skel);
@@ -82,9 +82,10 @@ int bpf_loader_attach_uprobe(struct memleak_bpf *skel, enum alloc_kind kind, boo
 int bpf_loader_attach_uprobes(struct memleak_bpf *skel, enum alloc_kind kind, bool is_return, int pid,
                               const char *path, const uint64_t *offsets, const uint64_t *cookies, size_t n);
 
-/* Place the malloc session program at offsets[0..n) of path, for pid only, as one uprobe session
- * link, with cookies as above. Returns the link's fd, -EOPNOTSUPP without sessions, or -errno. */
-int bpf_loader_attach_malloc_sessions(struct memleak_bpf *skel, int pid, const char *path, const uint64_t *offsets,
+/* Place the session program of malloc and calloc at offsets[0..n) of path, for pid only, as one
+ * uprobe session link, with cookies as above (calloc's sites' with MEMLEAK_COOKIE_CALLOC).
+ * Returns the link's fd, -EOPNOTSUPP without sessions, or -errno. */
+int bpf_loader_attach_alloc_sessions(struct memleak_bpf *skel, int pid, const char *path, const uint64_t *offsets,
                                       const uint64_t *cookies, size_t n);
 
 /* Remove, from every process mapping path, the breakpoints at offsets that no probe wants there:

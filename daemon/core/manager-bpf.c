@@ -41,7 +41,7 @@ static int load(const struct bpf_sizes *sizes, struct memleak_bpf **ret)
                          "one perf-event uprobe per probe site, slower to remove");
         else if (!bpf_loader_uprobe_session(skel))
                 log_info("No uprobe sessions on this kernel (Linux < 6.12, or MEMLEAKD_UPROBE_SESSION=0): "
-                         "malloc's return probe runs at every call, also where it has nothing to record");
+                         "malloc's and calloc's return probes run at every call, also where they have nothing to record");
         r = bpf_loader_load(skel);
         if (r < 0) {
                 bpf_loader_destroy(skel);

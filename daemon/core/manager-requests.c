@@ -417,7 +417,7 @@ static void handle_status(struct manager *m, struct server_request *sreq, struct
         arr = cJSON_AddObjectToObject(r, "probes");
         if (arr) {
                 cJSON_AddBoolToObject(arr, "uprobe_multi", bpf_loader_uprobe_multi(m->env.skel));
-                cJSON_AddBoolToObject(arr, "malloc_sessions", bpf_loader_uprobe_session(m->env.skel));
+                cJSON_AddBoolToObject(arr, "alloc_sessions", bpf_loader_uprobe_session(m->env.skel));
         }
         arr = cJSON_AddObjectToObject(r, "snapshot_cost");
         if (arr) {

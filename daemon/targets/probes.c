@@ -66,12 +66,14 @@ static int attach_program_per_site(const struct target_env *env, struct target *
         return 0;
 }
 
-/* Whether t's malloc sites take one uprobe session each instead of an entry and a return probe.
- * Not with --mmap: a session skips the return of an unsampled malloc and leaves no in-flight
- * state, and the mmap glibc's malloc makes inside would look like the program's own. */
-static bool malloc_by_session(const struct target_env *env, const struct target *t)
+/* Whether t's sites of kind take one uprobe session each instead of an entry and a return probe:
+ * malloc's and calloc's, which call no other allocator function. Not with --mmap: a session skips
+ * the return of an unsampled call and leaves no in-flight state, and the mmap glibc's malloc
+ * makes inside would look like the program's own. */
+static bool by_session(const struct target_env *env, const struct target *t, enum alloc_kind kind)
 {
-        return bpf_loader_uprobe_session(env->skel) && !t->track_mmap;
+        return (kind == ALLOC_KIND_MALLOC || kind == ALLOC_KIND_CALLOC) && bpf_loader_uprobe_session(env->skel) &&
+               !t->track_mmap;
 }
 
 /* One link per program: its sites' offsets. */
@@ -80,7 +82,7 @@ static int attach_program(const struct target_env *env, struct target *t, const 
 {
         _cleanup_free_ uint64_t *offsets = malloc(MAX(sites->n, (size_t)1) * sizeof(uint64_t));
         _cleanup_free_ uint64_t *cookies = malloc(MAX(sites->n, (size_t)1) * sizeof(uint64_t));
-        bool session = malloc_by_session(env, t);
+        bool session = !is_return && by_session(env, t, kind);
         const char *first = NULL;
         size_t n = 0;
         int fd, r;
@@ -90,11 +92,12 @@ static int attach_program(const struct target_env *env, struct target *t, const 
         for (size_t i = 0; i < sites->n; i++) {
                 const struct alloc_site *site = &sites->sites[i];
 
-                if (is_return ? !alloc_kind_has_return_probe(site->kind) || (session && site->kind == ALLOC_KIND_MALLOC)
+                if (is_return ? !alloc_kind_has_return_probe(site->kind) || by_session(env, t, site->kind)
                               : site->kind != kind)
                         continue;
                 /* the target's slot; an entry's also where its arguments are */
-                cookies[n] = MEMLEAK_COOKIE_OF_SLOT(t->slot.slot) | (is_return ? 0 : site->entry_cookie);
+                cookies[n] = MEMLEAK_COOKIE_OF_SLOT(t->slot.slot) | (is_return ? 0 : site->entry_cookie) |
+                             (session && kind == ALLOC_KIND_CALLOC ? MEMLEAK_COOKIE_CALLOC : 0);
                 offsets[n++] = site->probe_offset;
                 first = first ?: site->name;
         }
@@ -102,8 +105,7 @@ static int attach_program(const struct target_env *env, struct target *t, const 
                 return 0;
         if (!bpf_loader_uprobe_multi(env->skel))
                 return attach_program_per_site(env, t, fd_path, path, kind, is_return, offsets, cookies, n, error);
-        session = session && !is_return && kind == ALLOC_KIND_MALLOC;
-        fd = session ? bpf_loader_attach_malloc_sessions(env->skel, t->pid, fd_path, offsets, cookies, n)
+        fd = session ? bpf_loader_attach_alloc_sessions(env->skel, t->pid, fd_path, offsets, cookies, n)
                      : bpf_loader_attach_uprobes(env->skel, kind, is_return, t->pid, fd_path, offsets, cookies, n);
         if (fd < 0)
                 return error_set(error, fd, "Cannot place %zu %s (%s, ...) in %s for pid %d: %s", n,

@@ -135,7 +135,7 @@ class AllocatorsTest(harness.DaemonTestCase):
         # MEMLEAKD_UPROBE_MULTI=0 makes the daemon behave as on Linux < 6.6
         self.check('leak-alloc-glibc', 'glibc', daemon_env={'MEMLEAKD_UPROBE_MULTI': '0'})
         self.assertIn('No uprobe_multi links on this kernel', self.daemons[-1].log())
-        self.assertEqual(self.daemons[-1].status()['probes'], {'uprobe_multi': False, 'malloc_sessions': False})
+        self.assertEqual(self.daemons[-1].status()['probes'], {'uprobe_multi': False, 'alloc_sessions': False})
         self.daemons[-1].stop()
         # and the real kernel has them: the other tests run with uprobe_multi links
         daemon = self.start_daemon()

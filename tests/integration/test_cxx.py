@@ -63,12 +63,12 @@ class CxxTest(harness.DaemonTestCase):
         self.assertEqual(report['targets'][0]['outstanding_bytes'], sum(t['bytes'] for t in EXPECTED.values()))
         self.assert_nothing_counted_twice(daemon, report)
 
-    def test_new_and_delete_count_once_with_or_without_malloc_sessions(self):
+    def test_new_and_delete_count_once_with_or_without_alloc_sessions(self):
         # with uprobe sessions, malloc's return is not run inside new (nested: new's return
         # records the block); without them it runs and is ignored: the same totals either way
         for env, sessions in ((None, harness.kernel_at_least(6, 12)), ({'MEMLEAKD_UPROBE_SESSION': '0'}, False)):
             daemon, program, report = self.run_cxx('leak-cxx', daemon_env=env)
-            self.assertEqual(daemon.status()['probes']['malloc_sessions'], sessions, env)
+            self.assertEqual(daemon.status()['probes']['alloc_sessions'], sessions, env)
             self.assert_nothing_counted_twice(daemon, report)
             program.kill()
             daemon.stop()

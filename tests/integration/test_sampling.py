@@ -53,7 +53,7 @@ class SamplingTest(harness.DaemonTestCase):
     def test_run_estimates_each_leak_within_its_stated_error(self):
         daemon = self.start_daemon(config={'max_allocs': 8192})
         # on Linux 6.12 and later, an unsampled malloc's return is skipped (an uprobe session)
-        self.assertEqual(daemon.status()['probes']['malloc_sessions'], harness.kernel_at_least(6, 12))
+        self.assertEqual(daemon.status()['probes']['alloc_sessions'], harness.kernel_at_least(6, 12))
         r, report = self.run_json(daemon, program(PROGRAM), input=b'go\n',
                                   options=('--sample-bytes', SAMPLE_BYTES))
         self.assertEqual(r.returncode, 0, r.stderr)
@@ -109,7 +109,7 @@ class SamplingTest(harness.DaemonTestCase):
         # malloc's return is skipped: both must draw each allocation's sample points once
         daemon = self.start_daemon(config={'max_allocs': 4 * BLOCKS_PER_LEAK + 8192},
                                    env={'MEMLEAKD_UPROBE_SESSION': '0'})
-        self.assertFalse(daemon.status()['probes']['malloc_sessions'])
+        self.assertFalse(daemon.status()['probes']['alloc_sessions'])
         self.assertIn('No uprobe sessions on this kernel', daemon.log())
         p = self.start_program(PROGRAM)
         daemon.attach(p.pid, '--sample-bytes', SAMPLE_BYTES)
