@@ -270,34 +270,53 @@ static __always_inline bool kind_allocates(__u32 kind)
                kind != ALLOC_KIND_MREMAP;
 }
 
-static __always_inline int on_entry2(struct pt_regs *ctx, __u32 slot, __u32 kind, __u64 size, __u64 arg,
-                                     __u64 arg2)
+/* The calling thread's state at an entry of the target at slot (*ret_cfg its settings), when
+ * the call is the outermost allocator call the thread is in; NULL when the process is not that
+ * target, has no state for the thread (counted), or is inside an outer call (counted: nested, its
+ * depth raised when nested_return says its return probe will come to lower it). */
+static __always_inline struct thread_state *outer_call_state(__u32 slot, __u32 tgid, __u64 sp, bool nested_return,
+                                                             struct target_config **ret_cfg)
 {
-        __u64 sp = PT_REGS_SP(ctx), now;
-        __u32 tgid = current_tgid();
-        struct target_config *cfg;
+        struct target_config *cfg = traced_target(slot, tgid);
         struct thread_state *th;
         struct inflight *cur;
 
-        cfg = traced_target(slot, tgid);
         if (!cfg)
-                return 0;
+                return NULL;
         th = thread_state(true);
         if (!th) {
                 count(COUNTER_LOST_NO_THREAD_STATE);
-                return 0;
+                return NULL;
         }
         cur = &th->call;
         if (in_call(cur, cfg, tgid)) {
                 if (inside_outer_call(cur, sp)) {
                         /* Called from inside an allocator this thread is already in. */
-                        cur->depth++;
+                        if (nested_return)
+                                cur->depth++;
                         count(COUNTER_NESTED_CALLS);
-                        return 0;
+                        return NULL;
                 }
                 /* The outer call never returned (longjmp, thread cancelled): start over. */
                 count(COUNTER_INFLIGHT_STALE);
         }
+        *ret_cfg = cfg;
+        return th;
+}
+
+static __always_inline int on_entry2(struct pt_regs *ctx, __u32 slot, __u32 kind, __u64 size, __u64 arg,
+                                     __u64 arg2)
+{
+        __u64 sp = PT_REGS_SP(ctx), now;
+        __u32 tgid = current_tgid();
+        struct target_config *cfg = NULL;
+        struct thread_state *th;
+        struct inflight *cur;
+
+        th = outer_call_state(slot, tgid, sp, true, &cfg);
+        if (!th || !cfg)
+                return 0;
+        cur = &th->call;
         now = bpf_ktime_get_ns();
         *cur = (struct inflight) {
                 .size = size, .arg = arg, .entry_sp = sp, .entry_ns = now,
@@ -319,38 +338,26 @@ static __always_inline int on_entry(struct pt_regs *ctx, __u32 slot, __u32 kind,
         return on_entry2(ctx, slot, kind, size, arg, 0);
 }
 
-/* The entry of an uprobe session at a site of a call that allocates and calls no other allocator
- * function (malloc, calloc): whether its return has nothing to do, which skips it (the kernel runs the
- * session's program at the return only when this is 0). Nothing to do: the call is nested in an
- * outer one (operator new's malloc; the outer's return records the block), its size is outside
- * the target's filter, or --sample-bytes draws no sample point in it. Such a call leaves no
- * in-flight state behind, which is right only because nothing it calls is probed: the daemon
- * links sessions only at malloc's and calloc's sites of targets without --mmap (glibc's malloc
- * maps its big blocks itself). */
+/* The entry of an uprobe session at a site of a call that allocates and calls no other
+ * allocator function (malloc, calloc): whether its return has nothing to do, which skips it (the
+ * kernel runs the session's program at the return only when this is 0). Nothing to do: the call
+ * is nested in an outer one (operator new's malloc; the outer's return records the block), its
+ * size is outside the target's filter, or --sample-bytes draws no sample point in it. Such a call
+ * leaves no in-flight state behind, which is right only because nothing it calls is probed: the
+ * daemon links sessions only at malloc's and calloc's sites of targets without --mmap (glibc's
+ * malloc maps its big blocks itself). */
 static __always_inline int on_leaf_entry(struct pt_regs *ctx, __u32 slot, __u32 kind, __u64 size)
 {
         __u64 sp = PT_REGS_SP(ctx), weight = size;
         __u32 tgid = current_tgid();
-        struct target_config *cfg;
+        struct target_config *cfg = NULL;
         struct thread_state *th;
         struct inflight *cur;
 
-        cfg = traced_target(slot, tgid);
-        if (!cfg)
+        th = outer_call_state(slot, tgid, sp, false, &cfg);     /* a nested call's return is not run */
+        if (!th || !cfg)
                 return 1;
-        th = thread_state(true);
-        if (!th) {
-                count(COUNTER_LOST_NO_THREAD_STATE);
-                return 1;
-        }
         cur = &th->call;
-        if (in_call(cur, cfg, tgid)) {
-                if (inside_outer_call(cur, sp)) {
-                        count(COUNTER_NESTED_CALLS);    /* no depth: its return is not run */
-                        return 1;
-                }
-                count(COUNTER_INFLIGHT_STALE);
-        }
         if (size < cfg->min_size || (cfg->max_size && size > cfg->max_size)) {
                 cur->flags = 0;
                 count(COUNTER_ALLOCS_FILTERED);
