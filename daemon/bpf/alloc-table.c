@@ -52,22 +52,12 @@ int alloc_table_append(int fd, struct map_dump *d)
 int alloc_table_purge(int fd, pid_t pid)
 {
         struct mapped_array v = {};
-        uint64_t live = ALLOC_SLOT_WORD((uint32_t)pid, ALLOC_SLOT_LIVE);
-        int purged = 0, r;
+        int r;
 
         r = mapped_array_open(fd, sizeof(struct alloc_slot), &v);
         if (r < 0)
                 return r;
-        for (uint32_t i = 0; i < v.n; i++) {
-                uint64_t expected = live;
-
-                /* as BPF frees a block: the state word swapped, so that a CPU freeing it now and
-                 * this purge do not both count it */
-                if (__atomic_compare_exchange_n(&((struct alloc_slot *)v.values)[i].word, &expected,
-                                                ALLOC_SLOT_WORD((uint32_t)pid, ALLOC_SLOT_FREE), false,
-                                                __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
-                        purged++;
-        }
+        r = mapped_array_free_slots(&v, pid);
         mapped_array_close(&v);
-        return purged;
+        return r;
 }

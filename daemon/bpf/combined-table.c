@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* BPF's combined table, mapped and read or purged in place. */
 #include <assert.h>
-#include <stdbool.h>
 #include "combined-table.h"
 
 int combined_table_for_each(const struct mapped_array *t, combined_row_fn fn, void *userdata)
@@ -27,30 +26,4 @@ int combined_table_for_each(const struct mapped_array *t, combined_row_fn fn, vo
                         return r;
         }
         return 0;
-}
-
-int combined_table_purge(int fd, pid_t pid)
-{
-        struct mapped_array t = {};
-        struct combined_row *rows;
-        int purged = 0, r;
-
-        r = mapped_array_open(fd, sizeof(struct combined_row), &t);
-        if (r < 0)
-                return r;
-        rows = t.values;
-        for (uint32_t i = 0; i < t.n; i++) {
-                uint64_t word = __atomic_load_n(&rows[i].word, __ATOMIC_ACQUIRE);
-
-                if (COMBINED_ROW_STATE(word) != ALLOC_SLOT_LIVE || COMBINED_ROW_TGID(word) != (uint32_t)pid)
-                        continue;
-                /* BPF ignores pid by now; a program of pid's that passed that check a moment
-                 * before may still add to the row it found, as alloc_table's purge allows too */
-                purged += __atomic_compare_exchange_n(&rows[i].word, &word,
-                                                      COMBINED_ROW_WORD((uint32_t)pid, COMBINED_ROW_SPACE(word),
-                                                                        ALLOC_SLOT_FREE),
-                                                      false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
-        }
-        mapped_array_close(&t);
-        return purged;
 }

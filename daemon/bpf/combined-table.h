@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-/* BPF's combined table (the per-stack totals, bpf/combined-table.h) read and purged in place. */
+/* BPF's combined table (the per-stack totals, bpf/combined-table.h) read in place; purged by
+ * mapped_array_free_slots(). */
 #pragma once
 
 #include <stdint.h>
@@ -16,5 +17,3 @@ typedef int (*combined_row_fn)(const struct combined_key *key, int64_t bytes, in
  * a step apart. 0, or what fn returned. */
 int combined_table_for_each(const struct mapped_array *t, combined_row_fn fn, void *userdata);
 
-/* Free every live row of pid's (its target gone): how many, or -errno. */
-int combined_table_purge(int fd, pid_t pid);

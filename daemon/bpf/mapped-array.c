@@ -4,8 +4,13 @@
 #include <bpf/bpf.h>
 #include <errno.h>
 #include <sys/mman.h>
+#include <stdbool.h>
 #include <unistd.h>
+#include "bpf-types.h"
 #include "mapped-array.h"
+
+_Static_assert(ALLOC_SLOT_WORD(7, ALLOC_SLOT_LIVE) == COMBINED_ROW_WORD(7, 0, ALLOC_SLOT_LIVE),
+               "alloc_table's state words are the combined table's with no space");
 
 int mapped_array_open(int fd, size_t value_size, struct mapped_array *ret)
 {
@@ -24,7 +29,7 @@ int mapped_array_open(int fd, size_t value_size, struct mapped_array *ret)
         p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
         if (p == MAP_FAILED)
                 return -errno;
-        *ret = (struct mapped_array) { .values = p, .n = info.max_entries, .bytes = bytes };
+        *ret = (struct mapped_array) { .values = p, .n = info.max_entries, .value_size = value_size, .bytes = bytes };
         return 0;
 }
 
@@ -34,4 +39,23 @@ void mapped_array_close(struct mapped_array *a)
         if (a->values)
                 (void)munmap(a->values, a->bytes);
         *a = (struct mapped_array) {};
+}
+
+int mapped_array_free_slots(const struct mapped_array *a, pid_t pid)
+{
+        int freed = 0;
+
+        assert(a);
+        for (uint32_t i = 0; i < a->n; i++) {
+                uint64_t *word = (uint64_t *)((char *)a->values + (size_t)i * a->value_size);
+                uint64_t seen = __atomic_load_n(word, __ATOMIC_ACQUIRE);
+
+                if (COMBINED_ROW_STATE(seen) != ALLOC_SLOT_LIVE || COMBINED_ROW_TGID(seen) != (uint32_t)pid)
+                        continue;
+                /* BPF ignores pid by now; a program of pid's that passed that check a moment
+                 * before may still update the slot it found */
+                freed += __atomic_compare_exchange_n(word, &seen, (seen & ~UINT64_C(0xffff)) | ALLOC_SLOT_FREE,
+                                                     false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
+        }
+        return freed;
 }

@@ -438,26 +438,22 @@ static int split_stack_owner(const struct combined_key *k, int64_t bytes, int64_
 
 /* Delete from the stack table the stacks only pid's allocations used, so that stacks of targets
  * that are gone do not fill the table for those that come later. Returns how many went. */
-static int purge_stacks(struct memleak_bpf *skel, pid_t pid)
+static int purge_stacks(struct memleak_bpf *skel, const struct mapped_array *combined, pid_t pid)
 {
-        _cleanup_(mapped_array_close) struct mapped_array table = {};
         _cleanup_free_ int64_t *mine = NULL, *others = NULL;
         struct stack_owners o = { .pid = pid };
         size_t j = 0;
-        int stacks_fd = bpf_loader_stacks_fd(skel), purged = 0, r;
+        int stacks_fd = bpf_loader_stacks_fd(skel), purged = 0;
 
-        r = mapped_array_open(bpf_loader_combined_fd(skel), sizeof(struct combined_row), &table);
-        if (r < 0)
-                return r;
         /* a row for each of the table's rows at most */
-        mine = malloc(MAX(table.n, 1u) * sizeof(*mine));
-        others = malloc(MAX(table.n, 1u) * sizeof(*others));
+        mine = malloc(MAX(combined->n, 1u) * sizeof(*mine));
+        others = malloc(MAX(combined->n, 1u) * sizeof(*others));
         if (!mine || !others)
                 return -ENOMEM;
         o.mine = mine;
         o.others = others;
-        o.room = table.n;
-        (void)combined_table_for_each(&table, split_stack_owner, &o);
+        o.room = combined->n;
+        (void)combined_table_for_each(combined, split_stack_owner, &o);
         if (o.n_mine == 0)
                 return 0;
         qsort(mine, o.n_mine, sizeof(*mine), cmp_i64);
@@ -481,10 +477,14 @@ static int purge_stacks(struct memleak_bpf *skel, pid_t pid)
 
 int stack_collect_purge(struct memleak_bpf *skel, const struct map_limits *lim, pid_t pid)
 {
-        int purged = purge_stacks(skel, pid), r;
+        _cleanup_(mapped_array_close) struct mapped_array combined = {};
+        int purged, r;
 
         assert(skel);
         assert(lim);
+        /* the stacks first: they are pid's while its rows of per-stack totals are live */
+        r = mapped_array_open(bpf_loader_combined_fd(skel), sizeof(struct combined_row), &combined);
+        purged = r < 0 ? r : purge_stacks(skel, &combined, pid);
         (void)alloc_table_purge(bpf_loader_alloc_table_fd(skel), pid);
         r = map_dump_purge(bpf_loader_allocs_fd(skel), sizeof(struct alloc_key), sizeof(struct alloc_info),
                            lim->max_allocs, alloc_of, &pid);
@@ -492,6 +492,7 @@ int stack_collect_purge(struct memleak_bpf *skel, const struct map_limits *lim, 
                 bpf_loader_overflow_removed(skel, (uint64_t)r);
         (void)map_dump_purge(bpf_loader_mmaps_fd(skel), sizeof(struct alloc_key), sizeof(struct alloc_info),
                              lim->max_mmaps, alloc_of, &pid);
-        (void)combined_table_purge(bpf_loader_combined_fd(skel), pid);
+        if (combined.values)
+                (void)mapped_array_free_slots(&combined, pid);
         return purged;
 }

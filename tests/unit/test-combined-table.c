@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* Unit tests for combined-table.c and stack-totals.c's read of it: a real BPF array, mapped as the
- * daemon maps BPF's combined table, written as BPF writes it (needs root, as the daemon). */
+/* Unit tests for combined-table.c, stack-totals.c's read of the table and mapped-array.c's purge:
+ * real BPF arrays, mapped as the daemon maps BPF's tables, written as BPF writes them (needs root,
+ * as the daemon). */
 #include <bpf/bpf.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -14,14 +15,18 @@
 
 #define ROWS 64u
 
-static int make_table(void)
+static int make_array(size_t value_size)
 {
         LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = BPF_F_MMAPABLE);
-        int fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "test_combined", sizeof(__u32), sizeof(struct combined_row),
-                                ROWS, &opts);
+        int fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "test_slots", sizeof(__u32), (__u32)value_size, ROWS, &opts);
 
         ASSERT_TRUE(fd >= 0);
         return fd;
+}
+
+static int make_table(void)
+{
+        return make_array(sizeof(struct combined_row));
 }
 
 static void put(struct combined_row *rows, uint32_t i, uint32_t tgid, uint32_t space, uint32_t state,
@@ -75,7 +80,7 @@ static void live_rows_are_read_summed_and_purged_by_target(void)
         ASSERT_EQ(got[3].bytes, 32);
 
         /* pid 7 gone: its live rows are free, the others' stay */
-        ASSERT_EQ(combined_table_purge(fd, 7), 5);
+        ASSERT_EQ(mapped_array_free_slots(&table, 7), 5);
         ASSERT_EQ(COMBINED_ROW_STATE(rows[0].word), ALLOC_SLOT_FREE);
         ASSERT_EQ(COMBINED_ROW_SPACE(rows[5].word), ALLOC_SPACE_MMAP);
         ASSERT_EQ(COMBINED_ROW_STATE(rows[8].word), ALLOC_SLOT_BUSY);
@@ -84,7 +89,7 @@ static void live_rows_are_read_summed_and_purged_by_target(void)
         ASSERT_EQ(got[0].pid, 9);
         ASSERT_EQ(stack_totals_read(t, fd, nine, ELEMENTSOF(nine), &got, &n), 0);
         ASSERT_EQ(n, 1);
-        ASSERT_EQ(combined_table_purge(fd, 7), 0);
+        ASSERT_EQ(mapped_array_free_slots(&table, 7), 0);
 
         stack_totals_free(t);
         mapped_array_close(&table);
@@ -98,7 +103,30 @@ static void a_map_of_another_value_size_is_refused(void)
 
         ASSERT_EQ(mapped_array_open(fd, sizeof(struct alloc_slot), &table), -EINVAL);
         ASSERT_TRUE(table.values == NULL);
-        ASSERT_TRUE(combined_table_purge(-1, 7) < 0);
+        ASSERT_TRUE(mapped_array_open(-1, sizeof(struct combined_row), &table) < 0);
+        close(fd);
+}
+
+/* alloc_table's slots are freed by the same purge: their words are the combined table's with no
+ * space */
+static void alloc_table_slots_are_freed_by_the_same_purge(void)
+{
+        int fd = make_array(sizeof(struct alloc_slot));
+        struct mapped_array table = {};
+        struct alloc_slot *slots;
+
+        ASSERT_EQ(mapped_array_open(fd, sizeof(struct alloc_slot), &table), 0);
+        slots = table.values;
+        slots[3].word = ALLOC_SLOT_WORD(7, ALLOC_SLOT_LIVE);
+        slots[4].word = ALLOC_SLOT_WORD(7, ALLOC_SLOT_BUSY);
+        slots[5].word = ALLOC_SLOT_WORD(9, ALLOC_SLOT_LIVE);
+        slots[63].word = ALLOC_SLOT_WORD(7, ALLOC_SLOT_LIVE);
+        ASSERT_EQ(mapped_array_free_slots(&table, 7), 2);
+        ASSERT_EQ(slots[3].word, ALLOC_SLOT_WORD(7, ALLOC_SLOT_FREE));
+        ASSERT_EQ(slots[4].word, ALLOC_SLOT_WORD(7, ALLOC_SLOT_BUSY));
+        ASSERT_EQ(slots[5].word, ALLOC_SLOT_WORD(9, ALLOC_SLOT_LIVE));
+        ASSERT_EQ(slots[63].word, ALLOC_SLOT_WORD(7, ALLOC_SLOT_FREE));
+        mapped_array_close(&table);
         close(fd);
 }
 
@@ -106,5 +134,6 @@ int main(void)
 {
         live_rows_are_read_summed_and_purged_by_target();
         a_map_of_another_value_size_is_refused();
+        alloc_table_slots_are_freed_by_the_same_purge();
         return 0;
 }
