@@ -173,7 +173,7 @@ enum alloc_slot_state {
         ALLOC_SLOT_FREE,                /* held a block that went: reusable, a search goes on */
 };
 #define ALLOC_TABLE_WINDOW 8            /* slots a block may sit in, from its hash's */
-#define ALLOC_TABLE_SLOTS_MAX (1u << 17)
+#define ALLOC_TABLE_SLOTS_MAX (1u << 19)
 
 /* One outstanding allocation, keyed by struct alloc_key. */
 struct alloc_key {

@@ -17,7 +17,7 @@
 #define CONFIG_MAX_TARGETS_DEFAULT          64u
 #define CONFIG_MAX_ALLOCS_MIN               1024u
 #define CONFIG_MAX_ALLOCS_MAX               100000000u
-#define CONFIG_MAX_ALLOCS_DEFAULT           1000000u
+#define CONFIG_MAX_ALLOCS_DEFAULT           1048576u
 #define CONFIG_MAP_ENTRIES_MIN              1024u     /* max_stacks, max_combined, max_inflight, max_mmaps */
 #define CONFIG_MAP_ENTRIES_MAX              16777216u
 #define CONFIG_MAP_ENTRIES_DEFAULT          65536u

@@ -140,7 +140,7 @@ static void defaults_match_documented_values(void)
         ASSERT_EQ(c.snapshot_interval_ms, 1000);
         ASSERT_EQ(c.ring_depth, 60);
         ASSERT_EQ(c.max_targets, 64);
-        ASSERT_EQ(c.max_allocs, 1000000);
+        ASSERT_EQ(c.max_allocs, 1048576);
         ASSERT_EQ(c.max_stacks, 131072);
         ASSERT_EQ(c.max_combined, 131072);
         ASSERT_EQ(c.max_inflight, 65536);

@@ -32,9 +32,9 @@ static void estimate_matches_what_the_kernel_counts_for_the_defaults(void)
          * maps empty (memleakctl status: limits.maps.kernel_bytes). Full, the kernel counts for
          * each entry of a map that allocates as it goes its node (48 bytes), key, value and
          * bpf_mem_alloc's 8-byte header; the estimate counts the block that holds them, up to
-         * a quarter more. Empty, alloc_table's 6 MiB and the combined table's 8 MiB are in,
+         * a quarter more. Empty, alloc_table's 24 MiB and the combined table's 8 MiB are in,
          * set up at load. */
-        const uint64_t empty = 38734984;
+        const uint64_t empty = 49220744;
         const uint64_t counted_full = empty +
                                       (uint64_t)(s.max_allocs - map_budget_alloc_table_slots(s.max_allocs)) *
                                               (8 + 48 + 16 + 32) +
@@ -62,8 +62,8 @@ static void outstanding_blocks_are_split_between_the_table_and_the_allocs_map(vo
 {
         static const uint32_t max_allocs[] = { CONFIG_MAX_ALLOCS_MIN, 1025, 100000, 262143, 262144,
                                                CONFIG_MAX_ALLOCS_DEFAULT, CONFIG_MAX_ALLOCS_MAX };
-        static const uint32_t slots[] = { 512, 512, 32768, 65536, ALLOC_TABLE_SLOTS_MAX,
-                                          ALLOC_TABLE_SLOTS_MAX, ALLOC_TABLE_SLOTS_MAX };
+        static const uint32_t slots[] = { 512, 512, 32768, 65536, 131072, ALLOC_TABLE_SLOTS_MAX,
+                                          ALLOC_TABLE_SLOTS_MAX };
 
         for (size_t i = 0; i < ELEMENTSOF(max_allocs); i++) {
                 uint32_t n = map_budget_alloc_table_slots(max_allocs[i]);
