@@ -3,9 +3,10 @@
  * (tgid, space, stack) sits in one of the COMBINED_TABLE_WINDOW rows from its hash's), whose rows
  * are claimed by compare-and-swap, as alloc_table's slots are. The daemon reads it in place, in
  * one pass over its memory, where a hash map's entries had to be visited one by one, scattered
- * in kernel memory (most of a snapshot tick). A row stays its stack's while its target is
- * attached, at zero when the stack's blocks are all freed; the daemon frees a target's rows once
- * it is gone. Two CPUs making the same stack's row at once may make two: the daemon sums rows of
+ * in kernel memory (most of a snapshot tick). A row at zero (its stack's blocks all freed) is
+ * retired by the daemon (ALLOC_SLOT_RETIRING) and freed at its next pass if nothing came back to
+ * it meanwhile: an add to a retiring row makes it live again first, a take finds it as it is
+ * (daemon/bpf/reclaim.c). The daemon frees a target's rows once it is gone. Two CPUs making the same stack's row at once may make two: the daemon sums rows of
  * the same key, and a free takes from the first. Included once, by memleak.bpf.c, after
  * alloc-table.h (mix64, compiler_barrier). */
 #pragma once
@@ -47,6 +48,7 @@ static __always_inline __u64 combined_row_word(const struct combined_row *r)
 __noinline int combined_add_in(__u32 tgid, __u32 space, __s64 stack_id, __u64 bytes, __u64 allocs)
 {
         __u64 live = COMBINED_ROW_WORD(tgid, space, ALLOC_SLOT_LIVE);
+        __u64 retiring = COMBINED_ROW_WORD(tgid, space, ALLOC_SLOT_RETIRING);
         __u32 h = combined_hash(live, stack_id);
 
         for (int attempt = 0; attempt < COMBINED_CLAIM_ATTEMPTS; attempt++) {
@@ -62,7 +64,11 @@ __noinline int combined_add_in(__u32 tgid, __u32 space, __s64 stack_id, __u64 by
                         if (!r)
                                 break;
                         word = combined_row_word(r);
-                        if (word == live && r->stack_id == stack_id) {
+                        /* A retiring row is made live again before the add: the daemon frees
+                         * only rows still retiring (and at zero) at its next pass. */
+                        if (word == retiring && r->stack_id == stack_id)
+                                word = __sync_val_compare_and_swap(&r->word, retiring, live);
+                        if ((word == live || word == retiring) && r->stack_id == stack_id) {
                                 __sync_fetch_and_add(&r->bytes, bytes);
                                 __sync_fetch_and_add(&r->allocs, allocs);
                                 return 0;
@@ -98,6 +104,7 @@ __noinline int combined_add_in(__u32 tgid, __u32 space, __s64 stack_id, __u64 by
 __noinline int combined_sub_in(__u32 tgid, __u32 space, __s64 stack_id, __u64 bytes, __u64 allocs)
 {
         __u64 live = COMBINED_ROW_WORD(tgid, space, ALLOC_SLOT_LIVE);
+        __u64 retiring = COMBINED_ROW_WORD(tgid, space, ALLOC_SLOT_RETIRING);
         __u32 h = combined_hash(live, stack_id);
 
         for (__u32 i = 0; i < COMBINED_TABLE_WINDOW; i++) {
@@ -107,7 +114,7 @@ __noinline int combined_sub_in(__u32 tgid, __u32 space, __s64 stack_id, __u64 by
                 if (!r)
                         break;
                 word = combined_row_word(r);
-                if (word == live && r->stack_id == stack_id) {
+                if ((word == live || word == retiring) && r->stack_id == stack_id) {
                         __sync_fetch_and_sub(&r->bytes, bytes);
                         __sync_fetch_and_sub(&r->allocs, allocs);
                         return 0;

@@ -18,6 +18,11 @@ struct {
         __uint(value_size, sizeof(struct stack_trace));
 } stacks SEC(".maps");
 
+/* Stacks added to the table, and (by the daemon) deleted from it: their difference is about the
+ * stacks in it, which tells the daemon when to look for stacks no row uses any more. */
+__u64 stacks_added = 0;
+__u64 stacks_deleted = 0;
+
 /* The kernel target's programs run on tracepoints with preemption off, but an interrupt may run
  * another of them on the same CPU in the middle: each nesting level has its own slot. */
 #define KERNEL_STACK_NESTING 4
@@ -92,8 +97,10 @@ static __noinline __s64 stack_intern(struct stack_trace *t)
 
                 if (!found) {
                         r = bpf_map_update_elem(&stacks, &key, t, BPF_NOEXIST);
-                        if (r == 0)
+                        if (r == 0) {
+                                __sync_fetch_and_add(&stacks_added, 1);
                                 return key;
+                        }
                         if (r != -EEXIST) {
                                 count(COUNTER_STACK_TABLE_FULL);
                                 return -ENOSPC;

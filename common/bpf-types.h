@@ -171,6 +171,9 @@ enum alloc_slot_state {
         ALLOC_SLOT_BUSY,                /* being written or taken by one CPU */
         ALLOC_SLOT_LIVE,                /* holds the block (tgid, addr) */
         ALLOC_SLOT_FREE,                /* held a block that went: reusable, a search goes on */
+        ALLOC_SLOT_RETIRING,            /* combined table only: a row the daemon found at zero and
+                                         * frees if it is still so at its next pass; an add brings
+                                         * it back to LIVE, a take still finds it */
 };
 #define ALLOC_TABLE_WINDOW 8            /* slots a block may sit in, from its hash's */
 #define ALLOC_TABLE_SLOTS_MAX (1u << 19)

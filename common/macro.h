@@ -3,6 +3,7 @@
 #pragma once
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -41,6 +42,14 @@ static inline void fclosep(FILE **f)
                 if (*p)                                 \
                         func(*p);                       \
         }
+
+/* qsort()/bsearch() order of int64_t values. */
+static inline int cmp_int64(const void *a, const void *b)
+{
+        int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+        return x < y ? -1 : x > y;
+}
 
 #define MIN(a, b) ((a) < (b) ? (a) : (b))
 #define MAX(a, b) ((a) > (b) ? (a) : (b))

@@ -230,11 +230,32 @@ void bpf_loader_overflow_removed(struct memleak_bpf *skel, uint64_t n)
                 __atomic_fetch_sub(&skel->bss->alloc_overflow, n, __ATOMIC_RELAXED);
 }
 
-void bpf_loader_stacks_purged(struct memleak_bpf *skel)
+void bpf_loader_stacks_purged(struct memleak_bpf *skel, uint64_t n)
+{
+        assert(skel);
+        if (!skel->bss)
+                return;
+        __atomic_fetch_add(&skel->bss->stacks_deleted, n, __ATOMIC_RELAXED);
+        __atomic_fetch_add(&skel->bss->stack_purges, 1, __ATOMIC_RELEASE);
+}
+
+void bpf_loader_stacks_restored(struct memleak_bpf *skel, uint64_t n)
 {
         assert(skel);
         if (skel->bss)
-                __atomic_fetch_add(&skel->bss->stack_purges, 1, __ATOMIC_RELEASE);
+                __atomic_fetch_sub(&skel->bss->stacks_deleted, n, __ATOMIC_RELAXED);
+}
+
+uint64_t bpf_loader_stacks_held(struct memleak_bpf *skel)
+{
+        uint64_t added, deleted;
+
+        assert(skel);
+        if (!skel->bss)
+                return 0;
+        deleted = __atomic_load_n(&skel->bss->stacks_deleted, __ATOMIC_RELAXED);
+        added = __atomic_load_n(&skel->bss->stacks_added, __ATOMIC_RELAXED);
+        return added > deleted ? added - deleted : 0;
 }
 
 int bpf_loader_allocs_fd(struct memleak_bpf *skel)

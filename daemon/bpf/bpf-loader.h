@@ -38,9 +38,13 @@ int bpf_loader_alloc_table_fd(struct memleak_bpf *skel);
 /* n blocks of process targets were deleted from the allocs map by the daemon: BPF's count of
  * them (alloc_overflow) is lowered, as BPF lowers it for each it deletes. */
 void bpf_loader_overflow_removed(struct memleak_bpf *skel, uint64_t n);
-/* Stacks were deleted from the stack table: the threads' walk memos (which name a stack by its
+/* n stacks were deleted from the stack table: the threads' walk memos (which name a stack by its
  * id) made before now are not used again. Called after the deletions. */
-void bpf_loader_stacks_purged(struct memleak_bpf *skel);
+void bpf_loader_stacks_purged(struct memleak_bpf *skel, uint64_t n);
+/* n of the stacks deleted were put back. */
+void bpf_loader_stacks_restored(struct memleak_bpf *skel, uint64_t n);
+/* About how many stacks the stack table holds: those BPF added less those deleted. */
+uint64_t bpf_loader_stacks_held(struct memleak_bpf *skel);
 int bpf_loader_allocs_fd(struct memleak_bpf *skel);
 int bpf_loader_combined_fd(struct memleak_bpf *skel);
 /* Attach the iterator of the stack table (kept in the skeleton, gone with it). Returns 0 or

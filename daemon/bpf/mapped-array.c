@@ -49,8 +49,10 @@ int mapped_array_free_slots(const struct mapped_array *a, pid_t pid)
         for (uint32_t i = 0; i < a->n; i++) {
                 uint64_t *word = (uint64_t *)((char *)a->values + (size_t)i * a->value_size);
                 uint64_t seen = __atomic_load_n(word, __ATOMIC_ACQUIRE);
+                uint32_t state = COMBINED_ROW_STATE(seen);
 
-                if (COMBINED_ROW_STATE(seen) != ALLOC_SLOT_LIVE || COMBINED_ROW_TGID(seen) != (uint32_t)pid)
+                if ((state != ALLOC_SLOT_LIVE && state != ALLOC_SLOT_RETIRING) ||
+                    COMBINED_ROW_TGID(seen) != (uint32_t)pid)
                         continue;
                 /* BPF ignores pid by now; a program of pid's that passed that check a moment
                  * before may still update the slot it found */

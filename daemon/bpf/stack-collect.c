@@ -408,13 +408,6 @@ static bool alloc_of(const void *key, const void *value, void *pid)
         return (pid_t)((const struct alloc_key *)key)->tgid == *(pid_t *)pid;
 }
 
-static int cmp_i64(const void *a, const void *b)
-{
-        int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-
-        return x < y ? -1 : x > y;
-}
-
 /* purge_stacks()'s split of the combined table's stack ids: pid's, and the other targets'. */
 struct stack_owners {
         pid_t pid;
@@ -456,9 +449,9 @@ static int purge_stacks(struct memleak_bpf *skel, const struct mapped_array *com
         (void)combined_table_for_each(combined, split_stack_owner, &o);
         if (o.n_mine == 0)
                 return 0;
-        qsort(mine, o.n_mine, sizeof(*mine), cmp_i64);
+        qsort(mine, o.n_mine, sizeof(*mine), cmp_int64);
         if (o.n_others > 0)
-                qsort(others, o.n_others, sizeof(*others), cmp_i64);
+                qsort(others, o.n_others, sizeof(*others), cmp_int64);
         for (size_t i = 0; i < o.n_mine; i++) {
                 uint64_t id = (uint64_t)mine[i];
 
@@ -471,7 +464,7 @@ static int purge_stacks(struct memleak_bpf *skel, const struct mapped_array *com
                 purged += bpf_map_delete_elem(stacks_fd, &id) == 0;
         }
         if (purged > 0)
-                bpf_loader_stacks_purged(skel);
+                bpf_loader_stacks_purged(skel, (uint64_t)purged);
         return purged;
 }
 

@@ -21,6 +21,7 @@ struct stack_totals {
         struct stack_total *halves;
         size_t capacity;                /* rows per half */
         size_t n_rows;
+        size_t rows_held;               /* live and retiring rows in the table, any target's */
         const pid_t *pids;              /* the targets of the read under way */
         size_t n_pids;
 };
@@ -75,6 +76,7 @@ static int add_row(const struct combined_key *k, int64_t bytes, int64_t allocs, 
 {
         struct stack_totals *t = userdata;
 
+        t->rows_held++;
         if ((bytes == 0 && allocs == 0) || !stack_totals_pid_wanted(t->pids, t->n_pids, (pid_t)k->tgid))
                 return 0;
         if (t->n_rows == t->capacity) {
@@ -188,6 +190,7 @@ int stack_totals_read(struct stack_totals *t, int combined_fd, const pid_t *pids
         if (t->capacity > ROWS_SLACK * want)
                 (void)halves_resize(t, want);   /* without memory, keep the room there is */
         t->n_rows = 0;
+        t->rows_held = 0;
         t->pids = pids;
         t->n_pids = n_pids;
         r = combined_table_for_each(&t->table, add_row, t);
@@ -203,4 +206,10 @@ int stack_totals_read(struct stack_totals *t, int combined_fd, const pid_t *pids
         *ret = rows;
         *ret_n = t->n_rows;
         return 0;
+}
+
+size_t stack_totals_rows_held(const struct stack_totals *t)
+{
+        assert(t);
+        return t->rows_held;
 }

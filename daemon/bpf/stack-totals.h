@@ -31,6 +31,9 @@ struct stack_totals *stack_totals_free(struct stack_totals *t);
  * *ret (*ret_n rows) points into t, valid until its next read or free. Returns 0 or -errno. */
 int stack_totals_read(struct stack_totals *t, int combined_fd, const pid_t *pids, size_t n_pids,
                       const struct stack_total **ret, size_t *ret_n);
+/* The live and retiring rows the last read found in the table, of every target, rows at zero
+ * among them: how full it is. */
+size_t stack_totals_rows_held(const struct stack_totals *t);
 
 /* Sort rows[n] by pid, space and stack id (a radix sort through scratch[n]; the two swap, so the
  * result is in *rows), then sum rows of the same key and leave out those without allocations.

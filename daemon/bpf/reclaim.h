@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* Giving back, while targets stay attached, what no outstanding block uses any more: rows of
+ * per-stack totals at zero (bpf/combined-table.h), and the stacks of the stack table that no row
+ * names. A target that keeps allocating from new stacks (ever-changing call paths, generated
+ * code) would otherwise fill max_combined and max_stacks in time, and a leak that begins later
+ * would find no room for its stack. */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+#include "mapped-array.h"
+
+struct reclaim_counts {
+        uint64_t rows_retired;          /* live rows found at zero, retired */
+        uint64_t rows_freed;            /* retired rows still at zero a pass later, freed */
+        uint64_t rows_revived;          /* retired rows some block came back to, live again */
+        uint64_t stacks_deleted;
+        uint64_t stacks_restored;       /* deleted, then named by a row a moment later: put back */
+};
+
+/* One pass over the mapped combined table (struct combined_row values): a row retired by the
+ * last pass is freed when it is still retiring and at zero (an add in between made it live
+ * again, in BPF), or made live again when a block came to it anyway (a probe that found it live
+ * just before it was retired); then the live rows at zero are retired. Every change is a
+ * compare-and-swap of the row's word, as BPF's claims are. Adds what it did to *c. */
+void reclaim_rows(const struct mapped_array *combined, struct reclaim_counts *c);
+
+/* The stack ids (>= 0) that the live and retiring rows of combined name, sorted, duplicates
+ * left in: *ret (free()), *ret_n. 0 or -ENOMEM. */
+int reclaim_named_stacks(const struct mapped_array *combined, int64_t **ret, size_t *ret_n);
+
+/* Delete from the stack table stacks_fd (a hash of __u64 ids) the stacks no live or retiring
+ * row of combined names, at most max of them. purged() is called once they are gone (the
+ * probes' walk memos must drop the ids they keep); then, recheck_ms later, a stack that a row
+ * names by now (a probe was between taking its stack's id and adding its row) is put back.
+ * Adds what it did to *c; 0 or -errno. */
+int reclaim_stacks(int stacks_fd, const struct mapped_array *combined, size_t max, unsigned recheck_ms,
+                   void (*purged)(void *userdata), void *userdata, struct reclaim_counts *c);
