@@ -249,7 +249,7 @@ static void print_limits(FILE *f, const cJSON *limits)
 
 int render_status(FILE *f, const cJSON *status)
 {
-        const cJSON *targets, *t, *cost, *probes;
+        const cJSON *targets, *t, *cost, *probes, *reclaim;
 
         assert(f);
 
@@ -271,6 +271,14 @@ int render_status(FILE *f, const cJSON *status)
         if (cJSON_IsObject(cost) && cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(cost, "last_ms")))
                 fprintf(f, "Snapshot tick: %.1f ms for %" PRIu64 " per-stack rows (longest %.1f ms)\n",
                         get_double(cost, "last_ms"), get_u64(cost, "last_rows"), get_double(cost, "max_ms"));
+        reclaim = cJSON_GetObjectItemCaseSensitive(status, "reclaim");
+        if (cJSON_IsObject(reclaim))
+                fprintf(f, "Stack table: about %" PRIu64 " stacks; given back while attached: %" PRIu64
+                        " per-stack rows and %" PRIu64 " stacks no outstanding block used (%" PRIu64
+                        " put back) in %" PRIu64 " %s\n",
+                        get_u64(reclaim, "stacks_held"), get_u64(reclaim, "rows_freed"),
+                        get_u64(reclaim, "stacks_deleted"), get_u64(reclaim, "stacks_restored"),
+                        get_u64(reclaim, "passes"), plural(get_u64(reclaim, "passes"), "pass", "passes"));
         if (cJSON_GetArraySize(targets) == 0)
                 fputs("Targets: none\n", f);
         else

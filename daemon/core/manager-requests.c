@@ -425,6 +425,15 @@ static void handle_status(struct manager *m, struct server_request *sreq, struct
                 cJSON_AddNumberToObject(arr, "max_ms", (double)m->snapshot_cost.max_usec / 1000.0);
                 json_add_u64(arr, "last_rows", m->snapshot_cost.last_rows);
         }
+        arr = cJSON_AddObjectToObject(r, "reclaim");
+        if (arr) {
+                json_add_u64(arr, "passes", m->reclaim.passes);
+                json_add_u64(arr, "rows_freed", m->reclaim.totals.rows_freed);
+                json_add_u64(arr, "rows_revived", m->reclaim.totals.rows_revived);
+                json_add_u64(arr, "stacks_deleted", m->reclaim.totals.stacks_deleted);
+                json_add_u64(arr, "stacks_restored", m->reclaim.totals.stacks_restored);
+                json_add_u64(arr, "stacks_held", bpf_loader_stacks_held(m->env.skel));
+        }
         arr = cJSON_AddArrayToObject(r, "targets");
         for (size_t i = 0; arr && i < m->n_targets; i++)
                 cJSON_AddItemToArray(arr, target_to_json(m->targets[i]));

@@ -271,6 +271,8 @@ static int start_tracing(struct manager *m)
                                  &m->env.detacher);
         if (r >= 0)
                 r = worker_new(m->event, &m->worker);
+        if (r >= 0)
+                r = manager_reclaim_start(m);
         if (r < 0)
                 return log_error_errno(r, "Failed to set up the background work: %m");
         r = fork_watch_new(m->event, m->env.skel, on_fork, m, &m->forks);
@@ -349,6 +351,7 @@ struct manager *manager_free(struct manager *m)
                 return NULL;
         /* Reports and rescans not started are cancelled (their clients told), a running one ends. */
         m->worker = worker_free(m->worker);
+        manager_reclaim_stop(m);
         manager_requests_done(m);
         /* Each target's probes take the kernel a grace period to remove: all at once, then wait. */
         manager_free_targets(m);

@@ -9,6 +9,7 @@
 #include "config.h"
 #include "leak-verdict.h"
 #include "macro.h"
+#include "reclaim.h"
 #include "slot-set.h"
 #include "target.h"
 
@@ -58,6 +59,13 @@ struct manager {
                 uint64_t last_usec, max_usec;   /* the snapshot tick's time on the event loop */
                 size_t last_rows;               /* per-stack rows it read */
         } snapshot_cost;
+        struct {
+                struct worker *worker;          /* its passes, off the event loop */
+                bool pending;
+                unsigned ticks;                 /* snapshot ticks since the last pass began */
+                uint64_t passes;
+                struct reclaim_counts totals;
+        } reclaim;
         uint64_t exited_dropped;        /* exited targets' reports dropped to stay within bounds */
         uint64_t started_usec;          /* CLOCK_REALTIME */
 };
@@ -70,6 +78,16 @@ int manager_start(struct manager *m);
 int manager_run(struct manager *m, uint64_t watchdog_usec);
 struct manager *manager_free(struct manager *m);
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct manager *, manager_free)
+
+/* manager-reclaim.c: rows of per-stack totals at zero and the stacks no row names given back
+ * while targets stay attached (daemon/bpf/reclaim.h), in a pass at most every this many snapshot
+ * ticks, when the per-stack totals' table or the stack table is past half full. */
+#define MANAGER_RECLAIM_EVERY_TICKS 10u
+int manager_reclaim_start(struct manager *m);
+/* Called by the snapshot tick: rows_held, the live and retiring rows it found in the table. */
+void manager_reclaim_tick(struct manager *m, size_t rows_held);
+/* Wait for a pass under way; no more. */
+void manager_reclaim_stop(struct manager *m);
 
 /* manager-targets.c */
 struct target *manager_find_target(struct manager *m, pid_t pid);
