@@ -56,6 +56,12 @@ static void done(void *userdata, bool cancelled)
         const struct reclaim_counts *c = &j->counts;
 
         m->reclaim.pending = false;
+        /* A pass that gave nothing back (the tables hold what is outstanding) waits twice as
+         * long for the next one: reading every stack's key again costs a syscall each. */
+        if (!cancelled && c->rows_retired + c->rows_freed + c->stacks_deleted == 0)
+                m->reclaim.every_ticks = MIN(2 * m->reclaim.every_ticks, MANAGER_RECLAIM_MAX_TICKS);
+        else
+                m->reclaim.every_ticks = MANAGER_RECLAIM_EVERY_TICKS;
         if (!cancelled) {
                 m->reclaim.passes++;
                 m->reclaim.totals.rows_retired += c->rows_retired;
@@ -76,7 +82,8 @@ void manager_reclaim_tick(struct manager *m, size_t rows_held)
         bool rows, stacks;
 
         assert(m);
-        if (!m->reclaim.worker || m->reclaim.pending || ++m->reclaim.ticks < MANAGER_RECLAIM_EVERY_TICKS)
+        if (!m->reclaim.worker || m->reclaim.pending ||
+            ++m->reclaim.ticks < MAX(m->reclaim.every_ticks, MANAGER_RECLAIM_EVERY_TICKS))
                 return;
         /* the table has twice max_combined rows; a window of it fills long before it is full */
         rows = rows_held > m->config.max_combined / 2;

@@ -63,6 +63,8 @@ struct manager {
                 struct worker *worker;          /* its passes, off the event loop */
                 bool pending;
                 unsigned ticks;                 /* snapshot ticks since the last pass began */
+                unsigned every_ticks;           /* between passes: doubled after one that gave
+                                                 * nothing back, up to MANAGER_RECLAIM_MAX_TICKS */
                 uint64_t passes;
                 struct reclaim_counts totals;
         } reclaim;
@@ -81,8 +83,10 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(struct manager *, manager_free)
 
 /* manager-reclaim.c: rows of per-stack totals at zero and the stacks no row names given back
  * while targets stay attached (daemon/bpf/reclaim.h), in a pass at most every this many snapshot
- * ticks, when the per-stack totals' table or the stack table is past half full. */
+ * ticks (twice as many after each pass that gave nothing back, up to the most), when the
+ * per-stack totals' table or the stack table is past half full. */
 #define MANAGER_RECLAIM_EVERY_TICKS 10u
+#define MANAGER_RECLAIM_MAX_TICKS 640u
 int manager_reclaim_start(struct manager *m);
 /* Called by the snapshot tick: rows_held, the live and retiring rows it found in the table. */
 void manager_reclaim_tick(struct manager *m, size_t rows_held);
