@@ -165,29 +165,34 @@ static void stacks_no_row_names_are_deleted_and_put_back_when_one_does_again(voi
         }
         put(rows, 0, 7, ALLOC_SLOT_LIVE, 10, 64, 1);
         put(rows, 1, 7, ALLOC_SLOT_RETIRING, 12, 0, 0);
-        /* 11, 13 and 14 are named by no row; at most two go in this pass */
-        ASSERT_EQ(reclaim_stacks(stacks, &table, 2, 1, a_probe_adds_a_row_meanwhile, &race, &c), 0);
+        /* 11, 13 and 14 are named by no row */
+        ASSERT_EQ(reclaim_stacks(stacks, &table, 16, 1, a_probe_adds_a_row_meanwhile, &race, &c), 0);
         ASSERT_EQ(race.purged, 1);
-        ASSERT_EQ(c.stacks_deleted, 2);
+        ASSERT_EQ(c.stacks_deleted, 3);
         ASSERT_EQ(c.stacks_restored, 1);
         for (__u64 id = 10; id < 15; id++) {
                 int r = bpf_map_lookup_elem(stacks, &id, &got);
 
-                if (id == 10 || id == 11 || id == 12)
-                        ASSERT_EQ(r, 0);        /* named, or put back with its frames */
+                ASSERT_EQ(r, id <= 12 ? 0 : -ENOENT);   /* named, or put back with its frames */
                 if (r == 0)
                         ASSERT_EQ(got.frames[3], id + 3);
         }
-        /* the next pass takes the rest; with none to delete it does not call purged */
+
+        /* at most max a pass; a pass with none to delete does not call purged */
+        for (__u64 id = 20; id < 23; id++)
+                ASSERT_EQ(bpf_map_update_elem(stacks, &id, &s, BPF_NOEXIST), 0);
         memset(&c, 0, sizeof(c));
-        ASSERT_EQ(reclaim_stacks(stacks, &table, 16, 1, a_probe_adds_a_row_meanwhile, &race, &c), 0);
+        ASSERT_EQ(reclaim_stacks(stacks, &table, 2, 1, NULL, NULL, &c), 0);
+        ASSERT_EQ(c.stacks_deleted, 2);
+        memset(&c, 0, sizeof(c));
+        ASSERT_EQ(reclaim_stacks(stacks, &table, 2, 1, a_probe_adds_a_row_meanwhile, &race, &c), 0);
         ASSERT_EQ(c.stacks_deleted, 1);
         ASSERT_EQ(race.purged, 2);
         memset(&c, 0, sizeof(c));
-        ASSERT_EQ(reclaim_stacks(stacks, &table, 16, 1, a_probe_adds_a_row_meanwhile, &race, &c), 0);
+        ASSERT_EQ(reclaim_stacks(stacks, &table, 2, 1, a_probe_adds_a_row_meanwhile, &race, &c), 0);
         ASSERT_EQ(c.stacks_deleted, 0);
         ASSERT_EQ(race.purged, 2);
-        for (__u64 id = 13; id < 15; id++)
+        for (__u64 id = 20; id < 23; id++)
                 ASSERT_EQ(bpf_map_lookup_elem(stacks, &id, &got), -ENOENT);
         mapped_array_close(&table);
         close(fd);
