@@ -3,12 +3,15 @@
  * (tgid, space, stack) sits in one of the COMBINED_TABLE_WINDOW rows from its hash's), whose rows
  * are claimed by compare-and-swap, as alloc_table's slots are. The daemon reads it in place, in
  * one pass over its memory, where a hash map's entries had to be visited one by one, scattered
- * in kernel memory (most of a snapshot tick). A row at zero (its stack's blocks all freed) is
- * retired by the daemon (ALLOC_SLOT_RETIRING) and freed at its next pass if nothing came back to
- * it meanwhile: an add to a retiring row makes it live again first, a take finds it as it is
- * (daemon/bpf/reclaim.c). The daemon frees a target's rows once it is gone. Two CPUs making the same stack's row at once may make two: the daemon sums rows of
- * the same key, and a free takes from the first. Included once, by memleak.bpf.c, after
- * alloc-table.h (mix64, compiler_barrier). */
+ * in kernel memory (most of a snapshot tick). A key's heap bytes are spread over a row per stripe
+ * of CPUs (COMBINED_STRIPES), each block's free taking from the row its add went to: CPUs
+ * allocating from one stack at once do not all update one cache line. A row at zero (its
+ * stack's blocks all freed) is retired by the daemon (ALLOC_SLOT_RETIRING) and freed at its next
+ * pass if nothing came back to it meanwhile: an add to a retiring row makes it live again first,
+ * a take finds it as it is (daemon/bpf/reclaim.c). The daemon frees a target's rows once it is
+ * gone. Two CPUs making the same row at once may make two: the daemon sums the rows of a key,
+ * and a free takes from the first. Included once, by memleak.bpf.c, after alloc-table.h (mix64,
+ * compiler_barrier). */
 #pragma once
 
 struct {
@@ -129,10 +132,19 @@ __noinline int combined_sub_in(__u32 tgid, __u32 space, __s64 stack_id, __u64 by
  * block counts for its weight (its size unless sampled). */
 static __always_inline void combined_add(__u32 tgid, __s64 stack_id, const struct alloc_info *info)
 {
-        combined_add_in(tgid, 0, stack_id, info->weight, MEMLEAK_WEIGHT_ALLOCS(info->weight, info->size));
+        combined_add_in(tgid, COMBINED_SPACE_STRIPE(0, ALLOC_INFO_STRIPE(info->timestamp_ns)), stack_id, info->weight,
+                        MEMLEAK_WEIGHT_ALLOCS(info->weight, info->size));
 }
 
 static __always_inline void combined_sub(__u32 tgid, __s64 stack_id, const struct alloc_info *info)
 {
-        combined_sub_in(tgid, 0, stack_id, info->weight, MEMLEAK_WEIGHT_ALLOCS(info->weight, info->size));
+        combined_sub_in(tgid, COMBINED_SPACE_STRIPE(0, ALLOC_INFO_STRIPE(info->timestamp_ns)), stack_id, info->weight,
+                        MEMLEAK_WEIGHT_ALLOCS(info->weight, info->size));
+}
+
+/* A block's timestamp (ns) with this CPU's stripe in its low bits: the row combined_add() adds
+ * its bytes to. */
+static __always_inline __u64 striped_timestamp(__u64 ns)
+{
+        return (ns & ~(__u64)(COMBINED_STRIPES - 1)) | (bpf_get_smp_processor_id() & (COMBINED_STRIPES - 1));
 }

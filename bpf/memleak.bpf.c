@@ -212,7 +212,7 @@ static __always_inline void record_alloc(void *ctx, const struct target_config *
         }
         info.size = size;
         info.weight = weight;
-        info.timestamp_ns = entry_ns;
+        info.timestamp_ns = striped_timestamp(entry_ns);
         info.stack_id = user_stack_id(ctx, tgid, slot);
         /* A live entry of the same block means its free was missed: it is retired first. */
         switch (alloc_table_put(tgid, addr, &info, &old, &elsewhere)) {
@@ -904,7 +904,7 @@ static __always_inline int kernel_alloc(void *ctx, __u32 space, __u64 addr, __u6
 
         info.size = size;
         info.weight = size;
-        info.timestamp_ns = bpf_ktime_get_ns();
+        info.timestamp_ns = striped_timestamp(bpf_ktime_get_ns());
         info.stack_id = kernel_stack_id(ctx, kernel_stack_skip(ctx, (__u64)traceiter));
         if (info.stack_id == STACK_ID_OWN)
                 return 0;

@@ -227,7 +227,15 @@ struct combined_row {
 };
 #define COMBINED_ROW_WORD(tgid, space, state) ((__u64)(tgid) << 32 | (__u64)(space) << 16 | (state))
 #define COMBINED_ROW_STATE(word) ((__u32)(word) & 0xffffu)
-#define COMBINED_ROW_SPACE(word) (((__u32)(word)) >> 16)
+#define COMBINED_ROW_SPACE(word) ((((__u32)(word)) >> 16) & 0xffu)
+/* A key's bytes are spread over up to COMBINED_STRIPES rows, one per stripe of CPUs (the row's
+ * space carries its stripe in its high byte), so that CPUs allocating from one stack at once do
+ * not all update one cache line; a reader sums them. A block keeps the stripe its bytes went to
+ * in the low bits of its timestamp (ns: an age loses nothing), where its free finds it. */
+#define COMBINED_STRIPES 8u
+#define COMBINED_SPACE_STRIPE(space, stripe) ((space) | (stripe) << 8)
+#define COMBINED_ROW_STRIPE(word) (((__u32)(word)) >> 24)
+#define ALLOC_INFO_STRIPE(timestamp_ns) ((__u32)(timestamp_ns) & (COMBINED_STRIPES - 1))
 #define COMBINED_ROW_TGID(word) ((__u32)((word) >> 32))
 #define COMBINED_TABLE_WINDOW 16        /* rows a (tgid, space, stack) may sit in, from its hash's */
 

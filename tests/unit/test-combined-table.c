@@ -61,6 +61,10 @@ static void live_rows_are_read_summed_and_purged_by_target(void)
         put(rows, 9, 7, 0, ALLOC_SLOT_FREE, 303, 64, 1);        /* a gone target's */
         put(rows, 10, 9, 0, ALLOC_SLOT_LIVE, 300, 32, 4);
         put(rows, 11, 11, 0, ALLOC_SLOT_LIVE, 400, 32, 4);      /* a target not asked for */
+        /* pid 9's stack 300 from two more stripes of CPUs: one key, its rows summed; a block
+         * added on one stripe and taken on another would leave them -16 and +16 */
+        put(rows, 12, 9, COMBINED_SPACE_STRIPE(0, 3), ALLOC_SLOT_LIVE, 300, 16, 1);
+        put(rows, 13, 9, COMBINED_SPACE_STRIPE(0, 7), ALLOC_SLOT_LIVE, 300, 16, 1);
 
         ASSERT_EQ(stack_totals_new(&t), 0);
         ASSERT_EQ(stack_totals_read(t, fd, both, ELEMENTSOF(both), &got, &n), 0);
@@ -77,7 +81,10 @@ static void live_rows_are_read_summed_and_purged_by_target(void)
         ASSERT_EQ(got[2].space, ALLOC_SPACE_MMAP);
         ASSERT_EQ(got[2].bytes, 8192);
         ASSERT_EQ(got[3].pid, 9);
-        ASSERT_EQ(got[3].bytes, 32);
+        ASSERT_EQ(got[3].space, 0);
+        ASSERT_EQ(got[3].bytes, 64);
+        ASSERT_EQ(got[3].allocs, 6);
+        ASSERT_EQ(COMBINED_ROW_STRIPE(rows[13].word), 7);
 
         /* pid 7 gone: its live rows are free, the others' stay */
         ASSERT_EQ(mapped_array_free_slots(&table, 7), 5);
