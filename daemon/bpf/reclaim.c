@@ -168,3 +168,11 @@ int reclaim_stacks(int stacks_fd, const struct mapped_array *combined, size_t ma
         sleep_ms(recheck_ms);
         return restore_named(stacks_fd, combined, gone, frames, n_gone, info.value_size, c);
 }
+
+unsigned reclaim_next_wait(unsigned wait, const struct reclaim_counts *c, unsigned least, unsigned most)
+{
+        assert(c);
+        if (c->rows_retired + c->rows_freed + c->stacks_deleted > 0)
+                return least;
+        return MIN(2 * MAX(wait, least), most);
+}

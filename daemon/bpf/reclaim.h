@@ -36,3 +36,9 @@ int reclaim_named_stacks(const struct mapped_array *combined, int64_t **ret, siz
  * Adds what it did to *c; 0 or -errno. */
 int reclaim_stacks(int stacks_fd, const struct mapped_array *combined, size_t max, unsigned recheck_ms,
                    void (*purged)(void *userdata), void *userdata, struct reclaim_counts *c);
+
+/* The snapshot ticks to wait before the next pass, after a pass that did c with wait ticks
+ * between (0: none yet): least after one that gave something back; twice as many after one
+ * that gave nothing back (the tables hold what is outstanding, and reading every stack's key
+ * costs a syscall each), up to most. */
+unsigned reclaim_next_wait(unsigned wait, const struct reclaim_counts *c, unsigned least, unsigned most);

@@ -56,13 +56,9 @@ static void done(void *userdata, bool cancelled)
         const struct reclaim_counts *c = &j->counts;
 
         m->reclaim.pending = false;
-        /* A pass that gave nothing back (the tables hold what is outstanding) waits twice as
-         * long for the next one: reading every stack's key again costs a syscall each. */
-        if (!cancelled && c->rows_retired + c->rows_freed + c->stacks_deleted == 0)
-                m->reclaim.every_ticks = MIN(2 * m->reclaim.every_ticks, MANAGER_RECLAIM_MAX_TICKS);
-        else
-                m->reclaim.every_ticks = MANAGER_RECLAIM_EVERY_TICKS;
         if (!cancelled) {
+                m->reclaim.every_ticks = reclaim_next_wait(m->reclaim.every_ticks, c, MANAGER_RECLAIM_EVERY_TICKS,
+                                                           MANAGER_RECLAIM_MAX_TICKS);
                 m->reclaim.passes++;
                 m->reclaim.totals.rows_retired += c->rows_retired;
                 m->reclaim.totals.rows_freed += c->rows_freed;

@@ -199,8 +199,28 @@ static void stacks_no_row_names_are_deleted_and_put_back_when_one_does_again(voi
         close(stacks);
 }
 
+static void a_pass_that_gave_nothing_back_doubles_the_wait(void)
+{
+        struct reclaim_counts none = {}, some = { .rows_retired = 1 };
+        unsigned wait = 0;
+
+        wait = reclaim_next_wait(wait, &none, 10, 640);
+        ASSERT_EQ(wait, 20);
+        wait = reclaim_next_wait(wait, &none, 10, 640);
+        ASSERT_EQ(wait, 40);
+        for (int i = 0; i < 8; i++)
+                wait = reclaim_next_wait(wait, &none, 10, 640);
+        ASSERT_EQ(wait, 640);
+        ASSERT_EQ(reclaim_next_wait(wait, &some, 10, 640), 10);
+        some = (struct reclaim_counts) { .stacks_deleted = 1 };
+        ASSERT_EQ(reclaim_next_wait(640, &some, 10, 640), 10);
+        some = (struct reclaim_counts) { .rows_revived = 1, .stacks_restored = 1 };    /* nothing given back */
+        ASSERT_EQ(reclaim_next_wait(10, &some, 10, 640), 20);
+}
+
 int main(void)
 {
+        a_pass_that_gave_nothing_back_doubles_the_wait();
         rows_at_zero_are_retired_then_freed_unless_a_block_came_back();
         named_stacks_are_those_of_live_retiring_and_busy_rows();
         stacks_no_row_names_are_deleted_and_put_back_when_one_does_again();
