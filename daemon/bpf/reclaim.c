@@ -82,6 +82,26 @@ static bool named(const int64_t *ids, size_t n, int64_t id)
         return bsearch(&id, ids, n, sizeof(*ids), cmp_int64) != NULL;
 }
 
+int reclaim_unnamed_stacks(int stacks_fd, const struct mapped_array *combined, const int64_t *ids, size_t n)
+{
+        _cleanup_free_ int64_t *in_use = NULL;
+        size_t n_in_use;
+        int deleted = 0, r;
+
+        assert(combined);
+        assert(ids || n == 0);
+        r = reclaim_named_stacks(combined, &in_use, &n_in_use);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < n; i++) {
+                uint64_t id = (uint64_t)ids[i];
+
+                if (!named(in_use, n_in_use, ids[i]))
+                        deleted += bpf_map_delete_elem(stacks_fd, &id) == 0;
+        }
+        return deleted;
+}
+
 /* Every key of the stack table, at most max_entries (keys deleted meanwhile may be missed). */
 static int stack_keys(int fd, uint32_t max_entries, uint64_t **ret, size_t *ret_n)
 {

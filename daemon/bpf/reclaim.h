@@ -29,6 +29,11 @@ void reclaim_rows(const struct mapped_array *combined, struct reclaim_counts *c)
  * left in: *ret (free()), *ret_n. 0 or -ENOMEM. */
 int reclaim_named_stacks(const struct mapped_array *combined, int64_t **ret, size_t *ret_n);
 
+/* Delete from the stack table stacks_fd those of ids[0..n) (duplicates allowed) that no live,
+ * retiring or busy row of combined names: a gone target's stacks, once its rows are freed.
+ * Returns how many went, or -errno. */
+int reclaim_unnamed_stacks(int stacks_fd, const struct mapped_array *combined, const int64_t *ids, size_t n);
+
 /* Delete from the stack table stacks_fd (a hash of __u64 ids) the stacks no live or retiring
  * row of combined names, at most max of them. purged() is called once they are gone (the
  * probes' walk memos must drop the ids they keep); then, recheck_ms later, a stack that a row

@@ -13,6 +13,7 @@
 #include "util.h"
 #include "map-dump.h"
 #include "map-iter.h"
+#include "reclaim.h"
 #include "stack-totals.h"
 #include "stack-collect.h"
 
@@ -408,61 +409,36 @@ static bool alloc_of(const void *key, const void *value, void *pid)
         return (pid_t)((const struct alloc_key *)key)->tgid == *(pid_t *)pid;
 }
 
-/* purge_stacks()'s split of the combined table's stack ids: pid's, and the other targets'. */
-struct stack_owners {
+/* combined_table_for_each(): the stack ids of pid's rows. */
+struct pid_stacks {
         pid_t pid;
-        int64_t *mine, *others;
-        size_t n_mine, n_others, room;
+        int64_t *ids;
+        size_t n, room;
 };
 
-static int split_stack_owner(const struct combined_key *k, int64_t bytes, int64_t allocs, void *userdata)
+static int add_pid_stack(const struct combined_key *k, int64_t bytes, int64_t allocs, void *userdata)
 {
-        struct stack_owners *o = userdata;
+        struct pid_stacks *p = userdata;
 
-        if (k->stack_id < 0)
-                return 0;
-        if ((pid_t)k->tgid == o->pid) {
-                if (o->n_mine < o->room)
-                        o->mine[o->n_mine++] = k->stack_id;
-        } else if (o->n_others < o->room)
-                o->others[o->n_others++] = k->stack_id;
+        if ((pid_t)k->tgid == p->pid && k->stack_id >= 0 && p->n < p->room)
+                p->ids[p->n++] = k->stack_id;
         return 0;
 }
 
-/* Delete from the stack table the stacks only pid's allocations used, so that stacks of targets
- * that are gone do not fill the table for those that come later. Returns how many went. */
-static int purge_stacks(struct memleak_bpf *skel, const struct mapped_array *combined, pid_t pid)
+/* Free pid's rows of the combined table, then delete from the stack table the stacks they named
+ * that no other row does (reclaim.h), so that stacks of targets that are gone do not fill the
+ * table for those that come later. Returns how many stacks went. */
+static int purge_rows_and_stacks(struct memleak_bpf *skel, const struct mapped_array *combined, pid_t pid)
 {
-        _cleanup_free_ int64_t *mine = NULL, *others = NULL;
-        struct stack_owners o = { .pid = pid };
-        size_t j = 0;
-        int stacks_fd = bpf_loader_stacks_fd(skel), purged = 0;
+        _cleanup_free_ int64_t *ids = malloc(MAX(combined->n, 1u) * sizeof(*ids));
+        struct pid_stacks p = { .pid = pid, .ids = ids, .room = combined->n };
+        int purged;
 
-        /* a row for each of the table's rows at most */
-        mine = malloc(MAX(combined->n, 1u) * sizeof(*mine));
-        others = malloc(MAX(combined->n, 1u) * sizeof(*others));
-        if (!mine || !others)
+        if (!ids)
                 return -ENOMEM;
-        o.mine = mine;
-        o.others = others;
-        o.room = combined->n;
-        (void)combined_table_for_each(combined, split_stack_owner, &o);
-        if (o.n_mine == 0)
-                return 0;
-        qsort(mine, o.n_mine, sizeof(*mine), cmp_int64);
-        if (o.n_others > 0)
-                qsort(others, o.n_others, sizeof(*others), cmp_int64);
-        for (size_t i = 0; i < o.n_mine; i++) {
-                uint64_t id = (uint64_t)mine[i];
-
-                if (i > 0 && mine[i] == mine[i - 1])
-                        continue;
-                while (j < o.n_others && others[j] < mine[i])
-                        j++;
-                if (j < o.n_others && others[j] == mine[i])
-                        continue;       /* another target's allocations use it too */
-                purged += bpf_map_delete_elem(stacks_fd, &id) == 0;
-        }
+        (void)combined_table_for_each(combined, add_pid_stack, &p);
+        (void)mapped_array_free_slots(combined, pid);
+        purged = reclaim_unnamed_stacks(bpf_loader_stacks_fd(skel), combined, ids, p.n);
         if (purged > 0)
                 bpf_loader_stacks_purged(skel, (uint64_t)purged);
         return purged;
@@ -475,9 +451,8 @@ int stack_collect_purge(struct memleak_bpf *skel, const struct map_limits *lim, 
 
         assert(skel);
         assert(lim);
-        /* the stacks first: they are pid's while its rows of per-stack totals are live */
         r = mapped_array_open(bpf_loader_combined_fd(skel), sizeof(struct combined_row), &combined);
-        purged = r < 0 ? r : purge_stacks(skel, &combined, pid);
+        purged = r < 0 ? r : purge_rows_and_stacks(skel, &combined, pid);
         (void)alloc_table_purge(bpf_loader_alloc_table_fd(skel), pid);
         r = map_dump_purge(bpf_loader_allocs_fd(skel), sizeof(struct alloc_key), sizeof(struct alloc_info),
                            lim->max_allocs, alloc_of, &pid);
@@ -485,7 +460,5 @@ int stack_collect_purge(struct memleak_bpf *skel, const struct map_limits *lim, 
                 bpf_loader_overflow_removed(skel, (uint64_t)r);
         (void)map_dump_purge(bpf_loader_mmaps_fd(skel), sizeof(struct alloc_key), sizeof(struct alloc_info),
                              lim->max_mmaps, alloc_of, &pid);
-        if (combined.values)
-                (void)mapped_array_free_slots(&combined, pid);
         return purged;
 }

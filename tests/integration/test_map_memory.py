@@ -64,6 +64,8 @@ class MapMemoryTest(harness.DaemonTestCase):
         after = harness.wait_until(lambda: (lambda m: m if m['kernel_bytes'] < idle['kernel_bytes'] + (1 << 20) else None)(
             self.maps(daemon)), harness.REPORT_TIMEOUT_S)
         self.assertTrue(after, f'the maps still hold {self.maps(daemon)} after the detaches, {idle} before the attaches')
+        # and the stacks only they used
+        self.assertEqual(daemon.status()['reclaim']['stacks_held'], 0, daemon.status()['reclaim'])
 
 
 if __name__ == '__main__':

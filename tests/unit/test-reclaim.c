@@ -199,6 +199,28 @@ static void stacks_no_row_names_are_deleted_and_put_back_when_one_does_again(voi
         close(stacks);
 }
 
+/* A gone target's stacks, its rows freed: those another row names stay. */
+static void a_gone_targets_stacks_go_unless_another_row_names_them(void)
+{
+        struct mapped_array table = {};
+        int fd = make_rows(&table), stacks = make_stacks();
+        struct combined_row *rows = table.values;
+        const int64_t gone[] = { 30, 31, 31, 32, 33 };
+        struct test_stack s = {}, got;
+
+        for (__u64 id = 30; id < 34; id++)
+                ASSERT_EQ(bpf_map_update_elem(stacks, &id, &s, BPF_NOEXIST), 0);
+        put(rows, 0, 9, ALLOC_SLOT_LIVE, 31, 8, 1);             /* another target's */
+        put(rows, 1, 9, ALLOC_SLOT_RETIRING, 32, 0, 0);
+        put(rows, 2, 7, ALLOC_SLOT_FREE, 33, 0, 0);             /* the gone target's, freed */
+        ASSERT_EQ(reclaim_unnamed_stacks(stacks, &table, gone, ELEMENTSOF(gone)), 2);
+        for (__u64 id = 30; id < 34; id++)
+                ASSERT_EQ(bpf_map_lookup_elem(stacks, &id, &got), id == 31 || id == 32 ? 0 : -ENOENT);
+        mapped_array_close(&table);
+        close(fd);
+        close(stacks);
+}
+
 static void a_pass_that_gave_nothing_back_doubles_the_wait(void)
 {
         struct reclaim_counts none = {}, some = { .rows_retired = 1 };
@@ -221,6 +243,7 @@ static void a_pass_that_gave_nothing_back_doubles_the_wait(void)
 int main(void)
 {
         a_pass_that_gave_nothing_back_doubles_the_wait();
+        a_gone_targets_stacks_go_unless_another_row_names_them();
         rows_at_zero_are_retired_then_freed_unless_a_block_came_back();
         named_stacks_are_those_of_live_retiring_and_busy_rows();
         stacks_no_row_names_are_deleted_and_put_back_when_one_does_again();
