@@ -128,8 +128,9 @@ __noinline int combined_sub_in(__u32 tgid, __u32 space, __s64 stack_id, __u64 by
         return -ENOENT;
 }
 
-/* Heap blocks (and the kernel's objects) share one row per stack; mappings have their own. A
- * block counts for its weight (its size unless sampled). */
+/* Heap blocks (and the kernel's objects) share their stack's rows, one per stripe of CPUs, the
+ * block's stripe in its timestamp (striped_timestamp()); mappings have their own row. A block
+ * counts for its weight (its size unless sampled). */
 static __always_inline void combined_add(__u32 tgid, __s64 stack_id, const struct alloc_info *info)
 {
         combined_add_in(tgid, COMBINED_SPACE_STRIPE(0, ALLOC_INFO_STRIPE(info->timestamp_ns)), stack_id, info->weight,

@@ -21,6 +21,7 @@ void mapped_array_close(struct mapped_array *a);
 
 /* In an array of slots that start with a state word (alloc_table's struct alloc_slot, the
  * combined table's struct combined_row: the tgid in its high 32 bits, enum alloc_slot_state in
- * its low 16), free every live (or, in the combined table, retiring) slot of pid's (its target gone) by compare-and-swap, as BPF frees
- * one, so that a CPU taking the slot now and this do not both count it. Returns how many. */
+ * its low 16), free every live (or, in the combined table, retiring) slot of pid's (its target
+ * gone) by compare-and-swap, as BPF frees one, so that a CPU taking the slot now and this do not
+ * both count it. Returns how many. */
 int mapped_array_free_slots(const struct mapped_array *a, pid_t pid);
