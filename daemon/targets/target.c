@@ -83,6 +83,38 @@ static const char *untraceable_reason(pid_t pid)
         return NULL;
 }
 
+/* The process pid is a thread of (Tgid: in /proc/PID/status; a thread's /proc entry is there
+ * though no directory lists it), or 0 when it cannot be read. */
+static pid_t process_of_thread(pid_t pid)
+{
+        _cleanup_fclose_ FILE *f = NULL;
+        char path[64], line[256];
+        int tgid = 0;
+
+        snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+        f = fopen(path, "re");
+        while (f && fgets(line, sizeof(line), f))
+                if (sscanf(line, "Tgid: %d", &tgid) == 1)
+                        break;
+        return tgid > 0 ? (pid_t)tgid : 0;
+}
+
+/* Why pid cannot be opened as a process: not one, but a thread of one (a tid from top -H or
+ * /proc/PID/task), or memleakd itself, whose map reads and replies would record themselves. */
+static int refuse_pid(pid_t pid, char **error)
+{
+        pid_t tgid;
+
+        if (pid == getpid())
+                return error_set(error, -EINVAL, "pid %d is memleakd itself: its own allocations are not traced",
+                                 (int)pid);
+        tgid = process_of_thread(pid);
+        if (tgid > 0 && tgid != pid)
+                return error_set(error, -EINVAL, "pid %d is a thread of process %d: attach that pid (it traces "
+                                 "all of its threads)", (int)pid, (int)tgid);
+        return 0;
+}
+
 int target_new(const struct target_env *env, pid_t pid, const struct target_config *filter, uint32_t ring_depth,
                struct target **ret, char **error)
 {
@@ -97,6 +129,11 @@ int target_new(const struct target_env *env, pid_t pid, const struct target_conf
                 return error_set(error, -ENOMEM, "Out of memory");
         *t = (struct target) { .pid = pid, .filter = *filter, .pidfd = -1, .files.syms = env->syms };
         if (pid != KERNEL_PID) {
+                r = refuse_pid(pid, error);
+                if (r < 0) {
+                        target_free(t);
+                        return r;
+                }
                 /* The kernel does not exit; a process's exit is noticed through its pidfd. */
                 t->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
                 if (t->pidfd < 0) {

@@ -6,6 +6,7 @@ import os
 import shutil
 import sys
 import tempfile
+import threading
 import time
 import unittest
 
@@ -159,6 +160,30 @@ class BadRequestsTest(unittest.TestCase):
 
     def test_pid_that_does_not_exist_is_esrch(self):
         self.assert_error({'v': 1, 'id': 20, 'cmd': 'attach', 'pid': nonexistent_pid()}, 'ESRCH', request_id=20)
+
+    def test_thread_id_is_einval_naming_its_process(self):
+        # a tid (top -H, /proc/PID/task) is not a process: the error names the pid to attach
+        started, done = threading.Event(), threading.Event()
+        tid = []
+
+        def wait():
+            tid.append(threading.get_native_id())
+            started.set()
+            done.wait(30)
+        thread = threading.Thread(target=wait)
+        thread.start()
+        try:
+            started.wait(10)
+            reply = self.assert_error({'v': 1, 'id': 25, 'cmd': 'attach', 'pid': tid[0]}, 'EINVAL', request_id=25)
+        finally:
+            done.set()
+            thread.join()
+        self.assertIn(f'thread of process {os.getpid()}', reply['error']['message'], reply)
+
+    def test_memleakd_itself_is_einval(self):
+        reply = self.assert_error({'v': 1, 'id': 26, 'cmd': 'attach', 'pid': self.daemon.proc.pid}, 'EINVAL',
+                                  request_id=26)
+        self.assertIn('memleakd itself', reply['error']['message'], reply)
 
     def test_detach_or_report_of_a_pid_not_attached_is_esrch(self):
         self.assert_error({'v': 1, 'id': 21, 'cmd': 'detach', 'pid': self.program.pid}, 'ESRCH', request_id=21)
