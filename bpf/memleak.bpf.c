@@ -1114,6 +1114,75 @@ int BPF_PROG(record_fork, struct task_struct *parent, struct task_struct *child)
         return 0;
 }
 
+/* A traced process execs: its old image's memory goes with it, and so do its outstanding blocks,
+ * its mappings and its per-stack bytes here. Forgotten in the exec itself, before the new image
+ * runs and after its other threads are gone: nothing of the process can be recorded meanwhile,
+ * so what is there is the old image's, all of it. Its rows stay, at zero: the reclaim gives them
+ * and their stacks back. */
+struct exec_forget {
+        __u32 tgid;
+        __u64 blocks;           /* heap blocks and mappings forgotten */
+};
+
+static long forget_table_block(struct bpf_map *map, __u32 *index, struct alloc_slot *s, struct exec_forget *f)
+{
+        __u64 live = ALLOC_SLOT_WORD(f->tgid, ALLOC_SLOT_LIVE);
+
+        if (alloc_slot_word(s) == live &&
+            __sync_val_compare_and_swap(&s->word, live, ALLOC_SLOT_WORD(f->tgid, ALLOC_SLOT_FREE)) == live)
+                f->blocks++;
+        return 0;
+}
+
+static long forget_overflow_block(struct bpf_map *map, struct alloc_key *key, struct alloc_info *info,
+                                  struct exec_forget *f)
+{
+        if (key->tgid == f->tgid && bpf_map_delete_elem(&allocs, key) == 0) {
+                __sync_fetch_and_sub(&alloc_overflow, 1);
+                f->blocks++;
+        }
+        return 0;
+}
+
+static long forget_mapping(struct bpf_map *map, struct alloc_key *key, struct alloc_info *info, struct exec_forget *f)
+{
+        if (key->tgid == f->tgid && bpf_map_delete_elem(&mmaps, key) == 0)
+                f->blocks++;
+        return 0;
+}
+
+static long forget_row_bytes(struct bpf_map *map, __u32 *index, struct combined_row *r, struct exec_forget *f)
+{
+        __u64 word = combined_row_word(r);
+        __u32 state = COMBINED_ROW_STATE(word);
+
+        if (COMBINED_ROW_TGID(word) == f->tgid && (state == ALLOC_SLOT_LIVE || state == ALLOC_SLOT_RETIRING)) {
+                r->bytes = 0;
+                r->allocs = 0;
+        }
+        return 0;
+}
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(forget_exec_image, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
+{
+        struct exec_forget f = { .tgid = traced_tgid() };
+        __u32 key = COUNTER_FREED_BY_EXEC;
+        __u64 *freed;
+
+        if (!f.tgid)
+                return 0;
+        bpf_for_each_map_elem(&alloc_table, forget_table_block, &f, 0);
+        if (alloc_overflow)
+                bpf_for_each_map_elem(&allocs, forget_overflow_block, &f, 0);
+        bpf_for_each_map_elem(&mmaps, forget_mapping, &f, 0);
+        bpf_for_each_map_elem(&combined, forget_row_bytes, &f, 0);
+        freed = bpf_map_lookup_elem(&counters, &key);
+        if (freed)
+                *freed += f.blocks;
+        return 0;
+}
+
 /* The stack table read whole, for a report over many stacks: each stack as a struct
  * stack_record and its depth's frames, not the value's full max_stack_depth. */
 SEC("iter/bpf_map_elem")

@@ -110,6 +110,8 @@ enum memleak_counter {
                                          * unsampled blocks) */
         COUNTER_UNWIND_REPEATS,         /* walks (in unwind_walks) whose stack the thread's memo
                                          * of a walk from the same registers over the same words gave */
+        COUNTER_FREED_BY_EXEC,          /* blocks and mappings of a target's image that its exec of
+                                         * another program took away with it */
         _COUNTER_MAX,
 };
 

@@ -104,4 +104,8 @@ int bpf_loader_clear_inherited_uprobes(struct memleak_bpf *skel, pid_t pid, cons
 struct bpf_link *bpf_loader_attach_fork_watch(struct memleak_bpf *skel);
 int bpf_loader_forks_fd(struct memleak_bpf *skel);
 
+/* The program that forgets a target's blocks, mappings and per-stack bytes when it execs another
+ * program (they went with its old image): linked while some process is traced. */
+struct bpf_link *bpf_loader_attach_exec_forget(struct memleak_bpf *skel);
+
 

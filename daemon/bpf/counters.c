@@ -40,6 +40,7 @@ static const char *const counters_table[_COUNTER_MAX] = {
         [COUNTER_ALLOCS_UNSAMPLED] = "allocs_unsampled",
         [COUNTER_FREE_UNSAMPLED] = "frees_unsampled",
         [COUNTER_UNWIND_REPEATS] = "unwind_repeats",
+        [COUNTER_FREED_BY_EXEC] = "freed_by_exec",
 };
 
 DEFINE_STRING_TABLE_LOOKUP_TO_STRING(counters, enum memleak_counter);

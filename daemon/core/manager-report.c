@@ -206,8 +206,10 @@ int manager_report_start(struct manager *m, struct server_request *sreq, const s
                 .max_pause_ms = m->config.reachability_max_pause_ms,
         };
         for (size_t i = 0; i < m->n_targets && r >= 0; i++)
-                if (wanted(req, m->targets[i]))
+                if (wanted(req, m->targets[i])) {
+                        target_refresh_comm(m->targets[i]);
                         r = copy_target(m->targets[i], req->reachability, &job->targets[k++]);
+                }
         rr = r >= 0 ? malloc(sizeof(*rr)) : NULL;
         if (rr)
                 *rr = (struct report_request) { .job = job, .request = sreq };

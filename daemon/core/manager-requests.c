@@ -435,8 +435,10 @@ static void handle_status(struct manager *m, struct server_request *sreq, struct
                 json_add_u64(arr, "stacks_held", bpf_loader_stacks_held(m->env.skel));
         }
         arr = cJSON_AddArrayToObject(r, "targets");
-        for (size_t i = 0; arr && i < m->n_targets; i++)
+        for (size_t i = 0; arr && i < m->n_targets; i++) {
+                target_refresh_comm(m->targets[i]);
                 cJSON_AddItemToArray(arr, target_to_json(m->targets[i]));
+        }
         if (counters_read(m->env.skel, totals) < 0)
                 log_warning("Cannot read the BPF counters");
         cJSON_AddItemToObject(r, "counters", counters_to_json(totals, false));

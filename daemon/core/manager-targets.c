@@ -2,6 +2,7 @@
 /* The manager's targets: added, noticed when they exit, kept within bounds once exited, looked
  * at on each snapshot tick (mappings, libraries loaded since, totals), their forks followed. */
 #include <assert.h>
+#include <bpf/libbpf.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <poll.h>
@@ -54,6 +55,11 @@ void manager_targets_changed(struct manager *m)
         if (r < 0)
                 log_warning_errno(r, "Cannot watch traced processes fork, ignoring: their children keep "
                                   "paying for the probes they inherit: %m");
+        if (!processes)
+                m->exec_forget = (bpf_link__destroy(m->exec_forget), NULL);
+        else if (!m->exec_forget && !(m->exec_forget = bpf_loader_attach_exec_forget(m->env.skel)))
+                log_warning_errno(-errno, "Cannot watch traced processes exec, ignoring: a process that execs "
+                                  "another program keeps its old image's blocks outstanding: %m");
         (void)sd_notifyf(false, "STATUS=Tracing %u process%s", live, live == 1 ? "" : "es");
 }
 
@@ -322,6 +328,7 @@ size_t manager_take_snapshots(struct manager *m)
                 /* Learn libraries loaded since the last tick, while the target is still there, and
                  * probe the allocator entry points of those (dlopen). */
                 (void)target_files_refresh(&m->env, t, false);
+                target_refresh_comm(t);         /* an exec renames it */
                 start_rescan(m, t);
         }
         if (n == 0)

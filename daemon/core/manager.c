@@ -2,6 +2,7 @@
 /* The manager's life: made (manager_new only allocates), wired (manager_start: mounts, limits,
  * BPF, the symbolizer, the worker, the socket, timers, signals), run, reloaded, stopped. */
 #include <assert.h>
+#include <bpf/libbpf.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -358,6 +359,7 @@ struct manager *manager_free(struct manager *m)
         m->env.detacher = detacher_free(m->env.detacher);
         server_free(m->server);
         fork_watch_free(m->forks);
+        bpf_link__destroy(m->exec_forget);
         sd_event_source_disable_unref(m->children_timer);
         sd_event_source_disable_unref(m->exec_timer);
         sd_event_source_disable_unref(m->snapshot_timer);

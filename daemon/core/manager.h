@@ -51,6 +51,7 @@ struct manager {
         size_t n_awaiting;
         struct server *server;
         struct fork_watch *forks;
+        struct bpf_link *exec_forget;   /* while some process is traced (bpf_loader_attach_exec_forget()) */
         sd_event_source *snapshot_timer;
         sd_event_source *children_timer;        /* clears the probes forked children inherited */
         sd_event_source *exec_timer;            /* follows the maps of targets that just exec'd */

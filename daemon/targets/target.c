@@ -50,6 +50,18 @@ static void read_comm(pid_t pid, char comm[17])
         comm[strcspn(comm, "\n")] = 0;
 }
 
+void target_refresh_comm(struct target *t)
+{
+        char comm[sizeof(t->comm)];
+
+        assert(t);
+        if (t->exited || t->kernel || (t->exec && !t->exec->seen))
+                return;         /* memleakctl run's child keeps its program's name until it execs it */
+        read_comm(t->pid, comm);
+        if (comm[0])
+                memcpy(t->comm, comm, sizeof(comm));
+}
+
 static void comm_from_path(const char *path, char comm[17])
 {
         const char *slash = strrchr(path, '/');

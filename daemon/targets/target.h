@@ -193,6 +193,10 @@ int target_register(const struct target_env *env, struct target *t, char **error
  * totals are kept first (it exited: its last report). Returns the freeze's -errno, if any. */
 int target_stop(const struct target_env *env, struct target *t, bool freeze);
 
+/* t's name as the process has it now (it may have exec'd another program, or renamed itself);
+ * the last one known when it cannot be read. */
+void target_refresh_comm(struct target *t);
+
 /* t forked: remove the breakpoints of its probes from its children, which are not traced (in the
  * background: it takes a grace period). */
 int target_clear_inherited_probes(const struct target_env *env, struct target *t);

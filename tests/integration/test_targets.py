@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: MIT
-"""Targets under a real memleakd: two at once, detach, attaching twice, a target that exits."""
+"""Targets under a real memleakd: two at once, detach, attaching twice, a target that exits, one
+that execs."""
 
 import unittest
 
@@ -10,6 +11,11 @@ EVERY_HOOK = 'leak-every-hook'
 EXIT_PROGRAM = 'leak-exit'
 EXIT_EXPECTED = {'leak_then_exit': {'bytes': 3001 * 13, 'allocs': 13}}     # tests/programs/leak-exit.c
 EXIT_NAMES = {'leak_then_exit', 'main'}
+
+EXEC_PROGRAM = 'leak-exec'
+EXEC_BEFORE = {'leak_before_exec': {'bytes': 333 * 5, 'allocs': 5}}       # tests/programs/leak-exec.c
+EXEC_AFTER = {'leak_after_exec': {'bytes': 999 * 7, 'allocs': 7}}
+EXEC_NAMES = {'leak_before_exec', 'leak_after_exec', 'main'}
 
 
 def target_pids(reply):
@@ -163,6 +169,30 @@ class TargetsTest(harness.DaemonTestCase):
         # Still there a little later: the last report is kept, not dropped with the process.
         full = daemon.report()
         self.assertEqual(harness.per_function(full, EXIT_NAMES, pid=program.pid), EXIT_EXPECTED)
+
+    def test_exec_takes_the_old_images_blocks_away(self):
+        daemon = self.start_daemon()
+        program = self.start_program(EXEC_PROGRAM)
+        daemon.attach(program.pid)
+        program.go()
+        program.expect('leaked')
+        report, totals = self.wait_for_totals(daemon, program.pid, EXEC_NAMES, EXEC_BEFORE)
+        self.assert_totals(report, totals, EXEC_BEFORE, f'{EXEC_PROGRAM} before its exec')
+        freed_before = daemon.status()['counters']['freed_by_exec']
+
+        program.go()            # it execs itself, and leaks again in its new image
+        program.expect('done')
+        report, totals = self.wait_for_totals(daemon, program.pid, EXEC_NAMES, EXEC_AFTER)
+        self.assert_totals(report, totals, EXEC_AFTER, f'{EXEC_PROGRAM} after its exec')
+        # the first image's blocks are gone from the target's totals, not only from its named stacks
+        # and it is named as its new image names itself (exec'd as /proc/self/exe: "exe" here)
+        with open(f'/proc/{program.pid}/comm') as f:
+            comm = f.read().strip()
+        target = [t for t in daemon.report(pid=program.pid)['targets'] if t['pid'] == program.pid]
+        self.assertEqual([(t['outstanding_bytes'], t['outstanding_allocs'], t['comm']) for t in target],
+                         [(999 * 7, 7, comm)], report['targets'])
+        self.assertEqual(daemon.status()['counters']['freed_by_exec'] - freed_before, 5)
+        self.assertEqual(program.finish(), 0)
 
 
 if __name__ == '__main__':

@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: MIT */
+/* Leaks, then execs itself as another image that leaks too: the first image's blocks go with it.
+ *
+ * Ground truth (tests/integration/test_targets.py keeps the same numbers): leak_before_exec
+ * leaks BEFORE_COUNT blocks of BEFORE_SIZE bytes in the first image, which its exec takes away;
+ * leak_after_exec leaks AFTER_COUNT blocks of AFTER_SIZE bytes in the second, which stay.
+ *
+ * Protocol: print "ready", wait for a line ("go"), leak, print "leaked", wait for a line, exec
+ * itself with the argument "after" (same pid, same stdin and stdout), leak, print "done", wait
+ * for a line or EOF, exit 0. */
+#include <string.h>
+#include <unistd.h>
+
+#include "leak-util.h"
+
+#define noinline __attribute__((noinline))
+
+#define BEFORE_SIZE     333u
+#define BEFORE_COUNT    5
+#define AFTER_SIZE      999u
+#define AFTER_COUNT     7
+
+static void *kept[BEFORE_COUNT > AFTER_COUNT ? BEFORE_COUNT : AFTER_COUNT];
+
+static noinline void leak_before_exec(void)
+{
+        for (int i = 0; i < BEFORE_COUNT; i++) {
+                kept[i] = malloc(BEFORE_SIZE); /* site: leak_before_exec */
+                require(kept[i]);
+        }
+}
+
+static noinline void leak_after_exec(void)
+{
+        for (int i = 0; i < AFTER_COUNT; i++) {
+                kept[i] = malloc(AFTER_SIZE); /* site: leak_after_exec */
+                require(kept[i]);
+        }
+}
+
+int main(int argc, char *argv[])
+{
+        char *again[] = { argv[0], "after", NULL };
+
+        setup_stdio();
+        if (argc > 1 && strcmp(argv[1], "after") == 0) {
+                leak_after_exec();
+                say("done");
+                (void)wait_line();
+                return 0;
+        }
+        say("ready");
+        if (wait_line() < 0)
+                return 1;
+        leak_before_exec();
+        say("leaked");
+        if (wait_line() < 0)
+                return 1;
+        execv("/proc/self/exe", again);
+        return 1;
+}
