@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "macro.h"
+#include "proc-status.h"
 #include "process-stop.h"
 #include "util.h"
 
@@ -69,16 +70,9 @@ static char thread_state_letter(pid_t pid, pid_t tid)
 
 static int tracer_of(pid_t pid)
 {
-        _cleanup_fclose_ FILE *f = NULL;
-        char path[64], line[256];
-        int tracer = 0;
+        int tracer;
 
-        snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-        f = fopen(path, "re");
-        while (f && fgets(line, sizeof(line), f))
-                if (sscanf(line, "TracerPid: %d", &tracer) == 1)
-                        break;
-        return tracer;
+        return proc_status_int(pid, "TracerPid:", &tracer) < 0 ? 0 : tracer;
 }
 
 /* Seize and interrupt each thread of pid not seized yet: how many, or -errno. */

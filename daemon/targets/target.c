@@ -15,6 +15,7 @@
 #include "macro.h"
 #include "mapping-log.h"
 #include "probes.h"
+#include "proc-status.h"
 #include "slot-set.h"
 #include "snapshot.h"
 #include "target-unwind.h"
@@ -95,33 +96,17 @@ static const char *untraceable_reason(pid_t pid)
         return NULL;
 }
 
-/* The process pid is a thread of (Tgid: in /proc/PID/status; a thread's /proc entry is there
- * though no directory lists it), or 0 when it cannot be read. */
-static pid_t process_of_thread(pid_t pid)
-{
-        _cleanup_fclose_ FILE *f = NULL;
-        char path[64], line[256];
-        int tgid = 0;
-
-        snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-        f = fopen(path, "re");
-        while (f && fgets(line, sizeof(line), f))
-                if (sscanf(line, "Tgid: %d", &tgid) == 1)
-                        break;
-        return tgid > 0 ? (pid_t)tgid : 0;
-}
-
 /* Why pid cannot be opened as a process: not one, but a thread of one (a tid from top -H or
  * /proc/PID/task), or memleakd itself, whose map reads and replies would record themselves. */
 static int refuse_pid(pid_t pid, char **error)
 {
-        pid_t tgid;
+        int tgid;
 
         if (pid == getpid())
                 return error_set(error, -EINVAL, "pid %d is memleakd itself: its own allocations are not traced",
                                  (int)pid);
-        tgid = process_of_thread(pid);
-        if (tgid > 0 && tgid != pid)
+        /* a thread's /proc/TID is there, though no directory lists it */
+        if (proc_status_int(pid, "Tgid:", &tgid) == 0 && tgid != pid)
                 return error_set(error, -EINVAL, "pid %d is a thread of process %d: attach that pid (it traces "
                                  "all of its threads)", (int)pid, (int)tgid);
         return 0;
