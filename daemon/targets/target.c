@@ -59,7 +59,9 @@ void target_refresh_comm(struct target *t)
         if (t->exited || t->kernel || (t->exec && !t->exec->seen))
                 return;         /* memleakctl run's child keeps its program's name until it execs it */
         read_comm(t->pid, comm);
-        if (comm[0])
+        /* read before asking the pidfd: if the process is still there after, the name was its own,
+         * not that of another process reusing its pid */
+        if (comm[0] && t->pidfd >= 0 && syscall(SYS_pidfd_send_signal, t->pidfd, 0, NULL, 0) == 0)
                 memcpy(t->comm, comm, sizeof(comm));
 }
 
