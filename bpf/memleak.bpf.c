@@ -1180,6 +1180,20 @@ int BPF_PROG(forget_exec_image, struct task_struct *p, pid_t old_pid, struct lin
         freed = bpf_map_lookup_elem(&counters, &key);
         if (freed)
                 *freed += f.blocks;
+        /* Exec'd by a thread other than the leader, which took over the leader's pid: the probes'
+         * links name the old leader, now gone, and the kernel no longer breaks in the new image. The
+         * daemon hears of it as a fork event with no child, and probes the new image again. */
+        if (old_pid != BPF_CORE_READ(p, pid)) {
+                struct fork_event *e = bpf_ringbuf_reserve(&forks, sizeof(*e), 0);
+
+                if (!e) {
+                        count(COUNTER_LOST_FORK_EVENTS);
+                        return 0;
+                }
+                e->parent_tgid = f.tgid;
+                e->child_tgid = 0;
+                bpf_ringbuf_submit(e, 0);
+        }
         return 0;
 }
 

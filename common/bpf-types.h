@@ -119,7 +119,7 @@ enum memleak_counter {
  * inherited the breakpoints of its parent's probes, which memleakd then clears. */
 struct fork_event {
         __u32 parent_tgid;      /* as the daemon's pid namespace numbers them */
-        __u32 child_tgid;
+        __u32 child_tgid;       /* 0: parent_tgid exec'd from a thread other than its leader */
 };
 #define MEMLEAK_FORK_RING_BYTES (64 * 1024)
 

@@ -222,6 +222,7 @@ void manager_free_targets(struct manager *m)
 struct rescan_job {
         struct manager *manager;
         uint64_t target_id;
+        uint32_t probe_epoch;
         struct probes_rescan *rescan;
 };
 
@@ -233,7 +234,7 @@ static void rescan_done(void *job, bool cancelled)
         size_t n = 0;
         int r;
 
-        if (t && t->id == j->target_id && !t->exited && t->rescanning) {
+        if (t && t->id == j->target_id && t->probe_epoch == j->probe_epoch && !t->exited && t->rescanning) {
                 t->rescanning = false;
                 r = probes_rescan_finish(&j->manager->env, t, j->rescan, &objects, &n);
                 if (r < 0 && r != -ENOENT && r != -ESRCH)
@@ -266,7 +267,8 @@ static void start_rescan(struct manager *m, struct target *t)
                 return;
         j = malloc(sizeof(*j));
         if (j)
-                *j = (struct rescan_job) { .manager = m, .target_id = t->id, .rescan = rescan };
+                *j = (struct rescan_job) { .manager = m, .target_id = t->id, .probe_epoch = t->probe_epoch,
+                                           .rescan = rescan };
         if (!j || worker_submit(m->worker, j, rescan_run, rescan_done) < 0) {
                 free(j);
                 probes_rescan_free(rescan);
@@ -406,6 +408,17 @@ void manager_target_forked(struct manager *m, pid_t parent, pid_t child)
         assert(m);
         if (!t || t->exited)
                 return;
+        if (child == 0) {
+                /* it exec'd from another thread than its leader (bpf/memleak.bpf.c, forget_exec_image) */
+                r = target_reprobe(&m->env, t);
+                if (r == -ENOTRECOVERABLE)
+                        log_warning("pid %d (%s) exec'd another program from one of its threads: its --obj probes "
+                                    "no longer apply; attach it again to trace it", (int)t->pid, t->comm);
+                else
+                        log_info("pid %d exec'd another program from one of its threads: probing its new image "
+                                 "again", (int)t->pid);
+                return;
+        }
         log_debug("Traced pid %d forked pid %d: clearing the probes it inherited", (int)parent, (int)child);
         t->children_pending = true;
         r = sd_event_source_set_time_relative(m->children_timer, CHILDREN_SWEEP_DELAY_USEC);

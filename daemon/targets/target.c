@@ -352,13 +352,8 @@ uint64_t target_memory_bytes(const struct target *t)
         return bytes;
 }
 
-struct target *target_free(struct target *t)
+static void objects_free(struct target *t)
 {
-        if (!t)
-                return NULL;
-        probes_destroy_links(t);        /* those a stop did not hand to the detacher */
-        sd_event_source_disable_unref(t->exit_source);
-        closep(&t->pidfd);
         for (size_t i = 0; i < t->n_objects; i++) {
                 free(t->objects[i].path);
                 free(t->objects[i].offsets);
@@ -366,6 +361,37 @@ struct target *target_free(struct target *t)
                         close(t->objects[i].fd);
         }
         free(t->objects);
+        t->objects = NULL;
+        t->n_objects = 0;
+}
+
+int target_reprobe(const struct target_env *env, struct target *t)
+{
+        struct detach_work w = { .pid = t->pid };
+
+        assert(env);
+        assert(t);
+        if (t->exited || t->kernel)
+                return 0;
+        probes_links_to_work(t, &w);
+        (void)detacher_submit(env->detacher, &w);
+        objects_free(t);
+        t->probe_epoch++;
+        t->rescanning = false;
+        if (t->objects_named)
+                return -ENOTRECOVERABLE;
+        file_id_set_done(&t->files.examined);   /* looked at again by the next rescan */
+        return 0;
+}
+
+struct target *target_free(struct target *t)
+{
+        if (!t)
+                return NULL;
+        probes_destroy_links(t);        /* those a stop did not hand to the detacher */
+        sd_event_source_disable_unref(t->exit_source);
+        closep(&t->pidfd);
+        objects_free(t);
         free(t->allocator_reason);
         module_map_done(&t->modules);
         target_unwind_done(&t->unwind, t->slot.slot);

@@ -143,6 +143,8 @@ struct target {
         struct target_exec *exec;       /* attached before it execs a program; NULL otherwise */
         struct kernel_symbols *kernel;  /* the kernel target's symbols; NULL for a process */
         bool rescanning;                /* a rescan of its files is under way (on the worker) */
+        uint32_t probe_epoch;           /* raised when its probes are forgotten (target_reprobe()): a
+                                         * rescan started before does not apply */
         bool children_pending;          /* forked: its children's breakpoints to clear */
         uint64_t children_cleared;      /* times they were */
         /* its owner's */
@@ -196,6 +198,13 @@ int target_stop(const struct target_env *env, struct target *t, bool freeze);
 /* t's name as the process has it now (it may have exec'd another program, or renamed itself);
  * the last one known when it cannot be read. */
 void target_refresh_comm(struct target *t);
+
+/* t exec'd from a thread other than its leader: the kernel's links of its probes name the old
+ * leader, gone, and no longer break in the new image. Its probes are forgotten (their links
+ * destroyed in the background) with the files looked at for them, and the next rescan probes
+ * what the new image maps, as libraries loaded after the attach are. With --obj the objects are
+ * not probed again (-ENOTRECOVERABLE: say so, it needs a new attach). */
+int target_reprobe(const struct target_env *env, struct target *t);
 
 /* t forked: remove the breakpoints of its probes from its children, which are not traced (in the
  * background: it takes a grace period). */

@@ -170,7 +170,9 @@ class TargetsTest(harness.DaemonTestCase):
         full = daemon.report()
         self.assertEqual(harness.per_function(full, EXIT_NAMES, pid=program.pid), EXIT_EXPECTED)
 
-    def test_exec_takes_the_old_images_blocks_away(self):
+    def exec_scenario(self, exec_line, freed_by_exec):
+        """leak-exec leaks, execs itself (exec_line says from which thread), leaks again: the first
+        image's blocks are gone, the second's exact, and the target named as the process is now."""
         daemon = self.start_daemon()
         program = self.start_program(EXEC_PROGRAM)
         daemon.attach(program.pid)
@@ -180,20 +182,39 @@ class TargetsTest(harness.DaemonTestCase):
         self.assert_totals(report, totals, EXEC_BEFORE, f'{EXEC_PROGRAM} before its exec')
         freed_before = daemon.status()['counters']['freed_by_exec']
 
-        program.go()            # it execs itself, and leaks again in its new image
+        program.proc.stdin.write(exec_line)
+        program.proc.stdin.flush()
+        program.expect('execd')
+
+        # probes in the new image: libc's, once the daemon has seen what it maps
+        def probed():
+            targets = [t for t in daemon.status()['targets'] if t['pid'] == program.pid]
+            return targets and any(o['path'].endswith('libc.so.6') and o['probes'] > 0 for o in targets[0]['objects'])
+        self.assertTrue(harness.wait_until(probed, harness.REPORT_TIMEOUT_S, interval=0.1),
+                        f'libc never probed in the new image: {daemon.status()["targets"]}\n{daemon.log()}')
+        program.go()
         program.expect('done')
         report, totals = self.wait_for_totals(daemon, program.pid, EXEC_NAMES, EXEC_AFTER)
         self.assert_totals(report, totals, EXEC_AFTER, f'{EXEC_PROGRAM} after its exec')
-        # the first image's blocks are gone from the target's totals, not only from its named stacks
+        # the first image's blocks are gone from the target's totals, not only from its named stacks,
         # and it is named as its new image names itself (exec'd as /proc/self/exe: "exe" here)
         with open(f'/proc/{program.pid}/comm') as f:
             comm = f.read().strip()
         target = [t for t in daemon.report(pid=program.pid)['targets'] if t['pid'] == program.pid]
         self.assertEqual([(t['outstanding_bytes'], t['outstanding_allocs'], t['comm']) for t in target],
                          [(999 * 7, 7, comm)], report['targets'])
-        self.assertEqual(daemon.status()['counters']['freed_by_exec'] - freed_before, 5)
+        self.assertEqual(daemon.status()['counters']['freed_by_exec'] - freed_before, freed_by_exec)
         self.assertEqual(program.finish(), 0)
+        return daemon
 
+    def test_exec_takes_the_old_images_blocks_away(self):
+        self.exec_scenario(b'go\n', 5)
+
+    def test_exec_from_another_thread_is_traced_on(self):
+        # the thread takes over the process's pid; the kernel's probe links named the old leader
+        # glibc's pthread_create allocates the thread's vector of TLS blocks (its dtv): one more
+        daemon = self.exec_scenario(b'thread\n', 5 + 1)
+        self.assertIn('exec\'d another program from one of its threads', daemon.log())
 
 if __name__ == '__main__':
     unittest.main(verbosity=2)

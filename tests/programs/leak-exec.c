@@ -1,13 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /* Leaks, then execs itself as another image that leaks too: the first image's blocks go with it.
+ * The exec is made by the main thread, or by another thread (which takes over the process's pid).
  *
  * Ground truth (tests/integration/test_targets.py keeps the same numbers): leak_before_exec
  * leaks BEFORE_COUNT blocks of BEFORE_SIZE bytes in the first image, which its exec takes away;
  * leak_after_exec leaks AFTER_COUNT blocks of AFTER_SIZE bytes in the second, which stay.
  *
- * Protocol: print "ready", wait for a line ("go"), leak, print "leaked", wait for a line, exec
- * itself with the argument "after" (same pid, same stdin and stdout), leak, print "done", wait
- * for a line or EOF, exit 0. */
+ * Protocol: print "ready", wait for a line ("go"), leak, print "leaked", wait for a line: "thread"
+ * execs from a new thread, any other from the main one; the program execs itself with the
+ * argument "after" (same pid, same stdin and stdout), prints "execd", waits for a line, leaks,
+ * prints "done", waits for a line or EOF, exits 0. */
+#include <pthread.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -21,6 +24,7 @@
 #define AFTER_COUNT     7
 
 static void *kept[BEFORE_COUNT > AFTER_COUNT ? BEFORE_COUNT : AFTER_COUNT];
+static char *program;
 
 static noinline void leak_before_exec(void)
 {
@@ -38,12 +42,26 @@ static noinline void leak_after_exec(void)
         }
 }
 
+static void *exec_again(void *unused)
+{
+        char *again[] = { program, "after", NULL };
+
+        (void)unused;
+        execv("/proc/self/exe", again);
+        abort();
+}
+
 int main(int argc, char *argv[])
 {
-        char *again[] = { argv[0], "after", NULL };
+        char line[32];
+        pthread_t thread;
 
         setup_stdio();
+        program = argv[0];
         if (argc > 1 && strcmp(argv[1], "after") == 0) {
+                say("execd");
+                if (wait_line() < 0)
+                        return 1;
                 leak_after_exec();
                 say("done");
                 (void)wait_line();
@@ -54,8 +72,11 @@ int main(int argc, char *argv[])
                 return 1;
         leak_before_exec();
         say("leaked");
-        if (wait_line() < 0)
+        if (!fgets(line, sizeof(line), stdin))
                 return 1;
-        execv("/proc/self/exe", again);
-        return 1;
+        if (strcmp(line, "thread\n") == 0) {
+                require(pthread_create(&thread, NULL, exec_again, NULL) == 0);
+                pause();
+        }
+        exec_again(NULL);
 }
