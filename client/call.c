@@ -15,9 +15,8 @@ static void call_args_done(struct call_args *args)
         memleak_request_done(&args->req);
 }
 
-int call_daemon(const struct ctl_context *ctx, const struct memleak_request *req, cJSON **ret_reply)
+int call_daemon(const struct ctl_context *ctx, const char *what, const struct memleak_request *req, cJSON **ret_reply)
 {
-        const char *what = memleak_command_to_string(req->cmd);
         _cleanup_free_ char *error = NULL;
         _cleanup_close_ int fd = -1;
         int r;
@@ -108,7 +107,7 @@ int call_command_run(const struct call_command *command, struct ctl_context *ctx
                         return r;
         }
 
-        r = call_daemon(ctx, &args.req, &reply);
+        r = call_daemon(ctx, command->name, &args.req, &reply);
         if (r != CTL_EXIT_OK)
                 return r;
         command->view(&args, reply, &view);

@@ -41,9 +41,10 @@ struct call_command {
         void (*view)(const struct call_args *args, cJSON *reply, struct call_view *ret);
 };
 
-/* Send req to memleakd; on failure say why (once) and return the exit status (CTL_EXIT_OK with
- * the reply in *ret_reply). */
-int call_daemon(const struct ctl_context *ctx, const struct memleak_request *req, cJSON **ret_reply);
+/* Send req to memleakd for the command named what; on failure say why (once, "what failed: ...")
+ * and return the exit status (CTL_EXIT_OK with the reply in *ret_reply). */
+int call_daemon(const struct ctl_context *ctx, const char *what, const struct memleak_request *req,
+                cJSON **ret_reply);
 
 /* Run command on its own argv (argv[0] is its name); returns an exit status. */
 int call_command_run(const struct call_command *command, struct ctl_context *ctx, int argc, char *argv[]);

@@ -124,7 +124,7 @@ static cJSON *ask(struct ctl_context *ctx, const struct memleak_request *req)
 {
         cJSON *reply = NULL;
 
-        return call_daemon(ctx, req, &reply) == CTL_EXIT_OK ? reply : NULL;
+        return call_daemon(ctx, "top", req, &reply) == CTL_EXIT_OK ? reply : NULL;
 }
 
 /* The daemon's snapshot interval, the default refresh; 0 when memleakd did not answer (said). */
