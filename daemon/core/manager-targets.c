@@ -134,6 +134,7 @@ static void target_exited(struct manager *m, struct target *t)
 {
         int r;
 
+        target_refresh_comm(t);         /* it may have exec'd since the last tick */
         log_info("Target pid %d (%s) exited; keeping its last report", (int)t->pid, t->comm);
         /* Its last mappings are kept in t->modules, with those it made since the last refresh
          * (BPF recorded them): the exited target's stacks still resolve. */

@@ -94,7 +94,9 @@ int target_files_remember_planned(const struct target_env *env, struct target *t
         return 0;
 }
 
-/* Whether the process runs the program it was attached to exec (or was attached as it ran). */
+/* Whether the process runs the program it was attached to exec, or one that program exec'd in
+ * turn (sh -c 'exec prog'), or was attached as it ran: whether its maps are its own, not those of
+ * memleakctl's child holding it. */
 static bool runs_its_program(struct target *t)
 {
         char exe[64];
@@ -103,8 +105,12 @@ static bool runs_its_program(struct target *t)
         if (!t->exec || t->exec->seen)
                 return true;
         snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)t->pid);
-        if (stat(exe, &st) < 0 || (uint64_t)st.st_dev != t->exec->dev || (uint64_t)st.st_ino != t->exec->ino)
+        if (stat(exe, &st) < 0)
                 return false;
+        if (((uint64_t)st.st_dev != t->exec->dev || (uint64_t)st.st_ino != t->exec->ino) &&
+            (t->exec->held_ino == 0 ||
+             ((uint64_t)st.st_dev == t->exec->held_dev && (uint64_t)st.st_ino == t->exec->held_ino)))
+                return false;   /* still held (or what held it is not known) */
         t->exec->seen = true;
         t->exec->seen_usec = now_monotonic_usec();
         return true;

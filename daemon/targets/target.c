@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "bpf-loader.h"
@@ -56,13 +57,29 @@ void target_refresh_comm(struct target *t)
         char comm[sizeof(t->comm)];
 
         assert(t);
-        if (t->exited || t->kernel || (t->exec && !t->exec->seen))
-                return;         /* memleakctl run's child keeps its program's name until it execs it */
+        if (t->exited || t->kernel)
+                return;
         read_comm(t->pid, comm);
+        /* memleakctl run's child keeps its program's name until it execs (it, or another) */
+        if (t->exec && !t->exec->seen && strcmp(comm, t->exec->held_comm) == 0)
+                return;
         /* read before asking the pidfd: if the process is still there after, the name was its own,
          * not that of another process reusing its pid */
         if (comm[0] && t->pidfd >= 0 && syscall(SYS_pidfd_send_signal, t->pidfd, 0, NULL, 0) == 0)
                 memcpy(t->comm, comm, sizeof(comm));
+}
+
+/* What /proc/PID/exe is while memleakctl holds pid before its exec: any other file means it exec'd. */
+static void held_exe(pid_t pid, struct target_exec *e)
+{
+        char exe[64];
+        struct stat st;
+
+        snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)pid);
+        if (stat(exe, &st) == 0) {
+                e->held_dev = (uint64_t)st.st_dev;
+                e->held_ino = (uint64_t)st.st_ino;
+        }
 }
 
 static void comm_from_path(const char *path, char comm[17])
@@ -206,6 +223,8 @@ static int attach_before_exec(const struct target_env *env, struct target *t, co
         if (!t->exec || !(t->exec->path = strdup(p->exec)))
                 return error_set(error, -ENOMEM, "Out of memory");
         comm_from_path(p->exec, t->comm);
+        read_comm(t->pid, t->exec->held_comm);
+        held_exe(t->pid, t->exec);
         if (p->n_objs > 0) {
                 _cleanup_(discovery_done) struct discovery d = {};
 

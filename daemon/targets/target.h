@@ -74,8 +74,11 @@ struct target_files {
 struct target_exec {
         char *path;                     /* the program, as the process sees it */
         uint64_t dev, ino;              /* that program's file */
-        bool seen;                      /* /proc/PID/exe became it: the process's maps are the program's */
+        bool seen;                      /* /proc/PID/exe became it, or another than memleakctl's
+                                         * (it exec'd on): the process's maps are the program's */
         uint64_t seen_usec;             /* when that was noticed (CLOCK_MONOTONIC) */
+        char held_comm[17];             /* its name while held before the exec (memleakctl's) */
+        uint64_t held_dev, held_ino;    /* its /proc/PID/exe then (memleakctl's) */
         struct mapping_log *recording;  /* holds a mapping_log_hold() on it; NULL once released */
 };
 

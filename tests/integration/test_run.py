@@ -93,6 +93,20 @@ class RunTest(harness.DaemonTestCase):
                 pid = report['targets'][0]['pid']
                 self.assertEqual(harness.per_function(report, LEAK_RUN_NAMES, pid=pid), LEAK_RUN)
 
+    def test_program_a_wrapper_execs_is_reported_under_its_own_name(self):
+        # sh runs first (the wrapper allocates), then becomes leak-run: the report is leak-run's,
+        # exact, with its frames named (its maps read while it lingers: it was not planned) and
+        # under its name though it exits before any snapshot tick
+        daemon = self.start_daemon()
+        r, report = self.run_json(daemon, '/bin/sh', '-c',
+                                  f'x=$(echo wrapped); exec {program("leak-run")} --linger 300')
+        self.assertEqual(r.returncode, 0, r.stderr)
+        target = report['targets'][0]
+        self.assertEqual(harness.per_function(report, LEAK_RUN_NAMES, pid=target['pid']), LEAK_RUN,
+                         harness.format_stacks(report))
+        self.assertEqual((target['comm'], target['outstanding_allocs']), ('leak-run', 3 + 5 + 2),
+                         harness.format_stacks(report))
+
     def test_signals_to_memleakctl_reach_the_program(self):
         daemon = self.start_daemon()
         proc = subprocess.Popen([harness.MEMLEAKCTL, '--socket', daemon.socket_path, 'run', '--',

@@ -8,8 +8,9 @@
  *   leak_calloc          2 blocks of 4 * 50 bytes
  *   churn                nothing (every block freed)
  *
- * Usage: leak-run [--exit N] [--kill SIGNAL] [--echo]
+ * Usage: leak-run [--exit N] [--kill SIGNAL] [--echo] [--linger MS]
  *   --echo copies stdin to stdout (raw reads and writes: no stdio buffer is allocated).
+ *   --linger waits MS milliseconds before it exits.
  * LEAK_RUN_MARKER=PATH: create PATH first thing, before any allocation (a test checks the
  * program never ran). */
 #include <fcntl.h>
@@ -76,7 +77,7 @@ static void echo_stdin(void)
 int main(int argc, char *argv[])
 {
         int status = 0, sig = 0;
-        int echo = 0;
+        int echo = 0, linger_ms = 0;
 
         setup_stdio();
         for (int i = 1; i < argc; i++) {
@@ -86,12 +87,16 @@ int main(int argc, char *argv[])
                         sig = atoi(argv[++i]);
                 else if (strcmp(argv[i], "--echo") == 0)
                         echo = 1;
+                else if (strcmp(argv[i], "--linger") == 0 && i + 1 < argc)
+                        linger_ms = atoi(argv[++i]);
         }
         leak_malloc();
         leak_calloc();
         churn();
         if (echo)
                 echo_stdin();
+        if (linger_ms > 0)
+                usleep((useconds_t)linger_ms * 1000);
         if (sig) {
                 signal(sig, SIG_DFL);
                 raise(sig);
