@@ -136,6 +136,15 @@ static void target_exited(struct manager *m, struct target *t)
 
         target_refresh_comm(t);         /* it may have exec'd since the last tick */
         log_info("Target pid %d (%s) exited; keeping its last report", (int)t->pid, t->comm);
+        if (t->exit_hold) {
+                struct exit_maps maps;
+
+                /* held at its exit (memleakctl run): what it mapped then, libraries it loaded or
+                 * a program it exec'd since the last refresh included */
+                if (exit_hold_take_maps(t->exit_hold, &maps) > 0)
+                        target_files_adopt_exit_maps(t, &maps.map, maps.fds);
+                exit_hold_maps_done(&maps);
+        }
         /* Its last mappings are kept in t->modules, with those it made since the last refresh
          * (BPF recorded them): the exited target's stacks still resolve. */
         (void)target_files_refresh(&m->env, t, true);

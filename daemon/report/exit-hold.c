@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include "exit-hold.h"
 #include "macro.h"
+#include "module-map.h"
 #include "util.h"
 
 /* How long the other threads get to reach their exit stops once one thread exits the process. */
@@ -40,6 +41,7 @@ struct exit_hold {
         bool finished;                  /* the thread is done */
         struct reach_result *result;    /* the scan at exit */
         char *why_none;                 /* finished without a scan: why */
+        struct exit_maps maps;          /* what it mapped at its exit; maps.fds NULL until then */
 };
 
 /* The signal that interrupts the tracer's waitpid() when it must let go. */
@@ -85,6 +87,41 @@ static void finish(struct exit_hold *h, struct reach_result *result, const char 
         h->result = result;
         if (why && !h->why_none)
                 h->why_none = strdup(why);
+        pthread_mutex_unlock(&h->lock);
+}
+
+static void exit_maps_done(struct exit_maps *m)
+{
+        for (size_t i = 0; m->fds && i < m->n_fds; i++)
+                if (m->fds[i] >= 0)
+                        close(m->fds[i]);
+        free(m->fds);
+        module_map_done(&m->map);
+        *m = (struct exit_maps) {};
+}
+
+/* What the held process maps, and each file open once (at its first mapping): the files it mapped
+ * since the manager last read its maps are named from these once it is gone. */
+static void capture_maps(struct exit_hold *h)
+{
+        struct exit_maps m = {};
+
+        if (module_map_refresh(&m.map, h->pid) < 0 || !(m.fds = malloc(MAX(m.map.n, (size_t)1) * sizeof(int)))) {
+                exit_maps_done(&m);
+                return;
+        }
+        m.n_fds = m.map.n;
+        for (size_t i = 0; i < m.map.n; i++) {
+                const struct module_mapping *x = &m.map.mappings[i];
+                bool opened = false;
+
+                for (size_t j = 0; j < i && !opened; j++)
+                        opened = m.map.mappings[j].dev == x->dev && m.map.mappings[j].ino == x->ino;
+                m.fds[i] = opened ? -EEXIST : module_map_open_file(h->pid, x->path, x->dev, x->ino, x->start, x->end);
+        }
+        pthread_mutex_lock(&h->lock);
+        exit_maps_done(&h->maps);
+        h->maps = m;
         pthread_mutex_unlock(&h->lock);
 }
 
@@ -189,6 +226,7 @@ static void scan_at_exit(struct exit_hold *h, pid_t tid)
                 return;
         }
         n = hold_all(h, tid, held);
+        capture_maps(h);
         result->at_exit = true;
         if (reach_scan(h->skel, &h->limits, h->pid, tid, held, n, paused_from, h->max_pause_ms, result) < 0) {
                 reach_scan_result_free(result);
@@ -344,6 +382,29 @@ int exit_hold_result(struct exit_hold *h, struct reach_result **ret, char **why)
         return r;
 }
 
+int exit_hold_take_maps(struct exit_hold *h, struct exit_maps *ret)
+{
+        int r = 0;
+
+        assert(h);
+        assert(ret);
+        *ret = (struct exit_maps) {};
+        pthread_mutex_lock(&h->lock);
+        if (h->maps.fds) {
+                *ret = h->maps;
+                h->maps = (struct exit_maps) {};
+                r = 1;
+        }
+        pthread_mutex_unlock(&h->lock);
+        return r;
+}
+
+void exit_hold_maps_done(struct exit_maps *m)
+{
+        assert(m);
+        exit_maps_done(m);
+}
+
 struct exit_hold *exit_hold_free(struct exit_hold *h)
 {
         if (!h)
@@ -370,6 +431,7 @@ struct exit_hold *exit_hold_free(struct exit_hold *h)
         pthread_mutex_destroy(&h->lock);
         pthread_cond_destroy(&h->started_cond);
         reach_scan_result_free(h->result);
+        exit_maps_done(&h->maps);
         free(h->why_none);
         free(h->tids);
         free(h);

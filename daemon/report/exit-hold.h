@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include "module-map.h"
 #include "reach-scan.h"
 
 struct exit_hold;
@@ -22,6 +23,19 @@ int exit_hold_start(pid_t pid, struct memleak_bpf *skel, const struct map_limits
 /* The scan, once the process was held at its exit: 1 and a copy in *ret; 0 while it was not
  * (yet): *why says why not when it never will be (malloc'd, or NULL); -ENOMEM. */
 int exit_hold_result(struct exit_hold *h, struct reach_result **ret, char **why);
+
+/* What the process mapped when it was held at its exit, and each file open once (fds[i]: at the
+ * first mapping of its file; -errno at the others and where it could not be opened). */
+struct exit_maps {
+        struct module_map map;
+        int *fds;
+        size_t n_fds;                   /* the map's n when taken (the map may be moved out) */
+};
+
+/* Move the maps taken at the exit into *ret (release with exit_hold_maps_done()): 1, or 0 when the
+ * process was not held at its exit (yet). */
+int exit_hold_take_maps(struct exit_hold *h, struct exit_maps *ret);
+void exit_hold_maps_done(struct exit_maps *m);
 
 /* Stop tracing (a process still running goes on untraced) and free. */
 struct exit_hold *exit_hold_free(struct exit_hold *h);

@@ -72,6 +72,28 @@ static void register_mapped(struct target *t)
         }
 }
 
+void target_files_adopt_exit_maps(struct target *t, struct module_map *mm, const int *fds)
+{
+        assert(t);
+        assert(mm);
+        assert(fds || mm->n == 0);
+        for (size_t i = 0; i < mm->n; i++) {
+                const struct module_mapping *m = &mm->mappings[i];
+                struct known_file *k;
+
+                if (fds[i] < 0)
+                        continue;
+                k = known_file_get(&t->files, m->dev, m->ino, m->path);
+                if (!k || k->symbols_registered || k->symbols_failed)
+                        continue;
+                known_file_register(&t->files, k, fds[i], &(struct symbol_source) {
+                        .pid = t->pid, .path = m->path, .start = m->start, .end = m->end });
+        }
+        module_map_done(&t->modules);
+        t->modules = *mm;
+        *mm = (struct module_map) {};
+}
+
 int target_files_remember_planned(const struct target_env *env, struct target *t, const struct discovery *d)
 {
         assert(t);

@@ -15,6 +15,11 @@ int target_files_remember_planned(const struct target_env *env, struct target *t
  * once it has exited (process_gone). New files get registered. -errno, the map unchanged. */
 int target_files_refresh(const struct target_env *env, struct target *t, bool process_gone);
 
+/* t's maps as they were at its exit (mm, taken: left empty), with a descriptor of each mapping's
+ * file (fds[i] < 0: none; the caller keeps them): the files it mapped since the last refresh are
+ * registered for symbols, so that its frames there are named once it is gone. */
+void target_files_adopt_exit_maps(struct target *t, struct module_map *mm, const int *fds);
+
 /* Release what t's files hold (symbolizer references, paths). */
 void target_files_done(struct target_files *f);
 
