@@ -38,6 +38,15 @@ static int ensure_socket_dir(const char *path, char **error)
         return 0;
 }
 
+/* Whether a daemon answers at path: a socket file there whose listener is gone is a stale one
+ * from an earlier run (connect() is refused); one that accepts is another memleakd's. */
+static bool socket_answers(const struct sockaddr_un *sa)
+{
+        _cleanup_close_ int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+        return fd >= 0 && connect(fd, (const struct sockaddr *)sa, sizeof(*sa)) == 0;
+}
+
 int listen_socket_open(const char *path, mode_t mode, const char *group, char **error)
 {
         struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -67,6 +76,9 @@ int listen_socket_open(const char *path, mode_t mode, const char *group, char **
         fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
         if (fd < 0)
                 return error_set(error, -errno, "Cannot create a socket: %m");
+        if (socket_answers(&sa))
+                return error_set(error, -EADDRINUSE, "Another memleakd answers on %s already: stop it first, or give "
+                                 "this one another socket_path", path);
         (void)unlink(path);     /* a stale socket from an earlier run */
         if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
                 return error_set(error, -errno, "Cannot bind %s: %m", path);

@@ -210,6 +210,16 @@ class LifecycleTest(harness.DaemonTestCase):
         self.assertEqual(daemon.status()['snapshot_interval_ms'], 250)
         self.assertTrue(daemon.alive())
 
+    def test_a_second_daemon_on_the_same_socket_refuses_to_start(self):
+        # it used to take the socket over: the first one, probes and all, could no longer be reached
+        daemon = self.start_daemon()
+        second = subprocess.run([harness.MEMLEAKD, '--config', daemon.config_path, '--socket', daemon.socket_path],
+                                capture_output=True, text=True, timeout=60)
+        self.assertNotEqual(second.returncode, 0, second.stderr)
+        self.assertIn(f'Another memleakd answers on {daemon.socket_path}', second.stderr)
+        self.assertTrue(daemon.alive(), daemon.log())
+        self.assertIn('targets', daemon.status())
+
     def test_daemon_mounts_tracefs_and_bpffs_when_absent(self):
         # A private mount namespace with neither mounted, as on a minimal host or in a container.
         def command(d):
