@@ -423,9 +423,16 @@ int alloc_sites_read(Elf *elf, struct alloc_sites *ret)
 {
         struct alloc_sites s = {};
         struct elf_file_section sec = {};
+        GElf_Ehdr ehdr;
         int r;
 
         assert(ret);
+        /* An object of another ABI (i386, x32) passes its arguments where the probes do not read
+         * them: none of its functions is a site. */
+        if (!gelf_getehdr(elf, &ehdr) || ehdr.e_ident[EI_CLASS] != ELFCLASS64 || ehdr.e_machine != EM_X86_64) {
+                *ret = s;
+                return 0;
+        }
         while (elf_file_next_section(elf, &sec)) {
                 if (sec.shdr.sh_type != SHT_SYMTAB && sec.shdr.sh_type != SHT_DYNSYM)
                         continue;

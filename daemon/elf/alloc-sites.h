@@ -35,7 +35,8 @@ struct alloc_sites {
 };
 
 /* Read fd's .symtab and .dynsym. -ENOEXEC if it is not an ELF object; success with n == 0 when
- * it defines none of the entry points. Aliases (several names, one address) yield one site. */
+ * it defines none of the entry points, or is not an x86-64 object (i386, x32: their arguments
+ * are not where the probes read them). Aliases (several names, one address) yield one site. */
 int alloc_sites_find(int fd, struct alloc_sites *ret);
 /* The same from an ELF file already open (elf-file.h). */
 int alloc_sites_read(Elf *elf, struct alloc_sites *ret);

@@ -12,6 +12,7 @@
 #include "bpf-loader.h"
 #include "counters.h"
 #include "detacher.h"
+#include "discovery.h"
 #include "kernel-symbols.h"
 #include "macro.h"
 #include "mapping-log.h"
@@ -261,6 +262,10 @@ static int attach_running(const struct target_env *env, struct target *t, const 
         why = untraceable_reason(t->pid);
         if (why)
                 return error_set(error, -EINVAL, "pid %d (%s) %s", (int)t->pid, t->comm, why);
+        why = discovery_foreign_process(t->pid);
+        if (why)
+                return error_set(error, -EINVAL, "pid %d (%s) runs %s: memleakd traces x86-64 programs only",
+                                 (int)t->pid, t->comm, why);
         r = module_map_refresh(&t->modules, t->pid);
         if (r < 0)
                 return error_set(error, r == -ENOENT ? -ESRCH : r, "Cannot read the mappings of pid %d: %s",

@@ -4,6 +4,7 @@
 import json
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import threading
@@ -179,6 +180,16 @@ class BadRequestsTest(unittest.TestCase):
             done.set()
             thread.join()
         self.assertIn(f'thread of process {os.getpid()}', reply['error']['message'], reply)
+
+    def test_32_bit_process_is_einval(self):
+        proc = subprocess.Popen([os.path.join(harness.PROGRAMS_DIR, 'i386-pause')])
+        try:
+            reply = self.assert_error({'v': 1, 'id': 27, 'cmd': 'attach', 'pid': proc.pid}, 'EINVAL', request_id=27)
+        finally:
+            proc.kill()
+            proc.wait()
+        self.assertIn('runs a 32-bit x86 (i386) program: memleakd traces x86-64 programs only',
+                      reply['error']['message'], reply)
 
     def test_memleakd_itself_is_einval(self):
         reply = self.assert_error({'v': 1, 'id': 26, 'cmd': 'attach', 'pid': self.daemon.proc.pid}, 'EINVAL',

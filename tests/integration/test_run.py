@@ -207,6 +207,14 @@ class RunTest(harness.DaemonTestCase):
                 self.assertIn(message, lines[0])
         self.assertEqual(daemon.status()['targets'], [])
 
+    def test_32_bit_program_is_refused_and_never_runs_untraced(self):
+        # its calls pass their arguments on the stack: read as x86-64 registers they were garbage
+        daemon = self.start_daemon()
+        r = self.run_ctl(daemon.socket_path, '--', program('i386-pause'), timeout=60)
+        self.assertEqual(r.returncode, 125, r.stderr)
+        self.assertIn('is a 32-bit x86 (i386) program: memleakd traces x86-64 programs only', r.stderr.decode())
+        self.assertEqual(daemon.status()['targets'], [])
+
     def test_daemon_not_running(self):
         marker = os.path.join(self.workdir, 'ran')
         missing = os.path.join(self.workdir, 'no-daemon.sock')
