@@ -309,17 +309,6 @@ static int open_in_target(void *userdata, const char *path, struct exec_plan_fil
         return 0;
 }
 
-const char *discovery_foreign_program(unsigned char elf_class, uint16_t machine)
-{
-        if (elf_class == ELFCLASS64 && machine == EM_X86_64)
-                return NULL;
-        if (elf_class == ELFCLASS32 && machine == EM_386)
-                return "a 32-bit x86 (i386) program";
-        if (elf_class == ELFCLASS32 && machine == EM_X86_64)
-                return "an x32 program";
-        return "a program for another machine";
-}
-
 const char *discovery_foreign_process(pid_t pid)
 {
         _cleanup_close_ int fd = -EBADF;
@@ -331,7 +320,7 @@ const char *discovery_foreign_process(pid_t pid)
         if (fd < 0 || pread(fd, h, sizeof(h), 0) != (ssize_t)sizeof(h) || memcmp(h, ELFMAG, SELFMAG) != 0)
                 return NULL;
         /* e_machine follows e_type, after the identification bytes; little-endian on x86 */
-        return discovery_foreign_program(h[EI_CLASS], (uint16_t)(h[EI_NIDENT + 2] | h[EI_NIDENT + 3] << 8));
+        return elf_file_foreign_abi(h[EI_CLASS], (uint16_t)(h[EI_NIDENT + 2] | h[EI_NIDENT + 3] << 8));
 }
 
 int discovery_plan_exec(pid_t pid, const char *exe, struct discovery *ret, char **error)
@@ -386,7 +375,7 @@ int discovery_plan_exec(pid_t pid, const char *exe, struct discovery *ret, char 
 
         for (size_t i = 0; i < plan.n; i++) {
                 const char *foreign = plan.objects[i].is_executable ?
-                        discovery_foreign_program(plan.objects[i].deps.elf_class, plan.objects[i].deps.machine) : NULL;
+                        elf_file_foreign_abi(plan.objects[i].deps.elf_class, plan.objects[i].deps.machine) : NULL;
 
                 if (foreign)
                         return error_set(error, -EINVAL, "%s is %s: memleakd traces x86-64 programs only", exe,

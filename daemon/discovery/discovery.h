@@ -30,13 +30,8 @@ int discovery_examine(pid_t pid, const struct module_map *mm,
                       bool (*skip)(void *userdata, uint64_t dev, uint64_t ino), void *userdata,
                       struct discovery *ret);
 
-/* What the ELF program of this class and machine is, when it is not an x86-64 one, whose calling
- * convention and frames memleakd's probes read (a 32-bit program passes malloc's size on the
- * stack: read as x86-64 it would be garbage); NULL for x86-64. */
-const char *discovery_foreign_program(unsigned char elf_class, uint16_t machine);
-
-/* The same for the program pid runs (/proc/PID/exe's header): NULL for x86-64, or when it cannot
- * be read (the attach then says what is wrong). */
+/* What the program pid runs is when it is not x86-64 (elf_file_foreign_abi() of /proc/PID/exe's
+ * header): NULL for x86-64, or when it cannot be read (the attach then says what is wrong). */
 const char *discovery_foreign_process(pid_t pid);
 
 /* Examine the objects the program at exe will map once pid execs it (pid is held before its

@@ -396,12 +396,11 @@ static size_t placement_room(const struct alloc_sites *s, size_t i, size_t file_
  * where its arguments are there. */
 static void place_probes(Elf *elf, struct alloc_sites *s)
 {
-        GElf_Ehdr ehdr;
         size_t size;
         const uint8_t *image = (const uint8_t *)elf_rawfile(elf, &size);
 
-        if (!image || !gelf_getehdr(elf, &ehdr) || ehdr.e_machine != EM_X86_64)
-                return;
+        if (!image)
+                return;         /* an x86-64 object: alloc_sites_read() reads no other */
         for (size_t i = 0; i < s->n; i++) {
                 struct alloc_site *site = &s->sites[i];
                 unsigned n_args = alloc_sites_kind_arguments(site->kind);
@@ -429,7 +428,7 @@ int alloc_sites_read(Elf *elf, struct alloc_sites *ret)
         assert(ret);
         /* An object of another ABI (i386, x32) passes its arguments where the probes do not read
          * them: none of its functions is a site. */
-        if (!gelf_getehdr(elf, &ehdr) || ehdr.e_ident[EI_CLASS] != ELFCLASS64 || ehdr.e_machine != EM_X86_64) {
+        if (!gelf_getehdr(elf, &ehdr) || elf_file_foreign_abi(ehdr.e_ident[EI_CLASS], ehdr.e_machine)) {
                 *ret = s;
                 return 0;
         }

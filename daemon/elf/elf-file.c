@@ -24,6 +24,17 @@ int elf_file_open(int fd, Elf **ret)
         return 0;
 }
 
+const char *elf_file_foreign_abi(unsigned char elf_class, uint16_t machine)
+{
+        if (elf_class == ELFCLASS64 && machine == EM_X86_64)
+                return NULL;
+        if (elf_class == ELFCLASS32 && machine == EM_386)
+                return "a 32-bit x86 (i386) program";
+        if (elf_class == ELFCLASS32 && machine == EM_X86_64)
+                return "an x32 program";
+        return "a program for another machine";
+}
+
 bool elf_file_next_section(Elf *elf, struct elf_file_section *s)
 {
         size_t shstrndx;

@@ -7,6 +7,11 @@
 #include <stdbool.h>
 #include "macro.h"
 
+/* What an ELF object of this class and machine is when it is not x86-64, the ABI whose argument
+ * registers memleakd's probes read (a 32-bit program passes malloc's size on the stack: read as
+ * x86-64 it would be garbage): "a 32-bit x86 (i386) program", ...; NULL for x86-64. */
+const char *elf_file_foreign_abi(unsigned char elf_class, uint16_t machine);
+
 /* fd (kept open by the caller) read through a mapping. -ENOEXEC if it is not an ELF file, -EIO
  * if libelf is unusable. Release with elf_end(). */
 int elf_file_open(int fd, Elf **ret);
