@@ -37,7 +37,7 @@ __noinline __s64 user_stack_id(struct pt_regs *ctx, __u32 tgid, __u32 slot)
                 return r;
         id = stack_intern(t);
         if (walked == 0 && id >= 0) {
-                struct walk_memo *m = &s->memo[walk_memo_slot(PT_REGS_IP(ctx), PT_REGS_SP(ctx))];
+                struct walk_memo *m = &s->memo[s->memo_pending & (WALK_MEMOS - 1)];
 
                 walk_memo_keep(m, &s->reads, id);
         }

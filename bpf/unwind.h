@@ -95,7 +95,10 @@ struct user_stack_scratch {
         __u64 chunk[STACK_CHUNK_WORDS + 1];     /* + 1: room for a 2-word read at any index */
         struct row_cache rows;
         struct walk_reads reads;        /* what the walk in progress read */
-        struct walk_memo memo[WALK_MEMOS];      /* by walk_memo_slot() of their registers */
+        __u32 memo_clock;               /* counts the memos made and taken: their age */
+        __u32 memo_pending;             /* the memo the walk in progress may become */
+        __u8 memo_last[WALK_MEMO_SETS]; /* the way of each set made or taken last: looked at first */
+        struct walk_memo memo[WALK_MEMOS];      /* in sets, by walk_memo_set_first() of their registers */
 };
 
 /* The kernel allocates a task storage element (a 72-byte header, then the value) past 8 KiB from
@@ -593,9 +596,46 @@ static __always_inline void count_unwind_stop(__u32 stop)
         }
 }
 
+#define WALK_MEMO_FOUND 0x100u
+
+/* The memo of the thread's that says a walk from these registers takes the same stack as it did:
+ * its index | WALK_MEMO_FOUND (the memo is marked as taken now); else the index of the memo of
+ * the registers' set that the walk replaces: an empty one, else the one taken longest ago. The
+ * set's last made or taken memo is looked at first: a loop allocating from one stack again and
+ * again compares one memo's words, not the set's.
+ * owner: the target's tgid, and in the high half its list generation (five arguments at most).
+ * A global function: the verifier checks its loops once, not once per path of the walk. */
+__noinline __u32 walk_memo_find(struct user_stack_scratch *s, __u64 owner, __u64 pc, __u64 sp, __u64 bp)
+{
+        __u32 first = walk_memo_set_first(pc, sp), victim = first, victim_age = 0, last;
+        __u32 tgid = (__u32)owner, generation = owner >> 32, set = first / WALK_MEMO_WAYS;
+
+        if (!s)
+                return 0;
+        set &= WALK_MEMO_SETS - 1;
+        last = s->memo_last[set];
+        for (__u32 way = 0; way < WALK_MEMO_WAYS; way++) {
+                __u32 w = (last + way) & (WALK_MEMO_WAYS - 1), i = (first + w) & (WALK_MEMOS - 1), age;
+                struct walk_memo *m = &s->memo[i];
+
+                if (walk_memo_matches(m, s->chunk, &s->chunk_start, &s->chunk_words, tgid, generation, pc, sp,
+                                      bp)) {
+                        m->used = ++s->memo_clock;
+                        s->memo_last[set] = w;
+                        return i | WALK_MEMO_FOUND;
+                }
+                age = m->valid ? s->memo_clock - m->used : ~0u;
+                if (age > victim_age) {
+                        victim = i;
+                        victim_age = age;
+                }
+        }
+        return victim;
+}
+
 /* Walk the user stack of a uprobe's registers into s->trace by the target's unwind tables: 0,
- * then its memo slot (walk_memo_slot()) holds the walk's key, for walk_memo_keep() once its
- * stack has an id; 1 when a memo of an earlier walk of the thread says this one takes the same stack,
+ * then the memo s->memo_pending names holds the walk's key, for walk_memo_keep() once its stack
+ * has an id; 1 when a memo of an earlier walk of the thread says this one takes the same stack,
  * *memo_id; or -ENOENT when the target has no tables (the caller takes the frame-pointer stack
  * instead). */
 static __always_inline long unwind_user_stack(struct pt_regs *ctx, __u32 tgid, __u32 slot,
@@ -607,16 +647,17 @@ static __always_inline long unwind_user_stack(struct pt_regs *ctx, __u32 tgid, _
                 .max_depth = stack_capture_bytes() / sizeof(__u64), .slot = slot, .trace = t, .scratch = s,
                 .bp_from_regs = 1,
         };
-        struct walk_memo *m = &s->memo[walk_memo_slot(w.pc, w.sp)];
-        __u32 purges = stack_purges;
+        __u32 purges = stack_purges, found;
+        struct walk_memo *m;
 
         w.target = bpf_map_lookup_elem(&unwind_targets, &slot);
         if (!w.target || w.target->tgid != tgid)
                 return -ENOENT;
         w.generation = w.target->generation;
         count(COUNTER_UNWIND_WALKS);
-        if (walk_memo_matches(m, s->chunk, &s->chunk_start, &s->chunk_words, tgid, w.generation, w.pc, w.sp,
-                              w.bp)) {
+        found = walk_memo_find(s, (__u64)w.generation << 32 | tgid, w.pc, w.sp, w.bp);
+        if (found & WALK_MEMO_FOUND) {
+                m = &s->memo[found & (WALK_MEMOS - 1)];
                 *memo_id = m->stack_id;
                 count(COUNTER_UNWIND_REPEATS);
                 count_unwind_stop(m->stop);
@@ -631,6 +672,10 @@ static __always_inline long unwind_user_stack(struct pt_regs *ctx, __u32 tgid, _
         /* the key of the memo this walk may become (pending until its stack has an id); not a
          * walk that found a mapping missing from the list, which the daemon is about to change,
          * nor one that a read it could not make stopped */
+        s->memo_pending = found & (WALK_MEMOS - 1);
+        m = &s->memo[s->memo_pending];
+        s->memo_last[(s->memo_pending / WALK_MEMO_WAYS) & (WALK_MEMO_SETS - 1)] =
+                s->memo_pending % WALK_MEMO_WAYS;
         m->valid = 0;
         if (!w.uncacheable && w.stop != UNWIND_STOP_UNREADABLE) {
                 m->pc = PT_REGS_IP(ctx);
@@ -641,6 +686,7 @@ static __always_inline long unwind_user_stack(struct pt_regs *ctx, __u32 tgid, _
                 m->uses_bp = w.used_regs_bp;
                 m->stop = w.stop;
                 m->stack_purges = purges;
+                m->used = ++s->memo_clock;
                 m->pending = 1;
         } else {
                 m->pending = 0;

@@ -5,16 +5,23 @@
  * target's tables and mapping list (their generation), and of the words of stack it read: when
  * all of these are as they were, it would take the same stack again. So a memo keeps the words
  * a walk read (at most WALK_MEMO_WORDS, within one chunk of stack) and its stack's id, in one of
- * WALK_MEMOS slots by its pc and sp; the next walk from the same registers reads that span once,
- * compares the words, and on a match takes the id without stepping a frame or interning the
- * stack. A saved rbp the walk restored counts only if a later rule read it (unwind.h, walk_bp).
- * Any word that differs (another caller at the same depth, a frame that returned and was called
- * again from elsewhere) makes it walk as before. Included once, by unwind.h, before struct
+ * the WALK_MEMO_WAYS memos of the set its pc and sp choose; the next walk from the same registers
+ * reads that span once, compares the words, and on a match takes the id without stepping a frame
+ * or interning the stack. A set, not one slot: a program whose allocations all go through one
+ * wrapper (redis's zmalloc, xmalloc, g_malloc) returns from malloc at the same pc, and at the same
+ * sp for every caller at the same depth, so the memos of its hot paths share a key; and a few hot
+ * keys hashed to one slot each would, from run to run as ASLR moves the stack, land on a shared
+ * slot and evict each other on every call. A set's least recently taken memo is the one replaced.
+ * A saved rbp the walk restored counts only if a later rule read it (unwind.h, walk_bp). Any word
+ * that differs (another caller at the same depth, a frame that returned and was called again from
+ * elsewhere) makes it walk as before. Included once, by unwind.h, before struct
  * user_stack_scratch. */
 #pragma once
 
 #define WALK_MEMO_WORDS 60              /* 30 frames of two words (rbp and return address) */
-#define WALK_MEMOS 32                   /* memos per thread, by their registers: a power of two */
+#define WALK_MEMO_WAYS 4                /* memos one walk's registers may be kept in: a set */
+#define WALK_MEMO_SETS 8                /* sets per thread, by their registers: a power of two */
+#define WALK_MEMOS (WALK_MEMO_SETS * WALK_MEMO_WAYS)
 _Static_assert(STACK_CHUNK_WORDS <= 256, "a word's index in a memo's span fits its __u8");
 
 /* The words of stack the walk in progress read, in order. */
@@ -36,7 +43,7 @@ struct walk_memo {
         __u32 stop;                     /* why the walk ended (enum unwind_stop) */
         __u32 stack_purges;             /* stack_purges before the walk began */
         __u32 pending;                  /* the key is the walk just taken's, not kept yet */
-        __u32 pad;
+        __u32 used;                     /* the thread's memo clock when it was last made or taken */
         __s64 stack_id;
         __u64 lo;                       /* the user address of the first word of the span */
         __u32 span_words;               /* words from lo to the last one read (<= STACK_CHUNK_WORDS) */
@@ -49,11 +56,11 @@ struct walk_memo {
  * a memo kept before then may name a stack that is gone. */
 __u32 stack_purges = 0;
 
-/* The memo that a walk from pc and sp looks up and may replace: a thread allocating from a few
- * call sites in turn (a server's request path) keeps one for each. */
-static __always_inline __u32 walk_memo_slot(__u64 pc, __u64 sp)
+/* The index of the first memo of the set a walk from pc and sp looks in and may replace one of: a
+ * thread allocating from a few call sites in turn (a server's request path) keeps one for each. */
+static __always_inline __u32 walk_memo_set_first(__u64 pc, __u64 sp)
 {
-        return (__u32)mix64(pc ^ (sp << 16)) & (WALK_MEMOS - 1);
+        return ((__u32)mix64(pc ^ (sp << 16)) & (WALK_MEMO_SETS - 1)) * WALK_MEMO_WAYS;
 }
 
 static __always_inline void walk_reads_start(struct walk_reads *r)
@@ -81,7 +88,8 @@ static __always_inline void walk_reads_note(struct walk_reads *r, __u64 addr, __
 
 /* Whether a walk from these registers would take m's stack: its key matches, and the words it
  * read, read again into chunk (which then holds the span: chunk_start and chunk_words set as
- * read_user_words() keeps them), are the same. */
+ * read_user_words() keeps them), are the same. A span the chunk holds already (another memo of
+ * the set, same key, read it for this walk) is not read again. */
 static __always_inline bool walk_memo_matches(const struct walk_memo *m, __u64 *chunk, __u64 *chunk_start,
                                               __u64 *chunk_words, __u32 tgid, __u32 generation, __u64 pc,
                                               __u64 sp, __u64 bp)
@@ -97,12 +105,14 @@ static __always_inline bool walk_memo_matches(const struct walk_memo *m, __u64 *
         if (bytes == 0 || bytes > STACK_CHUNK_WORDS * sizeof(__u64))
                 return false;
         bytes &= 2 * STACK_CHUNK_WORDS * sizeof(__u64) - 1;    /* a no-op the verifier can follow */
-        if (bpf_probe_read_user(chunk, bytes, (const void *)m->lo)) {
-                *chunk_words = 0;
-                return false;
+        if (*chunk_words == 0 || *chunk_start != m->lo || *chunk_words < m->span_words) {
+                if (bpf_probe_read_user(chunk, bytes, (const void *)m->lo)) {
+                        *chunk_words = 0;
+                        return false;
+                }
+                *chunk_start = m->lo;
+                *chunk_words = m->span_words;
         }
-        *chunk_start = m->lo;
-        *chunk_words = m->span_words;
         for (__u32 i = 0; i < WALK_MEMO_WORDS; i++) {
                 if (i >= m->n)
                         break;

@@ -10,7 +10,10 @@
  *   outer_x       30 x 56 bytes  <- site <- middle <- outer_x <- twice <- main  (the difference
  *   outer_y       30 x 72 bytes  <- site <- middle <- outer_y <- twice <- main   two frames up)
  * each called twice in a row from one call site (a a b b ...: a walk repeated, then one from the
- * same registers that is not), while churn_here() leaves nothing outstanding.
+ * same registers that is not), while churn_here() leaves nothing outstanding, nor does
+ * churn_in_turn(): 100 rounds of churn_from_p, churn_from_q and churn_from_r in turn, three stacks
+ * from the same registers (a server's request path through an allocation wrapper), which the
+ * thread's memos keep side by side.
  *
  * Protocol: print "ready", wait for a line, leak, print "done", wait for a line or EOF. */
 #include <stdlib.h>
@@ -85,6 +88,32 @@ static noinline void churn_here(int n)
                 free(site(16 + (size_t)i % 100));
 }
 
+static noinline void churn_from_p(void)
+{
+        free(site(8));
+        __asm__ volatile("" ::: "memory");
+}
+
+static noinline void churn_from_q(void)
+{
+        free(site(8));
+        __asm__ volatile("" ::: "memory");
+}
+
+static noinline void churn_from_r(void)
+{
+        free(site(8));
+        __asm__ volatile("" ::: "memory");
+}
+
+static noinline void churn_in_turn(int rounds)
+{
+        static void (*const in_turn[])(void) = { churn_from_p, churn_from_q, churn_from_r };
+
+        for (int i = 0; i < 3 * rounds; i++)
+                in_turn[i % 3]();
+}
+
 int main(void)
 {
         setup_stdio();
@@ -102,6 +131,7 @@ int main(void)
                 twice(outer_y);
         }
         churn_here(200);
+        churn_in_turn(100);
         say("done");
         wait_line();
         return 0;
