@@ -598,30 +598,34 @@ static __always_inline void count_unwind_stop(__u32 stop)
 
 #define WALK_MEMO_FOUND 0x100u
 
-/* The memo of the thread's that says a walk from these registers takes the same stack as it did:
- * its index | WALK_MEMO_FOUND (the memo is marked as taken now); else the index of the memo of
- * the registers' set that the walk replaces: an empty one, else the one taken longest ago. The
- * set's last made or taken memo is looked at first: a loop allocating from one stack again and
- * again compares one memo's words, not the set's.
- * owner: the target's tgid, and in the high half its list generation (five arguments at most).
- * A global function: the verifier checks its loops once, not once per path of the walk. */
-__noinline __u32 walk_memo_find(struct user_stack_scratch *s, __u64 owner, __u64 pc, __u64 sp, __u64 bp)
-{
-        __u32 first = walk_memo_set_first(pc, sp), victim = first, victim_age = 0, last;
-        __u32 tgid = (__u32)owner, generation = owner >> 32, set = first / WALK_MEMO_WAYS;
+/* What a walk's memo is looked up by. */
+struct walk_memo_key {
+        __u64 pc, sp, bp;
+        __u32 tgid;
+        __u32 generation;
+};
 
-        if (!s)
+/* The memo of the thread's that says a walk from k's registers takes the same stack as it did,
+ * among the ways of their set but skip (which the caller looked at): its index | WALK_MEMO_FOUND
+ * (the memo is marked as taken now); else the index of the memo of the set that the walk
+ * replaces: an empty one, else the one taken longest ago. A global function: the verifier checks
+ * its loops once, not once per path of the walk. */
+__noinline __u32 walk_memo_find(struct user_stack_scratch *s, const struct walk_memo_key *k, __u32 skip)
+{
+        __u32 first, victim, victim_age = 0;
+
+        if (!s || !k)
                 return 0;
-        set &= WALK_MEMO_SETS - 1;
-        last = s->memo_last[set];
+        first = walk_memo_set_first(k->pc, k->sp);
+        victim = first;
         for (__u32 way = 0; way < WALK_MEMO_WAYS; way++) {
-                __u32 w = (last + way) & (WALK_MEMO_WAYS - 1), i = (first + w) & (WALK_MEMOS - 1), age;
+                __u32 i = (first + way) & (WALK_MEMOS - 1), age;
                 struct walk_memo *m = &s->memo[i];
 
-                if (walk_memo_matches(m, s->chunk, &s->chunk_start, &s->chunk_words, tgid, generation, pc, sp,
-                                      bp)) {
+                if (i != skip && walk_memo_matches(m, s->chunk, &s->chunk_start, &s->chunk_words, k->tgid,
+                                                   k->generation, k->pc, k->sp, k->bp)) {
                         m->used = ++s->memo_clock;
-                        s->memo_last[set] = w;
+                        s->memo_last[(first / WALK_MEMO_WAYS) & (WALK_MEMO_SETS - 1)] = way;
                         return i | WALK_MEMO_FOUND;
                 }
                 age = m->valid ? s->memo_clock - m->used : ~0u;
@@ -647,7 +651,7 @@ static __always_inline long unwind_user_stack(struct pt_regs *ctx, __u32 tgid, _
                 .max_depth = stack_capture_bytes() / sizeof(__u64), .slot = slot, .trace = t, .scratch = s,
                 .bp_from_regs = 1,
         };
-        __u32 purges = stack_purges, found;
+        __u32 purges = stack_purges, first, found;
         struct walk_memo *m;
 
         w.target = bpf_map_lookup_elem(&unwind_targets, &slot);
@@ -655,9 +659,24 @@ static __always_inline long unwind_user_stack(struct pt_regs *ctx, __u32 tgid, _
                 return -ENOENT;
         w.generation = w.target->generation;
         count(COUNTER_UNWIND_WALKS);
-        found = walk_memo_find(s, (__u64)w.generation << 32 | tgid, w.pc, w.sp, w.bp);
-        if (found & WALK_MEMO_FOUND) {
+        /* the set's memo taken or made last first, inline: a loop allocating from one stack again
+         * and again compares one memo's words; then the others */
+        first = walk_memo_set_first(w.pc, w.sp);
+        found = (first + s->memo_last[(first / WALK_MEMO_WAYS) & (WALK_MEMO_SETS - 1)]) & (WALK_MEMOS - 1);
+        m = &s->memo[found];
+        if (walk_memo_matches(m, s->chunk, &s->chunk_start, &s->chunk_words, tgid, w.generation, w.pc, w.sp,
+                              w.bp)) {
+                m->used = ++s->memo_clock;
+                found |= WALK_MEMO_FOUND;
+        } else {
+                struct walk_memo_key k = {
+                        .pc = w.pc, .sp = w.sp, .bp = w.bp, .tgid = tgid, .generation = w.generation,
+                };
+
+                found = walk_memo_find(s, &k, found);
                 m = &s->memo[found & (WALK_MEMOS - 1)];
+        }
+        if (found & WALK_MEMO_FOUND) {
                 *memo_id = m->stack_id;
                 count(COUNTER_UNWIND_REPEATS);
                 count_unwind_stop(m->stop);
