@@ -4,10 +4,10 @@
  * is a function of the registers it starts from (pc, sp, and rbp where a rule used it), of the
  * target's tables and mapping list (their generation), and of the words of stack it read: when
  * all of these are as they were, it would take the same stack again. So a memo keeps the words
- * a walk read (at most WALK_MEMO_WORDS, within one chunk of stack) and its stack's id, in one of
- * the WALK_MEMO_WAYS memos of the set its pc and sp choose; the next walk from the same registers
- * reads that span once, compares the words, and on a match takes the id without stepping a frame
- * or interning the stack. A set, not one slot: a program whose allocations all go through one
+ * a walk read (at most WALK_MEMO_WORDS, within one chunk of stack, 4 KiB) and its stack's id, in
+ * one of the WALK_MEMO_WAYS memos of the set its pc and sp choose; the next walk from the same
+ * registers reads that span once, compares the words, and on a match takes the id without
+ * stepping a frame or interning the stack. A set, not one slot: a program whose allocations all go through one
  * wrapper (redis's zmalloc, xmalloc, g_malloc) returns from malloc at the same pc, and at the same
  * sp for every caller at the same depth, so the memos of its hot paths share a key; and a few hot
  * keys hashed to one slot each would, from run to run as ASLR moves the stack, land on a shared
@@ -22,7 +22,7 @@
 #define WALK_MEMO_WAYS 4                /* memos one walk's registers may be kept in: a set */
 #define WALK_MEMO_SETS 8                /* sets per thread, by their registers: a power of two */
 #define WALK_MEMOS (WALK_MEMO_SETS * WALK_MEMO_WAYS)
-_Static_assert(STACK_CHUNK_WORDS <= 256, "a word's index in a memo's span fits its __u8");
+_Static_assert(STACK_CHUNK_WORDS <= 65536, "a word's index in a memo's span fits its __u16");
 
 /* The words of stack the walk in progress read, in order. */
 struct walk_reads {
@@ -48,7 +48,7 @@ struct walk_memo {
         __u64 lo;                       /* the user address of the first word of the span */
         __u32 span_words;               /* words from lo to the last one read (<= STACK_CHUNK_WORDS) */
         __u32 n;                        /* words in off[] and val[] */
-        __u8 off[WALK_MEMO_WORDS];      /* each word's index in the span (< STACK_CHUNK_WORDS) */
+        __u16 off[WALK_MEMO_WORDS];     /* each word's index in the span (< STACK_CHUNK_WORDS) */
         __u64 val[WALK_MEMO_WORDS];
 };
 

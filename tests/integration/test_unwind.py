@@ -126,7 +126,8 @@ class UnwindTest(harness.DaemonTestCase):
             'outer_x': {'bytes': 30 * 56, 'allocs': 30},
             'outer_y': {'bytes': 30 * 72, 'allocs': 30},
         }
-        names = set(expected) | {'churn_here', 'churn_from_p', 'churn_from_q', 'churn_from_r'}
+        names = set(expected) | {'churn_here', 'churn_from_p', 'churn_from_q', 'churn_from_r',
+                                 'churn_under_big_frame'}
         daemon = self.start_daemon()
         program = self.start_program('leak-same-site')
         daemon.attach(program.pid)
@@ -143,10 +144,11 @@ class UnwindTest(harness.DaemonTestCase):
                 if name in symbols(stack):
                     self.assertEqual(symbols(stack)[1:3], ['middle', name], text)
         counters = daemon.status()['counters']
-        # the second call of each pair (70), churn_here's loops after their first (3 x 199), and
-        # churn_in_turn's three stacks from one pc and sp after their first (297) took a memo's
-        # stack: three memos side by side, not one replaced at each call
-        self.assertGreaterEqual(counters['unwind_repeats'], 70 + 3 * 199 + 297, counters)
+        # the second call of each pair (70), churn_here's loops after their first (3 x 199),
+        # churn_in_turn's three stacks from one pc and sp after their first (297: three memos side
+        # by side, not one replaced at each call), and churn_under_big_frame's loop after its first
+        # (199: a memo spanning more than 2 KiB of stack) took a memo's stack
+        self.assertGreaterEqual(counters['unwind_repeats'], 70 + 3 * 199 + 297 + 199, counters)
         self.assertLess(counters['unwind_repeats'], counters['unwind_walks'], counters)
 
     def test_frame_pointers_alone_cut_the_same_chains(self):
