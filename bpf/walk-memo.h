@@ -4,25 +4,25 @@
  * is a function of the registers it starts from (pc, sp, and rbp where a rule used it), of the
  * target's tables and mapping list (their generation), and of the words of stack it read: when
  * all of these are as they were, it would take the same stack again. So a memo keeps the words
- * a walk read (at most WALK_MEMO_WORDS, within one chunk of stack, 4 KiB) and its stack's id, in
- * one of the WALK_MEMO_WAYS memos of the set its pc and sp choose; the next walk from the same
- * registers reads that span once, compares the words, and on a match takes the id without
- * stepping a frame or interning the stack. A set, not one slot: a program whose allocations all go through one
- * wrapper (redis's zmalloc, xmalloc, g_malloc) returns from malloc at the same pc, and at the same
- * sp for every caller at the same depth, so the memos of its hot paths share a key; and a few hot
- * keys hashed to one slot each would, from run to run as ASLR moves the stack, land on a shared
- * slot and evict each other on every call. A set's least recently taken memo is the one replaced.
- * A saved rbp the walk restored counts only if a later rule read it (unwind.h, walk_bp). Any word
- * that differs (another caller at the same depth, a frame that returned and was called again from
- * elsewhere) makes it walk as before. Included once, by unwind.h, before struct
- * user_stack_scratch. */
+ * a walk read (at most WALK_MEMO_WORDS) and its stack's id, in one of the WALK_MEMO_WAYS memos
+ * of the set its pc and sp choose; the next walk from the same registers reads that span again
+ * (in one read when it fits a chunk of 4 KiB, else a chunk at a time), compares the words, and on
+ * a match takes the id without stepping a frame or interning the stack. A set, not one slot: a
+ * program whose allocations all go through one wrapper (redis's zmalloc, xmalloc, g_malloc)
+ * returns from malloc at the same pc, and at the same sp for every caller at the same depth, so
+ * the memos of its hot paths share a key; and a few hot keys hashed to one slot each would, from
+ * run to run as ASLR moves the stack, land on a shared slot and evict each other on every call.
+ * A set's least recently taken memo is the one replaced. A saved rbp the walk restored counts
+ * only if a later rule read it (unwind.h, walk_bp). Any word that differs (another caller at the
+ * same depth, a frame that returned and was called again from elsewhere) makes it walk as
+ * before. Included once, by unwind.h, before struct user_stack_scratch. */
 #pragma once
 
 #define WALK_MEMO_WORDS 60              /* 30 frames of two words (rbp and return address) */
 #define WALK_MEMO_WAYS 4                /* memos one walk's registers may be kept in: a set */
 #define WALK_MEMO_SETS 8                /* sets per thread, by their registers: a power of two */
 #define WALK_MEMOS (WALK_MEMO_SETS * WALK_MEMO_WAYS)
-_Static_assert(STACK_CHUNK_WORDS <= 65536, "a word's index in a memo's span fits its __u16");
+#define WALK_MEMO_SPAN_WORDS_MAX 65536  /* a word's index in a memo's span fits its __u16 */
 
 /* The words of stack the walk in progress read, in order. */
 struct walk_reads {
@@ -46,9 +46,9 @@ struct walk_memo {
         __u32 used;                     /* the thread's memo clock when it was last made or taken */
         __s64 stack_id;
         __u64 lo;                       /* the user address of the first word of the span */
-        __u32 span_words;               /* words from lo to the last one read (<= STACK_CHUNK_WORDS) */
+        __u32 span_words;               /* words from lo to the last one read (< WALK_MEMO_SPAN_WORDS_MAX) */
         __u32 n;                        /* words in off[] and val[] */
-        __u16 off[WALK_MEMO_WORDS];     /* each word's index in the span (< STACK_CHUNK_WORDS) */
+        __u16 off[WALK_MEMO_WORDS];     /* each word's index in the span */
         __u64 val[WALK_MEMO_WORDS];
 };
 
@@ -86,32 +86,74 @@ static __always_inline void walk_reads_note(struct walk_reads *r, __u64 addr, __
                 r->n = i + 1;
 }
 
+/* Read the piece of m's span from addr to its end, at most a chunk, into chunk (chunk_start and
+ * chunk_words set as read_user_words() keeps them): false when it cannot be read. */
+static __always_inline bool walk_memo_read_piece(const struct walk_memo *m, __u64 addr, __u64 *chunk,
+                                                 __u64 *chunk_start, __u64 *chunk_words)
+{
+        __u64 end = m->lo + (__u64)m->span_words * sizeof(__u64), bytes;
+
+        *chunk_words = 0;
+        if (addr < m->lo || addr >= end)
+                return false;
+        bytes = end - addr;
+        if (bytes > STACK_CHUNK_WORDS * sizeof(__u64))
+                bytes = STACK_CHUNK_WORDS * sizeof(__u64);
+        bytes &= 2 * STACK_CHUNK_WORDS * sizeof(__u64) - 1;    /* a no-op the verifier can follow */
+        if (bytes < sizeof(__u64) || bpf_probe_read_user(chunk, bytes, (const void *)addr))
+                return false;
+        *chunk_start = addr;
+        *chunk_words = bytes / sizeof(__u64);
+        return true;
+}
+
+/* Words below the one a piece is read for that it takes too: the words of a frame are read
+ * near each other, not always upwards (a return address, then the rbp saved below it). */
+#define WALK_MEMO_PIECE_SLACK_BYTES 64
+
+/* Whether the words of m's span, a span longer than a chunk, are as they were: read a chunk at a
+ * time from where a word lies outside what chunk holds. */
+static __always_inline bool walk_memo_matches_far(const struct walk_memo *m, __u64 *chunk, __u64 *chunk_start,
+                                                  __u64 *chunk_words)
+{
+        for (__u32 i = 0; i < WALK_MEMO_WORDS; i++) {
+                __u64 addr, index;
+
+                if (i >= m->n)
+                        break;
+                addr = m->lo + (__u64)m->off[i] * sizeof(__u64);
+                if (addr < *chunk_start || (addr - *chunk_start) / sizeof(__u64) >= *chunk_words) {
+                        __u64 from = addr - m->lo > WALK_MEMO_PIECE_SLACK_BYTES ?
+                                             addr - WALK_MEMO_PIECE_SLACK_BYTES : m->lo;
+
+                        if (!walk_memo_read_piece(m, from, chunk, chunk_start, chunk_words))
+                                return false;
+                }
+                index = (addr - *chunk_start) / sizeof(__u64);
+                if (chunk[index & (STACK_CHUNK_WORDS - 1)] != m->val[i])
+                        return false;
+        }
+        return true;
+}
+
 /* Whether a walk from these registers would take m's stack: its key matches, and the words it
- * read, read again into chunk (which then holds the span: chunk_start and chunk_words set as
- * read_user_words() keeps them), are the same. A span the chunk holds already (another memo of
- * the set, same key, read it for this walk) is not read again. */
+ * read, read again into chunk (chunk_start and chunk_words set as read_user_words() keeps
+ * them), are the same. A span within a chunk is read in one read, and not at all where chunk
+ * holds it already (another memo of the set, same key, read it for this walk). */
 static __always_inline bool walk_memo_matches(const struct walk_memo *m, __u64 *chunk, __u64 *chunk_start,
                                               __u64 *chunk_words, __u32 tgid, __u32 generation, __u64 pc,
                                               __u64 sp, __u64 bp)
 {
-        __u32 bytes;
-
         if (!m->valid || m->pc != pc || m->sp != sp || m->tgid != tgid || m->generation != generation ||
             (m->uses_bp && m->bp != bp) || m->stack_purges != stack_purges)
                 return false;
         if (m->n == 0)
                 return true;            /* it read no stack */
-        bytes = m->span_words * sizeof(__u64);
-        if (bytes == 0 || bytes > STACK_CHUNK_WORDS * sizeof(__u64))
-                return false;
-        bytes &= 2 * STACK_CHUNK_WORDS * sizeof(__u64) - 1;    /* a no-op the verifier can follow */
+        if (m->span_words > STACK_CHUNK_WORDS)
+                return walk_memo_matches_far(m, chunk, chunk_start, chunk_words);
         if (*chunk_words == 0 || *chunk_start != m->lo || *chunk_words < m->span_words) {
-                if (bpf_probe_read_user(chunk, bytes, (const void *)m->lo)) {
-                        *chunk_words = 0;
+                if (!walk_memo_read_piece(m, m->lo, chunk, chunk_start, chunk_words))
                         return false;
-                }
-                *chunk_start = m->lo;
-                *chunk_words = m->span_words;
         }
         for (__u32 i = 0; i < WALK_MEMO_WORDS; i++) {
                 if (i >= m->n)
@@ -123,8 +165,8 @@ static __always_inline bool walk_memo_matches(const struct walk_memo *m, __u64 *
 }
 
 /* Keep the walk just taken (its key and stop already in m, stack_purges as it was before the
- * walk began, r what it read) as the memo of stack id:
- * unless it read more words than a memo holds, or across more than one chunk. */
+ * walk began, r what it read) as the memo of stack id: unless it read more words than a memo
+ * holds, or words further apart than its offsets reach. */
 static __always_inline void walk_memo_keep(struct walk_memo *m, const struct walk_reads *r, __s64 id)
 {
         __u64 lo = r->lo, hi = r->hi;
@@ -135,7 +177,7 @@ static __always_inline void walk_memo_keep(struct walk_memo *m, const struct wal
         m->pending = 0;
         if (n > WALK_MEMO_WORDS)
                 return;
-        if (n > 0 && (hi - lo) / sizeof(__u64) >= STACK_CHUNK_WORDS)
+        if (n > 0 && (hi - lo) / sizeof(__u64) >= WALK_MEMO_SPAN_WORDS_MAX)
                 return;
         for (__u32 i = 0; i < WALK_MEMO_WORDS; i++) {
                 if (i >= n)

@@ -13,9 +13,10 @@
  * same registers that is not), while churn_here() leaves nothing outstanding, nor does
  * churn_in_turn(): 100 rounds of churn_from_p, churn_from_q and churn_from_r in turn, three stacks
  * from the same registers (a server's request path through an allocation wrapper), which the
- * thread's memos keep side by side; nor does churn_under_big_frame(), whose 2,600-byte frame puts
- * more than 2 KiB of stack between malloc's return and _start (as python3's interpreter frames
- * do), which a memo holds too.
+ * thread's memos keep side by side; nor do churn_under_frame(2600) and churn_under_frame(6000),
+ * whose frames put more than 2 KiB of stack between malloc's return and _start (as python3's
+ * interpreter frames do), and more than the 4 KiB memleakd reads in one go (sqlite3's VDBE), which
+ * a memo holds too.
  *
  * Protocol: print "ready", wait for a line, leak, print "done", wait for a line or EOF. */
 #include <stdlib.h>
@@ -116,13 +117,14 @@ static noinline void churn_in_turn(int rounds)
                 in_turn[i % 3]();
 }
 
-static noinline void churn_under_big_frame(int n)
+/* A frame of about bytes (a variable-length array) above churn_here(n)'s. */
+static noinline void churn_under_frame(size_t bytes, int n)
 {
-        volatile char frame[2600];
+        volatile char frame[bytes];
 
         frame[0] = 1;
         churn_here(n);
-        frame[sizeof(frame) - 1] = frame[0];
+        frame[bytes - 1] = frame[0];
 }
 
 int main(void)
@@ -143,7 +145,8 @@ int main(void)
         }
         churn_here(200);
         churn_in_turn(100);
-        churn_under_big_frame(200);
+        churn_under_frame(2600, 200);
+        churn_under_frame(6000, 200);
         say("done");
         wait_line();
         return 0;
