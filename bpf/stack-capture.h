@@ -25,7 +25,7 @@ __noinline __s64 user_stack_id(struct pt_regs *ctx, __u32 tgid, __u32 slot)
                 return -ENOMEM;
         }
         t = &s->trace;
-        s->chunk_words = 0;     /* the stack is another now */
+        s->chunk.words = 0;     /* the stack is another now */
         walked = unwind_user_stack(ctx, tgid, slot, s, &id);
         if (walked == 1)
                 return id;      /* the stack of a walk the thread made before (walk-memo.h) */

@@ -83,6 +83,13 @@ struct row_cache {
  * 4 KiB 100%, at 337 ns; C churn, deep stacks and redis-server measured the same either way). */
 #define STACK_CHUNK_WORDS 512
 
+/* The stack the walker (and a memo's compare) read last. */
+struct stack_chunk {
+        __u64 start;                    /* the user address of w[0] */
+        __u64 words;                    /* words of w read; 0: none this walk */
+        __u64 w[STACK_CHUNK_WORDS + 1]; /* + 1: room for a 2-word read at any index */
+};
+
 #include "walk-memo.h"
 
 /* What a thread's stack captures work in: where a uprobe program captures a stack before it is
@@ -93,9 +100,7 @@ struct row_cache {
  * capture. */
 struct user_stack_scratch {
         struct stack_trace trace;       /* first: the stack table stores it as it is */
-        __u64 chunk_start;              /* the user address of chunk[0] */
-        __u64 chunk_words;              /* words of chunk read; 0: none this walk */
-        __u64 chunk[STACK_CHUNK_WORDS + 1];     /* + 1: room for a 2-word read at any index */
+        struct stack_chunk chunk;
         struct row_cache rows;
         struct walk_reads reads;        /* what the walk in progress read */
         __u32 memo_clock;               /* counts the memos made and taken: their age */
@@ -307,29 +312,29 @@ __noinline int read_user_words(struct user_stack_scratch *s, __u64 addr, struct 
 
         if (!s || !ret || words == 0 || words > 2)
                 return -1;
-        off = addr - s->chunk_start;
-        if (addr < s->chunk_start || (off & 7) || off / 8 + words > s->chunk_words) {
+        off = addr - s->chunk.start;
+        if (addr < s->chunk.start || (off & 7) || off / 8 + words > s->chunk.words) {
                 __u64 page_rest = (4096 - (addr & 4095)) & ~7ull;
 
-                s->chunk_start = addr;
-                s->chunk_words = STACK_CHUNK_WORDS;
+                s->chunk.start = addr;
+                s->chunk.words = STACK_CHUNK_WORDS;
                 off = 0;
-                if (bpf_probe_read_user(s->chunk, STACK_CHUNK_WORDS * sizeof(__u64), (const void *)addr)) {
+                if (bpf_probe_read_user(s->chunk.w, STACK_CHUNK_WORDS * sizeof(__u64), (const void *)addr)) {
                         /* The stack's mapping ends inside the chunk: up to the end of addr's page
                          * then, or, when that cannot hold the words either, the words alone. */
-                        s->chunk_words = 0;
+                        s->chunk.words = 0;
                         if (page_rest < words * sizeof(__u64) || page_rest >= STACK_CHUNK_WORDS * sizeof(__u64) ||
-                            bpf_probe_read_user(s->chunk, page_rest, (const void *)addr)) {
+                            bpf_probe_read_user(s->chunk.w, page_rest, (const void *)addr)) {
                                 if (words == 2)
                                         return bpf_probe_read_user(ret, 2 * sizeof(__u64), (const void *)addr) ? -1 : 0;
                                 return bpf_probe_read_user(ret, sizeof(__u64), (const void *)addr) ? -1 : 0;
                         }
-                        s->chunk_words = page_rest / 8;
+                        s->chunk.words = page_rest / 8;
                 }
         }
         i = (off / 8) & (STACK_CHUNK_WORDS - 1);        /* a no-op the verifier can follow */
-        ret->w[0] = s->chunk[i];
-        ret->w[1] = s->chunk[i + 1];
+        ret->w[0] = s->chunk.w[i];
+        ret->w[1] = s->chunk.w[i + 1];
         return 0;
 }
 
@@ -625,8 +630,8 @@ __noinline __u32 walk_memo_find(struct user_stack_scratch *s, const struct walk_
                 __u32 i = (first + way) & (WALK_MEMOS - 1), age;
                 struct walk_memo *m = &s->memo[i];
 
-                if (i != skip && walk_memo_matches(m, s->chunk, &s->chunk_start, &s->chunk_words, k->tgid,
-                                                   k->generation, k->pc, k->sp, k->bp)) {
+                if (i != skip &&
+                    walk_memo_matches(m, &s->chunk, k->tgid, k->generation, k->pc, k->sp, k->bp)) {
                         m->used = ++s->memo_clock;
                         s->memo_last[(first / WALK_MEMO_WAYS) & (WALK_MEMO_SETS - 1)] = way;
                         return i | WALK_MEMO_FOUND;
@@ -673,8 +678,7 @@ static __always_inline long unwind_user_stack(struct pt_regs *ctx, __u32 tgid, _
         first = walk_memo_set_first(w.pc, w.sp);
         found = (first + s->memo_last[(first / WALK_MEMO_WAYS) & (WALK_MEMO_SETS - 1)]) & (WALK_MEMOS - 1);
         m = &s->memo[found];
-        if (walk_memo_matches(m, s->chunk, &s->chunk_start, &s->chunk_words, tgid, w.generation, w.pc, w.sp,
-                              w.bp)) {
+        if (walk_memo_matches(m, &s->chunk, tgid, w.generation, w.pc, w.sp, w.bp)) {
                 m->used = ++s->memo_clock;
                 found |= WALK_MEMO_FOUND;
         } else {

@@ -15,7 +15,8 @@
  * A set's least recently taken memo is the one replaced. A saved rbp the walk restored counts
  * only if a later rule read it (unwind.h, walk_bp). Any word that differs (another caller at the
  * same depth, a frame that returned and was called again from elsewhere) makes it walk as
- * before. Included once, by unwind.h, before struct user_stack_scratch. */
+ * before. Included once, by unwind.h, after struct stack_chunk and before struct
+ * user_stack_scratch. */
 #pragma once
 
 #define WALK_MEMO_WORDS 60              /* 30 frames of two words (rbp and return address) */
@@ -86,24 +87,23 @@ static __always_inline void walk_reads_note(struct walk_reads *r, __u64 addr, __
                 r->n = i + 1;
 }
 
-/* Read the piece of m's span from addr to its end, at most a chunk, into chunk (chunk_start and
- * chunk_words set as read_user_words() keeps them): false when it cannot be read. */
-static __always_inline bool walk_memo_read_piece(const struct walk_memo *m, __u64 addr, __u64 *chunk,
-                                                 __u64 *chunk_start, __u64 *chunk_words)
+/* Read the piece of m's span from addr to its end, at most a chunk, into c: false when it cannot
+ * be read. */
+static __always_inline bool walk_memo_read_piece(const struct walk_memo *m, __u64 addr, struct stack_chunk *c)
 {
         __u64 end = m->lo + (__u64)m->span_words * sizeof(__u64), bytes;
 
-        *chunk_words = 0;
+        c->words = 0;
         if (addr < m->lo || addr >= end)
                 return false;
         bytes = end - addr;
         if (bytes > STACK_CHUNK_WORDS * sizeof(__u64))
                 bytes = STACK_CHUNK_WORDS * sizeof(__u64);
         bytes &= 2 * STACK_CHUNK_WORDS * sizeof(__u64) - 1;    /* a no-op the verifier can follow */
-        if (bytes < sizeof(__u64) || bpf_probe_read_user(chunk, bytes, (const void *)addr))
+        if (bytes < sizeof(__u64) || bpf_probe_read_user(c->w, bytes, (const void *)addr))
                 return false;
-        *chunk_start = addr;
-        *chunk_words = bytes / sizeof(__u64);
+        c->start = addr;
+        c->words = bytes / sizeof(__u64);
         return true;
 }
 
@@ -111,38 +111,38 @@ static __always_inline bool walk_memo_read_piece(const struct walk_memo *m, __u6
  * near each other, not always upwards (a return address, then the rbp saved below it). */
 #define WALK_MEMO_PIECE_SLACK_BYTES 64
 
-/* Whether the words of m's span, a span longer than a chunk, are as they were: read a chunk at a
- * time from where a word lies outside what chunk holds. */
-static __always_inline bool walk_memo_matches_far(const struct walk_memo *m, __u64 *chunk, __u64 *chunk_start,
-                                                  __u64 *chunk_words)
+/* Whether the words of m's span, a span longer than a chunk, are as they were (1, else 0): read
+ * a chunk at a time from where a word lies outside what c holds. A global function: the
+ * verifier checks its loop once, not in every program that compares a memo. */
+__noinline int walk_memo_matches_far(const struct walk_memo *m, struct stack_chunk *c)
 {
+        if (!m || !c)
+                return 0;
         for (__u32 i = 0; i < WALK_MEMO_WORDS; i++) {
                 __u64 addr, index;
 
                 if (i >= m->n)
                         break;
                 addr = m->lo + (__u64)m->off[i] * sizeof(__u64);
-                if (addr < *chunk_start || (addr - *chunk_start) / sizeof(__u64) >= *chunk_words) {
+                if (addr < c->start || (addr - c->start) / sizeof(__u64) >= c->words) {
                         __u64 from = addr - m->lo > WALK_MEMO_PIECE_SLACK_BYTES ?
                                              addr - WALK_MEMO_PIECE_SLACK_BYTES : m->lo;
 
-                        if (!walk_memo_read_piece(m, from, chunk, chunk_start, chunk_words))
-                                return false;
+                        if (!walk_memo_read_piece(m, from, c))
+                                return 0;
                 }
-                index = (addr - *chunk_start) / sizeof(__u64);
-                if (chunk[index & (STACK_CHUNK_WORDS - 1)] != m->val[i])
-                        return false;
+                index = (addr - c->start) / sizeof(__u64);
+                if (c->w[index & (STACK_CHUNK_WORDS - 1)] != m->val[i])
+                        return 0;
         }
-        return true;
+        return 1;
 }
 
 /* Whether a walk from these registers would take m's stack: its key matches, and the words it
- * read, read again into chunk (chunk_start and chunk_words set as read_user_words() keeps
- * them), are the same. A span within a chunk is read in one read, and not at all where chunk
- * holds it already (another memo of the set, same key, read it for this walk). */
-static __always_inline bool walk_memo_matches(const struct walk_memo *m, __u64 *chunk, __u64 *chunk_start,
-                                              __u64 *chunk_words, __u32 tgid, __u32 generation, __u64 pc,
-                                              __u64 sp, __u64 bp)
+ * read, read again into c, are the same. A span within a chunk is read in one read, and not at
+ * all where c holds it already (another memo of the set, same key, read it for this walk). */
+static __always_inline bool walk_memo_matches(const struct walk_memo *m, struct stack_chunk *c, __u32 tgid,
+                                              __u32 generation, __u64 pc, __u64 sp, __u64 bp)
 {
         if (!m->valid || m->pc != pc || m->sp != sp || m->tgid != tgid || m->generation != generation ||
             (m->uses_bp && m->bp != bp) || m->stack_purges != stack_purges)
@@ -150,15 +150,15 @@ static __always_inline bool walk_memo_matches(const struct walk_memo *m, __u64 *
         if (m->n == 0)
                 return true;            /* it read no stack */
         if (m->span_words > STACK_CHUNK_WORDS)
-                return walk_memo_matches_far(m, chunk, chunk_start, chunk_words);
-        if (*chunk_words == 0 || *chunk_start != m->lo || *chunk_words < m->span_words) {
-                if (!walk_memo_read_piece(m, m->lo, chunk, chunk_start, chunk_words))
+                return walk_memo_matches_far(m, c);
+        if (c->words == 0 || c->start != m->lo || c->words < m->span_words) {
+                if (!walk_memo_read_piece(m, m->lo, c))
                         return false;
         }
         for (__u32 i = 0; i < WALK_MEMO_WORDS; i++) {
                 if (i >= m->n)
                         break;
-                if (chunk[m->off[i] & (STACK_CHUNK_WORDS - 1)] != m->val[i])
+                if (c->w[m->off[i] & (STACK_CHUNK_WORDS - 1)] != m->val[i])
                         return false;
         }
         return true;
