@@ -51,17 +51,8 @@ WORKLOADS = (
 )
 
 
-def ctl(build, sock, *args):
-    """memleakctl's output for args, or an error naming what failed."""
-    r = subprocess.run([os.path.join(build, 'client', 'memleakctl'), '--socket', sock] + [str(a) for a in args],
-                       capture_output=True, text=True)
-    if r.returncode != 0:
-        raise RuntimeError(f'memleakctl {" ".join(map(str, args))} failed: {r.stderr}')
-    return r.stdout
-
-
 def counters(build, sock):
-    return json.loads(ctl(build, sock, 'status', '--json'))['counters']
+    return json.loads(run.ctl(build, sock, 'status', '--json'))['counters']
 
 
 def timed(argv):

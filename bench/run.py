@@ -112,6 +112,15 @@ def maps_bytes(pid):
     return sum(int(i['memlock']) for i in fd_infos(pid) if 'map_type' in i and 'memlock' in i)
 
 
+def ctl(build, sock, *args):
+    """memleakctl's output for args, or an error naming what failed."""
+    r = subprocess.run([os.path.join(build, 'client', 'memleakctl'), '--socket', sock] + [str(a) for a in args],
+                       capture_output=True, text=True, timeout=120)
+    if r.returncode != 0:
+        raise RuntimeError(f'memleakctl {" ".join(map(str, args))} failed: {r.stderr}')
+    return r.stdout
+
+
 class Bench:
     def __init__(self, args, workdir):
         self.args = args
@@ -137,11 +146,7 @@ class Bench:
             self.bpf_stats(False)
 
     def ctl(self, *args):
-        r = subprocess.run([os.path.join(self.build, 'client', 'memleakctl'), '--socket', self.sock] +
-                           [str(a) for a in args], capture_output=True, text=True, timeout=120)
-        if r.returncode != 0:
-            raise RuntimeError(f'memleakctl {" ".join(map(str, args))} failed: {r.stderr}')
-        return r.stdout
+        return ctl(self.build, self.sock, *args)
 
     # --- tracers: attach(workload, config, pid) -> state; detach(state) ---------------------
 

@@ -33,30 +33,21 @@ CASES = (('fp', 'unwind-depth-fp', 'fp'),
          ('dwarf, binary with frame pointers', 'unwind-depth-fp', 'dwarf'))
 
 
-def ctl(build, sock, *args):
-    """memleakctl's output for args, or an error naming what failed."""
-    r = subprocess.run([os.path.join(build, 'client', 'memleakctl'), '--socket', sock] + [str(a) for a in args],
-                       capture_output=True, text=True)
-    if r.returncode != 0:
-        raise RuntimeError(f'memleakctl {" ".join(map(str, args))} failed: {r.stderr}')
-    return r.stdout
-
-
 def one(build, sock, binary, depth, pairs, mode):
     p = subprocess.Popen([os.path.join(build, 'bench', binary), str(depth), str(pairs)],
                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     assert p.stdout.readline().strip() == 'ready'
-    ctl(build, sock, 'attach', '--pid', p.pid, '--unwind', mode)
+    run.ctl(build, sock, 'attach', '--pid', p.pid, '--unwind', mode)
     # the walker needs the target's tables: they load at attach and at each snapshot tick
     before = run.bpf_prog_time_ns(run.daemon_pid)
     p.stdin.write('go\n')
     p.stdin.flush()
     ns, n = map(int, p.stdout.readline().split())
     bpf_ns = run.bpf_prog_time_ns(run.daemon_pid) - before
-    report = json.loads(ctl(build, sock, 'report', '--pid', p.pid, '--json'))
+    report = json.loads(run.ctl(build, sock, 'report', '--pid', p.pid, '--json'))
     p.stdin.close()
     p.wait(30)
-    ctl(build, sock, 'detach', '--pid', p.pid)
+    run.ctl(build, sock, 'detach', '--pid', p.pid)
     return ns / n, bpf_ns / n, frames_reached(report)
 
 
