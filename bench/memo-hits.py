@@ -18,10 +18,8 @@ usage: bench/memo-hits.py [--build DIR] [--runs R]
 Needs root (BPF), a build (meson setup build && ninja -C build), python3, sqlite3 and perl."""
 
 import argparse
-import datetime
 import json
 import os
-import platform
 import shutil
 import statistics
 import subprocess
@@ -108,8 +106,7 @@ def main():
     finally:
         with open(stats_path, 'w') as f:
             f.write(stats_before)
-    cpu = next((line.split(':', 1)[1].strip() for line in open('/proc/cpuinfo') if line.startswith('model name')), '?')
-    print(f'\n{datetime.date.today()}, {os.cpu_count()} CPUs ({cpu}), Linux {platform.release()}, '
+    print(f'\n{run.machine_line()}, '
           f'median of {args.runs} runs (walks summed over them)\n')
     print('| program | untraced s | traced s (`run`, statistics on) | allocations per run | walks from memos | '
           'BPF ns per allocation |')

@@ -112,6 +112,13 @@ def maps_bytes(pid):
     return sum(int(i['memlock']) for i in fd_infos(pid) if 'map_type' in i and 'memlock' in i)
 
 
+def machine_line():
+    """Today's date, the CPUs and the kernel, for a table's heading."""
+    with open('/proc/cpuinfo') as f:
+        cpu = next((line.split(':', 1)[1].strip() for line in f if line.startswith('model name')), '?')
+    return f'{datetime.date.today()}, {os.cpu_count()} CPUs ({cpu}), Linux {platform.release()}'
+
+
 def ctl(build, sock, *args):
     """memleakctl's output for args, or an error naming what failed."""
     r = subprocess.run([os.path.join(build, 'client', 'memleakctl'), '--socket', sock] + [str(a) for a in args],

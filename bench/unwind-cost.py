@@ -13,10 +13,8 @@ usage: bench/unwind-cost.py [--build DIR] [--pairs N] [--runs R]
 Needs root (BPF) and a build (meson setup build && ninja -C build)."""
 
 import argparse
-import datetime
 import json
 import os
-import platform
 import statistics
 import subprocess
 import sys
@@ -89,8 +87,7 @@ def main():
     finally:
         with open(stats_path, 'w') as f:
             f.write(stats_before)
-    cpu = next((line.split(':', 1)[1].strip() for line in open('/proc/cpuinfo') if line.startswith('model name')), '?')
-    print(f'\n{datetime.date.today()}, {os.cpu_count()} CPUs ({cpu}), Linux {platform.release()}, '
+    print(f'\n{run.machine_line()}, '
           f'{args.pairs} pairs per run, median of {args.runs} runs\n')
     print('| depth | walk | ns per pair (wall, traced) | ns per pair in BPF | descend() frames reported |')
     print('|---:|---|---:|---:|---:|')
