@@ -633,16 +633,12 @@ __noinline __u32 walk_memo_find(struct user_stack_scratch *s, const struct walk_
                 if (i != skip &&
                     walk_memo_matches(m, &s->chunk, k->tgid, k->generation, k->pc, k->sp, k->bp)) {
                         m->used = ++s->memo_clock;
-                        s->memo_last[(first / WALK_MEMO_WAYS) & (WALK_MEMO_SETS - 1)] = way;
+                        s->memo_last[walk_memo_set_of(first)] = way;
                         return i | WALK_MEMO_FOUND;
                 }
                 /* one that can no longer match (kept under another list generation, before a
                  * stack purge) is as good as empty */
-                if (m->valid && m->tgid == k->tgid && m->generation == k->generation &&
-                    m->stack_purges == stack_purges)
-                        age = s->memo_clock - m->used;
-                else
-                        age = ~0u;
+                age = walk_memo_current(m, k->tgid, k->generation) ? s->memo_clock - m->used : ~0u;
                 if (age > victim_age) {
                         victim = i;
                         victim_age = age;
@@ -676,7 +672,7 @@ static __always_inline long unwind_user_stack(struct pt_regs *ctx, __u32 tgid, _
         /* the set's memo taken or made last first, inline: a loop allocating from one stack again
          * and again compares one memo's words; then the others */
         first = walk_memo_set_first(w.pc, w.sp);
-        found = (first + s->memo_last[(first / WALK_MEMO_WAYS) & (WALK_MEMO_SETS - 1)]) & (WALK_MEMOS - 1);
+        found = (first + s->memo_last[walk_memo_set_of(first)]) & (WALK_MEMOS - 1);
         m = &s->memo[found];
         if (walk_memo_matches(m, &s->chunk, tgid, w.generation, w.pc, w.sp, w.bp)) {
                 m->used = ++s->memo_clock;
@@ -706,8 +702,7 @@ static __always_inline long unwind_user_stack(struct pt_regs *ctx, __u32 tgid, _
          * nor one that a read it could not make stopped */
         s->memo_pending = found & (WALK_MEMOS - 1);
         m = &s->memo[s->memo_pending];
-        s->memo_last[(s->memo_pending / WALK_MEMO_WAYS) & (WALK_MEMO_SETS - 1)] =
-                s->memo_pending % WALK_MEMO_WAYS;
+        s->memo_last[walk_memo_set_of(s->memo_pending)] = s->memo_pending % WALK_MEMO_WAYS;
         m->valid = 0;
         if (!w.uncacheable && w.stop != UNWIND_STOP_UNREADABLE) {
                 m->pc = PT_REGS_IP(ctx);

@@ -64,6 +64,19 @@ static __always_inline __u32 walk_memo_set_first(__u64 pc, __u64 sp)
         return ((__u32)mix64(pc ^ (sp << 16)) & (WALK_MEMO_SETS - 1)) * WALK_MEMO_WAYS;
 }
 
+/* The set of the memo at index. */
+static __always_inline __u32 walk_memo_set_of(__u32 index)
+{
+        return (index / WALK_MEMO_WAYS) & (WALK_MEMO_SETS - 1);
+}
+
+/* Whether m holds a walk that may still be taken: kept, for this target, under its current list
+ * generation, since the last stack purge. */
+static __always_inline bool walk_memo_current(const struct walk_memo *m, __u32 tgid, __u32 generation)
+{
+        return m->valid && m->tgid == tgid && m->generation == generation && m->stack_purges == stack_purges;
+}
+
 static __always_inline void walk_reads_start(struct walk_reads *r)
 {
         r->n = 0;
@@ -144,8 +157,8 @@ __noinline int walk_memo_matches_far(const struct walk_memo *m, struct stack_chu
 static __always_inline bool walk_memo_matches(const struct walk_memo *m, struct stack_chunk *c, __u32 tgid,
                                               __u32 generation, __u64 pc, __u64 sp, __u64 bp)
 {
-        if (!m->valid || m->pc != pc || m->sp != sp || m->tgid != tgid || m->generation != generation ||
-            (m->uses_bp && m->bp != bp) || m->stack_purges != stack_purges)
+        if (!walk_memo_current(m, tgid, generation) || m->pc != pc || m->sp != sp ||
+            (m->uses_bp && m->bp != bp))
                 return false;
         if (m->n == 0)
                 return true;            /* it read no stack */
