@@ -10,6 +10,7 @@
 #include "macro.h"
 #include "mapping-log.h"
 #include "module-overlay.h"
+#include "proc-exe.h"
 #include "symbolizer.h"
 #include "target-files.h"
 #include "target-unwind.h"
@@ -121,13 +122,11 @@ int target_files_remember_planned(const struct target_env *env, struct target *t
  * memleakctl's child holding it. */
 static bool runs_its_program(struct target *t)
 {
-        char exe[64];
         struct stat st;
 
         if (!t->exec || t->exec->seen)
                 return true;
-        snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)t->pid);
-        if (stat(exe, &st) < 0)
+        if (proc_exe_stat(t->pid, &st) < 0)
                 return false;
         if (((uint64_t)st.st_dev != t->exec->dev || (uint64_t)st.st_ino != t->exec->ino) &&
             (t->exec->held_ino == 0 ||

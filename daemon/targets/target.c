@@ -17,6 +17,7 @@
 #include "macro.h"
 #include "mapping-log.h"
 #include "probes.h"
+#include "proc-exe.h"
 #include "proc-status.h"
 #include "slot-set.h"
 #include "snapshot.h"
@@ -73,11 +74,9 @@ void target_refresh_comm(struct target *t)
 /* What /proc/PID/exe is while memleakctl holds pid before its exec: any other file means it exec'd. */
 static void held_exe(pid_t pid, struct target_exec *e)
 {
-        char exe[64];
         struct stat st;
 
-        snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)pid);
-        if (stat(exe, &st) == 0) {
+        if (proc_exe_stat(pid, &st) == 0) {
                 e->held_dev = (uint64_t)st.st_dev;
                 e->held_ino = (uint64_t)st.st_ino;
         }
