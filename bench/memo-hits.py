@@ -24,7 +24,6 @@ import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -77,35 +76,20 @@ def main():
     for tool in ('sqlite3', 'perl'):
         if not shutil.which(tool):
             sys.exit(f'{tool} is not installed (apt-get install {tool})')
-    stats_path = '/proc/sys/kernel/bpf_stats_enabled'
-    with open(stats_path) as f:
-        stats_before = f.read().strip()
     rows = []
-    try:
-        with tempfile.TemporaryDirectory(prefix='memleakd-bench-') as workdir:
-            proc, sock = run.daemon_start(args.build, workdir)
-            try:
-                for name, argv in WORKLOADS:
-                    plain, under = [], []
-                    for _ in range(args.runs):
-                        with open(stats_path, 'w') as f:
-                            f.write('0')
-                        plain.append(timed(argv))
-                        with open(stats_path, 'w') as f:
-                            f.write('1')
-                        under.append(traced(args.build, sock, proc.pid, argv))
-                    walks, repeats, allocs, bpf_ns = (sum(u[i] for u in under) for i in range(1, 5))
-                    rows.append((name, statistics.median(plain), statistics.median(u[0] for u in under),
-                                 allocs / args.runs, walks, repeats, bpf_ns / max(allocs, 1)))
-                    print(f'{name:8} untraced {rows[-1][1]:6.2f} s, traced {rows[-1][2]:6.2f} s, '
-                          f'{repeats} of {walks} walks from memos, {rows[-1][6]:.0f} ns in BPF per allocation',
-                          flush=True)
-            finally:
-                proc.terminate()
-                proc.wait(30)
-    finally:
-        with open(stats_path, 'w') as f:
-            f.write(stats_before)
+    with run.running_daemon(args.build) as (proc, sock):
+        for name, argv in WORKLOADS:
+            plain, under = [], []
+            for _ in range(args.runs):
+                run.set_bpf_stats(False)
+                plain.append(timed(argv))
+                run.set_bpf_stats(True)
+                under.append(traced(args.build, sock, proc.pid, argv))
+            walks, repeats, allocs, bpf_ns = (sum(u[i] for u in under) for i in range(1, 5))
+            rows.append((name, statistics.median(plain), statistics.median(u[0] for u in under),
+                         allocs / args.runs, walks, repeats, bpf_ns / max(allocs, 1)))
+            print(f'{name:8} untraced {rows[-1][1]:6.2f} s, traced {rows[-1][2]:6.2f} s, '
+                  f'{repeats} of {walks} walks from memos, {rows[-1][6]:.0f} ns in BPF per allocation', flush=True)
     print(f'\n{run.machine_line()}, '
           f'median of {args.runs} runs (walks summed over them)\n')
     print('| program | untraced s | traced s (`run`, statistics on) | allocations per run | walks from memos | '

@@ -34,6 +34,7 @@ usage: bench/run.py [--build DIR] [--iterations N] [--runs R] [--requests N] [--
 Needs root (BPF) and a build (meson setup build && ninja -C build)."""
 
 import argparse
+import contextlib
 import datetime
 import json
 import os
@@ -92,6 +93,24 @@ def bpf_prog_time_ns(pid):
 def set_bpf_stats(on):
     with open(BPF_STATS, 'w') as f:
         f.write('1' if on else '0')
+
+
+@contextlib.contextmanager
+def running_daemon(build):
+    """A memleakd of build on a socket in a scratch directory, as (its process, the socket), stopped
+    after; kernel.bpf_stats_enabled is put back as it was."""
+    with open(BPF_STATS) as f:
+        stats_were = f.read().strip() == '1'
+    try:
+        with tempfile.TemporaryDirectory(prefix='memleakd-bench-') as workdir:
+            proc, sock = daemon_start(build, workdir)
+            try:
+                yield proc, sock
+            finally:
+                proc.terminate()
+                proc.wait(30)
+    finally:
+        set_bpf_stats(stats_were)
 
 
 def median_bpf_ns(extra):

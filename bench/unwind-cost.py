@@ -18,7 +18,6 @@ import os
 import statistics
 import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import importlib  # noqa: E402
@@ -63,30 +62,17 @@ def main():
     ap.add_argument('--pairs', type=int, default=200000)
     ap.add_argument('--runs', type=int, default=3)
     args = ap.parse_args()
-    stats_path = '/proc/sys/kernel/bpf_stats_enabled'
-    with open(stats_path) as f:
-        stats_before = f.read().strip()
-    with open(stats_path, 'w') as f:
-        f.write('1')
     rows = []
-    try:
-        with tempfile.TemporaryDirectory(prefix='memleakd-bench-') as workdir:
-            proc, sock = run.daemon_start(args.build, workdir)
-            run.daemon_pid = proc.pid
-            try:
-                for depth in DEPTHS:
-                    for label, binary, mode in CASES:
-                        samples = [one(args.build, sock, binary, depth, args.pairs, mode) for _ in range(args.runs)]
-                        rows.append((depth, label, statistics.median(s[0] for s in samples),
-                                     statistics.median(s[1] for s in samples), min(s[2] for s in samples)))
-                        print(f'depth {depth:3} {label:36} {rows[-1][2]:8.0f} ns/pair wall '
-                              f'{rows[-1][3]:8.0f} ns/pair in BPF, {rows[-1][4]} descend() frames', flush=True)
-            finally:
-                proc.terminate()
-                proc.wait(30)
-    finally:
-        with open(stats_path, 'w') as f:
-            f.write(stats_before)
+    with run.running_daemon(args.build) as (proc, sock):
+        run.set_bpf_stats(True)
+        run.daemon_pid = proc.pid
+        for depth in DEPTHS:
+            for label, binary, mode in CASES:
+                samples = [one(args.build, sock, binary, depth, args.pairs, mode) for _ in range(args.runs)]
+                rows.append((depth, label, statistics.median(s[0] for s in samples),
+                             statistics.median(s[1] for s in samples), min(s[2] for s in samples)))
+                print(f'depth {depth:3} {label:36} {rows[-1][2]:8.0f} ns/pair wall '
+                      f'{rows[-1][3]:8.0f} ns/pair in BPF, {rows[-1][4]} descend() frames', flush=True)
     print(f'\n{run.machine_line()}, '
           f'{args.pairs} pairs per run, median of {args.runs} runs\n')
     print('| depth | walk | ns per pair (wall, traced) | ns per pair in BPF | descend() frames reported |')
