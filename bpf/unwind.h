@@ -380,12 +380,15 @@ static __always_inline __u64 walk_bp(struct unwind_walk *w)
         return w->bp;
 }
 
+/* rbp where a rule for it could not be computed (not 0, which marks the deepest frame) */
+#define UNWIND_BP_UNKNOWN (~0ull)
+
 /* One frame by frame pointer: rbp points at the caller's rbp, the return address above it. */
 static __always_inline int unwind_step_fp(struct unwind_walk *w)
 {
         __u64 ra, bp, frame = walk_bp(w);
 
-        if (frame == 0 || frame < w->sp)
+        if (frame == 0 || frame == UNWIND_BP_UNKNOWN || frame < w->sp)
                 return UNWIND_STOP_END;         /* no frame pointer chain here */
         if (read_user_frame(w, frame, &bp, &ra))
                 return UNWIND_STOP_UNREADABLE;
@@ -465,7 +468,7 @@ static __always_inline int unwind_step_row(struct unwind_walk *w, const struct u
         if (bp_rule != UNWIND_REG_UNDEFINED && bp_rule != UNWIND_REG_SAME_VALUE) {
                 r = unwind_read_reg(w, bp_rule, row->rbp_offset8, cfa, &bp, false, &bp_addr);
                 if (r == -1) {
-                        bp = 0;                 /* unknown from here: only CFI can go on */
+                        bp = UNWIND_BP_UNKNOWN; /* from here only CFI can go on */
                         bp_addr = 0;
                 } else if (r < 0) {
                         return UNWIND_STOP_UNREADABLE;
@@ -694,6 +697,12 @@ static __always_inline long unwind_user_stack(struct pt_regs *ctx, __u32 tgid, _
         w.cache = &s->rows;
         walk_reads_start(&s->reads);
         bpf_loop(MEMLEAK_MAX_STACK_DEPTH + 1, unwind_frame, &w, 0);
+        /* A frame without CFI where rbp is 0, which the psABI says marks the deepest frame, is
+         * the outermost: ld.so's _dl_start_user, which runs the constructors of the objects a
+         * program links, has no CFI but zeroes rbp first. Elsewhere the walk was cut there.
+         * (Here, not in unwind_frame(): the verifier checks it once, not once per frame state.) */
+        if (w.stop == UNWIND_STOP_NO_CFI && walk_bp(&w) == 0)
+                w.stop = UNWIND_STOP_END;
         t->depth = w.depth;
         t->stop = w.stop;
         count_unwind_stop(w.stop);

@@ -3,7 +3,8 @@
 each leak's complete chain, with exact bytes and counts, through glibc's qsort, 40 frames of
 recursion, a signal handler and its trampoline, a thread up to clone3; an assembly function
 without CFI ends its walk visibly. The same program attached with --unwind fp, and run by
-memleakctl run (walked from its first allocation, before the daemon read its maps)."""
+memleakctl run (walked from its first allocation, before the daemon read its maps: its library's
+constructor too, whose walk ends complete at ld.so's _dl_start_user, no CFI but rbp 0)."""
 
 import json
 import os
@@ -199,6 +200,14 @@ class UnwindTest(harness.DaemonTestCase):
         totals = harness.per_function(report, NAMES)
         self.assert_totals(report, totals, EXPECTED, f'memleakctl run {PROGRAM}')
         self.assert_chains(report)
+        # Its library's constructor leaked before main, run by ld.so's _dl_start_user: no CFI
+        # there, but rbp 0, which marks the deepest frame: a complete stack, not a cut one.
+        [stack] = stacks_of(report, 'ctor_leak')
+        self.assertEqual((stack['bytes'], stack['allocs']), (113, 1), stack)
+        chain = symbols(stack)
+        self.assertEqual(chain[-2:], ['_dl_init', '_dl_start_user'], chain)
+        self.assertIn('ld-linux', stack['frames'][-1]['module'], stack)
+        self.assertIsNone(stack['unwind_stopped'], stack)
 
 
 if __name__ == '__main__':

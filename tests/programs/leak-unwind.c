@@ -9,6 +9,7 @@
  *   leak_in_handler    2 x 73 bytes  <- on_signal <- __restore_rt <- raise ... <- interrupted <- main
  *   leak_in_thread     4 x 89 bytes  <- thread_main <- start_thread <- clone3
  *   nocfi_leak         1 x 97 bytes  (the walk stops there: no CFI)
+ * and, before main, the constructor of the library it links (leak-unwind-ctor.c): ctor_leak.
  * while churn() leaves nothing outstanding.
  *
  * Protocol: print "ready", wait for a line, leak, print "done", wait for a line or EOF. */
@@ -23,6 +24,7 @@
 #define RECURSION_DEPTH 40
 
 void *nocfi_leak(void);         /* leak-unwind-nocfi.S */
+extern void *volatile ctor_kept;        /* leak-unwind-ctor.c */
 
 static void *kept[64];
 static int n_kept;
@@ -130,6 +132,7 @@ int main(void)
         pthread_t thread;
 
         setup_stdio();
+        require(ctor_kept);             /* its library's constructor ran */
         memset(&sa, 0, sizeof(sa));
         sa.sa_handler = on_signal;
         require(sigaction(SIGUSR1, &sa, NULL) == 0);
