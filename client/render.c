@@ -179,6 +179,19 @@ static void print_counters(FILE *f, const cJSON *counters)
         fputc('\n', f);
 }
 
+/* A target's forked children are processes of their own, which are not traced: say so where the
+ * leaks a user looks for may be theirs (a wrapper script's program, a server's workers). */
+static void print_children_forked(FILE *f, const cJSON *t, const char *indent)
+{
+        uint64_t n = get_u64(t, "children_forked");
+
+        if (n == 0)
+                return;
+        fprintf(f, "%sIt forked %" PRIu64 " %s while traced, which %s not traced: attach to a child's pid, "
+                "or run the program that leaks itself\n", indent, n, plural(n, "process", "processes"),
+                n == 1 ? "is" : "are");
+}
+
 static void print_status_target(FILE *f, const cJSON *t)
 {
         const cJSON *objects = cJSON_GetObjectItemCaseSensitive(t, "objects"), *o;
@@ -203,6 +216,7 @@ static void print_status_target(FILE *f, const cJSON *t)
                         fprintf(f, " (%s)", get_str(o, "role"));
                 fputc('\n', f);
         }
+        print_children_forked(f, t, "    ");
 }
 
 static double mib(uint64_t bytes)
@@ -358,6 +372,7 @@ static void print_report_target(FILE *f, const cJSON *t)
         if (get_u64(t, "sample_bytes") > 0)
                 fprintf(f, "\tSampled (a sample point every %" PRIu64 " bytes on average): its heap bytes and "
                         "counts are estimates, each stack's expected error beside it\n", get_u64(t, "sample_bytes"));
+        print_children_forked(f, t, "\t");
         print_target_reachability(f, cJSON_GetObjectItemCaseSensitive(t, "reachability"));
 }
 

@@ -374,6 +374,7 @@ static void help_run(void)
                "with its status (128+N when signal N killed it). CMD gets this terminal, environment\n"
                "and working directory; SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to memleakctl are passed\n"
                "to it. It stays listed by memleakd, exited: 'memleakctl report --pid PID' shows it again.\n"
+               "The processes CMD forks are not traced (the report says how many there were).\n"
                "memleakd holds CMD at its exit (it traces it, as a debugger would) and reads its memory\n"
                "before the kernel tears it down: each stack's blocks are told apart as definitely lost\n"
                "(nothing points to them), indirectly lost (only lost blocks do) and still reachable (a\n"

@@ -35,6 +35,12 @@ static int on_readable(sd_event_source *s, int fd, uint32_t revents, void *userd
         return 0;
 }
 
+void fork_watch_drain(struct fork_watch *w)
+{
+        if (w)
+                (void)ring_buffer__consume(w->ring);
+}
+
 struct fork_watch *fork_watch_free(struct fork_watch *w)
 {
         if (!w)

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "exit-hold.h"
+#include "fork-watch.h"
 #include "kernel-symbols.h"
 #include "log.h"
 #include "manager-report.h"
@@ -130,6 +131,7 @@ static int copy_target(const struct target *t, bool scan, struct report_job_targ
         jt->rss_bytes = rss_of(t);
         /* 1 records every allocation of a byte or more: exact */
         jt->sample_bytes = t->filter.sample_bytes > 1 ? t->filter.sample_bytes : 0;
+        jt->children_forked = t->children_forked;
         copy_trend(t, jt);
         r = copy_history(t, jt);
         if (r < 0)
@@ -182,7 +184,9 @@ int manager_report_start(struct manager *m, struct server_request *sreq, const s
         assert(req);
         assert(error);
         /* A target that just exited (memleakctl run asks the moment its program exits) is reported
-         * as exited, from its frozen rows; a live one with its newest mappings. */
+         * as exited, from its frozen rows; a live one with its newest mappings; each with the
+         * children it forked that the ring still holds. */
+        fork_watch_drain(m->forks);
         manager_reap_exited_targets(m);
         if (req->kernel && !manager_find_kernel_target(m))
                 return error_set(error, -ESRCH, "Not tracing the kernel (memleakctl attach --kernel)");

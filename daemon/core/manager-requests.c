@@ -85,6 +85,7 @@ static cJSON *target_to_json(const struct target *t)
         json_add_u64(o, "attached_s", (now_realtime_usec() - t->attached_usec) / 1000000);
         json_add_string_or_null(o, "allocator", t->allocator);
         json_add_string_or_null(o, "allocator_reason", t->allocator_reason);
+        json_add_u64(o, "children_forked", t->children_forked);
         objs = cJSON_AddArrayToObject(o, "objects");
         for (size_t i = 0; objs && i < t->n_objects; i++) {
                 cJSON *ob = cJSON_CreateObject();

@@ -430,6 +430,7 @@ void manager_target_forked(struct manager *m, pid_t parent, pid_t child)
                 return;
         }
         log_debug("Traced pid %d forked pid %d: clearing the probes it inherited", (int)parent, (int)child);
+        t->children_forked++;
         t->children_pending = true;
         r = sd_event_source_set_time_relative(m->children_timer, CHILDREN_SWEEP_DELAY_USEC);
         if (r >= 0)

@@ -244,6 +244,7 @@ static cJSON *build_reply(struct report_job *j, char **error)
                         .snapshots = (uint32_t)j->targets[i].n_history,
                         .rss_bytes = j->targets[i].rss_bytes,
                         .sample_bytes = j->targets[i].sample_bytes,
+                        .children_forked = j->targets[i].children_forked,
                         .reach = j->targets[i].reach,
                         .reach_unavailable = j->targets[i].reach_unavailable,
                 };

@@ -29,6 +29,7 @@ struct report_job_target {
         bool trend_to_now;              /* live: to this report's read (report.h) */
         uint64_t rss_bytes;             /* 0: unknown */
         uint64_t sample_bytes;          /* 0: every allocation recorded */
+        uint64_t children_forked;       /* processes it forked while traced */
         uint64_t trend_oldest_bytes;
         uint64_t trend_oldest_usec;
         struct stack_rows frozen;       /* an exited target's rows */

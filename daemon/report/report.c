@@ -320,6 +320,7 @@ static cJSON *targets_to_json(const struct stack_rows *rows, const struct report
                 cJSON_AddBoolToObject(t, "exited", targets[i].exited);
                 cJSON_AddNumberToObject(t, "snapshots", targets[i].snapshots);
                 json_add_u64(t, "sample_bytes", targets[i].sample_bytes);
+                json_add_u64(t, "children_forked", targets[i].children_forked);
                 if (targets[i].rss_bytes)
                         json_add_u64(t, "rss_bytes", targets[i].rss_bytes);
                 else

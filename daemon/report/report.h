@@ -25,6 +25,7 @@ struct report_target {
         uint32_t snapshots;             /* what its stacks' verdicts rest on */
         uint64_t rss_bytes;             /* its resident memory when the report was asked; 0: unknown */
         uint64_t sample_bytes;          /* its heap blocks are sampled every ~N bytes; 0: exact */
+        uint64_t children_forked;       /* processes it forked while traced, which are not */
         const struct reach_result *reach;       /* its reachability scan (reach-scan.h); NULL: none */
         const char *reach_unavailable;  /* why a scan asked for is not there; NULL */
 };

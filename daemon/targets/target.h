@@ -149,6 +149,7 @@ struct target {
         uint32_t probe_epoch;           /* raised when its probes are forgotten (target_reprobe()): a
                                          * rescan started before does not apply */
         bool children_pending;          /* forked: its children's breakpoints to clear */
+        uint64_t children_forked;       /* processes it forked while traced (not traced themselves) */
         uint64_t children_cleared;      /* times they were */
         /* its owner's */
         uint64_t id;                    /* unique in the daemon's life (a pid is not) */

@@ -71,6 +71,7 @@ class RunTest(harness.DaemonTestCase):
         self.assertTrue(target['exited'])
         self.assertEqual(target['comm'], 'leak-run')
         self.assertEqual(target['allocator'], 'glibc')
+        self.assertEqual((target['children_forked'], report['targets'][0]['children_forked']), (0, 0))
 
     def test_text_report_on_stderr_and_stdin_stdout_pass_through(self):
         daemon = self.start_daemon()
@@ -113,6 +114,23 @@ class RunTest(harness.DaemonTestCase):
         r, report = self.run_json(daemon, '/bin/sh', '-c', wrapped + ' --linger 300', options=('--no-reachability',))
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assert_wrapped_leak_run(report)
+
+    def test_children_it_forks_are_counted_and_not_traced(self):
+        # leak-run forks two children, each leaking 4 blocks before it exits: processes of their
+        # own, not traced (nothing of theirs in leak-run's totals); the report counts them
+        daemon = self.start_daemon()
+        r, report = self.run_json(daemon, program('leak-run'), '--fork', '2')
+        self.assertEqual(r.returncode, 0, r.stderr)
+        target = report['targets'][0]
+        self.assertEqual(harness.per_function(report, LEAK_RUN_NAMES | {'leak_in_child'}, pid=target['pid']),
+                         LEAK_RUN, harness.format_stacks(report))
+        self.assertEqual(len(report['targets']), 1, report['targets'])
+        self.assertEqual(target['children_forked'], 2, target)
+        status = [t for t in daemon.status()['targets'] if t['pid'] == target['pid']][0]
+        self.assertEqual(status['children_forked'], 2, status)
+        r = self.run_ctl(daemon.socket_path, '--', program('leak-run'), '--fork', '1')
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn('It forked 1 process while traced, which is not traced', r.stderr.decode())
 
     def test_signals_to_memleakctl_reach_the_program(self):
         daemon = self.start_daemon()

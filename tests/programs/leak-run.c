@@ -7,16 +7,20 @@
  *   leak_malloc          5 blocks of 100 bytes
  *   leak_calloc          2 blocks of 4 * 50 bytes
  *   churn                nothing (every block freed)
+ *   leak_in_child        4 blocks of 1000 bytes in each child --fork starts (not in leak-run)
  *
- * Usage: leak-run [--exit N] [--kill SIGNAL] [--echo] [--linger MS]
+ * Usage: leak-run [--exit N] [--kill SIGNAL] [--echo] [--linger MS] [--fork N]
  *   --echo copies stdin to stdout (raw reads and writes: no stdio buffer is allocated).
  *   --linger waits MS milliseconds before it exits.
+ *   --fork forks N children one after the other, each leaking before it exits, and waits for
+ *   each.
  * LEAK_RUN_MARKER=PATH: create PATH first thing, before any allocation (a test checks the
  * program never ran). */
 #include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "leak-util.h"
@@ -65,6 +69,27 @@ static noinline void churn(void)
                 free(malloc(64 + i));
 }
 
+static noinline void leak_in_child(void)
+{
+        for (int i = 0; i < 4; i++)
+                keep(malloc(1000)); /* site: leak_in_child */
+}
+
+static void fork_children(int n)
+{
+        for (int i = 0; i < n; i++) {
+                pid_t child = fork();
+                int status;
+
+                require(child >= 0);
+                if (child == 0) {
+                        leak_in_child();
+                        _exit(0);
+                }
+                require(waitpid(child, &status, 0) == child && WIFEXITED(status));
+        }
+}
+
 static void echo_stdin(void)
 {
         char buf[4096];
@@ -77,7 +102,7 @@ static void echo_stdin(void)
 int main(int argc, char *argv[])
 {
         int status = 0, sig = 0;
-        int echo = 0, linger_ms = 0;
+        int echo = 0, linger_ms = 0, children = 0;
 
         setup_stdio();
         for (int i = 1; i < argc; i++) {
@@ -89,10 +114,13 @@ int main(int argc, char *argv[])
                         echo = 1;
                 else if (strcmp(argv[i], "--linger") == 0 && i + 1 < argc)
                         linger_ms = atoi(argv[++i]);
+                else if (strcmp(argv[i], "--fork") == 0 && i + 1 < argc)
+                        children = atoi(argv[++i]);
         }
         leak_malloc();
         leak_calloc();
         churn();
+        fork_children(children);
         if (echo)
                 echo_stdin();
         if (linger_ms > 0)
