@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
+#include <unistd.h>
 #include "macro.h"
 #include "reach-scan.h"
 #include "util.h"
@@ -93,6 +94,56 @@ static bool may_hold_roots(const struct map_entry *e)
         return true;
 }
 
+/* The chunks (sorted) that start in [start, end): their index range [*first, *last). */
+static void chunks_in(const struct reach_root *chunks, size_t n, uint64_t start, uint64_t end, size_t *first,
+                      size_t *last)
+{
+        size_t i = 0;
+
+        while (i < n && chunks[i].addr < start)
+                i++;
+        *first = i;
+        while (i < n && chunks[i].addr < end)
+                i++;
+        *last = i;
+}
+
+/* How many blocks start in [start, end). */
+static size_t blocks_in(const struct reach_block *blocks, size_t n, uint64_t start, uint64_t end)
+{
+        size_t count = 0;
+
+        for (size_t i = 0; i < n; i++)
+                if (blocks[i].addr >= start && blocks[i].addr < end)
+                        count++;
+        return count;
+}
+
+/* A mapping that holds blocks is the allocator's (its free chunks hold stale pointers: not
+ * roots), unless each of its blocks has a mapping of its own, which the kernel merged with its
+ * neighbours (glibc's big blocks next to Python's pymalloc arenas, say): then what lies outside
+ * those chunks is the program's memory, and a root. Roots added to roots[*n]. */
+static void add_roots_around_chunks(const struct map_entry *e, const struct reach_block *blocks, size_t n_blocks,
+                                    const struct reach_root *chunks, size_t n_chunks, struct reach_root *roots,
+                                    size_t *n)
+{
+        uint64_t from = e->start;
+        size_t first, last;
+
+        if (e->path && strcmp(e->path, "[heap]") == 0)
+                return;
+        chunks_in(chunks, n_chunks, e->start, e->end, &first, &last);
+        if (last == first || blocks_in(blocks, n_blocks, e->start, e->end) != last - first)
+                return;
+        for (size_t i = first; i < last; i++) {
+                if (chunks[i].addr > from)
+                        roots[(*n)++] = (struct reach_root) { .addr = from, .size = chunks[i].addr - from };
+                from = MIN(chunks[i].addr + chunks[i].size, e->end);
+        }
+        if (from < e->end)
+                roots[(*n)++] = (struct reach_root) { .addr = from, .size = e->end - from };
+}
+
 static const struct map_entry *mapping_of(const struct proc_maps *maps, uint64_t addr)
 {
         for (size_t i = 0; i < maps->n; i++)
@@ -102,10 +153,10 @@ static const struct map_entry *mapping_of(const struct proc_maps *maps, uint64_t
 }
 
 int reach_scan_roots_select(const struct proc_maps *maps, const struct thread_state *threads, size_t n_threads,
-                       const struct reach_block *blocks, size_t n_blocks, struct reach_root **ret,
-                       size_t *ret_n)
+                            const struct reach_block *blocks, size_t n_blocks, const struct reach_root *chunks,
+                            size_t n_chunks, struct reach_root **ret, size_t *ret_n)
 {
-        _cleanup_free_ struct reach_root *roots = calloc(maps->n + n_threads + 1, sizeof(*roots));
+        _cleanup_free_ struct reach_root *roots = calloc(maps->n * 2 + n_threads + n_chunks + 1, sizeof(*roots));
         _cleanup_free_ bool *is_stack = calloc(maps->n + 1, sizeof(*is_stack));
         size_t n = 0;
 
@@ -130,9 +181,12 @@ int reach_scan_roots_select(const struct proc_maps *maps, const struct thread_st
         for (size_t i = 0; i < maps->n; i++) {
                 const struct map_entry *e = &maps->entries[i];
 
-                if (is_stack[i] || !may_hold_roots(e) || holds_block(blocks, n_blocks, e->start, e->end))
+                if (is_stack[i] || !may_hold_roots(e))
                         continue;
-                roots[n++] = (struct reach_root) { .addr = e->start, .size = e->end - e->start };
+                if (holds_block(blocks, n_blocks, e->start, e->end))
+                        add_roots_around_chunks(e, blocks, n_blocks, chunks, n_chunks, roots, &n);
+                else
+                        roots[n++] = (struct reach_root) { .addr = e->start, .size = e->end - e->start };
         }
         *ret = TAKE_PTR(roots);
         *ret_n = n;
@@ -152,6 +206,40 @@ static ssize_t read_process(void *userdata, uint64_t addr, void *buf, size_t len
         ssize_t n = process_vm_readv(r->tid, &local, 1, &remote, 1, 0);
 
         return n < 0 ? -errno : n;
+}
+
+/* glibc serves a block of its mmap threshold (128 KiB and up) from a mapping of its own: the
+ * chunk starts 16 bytes before the block, on a page, its size word (8 bytes before the block) a
+ * whole number of pages marked IS_MMAPPED. Such blocks' chunks, sorted, in *ret: another
+ * allocator's blocks are not laid out so. -ENOMEM only. */
+#define GLIBC_CHUNK_HEADER_BYTES 16
+#define GLIBC_CHUNK_IS_MMAPPED 0x2ull
+#define GLIBC_CHUNK_FLAGS 0x7ull
+
+static int find_mmapped_chunks(const struct reach_block *blocks, size_t n, struct reader *rd,
+                               struct reach_root **ret, size_t *ret_n)
+{
+        _cleanup_free_ struct reach_root *chunks = calloc(MAX(n, (size_t)1), sizeof(*chunks));
+        uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+        size_t k = 0;
+
+        if (!chunks)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++) {
+                uint64_t start = blocks[i].addr - GLIBC_CHUNK_HEADER_BYTES, word, size;
+
+                if (blocks[i].addr % page != GLIBC_CHUNK_HEADER_BYTES ||
+                    read_process(rd, blocks[i].addr - sizeof(word), &word, sizeof(word)) != sizeof(word))
+                        continue;
+                size = word & ~GLIBC_CHUNK_FLAGS;
+                if (!(word & GLIBC_CHUNK_IS_MMAPPED) || size % page != 0 ||
+                    size < blocks[i].size + GLIBC_CHUNK_HEADER_BYTES)
+                        continue;
+                chunks[k++] = (struct reach_root) { .addr = start, .size = size };
+        }
+        *ret = TAKE_PTR(chunks);
+        *ret_n = k;
+        return 0;
 }
 
 static bool past_deadline(void *userdata)
@@ -223,13 +311,13 @@ static int scan_stopped(struct memleak_bpf *skel, const struct map_limits *lim, 
 {
         _cleanup_free_ struct outstanding_block *found = NULL;
         _cleanup_free_ struct reach_block *blocks = NULL;
-        _cleanup_free_ struct reach_root *roots = NULL;
+        _cleanup_free_ struct reach_root *roots = NULL, *chunks = NULL;
         _cleanup_free_ enum reachability *classes = NULL;
         _cleanup_(proc_maps_done) struct proc_maps maps = {};
         _cleanup_free_ uint64_t *words = NULL;
         struct reader rd = { .tid = reader, .deadline_usec = paused_from_usec + max_pause_ms * 1000 };
         uint64_t started = now_monotonic_usec();
-        size_t n_found = 0, n_blocks = 0, n_roots = 0, n_words = 0;
+        size_t n_found = 0, n_blocks = 0, n_roots = 0, n_words = 0, n_chunks = 0;
         uint64_t block_bytes = 0;
         char path[64];
         int r;
@@ -260,7 +348,10 @@ static int scan_stopped(struct memleak_bpf *skel, const struct map_limits *lim, 
         r = proc_maps_parse_file(path, &maps);
         if (r < 0)
                 return r == -ENOMEM ? r : fail(ret, r, "cannot read %s: %s", path, strerror(-r));
-        r = reach_scan_roots_select(&maps, threads, n_threads, blocks, n_blocks, &roots, &n_roots);
+        r = find_mmapped_chunks(blocks, n_blocks, &rd, &chunks, &n_chunks);
+        if (r < 0)
+                return r;
+        r = reach_scan_roots_select(&maps, threads, n_threads, blocks, n_blocks, chunks, n_chunks, &roots, &n_roots);
         if (r < 0)
                 return r;
         for (size_t i = 0; i < n_roots; i++)

@@ -50,11 +50,13 @@ int reach_scan_result_copy(const struct reach_result *r, struct reach_result **r
 const struct reach_stack *reach_scan_result_find(const struct reach_result *r, int64_t stack_id);
 
 /* The roots of a process (pure): each thread's stack from its stack pointer (less the red zone) to
- * the end of its mapping; every other readable, writable mapping that is private or anonymous,
- * holds no block and is no device's. blocks sorted by address. -ENOMEM. */
+ * the end of its mapping; every other readable, writable mapping that is private or anonymous
+ * and no device's, when it holds no block; when each block it holds is one of chunks (blocks
+ * with a mapping of their own, which the kernel merged with it; not [heap]), what lies outside
+ * them. blocks and chunks sorted by address. -ENOMEM. */
 int reach_scan_roots_select(const struct proc_maps *maps, const struct thread_state *threads, size_t n_threads,
-                       const struct reach_block *blocks, size_t n_blocks, struct reach_root **ret,
-                       size_t *ret_n);
+                            const struct reach_block *blocks, size_t n_blocks, const struct reach_root *chunks,
+                            size_t n_chunks, struct reach_root **ret, size_t *ret_n);
 
 /* Scan pid, whose threads[] the caller stopped (their registers read) at paused_from_usec
  * (CLOCK_MONOTONIC), reading its memory through thread reader (one that still has it: at exit, the

@@ -8,6 +8,11 @@
  *   lose_overwritten()      444 bytes, its pointer overwritten: definitely lost
  *   keep_on_thread_stack()  555 bytes, a blocked thread's local: still reachable
  *   keep_in_register()      666 bytes, a blocked thread's register (r12) only: still reachable
+ *   keep_in_pool()          777 bytes, pointed to only from a pool the program mmap()s (as
+ *                           Python's pymalloc does): still reachable ...
+ *   lose_big()              200000 bytes, its only pointer dropped: definitely lost; glibc maps
+ *                           it on its own, right below the pool, and the kernel merges the two
+ *   make_big_child()        888 bytes, pointed to only from lose_big()'s block: indirectly lost
  *
  * Protocol: print "ready", wait for a line, make the blocks, print "made". With "exit" as its
  * argument it then exits (its threads still blocked: memleakctl run scans it there); otherwise
@@ -16,6 +21,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "leak-util.h"
@@ -64,6 +70,44 @@ static noinline void lose_overwritten(void)
         global_overwritten = malloc(444);
         require(global_overwritten);
         global_overwritten = NULL;
+}
+
+#define POOL_BYTES (1u << 20)
+#define BIG_BYTES 200000        /* past glibc's mmap threshold (128 KiB): a mapping of its own */
+
+static void **pool;
+
+static noinline void keep_in_pool(void)
+{
+        pool[7] = malloc(777);
+        require(pool[7]);
+}
+
+static noinline void *make_big_child(void)
+{
+        void *p = malloc(888);
+
+        require(p);
+        return p;
+}
+
+static noinline void lose_big(void)
+{
+        void **volatile big = malloc(BIG_BYTES);
+
+        require(big);
+        memset(big, 0, BIG_BYTES);
+        big[100] = make_big_child();
+        big = NULL;
+}
+
+/* The pool first, then the big block: the kernel places a new mapping right below the last. */
+static void pool_and_big_block(void)
+{
+        pool = mmap(NULL, POOL_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        require(pool != MAP_FAILED);
+        keep_in_pool();
+        lose_big();
 }
 
 static noinline void *keep_on_thread_stack(void *arg)
@@ -129,6 +173,7 @@ int main(int argc, char **argv)
         keep_in_global();
         lose_parent();
         lose_overwritten();
+        pool_and_big_block();
         if (big)
                 keep_big();
         require(pthread_create(&stack_thread, NULL, keep_on_thread_stack, NULL) == 0);
