@@ -14,9 +14,10 @@
 #include "macro.h"
 #include "mapping-log.h"
 
-/* Links per thread: each unregistration waits for its own grace period, so threads working side
- * by side overlap those waits. */
-#define LINKS_PER_THREAD 8U
+/* Links per thread: each unregistration waits for its own grace period (tens of milliseconds),
+ * so threads working side by side overlap those waits: a target's ten links go in about two of
+ * them, not ten. */
+#define LINKS_PER_THREAD 2U
 
 struct detacher {
         struct memleak_bpf *skel;
@@ -55,13 +56,19 @@ void detacher_work_done(struct detach_work *w)
         *w = (struct detach_work) {};
 }
 
-static void run(struct detacher *d, struct detach_work *w)
+/* What the pid left in the maps: first, since BPF ignores the pid already and a new target wants
+ * the room. */
+static void purge(struct detacher *d, const struct detach_work *w)
 {
-        /* The purge first: BPF ignores the pid already, and a new target wants the room. */
         if (w->purge) {
                 (void)stack_collect_purge(d->skel, &d->limits, w->pid);
                 mapping_log_purge(d->log, w->pid);
         }
+}
+
+/* Its probes: the breakpoints its children inherited, then its links. */
+static void remove_probes(struct detacher *d, const struct detach_work *w)
+{
         for (size_t i = 0; i < w->n_sweeps; i++) {
                 char fd_path[64];
 
@@ -107,12 +114,14 @@ static void *thread_main(void *userdata)
         struct batch *b = userdata;
         struct detacher *d = b->d;
 
-        run(d, &b->w);
+        purge(d, &b->w);
         if (b->w.purge) {
+                /* other pids need not wait for the probes to go too */
                 pthread_mutex_lock(&d->lock);
                 d->purging--;
                 pthread_mutex_unlock(&d->lock);
         }
+        remove_probes(d, &b->w);
         pthread_mutex_lock(&d->lock);
         thread_finished(d, b->w.pid);
         pthread_mutex_unlock(&d->lock);
@@ -238,7 +247,8 @@ static int start(struct detacher *d, struct detach_work *w)
         pthread_mutex_unlock(&d->lock);
         if (r < 0) {
                 free(b);
-                run(d, w);              /* the slow way: on the caller's thread */
+                purge(d, w);            /* the slow way: on the caller's thread */
+                remove_probes(d, w);
                 detacher_work_done(w);
                 return r;
         }
@@ -253,12 +263,27 @@ int detacher_submit(struct detacher *d, struct detach_work *w)
 
         assert(d);
         assert(w);
-        /* The first thread: the sweeps, the uprobe_multi links and the purge. */
+        /* The first thread: the purge and the sweeps. */
         r = start(d, &(struct detach_work) {
-                .pid = w->pid, .multi_fds = w->multi_fds, .n_multi_fds = w->n_multi_fds,
-                .sweeps = w->sweeps, .n_sweeps = w->n_sweeps, .purge = w->purge,
+                .pid = w->pid, .sweeps = w->sweeps, .n_sweeps = w->n_sweeps, .purge = w->purge,
         });
-        /* The perf-event links, a few per thread. */
+        /* The uprobe_multi links, then the perf-event ones, a few per thread. */
+        for (size_t i = 0; i < w->n_multi_fds; i += LINKS_PER_THREAD) {
+                size_t n = MIN(w->n_multi_fds - i, (size_t)LINKS_PER_THREAD);
+                int *part = malloc(n * sizeof(*part));
+                int k;
+
+                if (!part) {
+                        for (size_t j = i; j < w->n_multi_fds; j++)
+                                close(w->multi_fds[j]);
+                        r = -ENOMEM;
+                        break;
+                }
+                memcpy(part, w->multi_fds + i, n * sizeof(*part));
+                k = start(d, &(struct detach_work) { .pid = w->pid, .multi_fds = part, .n_multi_fds = n });
+                r = r < 0 ? r : k;
+        }
+        free(w->multi_fds);
         while (done < w->n_links) {
                 size_t n = MIN(w->n_links - done, (size_t)LINKS_PER_THREAD);
                 struct bpf_link **part = malloc(n * sizeof(*part));
