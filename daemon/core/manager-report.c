@@ -132,6 +132,7 @@ static int copy_target(const struct target *t, bool scan, struct report_job_targ
         /* 1 records every allocation of a byte or more: exact */
         jt->sample_bytes = t->filter.sample_bytes > 1 ? t->filter.sample_bytes : 0;
         jt->children_forked = t->children_forked;
+        jt->traced_from_start = t->exec != NULL;
         copy_trend(t, jt);
         r = copy_history(t, jt);
         if (r < 0)

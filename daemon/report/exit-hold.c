@@ -228,7 +228,7 @@ static void scan_at_exit(struct exit_hold *h, pid_t tid)
         n = hold_all(h, tid, held);
         capture_maps(h);
         result->at_exit = true;
-        if (reach_scan(h->skel, &h->limits, h->pid, tid, held, n, paused_from, h->max_pause_ms, result) < 0) {
+        if (reach_scan(h->skel, &h->limits, h->pid, tid, held, n, paused_from, h->max_pause_ms, true, result) < 0) {
                 reach_scan_result_free(result);
                 finish(h, NULL, "out of memory for the scan at exit");
         } else {

@@ -119,6 +119,28 @@ static size_t blocks_in(const struct reach_block *blocks, size_t n, uint64_t sta
         return count;
 }
 
+/* A process attached while it ran holds blocks memleakd never saw allocated, wherever its tracked
+ * ones are: what lies between the tracked blocks of a mapping that holds them may be such a block,
+ * and is a root (free memory too: its stale pointers may keep a lost block reachable). Roots
+ * added to roots[*n]. */
+static void add_roots_between_blocks(const struct map_entry *e, const struct reach_block *blocks, size_t n_blocks,
+                                     struct reach_root *roots, size_t *n)
+{
+        uint64_t from = e->start;
+
+        for (size_t i = 0; i < n_blocks; i++) {
+                if (blocks[i].addr < e->start)
+                        continue;
+                if (blocks[i].addr >= e->end)
+                        break;
+                if (blocks[i].addr > from)
+                        roots[(*n)++] = (struct reach_root) { .addr = from, .size = blocks[i].addr - from };
+                from = MAX(from, MIN(blocks[i].addr + blocks[i].size, e->end));
+        }
+        if (from < e->end)
+                roots[(*n)++] = (struct reach_root) { .addr = from, .size = e->end - from };
+}
+
 /* A mapping that holds blocks is the allocator's (its free chunks hold stale pointers: not
  * roots), unless each of its blocks has a mapping of its own, which the kernel merged with its
  * neighbours (glibc's big blocks next to Python's pymalloc arenas, say): then what lies outside
@@ -154,9 +176,10 @@ static const struct map_entry *mapping_of(const struct proc_maps *maps, uint64_t
 
 int reach_scan_roots_select(const struct proc_maps *maps, const struct thread_state *threads, size_t n_threads,
                             const struct reach_block *blocks, size_t n_blocks, const struct reach_root *chunks,
-                            size_t n_chunks, struct reach_root **ret, size_t *ret_n)
+                            size_t n_chunks, bool traced_from_start, struct reach_root **ret, size_t *ret_n)
 {
-        _cleanup_free_ struct reach_root *roots = calloc(maps->n * 2 + n_threads + n_chunks + 1, sizeof(*roots));
+        _cleanup_free_ struct reach_root *roots = calloc(maps->n * 2 + n_threads + n_chunks + n_blocks + 1,
+                                                         sizeof(*roots));
         _cleanup_free_ bool *is_stack = calloc(maps->n + 1, sizeof(*is_stack));
         size_t n = 0;
 
@@ -183,8 +206,10 @@ int reach_scan_roots_select(const struct proc_maps *maps, const struct thread_st
 
                 if (is_stack[i] || !may_hold_roots(e))
                         continue;
-                if (holds_block(blocks, n_blocks, e->start, e->end))
+                if (holds_block(blocks, n_blocks, e->start, e->end) && traced_from_start)
                         add_roots_around_chunks(e, blocks, n_blocks, chunks, n_chunks, roots, &n);
+                else if (holds_block(blocks, n_blocks, e->start, e->end))
+                        add_roots_between_blocks(e, blocks, n_blocks, roots, &n);
                 else
                         roots[n++] = (struct reach_root) { .addr = e->start, .size = e->end - e->start };
         }
@@ -307,7 +332,7 @@ static int tally(const struct outstanding_block *blocks, const enum reachability
 
 static int scan_stopped(struct memleak_bpf *skel, const struct map_limits *lim, pid_t pid, pid_t reader,
                         const struct thread_state *threads, size_t n_threads, uint64_t paused_from_usec,
-                        uint64_t max_pause_ms, struct reach_result *ret)
+                        uint64_t max_pause_ms, bool traced_from_start, struct reach_result *ret)
 {
         _cleanup_free_ struct outstanding_block *found = NULL;
         _cleanup_free_ struct reach_block *blocks = NULL;
@@ -351,7 +376,9 @@ static int scan_stopped(struct memleak_bpf *skel, const struct map_limits *lim, 
         r = find_mmapped_chunks(blocks, n_blocks, &rd, &chunks, &n_chunks);
         if (r < 0)
                 return r;
-        r = reach_scan_roots_select(&maps, threads, n_threads, blocks, n_blocks, chunks, n_chunks, &roots, &n_roots);
+        ret->traced_from_start = traced_from_start;
+        r = reach_scan_roots_select(&maps, threads, n_threads, blocks, n_blocks, chunks, n_chunks, traced_from_start,
+                                    &roots, &n_roots);
         if (r < 0)
                 return r;
         for (size_t i = 0; i < n_roots; i++)
@@ -380,9 +407,10 @@ static int scan_stopped(struct memleak_bpf *skel, const struct map_limits *lim, 
 
 int reach_scan(struct memleak_bpf *skel, const struct map_limits *lim, pid_t pid, pid_t reader,
                const struct thread_state *threads, size_t n_threads, uint64_t paused_from_usec,
-               uint64_t max_pause_ms, struct reach_result *ret)
+               uint64_t max_pause_ms, bool traced_from_start, struct reach_result *ret)
 {
-        int r = scan_stopped(skel, lim, pid, reader, threads, n_threads, paused_from_usec, max_pause_ms, ret);
+        int r = scan_stopped(skel, lim, pid, reader, threads, n_threads, paused_from_usec, max_pause_ms,
+                             traced_from_start, ret);
 
         /* A scan's arrays (tens of bytes per outstanding block) are freed now: give the pages back,
          * or each arena that served a scan keeps its high-water mark for good. */
@@ -391,7 +419,7 @@ int reach_scan(struct memleak_bpf *skel, const struct map_limits *lim, pid_t pid
 }
 
 int reach_scan_live(struct memleak_bpf *skel, const struct map_limits *lim, pid_t pid, uint64_t max_pause_ms,
-                    struct reach_result **ret)
+                    bool traced_from_start, struct reach_result **ret)
 {
         _cleanup_free_ struct reach_result *result = calloc(1, sizeof(*result));
         _cleanup_free_ char *error = NULL;
@@ -411,7 +439,7 @@ int reach_scan_live(struct memleak_bpf *skel, const struct map_limits *lim, pid_
                 return 0;
         }
         r = reach_scan(skel, lim, pid, stop.threads[0].tid, stop.threads, stop.n, stop.stopped_usec,
-                       max_pause_ms, result);
+                       max_pause_ms, traced_from_start, result);
         result->paused_usec = process_stop_release(&stop);
         if (r < 0) {
                 free(result->message);

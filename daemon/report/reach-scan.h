@@ -32,6 +32,8 @@ struct reach_result {
         int error;                      /* 0; or -errno: no classes (message says why) */
         char *message;
         bool at_exit;                   /* held at its exit (memleakctl run), not stopped live */
+        bool traced_from_start;         /* every block it allocated is known (memleakctl run); else
+                                         * what lies between them was read as roots too */
         uint64_t scanned_at_usec;       /* CLOCK_REALTIME */
         uint64_t paused_usec;           /* how long the process was stopped */
         uint64_t scan_usec;
@@ -51,22 +53,25 @@ const struct reach_stack *reach_scan_result_find(const struct reach_result *r, i
 
 /* The roots of a process (pure): each thread's stack from its stack pointer (less the red zone) to
  * the end of its mapping; every other readable, writable mapping that is private or anonymous
- * and no device's, when it holds no block; when each block it holds is one of chunks (blocks
- * with a mapping of their own, which the kernel merged with it; not [heap]), what lies outside
- * them. blocks and chunks sorted by address. -ENOMEM. */
+ * and no device's, when it holds no block; when it holds blocks: for a process traced from its
+ * start (traced_from_start), what lies outside chunks if each of its blocks is one (blocks with a
+ * mapping of their own, which the kernel merged with it; not [heap]), else nothing of it; for a
+ * process attached while it ran, what lies between its blocks (blocks allocated before the attach
+ * are there). blocks and chunks sorted by address. -ENOMEM. */
 int reach_scan_roots_select(const struct proc_maps *maps, const struct thread_state *threads, size_t n_threads,
                             const struct reach_block *blocks, size_t n_blocks, const struct reach_root *chunks,
-                            size_t n_chunks, struct reach_root **ret, size_t *ret_n);
+                            size_t n_chunks, bool traced_from_start, struct reach_root **ret, size_t *ret_n);
 
 /* Scan pid, whose threads[] the caller stopped (their registers read) at paused_from_usec
  * (CLOCK_MONOTONIC), reading its memory through thread reader (one that still has it: at exit, the
  * leader may not), giving up max_pause_ms after paused_from_usec. Fills ret (error and message set
- * when it could not finish); -ENOMEM only. */
+ * when it could not finish); traced_from_start: memleakd saw every allocation it made (memleakctl
+ * run), else it was attached while it ran. -ENOMEM only. */
 int reach_scan(struct memleak_bpf *skel, const struct map_limits *lim, pid_t pid, pid_t reader,
                const struct thread_state *threads, size_t n_threads, uint64_t paused_from_usec,
-               uint64_t max_pause_ms, struct reach_result *ret);
+               uint64_t max_pause_ms, bool traced_from_start, struct reach_result *ret);
 
 /* Stop the running process pid (every thread), scan it, let it go: at most max_pause_ms in all.
  * *ret says what it found, or why it could not (its error and message); -ENOMEM only. */
 int reach_scan_live(struct memleak_bpf *skel, const struct map_limits *lim, pid_t pid, uint64_t max_pause_ms,
-                    struct reach_result **ret);
+                    bool traced_from_start, struct reach_result **ret);

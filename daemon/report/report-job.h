@@ -41,6 +41,7 @@ struct report_job_target {
         /* reachability (reach-scan.h): a scan to run first (report --reachability on a live
          * target), its result or the one taken at its exit; or why there is none */
         bool scan_live;
+        bool traced_from_start;         /* attached before its exec (memleakctl run): every block known */
         struct reach_result *reach;
         char *reach_unavailable;
 };

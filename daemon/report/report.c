@@ -190,6 +190,7 @@ static void add_target_reachability(cJSON *t, const struct report_target *rt)
         else
                 cJSON_AddNullToObject(o, "error");
         cJSON_AddBoolToObject(o, "at_exit", r->at_exit);
+        cJSON_AddBoolToObject(o, "traced_from_start", r->traced_from_start);
         json_add_u64(o, "scanned_at", r->scanned_at_usec / 1000000);
         cJSON_AddNumberToObject(o, "paused_ms", round((double)r->paused_usec / 100) / 10);
         cJSON_AddNumberToObject(o, "scan_ms", round((double)r->scan_usec / 100) / 10);

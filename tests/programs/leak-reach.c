@@ -13,6 +13,9 @@
  *   lose_big()              200000 bytes, its only pointer dropped: definitely lost; glibc maps
  *                           it on its own, right below the pool, and the kernel merges the two
  *   make_big_child()        888 bytes, pointed to only from lose_big()'s block: indirectly lost
+ *   keep_in_early_block()   999 bytes, pointed to only from a block main() allocated before it
+ *                           printed "ready" (before an attach: a block memleakd never saw made,
+ *                           whose global pointer keeps it): still reachable
  *
  * Protocol: print "ready", wait for a line, make the blocks, print "made". With "exit" as its
  * argument it then exits (its threads still blocked: memleakctl run scans it there); otherwise
@@ -76,6 +79,13 @@ static noinline void lose_overwritten(void)
 #define BIG_BYTES 200000        /* past glibc's mmap threshold (128 KiB): a mapping of its own */
 
 static void **pool;
+static void **early_block;
+
+static noinline void keep_in_early_block(void)
+{
+        early_block[3] = malloc(999);
+        require(early_block[3]);
+}
 
 static noinline void keep_in_pool(void)
 {
@@ -166,6 +176,8 @@ int main(int argc, char **argv)
 
         setup_stdio();
         require(pthread_barrier_init(&threads_holding, NULL, 3) == 0);
+        early_block = calloc(8, sizeof(*early_block));
+        require(early_block);
         say("ready");
         if (wait_line() < 0 && !exit_after)
                 return 1;
@@ -174,6 +186,7 @@ int main(int argc, char **argv)
         lose_parent();
         lose_overwritten();
         pool_and_big_block();
+        keep_in_early_block();
         if (big)
                 keep_big();
         require(pthread_create(&stack_thread, NULL, keep_on_thread_stack, NULL) == 0);
