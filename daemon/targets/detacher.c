@@ -256,50 +256,60 @@ static int start(struct detacher *d, struct detach_work *w)
         return 0;
 }
 
+/* w's links: n uprobe_multi link fds at items when multi, else n struct bpf_link pointers. */
+static void set_links(struct detach_work *w, bool multi, void *items, size_t n)
+{
+        if (multi) {
+                w->multi_fds = items;
+                w->n_multi_fds = n;
+        } else {
+                w->links = items;
+                w->n_links = n;
+        }
+}
+
+/* Start threads on a pid's links (n of them at items, each of size bytes: uprobe_multi link fds,
+ * or else struct bpf_link pointers), LINKS_PER_THREAD each; the array stays the caller's. */
+static int start_links(struct detacher *d, pid_t pid, const void *items, size_t n, size_t size, bool multi)
+{
+        int r = 0;
+
+        for (size_t i = 0; i < n; i += LINKS_PER_THREAD) {
+                size_t k = MIN(n - i, (size_t)LINKS_PER_THREAD);
+                const char *from = (const char *)items + i * size;
+                void *part = malloc(k * size);
+                struct detach_work w = { .pid = pid };
+                int s;
+
+                if (!part) {
+                        /* here and now, from the caller's array */
+                        set_links(&w, multi, (void *)from, n - i);
+                        remove_probes(d, &w);
+                        return -ENOMEM;
+                }
+                memcpy(part, from, k * size);
+                set_links(&w, multi, part, k);
+                s = start(d, &w);
+                r = r < 0 ? r : s;
+        }
+        return r;
+}
+
 int detacher_submit(struct detacher *d, struct detach_work *w)
 {
-        size_t done = 0;
-        int r;
+        int r, k;
 
         assert(d);
         assert(w);
-        /* The first thread: the purge and the sweeps. */
+        /* The first thread: the purge and the sweeps; then the links, a few per thread. */
         r = start(d, &(struct detach_work) {
                 .pid = w->pid, .sweeps = w->sweeps, .n_sweeps = w->n_sweeps, .purge = w->purge,
         });
-        /* The uprobe_multi links, then the perf-event ones, a few per thread. */
-        for (size_t i = 0; i < w->n_multi_fds; i += LINKS_PER_THREAD) {
-                size_t n = MIN(w->n_multi_fds - i, (size_t)LINKS_PER_THREAD);
-                int *part = malloc(n * sizeof(*part));
-                int k;
-
-                if (!part) {
-                        for (size_t j = i; j < w->n_multi_fds; j++)
-                                close(w->multi_fds[j]);
-                        r = -ENOMEM;
-                        break;
-                }
-                memcpy(part, w->multi_fds + i, n * sizeof(*part));
-                k = start(d, &(struct detach_work) { .pid = w->pid, .multi_fds = part, .n_multi_fds = n });
-                r = r < 0 ? r : k;
-        }
+        k = start_links(d, w->pid, w->multi_fds, w->n_multi_fds, sizeof(*w->multi_fds), true);
+        r = r < 0 ? r : k;
+        k = start_links(d, w->pid, w->links, w->n_links, sizeof(*w->links), false);
+        r = r < 0 ? r : k;
         free(w->multi_fds);
-        while (done < w->n_links) {
-                size_t n = MIN(w->n_links - done, (size_t)LINKS_PER_THREAD);
-                struct bpf_link **part = malloc(n * sizeof(*part));
-                int k;
-
-                if (!part) {
-                        for (size_t i = done; i < w->n_links; i++)
-                                bpf_link__destroy(w->links[i]);
-                        r = -ENOMEM;
-                        break;
-                }
-                memcpy(part, w->links + done, n * sizeof(*part));
-                k = start(d, &(struct detach_work) { .pid = w->pid, .links = part, .n_links = n });
-                r = r < 0 ? r : k;
-                done += n;
-        }
         free(w->links);
         *w = (struct detach_work) {};
         return r;
