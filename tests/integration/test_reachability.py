@@ -34,6 +34,8 @@ EXPECTED = {
     # attached while it ran, the memory between its known blocks is read as roots
     'keep_in_early_block': {'still_reachable': (999, 1)},
 }
+BIG_BLOCK_NAMES = ('lose_big', 'make_big_child')
+EXPECTED_NOT_BIG = {k: v for k, v in EXPECTED.items() if k not in BIG_BLOCK_NAMES}
 # tests/programs/leak-reach-cxx.cpp
 EXPECTED_CXX = {
     'lose_ints()': {'definitely_lost': (80, 2)},
@@ -142,9 +144,14 @@ class ReachabilityTest(harness.DaemonTestCase):
             self.assertEqual(reach[c]['bytes'], sum(s['reachability'][c]['bytes'] for s in report['stacks']), c)
         self.assertEqual(sum(reach[c]['bytes'] for c in CLASSES), target['outstanding_bytes'], reach)
 
-        # valgrind's memcheck on the same program: every loss record, each class the same
+        # valgrind's memcheck on the same program: every loss record, each class the same. Not the
+        # big block and its child: under valgrind it is an ordinary heap block, and once in a full
+        # test run valgrind found it still reachable (a stale copy of its address somewhere), which
+        # says nothing of memleakd's rule for merged mappings that the block is there to test.
         reference = valgrind_classes(run_valgrind(self.workdir, [program(PROGRAM), 'exit'], b'go\n'))
-        self.assertEqual({k: v for k, v in reference.items() if k in EXPECTED}, EXPECTED, reference)
+        for name in BIG_BLOCK_NAMES:
+            reference.pop(name, None)
+        self.assertEqual({k: v for k, v in reference.items() if k in EXPECTED}, EXPECTED_NOT_BIG, reference)
         self.assertEqual(classes_by_first_frame(report, set(reference)), reference,
                          harness.format_stacks(report))
 
