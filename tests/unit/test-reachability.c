@@ -1,11 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-/* The conservative mark on a made-up address space: roots, blocks and the pointers between them. */
+/* The conservative mark on a made-up address space: roots, blocks and the pointers between them;
+ * and which memory of a made-up process is a root, traced from its start or attached while it ran. */
 #include <errno.h>
 #include <stdbool.h>
 #include <sys/types.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include "macro.h"
+#include "proc-maps.h"
+#include "reach-scan.h"
 #include "reachability.h"
 #include "test-util.h"
 
@@ -235,6 +239,80 @@ static void a_scan_that_runs_out_of_time_stops(void)
         ASSERT_EQ(classify_with(&s, roots, ELEMENTSOF(roots)), -ETIME);
 }
 
+/* A made-up process for the choice of roots: the heap with two blocks; a pool the program mapped,
+ * merged with the mapping of a big block of glibc's right after it; the same with a small block
+ * in it too; an anonymous mapping with no block; read-only data; a file shared with others. */
+#define MAPS_TEXT \
+        "10000-20000 rw-p 00000000 00:00 0 [heap]\n" \
+        "30000-50000 rw-p 00000000 00:00 0\n" \
+        "60000-80000 rw-p 00000000 00:00 0\n" \
+        "90000-91000 rw-p 00000000 00:00 0\n" \
+        "a0000-a1000 r--p 00000000 08:01 12 /usr/lib/libfoo.so\n" \
+        "b0000-b1000 rw-s 00000000 08:01 13 /srv/shared.db\n"
+
+static const struct reach_block roots_blocks[] = {
+        { .addr = 0x10100, .size = 32 }, { .addr = 0x10200, .size = 64 },       /* [heap] */
+        { .addr = 0x40010, .size = 0x8000 },                                     /* its own chunk */
+        { .addr = 0x60100, .size = 48 }, { .addr = 0x70010, .size = 0x8000 },   /* mixed */
+};
+/* glibc's mmapped chunks: 16 bytes before each such block, whole pages */
+static const struct reach_root roots_chunks[] = {
+        { .addr = 0x40000, .size = 0x9000 }, { .addr = 0x70000, .size = 0x9000 },
+};
+
+static size_t select_roots(bool traced_from_start, struct reach_root **ret)
+{
+        struct proc_maps maps = {};
+        size_t n = 0;
+
+        ASSERT_EQ(proc_maps_parse_string(MAPS_TEXT, &maps), 0);
+        ASSERT_EQ(reach_scan_roots_select(&maps, NULL, 0, roots_blocks, ELEMENTSOF(roots_blocks), roots_chunks,
+                                          ELEMENTSOF(roots_chunks), traced_from_start, ret, &n), 0);
+        proc_maps_done(&maps);
+        return n;
+}
+
+static void assert_root(const struct reach_root *r, uint64_t addr, uint64_t size)
+{
+        ASSERT_EQ(r->addr, addr);
+        ASSERT_EQ(r->size, size);
+}
+
+/* Traced from its start, every block is known: the heap is the allocator's; a mapping whose every
+ * block has a chunk of its own is the program's around them; a mapping with another block is the
+ * allocator's; a mapping with no block is the program's; read-only and shared files are not. */
+static void a_traced_process_roots_are_its_memory_outside_the_allocators(void)
+{
+        struct reach_root *roots = NULL;
+        size_t n = select_roots(true, &roots);
+
+        ASSERT_EQ(n, (size_t)3);
+        assert_root(&roots[0], 0x30000, 0x10000);       /* the pool below the chunk */
+        assert_root(&roots[1], 0x49000, 0x7000);        /* past the chunk's end */
+        assert_root(&roots[2], 0x90000, 0x1000);
+        free(roots);
+}
+
+/* Attached while it ran, blocks memleakd never saw lie between the known ones: all of that is
+ * read, in every mapping that holds known blocks, the heap included. */
+static void an_attached_process_roots_include_the_memory_between_its_blocks(void)
+{
+        struct reach_root *roots = NULL;
+        size_t n = select_roots(false, &roots);
+
+        ASSERT_EQ(n, (size_t)9);
+        assert_root(&roots[0], 0x10000, 0x100);
+        assert_root(&roots[1], 0x10120, 0xe0);
+        assert_root(&roots[2], 0x10240, 0x20000 - 0x10240);
+        assert_root(&roots[3], 0x30000, 0x10010);
+        assert_root(&roots[4], 0x48010, 0x50000 - 0x48010);
+        assert_root(&roots[5], 0x60000, 0x100);
+        assert_root(&roots[6], 0x60130, 0x70010 - 0x60130);
+        assert_root(&roots[7], 0x78010, 0x80000 - 0x78010);
+        assert_root(&roots[8], 0x90000, 0x1000);
+        free(roots);
+}
+
 int main(void)
 {
         static const struct unit_test tests[] = {
@@ -247,6 +325,8 @@ int main(void)
                 TEST(registers_are_roots),
                 TEST(a_pointer_to_the_next_chunk_header_is_not_a_reference),
                 TEST(a_scan_that_runs_out_of_time_stops),
+                TEST(a_traced_process_roots_are_its_memory_outside_the_allocators),
+                TEST(an_attached_process_roots_include_the_memory_between_its_blocks),
         };
         return run_unit_tests(tests, ELEMENTSOF(tests));
 }
