@@ -650,6 +650,18 @@ __noinline __u32 walk_memo_find(struct user_stack_scratch *s, const struct walk_
         return victim;
 }
 
+/* How far below the start of the process's stack (mm->start_stack, where argc lies) the
+ * outermost frame's stack pointer may be: _dl_start_user aligns it to 16 bytes. */
+#define STACK_START_SLACK 16
+
+/* Whether w's stack pointer is where the calling process's first stack began. */
+static __always_inline bool walk_at_stack_start(const struct unwind_walk *w)
+{
+        __u64 start = BPF_CORE_READ(bpf_get_current_task_btf(), mm, start_stack);
+
+        return w->sp <= start && start - w->sp <= STACK_START_SLACK;
+}
+
 /* Walk the user stack of a uprobe's registers into s->trace by the target's unwind tables: 0,
  * then the memo s->memo_pending names holds the walk's key, for walk_memo_keep() once its stack
  * has an id; 1 when a memo of an earlier walk of the thread says this one takes the same stack,
@@ -697,11 +709,13 @@ static __always_inline long unwind_user_stack(struct pt_regs *ctx, __u32 tgid, _
         w.cache = &s->rows;
         walk_reads_start(&s->reads);
         bpf_loop(MEMLEAK_MAX_STACK_DEPTH + 1, unwind_frame, &w, 0);
-        /* A frame without CFI where rbp is 0, which the psABI says marks the deepest frame, is
-         * the outermost: ld.so's _dl_start_user, which runs the constructors of the objects a
-         * program links, has no CFI but zeroes rbp first. Elsewhere the walk was cut there.
-         * (Here, not in unwind_frame(): the verifier checks it once, not once per frame state.) */
-        if (w.stop == UNWIND_STOP_NO_CFI && walk_bp(&w) == 0)
+        /* A frame without CFI is the outermost when its stack pointer is where the process's
+         * stack began and rbp is 0, which the psABI says marks the deepest frame: ld.so's
+         * _dl_start_user, which runs the constructors of the objects a program links, has no CFI
+         * but zeroes rbp first. Elsewhere the walk was cut there (rbp 0 alone may be any
+         * function's use of the register). (Here, not in unwind_frame(): the verifier checks it
+         * once, not once per frame state.) */
+        if (w.stop == UNWIND_STOP_NO_CFI && walk_at_stack_start(&w) && walk_bp(&w) == 0)
                 w.stop = UNWIND_STOP_END;
         t->depth = w.depth;
         t->stop = w.stop;

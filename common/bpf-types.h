@@ -81,7 +81,7 @@ enum memleak_counter {
         COUNTER_NESTED_CALLS,           /* allocator entries inside another (counted once, at the outer) */
         COUNTER_UNWIND_WALKS,           /* stacks taken by the unwind-table walker */
         COUNTER_UNWIND_STOP_DEPTH,      /* walks cut at max_stack_depth */
-        COUNTER_UNWIND_STOP_NO_CFI,     /* walks cut at a pc without CFI (rbp not 0) */
+        COUNTER_UNWIND_STOP_NO_CFI,     /* walks cut at a pc without CFI */
         COUNTER_UNWIND_STOP_UNCOMPUTABLE, /* walks that met a rule the walker cannot compute */
         COUNTER_UNWIND_STOP_UNREADABLE, /* walks stopped by unreadable stack memory */
         COUNTER_UNWIND_STOP_NO_TABLE,   /* walks that met an object whose table is not loaded */
@@ -396,7 +396,7 @@ enum unwind_stop {
         UNWIND_STOP_END = 0,            /* the outermost frame, or frame pointers ran out */
         UNWIND_STOP_DEPTH,              /* max_stack_depth frames taken */
         UNWIND_STOP_NO_CFI,             /* the last frame's pc has no row in its object's CFI, and
-                                         * rbp is not 0 (which marks the deepest frame) */
+                                         * it is not the first stack's outermost frame (rbp 0) */
         UNWIND_STOP_UNCOMPUTABLE,       /* its CFA or return address needs a rule the walker lacks */
         UNWIND_STOP_UNREADABLE,         /* the stack memory it needed could not be read */
         UNWIND_STOP_NO_TABLE,           /* its object's table is not loaded (yet) */

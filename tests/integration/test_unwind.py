@@ -4,7 +4,8 @@ each leak's complete chain, with exact bytes and counts, through glibc's qsort, 
 recursion, a signal handler and its trampoline, a thread up to clone3; an assembly function
 without CFI ends its walk visibly. The same program attached with --unwind fp, and run by
 memleakctl run (walked from its first allocation, before the daemon read its maps: its library's
-constructor too, whose walk ends complete at ld.so's _dl_start_user, no CFI but rbp 0)."""
+constructor too, whose walk ends complete at ld.so's _dl_start_user: no CFI, but the stack's
+start and rbp 0)."""
 
 import json
 import os
@@ -201,7 +202,8 @@ class UnwindTest(harness.DaemonTestCase):
         self.assert_totals(report, totals, EXPECTED, f'memleakctl run {PROGRAM}')
         self.assert_chains(report)
         # Its library's constructor leaked before main, run by ld.so's _dl_start_user: no CFI
-        # there, but rbp 0, which marks the deepest frame: a complete stack, not a cut one.
+        # there, but its stack pointer is where the stack began and rbp is 0, which marks the
+        # deepest frame: a complete stack, not a cut one.
         [stack] = stacks_of(report, 'ctor_leak')
         self.assertEqual((stack['bytes'], stack['allocs']), (113, 1), stack)
         chain = symbols(stack)
