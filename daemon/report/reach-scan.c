@@ -65,20 +65,29 @@ const struct reach_stack *reach_scan_result_find(const struct reach_result *r, i
         return NULL;
 }
 
-/* Whether a block starts in [start, end). */
-static bool holds_block(const struct reach_block *blocks, size_t n, uint64_t start, uint64_t end)
+/* The index of the first of the sorted ranges (blocks, or chunks) that starts at addr or above;
+ * n when none does. */
+static size_t first_range_from(const struct reach_block *ranges, size_t n, uint64_t addr)
 {
         size_t lo = 0, hi = n;
 
         while (lo < hi) {
                 size_t mid = lo + (hi - lo) / 2;
 
-                if (blocks[mid].addr < start)
+                if (ranges[mid].addr < addr)
                         lo = mid + 1;
                 else
                         hi = mid;
         }
-        return lo < n && blocks[lo].addr < end;
+        return lo;
+}
+
+/* [*first, *last): the indexes of the sorted ranges that start in e. */
+static void ranges_in(const struct reach_block *ranges, size_t n, const struct map_entry *e, size_t *first,
+                      size_t *last)
+{
+        *first = first_range_from(ranges, n, e->start);
+        *last = first_range_from(ranges, n, e->end);
 }
 
 /* Memory a pointer to the heap may live in: writable, not a device's, not a file shared with
@@ -94,76 +103,51 @@ static bool may_hold_roots(const struct map_entry *e)
         return true;
 }
 
-/* The chunks (sorted) that start in [start, end): their index range [*first, *last). */
-static void chunks_in(const struct reach_root *chunks, size_t n, uint64_t start, uint64_t end, size_t *first,
-                      size_t *last)
-{
-        size_t i = 0;
-
-        while (i < n && chunks[i].addr < start)
-                i++;
-        *first = i;
-        while (i < n && chunks[i].addr < end)
-                i++;
-        *last = i;
-}
-
-/* How many blocks start in [start, end). */
-static size_t blocks_in(const struct reach_block *blocks, size_t n, uint64_t start, uint64_t end)
-{
-        size_t count = 0;
-
-        for (size_t i = 0; i < n; i++)
-                if (blocks[i].addr >= start && blocks[i].addr < end)
-                        count++;
-        return count;
-}
-
-/* A process attached while it ran holds blocks memleakd never saw allocated, wherever its tracked
- * ones are: what lies between the tracked blocks of a mapping that holds them may be such a block,
- * and is a root (free memory too: its stale pointers may keep a lost block reachable). Roots
- * added to roots[*n]. */
-static void add_roots_between_blocks(const struct map_entry *e, const struct reach_block *blocks, size_t n_blocks,
-                                     struct reach_root *roots, size_t *n)
+/* What of e lies outside ranges[first .. last) (sorted, starting in e), as roots added to
+ * roots[*n]. */
+static void add_roots_outside(const struct map_entry *e, const struct reach_block *ranges, size_t first, size_t last,
+                              struct reach_root *roots, size_t *n)
 {
         uint64_t from = e->start;
 
-        for (size_t i = 0; i < n_blocks; i++) {
-                if (blocks[i].addr < e->start)
-                        continue;
-                if (blocks[i].addr >= e->end)
-                        break;
-                if (blocks[i].addr > from)
-                        roots[(*n)++] = (struct reach_root) { .addr = from, .size = blocks[i].addr - from };
-                from = MAX(from, MIN(blocks[i].addr + blocks[i].size, e->end));
+        for (size_t i = first; i < last; i++) {
+                if (ranges[i].addr > from)
+                        roots[(*n)++] = (struct reach_root) { .addr = from, .size = ranges[i].addr - from };
+                from = MAX(from, MIN(ranges[i].addr + ranges[i].size, e->end));
         }
         if (from < e->end)
                 roots[(*n)++] = (struct reach_root) { .addr = from, .size = e->end - from };
 }
 
-/* A mapping that holds blocks is the allocator's (its free chunks hold stale pointers: not
- * roots), unless each of its blocks has a mapping of its own, which the kernel merged with its
- * neighbours (glibc's big blocks next to Python's pymalloc arenas, say): then what lies outside
- * those chunks is the program's memory, and a root. Roots added to roots[*n]. */
-static void add_roots_around_chunks(const struct map_entry *e, const struct reach_block *blocks, size_t n_blocks,
-                                    const struct reach_root *chunks, size_t n_chunks, struct reach_root *roots,
-                                    size_t *n)
+/* The roots of e, a mapping that may hold them, whose tracked blocks are blocks[first .. last),
+ * added to roots[*n]:
+ * - none there: all of it;
+ * - attached while it ran: blocks memleakd never saw allocated lie anywhere the tracked ones do,
+ *   so what lies between those is a root (free memory too: its stale pointers may keep a lost
+ *   block reachable);
+ * - traced from its start: the mapping is the allocator's (its free chunks hold stale pointers:
+ *   no roots), unless each of its blocks has a mapping of its own (one of chunks), which the kernel
+ *   merged with its neighbours (glibc's big blocks next to Python's pymalloc arenas, say): then
+ *   what lies outside those chunks is the program's memory, and a root. */
+static void add_roots_of(const struct map_entry *e, const struct reach_block *blocks, size_t first, size_t last,
+                         const struct reach_block *chunks, size_t n_chunks, bool traced_from_start,
+                         struct reach_root *roots, size_t *n)
 {
-        uint64_t from = e->start;
-        size_t first, last;
+        size_t chunk_first, chunk_last;
 
+        if (first == last) {
+                roots[(*n)++] = (struct reach_root) { .addr = e->start, .size = e->end - e->start };
+                return;
+        }
+        if (!traced_from_start) {
+                add_roots_outside(e, blocks, first, last, roots, n);
+                return;
+        }
         if (e->path && strcmp(e->path, "[heap]") == 0)
                 return;
-        chunks_in(chunks, n_chunks, e->start, e->end, &first, &last);
-        if (last == first || blocks_in(blocks, n_blocks, e->start, e->end) != last - first)
-                return;
-        for (size_t i = first; i < last; i++) {
-                if (chunks[i].addr > from)
-                        roots[(*n)++] = (struct reach_root) { .addr = from, .size = chunks[i].addr - from };
-                from = MIN(chunks[i].addr + chunks[i].size, e->end);
-        }
-        if (from < e->end)
-                roots[(*n)++] = (struct reach_root) { .addr = from, .size = e->end - from };
+        ranges_in(chunks, n_chunks, e, &chunk_first, &chunk_last);
+        if (chunk_last - chunk_first == last - first)
+                add_roots_outside(e, chunks, chunk_first, chunk_last, roots, n);
 }
 
 static const struct map_entry *mapping_of(const struct proc_maps *maps, uint64_t addr)
@@ -175,7 +159,7 @@ static const struct map_entry *mapping_of(const struct proc_maps *maps, uint64_t
 }
 
 int reach_scan_roots_select(const struct proc_maps *maps, const struct thread_state *threads, size_t n_threads,
-                            const struct reach_block *blocks, size_t n_blocks, const struct reach_root *chunks,
+                            const struct reach_block *blocks, size_t n_blocks, const struct reach_block *chunks,
                             size_t n_chunks, bool traced_from_start, struct reach_root **ret, size_t *ret_n)
 {
         _cleanup_free_ struct reach_root *roots = calloc(maps->n * 2 + n_threads + n_chunks + n_blocks + 1,
@@ -204,14 +188,12 @@ int reach_scan_roots_select(const struct proc_maps *maps, const struct thread_st
         for (size_t i = 0; i < maps->n; i++) {
                 const struct map_entry *e = &maps->entries[i];
 
+                size_t first, last;
+
                 if (is_stack[i] || !may_hold_roots(e))
                         continue;
-                if (holds_block(blocks, n_blocks, e->start, e->end) && traced_from_start)
-                        add_roots_around_chunks(e, blocks, n_blocks, chunks, n_chunks, roots, &n);
-                else if (holds_block(blocks, n_blocks, e->start, e->end))
-                        add_roots_between_blocks(e, blocks, n_blocks, roots, &n);
-                else
-                        roots[n++] = (struct reach_root) { .addr = e->start, .size = e->end - e->start };
+                ranges_in(blocks, n_blocks, e, &first, &last);
+                add_roots_of(e, blocks, first, last, chunks, n_chunks, traced_from_start, roots, &n);
         }
         *ret = TAKE_PTR(roots);
         *ret_n = n;
@@ -242,9 +224,9 @@ static ssize_t read_process(void *userdata, uint64_t addr, void *buf, size_t len
 #define GLIBC_CHUNK_FLAGS 0x7ull
 
 static int find_mmapped_chunks(const struct reach_block *blocks, size_t n, struct reader *rd,
-                               struct reach_root **ret, size_t *ret_n)
+                               struct reach_block **ret, size_t *ret_n)
 {
-        _cleanup_free_ struct reach_root *chunks = calloc(MAX(n, (size_t)1), sizeof(*chunks));
+        _cleanup_free_ struct reach_block *chunks = calloc(MAX(n, (size_t)1), sizeof(*chunks));
         uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
         size_t k = 0;
 
@@ -260,7 +242,7 @@ static int find_mmapped_chunks(const struct reach_block *blocks, size_t n, struc
                 if (!(word & GLIBC_CHUNK_IS_MMAPPED) || size % page != 0 ||
                     size < blocks[i].size + GLIBC_CHUNK_HEADER_BYTES)
                         continue;
-                chunks[k++] = (struct reach_root) { .addr = start, .size = size };
+                chunks[k++] = (struct reach_block) { .addr = start, .size = size };
         }
         *ret = TAKE_PTR(chunks);
         *ret_n = k;
@@ -336,7 +318,8 @@ static int scan_stopped(struct memleak_bpf *skel, const struct map_limits *lim, 
 {
         _cleanup_free_ struct outstanding_block *found = NULL;
         _cleanup_free_ struct reach_block *blocks = NULL;
-        _cleanup_free_ struct reach_root *roots = NULL, *chunks = NULL;
+        _cleanup_free_ struct reach_root *roots = NULL;
+        _cleanup_free_ struct reach_block *chunks = NULL;
         _cleanup_free_ enum reachability *classes = NULL;
         _cleanup_(proc_maps_done) struct proc_maps maps = {};
         _cleanup_free_ uint64_t *words = NULL;

@@ -59,7 +59,7 @@ const struct reach_stack *reach_scan_result_find(const struct reach_result *r, i
  * process attached while it ran, what lies between its blocks (blocks allocated before the attach
  * are there). blocks and chunks sorted by address. -ENOMEM. */
 int reach_scan_roots_select(const struct proc_maps *maps, const struct thread_state *threads, size_t n_threads,
-                            const struct reach_block *blocks, size_t n_blocks, const struct reach_root *chunks,
+                            const struct reach_block *blocks, size_t n_blocks, const struct reach_block *chunks,
                             size_t n_chunks, bool traced_from_start, struct reach_root **ret, size_t *ret_n);
 
 /* Scan pid, whose threads[] the caller stopped (their registers read) at paused_from_usec

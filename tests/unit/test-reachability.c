@@ -256,7 +256,7 @@ static const struct reach_block roots_blocks[] = {
         { .addr = 0x60100, .size = 48 }, { .addr = 0x70010, .size = 0x8000 },   /* mixed */
 };
 /* glibc's mmapped chunks: 16 bytes before each such block, whole pages */
-static const struct reach_root roots_chunks[] = {
+static const struct reach_block roots_chunks[] = {
         { .addr = 0x40000, .size = 0x9000 }, { .addr = 0x70000, .size = 0x9000 },
 };
 
