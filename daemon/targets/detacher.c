@@ -268,10 +268,11 @@ static void set_links(struct detach_work *w, bool multi, void *items, size_t n)
         }
 }
 
-/* Start threads on a pid's links (n of them at items, each of size bytes: uprobe_multi link fds,
- * or else struct bpf_link pointers), LINKS_PER_THREAD each; the array stays the caller's. */
-static int start_links(struct detacher *d, pid_t pid, const void *items, size_t n, size_t size, bool multi)
+/* Start threads on a pid's links (n of them at items: uprobe_multi link fds when multi, else
+ * struct bpf_link pointers), LINKS_PER_THREAD each; the array stays the caller's. */
+static int start_links(struct detacher *d, pid_t pid, const void *items, size_t n, bool multi)
 {
+        size_t size = multi ? sizeof(int) : sizeof(struct bpf_link *);
         int r = 0;
 
         for (size_t i = 0; i < n; i += LINKS_PER_THREAD) {
@@ -305,9 +306,9 @@ int detacher_submit(struct detacher *d, struct detach_work *w)
         r = start(d, &(struct detach_work) {
                 .pid = w->pid, .sweeps = w->sweeps, .n_sweeps = w->n_sweeps, .purge = w->purge,
         });
-        k = start_links(d, w->pid, w->multi_fds, w->n_multi_fds, sizeof(*w->multi_fds), true);
+        k = start_links(d, w->pid, w->multi_fds, w->n_multi_fds, true);
         r = r < 0 ? r : k;
-        k = start_links(d, w->pid, w->links, w->n_links, sizeof(*w->links), false);
+        k = start_links(d, w->pid, w->links, w->n_links, false);
         r = r < 0 ? r : k;
         free(w->multi_fds);
         free(w->links);
