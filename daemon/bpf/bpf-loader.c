@@ -11,6 +11,7 @@
 #include "bpf-loader.h"
 #include "macro.h"
 #include "map-budget.h"
+#include "map-iter.h"
 #include "memleak.skel.h"
 #include "uprobe-multi.h"
 
@@ -179,6 +180,9 @@ int bpf_loader_open(const struct bpf_sizes *sizes, struct memleak_bpf **ret)
         if (bpf_program__expected_attach_type(skel->progs.alloc_session) !=
             (enum bpf_attach_type)UPROBE_SESSION_ATTACH_TYPE)
                 (void)bpf_program__set_autoload(skel->progs.alloc_session, false);
+        /* Without the iterator the stack table is read by look-ups (stack-collect.c). */
+        if (map_iter_probe() < 0)
+                (void)bpf_program__set_autoload(skel->progs.dump_stacks, false);
         table_slots = map_budget_alloc_table_slots(sizes->max_allocs);
         skel->rodata->alloc_table_mask = table_slots - 1;
         combined_rows = map_budget_combined_rows(sizes->max_combined);
@@ -288,6 +292,8 @@ static struct bpf_link *attach_map_iter(struct bpf_program *prog, struct bpf_map
 int bpf_loader_attach_iters(struct memleak_bpf *skel)
 {
         assert(skel);
+        if (!bpf_program__autoload(skel->progs.dump_stacks))
+                return -EOPNOTSUPP;
         if (!skel->links.dump_stacks &&
             !(skel->links.dump_stacks = attach_map_iter(skel->progs.dump_stacks, skel->maps.stacks)))
                 return -errno;

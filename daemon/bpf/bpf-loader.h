@@ -48,7 +48,8 @@ uint64_t bpf_loader_stacks_held(struct memleak_bpf *skel);
 int bpf_loader_allocs_fd(struct memleak_bpf *skel);
 int bpf_loader_combined_fd(struct memleak_bpf *skel);
 /* Attach the iterator of the stack table (kept in the skeleton, gone with it). Returns 0 or
- * -errno; without it, the map is read by batch look-ups. */
+ * -errno, -EOPNOTSUPP where this kernel would not load the iterator's program (map_iter_probe());
+ * without it, the map is read by batch look-ups. */
 int bpf_loader_attach_iters(struct memleak_bpf *skel);
 /* The iterator's link fd (bpf_iter_create() on it reads the stack table whole: struct
  * stack_iter_record and its frames), or -EBADF when not attached. */

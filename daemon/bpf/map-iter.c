@@ -2,6 +2,7 @@
 /* Read a BPF iterator's records through a buffer the caller keeps between reads. */
 #include <assert.h>
 #include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,4 +87,27 @@ int map_iter_read(int link_fd, size_t record_size, struct map_iter_buffer *buf, 
         if (record_size == 0 || record_size > MAP_ITER_READ_BYTES)
                 return -EINVAL;
         return map_iter_read_stream(link_fd, buf, consume_fixed, &f);
+}
+
+int map_iter_probe(void)
+{
+        static const struct bpf_insn ret0[] = {
+                { .code = 0xb7 /* BPF_ALU64 | BPF_MOV | BPF_K */, .dst_reg = 0, .imm = 0 },
+                { .code = 0x95 /* BPF_JMP | BPF_EXIT */ },
+        };
+        LIBBPF_OPTS(bpf_prog_load_opts, opts, .expected_attach_type = BPF_TRACE_ITER);
+        const char *env = getenv("MEMLEAKD_MAP_ITER");
+        int btf_id, fd;
+
+        if (env && strcmp(env, "0") == 0)
+                return -EOPNOTSUPP;
+        btf_id = libbpf_find_vmlinux_btf_id("bpf_map_elem", BPF_TRACE_ITER);
+        if (btf_id < 0)
+                return btf_id;
+        opts.attach_btf_id = (__u32)btf_id;
+        fd = bpf_prog_load(BPF_PROG_TYPE_TRACING, "memleakd_iter", "GPL", ret0, ELEMENTSOF(ret0), &opts);
+        if (fd < 0)
+                return -errno;
+        close(fd);
+        return 0;
 }

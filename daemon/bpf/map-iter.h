@@ -27,3 +27,9 @@ typedef int (*map_iter_records_fn)(const void *records, size_t n, void *userdata
  * iterator's output ends inside a record). */
 int map_iter_read(int link_fd, size_t record_size, struct map_iter_buffer *buf, map_iter_records_fn records,
                   void *userdata);
+
+/* Whether this kernel loads a map-element iterator program for us: 0, or the -errno it answered
+ * (some kernels refuse them with EPERM where they load other tracing programs).
+ * MEMLEAKD_MAP_ITER=0 in the environment says no, to exercise reading maps by look-ups on any
+ * kernel. */
+int map_iter_probe(void);

@@ -246,7 +246,10 @@ static int start_tracing(struct manager *m)
         if (r < 0)
                 return r;
         r = bpf_loader_attach_iters(m->env.skel);
-        if (r < 0)
+        if (r == -EOPNOTSUPP)
+                log_info("This kernel does not load map-element iterators for us (or MEMLEAKD_MAP_ITER=0): "
+                         "the stack table is read by look-ups");
+        else if (r < 0)
                 log_warning_errno(r, "Cannot attach the stack table's iterator, reading it by look-ups: %m");
         m->env.limits = (struct map_limits) {
                 .max_allocs = m->config.max_allocs,
