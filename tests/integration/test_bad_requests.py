@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: MIT
 """Bad requests over a raw socket: each gets the right error code, and one daemon survives them all."""
 
+import errno
 import json
 import os
 import shutil
@@ -181,13 +182,30 @@ class BadRequestsTest(unittest.TestCase):
             thread.join()
         self.assertIn(f'thread of process {os.getpid()}', reply['error']['message'], reply)
 
+    def start_32_bit_process(self):
+        """A process running i386-pause; on a kernel that refuses to run 32-bit programs (ENOEXEC),
+        one that names i386-pause as its executable (exe-as), as /proc/PID/exe shows it."""
+        i386 = os.path.join(harness.PROGRAMS_DIR, 'i386-pause')
+        try:
+            return subprocess.Popen([i386])
+        except OSError as e:
+            if e.errno != errno.ENOEXEC:
+                raise
+        proc = subprocess.Popen(['/lib64/ld-linux-x86-64.so.2', os.path.join(harness.PROGRAMS_DIR, 'exe-as'), i386],
+                                stdout=subprocess.PIPE)
+        self.assertEqual(proc.stdout.readline(), b'ready\n')
+        self.assertEqual(os.readlink(f'/proc/{proc.pid}/exe'), i386)
+        return proc
+
     def test_32_bit_process_is_einval(self):
-        proc = subprocess.Popen([os.path.join(harness.PROGRAMS_DIR, 'i386-pause')])
+        proc = self.start_32_bit_process()
         try:
             reply = self.assert_error({'v': 1, 'id': 27, 'cmd': 'attach', 'pid': proc.pid}, 'EINVAL', request_id=27)
         finally:
             proc.kill()
             proc.wait()
+            if proc.stdout:
+                proc.stdout.close()
         self.assertIn('runs a 32-bit x86 (i386) program: memleakd traces x86-64 programs only',
                       reply['error']['message'], reply)
 
