@@ -306,6 +306,12 @@ int bpf_loader_stacks_iter_fd(struct memleak_bpf *skel)
         return skel->links.dump_stacks ? bpf_link__fd(skel->links.dump_stacks) : -EBADF;
 }
 
+size_t bpf_loader_stacks_value_size(struct memleak_bpf *skel)
+{
+        assert(skel);
+        return bpf_map__value_size(skel->maps.stacks);
+}
+
 int bpf_loader_stacks_fd(struct memleak_bpf *skel)
 {
         assert(skel);

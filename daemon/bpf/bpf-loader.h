@@ -54,6 +54,8 @@ int bpf_loader_attach_iters(struct memleak_bpf *skel);
 /* The iterator's link fd (bpf_iter_create() on it reads the stack table whole: struct
  * stack_iter_record and its frames), or -EBADF when not attached. */
 int bpf_loader_stacks_iter_fd(struct memleak_bpf *skel);
+/* The stack table's value size: struct stack_trace holding max_stack_depth frames. */
+size_t bpf_loader_stacks_value_size(struct memleak_bpf *skel);
 int bpf_loader_stacks_fd(struct memleak_bpf *skel);
 /* The unwind tables (a map of maps, UNWIND_TABLES_MAX slots), the targets walked by them and
  * their mappings (UNWIND_MAPPINGS_MAX per target slot). */

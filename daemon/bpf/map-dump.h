@@ -12,6 +12,14 @@ struct map_dump {
         size_t n;
 };
 
+/* Called with n > 0 entries read: their keys, then their values, each packed; a negative errno
+ * stops the read and is returned. */
+typedef int (*map_dump_batch_fn)(const void *keys, const void *values, size_t n, void *userdata);
+
+/* Read the hash map fd whole, a batch at a time (batch look-ups; one look-up an entry where the
+ * kernel has none), calling each() on every batch. Returns 0 or -errno. */
+int map_dump_hash_each(int fd, size_t key_size, size_t value_size, map_dump_batch_fn each, void *userdata);
+
 /* Dump up to max_entries entries of the hash map fd. The copy is a consistent-enough view:
  * entries may change while it is read, as they do in the kernel all the time. */
 int map_dump_hash(int fd, size_t key_size, size_t value_size, uint32_t max_entries, struct map_dump *ret);

@@ -27,9 +27,12 @@ static int copy_ips(const uint64_t *ips, size_t n, uint64_t **ret, size_t *ret_n
         return 0;
 }
 
-/* Rows from which on the stack table is read whole through its iterator rather than by one
- * look-up (one system call, a full max_stack_depth value copied) per row. */
-#define FRAMES_BY_ITERATOR_MIN_ROWS 512
+/* Rows from which on the stack table is read whole, through its iterator or by batches, rather
+ * than by one look-up (one system call, a full max_stack_depth value copied) per row. */
+#define FRAMES_READ_WHOLE_MIN_ROWS 512
+/* A batch read copies each stack's full value, its look-up by key costs a system call: where the
+ * table holds more stacks than this a row, look-ups are cheaper. */
+#define FRAMES_BY_BATCHES_MAX_STACKS_PER_ROW 8
 
 struct frames_by_id {
         struct stack_rows *rows;
@@ -44,17 +47,42 @@ static int order_by_stack_id(const void *a, const void *b, void *userdata)
         return x < y ? -1 : x > y;
 }
 
+/* Give stack id's frames to the rows of that id (f->order sorted by id). */
+static int give_frames(struct frames_by_id *f, uint64_t id, const uint64_t *ips, uint32_t depth, uint32_t stop)
+{
+        struct stack_row *rows = f->rows->rows;
+        size_t lo = 0, hi = f->rows->n, n = f->rows->n;
+
+        while (lo < hi) {               /* the first row of this id */
+                size_t mid = lo + (hi - lo) / 2;
+
+                if (rows[f->order[mid]].stack_id < (int64_t)id)
+                        lo = mid + 1;
+                else
+                        hi = mid;
+        }
+        for (; lo < n && rows[f->order[lo]].stack_id == (int64_t)id; lo++) {
+                struct stack_row *row = &rows[f->order[lo]];
+                int r;
+
+                if (row->ips)
+                        continue;       /* the id seen twice (the table changed under the read) */
+                if ((r = copy_ips(ips, depth, &row->ips, &row->n_ips)) < 0)
+                        return r;
+                row->unwind_stop = stop;
+        }
+        return 0;
+}
+
 /* map_iter_read_stream(): struct stack_iter_record and its frames, given to the rows of its id. */
 static long consume_stack_records(const void *data, size_t len, void *userdata)
 {
-        struct frames_by_id *f = userdata;
-        struct stack_row *rows = f->rows->rows;
-        size_t used = 0, n = f->rows->n;
+        size_t used = 0;
 
         for (;;) {
                 struct stack_iter_record rec;
-                size_t lo = 0, hi = n, bytes;
-                const uint64_t *ips;
+                size_t bytes;
+                int r;
 
                 if (len - used < sizeof(rec))
                         return (long)used;
@@ -64,46 +92,75 @@ static long consume_stack_records(const void *data, size_t len, void *userdata)
                 bytes = sizeof(rec) + rec.depth * sizeof(uint64_t);
                 if (len - used < bytes)
                         return (long)used;
-                ips = (const uint64_t *)((const char *)data + used + sizeof(rec));
+                r = give_frames(userdata, rec.id, (const uint64_t *)((const char *)data + used + sizeof(rec)),
+                                rec.depth, rec.stop);
+                if (r < 0)
+                        return r;
                 used += bytes;
-                while (lo < hi) {               /* the first row of this id */
-                        size_t mid = lo + (hi - lo) / 2;
-
-                        if (rows[f->order[mid]].stack_id < (int64_t)rec.id)
-                                lo = mid + 1;
-                        else
-                                hi = mid;
-                }
-                for (; lo < n && rows[f->order[lo]].stack_id == (int64_t)rec.id; lo++) {
-                        struct stack_row *row = &rows[f->order[lo]];
-                        uint64_t *copy;
-
-                        if (row->ips)
-                                continue;       /* the id seen twice (the table changed under the walk) */
-                        copy = malloc(MAX((size_t)rec.depth, (size_t)1) * sizeof(uint64_t));
-                        if (!copy)
-                                return -ENOMEM;
-                        memcpy(copy, ips, rec.depth * sizeof(uint64_t));
-                        row->ips = copy;
-                        row->n_ips = rec.depth;
-                        row->unwind_stop = rec.stop;
-                }
         }
+}
+
+/* A frames_by_id and the stack table's value size, for map_dump_hash_each(). */
+struct frames_by_batch {
+        struct frames_by_id f;
+        size_t value_size;
+};
+
+/* map_dump_hash_each(): stack ids and their struct stack_trace, value_size bytes each. */
+static int consume_stack_batch(const void *keys, const void *values, size_t n, void *userdata)
+{
+        struct frames_by_batch *b = userdata;
+        uint32_t fits = (uint32_t)((b->value_size - offsetof(struct stack_trace, ips)) / sizeof(uint64_t));
+
+        for (size_t i = 0; i < n; i++) {
+                const struct stack_trace *t = (const void *)((const char *)values + i * b->value_size);
+                uint64_t id;
+                int r;
+
+                memcpy(&id, (const char *)keys + i * sizeof(id), sizeof(id));
+                r = give_frames(&b->f, id, (const uint64_t *)t->ips, MIN(t->depth, fits), t->stop);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* Row indices sorted by stack id, for give_frames(). */
+static size_t *rows_by_stack_id(const struct stack_rows *r)
+{
+        size_t *order = malloc(MAX(r->n, (size_t)1) * sizeof(size_t));
+
+        if (!order)
+                return NULL;
+        for (size_t i = 0; i < r->n; i++)
+                order[i] = i;
+        qsort_r(order, r->n, sizeof(*order), order_by_stack_id, r->rows);
+        return order;
+}
+
+/* Fill in the rows' frames from the stack table read whole by batch look-ups. */
+static int rows_add_frames_by_batches(struct stack_rows *r, int stacks_fd, size_t value_size)
+{
+        _cleanup_free_ size_t *order = rows_by_stack_id(r);
+        struct frames_by_batch b = { .f = { .rows = r, .order = order }, .value_size = value_size };
+
+        if (!order)
+                return -ENOMEM;
+        if (value_size < offsetof(struct stack_trace, ips) || value_size > sizeof(struct stack_trace))
+                return -EINVAL;
+        return map_dump_hash_each(stacks_fd, sizeof(uint64_t), value_size, consume_stack_batch, &b);
 }
 
 /* Fill in the rows' frames from the stack table read whole through its iterator. */
 static int rows_add_frames_by_iterator(struct stack_rows *r, int iter_fd)
 {
-        _cleanup_free_ size_t *order = malloc(MAX(r->n, (size_t)1) * sizeof(size_t));
+        _cleanup_free_ size_t *order = rows_by_stack_id(r);
         struct map_iter_buffer buf = {};
         struct frames_by_id f = { .rows = r, .order = order };
         int ret;
 
         if (!order)
                 return -ENOMEM;
-        for (size_t i = 0; i < r->n; i++)
-                order[i] = i;
-        qsort_r(order, r->n, sizeof(*order), order_by_stack_id, r->rows);
         ret = map_iter_read_stream(iter_fd, &buf, consume_stack_records, &f);
         map_iter_buffer_done(&buf);
         return ret;
@@ -133,17 +190,21 @@ static int rows_add_frames_by_lookup(struct stack_rows *r, int stacks_fd)
         return 0;
 }
 
-/* Fill in each row's frames from the stack table. */
-static int rows_add_frames(struct stack_rows *r, int stacks_fd, int iter_fd)
+/* Fill in each row's frames from the stack table: by a look-up a row for a few rows (or a few
+ * against the stacks held: a whole read copies every stack), else read whole, through its
+ * iterator where the kernel loaded one, else by batch look-ups. */
+static int rows_add_frames(struct stack_rows *r, struct memleak_bpf *skel)
 {
-        int ret;
+        int stacks_fd = bpf_loader_stacks_fd(skel), iter_fd = bpf_loader_stacks_iter_fd(skel), ret;
 
-        if (iter_fd < 0 || r->n < FRAMES_BY_ITERATOR_MIN_ROWS)
+        if (r->n < FRAMES_READ_WHOLE_MIN_ROWS ||
+            (iter_fd < 0 && r->n < bpf_loader_stacks_held(skel) / FRAMES_BY_BATCHES_MAX_STACKS_PER_ROW))
                 return rows_add_frames_by_lookup(r, stacks_fd);
-        ret = rows_add_frames_by_iterator(r, iter_fd);
+        ret = iter_fd >= 0 ? rows_add_frames_by_iterator(r, iter_fd) :
+                rows_add_frames_by_batches(r, stacks_fd, bpf_loader_stacks_value_size(skel));
         if (ret >= 0 || ret == -ENOMEM)
                 return ret;
-        /* the iterator failed midway: start over by look-ups */
+        /* the read failed midway: start over by look-ups */
         for (size_t i = 0; i < r->n; i++) {
                 free(r->rows[i].ips);
                 r->rows[i].ips = NULL;
@@ -336,7 +397,7 @@ int stack_collect_live(struct memleak_bpf *skel, const struct map_limits *lim, c
                 r = collect_allocs(skel, lim, pids, n_pids, min_age_ns, &rows);
         if (r < 0)
                 return r;
-        r = rows_add_frames(&rows, bpf_loader_stacks_fd(skel), bpf_loader_stacks_iter_fd(skel));
+        r = rows_add_frames(&rows, skel);
         if (r < 0) {
                 stack_rows_done(&rows);
                 return r;
