@@ -248,9 +248,9 @@ static int start_tracing(struct manager *m)
         r = bpf_loader_attach_iters(m->env.skel);
         if (r == -EOPNOTSUPP)
                 log_info("This kernel does not load map-element iterators for us (or MEMLEAKD_MAP_ITER=0): "
-                         "the stack table is read by look-ups");
+                         "the stack table is read by batch look-ups");
         else if (r < 0)
-                log_warning_errno(r, "Cannot attach the stack table's iterator, reading it by look-ups: %m");
+                log_warning_errno(r, "Cannot attach the stack table's iterator, reading it by batch look-ups: %m");
         m->env.limits = (struct map_limits) {
                 .max_allocs = m->config.max_allocs,
                 .max_mmaps = m->config.max_mmaps,
