@@ -187,7 +187,6 @@ int reach_scan_roots_select(const struct proc_maps *maps, const struct thread_st
         }
         for (size_t i = 0; i < maps->n; i++) {
                 const struct map_entry *e = &maps->entries[i];
-
                 size_t first, last;
 
                 if (is_stack[i] || !may_hold_roots(e))
