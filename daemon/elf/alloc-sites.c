@@ -6,6 +6,7 @@
 #include <libelf.h>
 #include <string.h>
 #include "alloc-sites.h"
+#include "cxx-forwarders.h"
 #include "elf-file.h"
 #include "probe-placement.h"
 #include "macro.h"
@@ -308,12 +309,26 @@ static int vaddr_to_file_offset(Elf *elf, uint64_t vaddr, uint64_t *ret)
         return -ENOENT;
 }
 
-static int add_site(struct alloc_sites *s, int entry, uint64_t vaddr, uint64_t off)
+int alloc_sites_kind_of_symbol(const char *name, enum alloc_kind *ret)
+{
+        int entry;
+
+        assert(name);
+        assert(ret);
+        entry = entry_point_index(name);
+        if (entry < 0)
+                return -ENOENT;
+        *ret = entry_points[entry].kind;
+        return 0;
+}
+
+static int add_site(struct alloc_sites *s, int entry, uint64_t vaddr, uint64_t off, uint64_t size)
 {
         struct alloc_site *n;
 
         for (size_t i = 0; i < s->n; i++)
                 if (s->sites[i].vaddr == vaddr) {
+                        s->sites[i].size = MAX(s->sites[i].size, size);
                         /* An alias of a site we have: probe each address once, with the kind of
                          * the name listed first in entry_points. */
                         if (entry < s->sites[i].entry) {
@@ -329,7 +344,7 @@ static int add_site(struct alloc_sites *s, int entry, uint64_t vaddr, uint64_t o
         s->sites = n;
         s->sites[s->n++] = (struct alloc_site) {
                 .kind = entry_points[entry].kind, .name = entry_points[entry].symbol,
-                .file_offset = off, .probe_offset = off, .vaddr = vaddr, .entry = entry,
+                .file_offset = off, .probe_offset = off, .vaddr = vaddr, .size = size, .entry = entry,
         };
         return 0;
 }
@@ -358,7 +373,7 @@ static int scan_symbol_table(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, struct
                 if (vaddr_to_file_offset(elf, sym.st_value, &off) < 0)
                         continue;
                 s->families |= entry_points[entry].family;
-                r = add_site(s, entry, sym.st_value, off);
+                r = add_site(s, entry, sym.st_value, off, sym.st_size);
                 if (r < 0)
                         return r;
         }
@@ -442,6 +457,7 @@ int alloc_sites_read(Elf *elf, struct alloc_sites *ret)
                 }
         }
         place_probes(elf, &s);
+        cxx_forwarders_mark(elf, &s);
         *ret = s;
         return 0;
 }

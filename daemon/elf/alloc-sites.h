@@ -17,7 +17,10 @@ struct alloc_site {
         uint64_t entry_cookie;  /* its entry probe's attach cookie: where the arguments are there
                                  * (MEMLEAK_ARGS_MOVED) */
         uint64_t vaddr;
+        uint64_t size;          /* the function's bytes (its symbol's st_size); 0 if unknown */
         int entry;              /* its row in the table of entry points (lower: preferred name) */
+        bool forwards;          /* a C++ operator of the standard runtime that only passes the
+                                 * call on to malloc & co or free (cxx-forwarders.h) */
 };
 
 /* Which allocator a symbol is the signature of (bits of alloc_sites.families). */
@@ -43,6 +46,10 @@ int alloc_sites_read(Elf *elf, struct alloc_sites *ret);
 void alloc_sites_done(struct alloc_sites *s);
 
 const char *alloc_sites_kind_to_string(enum alloc_kind k);
+
+/* The kind of the entry point called name ("malloc", "_Znwm", "je_free", ...); -ENOENT if name
+ * is none of them. */
+int alloc_sites_kind_of_symbol(const char *name, enum alloc_kind *ret);
 
 /* How many argument registers kind's entry program reads (bpf/memleak.bpf.c). */
 unsigned alloc_sites_kind_arguments(enum alloc_kind k);

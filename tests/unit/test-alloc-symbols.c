@@ -95,7 +95,38 @@ static void libstdcxx_defines_every_operator_new_and_delete(void)
         ASSERT_EQ(news, 8);
         ASSERT_EQ(deletes, 12);
         ASSERT_EQ(s.n, 20);
+        /* each calls malloc, aligned_alloc or free through the PLT, or another form of itself:
+         * every one only passes the call on (cxx-forwarders.h) */
+        for (size_t i = 0; i < s.n; i++) {
+                if (!s.sites[i].forwards)
+                        fprintf(stderr, "%s does not forward\n", s.sites[i].name);
+                ASSERT_TRUE(s.sites[i].forwards);
+                ASSERT_TRUE(s.sites[i].size > 0);
+        }
         alloc_sites_done(&s);
+}
+
+static void nothing_forwards_outside_the_cxx_runtime(const char *path)
+{
+        struct alloc_sites s = {};
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+        ASSERT_TRUE(fd >= 0);
+        ASSERT_EQ(alloc_sites_find(fd, &s), 0);
+        ASSERT_TRUE(s.n > 0);
+        for (size_t i = 0; i < s.n; i++)
+                ASSERT_TRUE(!s.sites[i].forwards);
+        alloc_sites_done(&s);
+}
+
+/* An allocator's own operators (tcmalloc's, jemalloc's new is its malloc's code, not a call to
+ * it) and libc's functions are probed themselves. */
+static void allocators_operators_do_not_forward(void)
+{
+        nothing_forwards_outside_the_cxx_runtime(libc_path);
+        nothing_forwards_outside_the_cxx_runtime("/usr/lib/x86_64-linux-gnu/libtcmalloc.so.4");
+        nothing_forwards_outside_the_cxx_runtime("/usr/lib/x86_64-linux-gnu/libjemalloc.so.2");
+        nothing_forwards_outside_the_cxx_runtime("/usr/lib/x86_64-linux-gnu/libmimalloc.so.2");
 }
 
 static const struct alloc_site *find_name(const struct alloc_sites *s, const char *name)
@@ -245,6 +276,7 @@ int main(int argc, char *argv[])
                 TEST(fixture_aliases_share_one_site),
                 TEST(libc_defines_every_hooked_function),
                 TEST(libstdcxx_defines_every_operator_new_and_delete),
+                TEST(allocators_operators_do_not_forward),
                 TEST(tcmalloc_is_known_by_its_tc_names),
                 TEST(jemalloc_is_known_by_its_extended_api),
                 TEST(mimalloc_is_known_by_its_mi_names),

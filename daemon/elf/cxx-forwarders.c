@@ -1,0 +1,149 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* Find the C++ runtime's operators new and delete that only call malloc or free. */
+#include <assert.h>
+#include <errno.h>
+#include <gelf.h>
+#include <string.h>
+#include "cxx-forwarders.h"
+#include "elf-deps.h"
+#include "elf-file.h"
+#include "macro.h"
+
+/* A forwarder is a few instructions: a longer function is not looked into. */
+#define FORWARDER_BYTES_MAX 512
+
+static bool is_cxx_runtime(Elf *elf)
+{
+        struct elf_deps d = {};
+        bool yes = false;
+
+        if (elf_deps_read_elf(elf, &d) < 0)
+                return false;
+        if (d.soname)
+                yes = strncmp(d.soname, "libstdc++.so", 12) == 0 || strncmp(d.soname, "libc++.so", 9) == 0 ||
+                      strncmp(d.soname, "libc++abi.so", 12) == 0;     /* LLVM's new and delete */
+        elf_deps_done(&d);
+        return yes;
+}
+
+/* Where a PLT stub jumps through: the GOT slot of `[endbr64] [bnd] jmp *disp(%rip)`. */
+static int stub_got_slot(const uint8_t *p, size_t room, uint64_t addr, uint64_t *ret)
+{
+        static const uint8_t endbr64[] = { 0xf3, 0x0f, 0x1e, 0xfa };
+        size_t i = 0;
+        int32_t disp;
+
+        if (room >= sizeof(endbr64) && memcmp(p, endbr64, sizeof(endbr64)) == 0)
+                i = sizeof(endbr64);
+        if (i < room && p[i] == 0xf2)
+                i++;
+        if (i + 6 > room || p[i] != 0xff || p[i + 1] != 0x25)
+                return -ENOENT;
+        memcpy(&disp, p + i + 2, sizeof(disp));
+        *ret = addr + i + 6 + (int64_t)disp;
+        return 0;
+}
+
+/* The name of the symbol whose GOT slot is at slot (a jump-slot or GOT-data relocation). */
+static const char *got_slot_symbol(Elf *elf, uint64_t slot)
+{
+        for (struct elf_file_section sec = {}; elf_file_next_section(elf, &sec);) {
+                Elf_Scn *symtab;
+                GElf_Shdr symtab_header;
+                Elf_Data *data;
+
+                if (sec.shdr.sh_type != SHT_RELA || sec.shdr.sh_entsize == 0)
+                        continue;
+                data = elf_getdata(sec.scn, NULL);
+                symtab = elf_getscn(elf, sec.shdr.sh_link);
+                if (!data || !symtab || !gelf_getshdr(symtab, &symtab_header))
+                        continue;
+                for (size_t i = 0; i < sec.shdr.sh_size / sec.shdr.sh_entsize; i++) {
+                        Elf_Data *syms;
+                        GElf_Rela rela;
+                        GElf_Sym sym;
+
+                        if (!gelf_getrela(data, (int)i, &rela) || rela.r_offset != slot)
+                                continue;
+                        if (GELF_R_TYPE(rela.r_info) != R_X86_64_JUMP_SLOT &&
+                            GELF_R_TYPE(rela.r_info) != R_X86_64_GLOB_DAT)
+                                continue;
+                        syms = elf_getdata(symtab, NULL);
+                        if (!syms || !gelf_getsym(syms, (int)GELF_R_SYM(rela.r_info), &sym))
+                                return NULL;
+                        return elf_strptr(elf, symtab_header.sh_link, sym.st_name);
+                }
+        }
+        return NULL;
+}
+
+/* The allocator kind of the function whose PLT stub is at addr; -ENOENT if addr is no PLT stub
+ * of an allocator function. */
+static int plt_target_kind(Elf *elf, const uint8_t *image, size_t image_size, uint64_t addr, enum alloc_kind *ret)
+{
+        for (struct elf_file_section sec = {}; elf_file_next_section(elf, &sec);) {
+                uint64_t at, slot;
+                const char *name;
+
+                if (sec.shdr.sh_type != SHT_PROGBITS || strncmp(sec.name, ".plt", 4) != 0 ||
+                    addr < sec.shdr.sh_addr || addr >= sec.shdr.sh_addr + sec.shdr.sh_size)
+                        continue;
+                at = addr - sec.shdr.sh_addr + sec.shdr.sh_offset;
+                if (at >= image_size ||
+                    stub_got_slot(image + at, MIN((size_t)(sec.shdr.sh_addr + sec.shdr.sh_size - addr), image_size - at),
+                                  addr, &slot) < 0)
+                        return -ENOENT;
+                name = got_slot_symbol(elf, slot);
+                return name ? alloc_sites_kind_of_symbol(name, ret) : -ENOENT;
+        }
+        return -ENOENT;
+}
+
+/* Whether a call to a function of kind to does what a call of kind from asks. */
+static bool same_side(enum alloc_kind from, enum alloc_kind to)
+{
+        if (from == ALLOC_KIND_DELETE)
+                return to == ALLOC_KIND_FREE || to == ALLOC_KIND_DELETE;
+        return to == ALLOC_KIND_MALLOC || to == ALLOC_KIND_CALLOC || to == ALLOC_KIND_ALIGNED_ALLOC ||
+               to == ALLOC_KIND_MEMALIGN || to == ALLOC_KIND_POSIX_MEMALIGN || to == ALLOC_KIND_VALLOC ||
+               to == ALLOC_KIND_PVALLOC || to == ALLOC_KIND_NEW;
+}
+
+static bool forwards(Elf *elf, const uint8_t *image, size_t image_size, const struct alloc_site *site)
+{
+        const uint8_t *code;
+
+        if (!alloc_sites_kind_is_cxx(site->kind) || site->size == 0 || site->size > FORWARDER_BYTES_MAX ||
+            site->file_offset > image_size || site->size > image_size - site->file_offset)
+                return false;
+        code = image + site->file_offset;
+        for (size_t i = 0; i + 5 <= site->size; i++) {
+                enum alloc_kind kind;
+                uint64_t target;
+                int32_t rel;
+
+                if (code[i] != 0xe8 && code[i] != 0xe9)        /* call rel32, jmp rel32 */
+                        continue;
+                memcpy(&rel, code + i + 1, sizeof(rel));
+                target = site->vaddr + i + 5 + (int64_t)rel;
+                if (plt_target_kind(elf, image, image_size, target, &kind) == 0 && same_side(site->kind, kind))
+                        return true;
+        }
+        return false;
+}
+
+void cxx_forwarders_mark(Elf *elf, struct alloc_sites *s)
+{
+        const uint8_t *image;
+        size_t size;
+
+        assert(elf);
+        assert(s);
+        if (s->n == 0 || alloc_sites_has_c_api(s) || !is_cxx_runtime(elf))
+                return;
+        image = (const uint8_t *)elf_rawfile(elf, &size);
+        if (!image)
+                return;
+        for (size_t i = 0; i < s->n; i++)
+                s->sites[i].forwards = forwards(elf, image, size, &s->sites[i]);
+}
