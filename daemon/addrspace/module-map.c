@@ -141,3 +141,19 @@ const struct module_mapping *module_map_find(const struct module_map *mm, uint64
         }
         return NULL;
 }
+
+bool module_map_in_ranges(const struct module_map *mm, const struct file_range *ranges, size_t n, uint64_t addr)
+{
+        const struct module_mapping *m;
+        uint64_t offset;
+
+        assert(mm);
+        if (n == 0 || !(m = module_map_find(mm, addr)))
+                return false;
+        offset = addr - m->start + m->pgoff;
+        for (size_t i = 0; i < n; i++)
+                if (ranges[i].dev == m->dev && ranges[i].ino == m->ino && offset >= ranges[i].start &&
+                    offset < ranges[i].end)
+                        return true;
+        return false;
+}

@@ -33,6 +33,15 @@ int module_map_copy(struct module_map *to, const struct module_map *from);
 
 const struct module_mapping *module_map_find(const struct module_map *mm, uint64_t addr);
 
+/* Bytes [start, end) of a file, by offset in it: a function's code, wherever it is mapped. */
+struct file_range {
+        uint64_t dev, ino;
+        uint64_t start, end;
+};
+
+/* Whether addr, as mm maps files, lies in one of the n ranges. */
+bool module_map_in_ranges(const struct module_map *mm, const struct file_range *ranges, size_t n, uint64_t addr);
+
 /* Open the file a target sees at path (inside its root, safe-open.h) and check it is the one with
  * dev/ino when those are non-zero, else the one it maps at [start, end) if start != end.
  * Returns an O_RDONLY|O_CLOEXEC fd of a regular file, or -errno (-ENOTREG: not a regular file). */

@@ -37,10 +37,37 @@ static int row_by_frames(const void *a, const void *b)
         return (x->ips == NULL) - (y->ips == NULL);
 }
 
+/* Rows of the same stack, pid and space as one: bytes and allocations summed, the lowest id. */
+static void merge_same_stacks(struct stack_rows *r)
+{
+        size_t out = 0;
+
+        if (r->n < 2)
+                return;
+        qsort(r->rows, r->n, sizeof(*r->rows), row_by_frames);
+        for (size_t i = 0; i < r->n; i++) {
+                struct stack_row *row = &r->rows[i];
+
+                if (out > 0 && row->stack_id >= 0 && row_by_frames(&r->rows[out - 1], row) == 0) {
+                        struct stack_row *into = &r->rows[out - 1];
+
+                        into->bytes += row->bytes;
+                        into->allocs += row->allocs;
+                        into->n_cut = into->n_cut > row->n_cut ? into->n_cut : row->n_cut;
+                        into->n_allocator = into->n_allocator > row->n_allocator ? into->n_allocator
+                                                                                 : row->n_allocator;
+                        into->stack_id = into->stack_id < row->stack_id ? into->stack_id : row->stack_id;
+                        free(row->ips);
+                        continue;
+                }
+                r->rows[out++] = *row;
+        }
+        r->n = out;
+}
+
 void stack_rows_cut_broken_chains(struct stack_rows *r, stack_rows_is_code_fn is_code, void *userdata)
 {
         bool any_cut = false;
-        size_t out = 0;
 
         assert(r);
         assert(is_code);
@@ -55,23 +82,29 @@ void stack_rows_cut_broken_chains(struct stack_rows *r, stack_rows_is_code_fn is
                                 break;
                         }
         }
-        if (!any_cut || r->n < 2)
-                return;
-        qsort(r->rows, r->n, sizeof(*r->rows), row_by_frames);
+        if (any_cut)
+                merge_same_stacks(r);
+}
+
+void stack_rows_drop_allocator_frames(struct stack_rows *r, stack_rows_is_allocator_fn is_allocator, void *userdata)
+{
+        bool any_dropped = false;
+
+        assert(r);
+        assert(is_allocator);
         for (size_t i = 0; i < r->n; i++) {
                 struct stack_row *row = &r->rows[i];
+                size_t k = 0;
 
-                if (out > 0 && row->stack_id >= 0 && row_by_frames(&r->rows[out - 1], row) == 0) {
-                        struct stack_row *into = &r->rows[out - 1];
-
-                        into->bytes += row->bytes;
-                        into->allocs += row->allocs;
-                        into->n_cut = into->n_cut > row->n_cut ? into->n_cut : row->n_cut;
-                        into->stack_id = into->stack_id < row->stack_id ? into->stack_id : row->stack_id;
-                        free(row->ips);
+                while (k + 1 < row->n_ips && is_allocator(userdata, row->pid, row->ips[k]))
+                        k++;
+                if (k == 0)
                         continue;
-                }
-                r->rows[out++] = *row;
+                memmove(row->ips, row->ips + k, (row->n_ips - k) * sizeof(*row->ips));
+                row->n_ips -= k;
+                row->n_allocator += k;
+                any_dropped = true;
         }
-        r->n = out;
+        if (any_dropped)
+                merge_same_stacks(r);
 }

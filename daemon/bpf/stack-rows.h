@@ -16,6 +16,7 @@ struct stack_row {
         uint64_t *ips;          /* owned; NULL when the stack is unavailable */
         size_t n_ips;
         size_t n_cut;           /* addresses dropped past a broken frame-pointer chain */
+        size_t n_allocator;     /* the allocator's own frames dropped from its top */
         uint32_t unwind_stop;   /* enum unwind_stop: why the walk ended (0: normally) */
 };
 
@@ -35,3 +36,11 @@ typedef bool (*stack_rows_is_code_fn)(void *userdata, pid_t pid, uint64_t addr);
  * same stack of the same pid and space are merged (bytes and allocations summed, the lowest
  * stack id kept). */
 void stack_rows_cut_broken_chains(struct stack_rows *r, stack_rows_is_code_fn is_code, void *userdata);
+
+/* Says whether the frame at addr in pid is the allocator's own, not the program's. */
+typedef bool (*stack_rows_is_allocator_fn)(void *userdata, pid_t pid, uint64_t addr);
+
+/* Drop the addresses at the top of each row's stack that is_allocator() claims (an operator new
+ * that called the malloc whose return took the stack), keeping at least one; rows that become
+ * the same stack are merged as above. */
+void stack_rows_drop_allocator_frames(struct stack_rows *r, stack_rows_is_allocator_fn is_allocator, void *userdata);

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Unit tests for stack-rows.c: stacks cut where the frame-pointer chain broke, and merged. */
+/* Unit tests for stack-rows.c: stacks cut where the frame-pointer chain broke, the allocator's
+ * frames dropped from their tops, and merged. */
 #include <stdlib.h>
 #include <string.h>
 #include "macro.h"
@@ -93,11 +94,64 @@ static void nothing_cut_leaves_rows_as_they_are(void)
         ASSERT_EQ(rows.n, 0);
 }
 
+/* An operator new lives at [0x5000, 0x5100) of pid 10. */
+static bool fake_is_operator_new(void *userdata, pid_t pid, uint64_t addr)
+{
+        return pid == 10 && addr >= 0x5000 && addr < 0x5100;
+}
+
+static void operator_frames_on_top_are_dropped_and_the_stacks_merge(void)
+{
+        /* new -> caller, nothrow new -> new -> caller, and the caller's own malloc: one site */
+        static const uint64_t a[] = { 0x5010, 0x1100, 0x1200 };
+        static const uint64_t b[] = { 0x5010, 0x5080, 0x1100, 0x1200 };
+        static const uint64_t c[] = { 0x1100, 0x1200 };
+        /* an operator frame under the top stays, as does one in another pid, and a stack of
+         * nothing but the operator keeps its last frame */
+        static const uint64_t d[] = { 0x1300, 0x5010, 0x1200 };
+        static const uint64_t e[] = { 0x5010 };
+        struct stack_rows rows = { .rows = calloc(6, sizeof(struct stack_row)), .n = 6 };
+
+        rows.rows[0] = row(10, 5, 40, ELEMENTSOF(a), a);
+        rows.rows[1] = row(10, 3, 40, ELEMENTSOF(b), b);
+        rows.rows[2] = row(10, 9, 40, ELEMENTSOF(c), c);
+        rows.rows[3] = row(10, 7, 8, ELEMENTSOF(d), d);
+        rows.rows[4] = row(11, 4, 16, ELEMENTSOF(a), a);
+        rows.rows[5] = row(10, 6, 2, ELEMENTSOF(e), e);
+
+        stack_rows_drop_allocator_frames(&rows, fake_is_operator_new, NULL);
+        ASSERT_EQ(rows.n, 4);
+        for (size_t i = 0; i < rows.n; i++) {
+                struct stack_row *r = &rows.rows[i];
+
+                if (r->pid == 10 && r->stack_id == 3) {         /* a, b and c merged */
+                        ASSERT_EQ(r->n_ips, 2);
+                        ASSERT_EQ(r->ips[0], 0x1100);
+                        ASSERT_EQ(r->bytes, 120);
+                        ASSERT_EQ(r->allocs, 3);
+                        ASSERT_EQ(r->n_allocator, 2);           /* the most any of them lost */
+                } else if (r->pid == 10 && r->stack_id == 7) {
+                        ASSERT_EQ(r->n_ips, 3);
+                        ASSERT_EQ(r->n_allocator, 0);
+                } else if (r->pid == 10) {
+                        ASSERT_EQ(r->stack_id, 6);
+                        ASSERT_EQ(r->n_ips, 1);
+                        ASSERT_EQ(r->ips[0], 0x5010);
+                } else {
+                        ASSERT_EQ(r->pid, 11);
+                        ASSERT_EQ(r->n_ips, 3);
+                        ASSERT_EQ(r->bytes, 16);
+                }
+        }
+        stack_rows_done(&rows);
+}
+
 int main(void)
 {
         static const struct unit_test tests[] = {
                 TEST(junk_after_the_first_frame_is_cut_and_the_stacks_merge),
                 TEST(nothing_cut_leaves_rows_as_they_are),
+                TEST(operator_frames_on_top_are_dropped_and_the_stacks_merge),
         };
 
         return run_unit_tests(tests, ELEMENTSOF(tests));
