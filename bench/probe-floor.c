@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* Benchmark tool: the bare cost of probes, with empty BPF programs, on a process's allocator.
  * "sites" places them where memleakd does (daemon/elf/alloc-sites.h: each entry probe at the
- * site's probe_offset, a return probe beside it for every kind but free); "entry" places them at
+ * site's probe_offset, a return probe beside it for every kind but free; none on the C++ runtime's
+ * operators that only call malloc or free); "entry" places them at
  * each function's first instruction, as entry-probing tools (BCC's memleak) do. The difference
  * between a traced run and its floor is the cost of memleakd's own BPF work.
  * usage: probe-floor sites|entry PID OBJECT...   (holds the probes until stdin closes) */
@@ -66,6 +67,9 @@ static int probe_object(struct floor *f, int prog, bool at_entry, pid_t pid, con
         for (size_t i = 0; i < sites.n; i++) {
                 const struct alloc_site *s = &sites.sites[i];
                 uint64_t at = at_entry ? s->file_offset : s->probe_offset;
+
+                if (!at_entry && s->forwards)
+                        continue;       /* memleakd leaves it to the malloc or free it calls */
 
                 entries[n_entries++] = at;
                 if (alloc_kind_has_return_probe(s->kind))

@@ -98,6 +98,16 @@ static void print_target_name(FILE *f, const cJSON *target)
                 fputs(", exited", f);
 }
 
+/* " (20 operators left to the malloc or free they call)": the C++ runtime's, unprobed */
+static void print_forwarded(FILE *f, const cJSON *object)
+{
+        uint64_t forwarded = get_u64(object, "forwarded");
+
+        if (forwarded > 0)
+                fprintf(f, " (%" PRIu64 " %s left to the malloc or free %s)", forwarded,
+                        plural(forwarded, "operator", "operators"), forwarded == 1 ? "it calls" : "they call");
+}
+
 /* ", 10 probes in /lib/libc.so.6, 3 probes in /lib/libfoo.so" */
 static void print_objects(FILE *f, const cJSON *target)
 {
@@ -114,6 +124,7 @@ static void print_objects(FILE *f, const cJSON *target)
                         str_or(get_str(o, "path"), "?"));
                 if (get_str(o, "role"))
                         fprintf(f, " (%s)", get_str(o, "role"));
+                print_forwarded(f, o);
         }
 }
 
@@ -214,6 +225,7 @@ static void print_status_target(FILE *f, const cJSON *t)
                         plural(probes, "probe", "probes"));
                 if (get_str(o, "role"))
                         fprintf(f, " (%s)", get_str(o, "role"));
+                print_forwarded(f, o);
                 fputc('\n', f);
         }
         print_children_forked(f, t, "    ");

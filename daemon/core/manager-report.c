@@ -146,6 +146,13 @@ static int copy_target(const struct target *t, bool scan, struct report_job_targ
         r = copy_reachability(t, scan, jt);
         if (r < 0)
                 return r;
+        if (t->n_forwarders > 0) {
+                jt->forwarders = malloc(t->n_forwarders * sizeof(*t->forwarders));
+                if (!jt->forwarders)
+                        return -ENOMEM;
+                memcpy(jt->forwarders, t->forwarders, t->n_forwarders * sizeof(*t->forwarders));
+                jt->n_forwarders = t->n_forwarders;
+        }
         return module_map_copy(&jt->modules, &t->modules);
 }
 

@@ -92,6 +92,7 @@ static cJSON *target_to_json(const struct target *t)
 
                 cJSON_AddStringToObject(ob, "path", t->objects[i].path);
                 cJSON_AddNumberToObject(ob, "probes", t->objects[i].probes);
+                cJSON_AddNumberToObject(ob, "forwarded", t->objects[i].forwarded);
                 cJSON_AddStringToObject(ob, "role", target_object_role_to_string(t->objects[i].role));
                 cJSON_AddItemToArray(objs, ob);
         }

@@ -254,8 +254,9 @@ static void rescan_done(void *job, bool cancelled)
                                 log_warning("pid %d mapped %s after the attach; cannot probe it: %s", (int)t->pid,
                                             objects[i].path, objects[i].error);
                         else
-                                log_info("pid %d mapped %s after the attach: probed %zu allocator entry points in it",
-                                         (int)t->pid, objects[i].path, objects[i].probes);
+                                log_info("pid %d mapped %s after the attach: probed %zu allocator entry points in it"
+                                         " (%u operators left to the malloc or free they call)",
+                                         (int)t->pid, objects[i].path, objects[i].probes, objects[i].forwarded);
                 probes_rescanned_free(objects, n);
         }
         probes_rescan_free(j->rescan);

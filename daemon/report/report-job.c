@@ -41,6 +41,7 @@ struct report_job *report_job_free(struct report_job *j)
         for (size_t i = 0; i < j->n_targets; i++) {
                 stack_rows_done(&j->targets[i].frozen);
                 module_map_done(&j->targets[i].modules);
+                free(j->targets[i].forwarders);
                 for (size_t k = 0; k < j->targets[i].n_history; k++)
                         snapshot_rows_unref(j->targets[i].history[k].rows);
                 free(j->targets[i].history);
@@ -160,6 +161,16 @@ static bool address_is_code(void *userdata, pid_t pid, uint64_t addr)
         return mm && !mm->not_code;
 }
 
+/* stack_rows_is_allocator_fn: the return address lies in an operator new that only called the
+ * malloc whose return took the stack (the target's forwarders, targets/probes.c). */
+static bool address_is_forwarder(void *userdata, pid_t pid, uint64_t addr)
+{
+        const struct report_job_target *t = job_target(userdata, pid);
+
+        return t && !t->kernel && addr > 0 &&
+               module_map_in_ranges(&t->modules, t->forwarders, t->n_forwarders, addr - 1);
+}
+
 static int append_rows(struct stack_rows *all, struct stack_rows *more)
 {
         struct stack_row *n;
@@ -248,6 +259,7 @@ static cJSON *build_reply(struct report_job *j, char **error)
                         .reach = j->targets[i].reach,
                         .reach_unavailable = j->targets[i].reach_unavailable,
                 };
+        stack_rows_drop_allocator_frames(&rows, address_is_forwarder, j);
         stack_rows_cut_broken_chains(&rows, address_is_code, j);
         /* Read after collecting: what was lost meanwhile belongs in this report. */
         (void)counters_read(j->skel, totals);

@@ -34,6 +34,8 @@ struct report_job_target {
         uint64_t trend_oldest_usec;
         struct stack_rows frozen;       /* an exited target's rows */
         struct module_map modules;      /* what it maps: names its frames, tells code from data */
+        struct file_range *forwarders;  /* target's: operators whose frames top no stack shown */
+        size_t n_forwarders;
         struct kernel_symbols *kernel;  /* the kernel target's symbols (a reference); NULL */
         struct snapshot *history;       /* its ring's snapshots, oldest first, their rows shared
                                          * with the ring (snapshot_rows_ref): the verdicts */

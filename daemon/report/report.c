@@ -278,7 +278,7 @@ static cJSON *stack_to_json(const struct report_params *p, const struct stack_ro
                 cJSON_AddStringToObject(s, "stack_error", "stack no longer in the stack table");
         else
                 cJSON_AddNullToObject(s, "stack_error");
-        cJSON_AddBoolToObject(s, "truncated", p->max_stack_depth && row->n_ips >= p->max_stack_depth);
+        cJSON_AddBoolToObject(s, "truncated", p->max_stack_depth && row->n_ips + row->n_allocator >= p->max_stack_depth);
         json_add_u64(s, "addresses_cut", row->n_cut);
         frames = cJSON_AddArrayToObject(s, "frames");
         for (size_t i = 0; frames && i < row->n_ips; i++)

@@ -122,7 +122,7 @@ static int attach_program(const struct target_env *env, struct target *t, const 
 /* List the object probed, with what clearing a forked child's breakpoints needs: the file and
  * each probed address once. */
 static int add_object(struct target *t, int fd, const char *path, const struct alloc_sites *sites,
-                      enum object_role role)
+                      unsigned forwarded, enum object_role role)
 {
         struct target_object *o = realloc(t->objects, (t->n_objects + 1) * sizeof(*o));
 
@@ -130,7 +130,7 @@ static int add_object(struct target *t, int fd, const char *path, const struct a
                 return -ENOMEM;
         t->objects = o;
         o = &t->objects[t->n_objects];
-        *o = (struct target_object) { .path = strdup(path), .probes = sites->n, .role = role,
+        *o = (struct target_object) { .path = strdup(path), .probes = sites->n, .forwarded = forwarded, .role = role,
                                       .fd = fcntl(fd, F_DUPFD_CLOEXEC, 3),
                                       .offsets = malloc(MAX(sites->n, (size_t)1) * sizeof(uint64_t)) };
         t->n_objects++;
@@ -147,13 +147,60 @@ static int add_object(struct target *t, int fd, const char *path, const struct a
         return 0;
 }
 
-/* Probe every site, for t->pid only: one uprobe_multi link per entry program and one for the
- * returns; list the object. */
-static int probe_sites(const struct target_env *env, struct target *t, int fd, const char *path,
-                       const struct alloc_sites *sites, enum object_role role, char **error)
+/* Operators that only call malloc or free (cxx-forwarders.h) are left out of sites where t's
+ * stacks are walked by unwind tables: the malloc or free inside records the call, at one trap
+ * where probing the operator too takes two, and the walk from malloc's return goes up through the
+ * operator's frame by its CFI. Their code is listed in t->forwarders, whose frames a report drops
+ * from the top of a stack. With frame pointers only, a walk from inside such an operator (built
+ * without them) would skip its caller: they stay probed, as outer calls. How many were left out. */
+static int leave_forwarders(struct target *t, int fd, struct alloc_sites *sites, unsigned *ret)
 {
+        struct stat st;
+        size_t out = 0, n = 0;
+        struct file_range *more;
+
+        *ret = 0;
+        if (!t->unwind.cache)
+                return 0;
+        for (size_t i = 0; i < sites->n; i++)
+                n += sites->sites[i].forwards;
+        if (n == 0)
+                return 0;
+        if (fstat(fd, &st) < 0)
+                return -errno;
+        more = realloc(t->forwarders, (t->n_forwarders + n) * sizeof(*more));
+        if (!more)
+                return -ENOMEM;
+        t->forwarders = more;
+        for (size_t i = 0; i < sites->n; i++) {
+                const struct alloc_site *site = &sites->sites[i];
+
+                if (!site->forwards) {
+                        sites->sites[out++] = *site;
+                        continue;
+                }
+                t->forwarders[t->n_forwarders++] = (struct file_range) {
+                        .dev = st.st_dev, .ino = st.st_ino,
+                        .start = site->file_offset, .end = site->file_offset + site->size,
+                };
+        }
+        sites->n = out;
+        *ret = (unsigned)n;
+        return 0;
+}
+
+/* Probe every site (but forwarding operators, see above), for t->pid only: one uprobe_multi link
+ * per entry program and one for the returns; list the object. */
+static int probe_sites(const struct target_env *env, struct target *t, int fd, const char *path,
+                       struct alloc_sites *sites, enum object_role role, char **error)
+{
+        unsigned forwarded;
         char fd_path[64];
         int r;
+
+        r = leave_forwarders(t, fd, sites, &forwarded);
+        if (r < 0)
+                return error_set(error, r, "Cannot read %s: %s", path, strerror(-r));
 
         /* The kernel resolves this to the very file we opened, whatever namespace it lives in. */
         snprintf(fd_path, sizeof(fd_path), "/proc/self/fd/%d", fd);
@@ -165,7 +212,7 @@ static int probe_sites(const struct target_env *env, struct target *t, int fd, c
         r = attach_program(env, t, fd_path, path, sites, ALLOC_KIND_MALLOC, true, error);
         if (r < 0)
                 return r;
-        r = add_object(t, fd, path, sites, role);
+        r = add_object(t, fd, path, sites, forwarded, role);
         return r < 0 ? error_set(error, r, "Out of memory") : 0;
 }
 
@@ -410,6 +457,7 @@ int probes_rescan_finish(const struct target_env *env, struct target *t, struct 
                 k = probe_discovered(env, t, o, OBJECT_ROLE_LOADED_LATER, &error);
                 out[n++] = (struct rescanned_object) {
                         .path = strdup(o->path), .probes = k < 0 ? 0 : o->sites.n,
+                        .forwarded = k < 0 ? 0 : t->objects[t->n_objects - 1].forwarded,
                         .error = k < 0 ? (error ?: strdup(strerror(-k))) : NULL,
                 };
                 if (k >= 0)

@@ -24,6 +24,7 @@ struct probes_rescan;
 struct rescanned_object {
         char *path;
         size_t probes;
+        unsigned forwarded;     /* operators left unprobed (target_object's) */
         char *error;
 };
 

@@ -386,6 +386,9 @@ static void objects_free(struct target *t)
         free(t->objects);
         t->objects = NULL;
         t->n_objects = 0;
+        free(t->forwarders);
+        t->forwarders = NULL;
+        t->n_forwarders = 0;
 }
 
 int target_reprobe(const struct target_env *env, struct target *t)

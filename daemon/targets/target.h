@@ -42,6 +42,8 @@ const char *target_object_role_to_string(enum object_role r);
 struct target_object {
         char *path;             /* as the target sees it */
         unsigned probes;        /* probe sites (addresses) placed in it */
+        unsigned forwarded;     /* operators left unprobed: they only call malloc or free, which
+                                 * record the call (cxx-forwarders.h) */
         enum object_role role;
         int fd;                 /* the file probed, kept to clear a forked child's breakpoints; -1 */
         uint64_t *offsets;      /* its probed addresses, each once */
@@ -132,6 +134,9 @@ struct target {
         char *allocator_reason;
         struct target_object *objects;
         size_t n_objects;
+        struct file_range *forwarders;  /* the code of those operators: their frames, on top of
+                                         * the stack of the malloc they called, are not shown */
+        size_t n_forwarders;
         struct target_links links;
         struct target_slot_hold slot;
         int pidfd;                      /* -1 for the kernel, which does not exit */

@@ -75,7 +75,7 @@ class AllocatorsTest(harness.DaemonTestCase):
         target = self.check('leak-alloc-glibc', 'glibc')
         self.assertEqual(self.allocator_object(target)['path'], f'{LIBDIR}/libc.so.6')
         self.assertIn('lookup order', target['allocator_reason'])
-        # libstdc++'s operators are probed as outer calls
+        # libstdc++'s operators are listed, left to the malloc and free they call
         self.assertIn(os.path.realpath(f'{LIBDIR}/libstdc++.so.6'),
                       [os.path.realpath(o['path']) for o in target['objects'] if o['role'] == 'c++ operators'])
 
