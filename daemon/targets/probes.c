@@ -148,7 +148,7 @@ static int add_object(struct target *t, int fd, const char *path, const struct a
 }
 
 /* Operators that only call malloc or free (cxx-forwarders.h) are left out of sites where t's
- * stacks are walked by unwind tables: the malloc or free inside records the call, at one trap
+ * stacks are walked by unwind tables and its allocator was discovered (so is probed): the malloc or free inside records the call, at one trap
  * where probing the operator too takes two, and the walk from malloc's return goes up through the
  * operator's frame by its CFI. Their code is listed in t->forwarders, whose frames a report drops
  * from the top of a stack. With frame pointers only, a walk from inside such an operator (built
@@ -160,7 +160,8 @@ static int leave_forwarders(struct target *t, int fd, struct alloc_sites *sites,
         struct file_range *more;
 
         *ret = 0;
-        if (!t->unwind.cache)
+        /* --obj: the malloc they call may be in no object named, and so not probed */
+        if (!t->unwind.cache || t->objects_named)
                 return 0;
         for (size_t i = 0; i < sites->n; i++)
                 n += sites->sites[i].forwards;
@@ -232,6 +233,7 @@ int probes_attach_named(const struct target_env *env, struct target *t, char *co
         assert(env);
         assert(t);
         assert(error);
+        t->objects_named = true;        /* no discovery, now or when libraries come later */
         for (size_t i = 0; i < n_objs; i++) {
                 _cleanup_(alloc_sites_done) struct alloc_sites sites = {};
                 _cleanup_close_ int fd = -1;
@@ -266,7 +268,6 @@ int probes_attach_named(const struct target_env *env, struct target *t, char *co
                 if (r < 0)
                         return r;
         }
-        t->objects_named = true;        /* no discovery, now or when libraries come later */
         t->allocator = alloc_sites_family_to_string(alloc_sites_family(&(struct alloc_sites) { .families = families }))
                        ?: "other";
         return asprintf(&t->allocator_reason, "named with --obj") < 0 ? -ENOMEM : 0;
