@@ -217,11 +217,19 @@ static void render_attach_and_detach_print_one_line(void)
                 "\"objects\":[{\"path\":\"/usr/lib/x86_64-linux-gnu/libc.so.6\",\"probes\":10,\"role\":\"allocator\"},"
                 "{\"path\":\"/usr/lib/x86_64-linux-gnu/libstdc++.so.6\",\"probes\":20,\"role\":\"c++ operators\"}],"
                 "\"snapshots\":0}";
+        static const char forwarded[] =
+                "{\"pid\":1234,\"comm\":\"leaky\",\"allocator\":\"glibc\",\"objects\":["
+                "{\"path\":\"/usr/lib/x86_64-linux-gnu/libstdc++.so.6\",\"probes\":0,\"forwarded\":20,"
+                "\"role\":\"c++ operators\"}]}";
 
         assert_renders(render_attach, target,
                        "Attached to pid 1234 (leaky): glibc allocator, 10 probes in "
                        "/usr/lib/x86_64-linux-gnu/libc.so.6 (allocator), 20 probes in "
                        "/usr/lib/x86_64-linux-gnu/libstdc++.so.6 (c++ operators)\n");
+        assert_renders(render_attach, forwarded,
+                       "Attached to pid 1234 (leaky): glibc allocator, 0 probes in "
+                       "/usr/lib/x86_64-linux-gnu/libstdc++.so.6 (c++ operators) (20 operators left to the "
+                       "malloc or free they call)\n");
         assert_renders(render_attach,
                        "{\"pid\":9,\"comm\":\"t\",\"exited\":false,\"allocator\":\"objects\",\"objects\":["
                        "{\"path\":\"/a.so\",\"probes\":1},{\"path\":\"/b.so\",\"probes\":3}]}",
