@@ -253,10 +253,13 @@ static void rescan_done(void *job, bool cancelled)
                         if (objects[i].error)
                                 log_warning("pid %d mapped %s after the attach; cannot probe it: %s", (int)t->pid,
                                             objects[i].path, objects[i].error);
-                        else
+                        else if (objects[i].forwarded > 0)
                                 log_info("pid %d mapped %s after the attach: probed %zu allocator entry points in it"
                                          " (%u operators left to the malloc or free they call)",
                                          (int)t->pid, objects[i].path, objects[i].probes, objects[i].forwarded);
+                        else
+                                log_info("pid %d mapped %s after the attach: probed %zu allocator entry points in it",
+                                         (int)t->pid, objects[i].path, objects[i].probes);
                 probes_rescanned_free(objects, n);
         }
         probes_rescan_free(j->rescan);

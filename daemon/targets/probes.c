@@ -19,6 +19,7 @@
 #include "probes.h"
 #include "safe-open.h"
 #include "target-files.h"
+#include "target-unwind.h"
 #include "util.h"
 
 static int add_multi_fd(struct target *t, int fd)
@@ -148,12 +149,14 @@ static int add_object(struct target *t, int fd, const char *path, const struct a
 }
 
 /* Operators that only call malloc or free (cxx-forwarders.h) are left out of sites where t's
- * stacks are walked by unwind tables and its allocator was discovered (so is probed): the malloc or free inside records the call, at one trap
- * where probing the operator too takes two, and the walk from malloc's return goes up through the
- * operator's frame by its CFI. Their code is listed in t->forwarders, whose frames a report drops
- * from the top of a stack. With frame pointers only, a walk from inside such an operator (built
- * without them) would skip its caller: they stay probed, as outer calls. How many were left out. */
-static int leave_forwarders(struct target *t, int fd, struct alloc_sites *sites, unsigned *ret)
+ * stacks are walked by unwind tables and its allocator was discovered (so is probed): the malloc
+ * or free inside records the call, at one trap where probing the operator too takes two, and the
+ * walk from malloc's return goes up through the operator's frame by its CFI. Their code is listed
+ * in t->forwarders, whose frames a report drops from the top of a stack. With frame pointers
+ * only, a walk from inside such an operator (built without them) would skip its caller: they
+ * stay probed, as outer calls. How many were left out. */
+static int leave_forwarders(struct target *t, int fd, struct alloc_sites *sites, enum object_role role,
+                            unsigned *ret)
 {
         struct stat st;
         size_t out = 0, n = 0;
@@ -169,6 +172,11 @@ static int leave_forwarders(struct target *t, int fd, struct alloc_sites *sites,
                 return 0;
         if (fstat(fd, &st) < 0)
                 return -errno;
+        /* A library mapped after the attach (dlopen) runs at once, and its table is built a moment
+         * later: until then a walk from inside its operators would go by frame pointer, skipping
+         * their caller. They are left only when the table is there already (another target's). */
+        if (role == OBJECT_ROLE_LOADED_LATER && !target_unwind_walks_file(t, st.st_dev, st.st_ino))
+                return 0;
         more = realloc(t->forwarders, (t->n_forwarders + n) * sizeof(*more));
         if (!more)
                 return -ENOMEM;
@@ -199,7 +207,7 @@ static int probe_sites(const struct target_env *env, struct target *t, int fd, c
         char fd_path[64];
         int r;
 
-        r = leave_forwarders(t, fd, sites, &forwarded);
+        r = leave_forwarders(t, fd, sites, role, &forwarded);
         if (r < 0)
                 return error_set(error, r, "Cannot read %s: %s", path, strerror(-r));
 

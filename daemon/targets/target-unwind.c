@@ -179,6 +179,15 @@ int target_unwind_refresh(struct target *t)
         return 0;
 }
 
+bool target_unwind_walks_file(const struct target *t, uint64_t dev, uint64_t ino)
+{
+        const struct unwind_cache_entry *e;
+
+        assert(t);
+        e = t->unwind.cache ? unwind_cache_peek(t->unwind.cache, dev, ino) : NULL;
+        return e && !e->pending && e->n_rows > 0;
+}
+
 bool target_unwind_pending(const struct target *t)
 {
         const struct target_unwind *u;

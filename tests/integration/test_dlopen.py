@@ -1,10 +1,11 @@
 # SPDX-License-Identifier: MIT
 """A library dlopen()ed after the attach is picked up on the next rescan of the target's maps (the
 snapshot tick) and logged: a C program loads a C++ plugin, which brings libstdc++ with it; its
-operators are picked up then (left to the malloc and free they call, their frames not shown), so
-the plugin's new leaks are reported at the plugin's function (not at operator new inside
-libstdc++), and its frames resolve. The loader's own allocations for
-the dlopen (link maps, kept while the plugin is loaded) are outstanding too, at their own stacks."""
+operators are probed then, so the plugin's new leaks are reported at the plugin's function (not at
+operator new inside libstdc++), and its frames resolve. Where libstdc++'s unwind table is in
+already (another target maps it) its operators are left to the malloc and free they call instead,
+their frames not shown, with the same report. The loader's own allocations for the dlopen (link
+maps, kept while the plugin is loaded) are outstanding too, at their own stacks."""
 
 import os
 import unittest
@@ -26,8 +27,20 @@ def loaded_later(status, pid):
 class DlopenTest(harness.DaemonTestCase):
 
     def test_library_loaded_after_attach_is_probed_and_logged(self):
+        self.check_dlopen(table_there=False)
+
+    def test_operators_are_left_to_malloc_where_the_table_is_in_already(self):
+        self.check_dlopen(table_there=True)
+
+    def check_dlopen(self, table_there):
+        # the table of a file loaded after the attach is built a moment after its probes go in:
+        # its operators are probed, as outer calls, unless the table is there already
+        probed = (0, 20) if table_there else (20, 0)
+
         def scenario():
             daemon = self.start_daemon(config={'snapshot_interval_ms': 200})
+            if table_there:
+                daemon.attach(self.start_program('leak-cxx').pid)
             program = self.start_program('leak-dlopen')
             reply = daemon.attach(program.pid)
             # a C program: nothing of libstdc++ yet
@@ -41,8 +54,7 @@ class DlopenTest(harness.DaemonTestCase):
                 return 'libstdc++' in later
 
             harness.wait_until(picked_up, 10)
-            # its 20 operators only call malloc or free: left to those, which libc's probes record
-            self.assertEqual((later['libstdc++']['probes'], later['libstdc++']['forwarded']), (0, 20), later)
+            self.assertEqual((later['libstdc++']['probes'], later['libstdc++']['forwarded']), probed, later)
             # the plugin's unwind table is built on the same tick: wait for it to be in
             harness.wait_until(lambda: daemon.status()['limits']['unwind_tables']['building'] == 0, 10)
             self.assertNotIn('libleak-plugin', later, 'the plugin defines no allocator function')
@@ -53,8 +65,8 @@ class DlopenTest(harness.DaemonTestCase):
         # (not 'main': the loader's own allocations for the dlopen are walked up to it too)
         totals = harness.per_function(report, set(LEAKS) | {'plugin_leak'}, pid=program.pid)
         self.assert_totals(report, totals, LEAKS, 'leak-dlopen')
-        # new's caller is the first frame: operator new's own, on top of malloc's stack, is not
-        # shown (it was walked through by libstdc++'s table, loaded with its probes). (The other
+        # new's caller is the first frame: operator new was probed as an outer call, or its own
+        # frame, on top of malloc's stack, walked through by libstdc++'s table, is not shown. (The other
         # stacks are the loader's own: dlopen keeps the plugin's link map and such.)
         plugin = os.path.realpath(os.path.join(harness.PROGRAMS_DIR, 'libleak-plugin.so'))
         through_plugin = [s for s in report['stacks']
@@ -69,8 +81,9 @@ class DlopenTest(harness.DaemonTestCase):
             self.assertEqual(symbols[-4:], ['main', '__libc_start_call_main', '__libc_start_main@@GLIBC_2.34', '_start'],
                              harness.format_stacks(report))
             self.assertIsNone(stack['unwind_stopped'], stack)
-        self.assertRegex(daemon.log(), r'pid \d+ mapped \S*libstdc\+\+\S* after the attach: probed 0 allocator entry points '
-                                       r'in it \(20 operators left to the malloc or free they call\)')
+        self.assertRegex(daemon.log(), r'(?m)pid \d+ mapped \S*libstdc\+\+\S* after the attach: '
+                         + (r'probed 0 allocator entry points in it \(20 operators left to the malloc or free they call\)'
+                            if table_there else r'probed 20 allocator entry points in it$'))
 
 
 if __name__ == '__main__':
