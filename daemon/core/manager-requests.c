@@ -163,7 +163,9 @@ void manager_requests_tables_loaded(struct manager *m)
                         continue;
                 }
                 m->awaiting[i] = m->awaiting[--m->n_awaiting];
-                if (t)
+                if (t && t->register_errno < 0)
+                        reply_error(a.request, a.id, t->register_errno, t->register_error ?: strerror(-t->register_errno));
+                else if (t)
                         reply_target(a.request, a.id, t);
                 else
                         reply_error(a.request, a.id, -ESRCH, "The process went before it could run");

@@ -406,12 +406,38 @@ void manager_follow_new_programs_start(struct manager *m)
                             "walked by frame pointers only");
 }
 
+/* A target whose recording waited for its tables (target_attach()) starts recording once they
+ * are in; if it cannot, the attach is answered with why, and the target goes. */
+static void register_deferred(struct manager *m, struct target *t)
+{
+        char *error = NULL;
+        int r;
+
+        if (!t->register_deferred || t->exited || target_unwind_pending(t))
+                return;
+        r = target_register(&m->env, t, &error);
+        if (r >= 0) {
+                log_debug("Pid %d is recorded from now on: its unwind tables are in", (int)t->pid);
+                return;
+        }
+        log_warning("Cannot start recording pid %d (%s): %s", (int)t->pid, t->comm, error ?: strerror(-r));
+        t->register_errno = r;
+        t->register_error = error;
+}
+
 void manager_unwind_tables_loaded(struct manager *m)
 {
         assert(m);
-        for (size_t i = 0; i < m->n_targets; i++)
+        for (size_t i = 0; i < m->n_targets; i++) {
+                register_deferred(m, m->targets[i]);
                 (void)target_unwind_refresh(m->targets[i]);
+        }
         manager_requests_tables_loaded(m);
+        for (size_t i = 0; i < m->n_targets;)
+                if (m->targets[i]->register_errno < 0)
+                        manager_remove_target(m, m->targets[i]);
+                else
+                        i++;
 }
 
 void manager_target_forked(struct manager *m, pid_t parent, pid_t child)

@@ -195,6 +195,7 @@ int target_register(const struct target_env *env, struct target *t, char **error
         assert(env);
         assert(t);
         assert(error);
+        t->register_deferred = false;
         t->filter.registered_ns = now_monotonic_usec() * 1000;
         /* its probes' programs find it at its slot; the tracepoints' by its pid */
         r = bpf_map_update_elem(t->slot.fd, &t->slot.slot,
@@ -292,7 +293,11 @@ int target_attach(const struct target_env *env, const struct target_attach_param
         t->track_mmap = p->track_mmap;
         target_unwind_init(env, t, p->unwind);
         r = p->exec ? attach_before_exec(env, t, p, error) : attach_running(env, t, p, error);
-        if (r >= 0)
+        if (r >= 0 && !p->exec && t->n_forwarders > 0 && target_unwind_pending(t)) {
+                t->register_deferred = true;
+                t->attached_usec = now_realtime_usec();
+        }
+        else if (r >= 0)
                 r = target_register(env, t, error);     /* from here on BPF records this process */
         if (r < 0) {
                 if (!*error)
@@ -419,6 +424,7 @@ struct target *target_free(struct target *t)
         closep(&t->pidfd);
         objects_free(t);
         free(t->allocator_reason);
+        free(t->register_error);
         module_map_done(&t->modules);
         target_unwind_done(&t->unwind, t->slot.slot);
         release_slot(t);

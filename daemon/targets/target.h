@@ -151,6 +151,10 @@ struct target {
         struct target_exec *exec;       /* attached before it execs a program; NULL otherwise */
         struct kernel_symbols *kernel;  /* the kernel target's symbols; NULL for a process */
         bool rescanning;                /* a rescan of its files is under way (on the worker) */
+        bool register_deferred;         /* probed, recording from when its tables are built
+                                         * (target_attach()); target_register() then */
+        int register_errno;             /* why that registration failed (its message below): the */
+        char *register_error;           /* attach's answer, the target removed */
         uint32_t probe_epoch;           /* raised when its probes are forgotten (target_reprobe()): a
                                          * rescan started before does not apply */
         bool children_pending;          /* forked: its children's breakpoints to clear */
@@ -192,7 +196,10 @@ int target_new(const struct target_env *env, pid_t pid, const struct target_conf
                struct target **ret, char **error);
 
 /* Attach to a process (before it execs p->exec, if set): find what to probe, probe it, start
- * recording. On failure returns -errno and a malloc'd message for the client in *error. */
+ * recording. A running process whose C++ operators are left to the malloc they call
+ * (probes.c) starts recording only once its unwind tables are built (register_deferred): until
+ * then a walk from inside an operator would skip its caller. On failure returns -errno and a
+ * malloc'd message for the client in *error. */
 int target_attach(const struct target_env *env, const struct target_attach_params *p,
                   struct target **ret, char **error);
 

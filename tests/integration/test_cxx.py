@@ -112,6 +112,26 @@ class CxxTest(harness.DaemonTestCase):
         self.assertTrue(any(s['addresses_cut'] > 0 for s in report['stacks']), stacks)
         self.assertEqual(daemon.status()['targets'][0]['unwind']['mode'], 'fp')
 
+    def test_attach_mid_flight_names_the_caller_of_new_from_the_first_block(self):
+        # Recording starts once libstdc++'s unwind table is in: a block recorded before it, walked
+        # by frame pointer from inside operator new, would name busy_caller() (new's caller's
+        # caller) first. Attached while the program allocates all the time, over several daemons
+        # (each builds its tables afresh).
+        for _ in range(3):
+            daemon = self.start_daemon()
+            program = self.start_program('leak-cxx-busy')
+            reply = daemon.attach(program.pid)
+            self.assertEqual([o['forwarded'] for o in reply['target']['objects'] if 'libstdc++' in o['path']],
+                             [20], reply)
+            program.run_leaks()
+            report = daemon.report(pid=program.pid)
+            totals = harness.per_first_frame(report, program.pid)
+            self.assertIn('leak_busy()', totals, harness.format_stacks(report))
+            self.assertGreater(totals['leak_busy()']['allocs'], 0)
+            self.assertNotIn('busy_caller()', totals, harness.format_stacks(report))
+            program.kill()
+            daemon.stop()
+
 
 if __name__ == '__main__':
     unittest.main(verbosity=2)
