@@ -11,6 +11,25 @@
 
 /* A forwarder is a few instructions: a longer function is not looked into. */
 #define FORWARDER_BYTES_MAX 512
+/* What an object is read for, at most: the runtime has a few thousand relocations, a handful
+ * of PLT sections and a few dozen allocator imports; a file past these (whatever it calls
+ * itself) is not one, and is not read further. */
+#define RELOCATIONS_MAX (1u << 18)
+#define PLT_SECTIONS_MAX 8
+#define ALLOCATOR_SLOTS_MAX 64
+
+/* The object's PLT sections and the GOT slots of the allocator functions it imports. */
+struct plt_index {
+        struct {
+                uint64_t addr, size, offset;
+        } plts[PLT_SECTIONS_MAX];
+        size_t n_plts;
+        struct {
+                uint64_t slot;
+                enum alloc_kind kind;
+        } slots[ALLOCATOR_SLOTS_MAX];
+        size_t n_slots;
+};
 
 static bool is_cxx_runtime(Elf *elf)
 {
@@ -24,6 +43,62 @@ static bool is_cxx_runtime(Elf *elf)
                       strncmp(d.soname, "libc++abi.so", 12) == 0;     /* LLVM's new and delete */
         elf_deps_done(&d);
         return yes;
+}
+
+/* Index one relocation section's jump-slot and GOT-data entries of allocator functions;
+ * -E2BIG past the budget of relocations read. */
+static int index_relocations(Elf *elf, const struct elf_file_section *sec, size_t *budget, struct plt_index *ix)
+{
+        Elf_Scn *symtab = elf_getscn(elf, sec->shdr.sh_link);
+        Elf_Data *data = elf_getdata(sec->scn, NULL), *syms;
+        GElf_Shdr symtab_header;
+        size_t n;
+
+        if (!data || !symtab || !gelf_getshdr(symtab, &symtab_header) || !(syms = elf_getdata(symtab, NULL)))
+                return 0;
+        n = sec->shdr.sh_size / sec->shdr.sh_entsize;
+        if (n > *budget)
+                return -E2BIG;
+        *budget -= n;
+        for (size_t i = 0; i < n && ix->n_slots < ALLOCATOR_SLOTS_MAX; i++) {
+                enum alloc_kind kind;
+                const char *name;
+                GElf_Rela rela;
+                GElf_Sym sym;
+
+                if (!gelf_getrela(data, (int)i, &rela))
+                        break;
+                if (GELF_R_TYPE(rela.r_info) != R_X86_64_JUMP_SLOT && GELF_R_TYPE(rela.r_info) != R_X86_64_GLOB_DAT)
+                        continue;
+                if (!gelf_getsym(syms, (int)GELF_R_SYM(rela.r_info), &sym) ||
+                    !(name = elf_strptr(elf, symtab_header.sh_link, sym.st_name)) ||
+                    alloc_sites_kind_of_symbol(name, &kind) < 0)
+                        continue;
+                ix->slots[ix->n_slots].slot = rela.r_offset;
+                ix->slots[ix->n_slots++].kind = kind;
+        }
+        return 0;
+}
+
+static int index_plt(Elf *elf, struct plt_index *ix)
+{
+        size_t budget = RELOCATIONS_MAX;
+
+        for (struct elf_file_section sec = {}; elf_file_next_section(elf, &sec);) {
+                if (sec.shdr.sh_type == SHT_PROGBITS && strncmp(sec.name, ".plt", 4) == 0) {
+                        if (ix->n_plts == PLT_SECTIONS_MAX)
+                                return -E2BIG;
+                        ix->plts[ix->n_plts].addr = sec.shdr.sh_addr;
+                        ix->plts[ix->n_plts].size = sec.shdr.sh_size;
+                        ix->plts[ix->n_plts++].offset = sec.shdr.sh_offset;
+                } else if (sec.shdr.sh_type == SHT_RELA && sec.shdr.sh_entsize > 0) {
+                        int r = index_relocations(elf, &sec, &budget, ix);
+
+                        if (r < 0)
+                                return r;
+                }
+        }
+        return 0;
 }
 
 /* Where a PLT stub jumps through: the GOT slot of `[endbr64] [bnd] jmp *disp(%rip)`. */
@@ -44,57 +119,27 @@ static int stub_got_slot(const uint8_t *p, size_t room, uint64_t addr, uint64_t 
         return 0;
 }
 
-/* The name of the symbol whose GOT slot is at slot (a jump-slot or GOT-data relocation). */
-static const char *got_slot_symbol(Elf *elf, uint64_t slot)
-{
-        for (struct elf_file_section sec = {}; elf_file_next_section(elf, &sec);) {
-                Elf_Scn *symtab;
-                GElf_Shdr symtab_header;
-                Elf_Data *data;
-
-                if (sec.shdr.sh_type != SHT_RELA || sec.shdr.sh_entsize == 0)
-                        continue;
-                data = elf_getdata(sec.scn, NULL);
-                symtab = elf_getscn(elf, sec.shdr.sh_link);
-                if (!data || !symtab || !gelf_getshdr(symtab, &symtab_header))
-                        continue;
-                for (size_t i = 0; i < sec.shdr.sh_size / sec.shdr.sh_entsize; i++) {
-                        Elf_Data *syms;
-                        GElf_Rela rela;
-                        GElf_Sym sym;
-
-                        if (!gelf_getrela(data, (int)i, &rela) || rela.r_offset != slot)
-                                continue;
-                        if (GELF_R_TYPE(rela.r_info) != R_X86_64_JUMP_SLOT &&
-                            GELF_R_TYPE(rela.r_info) != R_X86_64_GLOB_DAT)
-                                continue;
-                        syms = elf_getdata(symtab, NULL);
-                        if (!syms || !gelf_getsym(syms, (int)GELF_R_SYM(rela.r_info), &sym))
-                                return NULL;
-                        return elf_strptr(elf, symtab_header.sh_link, sym.st_name);
-                }
-        }
-        return NULL;
-}
-
 /* The allocator kind of the function whose PLT stub is at addr; -ENOENT if addr is no PLT stub
  * of an allocator function. */
-static int plt_target_kind(Elf *elf, const uint8_t *image, size_t image_size, uint64_t addr, enum alloc_kind *ret)
+static int plt_target_kind(const struct plt_index *ix, const uint8_t *image, size_t image_size, uint64_t addr,
+                           enum alloc_kind *ret)
 {
-        for (struct elf_file_section sec = {}; elf_file_next_section(elf, &sec);) {
+        for (size_t i = 0; i < ix->n_plts; i++) {
                 uint64_t at, slot;
-                const char *name;
 
-                if (sec.shdr.sh_type != SHT_PROGBITS || strncmp(sec.name, ".plt", 4) != 0 ||
-                    addr < sec.shdr.sh_addr || addr >= sec.shdr.sh_addr + sec.shdr.sh_size)
+                if (addr < ix->plts[i].addr || addr - ix->plts[i].addr >= ix->plts[i].size)
                         continue;
-                at = addr - sec.shdr.sh_addr + sec.shdr.sh_offset;
+                at = addr - ix->plts[i].addr + ix->plts[i].offset;
                 if (at >= image_size ||
-                    stub_got_slot(image + at, MIN((size_t)(sec.shdr.sh_addr + sec.shdr.sh_size - addr), image_size - at),
+                    stub_got_slot(image + at, MIN((size_t)(ix->plts[i].size - (addr - ix->plts[i].addr)), image_size - at),
                                   addr, &slot) < 0)
                         return -ENOENT;
-                name = got_slot_symbol(elf, slot);
-                return name ? alloc_sites_kind_of_symbol(name, ret) : -ENOENT;
+                for (size_t k = 0; k < ix->n_slots; k++)
+                        if (ix->slots[k].slot == slot) {
+                                *ret = ix->slots[k].kind;
+                                return 0;
+                        }
+                return -ENOENT;
         }
         return -ENOENT;
 }
@@ -109,7 +154,8 @@ static bool same_side(enum alloc_kind from, enum alloc_kind to)
                to == ALLOC_KIND_PVALLOC || to == ALLOC_KIND_NEW;
 }
 
-static bool forwards(Elf *elf, const uint8_t *image, size_t image_size, const struct alloc_site *site)
+static bool forwards(const struct plt_index *ix, const uint8_t *image, size_t image_size,
+                     const struct alloc_site *site)
 {
         const uint8_t *code;
 
@@ -126,7 +172,7 @@ static bool forwards(Elf *elf, const uint8_t *image, size_t image_size, const st
                         continue;
                 memcpy(&rel, code + i + 1, sizeof(rel));
                 target = site->vaddr + i + 5 + (int64_t)rel;
-                if (plt_target_kind(elf, image, image_size, target, &kind) == 0 && same_side(site->kind, kind))
+                if (plt_target_kind(ix, image, image_size, target, &kind) == 0 && same_side(site->kind, kind))
                         return true;
         }
         return false;
@@ -134,6 +180,7 @@ static bool forwards(Elf *elf, const uint8_t *image, size_t image_size, const st
 
 void cxx_forwarders_mark(Elf *elf, struct alloc_sites *s)
 {
+        struct plt_index ix = {};
         const uint8_t *image;
         size_t size;
 
@@ -142,8 +189,8 @@ void cxx_forwarders_mark(Elf *elf, struct alloc_sites *s)
         if (s->n == 0 || alloc_sites_has_c_api(s) || !is_cxx_runtime(elf))
                 return;
         image = (const uint8_t *)elf_rawfile(elf, &size);
-        if (!image)
+        if (!image || index_plt(elf, &ix) < 0 || ix.n_slots == 0)
                 return;
         for (size_t i = 0; i < s->n; i++)
-                s->sites[i].forwards = forwards(elf, image, size, &s->sites[i]);
+                s->sites[i].forwards = forwards(&ix, image, size, &s->sites[i]);
 }

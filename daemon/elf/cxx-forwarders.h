@@ -14,5 +14,7 @@
  * an operator new or delete, and its function calls or jumps (call/jmp rel32) to the PLT entry
  * of an allocator function of its side: malloc & co or a new for a new, free or a delete for a
  * delete. Whatever resolves that PLT entry in the process is probed or forwards in turn.
- * Nothing is set for any other object, nor where elf cannot be read. */
+ * Nothing is set for any other object, nor where elf cannot be read or is larger than the
+ * runtime could be (the work is bounded: a file that calls itself libstdc++ is read once, in
+ * time linear in its size). */
 void cxx_forwarders_mark(Elf *elf, struct alloc_sites *s);
