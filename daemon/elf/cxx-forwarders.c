@@ -2,7 +2,9 @@
 /* Find the C++ runtime's operators new and delete that only call malloc or free. */
 #include <assert.h>
 #include <errno.h>
+#include <elfutils/libdw.h>
 #include <gelf.h>
+#include <stdlib.h>
 #include <string.h>
 #include "cxx-forwarders.h"
 #include "elf-deps.h"
@@ -154,7 +156,24 @@ static bool same_side(enum alloc_kind from, enum alloc_kind to)
                to == ALLOC_KIND_PVALLOC || to == ALLOC_KIND_NEW;
 }
 
-static bool forwards(const struct plt_index *ix, const uint8_t *image, size_t image_size,
+/* Whether the object's call-frame information covers pc: a walk from a return there (malloc's,
+ * into the operator) can go on to the operator's caller. */
+static bool has_cfi_at(Dwarf_CFI *cfi, uint64_t pc)
+{
+        Dwarf_Frame *frame = NULL;
+        bool yes;
+
+        if (!cfi)
+                return false;
+        yes = dwarf_cfi_addrframe(cfi, pc, &frame) == 0;
+        free(frame);
+        return yes;
+}
+
+/* A jump on is a tail call: the allocator returns to the operator's caller. A call returns into
+ * the operator: its frame must be walkable by its CFI (without, a frame-pointer walk from there
+ * would skip the caller). */
+static bool forwards(const struct plt_index *ix, Dwarf_CFI *cfi, const uint8_t *image, size_t image_size,
                      const struct alloc_site *site)
 {
         const uint8_t *code;
@@ -172,7 +191,8 @@ static bool forwards(const struct plt_index *ix, const uint8_t *image, size_t im
                         continue;
                 memcpy(&rel, code + i + 1, sizeof(rel));
                 target = site->vaddr + i + 5 + (int64_t)rel;
-                if (plt_target_kind(ix, image, image_size, target, &kind) == 0 && same_side(site->kind, kind))
+                if (plt_target_kind(ix, image, image_size, target, &kind) == 0 && same_side(site->kind, kind) &&
+                    (code[i] == 0xe9 || has_cfi_at(cfi, site->vaddr + i + 5)))
                         return true;
         }
         return false;
@@ -181,6 +201,7 @@ static bool forwards(const struct plt_index *ix, const uint8_t *image, size_t im
 void cxx_forwarders_mark(Elf *elf, struct alloc_sites *s)
 {
         struct plt_index ix = {};
+        Dwarf_CFI *cfi;
         const uint8_t *image;
         size_t size;
 
@@ -191,6 +212,9 @@ void cxx_forwarders_mark(Elf *elf, struct alloc_sites *s)
         image = (const uint8_t *)elf_rawfile(elf, &size);
         if (!image || index_plt(elf, &ix) < 0 || ix.n_slots == 0)
                 return;
+        cfi = dwarf_getcfi_elf(elf);    /* .eh_frame; NULL without */
         for (size_t i = 0; i < s->n; i++)
-                s->sites[i].forwards = forwards(&ix, image, size, &s->sites[i]);
+                s->sites[i].forwards = forwards(&ix, cfi, image, size, &s->sites[i]);
+        if (cfi)
+                dwarf_cfi_end(cfi);
 }

@@ -13,7 +13,9 @@
  * runtime (DT_SONAME libstdc++.so.*, libc++.so.* or libc++abi.so.*) and defines no malloc of its own, the site is
  * an operator new or delete, and its function calls or jumps (call/jmp rel32) to the PLT entry
  * of an allocator function of its side: malloc & co or a new for a new, free or a delete for a
- * delete. Whatever resolves that PLT entry in the process is probed or forwards in turn.
+ * delete, by a jump (a tail call) or by a call whose return the object's CFI (.eh_frame) covers,
+ * so that a walk from there reaches the operator's caller. Whatever resolves that PLT entry in
+ * the process is probed or forwards in turn.
  * Nothing is set for any other object, nor where elf cannot be read or is larger than the
  * runtime could be (the work is bounded: a file that calls itself libstdc++ is read once, in
  * time linear in its size). */

@@ -7,7 +7,7 @@
 #include "test-util.h"
 
 static const char *fixture_path, *libc_path, *text_path, *libstdcxx_path, *je_prefix_path, *rjem_prefix_path,
-                  *adjacent_sites_path;
+                  *adjacent_sites_path, *fake_runtime_path, *fake_runtime_nocfi_path;
 
 static const struct alloc_site *find_site(const struct alloc_sites *s, enum alloc_kind kind)
 {
@@ -145,6 +145,24 @@ static void open_and_find(const char *path, struct alloc_sites *s)
         ASSERT_EQ(alloc_sites_find(fd, s), 0);
 }
 
+/* A runtime's new that calls malloc forwards only where its CFI lets a walk from malloc's return
+ * reach new's caller; its delete jumps to free (a tail call: free returns to delete's caller). */
+static void a_forwarding_call_needs_the_runtimes_cfi(void)
+{
+        struct alloc_sites s = {};
+
+        open_and_find(fake_runtime_path, &s);
+        ASSERT_EQ(s.n, 2);
+        ASSERT_TRUE(find_name(&s, "_Znwm")->forwards);
+        ASSERT_TRUE(find_name(&s, "_ZdlPv")->forwards);
+        alloc_sites_done(&s);
+        open_and_find(fake_runtime_nocfi_path, &s);
+        ASSERT_EQ(s.n, 2);
+        ASSERT_TRUE(!find_name(&s, "_Znwm")->forwards);
+        ASSERT_TRUE(find_name(&s, "_ZdlPv")->forwards);
+        alloc_sites_done(&s);
+}
+
 static void tcmalloc_is_known_by_its_tc_names(void)
 {
         struct alloc_sites s = {};
@@ -277,6 +295,7 @@ int main(int argc, char *argv[])
                 TEST(libc_defines_every_hooked_function),
                 TEST(libstdcxx_defines_every_operator_new_and_delete),
                 TEST(allocators_operators_do_not_forward),
+                TEST(a_forwarding_call_needs_the_runtimes_cfi),
                 TEST(tcmalloc_is_known_by_its_tc_names),
                 TEST(jemalloc_is_known_by_its_extended_api),
                 TEST(mimalloc_is_known_by_its_mi_names),
@@ -286,7 +305,7 @@ int main(int argc, char *argv[])
                 TEST(program_importing_malloc_defines_none),
         };
 
-        ASSERT_EQ(argc, 8);
+        ASSERT_EQ(argc, 10);
         fixture_path = argv[1];
         libc_path = argv[2];
         text_path = argv[3];
@@ -294,5 +313,7 @@ int main(int argc, char *argv[])
         je_prefix_path = argv[5];
         rjem_prefix_path = argv[6];
         adjacent_sites_path = argv[7];
+        fake_runtime_path = argv[8];
+        fake_runtime_nocfi_path = argv[9];
         return run_unit_tests(tests, ELEMENTSOF(tests));
 }
