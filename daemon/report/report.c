@@ -247,6 +247,13 @@ static void add_address_frames(cJSON *frames, const struct report_params *p, pid
                 cJSON_AddItemToArray(frames, frame_to_json(addr, &syms[i]));
 }
 
+/* Whether the walk of row's stack stopped at the depth limit: counting the allocator's frames
+ * the report dropped from its top, which the limit counted. */
+static bool row_truncated(const struct report_params *p, const struct stack_row *row)
+{
+        return p->max_stack_depth && row->n_ips + row->n_allocator >= p->max_stack_depth;
+}
+
 static bool row_is_kernel(const struct stack_row *row, const struct report_target *targets, size_t n_targets)
 {
         for (size_t i = 0; i < n_targets; i++)
@@ -278,7 +285,7 @@ static cJSON *stack_to_json(const struct report_params *p, const struct stack_ro
                 cJSON_AddStringToObject(s, "stack_error", "stack no longer in the stack table");
         else
                 cJSON_AddNullToObject(s, "stack_error");
-        cJSON_AddBoolToObject(s, "truncated", p->max_stack_depth && row->n_ips + row->n_allocator >= p->max_stack_depth);
+        cJSON_AddBoolToObject(s, "truncated", row_truncated(p, row));
         json_add_u64(s, "addresses_cut", row->n_cut);
         frames = cJSON_AddArrayToObject(s, "frames");
         for (size_t i = 0; frames && i < row->n_ips; i++)
@@ -413,7 +420,7 @@ cJSON *report_build(struct stack_rows *rows, const struct report_target *targets
                 return NULL;
         /* Stacks deeper than max_stack_depth lose their outer frames: count them with the rest. */
         for (size_t i = 0; i < rows->n; i++)
-                truncated += p->max_stack_depth && rows->rows[i].n_ips >= p->max_stack_depth;
+                truncated += row_truncated(p, &rows->rows[i]);
         json_add_u64(lost, "stacks_truncated", truncated);
         cJSON_AddItemToObject(r, "lost", lost);
         return TAKE_PTR(r);

@@ -262,20 +262,24 @@ static void report_names_why_a_stack_is_unavailable(void)
 
 static void report_marks_stacks_cut_at_the_depth_limit(void)
 {
-        struct stack_rows rows = { .rows = calloc(2, sizeof(struct stack_row)), .n = 2 };
+        struct stack_rows rows = { .rows = calloc(3, sizeof(struct stack_row)), .n = 3 };
         _cleanup_json_ cJSON *lost = cJSON_CreateObject(), *r = NULL;
         cJSON *stacks;
         int calls = 0;
 
         rows.rows[0] = make_row(10, 1, 100, 1, 4, 0x1000);    /* as deep as the limit: cut */
         rows.rows[1] = make_row(10, 2, 50, 1, 3, 0x1000);
+        /* as deep too, with operator new's frame dropped from its top (stack_rows) */
+        rows.rows[2] = make_row(10, 3, 20, 1, 3, 0x1000);
+        rows.rows[2].n_allocator = 1;
         r = report_build(&rows, NULL, 0, &(struct report_params) {
                 .top = 10, .max_stack_depth = 4, .lost = lost, .resolve = fake_resolve, .userdata = &calls,
         });
         stacks = cJSON_GetObjectItem(r, "stacks");
         ASSERT_TRUE(cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetArrayItem(stacks, 0), "truncated")));
         ASSERT_TRUE(cJSON_IsFalse(cJSON_GetObjectItem(cJSON_GetArrayItem(stacks, 1), "truncated")));
-        ASSERT_EQ(cJSON_GetObjectItem(cJSON_GetObjectItem(r, "lost"), "stacks_truncated")->valuedouble, 1);
+        ASSERT_TRUE(cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetArrayItem(stacks, 2), "truncated")));
+        ASSERT_EQ(cJSON_GetObjectItem(cJSON_GetObjectItem(r, "lost"), "stacks_truncated")->valuedouble, 2);
         stack_rows_done(&rows);
 }
 
