@@ -296,8 +296,7 @@ int target_attach(const struct target_env *env, const struct target_attach_param
         if (r >= 0 && !p->exec && t->n_forwarders > 0 && target_unwind_pending(t)) {
                 t->register_deferred = true;
                 t->attached_usec = now_realtime_usec();
-        }
-        else if (r >= 0)
+        } else if (r >= 0)
                 r = target_register(env, t, error);     /* from here on BPF records this process */
         if (r < 0) {
                 if (!*error)
