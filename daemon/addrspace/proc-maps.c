@@ -28,9 +28,10 @@ static void builder_done(struct maps_builder *b)
 
 static int builder_push(struct maps_builder *b, struct map_entry *e)
 {
-        /* Lookups bisect, so insist on the kernel's order: sorted, not overlapping. */
+        /* Lookups bisect, so insist on the kernel's order: sorted, not overlapping (-EAGAIN: a
+         * file read while the process changed its mappings may be out of order; read again). */
         if (b->n > 0 && e->start < b->entries[b->n - 1].end)
-                return -EINVAL;
+                return -EAGAIN;
 
         if (b->n == b->allocated) {
                 size_t want = b->allocated ? b->allocated * 2 : 64;
@@ -194,14 +195,14 @@ int proc_maps_parse_string(const char *text, struct proc_maps *ret)
 
                 r = builder_add_line(&b, p, (size_t)(nl - p));
                 if (r < 0)
-                        return r;
+                        return r == -EAGAIN ? -EINVAL : r;
                 p = *nl ? nl + 1 : nl;
         }
         builder_finish(&b, ret);
         return 0;
 }
 
-int proc_maps_parse_file(const char *path, struct proc_maps *ret)
+static int parse_file_once(const char *path, struct proc_maps *ret)
 {
         _cleanup_(builder_done) struct maps_builder b = {};
         _cleanup_fclose_ FILE *f = NULL;
@@ -231,6 +232,25 @@ int proc_maps_parse_file(const char *path, struct proc_maps *ret)
 
         builder_finish(&b, ret);
         return 0;
+}
+
+/* Reads of a process that maps and unmaps while it is read: the kernel lists each mapping as it
+ * is at the moment its part of the file is read, so one read may list a mapping that overlaps
+ * the one before it (split or grown between two parts). Such a read is taken again. */
+#define PARSE_FILE_TRIES 8
+
+int proc_maps_parse_file(const char *path, struct proc_maps *ret)
+{
+        int r = -EINVAL;
+
+        assert(path);
+        assert(ret);
+        for (unsigned i = 0; i < PARSE_FILE_TRIES; i++) {
+                r = parse_file_once(path, ret);
+                if (r != -EAGAIN)
+                        return r;
+        }
+        return -EINVAL;         /* out of order every time: not a maps file as the kernel writes it */
 }
 
 void proc_maps_done(struct proc_maps *m)

@@ -22,9 +22,10 @@ struct proc_maps {
         size_t n;
 };
 
-/* Parse the maps file at path (e.g. "/proc/1234/maps"). Returns 0, -errno of opening or reading
- * it, -EINVAL if a line is malformed or the mappings are not sorted, or -ENOMEM. *ret is written
- * only on success; release it with proc_maps_done(). */
+/* Parse the maps file at path (e.g. "/proc/1234/maps"). A read that lists mappings out of order
+ * (the process mapped or unmapped while it was read) is taken again, a few times. Returns 0,
+ * -errno of opening or reading it, -EINVAL if a line is malformed or the mappings are not sorted,
+ * or -ENOMEM. *ret is written only on success; release it with proc_maps_done(). */
 int proc_maps_parse_file(const char *path, struct proc_maps *ret);
 
 /* Same, from text already in memory. */
