@@ -60,7 +60,8 @@ struct {
  * mapped or gone). Task storage: a thread runs one program at a time, nothing tears an entry. */
 #define UNWIND_ROW_CACHE_SIZE 128               /* a power of two; 256 before the 4 KiB chunk */
 
-enum { ROW_CACHE_EMPTY, ROW_CACHE_ROW, ROW_CACHE_FRAME_POINTER };
+/* ROW_CACHE_NO_CFI: a pc in an object with CFI that no row covers (unwind_step_no_cfi()) */
+enum { ROW_CACHE_EMPTY, ROW_CACHE_ROW, ROW_CACHE_FRAME_POINTER, ROW_CACHE_NO_CFI };
 
 struct row_cache_entry {
         __u64 pc;
@@ -383,6 +384,18 @@ static __always_inline __u64 walk_bp(struct unwind_walk *w)
 /* rbp where a rule for it could not be computed (not 0, which marks the deepest frame) */
 #define UNWIND_BP_UNKNOWN (~0ull)
 
+/* Take the frame at frame (a frame pointer): the caller's rbp saved there, its return address
+ * above it. */
+static __always_inline void unwind_take_fp_frame(struct unwind_walk *w, __u64 frame, __u64 bp, __u64 ra)
+{
+        w->sp = frame + 16;
+        w->bp = bp;
+        w->bp_from_regs = 0;
+        w->bp_addr = frame;
+        w->pc = ra;
+        w->exact_pc = 0;
+}
+
 /* One frame by frame pointer: rbp points at the caller's rbp, the return address above it. */
 static __always_inline int unwind_step_fp(struct unwind_walk *w)
 {
@@ -392,12 +405,48 @@ static __always_inline int unwind_step_fp(struct unwind_walk *w)
                 return UNWIND_STOP_END;         /* no frame pointer chain here */
         if (read_user_frame(w, frame, &bp, &ra))
                 return UNWIND_STOP_UNREADABLE;
-        w->sp = frame + 16;
-        w->bp = bp;
-        w->bp_from_regs = 0;
-        w->bp_addr = frame;
-        w->pc = ra;
-        w->exact_pc = 0;
+        unwind_take_fp_frame(w, frame, bp, ra);
+        return -1;
+}
+
+#define VM_EXEC 0x00000004ull            /* include/linux/mm.h: not in BTF, a macro */
+
+struct vma_exec {
+        __u32 exec;
+};
+
+static long vma_is_exec(struct task_struct *task, struct vm_area_struct *vma, void *data)
+{
+        struct vma_exec *v = data;
+
+        v->exec = (BPF_CORE_READ(vma, vm_flags) & VM_EXEC) != 0;
+        return 0;
+}
+
+/* How far above the stack pointer a frame pointer may point in code without CFI: a thread's
+ * stack, at most (8 MiB by default). */
+#define NO_CFI_FRAME_MAX (8ull << 20)
+
+/* A pc in an object with CFI that no row covers: assembly written without CFI directives, V8's
+ * builtins (node's code that calls into and out of its JIT code). Where such code keeps a frame
+ * pointer (push %rbp; mov %rsp, %rbp), as V8's does, it is stepped by it, as elfutils' x86_64
+ * unwinder does where CFI is missing: when rbp points into the stack above the stack pointer and
+ * the word above the frame returns into executable memory. Else the walk stops here, NO_CFI:
+ * a function without a frame of its own would have its caller skipped, and an rbp that holds
+ * data would take the walk anywhere. */
+static __always_inline int unwind_step_no_cfi(struct unwind_walk *w)
+{
+        struct vma_exec v = {};
+        __u64 ra, bp, frame = walk_bp(w);
+
+        if (frame == 0 || frame == UNWIND_BP_UNKNOWN || frame < w->sp || frame - w->sp > NO_CFI_FRAME_MAX ||
+            (frame & 7))
+                return UNWIND_STOP_NO_CFI;
+        if (read_user_frame(w, frame, &bp, &ra) || ra == 0)
+                return UNWIND_STOP_NO_CFI;
+        if (bpf_find_vma(bpf_get_current_task_btf(), ra - 1, vma_is_exec, &v, 0) < 0 || !v.exec)
+                return UNWIND_STOP_NO_CFI;
+        unwind_take_fp_frame(w, frame, bp, ra);
         return -1;
 }
 
@@ -549,9 +598,10 @@ static __always_inline int unwind_step(struct unwind_walk *w)
                 row = c->row;
         } else {
                 found = unwind_row_of(w, pc, &cacheable, &stop);
-                if (!found && stop >= 0)
+                if (!found && stop >= 0 && stop != UNWIND_STOP_NO_CFI)
                         return stop;
-                kind = found ? ROW_CACHE_ROW : ROW_CACHE_FRAME_POINTER;
+                kind = found ? ROW_CACHE_ROW : stop == UNWIND_STOP_NO_CFI ? ROW_CACHE_NO_CFI
+                                                                          : ROW_CACHE_FRAME_POINTER;
                 if (found)
                         row = *found;
                 if (c && cacheable)
@@ -560,7 +610,10 @@ static __always_inline int unwind_step(struct unwind_walk *w)
         }
         if (kind == ROW_CACHE_FRAME_POINTER)
                 return unwind_step_fp(w);
-        return unwind_step_row(w, &row);
+        if (kind == ROW_CACHE_NO_CFI)
+                return unwind_step_no_cfi(w);
+        stop = unwind_step_row(w, &row);
+        return stop == UNWIND_STOP_NO_CFI ? unwind_step_no_cfi(w) : stop;
 }
 
 /* index is the frame's depth (bpf_loop counts from 0 and the walk stops at its first break):

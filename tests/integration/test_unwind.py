@@ -2,7 +2,7 @@
 """Stacks only unwind tables can walk (tests/programs/leak-unwind.c, -O2 -fomit-frame-pointer):
 each leak's complete chain, with exact bytes and counts, through glibc's qsort, 40 frames of
 recursion, a signal handler and its trampoline, a thread up to clone3; an assembly function
-without CFI ends its walk visibly. The same program attached with --unwind fp, and run by
+without CFI ends its walk visibly, unless it keeps a frame pointer, which takes the walk on. The same program attached with --unwind fp, and run by
 memleakctl run (walked from its first allocation, before the daemon read its maps: its library's
 constructor too, whose walk ends complete at ld.so's _dl_start_user: no CFI, but the stack's
 start and rbp 0)."""
@@ -23,6 +23,7 @@ EXPECTED = {
     'leak_in_handler': {'bytes': 2 * 73, 'allocs': 2},
     'leak_in_thread': {'bytes': 4 * 89, 'allocs': 4},
     'nocfi_leak': {'bytes': 97, 'allocs': 1},
+    'nocfi_frame_leak': {'bytes': 101, 'allocs': 1},
 }
 # (not 'main': pthread_create's own allocations for the thread, kept after the join, reach it)
 NAMES = set(EXPECTED) | {'churn', 'keep'}
@@ -103,6 +104,14 @@ class UnwindTest(harness.DaemonTestCase):
         self.assertEqual(os.path.realpath(stopped['module']),
                          os.path.realpath(os.path.join(harness.PROGRAMS_DIR, PROGRAM)), stack)
         self.assertEqual(stopped['module_offset'], stack['frames'][0]['module_offset'], stack)
+
+        # The one without CFI that keeps a frame pointer is stepped by it to its caller, whose
+        # CFI takes the walk to the end.
+        [stack] = stacks_of(report, 'nocfi_frame_leak')
+        self.assertEqual(symbols(stack)[:3], ['nocfi_frame_leak', 'call_nocfi_frame', 'main'], text)
+        self.assertEqual(symbols(stack)[-1], '_start', text)
+        self.assertIsNone(stack['unwind_stopped'], stack)
+        self.assertEqual(stack['addresses_cut'], 0, stack)
 
     def test_every_chain_is_complete_with_exact_bytes(self):
         daemon, program, report = self.leak()

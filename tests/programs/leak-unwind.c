@@ -1,14 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /* Leaks whose stacks only unwind tables can walk: built -O2 -fomit-frame-pointer, leaking through
  * glibc (which has no frame pointers), deep recursion, a signal handler, a thread, and a function
- * written in assembly without CFI (leak-unwind-nocfi.S).
+ * written in assembly without CFI (leak-unwind-nocfi.S), with and without a frame pointer.
  *
  * Ground truth (tests/integration/test_unwind.py keeps the same numbers):
  *   leak_in_compare    5 x 41 bytes  <- compare_leaking <- qsort's internals <- sort_things <- main
  *   leak_at_bottom     3 x 57 bytes  <- recurse x RECURSION_DEPTH <- main
  *   leak_in_handler    2 x 73 bytes  <- on_signal <- __restore_rt <- raise ... <- interrupted <- main
  *   leak_in_thread     4 x 89 bytes  <- thread_main <- start_thread <- clone3
- *   nocfi_leak         1 x 97 bytes  (the walk stops there: no CFI)
+ *   nocfi_leak         1 x 97 bytes  (the walk stops there: no CFI, no frame pointer)
+ *   nocfi_frame_leak   1 x 101 bytes <- call_nocfi_frame <- main (no CFI: its frame pointer)
  * and, before main, the constructor of the library it links (leak-unwind-ctor.c): ctor_leak.
  * while churn() leaves nothing outstanding.
  *
@@ -24,6 +25,7 @@
 #define RECURSION_DEPTH 40
 
 void *nocfi_leak(void);         /* leak-unwind-nocfi.S */
+void *nocfi_frame_leak(void);   /* leak-unwind-nocfi.S */
 extern void *volatile ctor_kept;        /* leak-unwind-ctor.c */
 
 static void *kept[64];
@@ -126,6 +128,12 @@ static noinline void call_nocfi(void)
         __asm__ volatile("" ::: "memory");
 }
 
+static noinline void call_nocfi_frame(void)
+{
+        keep(nocfi_frame_leak());
+        __asm__ volatile("" ::: "memory");
+}
+
 int main(void)
 {
         struct sigaction sa;
@@ -147,8 +155,9 @@ int main(void)
         require(pthread_create(&thread, NULL, thread_main, NULL) == 0);
         require(pthread_join(thread, NULL) == 0);
         call_nocfi();
+        call_nocfi_frame();
         churn(100);
         say("done");
         wait_line();
-        return n_kept == 15 ? 0 : 1;
+        return n_kept == 16 ? 0 : 1;
 }
