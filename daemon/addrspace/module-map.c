@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* What a target maps where: its file mappings, kept after it exits so its stacks still resolve. */
 #include <assert.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -50,6 +52,24 @@ static int add_mapping(struct module_map *mm, const struct map_entry *e)
         return 0;
 }
 
+/* Executable memory no file backs: no path, or one the process named (PR_SET_VMA_ANON_NAME);
+ * not the kernel's "[vdso]", "[vsyscall]" or "[uprobes]", whose code is no JIT's. */
+static bool is_anon_code(const struct map_entry *e)
+{
+        return e->perms[2] == 'x' && e->inode == 0 && (!e->path || strncmp(e->path, "[anon:", 6) == 0);
+}
+
+static int add_anon_code(struct module_map *mm, const struct map_entry *e)
+{
+        struct address_range *n = realloc(mm->anon_code, (mm->n_anon_code + 1) * sizeof(*n));
+
+        if (!n)
+                return -ENOMEM;
+        mm->anon_code = n;
+        mm->anon_code[mm->n_anon_code++] = (struct address_range) { .start = e->start, .end = e->end };
+        return 0;
+}
+
 int module_map_from_proc_maps(const struct proc_maps *maps, struct module_map *ret)
 {
         _cleanup_(module_map_done) struct module_map mm = {};
@@ -60,9 +80,12 @@ int module_map_from_proc_maps(const struct proc_maps *maps, struct module_map *r
         for (size_t i = 0; i < maps->n; i++) {
                 const struct map_entry *e = &maps->entries[i];
 
-                if (!e->path || e->path[0] != '/' || e->inode == 0)
+                if (is_anon_code(e))
+                        r = add_anon_code(&mm, e);
+                else if (!e->path || e->path[0] != '/' || e->inode == 0)
                         continue;
-                r = add_mapping(&mm, e);
+                else
+                        r = add_mapping(&mm, e);
                 if (r < 0)
                         return r;
         }
@@ -93,12 +116,36 @@ int module_map_refresh(struct module_map *mm, pid_t pid)
         return 0;
 }
 
+int module_map_refresh_anon_code(struct module_map *mm, pid_t pid)
+{
+        _cleanup_(proc_maps_done) struct proc_maps maps = {};
+        struct module_map fresh = {};
+        char maps_path[64];
+        int r;
+
+        assert(mm);
+        snprintf(maps_path, sizeof(maps_path), "/proc/%d/maps", (int)pid);
+        r = proc_maps_parse_file(maps_path, &maps);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < maps.n; i++)
+                if (is_anon_code(&maps.entries[i]) && (r = add_anon_code(&fresh, &maps.entries[i])) < 0) {
+                        module_map_done(&fresh);
+                        return r;
+                }
+        free(mm->anon_code);
+        mm->anon_code = fresh.anon_code;
+        mm->n_anon_code = fresh.n_anon_code;
+        return 0;
+}
+
 void module_map_done(struct module_map *mm)
 {
         assert(mm);
         for (size_t i = 0; i < mm->n; i++)
                 free(mm->mappings[i].path);
         free(mm->mappings);
+        free(mm->anon_code);
         *mm = (struct module_map) {};
 }
 
@@ -118,6 +165,15 @@ int module_map_copy(struct module_map *to, const struct module_map *from)
                         module_map_done(&copy);
                         return -ENOMEM;
                 }
+        }
+        if (from->n_anon_code > 0) {
+                copy.anon_code = malloc(from->n_anon_code * sizeof(*from->anon_code));
+                if (!copy.anon_code) {
+                        module_map_done(&copy);
+                        return -ENOMEM;
+                }
+                memcpy(copy.anon_code, from->anon_code, from->n_anon_code * sizeof(*from->anon_code));
+                copy.n_anon_code = from->n_anon_code;
         }
         *to = copy;
         return 0;
@@ -140,6 +196,24 @@ const struct module_mapping *module_map_find(const struct module_map *mm, uint64
                         return &mm->mappings[mid];
         }
         return NULL;
+}
+
+bool module_map_is_anon_code(const struct module_map *mm, uint64_t addr)
+{
+        size_t lo = 0, hi = mm->n_anon_code;
+
+        assert(mm);
+        while (lo < hi) {
+                size_t mid = (lo + hi) / 2;
+
+                if (addr < mm->anon_code[mid].start)
+                        hi = mid;
+                else if (addr >= mm->anon_code[mid].end)
+                        lo = mid + 1;
+                else
+                        return true;
+        }
+        return false;
 }
 
 bool module_map_in_ranges(const struct module_map *mm, const struct file_range *ranges, size_t n, uint64_t addr)

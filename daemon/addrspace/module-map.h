@@ -15,23 +15,38 @@ struct module_mapping {
         bool not_code;          /* mapped without execute permission: no return address is there */
 };
 
+/* Addresses [start, end). */
+struct address_range {
+        uint64_t start, end;
+};
+
 struct module_map {
         struct module_mapping *mappings;
         size_t n;
+        /* executable mappings of no file (JIT code: V8's, the JVM's), in address order: a return
+         * address may lie in them, and only the process's perf map names them */
+        struct address_range *anon_code;
+        size_t n_anon_code;
 };
 
-/* The file mappings of a parsed maps file (not anonymous, not "[vdso]"), in its order: into *ret
- * on success (release with module_map_done()), -ENOMEM. */
+/* The file mappings of a parsed maps file (not anonymous, not "[vdso]"), in its order, and its
+ * anonymous executable ones (unnamed, or "[anon:NAME]"): into *ret on success (release with
+ * module_map_done()), -ENOMEM. */
 int module_map_from_proc_maps(const struct proc_maps *maps, struct module_map *ret);
 
 /* Re-read /proc/PID/maps: its file mappings. The map is replaced only on success, so the last
  * good view survives the target's exit. */
 int module_map_refresh(struct module_map *mm, pid_t pid);
+/* Re-read only the anonymous executable mappings (a JIT maps code all the time; the file mappings
+ * stay as they are, with those of libraries unmapped since). -errno, mm untouched. */
+int module_map_refresh_anon_code(struct module_map *mm, pid_t pid);
 void module_map_done(struct module_map *mm);
 /* A deep copy of from; -ENOMEM (to untouched). */
 int module_map_copy(struct module_map *to, const struct module_map *from);
 
 const struct module_mapping *module_map_find(const struct module_map *mm, uint64_t addr);
+/* Whether addr lies in an anonymous executable mapping. */
+bool module_map_is_anon_code(const struct module_map *mm, uint64_t addr);
 
 /* Bytes [start, end) of a file, by offset in it: a function's code, wherever it is mapped. */
 struct file_range {

@@ -108,6 +108,16 @@ static int overlay_one(const struct pieces *cur, const struct recorded_mapping *
         return 0;
 }
 
+/* mm's file mappings replaced by v[n]; its anonymous code, no file's, stays. */
+static void replace_file_mappings(struct module_map *mm, struct module_mapping *v, size_t n)
+{
+        for (size_t i = 0; i < mm->n; i++)
+                free(mm->mappings[i].path);
+        free(mm->mappings);
+        mm->mappings = v;
+        mm->n = n;
+}
+
 int module_overlay_apply(struct module_map *mm, const struct recorded_mapping *m, size_t n,
                        module_path_fn path_of, void *userdata)
 {
@@ -135,9 +145,7 @@ int module_overlay_apply(struct module_map *mm, const struct recorded_mapping *m
         }
         if (cur.n > 1)
                 qsort(cur.v, cur.n, sizeof(*cur.v), by_start);  /* cur.v may be NULL: not for qsort */
-        module_map_done(mm);
-        mm->mappings = TAKE_PTR(cur.v);
-        mm->n = cur.n;
+        replace_file_mappings(mm, TAKE_PTR(cur.v), cur.n);
         cur = (struct pieces) {};
         return 0;
 }

@@ -36,3 +36,39 @@ int proc_status_int(pid_t pid, const char *field, int *ret)
         }
         return -ENOENT;
 }
+
+int proc_status_ns_pid(pid_t pid, pid_t *ret)
+{
+        _cleanup_fclose_ FILE *f = NULL;
+        char path[64], line[512];
+
+        assert(ret);
+        snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+        f = fopen(path, "re");
+        if (!f)
+                return errno == ESRCH ? -ENOENT : -errno;
+        while (fgets(line, sizeof(line), f)) {
+                char *p = line + strlen("NSpid:"), *end;
+                long v = -1;
+
+                if (strncmp(line, "NSpid:", strlen("NSpid:")) != 0)
+                        continue;
+                for (;;) {
+                        long next;
+
+                        errno = 0;
+                        next = strtol(p, &end, 10);
+                        if (end == p)
+                                break;
+                        if (errno || next <= 0 || next > INT32_MAX)
+                                return -EINVAL;
+                        v = next;
+                        p = end;
+                }
+                if (v < 0)
+                        return -EINVAL;
+                *ret = (pid_t)v;
+                return 0;
+        }
+        return -ENOENT;
+}

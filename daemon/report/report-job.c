@@ -4,15 +4,19 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include "bpf-loader.h"
 #include "counters.h"
 #include "json-util.h"
 #include "kernel-symbols.h"
 #include "macro.h"
+#include "perf-map.h"
+#include "proc-status.h"
 #include "protocol.h"
 #include "leak-verdict.h"
 #include "report-job.h"
 #include "report.h"
+#include "safe-open.h"
 #include "symbolizer.h"
 #include "text-safe.h"
 #include "util.h"
@@ -48,6 +52,7 @@ struct report_job *report_job_free(struct report_job *j)
                 kernel_symbols_unref(j->targets[i].kernel);
                 reach_scan_result_free(j->targets[i].reach);
                 free(j->targets[i].reach_unavailable);
+                perf_map_free(j->targets[i].perf_map);
         }
         free(j->targets);
         free(j->frame);
@@ -55,12 +60,49 @@ struct report_job *report_job_free(struct report_job *j)
         return NULL;
 }
 
-static const struct report_job_target *job_target(const struct report_job *j, pid_t pid)
+static struct report_job_target *job_target(const struct report_job *j, pid_t pid)
 {
         for (size_t i = 0; i < j->n_targets; i++)
                 if (j->targets[i].pid == pid)
                         return &j->targets[i];
         return NULL;
+}
+
+/* A live target's JIT code, once per job: its anonymous executable mappings as they are now (the
+ * runtime maps code all the time), and the names its perf map gives them. A target that wrote
+ * none, or exited, keeps what the job copied: no names. */
+static void look_at_jit(struct report_job_target *t)
+{
+        _cleanup_close_ int root_fd = -EBADF;
+        char proc_path[32];
+        struct stat st;
+        pid_t ns_pid;
+
+        if (t->jit_looked || t->exited || t->kernel)
+                return;
+        t->jit_looked = true;
+        (void)module_map_refresh_anon_code(&t->modules, t->pid);
+        snprintf(proc_path, sizeof(proc_path), "/proc/%d", (int)t->pid);
+        if (t->modules.n_anon_code == 0 || proc_status_ns_pid(t->pid, &ns_pid) < 0 || stat(proc_path, &st) < 0)
+                return;
+        root_fd = safe_open_root(t->pid);
+        if (root_fd >= 0)
+                (void)perf_map_load(root_fd, ns_pid, st.st_uid, &t->perf_map);     /* its user's */
+}
+
+/* A frame in a live target's JIT code: named by its perf map, if it wrote one that names it. */
+static size_t resolve_jit_frame(struct report_job_target *t, uint64_t addr, struct frame_symbol *ret)
+{
+        uint64_t offset = 0;
+        const char *name;
+
+        look_at_jit(t);
+        /* a return address: the code of the call before it (a call may end its function) */
+        name = t->perf_map && addr > 0 ? perf_map_find(t->perf_map, addr - 1, &offset) : NULL;
+        *ret = (struct frame_symbol) {
+                .symbol = name, .has_offset = name != NULL, .offset = offset + 1, .module = "[jit]",
+        };
+        return 1;
 }
 
 static double bytes_at(const struct snapshot *s, int64_t stack_id)
@@ -101,7 +143,7 @@ static bool assess_stack(void *userdata, const struct stack_row *row, struct lea
 static size_t resolve_frame(void *userdata, pid_t pid, uint64_t addr, struct frame_symbol *ret, size_t max)
 {
         const struct report_job *j = userdata;
-        const struct report_job_target *t = job_target(j, pid);
+        struct report_job_target *t = job_target(j, pid);
         struct symbol_frame frames[SYMBOLIZER_FRAMES_MAX] = {};
         const struct module_mapping *mm;
         struct kallsyms_info info;
@@ -121,7 +163,7 @@ static size_t resolve_frame(void *userdata, pid_t pid, uint64_t addr, struct fra
         }
         mm = module_map_find(&t->modules, addr);
         if (!mm)
-                return 0;
+                return module_map_is_anon_code(&t->modules, addr) ? resolve_jit_frame(t, addr, ret) : 0;
         file_offset = addr - mm->start + mm->pgoff;
         r = symbolizer_resolve(j->syms, mm->dev, mm->ino, file_offset, true, frames, MIN(max, ELEMENTSOF(frames)), &n);
         /* A return address is looked up at the call before it; the one a signal handler returns
@@ -149,16 +191,21 @@ static size_t resolve_frame(void *userdata, pid_t pid, uint64_t addr, struct fra
         return n;
 }
 
-/* stack_rows_is_code_fn: a return address lies in code the process maps (all of the kernel's is). */
+/* stack_rows_is_code_fn: a return address lies in code the process maps, a file's or a JIT's (all
+ * of the kernel's is code). */
 static bool address_is_code(void *userdata, pid_t pid, uint64_t addr)
 {
-        const struct report_job_target *t = job_target(userdata, pid);
+        struct report_job_target *t = job_target(userdata, pid);
         const struct module_mapping *mm;
 
         if (!t || t->kernel)
                 return true;
         mm = module_map_find(&t->modules, addr);
-        return mm && !mm->not_code;
+        if (mm)
+                return !mm->not_code;
+        if (!module_map_is_anon_code(&t->modules, addr))
+                look_at_jit(t);         /* code mapped since the job's copy of its mappings? */
+        return module_map_is_anon_code(&t->modules, addr);
 }
 
 /* stack_rows_is_allocator_fn: the return address lies in an operator new that only called the

@@ -17,6 +17,7 @@
 struct memleak_bpf;
 struct symbolizer;
 struct kernel_symbols;
+struct perf_map;
 
 /* One target as the report sees it, owned by the job. */
 struct report_job_target {
@@ -46,6 +47,10 @@ struct report_job_target {
         bool traced_from_start;         /* attached before its exec (memleakctl run): every block known */
         struct reach_result *reach;
         char *reach_unavailable;
+        /* JIT code (a live target's), looked at on the worker the first time a frame needs it:
+         * its anonymous executable mappings read again, its perf map's names */
+        bool jit_looked;
+        struct perf_map *perf_map;
 };
 
 struct report_job {

@@ -367,6 +367,7 @@ int target_clear_inherited_probes(const struct target_env *env, struct target *t
 uint64_t target_memory_bytes(const struct target *t)
 {
         uint64_t bytes = sizeof(*t) + t->n_objects * sizeof(*t->objects) + t->modules.n * sizeof(*t->modules.mappings) +
+                         t->modules.n_anon_code * sizeof(*t->modules.anon_code) +
                          target_files_bytes(&t->files) + snapshot_ring_bytes(t->ring);
 
         assert(t);

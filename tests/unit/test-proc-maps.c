@@ -156,6 +156,42 @@ static void module_map_keeps_the_file_mappings_and_finds_addresses_in_them(void)
         proc_maps_done(&m);
 }
 
+/* JIT code: executable memory no file backs, unnamed or named by the process; not the kernel's. */
+static void module_map_keeps_anonymous_code_apart(void)
+{
+        static const char text[] =
+                "1e2e5d400000-1e2e5d440000 rwxp 00000000 00:00 0 \n"
+                "1e2e5d440000-1e2e5d480000 rw-p 00000000 00:00 0 \n"
+                "5561fd757000-5561fd758000 r-xp 00001000 fe:00 42 /usr/bin/node\n"
+                "7f0211000000-7f0211010000 r-xp 00000000 00:00 0 [anon:jit code]\n"
+                "7ffd4b5fe000-7ffd4b600000 r-xp 00000000 00:00 0 [vdso]\n"
+                "ffffffffff600000-ffffffffff601000 --xp 00000000 00:00 0 [vsyscall]\n";
+        struct proc_maps m = {};
+        struct module_map mm = {}, copy = {};
+
+        ASSERT_EQ(proc_maps_parse_string(text, &m), 0);
+        ASSERT_EQ(module_map_from_proc_maps(&m, &mm), 0);
+        ASSERT_EQ(mm.n, 1);
+        ASSERT_EQ(mm.n_anon_code, 2);
+        ASSERT_TRUE(module_map_is_anon_code(&mm, 0x1e2e5d400000ull));
+        ASSERT_TRUE(module_map_is_anon_code(&mm, 0x1e2e5d43ffffull));
+        ASSERT_TRUE(!module_map_is_anon_code(&mm, 0x1e2e5d440000ull));   /* not executable */
+        ASSERT_TRUE(module_map_is_anon_code(&mm, 0x7f0211000123ull));
+        ASSERT_TRUE(!module_map_is_anon_code(&mm, 0x7ffd4b5fe000ull));   /* [vdso] */
+        ASSERT_TRUE(!module_map_is_anon_code(&mm, 0xffffffffff600000ull));
+        ASSERT_TRUE(!module_map_is_anon_code(&mm, 0x5561fd757000ull));   /* a file's */
+        ASSERT_TRUE(module_map_find(&mm, 0x1e2e5d400000ull) == NULL);
+
+        ASSERT_EQ(module_map_copy(&copy, &mm), 0);
+        ASSERT_EQ(copy.n_anon_code, 2);
+        ASSERT_TRUE(copy.anon_code != mm.anon_code);
+        ASSERT_TRUE(module_map_is_anon_code(&copy, 0x7f0211000123ull));
+        module_map_done(&copy);
+        module_map_done(&mm);
+        ASSERT_TRUE(mm.anon_code == NULL && mm.n_anon_code == 0);
+        proc_maps_done(&m);
+}
+
 static void string_and_file_parsers_agree(void)
 {
         struct proc_maps a = parse_fixture("maps-old-glibc-decoys.txt"), b = {};
@@ -242,6 +278,7 @@ static const struct unit_test tests[] = {
         TEST(pseudo_paths_are_kept_as_is),
         TEST(deleted_suffix_is_stripped_and_flagged),
         TEST(module_map_keeps_the_file_mappings_and_finds_addresses_in_them),
+        TEST(module_map_keeps_anonymous_code_apart),
         TEST(string_and_file_parsers_agree),
         TEST(last_line_without_newline_and_empty_text_parse),
         TEST(malformed_lines_are_rejected),

@@ -1,0 +1,221 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* A process's perf map: the names of its JIT code. */
+#include <assert.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "macro.h"
+#include "perf-map.h"
+#include "safe-open.h"
+
+struct perf_map_symbol {
+        uint64_t start, end;
+        uint32_t seq;           /* its line's order: a later line wins where they overlap */
+        uint32_t name;          /* offset into names */
+};
+
+struct perf_map {
+        struct perf_map_symbol *symbols;        /* by start, then seq */
+        size_t n, allocated;
+        char *names;
+        size_t names_len, names_allocated;
+        bool truncated;
+};
+
+/* How far before addr's last starting entry to look for an earlier, longer one covering it. */
+#define OVERLAP_LOOKBACK 16
+
+struct perf_map *perf_map_free(struct perf_map *m)
+{
+        if (!m)
+                return NULL;
+        free(m->symbols);
+        free(m->names);
+        free(m);
+        return NULL;
+}
+
+bool perf_map_truncated(const struct perf_map *m)
+{
+        assert(m);
+        return m->truncated;
+}
+
+/* "START SIZE NAME": 0, or -EINVAL. name points into line, its end trimmed. */
+static int parse_line(char *line, uint64_t *start, uint64_t *size, const char **name)
+{
+        char *p = line, *end;
+        size_t len;
+
+        errno = 0;
+        *start = strtoull(p, &end, 16);
+        if (errno || end == p || (*end != ' ' && *end != '\t'))
+                return -EINVAL;
+        p = end;
+        *size = strtoull(p, &end, 16);
+        if (errno || end == p || (*end != ' ' && *end != '\t'))
+                return -EINVAL;
+        p = end + strspn(end, " \t");
+        len = strcspn(p, "\r\n");
+        while (len > 0 && (p[len - 1] == ' ' || p[len - 1] == '\t'))
+                len--;
+        if (len == 0 || *size == 0 || *start + *size < *start)
+                return -EINVAL;
+        p[len] = '\0';
+        *name = p;
+        return 0;
+}
+
+static int add_symbol(struct perf_map *m, uint64_t start, uint64_t size, const char *name)
+{
+        size_t len = strlen(name) + 1;
+
+        if (m->n == m->allocated) {
+                size_t want = MAX(m->allocated * 2, (size_t)256);
+                struct perf_map_symbol *n = realloc(m->symbols, want * sizeof(*n));
+
+                if (!n)
+                        return -ENOMEM;
+                m->symbols = n;
+                m->allocated = want;
+        }
+        if (m->names_len + len > m->names_allocated) {
+                size_t want = MAX(m->names_allocated * 2, m->names_len + len + 4096);
+                char *n = realloc(m->names, want);
+
+                if (!n)
+                        return -ENOMEM;
+                m->names = n;
+                m->names_allocated = want;
+        }
+        memcpy(m->names + m->names_len, name, len);
+        m->symbols[m->n] = (struct perf_map_symbol) {
+                .start = start, .end = start + size, .seq = (uint32_t)m->n, .name = (uint32_t)m->names_len,
+        };
+        m->n++;
+        m->names_len += len;
+        return 0;
+}
+
+static int by_start_then_seq(const void *a, const void *b)
+{
+        const struct perf_map_symbol *x = a, *y = b;
+
+        if (x->start != y->start)
+                return x->start < y->start ? -1 : 1;
+        return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* Skip the rest of a line longer than the buffer: false at EOF. */
+static bool skip_rest_of_line(FILE *f, uint64_t *read_bytes)
+{
+        int c;
+
+        while ((c = getc(f)) != EOF) {
+                (*read_bytes)++;
+                if (c == '\n')
+                        return true;
+        }
+        return false;
+}
+
+int perf_map_parse(FILE *f, struct perf_map **ret)
+{
+        _cleanup_(perf_map_freep) struct perf_map *m = calloc(1, sizeof(*m));
+        char line[PERF_MAP_LINE_MAX];
+        uint64_t read_bytes = 0;
+        int r;
+
+        assert(f);
+        assert(ret);
+        if (!m)
+                return -ENOMEM;
+        while (fgets(line, sizeof(line), f)) {
+                size_t len = strlen(line);
+                const char *name;
+                uint64_t start, size;
+
+                read_bytes += len;
+                if (len > 0 && line[len - 1] != '\n' && !feof(f)) {
+                        /* longer than any name a runtime writes: not a line of ours */
+                        if (!skip_rest_of_line(f, &read_bytes))
+                                break;
+                        continue;
+                }
+                if (m->n >= PERF_MAP_SYMBOLS_MAX || m->names_len + len > PERF_MAP_NAME_BYTES_MAX ||
+                    read_bytes > PERF_MAP_READ_BYTES_MAX) {
+                        m->truncated = true;
+                        break;
+                }
+                if (parse_line(line, &start, &size, &name) < 0)
+                        continue;
+                r = add_symbol(m, start, size, name);
+                if (r < 0)
+                        return r;
+        }
+        if (ferror(f))
+                return -EIO;
+        if (m->n > 1)
+                qsort(m->symbols, m->n, sizeof(*m->symbols), by_start_then_seq);
+        *ret = TAKE_PTR(m);
+        return 0;
+}
+
+int perf_map_load(int root_fd, pid_t ns_pid, uid_t owner, struct perf_map **ret)
+{
+        _cleanup_fclose_ FILE *f = NULL;
+        struct stat st;
+        char path[64];
+        int fd;
+
+        assert(ret);
+        snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)ns_pid);
+        fd = safe_open_regular(root_fd, path, SAFE_OPEN_NOFOLLOW, &st);
+        if (fd < 0)
+                return fd;
+        if (st.st_uid != owner && st.st_uid != 0) {
+                close(fd);
+                return -EPERM;
+        }
+        f = fdopen(fd, "re");
+        if (!f) {
+                int r = -errno;
+
+                close(fd);
+                return r;
+        }
+        return perf_map_parse(f, ret);
+}
+
+const char *perf_map_find(const struct perf_map *m, uint64_t addr, uint64_t *ret_offset)
+{
+        const struct perf_map_symbol *best = NULL;
+        size_t lo = 0, hi;
+
+        assert(m);
+        hi = m->n;
+        /* the first entry starting past addr */
+        while (lo < hi) {
+                size_t mid = (lo + hi) / 2;
+
+                if (m->symbols[mid].start <= addr)
+                        lo = mid + 1;
+                else
+                        hi = mid;
+        }
+        for (size_t i = lo, looked = 0; i > 0 && looked < OVERLAP_LOOKBACK; i--, looked++) {
+                const struct perf_map_symbol *s = &m->symbols[i - 1];
+
+                if (addr < s->end && (!best || s->seq > best->seq))
+                        best = s;
+        }
+        if (!best)
+                return NULL;
+        if (ret_offset)
+                *ret_offset = addr - best->start;
+        return m->names + best->name;
+}

@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* A process's perf map (/tmp/perf-PID.map, "START SIZE NAME" a line, in hex): the names a JIT
+ * runtime gives the code it makes (node --perf-basic-prof, the JVM's perf-map-agent, python -X
+ * perf, LuaJIT, .NET's DOTNET_PerfMapEnabled), which no file on disk holds. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "macro.h"
+
+/* Lines read from one perf map at most (a runtime that writes one per function it compiles,
+ * for days, may write millions): past it the rest is left unread, and perf_map_truncated()
+ * says so. */
+#define PERF_MAP_SYMBOLS_MAX 1000000U
+/* Bytes of names kept at most, and of the file read at most; past them, the same. */
+#define PERF_MAP_NAME_BYTES_MAX (64U << 20)
+#define PERF_MAP_READ_BYTES_MAX (256ULL << 20)
+/* A line longer than this (with its end of line) is skipped: no runtime names code so long. */
+#define PERF_MAP_LINE_MAX 4096U
+
+struct perf_map;
+
+/* Parse a perf map from f: lines that are not "START SIZE NAME" (or past PERF_MAP_LINE_MAX)
+ * are skipped. Into *ret (perf_map_free()), -ENOMEM, -errno reading. */
+int perf_map_parse(FILE *f, struct perf_map **ret);
+
+/* The perf map of the process whose root directory is root_fd (safe-open.h) and whose pid in its
+ * own namespace is ns_pid: its /tmp/perf-NS_PID.map, opened inside that root as a regular file
+ * only, not through a symlink, and, as perf has it, owned by owner (the process's user) or root.
+ * -ENOENT when it writes none, -EPERM for another user's, -errno. */
+int perf_map_load(int root_fd, pid_t ns_pid, uid_t owner, struct perf_map **ret);
+
+struct perf_map *perf_map_free(struct perf_map *m);
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct perf_map *, perf_map_free)
+
+/* The name of the code at addr, and addr's offset from its start in *ret_offset: where entries
+ * overlap (code the runtime freed and reused), the one written last. NULL when none covers it.
+ * The name lives as long as m. */
+const char *perf_map_find(const struct perf_map *m, uint64_t addr, uint64_t *ret_offset);
+
+/* Whether lines were left unread (PERF_MAP_SYMBOLS_MAX, PERF_MAP_NAME_BYTES_MAX). */
+bool perf_map_truncated(const struct perf_map *m);

@@ -1,0 +1,82 @@
+# SPDX-License-Identifier: MIT
+"""Stacks through JIT code (tests/programs/leak-jit.c): machine code the program makes at run time
+in anonymous executable memory, with a frame pointer as V8's and the JVM's keep, named in its perf
+map (/tmp/perf-PID.map) as node --perf-basic-prof names JavaScript. Each leak's exact bytes and
+counts, its stack walked through the JIT frame (by its frame pointer: no CFI covers it) to _start,
+the frame named from the perf map where the program wrote a name, shown as JIT code where it did
+not, and the churn through the same code absent."""
+
+import os
+import unittest
+
+import harness
+
+PROGRAM = 'leak-jit'
+EXPECTED = {
+    'jit_leak': {'bytes': 7 * 131, 'allocs': 7},
+    'jit_leak_unnamed': {'bytes': 5 * 137, 'allocs': 5},
+}
+NAMES = set(EXPECTED) | {'jit_churn'}
+
+
+def symbols(stack):
+    return [f['symbol'] for f in stack['frames']]
+
+
+class JitTest(harness.DaemonTestCase):
+
+    def leak(self):
+        daemon = self.start_daemon()
+        program = self.start_program(PROGRAM)
+        perf_map = f'/tmp/perf-{program.pid}.map'
+        self.assertTrue(os.path.exists(perf_map), perf_map)
+        daemon.attach(program.pid)
+        program.run_leaks()
+        report, totals = self.wait_for_totals(daemon, program.pid, NAMES, EXPECTED)
+        self.assert_totals(report, totals, EXPECTED, PROGRAM)
+        return daemon, program, report
+
+    def test_stacks_are_walked_through_jit_code_and_named_by_the_perf_map(self):
+        daemon, program, report = self.leak()
+        text = harness.format_stacks(report)
+
+        [named] = [s for s in report['stacks'] if s['frames'][0]['symbol'] == 'jit_leak']
+        self.assertEqual(symbols(named)[:4], ['jit_leak', 'jit_named_stub', 'leak_through_named_stub', 'main'], text)
+        jit_frame = named['frames'][1]
+        self.assertEqual(jit_frame['module'], '[jit]', jit_frame)
+        # the return address right after the stub's call (push, mov, call: 6 bytes in)
+        self.assertEqual(jit_frame['offset'], 6, jit_frame)
+        self.assertIsNone(jit_frame['module_offset'], jit_frame)
+
+        [unnamed] = [s for s in report['stacks'] if s['frames'][0]['symbol'] == 'jit_leak_unnamed']
+        self.assertEqual(symbols(unnamed)[:4], ['jit_leak_unnamed', None, 'leak_through_unnamed_stub', 'main'], text)
+        self.assertEqual(unnamed['frames'][1]['module'], '[jit]', unnamed)
+
+        for stack in (named, unnamed):
+            self.assertEqual(symbols(stack)[-1], '_start', text)
+            self.assertIsNone(stack['unwind_stopped'], stack)
+            self.assertEqual(stack['addresses_cut'], 0, stack)
+
+        out = daemon.ctl_ok('report', '--pid', program.pid).stdout
+        self.assertRegex(out, r'\n\t\tjit_named_stub\+0x6 \[jit\]\n\t\tleak_through_named_stub\+0x[0-9a-f]+ \[leak-jit\]')
+        self.assertRegex(out, r'\n\t\t\?\? \[jit\]\n\t\tleak_through_unnamed_stub\+0x[0-9a-f]+ \[leak-jit\]')
+
+    def test_a_perf_map_that_is_not_a_regular_file_is_not_read(self):
+        # The perf map is the traced process's to write: a FIFO in its place would hang a reader
+        # that opened it. The report names nothing from it, and comes back.
+        daemon = self.start_daemon()
+        program = self.start_program(PROGRAM)
+        perf_map = f'/tmp/perf-{program.pid}.map'
+        os.unlink(perf_map)
+        os.mkfifo(perf_map)
+        self.addCleanup(lambda: os.path.exists(perf_map) and os.unlink(perf_map))
+        daemon.attach(program.pid)
+        program.run_leaks()
+        report, totals = self.wait_for_totals(daemon, program.pid, NAMES, EXPECTED)
+        self.assert_totals(report, totals, EXPECTED, PROGRAM)
+        [named] = [s for s in report['stacks'] if s['frames'][0]['symbol'] == 'jit_leak']
+        self.assertEqual(symbols(named)[:3], ['jit_leak', None, 'leak_through_named_stub'], harness.format_stacks(report))
+
+
+if __name__ == '__main__':
+    unittest.main(verbosity=2)

@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: MIT */
+/* Leaks through "JIT code": machine code this program writes into anonymous executable memory at
+ * run time, as V8 or a JVM does, keeping a frame pointer (push %rbp; mov %rsp, %rbp) as theirs
+ * does, and named in the program's perf map (/tmp/perf-PID.map) as node --perf-basic-prof names
+ * its JavaScript. Built -O2 -fomit-frame-pointer: the C frames are walked by their CFI, the JIT
+ * frame by its frame pointer.
+ *
+ * Ground truth (tests/integration/test_jit.py keeps the same numbers):
+ *   jit_leak          7 x 131 bytes <- jit_named_stub [jit] <- leak_through_named_stub <- main
+ *   jit_leak_unnamed  5 x 137 bytes <- (a stub the perf map does not name) <- leak_through_unnamed_stub <- main
+ * while jit_churn, called through the named stub too, leaves nothing outstanding.
+ *
+ * Protocol: print "ready", wait for a line, leak, print "done", wait for a line or EOF; the perf
+ * map is removed at exit. */
+#include <stdint.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "leak-util.h"
+
+#define noinline __attribute__((noinline))
+
+typedef void *(*leak_fn)(void);
+typedef void *(*stub_fn)(leak_fn callee);
+
+/* push %rbp; mov %rsp,%rbp; call *%rdi; pop %rbp; ret */
+static const unsigned char stub_code[] = { 0x55, 0x48, 0x89, 0xe5, 0xff, 0xd7, 0x5d, 0xc3 };
+
+static void *kept[16];
+static int n_kept;
+static char perf_map_path[64];
+
+static noinline void keep(void *p)
+{
+        require(p);
+        require(n_kept < (int)(sizeof(kept) / sizeof(kept[0])));
+        kept[n_kept++] = p;
+        __asm__ volatile("" ::: "memory");
+}
+
+static noinline void *jit_leak(void)
+{
+        void *p = malloc(131);
+
+        __asm__ volatile("" : : "r"(p) : "memory");     /* no tail call: this frame stays */
+        return p;
+}
+
+static noinline void *jit_leak_unnamed(void)
+{
+        void *p = malloc(137);
+
+        __asm__ volatile("" : : "r"(p) : "memory");     /* no tail call: this frame stays */
+        return p;
+}
+
+static noinline void *jit_churn(void)
+{
+        void *p = malloc(4000);
+
+        require(p);
+        memset(p, 1, 4000);
+        free(p);
+        return NULL;
+}
+
+/* Two stubs, one page each, as a JIT maps its code. */
+static void make_stubs(stub_fn *named, stub_fn *unnamed)
+{
+        long page = sysconf(_SC_PAGESIZE);
+        unsigned char *code = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        FILE *f;
+
+        require(code != MAP_FAILED);
+        memcpy(code, stub_code, sizeof(stub_code));
+        memcpy(code + page, stub_code, sizeof(stub_code));
+        require(mprotect(code, 2 * page, PROT_READ | PROT_EXEC) == 0);
+        *named = (stub_fn)(void *)code;
+        *unnamed = (stub_fn)(void *)(code + page);
+
+        snprintf(perf_map_path, sizeof(perf_map_path), "/tmp/perf-%d.map", (int)getpid());
+        f = fopen(perf_map_path, "we");
+        require(f);
+        fprintf(f, "%lx %zx jit_named_stub\n", (unsigned long)(uintptr_t)code, sizeof(stub_code));
+        require(fclose(f) == 0);
+}
+
+static noinline void leak_through_named_stub(stub_fn stub)
+{
+        for (int i = 0; i < 7; i++)
+                keep(stub(jit_leak));
+}
+
+static noinline void leak_through_unnamed_stub(stub_fn stub)
+{
+        for (int i = 0; i < 5; i++)
+                keep(stub(jit_leak_unnamed));
+}
+
+static noinline void churn_through_stub(stub_fn stub)
+{
+        for (int i = 0; i < 100; i++)
+                stub(jit_churn);
+        __asm__ volatile("" ::: "memory");
+}
+
+int main(void)
+{
+        stub_fn named, unnamed;
+
+        setup_stdio();
+        make_stubs(&named, &unnamed);
+        say("ready");
+        if (wait_line() < 0) {
+                unlink(perf_map_path);
+                return 1;
+        }
+        churn_through_stub(named);
+        leak_through_named_stub(named);
+        leak_through_unnamed_stub(unnamed);
+        churn_through_stub(named);
+        say("done");
+        wait_line();
+        unlink(perf_map_path);
+        return n_kept == 12 ? 0 : 1;
+}

@@ -1,0 +1,145 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* Unit tests for daemon/symbols/perf-map.c: perf maps as JIT runtimes write them, and as a
+ * hostile process might. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "macro.h"
+#include "perf-map.h"
+#include "test-util.h"
+
+static struct perf_map *parse(const char *text, size_t len)
+{
+        _cleanup_fclose_ FILE *f = fmemopen((void *)text, len, "r");
+        struct perf_map *m = NULL;
+
+        ASSERT_TRUE(f != NULL);
+        ASSERT_EQ(perf_map_parse(f, &m), 0);
+        ASSERT_TRUE(m != NULL);
+        return m;
+}
+
+static void finds_names_by_address_with_offsets(void)
+{
+        static const char text[] =
+                "3a1d2c8a0040 1bc JS:^leakBuffers /srv/app/leak.js:2:21\n"
+                "3a1d2c8a0200 40 LazyCompile:*handle node:internal/timers:524:25\n"
+                "0x7f00dead0000 0x100 Interpreted Java frame\r\n";
+        _cleanup_(perf_map_freep) struct perf_map *m = parse(text, sizeof(text) - 1);
+        uint64_t offset = 99;
+
+        ASSERT_STREQ(perf_map_find(m, 0x3a1d2c8a0040ull, &offset), "JS:^leakBuffers /srv/app/leak.js:2:21");
+        ASSERT_EQ(offset, 0);
+        ASSERT_STREQ(perf_map_find(m, 0x3a1d2c8a01fbull, &offset), "JS:^leakBuffers /srv/app/leak.js:2:21");
+        ASSERT_EQ(offset, 0x1bb);
+        ASSERT_TRUE(perf_map_find(m, 0x3a1d2c8a01fcull, &offset) == NULL);     /* its end */
+        ASSERT_TRUE(perf_map_find(m, 0x3a1d2c8a003full, &offset) == NULL);     /* before the first */
+        ASSERT_STREQ(perf_map_find(m, 0x3a1d2c8a0210ull, NULL), "LazyCompile:*handle node:internal/timers:524:25");
+        /* 0x prefixes, a CR before the newline */
+        ASSERT_STREQ(perf_map_find(m, 0x7f00dead00ffull, &offset), "Interpreted Java frame");
+        ASSERT_EQ(offset, 0xff);
+        ASSERT_TRUE(perf_map_find(m, UINT64_MAX, NULL) == NULL);
+        ASSERT_TRUE(!perf_map_truncated(m));
+}
+
+/* Code the runtime freed and compiled something else into: the line written last names it. */
+static void the_last_line_wins_where_entries_overlap(void)
+{
+        static const char text[] =
+                "1000 1000 old_big_function\n"
+                "1800 100 new_small_function\n"
+                "1800 40 newest_at_the_same_start\n"
+                "2800 10 unrelated\n";
+        _cleanup_(perf_map_freep) struct perf_map *m = parse(text, sizeof(text) - 1);
+
+        ASSERT_STREQ(perf_map_find(m, 0x1000, NULL), "old_big_function");
+        ASSERT_STREQ(perf_map_find(m, 0x1810, NULL), "newest_at_the_same_start");
+        ASSERT_STREQ(perf_map_find(m, 0x1850, NULL), "new_small_function");
+        ASSERT_STREQ(perf_map_find(m, 0x1900, NULL), "old_big_function");      /* past the new ones */
+        ASSERT_STREQ(perf_map_find(m, 0x1fff, NULL), "old_big_function");
+        ASSERT_TRUE(perf_map_find(m, 0x2000, NULL) == NULL);
+        ASSERT_STREQ(perf_map_find(m, 0x2805, NULL), "unrelated");
+}
+
+/* What is not "START SIZE NAME" is skipped, the rest still read; a line the runtime is still
+ * writing (no newline yet) counts when it is whole. */
+static void malformed_lines_are_skipped(void)
+{
+        static const char text[] =
+                "\n"
+                "not a line\n"
+                "zz 10 bad_start\n"
+                "1000 zz bad_size\n"
+                "1000 10\n"
+                "1000 10    \n"
+                "2000 0 empty_code\n"
+                "ffffffffffffff00 1000 wraps_around\n"
+                "3000 10 good\n"
+                "4000 20 last without newline";
+        _cleanup_(perf_map_freep) struct perf_map *m = parse(text, sizeof(text) - 1);
+
+        ASSERT_TRUE(perf_map_find(m, 0x1000, NULL) == NULL);
+        ASSERT_TRUE(perf_map_find(m, 0x2000, NULL) == NULL);
+        ASSERT_TRUE(perf_map_find(m, 0xffffffffffffff10ull, NULL) == NULL);
+        ASSERT_STREQ(perf_map_find(m, 0x3005, NULL), "good");
+        ASSERT_STREQ(perf_map_find(m, 0x4010, NULL), "last without newline");
+}
+
+/* A line past PERF_MAP_LINE_MAX is skipped whole, not split into lines of its own. */
+static void an_endless_line_is_skipped(void)
+{
+        size_t long_len = 3 * PERF_MAP_LINE_MAX;
+        _cleanup_free_ char *text = malloc(long_len + 64);
+        _cleanup_(perf_map_freep) struct perf_map *m = NULL;
+        size_t n;
+
+        ASSERT_TRUE(text != NULL);
+        n = (size_t)sprintf(text, "1000 10 ");
+        memset(text + n, 'x', long_len);
+        n += long_len;
+        n += (size_t)sprintf(text + n, "\n5000 10 after\n");
+        m = parse(text, n);
+        ASSERT_TRUE(perf_map_find(m, 0x1000, NULL) == NULL);
+        ASSERT_STREQ(perf_map_find(m, 0x5000, NULL), "after");
+}
+
+static void an_empty_map_finds_nothing(void)
+{
+        _cleanup_(perf_map_freep) struct perf_map *m = parse("", 0);
+
+        ASSERT_TRUE(perf_map_find(m, 0x1000, NULL) == NULL);
+        ASSERT_TRUE(perf_map_free(NULL) == NULL);
+}
+
+/* PERF_MAP_SYMBOLS_MAX lines are read, the rest left and said to be. */
+static void a_map_past_the_limit_is_truncated(void)
+{
+        size_t lines = PERF_MAP_SYMBOLS_MAX + 10, size = lines * 24 + 1, n = 0;
+        _cleanup_free_ char *text = malloc(size);
+        _cleanup_(perf_map_freep) struct perf_map *m = NULL;
+
+        ASSERT_TRUE(text != NULL);
+        for (size_t i = 0; i < lines; i++)
+                n += (size_t)snprintf(text + n, size - n, "%zx 10 f\n", (size_t)0x100000 + i * 0x10);
+        m = parse(text, n);
+        ASSERT_TRUE(perf_map_truncated(m));
+        ASSERT_STREQ(perf_map_find(m, 0x100000, NULL), "f");
+        ASSERT_STREQ(perf_map_find(m, 0x100000 + (PERF_MAP_SYMBOLS_MAX - 1) * 0x10ull, NULL), "f");
+        ASSERT_TRUE(perf_map_find(m, 0x100000 + PERF_MAP_SYMBOLS_MAX * 0x10ull, NULL) == NULL);
+}
+
+int main(void)
+{
+        static const struct unit_test tests[] = {
+                TEST(finds_names_by_address_with_offsets),
+                TEST(the_last_line_wins_where_entries_overlap),
+                TEST(malformed_lines_are_skipped),
+                TEST(an_endless_line_is_skipped),
+                TEST(an_empty_map_finds_nothing),
+                TEST(a_map_past_the_limit_is_truncated),
+        };
+
+        return run_unit_tests(tests, ELEMENTSOF(tests));
+}
