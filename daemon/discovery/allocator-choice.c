@@ -90,6 +90,11 @@ static const char *allocator_name(const struct examined_object *o)
         /* glibc's libc.so.6 has __libc_malloc; a name check covers stripped copies. */
         if (strcmp(base_name(o->path), "libc.so.6") == 0)
                 return "glibc";
+        /* musl's libc exports nothing of its allocator but the standard names: its loader's name
+         * (ld-musl-x86_64.so.1, libc.musl-x86_64.so.1 on Alpine) or Debian's directory for it */
+        if (strncmp(base_name(o->path), "ld-musl-", 8) == 0 || strncmp(base_name(o->path), "libc.musl-", 10) == 0 ||
+            strstr(o->path, "-linux-musl/"))
+                return "musl";
         return "other";
 }
 

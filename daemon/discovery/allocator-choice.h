@@ -18,7 +18,7 @@ struct examined_object {
 
 struct allocator_choice {
         size_t object;          /* index of the object whose allocator serves the process */
-        const char *allocator;  /* "glibc", "tcmalloc", "jemalloc", "mimalloc", or "other" */
+        const char *allocator;  /* "glibc", "tcmalloc", "jemalloc", "mimalloc", "musl", or "other" */
         bool is_static;         /* linked into the executable itself */
         char *reason;           /* malloc'd: why this one, for the attach reply and status */
 };

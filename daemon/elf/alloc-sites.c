@@ -199,6 +199,7 @@ static const struct {
         { ALLOC_FAMILY_TCMALLOC, "tcmalloc" },
         { ALLOC_FAMILY_JEMALLOC, "jemalloc" },
         { ALLOC_FAMILY_MIMALLOC, "mimalloc" },
+        { ALLOC_FAMILY_MUSL, "musl" },
         { ALLOC_FAMILY_GLIBC, "glibc" },
 };
 
@@ -280,6 +281,24 @@ unsigned alloc_sites_kind_arguments(enum alloc_kind k)
 }
 
 DEFINE_STRING_TABLE_LOOKUP_TO_STRING(alloc_sites_kind, enum alloc_kind);
+
+/* Symbols that tell an allocator apart without being an entry point to probe. */
+static const struct {
+        const char *symbol;
+        unsigned family;
+} family_markers[] = {
+        { "__libc_malloc_impl", ALLOC_FAMILY_MUSL },    /* musl >= 1.2.1: malloc's body */
+        { "__malloc_donate", ALLOC_FAMILY_MUSL },
+        { "__simple_malloc", ALLOC_FAMILY_MUSL },       /* musl's malloc for programs that never free */
+};
+
+static unsigned family_marked_by(const char *name)
+{
+        for (size_t i = 0; i < ELEMENTSOF(family_markers); i++)
+                if (strcmp(name, family_markers[i].symbol) == 0)
+                        return family_markers[i].family;
+        return 0;
+}
 
 static int entry_point_index(const char *name)
 {
@@ -368,7 +387,10 @@ static int scan_symbol_table(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, struct
                 if (GELF_ST_TYPE(sym.st_info) != STT_FUNC || sym.st_shndx == SHN_UNDEF || sym.st_value == 0)
                         continue;
                 name = elf_strptr(elf, sh->sh_link, sym.st_name);
-                if (!name || (entry = entry_point_index(name)) < 0)
+                if (!name)
+                        continue;
+                s->families |= family_marked_by(name);
+                if ((entry = entry_point_index(name)) < 0)
                         continue;
                 if (vaddr_to_file_offset(elf, sym.st_value, &off) < 0)
                         continue;
@@ -433,6 +455,64 @@ static void place_probes(Elf *elf, struct alloc_sites *s)
         }
 }
 
+/* Whether a call that enters a site of kind from, unchanged, is one site to to record. */
+static bool same_arguments(enum alloc_kind from, enum alloc_kind to)
+{
+        return from == to || (from == ALLOC_KIND_MEMALIGN && to == ALLOC_KIND_ALIGNED_ALLOC) ||
+               (from == ALLOC_KIND_ALIGNED_ALLOC && to == ALLOC_KIND_MEMALIGN);
+}
+
+/* The site i's code jumps to straight away (jmp as its first instruction, after an endbr64),
+ * when that is another site: else -1. */
+static ssize_t jump_target(const struct alloc_sites *s, size_t i, const uint8_t *image, size_t size)
+{
+        static const uint8_t endbr64[] = { 0xf3, 0x0f, 0x1e, 0xfa };
+        const struct alloc_site *site = &s->sites[i];
+        uint64_t at = site->file_offset, target;
+
+        if (at + sizeof(endbr64) <= size && memcmp(image + at, endbr64, sizeof(endbr64)) == 0)
+                at += sizeof(endbr64);
+        if (at + 5 <= size && image[at] == 0xe9) {
+                int32_t rel;
+
+                memcpy(&rel, image + at + 1, sizeof(rel));
+                target = site->vaddr + (at - site->file_offset) + 5 + (int64_t)rel;
+        } else if (at + 2 <= size && image[at] == 0xeb) {
+                target = site->vaddr + (at - site->file_offset) + 2 + (int64_t)(int8_t)image[at + 1];
+        } else {
+                return -1;
+        }
+        for (size_t j = 0; j < s->n; j++)
+                if (j != i && s->sites[j].vaddr == target)
+                        return (ssize_t)j;
+        return -1;
+}
+
+/* Leave unprobed a site that only jumps to another with the same arguments (musl's static free is
+ * `jmp __libc_free`, its memalign `jmp aligned_alloc`): a jump keeps the caller's registers and
+ * stack, so the site it lands on records the call whole, once, where probing both would count it
+ * twice (a free of a block already freed) or trap twice. */
+static void drop_jump_forwarders(Elf *elf, struct alloc_sites *s)
+{
+        size_t size, out = 0;
+        const uint8_t *image = (const uint8_t *)elf_rawfile(elf, &size);
+        _cleanup_free_ bool *drop = NULL;
+
+        if (!image || s->n < 2 || !(drop = calloc(s->n, sizeof(bool))))
+                return;
+        for (size_t i = 0; i < s->n; i++) {
+                ssize_t j = jump_target(s, i, image, size);
+
+                /* (two that jump to each other, which no allocator does, stay) */
+                drop[i] = j >= 0 && same_arguments(s->sites[i].kind, s->sites[j].kind) &&
+                          jump_target(s, (size_t)j, image, size) != (ssize_t)i;
+        }
+        for (size_t i = 0; i < s->n; i++)
+                if (!drop[i])
+                        s->sites[out++] = s->sites[i];
+        s->n = out;
+}
+
 int alloc_sites_read(Elf *elf, struct alloc_sites *ret)
 {
         struct alloc_sites s = {};
@@ -457,6 +537,7 @@ int alloc_sites_read(Elf *elf, struct alloc_sites *ret)
                 }
         }
         place_probes(elf, &s);
+        drop_jump_forwarders(elf, &s);
         cxx_forwarders_mark(elf, &s);
         *ret = s;
         return 0;

@@ -29,6 +29,8 @@ enum alloc_family {
         ALLOC_FAMILY_TCMALLOC = 1 << 1,         /* tc_malloc, tc_new, ... (gperftools) */
         ALLOC_FAMILY_JEMALLOC = 1 << 2,         /* mallocx, rallocx, ..., or je_malloc */
         ALLOC_FAMILY_MIMALLOC = 1 << 3,         /* mi_malloc, mi_new, ... */
+        ALLOC_FAMILY_MUSL = 1 << 4,             /* __libc_malloc_impl, __malloc_donate (musl's own
+                                                 * names: a static musl has __libc_malloc too) */
 };
 
 struct alloc_sites {

@@ -130,7 +130,7 @@ struct target {
         bool exited;
         uint64_t attached_usec;         /* CLOCK_REALTIME */
         uint64_t exited_usec;
-        const char *allocator;          /* "glibc", "tcmalloc", "jemalloc", "mimalloc", "kernel", "other" */
+        const char *allocator;          /* "glibc", "tcmalloc", "jemalloc", "mimalloc", "musl", "kernel", "other" */
         char *allocator_reason;
         struct target_object *objects;
         size_t n_objects;

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
 """The same leaking program linked with glibc, tcmalloc, jemalloc and mimalloc, statically, and with
-tcmalloc preloaded: memleakd finds the allocator that serves the process without --obj, says
+tcmalloc preloaded, and its C leaks on musl (linked, and static): memleakd finds the allocator that serves the process without --obj, says
 which and why, and reports the same functions and bytes (plus each allocator's own API); balanced
 churn does not appear and nothing is counted twice. --obj overrides discovery."""
 
@@ -25,6 +25,14 @@ EXTENDED = {
     'mimalloc': {'bytes': 3 * 40 + 128, 'allocs': 4},
 }
 NAMES = set(COMMON) | {'leak_extended()', 'churn()', 'main'}
+# tests/programs/leak-musl.c
+MUSL = {
+    'leak_malloc': {'bytes': 5 * 100, 'allocs': 5},
+    'leak_calloc': {'bytes': 3 * 200, 'allocs': 3},
+    'leak_realloc': {'bytes': 2 * 256, 'allocs': 2},
+    'leak_aligned': {'bytes': 96 + 256 + 48, 'allocs': 3},
+}
+MUSL_NAMES = set(MUSL) | {'churn', 'main'}
 LIBDIR = '/usr/lib/x86_64-linux-gnu'
 
 
@@ -37,7 +45,7 @@ def expected_for(allocator):
 
 class AllocatorsTest(harness.DaemonTestCase):
 
-    def trace(self, program_name, *attach_args, command=None, daemon_env=None):
+    def trace(self, program_name, *attach_args, command=None, daemon_env=None, names=NAMES):
         """Attach to the program, let it leak; return (attach reply, report)."""
         def scenario():
             daemon = self.start_daemon(env=daemon_env)
@@ -50,14 +58,16 @@ class AllocatorsTest(harness.DaemonTestCase):
             reply = daemon.attach(program.pid, *attach_args)
             program.run_leaks()
             report = daemon.report(pid=program.pid)
-            totals = harness.per_function(report, NAMES, pid=program.pid)
+            totals = harness.per_function(report, names, pid=program.pid)
             return reply['target'], report, totals
 
         return scenario()
 
-    def check(self, program_name, allocator, *attach_args, command=None, expected=None, daemon_env=None):
+    def check(self, program_name, allocator, *attach_args, command=None, expected=None, daemon_env=None,
+              names=NAMES):
         expected = expected or expected_for(allocator)
-        target, report, totals = self.trace(program_name, *attach_args, command=command, daemon_env=daemon_env)
+        target, report, totals = self.trace(program_name, *attach_args, command=command, daemon_env=daemon_env,
+                                            names=names)
         self.assert_totals(report, totals, expected, program_name)
         # every outstanding byte is one of the leaks: the allocator's own pools do not show
         self.assertEqual(report['targets'][0]['outstanding_bytes'],
@@ -165,6 +175,16 @@ class AllocatorsTest(harness.DaemonTestCase):
     def test_jemalloc_linked_statically_into_a_dynamic_executable(self):
         target = self.check('leak-alloc-jemalloc-static', 'jemalloc')
         self.assertIn('defines malloc itself (jemalloc linked in statically)', target['allocator_reason'])
+
+    def test_musl(self):
+        target = self.check('leak-musl', 'musl', expected=MUSL, names=MUSL_NAMES)
+        self.assertIn('musl', self.allocator_object(target)['path'])
+        self.assertIn('first object defining malloc', target['allocator_reason'])
+
+    def test_musl_static(self):
+        target = self.check('leak-musl-static', 'musl', expected=MUSL, names=MUSL_NAMES)
+        self.assertIn('defines malloc itself (musl linked in statically)', target['allocator_reason'])
+        self.assertEqual(len(target['objects']), 1, target)
 
     def test_tcmalloc_preloaded_into_a_glibc_program(self):
         path = os.path.join(harness.PROGRAMS_DIR, 'leak-alloc-glibc')

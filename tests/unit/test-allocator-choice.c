@@ -16,6 +16,10 @@ static const struct alloc_sites tcmalloc = { .sites = &malloc_site, .n = 1, .fam
 static const struct alloc_sites jemalloc = { .sites = &malloc_site, .n = 1, .families = ALLOC_FAMILY_JEMALLOC };
 static const struct alloc_sites mimalloc = { .sites = &malloc_site, .n = 1, .families = ALLOC_FAMILY_MIMALLOC };
 static const struct alloc_sites unnamed = { .sites = &malloc_site, .n = 1 };
+/* a static musl: __libc_malloc (glibc's signature too) and __libc_malloc_impl */
+static const struct alloc_sites static_musl = {
+        .sites = &malloc_site, .n = 1, .families = ALLOC_FAMILY_GLIBC | ALLOC_FAMILY_MUSL,
+};
 static const struct alloc_sites cxx_only = { .sites = &new_site, .n = 1 };
 static const struct alloc_sites none = { 0 };
 
@@ -129,6 +133,32 @@ static void executable_with_its_own_malloc_is_static(void)
         ASSERT_TRUE(b.is_static);
 }
 
+/* musl, static (its own symbols say so) or linked (its stripped libc: the loader's name or
+ * Debian's directory for it say so) */
+static void musl_is_told_from_glibc(void)
+{
+        const struct examined_object static_exe[] = {
+                OBJ("/srv/static-musl-app", true, no_deps, static_musl),
+        };
+        const struct examined_object debian[] = {
+                OBJ("/srv/app", true, exe_libc, none),
+                OBJ("/usr/lib/x86_64-linux-musl/libc.so", false, libc, unnamed),
+        };
+        const struct examined_object alpine[] = {
+                OBJ("/srv/app", true, exe_libc, none),
+                OBJ("/lib/ld-musl-x86_64.so.1", false, libc, unnamed),
+        };
+        _cleanup_(allocator_choice_done) struct allocator_choice a = {}, b = {}, c = {};
+
+        choose(static_exe, ELEMENTSOF(static_exe), NULL, 0, &a);
+        ASSERT_STREQ(a.allocator, "musl");
+        ASSERT_TRUE(a.is_static);
+        choose(debian, ELEMENTSOF(debian), NULL, 0, &b);
+        ASSERT_STREQ(b.allocator, "musl");
+        choose(alpine, ELEMENTSOF(alpine), NULL, 0, &c);
+        ASSERT_STREQ(c.allocator, "musl");
+}
+
 static void without_the_executable_the_first_definer_is_taken(void)
 {
         const struct examined_object objs[] = {
@@ -181,6 +211,7 @@ int main(void)
                 TEST(preload_comes_right_after_the_executable),
                 TEST(dlopened_allocator_does_not_serve_the_process),
                 TEST(executable_with_its_own_malloc_is_static),
+                TEST(musl_is_told_from_glibc),
                 TEST(without_the_executable_the_first_definer_is_taken),
                 TEST(no_malloc_anywhere_is_enoent),
                 TEST(preload_value_splits_on_spaces_and_colons),
