@@ -7,7 +7,8 @@
 #include "test-util.h"
 
 static const char *fixture_path, *libc_path, *text_path, *libstdcxx_path, *je_prefix_path, *rjem_prefix_path,
-                  *adjacent_sites_path, *fake_runtime_path, *fake_runtime_nocfi_path;
+                  *adjacent_sites_path, *fake_runtime_path, *fake_runtime_nocfi_path,
+                  *jump_forwarder_path;
 
 static const struct alloc_site *find_site(const struct alloc_sites *s, enum alloc_kind kind)
 {
@@ -268,6 +269,23 @@ static void a_probe_never_moves_onto_another_site(void)
         alloc_sites_done(&s);
 }
 
+/* A site that only jumps to another with its arguments is left to that one: probing both would
+ * count a call twice (a free of a block already freed). */
+static void a_jump_to_another_site_is_left_to_it(void)
+{
+        struct alloc_sites s = {};
+
+        open_and_find(jump_forwarder_path, &s);
+        ASSERT_TRUE(find_name(&s, "__libc_free") != NULL);
+        ASSERT_TRUE(find_name(&s, "free") == NULL);
+        ASSERT_TRUE(find_name(&s, "aligned_alloc") != NULL);
+        ASSERT_TRUE(find_name(&s, "memalign") == NULL);
+        ASSERT_TRUE(find_name(&s, "malloc") != NULL);          /* to no site */
+        ASSERT_TRUE(find_name(&s, "calloc") != NULL);          /* to free: other arguments */
+        ASSERT_EQ(s.n, 4);
+        alloc_sites_done(&s);
+}
+
 static void non_elf_file_is_enoexec(void)
 {
         _cleanup_close_ int fd = open(text_path, O_RDONLY | O_CLOEXEC);
@@ -301,11 +319,12 @@ int main(int argc, char *argv[])
                 TEST(mimalloc_is_known_by_its_mi_names),
                 TEST(jemalloc_with_a_prefix_is_jemalloc_too),
                 TEST(a_probe_never_moves_onto_another_site),
+                TEST(a_jump_to_another_site_is_left_to_it),
                 TEST(non_elf_file_is_enoexec),
                 TEST(program_importing_malloc_defines_none),
         };
 
-        ASSERT_EQ(argc, 10);
+        ASSERT_EQ(argc, 11);
         fixture_path = argv[1];
         libc_path = argv[2];
         text_path = argv[3];
@@ -315,5 +334,6 @@ int main(int argc, char *argv[])
         adjacent_sites_path = argv[7];
         fake_runtime_path = argv[8];
         fake_runtime_nocfi_path = argv[9];
+        jump_forwarder_path = argv[10];
         return run_unit_tests(tests, ELEMENTSOF(tests));
 }
