@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: MIT
 """A target in its own mount and pid namespaces (a container, as far as memleakd can tell):
-its libc and binary are found through /proc/PID/root, its pid is the one the daemon sees."""
+its libc and binary are found through /proc/PID/root, its pid is the one the daemon sees; its perf
+map is the one in its own /tmp, named by the pid it knows itself by."""
 
 import os
 import subprocess
@@ -8,6 +9,7 @@ import unittest
 
 import harness
 from test_every_hook import EXPECTED, NAMES, PROGRAM
+from test_jit import EXPECTED as JIT_EXPECTED, NAMES as JIT_NAMES
 
 
 def descendant_running(pid, path):
@@ -65,6 +67,26 @@ class ContainerTest(harness.DaemonTestCase):
             return report
 
         scenario()
+
+    def test_jit_code_of_a_target_in_its_own_namespaces_is_named_by_its_own_perf_map(self):
+        # leak-jit, pid 1 in its namespace, writes /tmp/perf-1.map on a tmpfs only it sees.
+        path = os.path.join(harness.PROGRAMS_DIR, 'leak-jit')
+        command = ['unshare', '--mount', '--propagation', 'private', '--pid', '--fork', '--mount-proc',
+                   'sh', '-c', f'mount -t tmpfs tmpfs /tmp && exec {path}']
+        daemon = self.start_daemon()
+        program = harness.LeakProgram('leak-jit', command=command)
+        self.addCleanup(program.kill)
+        program.expect('ready')
+        pid = harness.wait_until(lambda: descendant_running(program.proc.pid, path), 5)
+        self.assertIsNotNone(pid, 'the namespaced program was not found')
+        program.pid = pid
+        daemon.attach(pid)
+        program.run_leaks()
+        report, totals = self.wait_for_totals(daemon, pid, JIT_NAMES, JIT_EXPECTED)
+        self.assert_totals(report, totals, JIT_EXPECTED, 'leak-jit in its own namespaces')
+        [named] = [s for s in report['stacks'] if s['frames'][0]['symbol'] == 'jit_leak']
+        self.assertEqual([f['symbol'] for f in named['frames'][:3]],
+                         ['jit_leak', 'jit_named_stub', 'leak_through_named_stub'], harness.format_stacks(report))
 
 
 if __name__ == '__main__':
