@@ -13,6 +13,7 @@
 #include "log.h"
 #include "manager-report.h"
 #include "manager.h"
+#include "perf-map.h"
 #include "protocol.h"
 #include "report-job.h"
 #include "server.h"
@@ -153,6 +154,7 @@ static int copy_target(const struct target *t, bool scan, struct report_job_targ
                 memcpy(jt->forwarders, t->forwarders, t->n_forwarders * sizeof(*t->forwarders));
                 jt->n_forwarders = t->n_forwarders;
         }
+        jt->perf_map = perf_map_ref(t->perf_map);
         return module_map_copy(&jt->modules, &t->modules);
 }
 

@@ -18,6 +18,7 @@
 #include "manager-requests.h"
 #include "manager.h"
 #include "mapping-log.h"
+#include "perf-map.h"
 #include "probes.h"
 #include "snapshot.h"
 #include "stack-collect.h"
@@ -141,8 +142,11 @@ static void target_exited(struct manager *m, struct target *t)
 
                 /* held at its exit (memleakctl run): what it mapped then, libraries it loaded or
                  * a program it exec'd since the last refresh included */
-                if (exit_hold_take_maps(t->exit_hold, &maps) > 0)
+                if (exit_hold_take_maps(t->exit_hold, &maps) > 0) {
                         target_files_adopt_exit_maps(t, &maps.map, maps.fds);
+                        perf_map_unref(t->perf_map);
+                        t->perf_map = TAKE_PTR(maps.perf_map);
+                }
                 exit_hold_maps_done(&maps);
         }
         /* Its last mappings are kept in t->modules, with those it made since the last refresh

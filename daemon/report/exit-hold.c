@@ -14,8 +14,10 @@
 #include <time.h>
 #include <unistd.h>
 #include "exit-hold.h"
+#include "jit-names.h"
 #include "macro.h"
 #include "module-map.h"
+#include "perf-map.h"
 #include "util.h"
 
 /* How long the other threads get to reach their exit stops once one thread exits the process. */
@@ -97,11 +99,13 @@ static void exit_maps_done(struct exit_maps *m)
                         close(m->fds[i]);
         free(m->fds);
         module_map_done(&m->map);
+        perf_map_unref(m->perf_map);
         *m = (struct exit_maps) {};
 }
 
 /* What the held process maps, and each file open once (at its first mapping): the files it mapped
- * since the manager last read its maps are named from these once it is gone. */
+ * since the manager last read its maps are named from these once it is gone; and its perf map,
+ * the names of its JIT code. */
 static void capture_maps(struct exit_hold *h)
 {
         struct exit_maps m = {};
@@ -119,6 +123,8 @@ static void capture_maps(struct exit_hold *h)
                         opened = m.map.mappings[j].dev == x->dev && m.map.mappings[j].ino == x->ino;
                 m.fds[i] = opened ? -EEXIST : module_map_open_file(h->pid, x->path, x->dev, x->ino, x->start, x->end);
         }
+        if (m.map.n_anon_code > 0)
+                (void)jit_names_load(h->pid, &m.perf_map);
         pthread_mutex_lock(&h->lock);
         exit_maps_done(&h->maps);
         h->maps = m;

@@ -26,10 +26,13 @@ int exit_hold_result(struct exit_hold *h, struct reach_result **ret, char **why)
 
 /* What the process mapped when it was held at its exit, and each file open once (fds[i]: at the
  * first mapping of its file; -errno at the others and where it could not be opened). */
+struct perf_map;
+
 struct exit_maps {
         struct module_map map;
         int *fds;
         size_t n_fds;                   /* the map's n when taken (the map may be moved out) */
+        struct perf_map *perf_map;      /* its JIT code's names (jit-names.h), or NULL */
 };
 
 /* Move the maps taken at the exit into *ret (release with exit_hold_maps_done()): 1, or 0 when the

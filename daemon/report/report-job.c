@@ -4,19 +4,17 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include "bpf-loader.h"
 #include "counters.h"
 #include "json-util.h"
 #include "kernel-symbols.h"
 #include "macro.h"
+#include "jit-names.h"
 #include "perf-map.h"
-#include "proc-status.h"
 #include "protocol.h"
 #include "leak-verdict.h"
 #include "report-job.h"
 #include "report.h"
-#include "safe-open.h"
 #include "symbolizer.h"
 #include "text-safe.h"
 #include "util.h"
@@ -52,7 +50,7 @@ struct report_job *report_job_free(struct report_job *j)
                 kernel_symbols_unref(j->targets[i].kernel);
                 reach_scan_result_free(j->targets[i].reach);
                 free(j->targets[i].reach_unavailable);
-                perf_map_free(j->targets[i].perf_map);
+                perf_map_unref(j->targets[i].perf_map);
         }
         free(j->targets);
         free(j->frame);
@@ -69,28 +67,19 @@ static struct report_job_target *job_target(const struct report_job *j, pid_t pi
 }
 
 /* A live target's JIT code, once per job: its anonymous executable mappings as they are now (the
- * runtime maps code all the time), and the names its perf map gives them. A target that wrote
- * none, or exited, keeps what the job copied: no names. */
+ * runtime maps code all the time), and the names its perf map gives them. An exited target keeps
+ * what the job copied: its mappings, and the perf map taken at its exit if it was held there. */
 static void look_at_jit(struct report_job_target *t)
 {
-        _cleanup_close_ int root_fd = -EBADF;
-        char proc_path[32];
-        struct stat st;
-        pid_t ns_pid;
-
         if (t->jit_looked || t->exited || t->kernel)
                 return;
         t->jit_looked = true;
         (void)module_map_refresh_anon_code(&t->modules, t->pid);
-        snprintf(proc_path, sizeof(proc_path), "/proc/%d", (int)t->pid);
-        if (t->modules.n_anon_code == 0 || proc_status_ns_pid(t->pid, &ns_pid) < 0 || stat(proc_path, &st) < 0)
-                return;
-        root_fd = safe_open_root(t->pid);
-        if (root_fd >= 0)
-                (void)perf_map_load(root_fd, ns_pid, st.st_uid, &t->perf_map);     /* its user's */
+        if (t->modules.n_anon_code > 0 && !t->perf_map)
+                (void)jit_names_load(t->pid, &t->perf_map);
 }
 
-/* A frame in a live target's JIT code: named by its perf map, if it wrote one that names it. */
+/* A frame in a target's JIT code: named by its perf map, if it wrote one that names it. */
 static size_t resolve_jit_frame(struct report_job_target *t, uint64_t addr, struct frame_symbol *ret)
 {
         uint64_t offset = 0;

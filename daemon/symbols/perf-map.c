@@ -19,6 +19,7 @@ struct perf_map_symbol {
 };
 
 struct perf_map {
+        unsigned n_ref;
         struct perf_map_symbol *symbols;        /* by start, then seq */
         size_t n, allocated;
         char *names;
@@ -29,14 +30,26 @@ struct perf_map {
 /* How far before addr's last starting entry to look for an earlier, longer one covering it. */
 #define OVERLAP_LOOKBACK 16
 
-struct perf_map *perf_map_free(struct perf_map *m)
+struct perf_map *perf_map_ref(struct perf_map *m)
 {
-        if (!m)
+        if (m)
+                __atomic_add_fetch(&m->n_ref, 1, __ATOMIC_RELAXED);
+        return m;
+}
+
+struct perf_map *perf_map_unref(struct perf_map *m)
+{
+        if (!m || __atomic_sub_fetch(&m->n_ref, 1, __ATOMIC_ACQ_REL) > 0)
                 return NULL;
         free(m->symbols);
         free(m->names);
         free(m);
         return NULL;
+}
+
+size_t perf_map_bytes(const struct perf_map *m)
+{
+        return m ? sizeof(*m) + m->allocated * sizeof(*m->symbols) + m->names_allocated : 0;
 }
 
 bool perf_map_truncated(const struct perf_map *m)
@@ -125,7 +138,7 @@ static bool skip_rest_of_line(FILE *f, uint64_t *read_bytes)
 
 int perf_map_parse(FILE *f, struct perf_map **ret)
 {
-        _cleanup_(perf_map_freep) struct perf_map *m = calloc(1, sizeof(*m));
+        _cleanup_(perf_map_unrefp) struct perf_map *m = calloc(1, sizeof(*m));
         char line[PERF_MAP_LINE_MAX];
         uint64_t read_bytes = 0;
         int r;
@@ -134,6 +147,7 @@ int perf_map_parse(FILE *f, struct perf_map **ret)
         assert(ret);
         if (!m)
                 return -ENOMEM;
+        m->n_ref = 1;
         while (fgets(line, sizeof(line), f)) {
                 size_t len = strlen(line);
                 const char *name;

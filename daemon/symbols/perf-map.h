@@ -34,13 +34,19 @@ int perf_map_parse(FILE *f, struct perf_map **ret);
  * -ENOENT when it writes none, -EPERM for another user's, -errno. */
 int perf_map_load(int root_fd, pid_t ns_pid, uid_t owner, struct perf_map **ret);
 
-struct perf_map *perf_map_free(struct perf_map *m);
-DEFINE_TRIVIAL_CLEANUP_FUNC(struct perf_map *, perf_map_free)
+/* A map is read-only once made, and shared by reference count (a target keeps the one taken at
+ * its exit, report jobs on the worker read it): both may be called from any thread. */
+struct perf_map *perf_map_ref(struct perf_map *m);
+struct perf_map *perf_map_unref(struct perf_map *m);
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct perf_map *, perf_map_unref)
 
 /* The name of the code at addr, and addr's offset from its start in *ret_offset: where entries
  * overlap (code the runtime freed and reused), the one written last. NULL when none covers it.
  * The name lives as long as m. */
 const char *perf_map_find(const struct perf_map *m, uint64_t addr, uint64_t *ret_offset);
+
+/* The memory m holds (0 for NULL). */
+size_t perf_map_bytes(const struct perf_map *m);
 
 /* Whether lines were left unread (PERF_MAP_SYMBOLS_MAX, PERF_MAP_NAME_BYTES_MAX). */
 bool perf_map_truncated(const struct perf_map *m);

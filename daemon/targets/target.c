@@ -24,6 +24,7 @@
 #include "target-unwind.h"
 #include "string-table.h"
 #include "target-files.h"
+#include "perf-map.h"
 #include "target.h"
 #include "util.h"
 
@@ -367,7 +368,7 @@ int target_clear_inherited_probes(const struct target_env *env, struct target *t
 uint64_t target_memory_bytes(const struct target *t)
 {
         uint64_t bytes = sizeof(*t) + t->n_objects * sizeof(*t->objects) + t->modules.n * sizeof(*t->modules.mappings) +
-                         t->modules.n_anon_code * sizeof(*t->modules.anon_code) +
+                         t->modules.n_anon_code * sizeof(*t->modules.anon_code) + perf_map_bytes(t->perf_map) +
                          target_files_bytes(&t->files) + snapshot_ring_bytes(t->ring);
 
         assert(t);
@@ -426,6 +427,7 @@ struct target *target_free(struct target *t)
         free(t->allocator_reason);
         free(t->register_error);
         module_map_done(&t->modules);
+        perf_map_unref(t->perf_map);
         target_unwind_done(&t->unwind, t->slot.slot);
         release_slot(t);
         target_files_done(&t->files);

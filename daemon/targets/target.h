@@ -124,6 +124,8 @@ struct target_unwind {
         uint64_t rows, bytes;
 };
 
+struct perf_map;
+
 struct target {
         pid_t pid;
         char comm[17];
@@ -148,6 +150,8 @@ struct target {
         struct target_unwind unwind;
         struct snapshot_ring *ring;
         struct frozen_target *frozen;   /* set once exited */
+        struct perf_map *perf_map;      /* its JIT code's names, taken at its exit if it was held
+                                         * there (memleakctl run); NULL */
         struct target_exec *exec;       /* attached before it execs a program; NULL otherwise */
         struct kernel_symbols *kernel;  /* the kernel target's symbols; NULL for a process */
         bool rescanning;                /* a rescan of its files is under way (on the worker) */

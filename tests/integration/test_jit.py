@@ -4,9 +4,11 @@ in anonymous executable memory, with a frame pointer as V8's and the JVM's keep,
 map (/tmp/perf-PID.map) as node --perf-basic-prof names JavaScript. Each leak's exact bytes and
 counts, its stack walked through the JIT frame (by its frame pointer: no CFI covers it) to _start,
 the frame named from the perf map where the program wrote a name, shown as JIT code where it did
-not, and the churn through the same code absent."""
+not, and the churn through the same code absent; and, by memleakctl run, named at its exit."""
 
+import json
 import os
+import subprocess
 import unittest
 
 import harness
@@ -60,6 +62,28 @@ class JitTest(harness.DaemonTestCase):
         out = daemon.ctl_ok('report', '--pid', program.pid).stdout
         self.assertRegex(out, r'\n\t\tjit_named_stub\+0x6 \[jit\]\n\t\tleak_through_named_stub\+0x[0-9a-f]+ \[leak-jit\]')
         self.assertRegex(out, r'\n\t\t\?\? \[jit\]\n\t\tleak_through_unnamed_stub\+0x[0-9a-f]+ \[leak-jit\]')
+
+    def test_run_names_jit_code_from_the_perf_map_taken_at_exit(self):
+        # memleakctl run holds the program at its exit (to scan it): its perf map is read there,
+        # and the report of the exited program still names its JIT frame.
+        daemon = self.start_daemon()
+        out = os.path.join(self.workdir, 'report.json')
+        r = subprocess.run([harness.MEMLEAKCTL, '--socket', daemon.socket_path, 'run', '--json', '--top',
+                            str(harness.UNLIMITED_TOP), '--output', out, '--',
+                            os.path.join(harness.PROGRAMS_DIR, PROGRAM), '--keep-perf-map'],
+                           input=b'go\n\n', capture_output=True, timeout=60)
+        with open(out) as f:
+            report = json.load(f)
+        pid = report['targets'][0]['pid']
+        self.addCleanup(lambda: os.path.exists(f'/tmp/perf-{pid}.map') and os.unlink(f'/tmp/perf-{pid}.map'))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertTrue(report['targets'][0]['exited'], report['targets'])
+        totals = harness.per_function(report, NAMES)
+        self.assert_totals(report, totals, EXPECTED, f'memleakctl run {PROGRAM}')
+        [named] = [s for s in report['stacks'] if s['frames'][0]['symbol'] == 'jit_leak']
+        self.assertEqual(symbols(named)[:3], ['jit_leak', 'jit_named_stub', 'leak_through_named_stub'],
+                         harness.format_stacks(report))
+        self.assertEqual(named['frames'][1]['module'], '[jit]', named)
 
     def test_a_perf_map_that_is_not_a_regular_file_is_not_read(self):
         # The perf map is the traced process's to write: a FIFO in its place would hang a reader

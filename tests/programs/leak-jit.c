@@ -11,7 +11,8 @@
  * while jit_churn, called through the named stub too, leaves nothing outstanding.
  *
  * Protocol: print "ready", wait for a line, leak, print "done", wait for a line or EOF; the perf
- * map is removed at exit. */
+ * map is removed at exit, unless the first argument is --keep-perf-map (as node leaves its own). */
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -105,8 +106,9 @@ static noinline void churn_through_stub(stub_fn stub)
         __asm__ volatile("" ::: "memory");
 }
 
-int main(void)
+int main(int argc, char *argv[])
 {
+        bool keep_perf_map = argc > 1 && strcmp(argv[1], "--keep-perf-map") == 0;
         stub_fn named, unnamed;
 
         setup_stdio();
@@ -122,6 +124,7 @@ int main(void)
         churn_through_stub(named);
         say("done");
         wait_line();
-        unlink(perf_map_path);
+        if (!keep_perf_map)
+                unlink(perf_map_path);
         return n_kept == 12 ? 0 : 1;
 }

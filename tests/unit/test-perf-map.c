@@ -27,7 +27,7 @@ static void finds_names_by_address_with_offsets(void)
                 "3a1d2c8a0040 1bc JS:^leakBuffers /srv/app/leak.js:2:21\n"
                 "3a1d2c8a0200 40 LazyCompile:*handle node:internal/timers:524:25\n"
                 "0x7f00dead0000 0x100 Interpreted Java frame\r\n";
-        _cleanup_(perf_map_freep) struct perf_map *m = parse(text, sizeof(text) - 1);
+        _cleanup_(perf_map_unrefp) struct perf_map *m = parse(text, sizeof(text) - 1);
         uint64_t offset = 99;
 
         ASSERT_STREQ(perf_map_find(m, 0x3a1d2c8a0040ull, &offset), "JS:^leakBuffers /srv/app/leak.js:2:21");
@@ -52,7 +52,7 @@ static void the_last_line_wins_where_entries_overlap(void)
                 "1800 100 new_small_function\n"
                 "1800 40 newest_at_the_same_start\n"
                 "2800 10 unrelated\n";
-        _cleanup_(perf_map_freep) struct perf_map *m = parse(text, sizeof(text) - 1);
+        _cleanup_(perf_map_unrefp) struct perf_map *m = parse(text, sizeof(text) - 1);
 
         ASSERT_STREQ(perf_map_find(m, 0x1000, NULL), "old_big_function");
         ASSERT_STREQ(perf_map_find(m, 0x1810, NULL), "newest_at_the_same_start");
@@ -78,7 +78,7 @@ static void malformed_lines_are_skipped(void)
                 "ffffffffffffff00 1000 wraps_around\n"
                 "3000 10 good\n"
                 "4000 20 last without newline";
-        _cleanup_(perf_map_freep) struct perf_map *m = parse(text, sizeof(text) - 1);
+        _cleanup_(perf_map_unrefp) struct perf_map *m = parse(text, sizeof(text) - 1);
 
         ASSERT_TRUE(perf_map_find(m, 0x1000, NULL) == NULL);
         ASSERT_TRUE(perf_map_find(m, 0x2000, NULL) == NULL);
@@ -92,7 +92,7 @@ static void an_endless_line_is_skipped(void)
 {
         size_t long_len = 3 * PERF_MAP_LINE_MAX;
         _cleanup_free_ char *text = malloc(long_len + 64);
-        _cleanup_(perf_map_freep) struct perf_map *m = NULL;
+        _cleanup_(perf_map_unrefp) struct perf_map *m = NULL;
         size_t n;
 
         ASSERT_TRUE(text != NULL);
@@ -105,12 +105,25 @@ static void an_endless_line_is_skipped(void)
         ASSERT_STREQ(perf_map_find(m, 0x5000, NULL), "after");
 }
 
+/* Shared: the last reference frees it (ASan's leak check and use-after-free tell otherwise). */
+static void a_map_lives_as_long_as_its_last_reference(void)
+{
+        static const char text[] = "1000 10 shared\n";
+        struct perf_map *m = parse(text, sizeof(text) - 1), *other = perf_map_ref(m);
+
+        ASSERT_TRUE(other == m);
+        ASSERT_TRUE(perf_map_unref(m) == NULL);
+        ASSERT_STREQ(perf_map_find(other, 0x1008, NULL), "shared");
+        ASSERT_TRUE(perf_map_unref(other) == NULL);
+}
+
 static void an_empty_map_finds_nothing(void)
 {
-        _cleanup_(perf_map_freep) struct perf_map *m = parse("", 0);
+        _cleanup_(perf_map_unrefp) struct perf_map *m = parse("", 0);
 
         ASSERT_TRUE(perf_map_find(m, 0x1000, NULL) == NULL);
-        ASSERT_TRUE(perf_map_free(NULL) == NULL);
+        ASSERT_TRUE(perf_map_unref(NULL) == NULL);
+        ASSERT_TRUE(perf_map_ref(NULL) == NULL);
 }
 
 /* PERF_MAP_SYMBOLS_MAX lines are read, the rest left and said to be. */
@@ -118,7 +131,7 @@ static void a_map_past_the_limit_is_truncated(void)
 {
         size_t lines = PERF_MAP_SYMBOLS_MAX + 10, size = lines * 24 + 1, n = 0;
         _cleanup_free_ char *text = malloc(size);
-        _cleanup_(perf_map_freep) struct perf_map *m = NULL;
+        _cleanup_(perf_map_unrefp) struct perf_map *m = NULL;
 
         ASSERT_TRUE(text != NULL);
         for (size_t i = 0; i < lines; i++)
@@ -137,6 +150,7 @@ int main(void)
                 TEST(the_last_line_wins_where_entries_overlap),
                 TEST(malformed_lines_are_skipped),
                 TEST(an_endless_line_is_skipped),
+                TEST(a_map_lives_as_long_as_its_last_reference),
                 TEST(an_empty_map_finds_nothing),
                 TEST(a_map_past_the_limit_is_truncated),
         };
