@@ -34,10 +34,13 @@ static const char *const unwind_stop_table[_UNWIND_STOP_MAX] = {
 };
 
 /* Why a walk ended early, and where: the module and offset of its last frame (the pc it could
- * not step from); null when it ended at the outermost frame. */
+ * not step from); null when it ended at the outermost frame, and when addresses were cut from
+ * the stack (the walk went on through data there: it ended among them, not at the last frame
+ * shown, and addresses_cut says why the stack ends). */
 static void add_unwind_stopped(cJSON *s, const struct stack_row *row, cJSON *frames)
 {
-        const char *reason = row->unwind_stop < _UNWIND_STOP_MAX ? unwind_stop_table[row->unwind_stop] : NULL;
+        const char *reason = row->unwind_stop < _UNWIND_STOP_MAX && row->n_cut == 0 ?
+                             unwind_stop_table[row->unwind_stop] : NULL;
         cJSON *o, *last = frames ? cJSON_GetArrayItem(frames, cJSON_GetArraySize(frames) - 1) : NULL;
 
         if (!reason) {

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "bpf-types.h"
 #include "json-util.h"
 #include "report.h"
 #include "test-util.h"
@@ -283,6 +284,33 @@ static void report_marks_stacks_cut_at_the_depth_limit(void)
         stack_rows_done(&rows);
 }
 
+/* A walk that stopped is said to have stopped at its last frame, unless addresses were cut from
+ * the stack: then it stopped among them (in data), and the cut says why the stack ends. */
+static void report_says_where_a_walk_stopped_unless_its_end_was_cut(void)
+{
+        struct stack_rows rows = { .rows = calloc(2, sizeof(struct stack_row)), .n = 2 };
+        _cleanup_json_ cJSON *lost = cJSON_CreateObject(), *r = NULL;
+        cJSON *stacks, *stopped;
+        int calls = 0;
+
+        rows.rows[0] = make_row(10, 1, 100, 1, 2, 0x4000);
+        rows.rows[0].unwind_stop = UNWIND_STOP_NO_CFI;
+        rows.rows[1] = make_row(10, 2, 50, 1, 2, 0x4000);
+        rows.rows[1].unwind_stop = UNWIND_STOP_NO_CFI;
+        rows.rows[1].n_cut = 3;
+        r = report_build(&rows, NULL, 0, &(struct report_params) {
+                .top = 10, .lost = lost, .resolve = fake_resolve, .userdata = &calls,
+        });
+        stacks = cJSON_GetObjectItem(r, "stacks");
+        stopped = cJSON_GetObjectItem(cJSON_GetArrayItem(stacks, 0), "unwind_stopped");
+        ASSERT_STREQ(cJSON_GetStringValue(cJSON_GetObjectItem(stopped, "reason")), "no_cfi");
+        ASSERT_STREQ(cJSON_GetStringValue(cJSON_GetObjectItem(stopped, "module")), "/lib/libfoo.so");
+        ASSERT_EQ(cJSON_GetObjectItem(stopped, "module_offset")->valuedouble, 0x110);
+        ASSERT_TRUE(cJSON_IsNull(cJSON_GetObjectItem(cJSON_GetArrayItem(stacks, 1), "unwind_stopped")));
+        ASSERT_EQ(cJSON_GetObjectItem(cJSON_GetArrayItem(stacks, 1), "addresses_cut")->valuedouble, 3);
+        stack_rows_done(&rows);
+}
+
 static void report_of_nothing_is_empty_not_missing(void)
 {
         struct stack_rows rows = {};
@@ -307,6 +335,7 @@ int main(void)
                 TEST(report_names_why_a_stack_is_unavailable),
                 TEST(report_of_nothing_is_empty_not_missing),
                 TEST(report_marks_stacks_cut_at_the_depth_limit),
+                TEST(report_says_where_a_walk_stopped_unless_its_end_was_cut),
         };
         return run_unit_tests(tests, ELEMENTSOF(tests));
 }
