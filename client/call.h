@@ -15,6 +15,7 @@
 struct call_args {
         struct memleak_request req;     /* sent as it is; its strings are freed after */
         bool show_addresses;            /* report: print each frame's raw address too */
+        bool folded;                    /* report: print folded stacks, for flame graphs */
 };
 
 /* What a command prints of the reply. */

@@ -3,18 +3,20 @@
 #include "call.h"
 #include "commands.h"
 #include "protocol.h"
+#include "render-folded.h"
 #include "render.h"
 
 enum {
         ARG_MIN_AGE = 0x100,
         ARG_SHOW_ADDRESSES,
         ARG_REACHABILITY,
+        ARG_FOLDED,
 };
 
 static void help(void)
 {
         printf("memleakctl report [--pid PID | --kernel] [--top N] [--min-age SECONDS] [--reachability]\n"
-               "                  [--show-addresses] [--json]\n\n"
+               "                  [--show-addresses | --folded | --json]\n\n"
                "Show the call stacks holding the most outstanding (allocated, not yet freed) memory.\n"
                "With --reachability, each running target is first stopped (every thread, for at most\n"
                "reachability_max_pause_ms) and its memory read, as valgrind and LeakSanitizer do at exit:\n"
@@ -26,6 +28,9 @@ static void help(void)
                "     --min-age SECONDS  Count only allocations at least this old (default: 0)\n"
                "     --reachability     Stop each running target briefly and scan its memory (see above)\n"
                "     --show-addresses   Also print each frame's raw address\n"
+               "     --folded           Print folded stacks for flame graph tools (flamegraph.pl, inferno,\n"
+               "                        speedscope): one line a stack, 'process;outermost;...;allocating BYTES';\n"
+               "                        with --top as large as the stacks to draw them all\n"
                "  -j --json             Print the report as JSON\n"
                "  -h --help             Show this help\n", MEMLEAK_DEFAULT_TOP);
 }
@@ -49,6 +54,9 @@ static int parse_option(const struct ctl_context *ctx, struct call_args *args, i
         case ARG_REACHABILITY:
                 req->reachability = true;
                 break;
+        case ARG_FOLDED:
+                args->folded = true;
+                break;
         }
         return CTL_EXIT_OK;
 }
@@ -57,6 +65,9 @@ static int check(const struct ctl_context *ctx, const struct call_args *args)
 {
         if (args->req.has_pid && args->req.kernel)
                 return ctl_usage_error(ctx, "report: give --pid or --kernel, not both");
+        if (args->folded && (ctx->json || args->show_addresses))
+                return ctl_usage_error(ctx, "report: --folded prints a format of its own: not with --json or "
+                                       "--show-addresses");
         return CTL_EXIT_OK;
 }
 
@@ -69,7 +80,8 @@ static void view(const struct call_args *args, cJSON *reply, struct call_view *r
                 .what = "report",
                 .text = report,
                 .json = report,
-                .render = args->show_addresses ? render_report_with_addresses : render_report,
+                .render = args->folded ? render_folded :
+                          args->show_addresses ? render_report_with_addresses : render_report,
         };
 }
 
@@ -80,6 +92,7 @@ static const struct option long_options[] = {
         { "min-age", required_argument, NULL, ARG_MIN_AGE },
         { "show-addresses", no_argument, NULL, ARG_SHOW_ADDRESSES },
         { "reachability", no_argument, NULL, ARG_REACHABILITY },
+        { "folded", no_argument, NULL, ARG_FOLDED },
         { "json", no_argument, NULL, 'j' },
         { "help", no_argument, NULL, 'h' },
         {}

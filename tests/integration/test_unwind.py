@@ -127,6 +127,21 @@ class UnwindTest(harness.DaemonTestCase):
         text = daemon.ctl_ok('report', '--pid', program.pid).stdout
         self.assertRegex(text, r'\[unwind stopped: no CFI for \S*leak-unwind\+0x[0-9a-f]+\]')
 
+        # The same stacks folded for flame graphs: the process, then the frames outermost first,
+        # each leak's bytes exact at its leaf, the churn nowhere.
+        folded = daemon.ctl_ok('report', '--pid', program.pid, '--folded', '--top', harness.UNLIMITED_TOP).stdout
+        at_leaf = {}
+        for line in folded.splitlines():
+            path, value = line.rsplit(' ', 1)
+            frames = path.split(';')
+            self.assertEqual(frames[0], f'{PROGRAM} (pid {program.pid})', line)
+            at_leaf[frames[-1]] = at_leaf.get(frames[-1], 0) + int(value)
+            if frames[-1] == 'leak_at_bottom':
+                self.assertEqual(frames[1], '_start', line)
+        self.assertEqual({name: at_leaf.get(name) for name in EXPECTED},
+                         {name: e['bytes'] for name, e in EXPECTED.items()}, folded)
+        self.assertNotIn('churn', folded)
+
     def test_a_walk_repeated_from_the_same_registers_still_tells_the_callers_apart(self):
         # malloc returns to one pc with one stack pointer for leak_from_a and leak_from_b (and
         # for outer_x and outer_y, two frames further up): the thread's walk memo for those

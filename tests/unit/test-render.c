@@ -8,6 +8,7 @@
 
 #include "json-util.h"
 #include "macro.h"
+#include "render-folded.h"
 #include "render.h"
 #include "test-util.h"
 
@@ -340,10 +341,35 @@ static void render_error_json_prints_code_and_message(void)
         free(text);
 }
 
+/* Folded stacks: the process, then the frames outermost first, each named by its symbol, else its
+ * module and offset, else its address; a name's ';' or line break cannot split a stack. */
+static void render_folded_prints_one_line_a_stack_outermost_first(void)
+{
+        _cleanup_json_ cJSON *report = parse_json(full_report);
+        _cleanup_json_ cJSON *hostile = parse_json(
+                "{\"targets\":[{\"pid\":9,\"comm\":\"a;b\\nc\"}],\"stacks\":["
+                " {\"pid\":9,\"bytes\":7,\"frames\":[{\"addr\":\"0x1\",\"symbol\":\"x;y\\nz\"}]},"
+                " {\"pid\":0,\"bytes\":64,\"frames\":[{\"addr\":\"0xffffffff81000000\",\"symbol\":\"kmalloc_trace\","
+                "   \"module\":\"[kernel]\"}]}]}");
+        _cleanup_free_ char *text = NULL, *hostile_text = NULL;
+        int r;
+
+        text = render_to_string(render_folded, report, &r);
+        ASSERT_EQ(r, 0);
+        ASSERT_STREQ(text,
+                     "leaky (pid 1234);_start;0x1234;libfoo.so+0x1000;__libc_start_call_main;leak_malloc;fill_buffer 5005\n"
+                     "gone (pid 77) 96\n");
+        hostile_text = render_to_string(render_folded, hostile, &r);
+        ASSERT_EQ(r, 0);
+        ASSERT_STREQ(hostile_text, "a_b_c (pid 9);x_y_z 7\n[kernel];kmalloc_trace 64\n");
+        ASSERT_EQ(render_folded(stdout, NULL), -EBADMSG);
+}
+
 int main(void)
 {
         static const struct unit_test tests[] = {
                 TEST(render_report_prints_targets_stacks_frames_other_and_lost),
+                TEST(render_folded_prints_one_line_a_stack_outermost_first),
                 TEST(render_report_says_where_a_frame_pointer_chain_broke),
                 TEST(render_report_says_none_lost_and_omits_empty_trailer),
                 TEST(render_report_shows_raw_addresses_only_when_asked),

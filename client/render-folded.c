@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: MIT */
+/* A report as folded stacks, for flame graph tools. */
+#include <errno.h>
+#include <inttypes.h>
+#include <string.h>
+#include "json-util.h"
+#include "render-folded.h"
+
+/* s with ';' (the frame separator) and control characters (a line break would split the stack)
+ * as '_'. */
+static void put_name(FILE *f, const char *s)
+{
+        for (; *s; s++)
+                fputc(*s == ';' || (unsigned char)*s < 0x20 || *s == 0x7f ? '_' : *s, f);
+}
+
+static const char *base_name(const char *path)
+{
+        const char *slash = strrchr(path, '/');
+
+        return slash && slash[1] ? slash + 1 : path;
+}
+
+static void put_frame(FILE *f, const cJSON *frame)
+{
+        const char *symbol = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(frame, "symbol"));
+        const char *module = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(frame, "module"));
+        const char *addr = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(frame, "addr"));
+        uint64_t offset;
+
+        if (symbol) {
+                put_name(f, symbol);
+        } else if (module) {
+                put_name(f, base_name(module));
+                if (json_get_u64(cJSON_GetObjectItemCaseSensitive(frame, "module_offset"), UINT64_MAX, &offset) >= 0)
+                        fprintf(f, "+0x%" PRIx64, offset);
+        } else {
+                put_name(f, addr ? addr : "??");
+        }
+}
+
+/* The stack's process, as its root frame: "comm (pid N)", the kernel's "[kernel]". */
+static void put_process(FILE *f, const cJSON *report, const cJSON *stack)
+{
+        const cJSON *targets = cJSON_GetObjectItemCaseSensitive(report, "targets"), *t;
+        uint64_t pid = 0, tpid;
+
+        (void)json_get_u64(cJSON_GetObjectItemCaseSensitive(stack, "pid"), UINT64_MAX, &pid);
+        if (pid == 0) {
+                fputs("[kernel]", f);
+                return;
+        }
+        cJSON_ArrayForEach(t, targets)
+                if (json_get_u64(cJSON_GetObjectItemCaseSensitive(t, "pid"), UINT64_MAX, &tpid) >= 0 && tpid == pid &&
+                    cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(t, "comm"))) {
+                        put_name(f, cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(t, "comm")));
+                        break;
+                }
+        fprintf(f, " (pid %" PRIu64 ")", pid);
+}
+
+int render_folded(FILE *f, const cJSON *report)
+{
+        const cJSON *stacks = cJSON_GetObjectItemCaseSensitive(report, "stacks"), *stack;
+
+        if (!cJSON_IsArray(stacks))
+                return -EBADMSG;
+        cJSON_ArrayForEach(stack, stacks) {
+                const cJSON *frames = cJSON_GetObjectItemCaseSensitive(stack, "frames");
+                uint64_t bytes = 0;
+
+                (void)json_get_u64(cJSON_GetObjectItemCaseSensitive(stack, "bytes"), UINT64_MAX, &bytes);
+                put_process(f, report, stack);
+                for (int i = cJSON_GetArraySize(frames) - 1; i >= 0; i--) {
+                        fputc(';', f);
+                        put_frame(f, cJSON_GetArrayItem(frames, i));
+                }
+                fprintf(f, " %" PRIu64 "\n", bytes);
+        }
+        return ferror(f) ? -EIO : 0;
+}
