@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* memleakctl's subcommands, one file each (attach.c, detach.c, status.c, report.c, leaks.c, history.c, top.c, run.c): what
+/* memleakctl's subcommands, one file each (attach.c, detach.c, status.c, report.c, leaks.c, history.c, top.c, run.c,
+ * html.c): what
  * main.c's command table dispatches to. */
 #pragma once
 
@@ -16,3 +17,4 @@ int cmd_leaks(struct ctl_context *ctx, int argc, char *argv[]);
 int cmd_history(struct ctl_context *ctx, int argc, char *argv[]);
 int cmd_top(struct ctl_context *ctx, int argc, char *argv[]);
 int cmd_run(struct ctl_context *ctx, int argc, char *argv[]);
+int cmd_html(struct ctl_context *ctx, int argc, char *argv[]);

@@ -20,6 +20,7 @@ static const struct {
         { "history", cmd_history },
         { "top", cmd_top },
         { "run", cmd_run },
+        { "html", cmd_html },
 };
 
 static void help(void)
@@ -37,7 +38,7 @@ static void help(void)
                "                        Stop tracing a process, or the kernel\n"
                "  status                Show the daemon, the traced processes and the counters\n"
                "  report [--pid PID | --kernel] [--top N] [--min-age SECONDS] [--show-addresses]\n"
-               "         [--reachability]\n"
+               "         [--reachability] [--folded]\n"
                "                        Show the stacks holding the most outstanding memory; with\n"
                "                        --reachability, stop the process briefly to tell lost blocks\n"
                "                        from reachable ones\n"
@@ -47,6 +48,8 @@ static void help(void)
                "                        Show the snapshots as time series, per process and per stack\n"
                "  top [--pid PID] [--sort growth|bytes|count] [--rows N] [--interval MS] [--frames N]\n"
                "                        A live view: outstanding bytes, RSS, stacks by growth\n"
+               "  html [--pid PID | --kernel] [--top N] [--output FILE]\n"
+               "                        The report and the history as one HTML page to open in a browser\n"
                "  run [--obj PATH]... [--top N] [--min-size N] [--mmap] [--unwind MODE] [--json] [--output FILE]\n"
                "      [--no-reachability] [--sample-bytes N] [--untraced-ok] -- CMD [ARGS...]\n"
                "                        Run CMD traced from its first allocation; report its leaks\n"

@@ -1,8 +1,12 @@
 # SPDX-License-Identifier: MIT
 """Leak verdicts from the snapshot ring: a program with a steady leak, a cache filled once and
 buffers that fill and empty (tests/programs/leak-verdicts.c); the report names each for what it
-is, and every stack carries its stack id, the same in every report."""
+is, and every stack carries its stack id, the same in every report; memleakctl html puts the same
+report and history in one page."""
 
+import json
+import os
+import re
 import time
 import unittest
 
@@ -110,6 +114,26 @@ class VerdictsTest(harness.DaemonTestCase):
             self.assertTrue(top_row[0].startswith('+'), frame)
             self.assertIn('resident:', frame)
         self.assertIn('fill_cache', r.stdout)
+
+        # memleakctl html: one page holding the report and the history as data (drawn by its
+        # script): the leak growing, the cache at its exact bytes, the ring's series
+        page_path = os.path.join(self.workdir, 'report.html')
+        r = daemon.ctl('html', '--pid', program.pid, '--output', page_path)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(page_path) as f:
+            page = f.read()
+        self.assertTrue(page.startswith('<!DOCTYPE html>'), page[:100])
+        [data] = re.findall(r'<script type="application/json" id="memleakd-data">(.*?)</script>', page, re.S)
+        data = json.loads(data)
+        page_stacks = stacks_by_first_frame(data['report'])
+        self.assertEqual(page_stacks['leak_steadily'][0]['verdict'], 'growing', data['report'])
+        self.assertEqual([(c['bytes'], c['allocs'], c['verdict']) for c in page_stacks['fill_cache']],
+                         [(20 * 222, 20, 'plateau')])
+        [page_target] = data['history']['targets']
+        self.assertEqual(page_target['pid'], program.pid)
+        self.assertGreaterEqual(len(page_target['totals']), 6, page_target)
+        self.assertIn(leak['stack_id'], [s['stack_id'] for s in page_target['stacks']])
+        self.assertFalse(os.path.exists(page_path + '.tmp'))
 
         # ids are stable: the first report's stacks are the same stacks now
         before = {s['frames'][0]['symbol']: s['stack_id'] for s in first['stacks'] if s['frames']}

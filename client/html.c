@@ -1,0 +1,133 @@
+/* SPDX-License-Identifier: MIT */
+/* memleakctl html: the report and the snapshot history as one self-contained HTML page. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include "call.h"
+#include "commands.h"
+#include "html-report.h"
+#include "json-util.h"
+#include "macro.h"
+#include "protocol.h"
+
+#define HTML_DEFAULT_TOP 100
+/* stacks drawn over time per process, besides its total: the page's palette */
+#define HTML_CHART_STACKS 9
+
+static void help(void)
+{
+        printf("memleakctl html [--pid PID | --kernel] [--top N] [--output FILE]\n\n"
+               "Write memleakd's report as one self-contained HTML page, to open in any browser and share:\n"
+               "each process's outstanding memory and that of its largest stacks over the snapshots, the\n"
+               "stacks still growing (and, after 'memleakctl run', those lost) called out, and a table of the\n"
+               "stacks to sort, search by function, file or module, and open onto their frames. No server,\n"
+               "no network: the data is in the page.\n\n"
+               "  -p --pid PID          Only this traced process (default: all)\n"
+               "  -k --kernel           Only the kernel target (pid 0)\n"
+               "  -t --top N            Stacks in the table, the rest summed up (default: %d)\n"
+               "  -o --output FILE      Write the page to FILE (default: stdout, unless it is a terminal)\n"
+               "  -h --help             Show this help\n", HTML_DEFAULT_TOP);
+}
+
+struct html_args {
+        struct memleak_request report;
+        const char *output;
+};
+
+static int parse_options(struct ctl_context *ctx, struct html_args *a, int argc, char *argv[])
+{
+        static const struct option options[] = {
+                { "pid", required_argument, NULL, 'p' },
+                { "kernel", no_argument, NULL, 'k' },
+                { "top", required_argument, NULL, 't' },
+                { "output", required_argument, NULL, 'o' },
+                { "help", no_argument, NULL, 'h' },
+                {}
+        };
+        int c, r;
+
+        optind = 0;
+        while ((c = getopt_long(argc, argv, "+:p:kt:o:h", options, NULL)) >= 0) {
+                r = ctl_parse_target_option(ctx, "html", &a->report, c, optarg);
+                if (r >= 0) {
+                        if (r != CTL_EXIT_OK)
+                                return r;
+                        continue;
+                }
+                switch (c) {
+                case 'o':
+                        a->output = optarg;
+                        break;
+                case 'h':
+                        help();
+                        return -1;
+                default:
+                        return ctl_option_error(ctx, "html", c, argv);
+                }
+        }
+        if (optind < argc)
+                return ctl_usage_error(ctx, "html: unexpected argument '%s'", argv[optind]);
+        if (a->report.has_pid && a->report.kernel)
+                return ctl_usage_error(ctx, "html: give --pid or --kernel, not both");
+        if (!a->output && isatty(STDOUT_FILENO))
+                return ctl_usage_error(ctx, "html: give --output FILE, or send stdout to a file");
+        return CTL_EXIT_OK;
+}
+
+/* The page into path (written beside it, then renamed over it: no half page is ever there). */
+static int write_page(const char *path, const cJSON *report, const cJSON *history)
+{
+        _cleanup_free_ char *tmp = NULL;
+        FILE *f;
+        int r;
+
+        if (!path)
+                return html_report_write(stdout, report, history) < 0 || fflush(stdout) != 0 ? -EIO : 0;
+        if (asprintf(&tmp, "%s.tmp", path) < 0)
+                return -ENOMEM;
+        f = fopen(tmp, "we");
+        if (!f)
+                return -errno;
+        r = html_report_write(f, report, history);
+        if (fclose(f) != 0 && r >= 0)
+                r = -errno;
+        if (r >= 0 && rename(tmp, path) < 0)
+                r = -errno;
+        if (r < 0)
+                (void)unlink(tmp);
+        return r;
+}
+
+int cmd_html(struct ctl_context *ctx, int argc, char *argv[])
+{
+        struct html_args a = { .report = { .cmd = MEMLEAK_CMD_REPORT, .top = HTML_DEFAULT_TOP } };
+        _cleanup_json_ cJSON *report_reply = NULL, *history_reply = NULL;
+        struct memleak_request history;
+        int r;
+
+        r = parse_options(ctx, &a, argc, argv);
+        if (r != CTL_EXIT_OK)
+                return r < 0 ? CTL_EXIT_OK : r;
+        history = (struct memleak_request) {
+                .cmd = MEMLEAK_CMD_HISTORY, .has_pid = a.report.has_pid, .pid = a.report.pid,
+                .kernel = a.report.kernel, .top = HTML_CHART_STACKS,
+        };
+        r = call_daemon(ctx, "html", &a.report, &report_reply);
+        if (r != CTL_EXIT_OK)
+                return r;
+        r = call_daemon(ctx, "html", &history, &history_reply);
+        if (r != CTL_EXIT_OK)
+                return r;
+        r = write_page(a.output, cJSON_GetObjectItemCaseSensitive(report_reply, F_REPORT),
+                       cJSON_GetObjectItemCaseSensitive(history_reply, "history"));
+        if (r < 0) {
+                ctl_error(ctx, -r, "html: cannot write %s: %s", a.output ? a.output : "the page to stdout",
+                          r == -EBADMSG ? "memleakd's reply is not a report" : strerror(-r));
+                return CTL_EXIT_FAILURE;
+        }
+        if (a.output && !ctx->json)
+                fprintf(stderr, "Wrote %s\n", a.output);
+        return CTL_EXIT_OK;
+}
