@@ -8,6 +8,7 @@ packages=(
         rustc                           # tests: Rust leaking programs, built with Debian's rustc
         libgoogle-perftools-dev libjemalloc-dev libmimalloc-dev  # tests: programs on each allocator
         musl-tools                      # tests: programs on musl (as in Alpine containers)
+        nodejs                          # tests: runs memleakctl html's page script
         libc6-dbg                       # tests: name glibc's local functions (start_thread, __libc_start_call_main)
         valgrind                        # tests: memcheck is the reference for the reachability classes
         debootstrap systemd-container   # tests/e2e: boots a Debian root under systemd-nspawn
