@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -179,41 +180,45 @@ int module_map_copy(struct module_map *to, const struct module_map *from)
         return 0;
 }
 
+/* The index of the element of array (n of stride bytes each, sorted by address, not overlapping,
+ * each starting with its [start, end) as two uint64_t) that holds addr, or -1. */
+static ssize_t range_holding(const void *array, size_t n, size_t stride, uint64_t addr)
+{
+        size_t lo = 0, hi = n;
+
+        while (lo < hi) {
+                size_t mid = (lo + hi) / 2;
+                const uint64_t *range = (const uint64_t *)((const char *)array + mid * stride);
+
+                if (addr < range[0])
+                        hi = mid;
+                else if (addr >= range[1])
+                        lo = mid + 1;
+                else
+                        return (ssize_t)mid;
+        }
+        return -1;
+}
+
+_Static_assert(offsetof(struct module_mapping, start) == 0 && offsetof(struct module_mapping, end) == 8,
+               "a mapping starts with its range");
+_Static_assert(offsetof(struct address_range, start) == 0 && offsetof(struct address_range, end) == 8,
+               "a range is its start and end");
+
 const struct module_mapping *module_map_find(const struct module_map *mm, uint64_t addr)
 {
-        size_t lo = 0, hi = mm->n;
+        ssize_t i;
 
         assert(mm);
         /* /proc/PID/maps lists mappings in address order. */
-        while (lo < hi) {
-                size_t mid = (lo + hi) / 2;
-
-                if (addr < mm->mappings[mid].start)
-                        hi = mid;
-                else if (addr >= mm->mappings[mid].end)
-                        lo = mid + 1;
-                else
-                        return &mm->mappings[mid];
-        }
-        return NULL;
+        i = range_holding(mm->mappings, mm->n, sizeof(*mm->mappings), addr);
+        return i >= 0 ? &mm->mappings[i] : NULL;
 }
 
 bool module_map_is_anon_code(const struct module_map *mm, uint64_t addr)
 {
-        size_t lo = 0, hi = mm->n_anon_code;
-
         assert(mm);
-        while (lo < hi) {
-                size_t mid = (lo + hi) / 2;
-
-                if (addr < mm->anon_code[mid].start)
-                        hi = mid;
-                else if (addr >= mm->anon_code[mid].end)
-                        lo = mid + 1;
-                else
-                        return true;
-        }
-        return false;
+        return range_holding(mm->anon_code, mm->n_anon_code, sizeof(*mm->anon_code), addr) >= 0;
 }
 
 bool module_map_in_ranges(const struct module_map *mm, const struct file_range *ranges, size_t n, uint64_t addr)
