@@ -123,24 +123,35 @@ static int by_start_then_seq(const void *a, const void *b)
         return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
-/* Skip the rest of a line longer than the buffer: false at EOF. */
-static bool skip_rest_of_line(FILE *f, uint64_t *read_bytes)
+/* One line of f (its '\n' consumed, not kept) into buf, NUL-terminated, at most size - 1 of its
+ * bytes (*whole false when it had more), reading at most budget bytes: how many it read, 0 at EOF.
+ * Byte by byte, so that NUL bytes in the file (a sparse file of zeros) count as read too. */
+static uint64_t read_line(FILE *f, char *buf, size_t size, uint64_t budget, bool *whole)
 {
+        uint64_t consumed = 0;
+        size_t n = 0;
         int c;
 
-        while ((c = getc(f)) != EOF) {
-                (*read_bytes)++;
+        *whole = true;
+        while (consumed < budget && (c = getc_unlocked(f)) != EOF) {
+                consumed++;
                 if (c == '\n')
-                        return true;
+                        break;
+                if (n + 1 < size)
+                        buf[n++] = (char)c;
+                else
+                        *whole = false;
         }
-        return false;
+        buf[n] = '\0';
+        return consumed;
 }
 
 int perf_map_parse(FILE *f, struct perf_map **ret)
 {
         _cleanup_(perf_map_unrefp) struct perf_map *m = calloc(1, sizeof(*m));
         char line[PERF_MAP_LINE_MAX];
-        uint64_t read_bytes = 0;
+        uint64_t read_bytes = 0, k;
+        bool whole;
         int r;
 
         assert(f);
@@ -148,24 +159,18 @@ int perf_map_parse(FILE *f, struct perf_map **ret)
         if (!m)
                 return -ENOMEM;
         m->n_ref = 1;
-        while (fgets(line, sizeof(line), f)) {
-                size_t len = strlen(line);
+        while ((k = read_line(f, line, sizeof(line), PERF_MAP_READ_BYTES_MAX - read_bytes, &whole)) > 0) {
                 const char *name;
                 uint64_t start, size;
 
-                read_bytes += len;
-                if (len > 0 && line[len - 1] != '\n' && !feof(f)) {
-                        /* longer than any name a runtime writes: not a line of ours */
-                        if (!skip_rest_of_line(f, &read_bytes))
-                                break;
-                        continue;
-                }
-                if (m->n >= PERF_MAP_SYMBOLS_MAX || m->names_len + len > PERF_MAP_NAME_BYTES_MAX ||
-                    read_bytes > PERF_MAP_READ_BYTES_MAX) {
+                read_bytes += k;
+                if (m->n >= PERF_MAP_SYMBOLS_MAX || m->names_len + strlen(line) + 1 > PERF_MAP_NAME_BYTES_MAX ||
+                    read_bytes >= PERF_MAP_READ_BYTES_MAX) {
                         m->truncated = true;
                         break;
                 }
-                if (parse_line(line, &start, &size, &name) < 0)
+                /* a line longer than any name a runtime writes is not one of its lines */
+                if (!whole || parse_line(line, &start, &size, &name) < 0)
                         continue;
                 r = add_symbol(m, start, size, name);
                 if (r < 0)

@@ -117,6 +117,19 @@ static void a_map_lives_as_long_as_its_last_reference(void)
         ASSERT_TRUE(perf_map_unref(other) == NULL);
 }
 
+/* A map that never ends (a FIFO is refused before this; here an endless stream of NUL bytes, as
+ * a sparse file of terabytes reads): read up to PERF_MAP_READ_BYTES_MAX, said to be cut. */
+static void an_endless_map_is_read_up_to_its_bound(void)
+{
+        _cleanup_fclose_ FILE *f = fopen("/dev/zero", "re");
+        _cleanup_(perf_map_unrefp) struct perf_map *m = NULL;
+
+        ASSERT_TRUE(f != NULL);
+        ASSERT_EQ(perf_map_parse(f, &m), 0);
+        ASSERT_TRUE(perf_map_truncated(m));
+        ASSERT_TRUE(perf_map_find(m, 0, NULL) == NULL);
+}
+
 static void an_empty_map_finds_nothing(void)
 {
         _cleanup_(perf_map_unrefp) struct perf_map *m = parse("", 0);
@@ -151,6 +164,7 @@ int main(void)
                 TEST(malformed_lines_are_skipped),
                 TEST(an_endless_line_is_skipped),
                 TEST(a_map_lives_as_long_as_its_last_reference),
+                TEST(an_endless_map_is_read_up_to_its_bound),
                 TEST(an_empty_map_finds_nothing),
                 TEST(a_map_past_the_limit_is_truncated),
         };
