@@ -66,6 +66,14 @@ static const struct unwind_cache_entry *table_of(struct target *t, const struct 
         return unwind_cache_peek(t->unwind.cache, m->dev, m->ino);
 }
 
+static bool overlaps_any(const struct unwind_mapping *list, uint32_t n, const struct address_range *a)
+{
+        for (uint32_t i = 0; i < n; i++)
+                if (list[i].start < a->end && a->start < list[i].end)
+                        return true;
+        return false;
+}
+
 /* t's executable mappings as the walker reads them, sorted by start; how many. */
 static uint32_t build_list(struct target *t, struct unwind_mapping *list)
 {
@@ -91,6 +99,19 @@ static uint32_t build_list(struct target *t, struct unwind_mapping *list)
                         list[n].n_rows = e->n_rows;
                 }
                 n++;
+        }
+        /* JIT code, stepped by its frame pointers (no table): listed, its frames are found without
+         * a look at their vma, and a walk through them can be answered from a memo */
+        for (size_t i = 0, files = n; i < t->modules.n_anon_code; i++) {
+                const struct address_range *a = &t->modules.anon_code[i];
+
+                if (overlaps_any(list, files, a))
+                        continue;       /* a file kept after it was unmapped (its frames' names) */
+                if (n >= UNWIND_MAPPINGS_MAX) {
+                        t->unwind.mappings_dropped++;
+                        continue;
+                }
+                list[n++] = (struct unwind_mapping) { .start = a->start, .end = a->end };
         }
         return n;
 }

@@ -4,7 +4,8 @@ in anonymous executable memory, with a frame pointer as V8's and the JVM's keep,
 map (/tmp/perf-PID.map) as node --perf-basic-prof names JavaScript. Each leak's exact bytes and
 counts, its stack walked through the JIT frame (by its frame pointer: no CFI covers it) to _start,
 the frame named from the perf map where the program wrote a name, shown as JIT code where it did
-not, and the churn through the same code absent; and, by memleakctl run, named at its exit."""
+not (code made before the attach, in the walker's list of the target's mappings, and after it, met
+through its vma), and the churn through the same code absent; and, by memleakctl run, named at its exit."""
 
 import json
 import os

@@ -7,7 +7,8 @@
  *
  * Ground truth (tests/integration/test_jit.py keeps the same numbers):
  *   jit_leak          7 x 131 bytes <- jit_named_stub [jit] <- leak_through_named_stub <- main
- *   jit_leak_unnamed  5 x 137 bytes <- (a stub the perf map does not name) <- leak_through_unnamed_stub <- main
+ *   jit_leak_unnamed  5 x 137 bytes <- (a stub the perf map does not name, made after the attach)
+ *                                     <- leak_through_unnamed_stub <- main
  * while jit_churn, called through the named stub too, leaves nothing outstanding.
  *
  * Protocol: print "ready", wait for a line, leak, print "done", wait for a line or EOF; the perf
@@ -66,25 +67,30 @@ static noinline void *jit_churn(void)
         return NULL;
 }
 
-/* Two stubs, one page each, as a JIT maps its code. */
-static void make_stubs(stub_fn *named, stub_fn *unnamed)
+/* A stub on a page of its own, as a JIT maps its code. */
+static stub_fn make_stub(void)
 {
         long page = sysconf(_SC_PAGESIZE);
-        unsigned char *code = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        FILE *f;
+        unsigned char *code = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
         require(code != MAP_FAILED);
         memcpy(code, stub_code, sizeof(stub_code));
-        memcpy(code + page, stub_code, sizeof(stub_code));
-        require(mprotect(code, 2 * page, PROT_READ | PROT_EXEC) == 0);
-        *named = (stub_fn)(void *)code;
-        *unnamed = (stub_fn)(void *)(code + page);
+        require(mprotect(code, page, PROT_READ | PROT_EXEC) == 0);
+        return (stub_fn)(void *)code;
+}
+
+/* The named stub, made before the attach, in the perf map. */
+static stub_fn make_named_stub(void)
+{
+        stub_fn stub = make_stub();
+        FILE *f;
 
         snprintf(perf_map_path, sizeof(perf_map_path), "/tmp/perf-%d.map", (int)getpid());
         f = fopen(perf_map_path, "we");
         require(f);
-        fprintf(f, "%lx %zx jit_named_stub\n", (unsigned long)(uintptr_t)code, sizeof(stub_code));
+        fprintf(f, "%lx %zx jit_named_stub\n", (unsigned long)(uintptr_t)stub, sizeof(stub_code));
         require(fclose(f) == 0);
+        return stub;
 }
 
 static noinline void leak_through_named_stub(stub_fn stub)
@@ -112,12 +118,14 @@ int main(int argc, char *argv[])
         stub_fn named, unnamed;
 
         setup_stdio();
-        make_stubs(&named, &unnamed);
+        named = make_named_stub();
         say("ready");
         if (wait_line() < 0) {
                 unlink(perf_map_path);
                 return 1;
         }
+        /* made after the attach: memleakd learns of it from its vma as the walk meets it */
+        unnamed = make_stub();
         churn_through_stub(named);
         leak_through_named_stub(named);
         leak_through_unnamed_stub(unnamed);
