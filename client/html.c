@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /* memleakctl html: the report and the snapshot history as one self-contained HTML page. */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "call.h"
 #include "commands.h"
@@ -76,20 +79,33 @@ static int parse_options(struct ctl_context *ctx, struct html_args *a, int argc,
         return CTL_EXIT_OK;
 }
 
-/* The page into path (written beside it, then renamed over it: no half page is ever there). */
+/* The page into path: written to a new file beside it (never one already there: in /tmp another
+ * user may have put a symlink where a fixed name would be), then renamed over it, so no half page
+ * is ever at path. */
 static int write_page(const char *path, const cJSON *report, const cJSON *history)
 {
         _cleanup_free_ char *tmp = NULL;
+        mode_t mask;
         FILE *f;
-        int r;
+        int fd, r;
 
         if (!path)
                 return html_report_write(stdout, report, history) < 0 || fflush(stdout) != 0 ? -EIO : 0;
-        if (asprintf(&tmp, "%s.tmp", path) < 0)
+        if (asprintf(&tmp, "%s.XXXXXX", path) < 0)
                 return -ENOMEM;
-        f = fopen(tmp, "we");
-        if (!f)
+        fd = mkostemp(tmp, O_CLOEXEC);
+        if (fd < 0)
                 return -errno;
+        mask = umask(0);
+        umask(mask);
+        (void)fchmod(fd, 0666 & ~mask);         /* as a file the user creates, not mkstemp's 0600 */
+        f = fdopen(fd, "w");
+        if (!f) {
+                r = -errno;
+                close(fd);
+                (void)unlink(tmp);
+                return r;
+        }
         r = html_report_write(f, report, history);
         if (fclose(f) != 0 && r >= 0)
                 r = -errno;

@@ -133,7 +133,8 @@ class VerdictsTest(harness.DaemonTestCase):
         self.assertEqual(page_target['pid'], program.pid)
         self.assertGreaterEqual(len(page_target['totals']), 6, page_target)
         self.assertIn(leak['stack_id'], [s['stack_id'] for s in page_target['stacks']])
-        self.assertFalse(os.path.exists(page_path + '.tmp'))
+        self.assertEqual(os.listdir(self.workdir).count('report.html'), 1)
+        self.assertFalse([f for f in os.listdir(self.workdir) if f.startswith('report.html.')])
 
         # ids are stable: the first report's stacks are the same stacks now
         before = {s['frames'][0]['symbol']: s['stack_id'] for s in first['stacks'] if s['frames']}
