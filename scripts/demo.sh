@@ -30,3 +30,5 @@ $ctl attach --pid "$demo"
 echo "== letting it run for 5 seconds"
 sleep 5
 $ctl report --top 5
+$ctl html --pid "$demo" --output /tmp/memleakd-demo.html
+echo "== the same as a page to open in a browser: /tmp/memleakd-demo.html (memleakctl html)"
