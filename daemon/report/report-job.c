@@ -69,23 +69,26 @@ static struct report_job_target *job_target(const struct report_job *j, pid_t pi
 /* A live target's JIT code, once per job: its anonymous executable mappings as they are now (the
  * runtime maps code all the time), and the names its perf map gives them. An exited target keeps
  * what the job copied: its mappings, and the perf map taken at its exit if it was held there. */
-static void look_at_jit(struct report_job_target *t)
+static void look_at_jit(struct report_job *j, struct report_job_target *t)
 {
         if (t->jit_looked || t->exited || t->kernel)
                 return;
         t->jit_looked = true;
         (void)module_map_refresh_anon_code(&t->modules, t->pid);
-        if (t->modules.n_anon_code > 0 && !t->perf_map)
-                (void)jit_names_load(t->pid, &t->perf_map);
+        if (t->modules.n_anon_code == 0 || t->perf_map || j->perf_map_bytes >= REPORT_JOB_PERF_MAP_BUDGET)
+                return;
+        if (jit_names_load(t->pid, &t->perf_map) >= 0)
+                j->perf_map_bytes += perf_map_bytes(t->perf_map);
 }
 
 /* A frame in a target's JIT code: named by its perf map, if it wrote one that names it. */
-static size_t resolve_jit_frame(struct report_job_target *t, uint64_t addr, struct frame_symbol *ret)
+static size_t resolve_jit_frame(struct report_job *j, struct report_job_target *t, uint64_t addr,
+                                struct frame_symbol *ret)
 {
         uint64_t offset = 0;
         const char *name;
 
-        look_at_jit(t);
+        look_at_jit(j, t);
         /* a return address: the code of the call before it (a call may end its function) */
         name = t->perf_map && addr > 0 ? perf_map_find(t->perf_map, addr - 1, &offset) : NULL;
         *ret = (struct frame_symbol) {
@@ -131,7 +134,7 @@ static bool assess_stack(void *userdata, const struct stack_row *row, struct lea
 /* report_resolve_fn: a kernel frame through kallsyms, a process's through the file it maps there. */
 static size_t resolve_frame(void *userdata, pid_t pid, uint64_t addr, struct frame_symbol *ret, size_t max)
 {
-        const struct report_job *j = userdata;
+        struct report_job *j = userdata;
         struct report_job_target *t = job_target(j, pid);
         struct symbol_frame frames[SYMBOLIZER_FRAMES_MAX] = {};
         const struct module_mapping *mm;
@@ -152,7 +155,7 @@ static size_t resolve_frame(void *userdata, pid_t pid, uint64_t addr, struct fra
         }
         mm = module_map_find(&t->modules, addr);
         if (!mm)
-                return module_map_is_anon_code(&t->modules, addr) ? resolve_jit_frame(t, addr, ret) : 0;
+                return module_map_is_anon_code(&t->modules, addr) ? resolve_jit_frame(j, t, addr, ret) : 0;
         file_offset = addr - mm->start + mm->pgoff;
         r = symbolizer_resolve(j->syms, mm->dev, mm->ino, file_offset, true, frames, MIN(max, ELEMENTSOF(frames)), &n);
         /* A return address is looked up at the call before it; the one a signal handler returns
@@ -193,7 +196,7 @@ static bool address_is_code(void *userdata, pid_t pid, uint64_t addr)
         if (mm)
                 return !mm->not_code;
         if (!module_map_is_anon_code(&t->modules, addr))
-                look_at_jit(t);         /* code mapped since the job's copy of its mappings? */
+                look_at_jit(userdata, t);       /* code mapped since the job's copy of its mappings? */
         return module_map_is_anon_code(&t->modules, addr);
 }
 

@@ -54,6 +54,10 @@ struct report_job_target {
         struct perf_map *perf_map;
 };
 
+/* The perf maps one report reads, at most (each is bounded, perf-map.h; a job may read one for
+ * every target): past it, the JIT frames of the targets left go unnamed. */
+#define REPORT_JOB_PERF_MAP_BUDGET (256ULL << 20)
+
 struct report_job {
         /* read by the worker: the maps' fds and the symbolizer are safe to use from it */
         struct memleak_bpf *skel;
@@ -69,6 +73,7 @@ struct report_job {
         int only_verdict;               /* report.h's */
         uint64_t max_pause_ms;          /* a live scan's bound */
         /* made by it */
+        uint64_t perf_map_bytes;        /* the perf maps it read (REPORT_JOB_PERF_MAP_BUDGET) */
         char *frame;                    /* the reply, encoded */
         size_t frame_len;
         /* the requester's */

@@ -88,7 +88,7 @@ static int add_symbol(struct perf_map *m, uint64_t start, uint64_t size, const c
         size_t len = strlen(name) + 1;
 
         if (m->n == m->allocated) {
-                size_t want = MAX(m->allocated * 2, (size_t)256);
+                size_t want = MIN(MAX(m->allocated * 2, (size_t)256), (size_t)PERF_MAP_SYMBOLS_MAX);
                 struct perf_map_symbol *n = realloc(m->symbols, want * sizeof(*n));
 
                 if (!n)
@@ -97,7 +97,9 @@ static int add_symbol(struct perf_map *m, uint64_t start, uint64_t size, const c
                 m->allocated = want;
         }
         if (m->names_len + len > m->names_allocated) {
-                size_t want = MAX(m->names_allocated * 2, m->names_len + len + 4096);
+                /* (the caller keeps names_len + len within PERF_MAP_NAME_BYTES_MAX) */
+                size_t want = MIN(MAX(m->names_allocated * 2, m->names_len + len + 4096),
+                                  (size_t)PERF_MAP_NAME_BYTES_MAX);
                 char *n = realloc(m->names, want);
 
                 if (!n)
