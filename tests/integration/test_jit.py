@@ -86,6 +86,30 @@ class JitTest(harness.DaemonTestCase):
                          harness.format_stacks(report))
         self.assertEqual(named['frames'][1]['module'], '[jit]', named)
 
+    def test_a_perf_map_of_another_user_or_through_a_symlink_is_not_read(self):
+        # As perf has it: a map is its process's user's or root's; and it is the file itself, not
+        # a symlink the process put there to make the daemon read another file.
+        for how in ('chown', 'symlink'):
+            with self.subTest(how=how):
+                daemon = self.start_daemon()
+                program = self.start_program(PROGRAM)
+                perf_map = f'/tmp/perf-{program.pid}.map'
+                if how == 'chown':
+                    os.chown(perf_map, 65534, 65534)
+                else:
+                    elsewhere = os.path.join(self.workdir, 'elsewhere.map')
+                    os.rename(perf_map, elsewhere)
+                    os.symlink(elsewhere, perf_map)
+                    self.addCleanup(lambda p=perf_map: os.path.lexists(p) and os.unlink(p))
+                daemon.attach(program.pid)
+                program.run_leaks()
+                report, totals = self.wait_for_totals(daemon, program.pid, NAMES, EXPECTED)
+                self.assert_totals(report, totals, EXPECTED, PROGRAM)
+                [named] = [s for s in report['stacks'] if s['frames'][0]['symbol'] == 'jit_leak']
+                self.assertEqual(symbols(named)[:3], ['jit_leak', None, 'leak_through_named_stub'],
+                                 harness.format_stacks(report))
+                program.finish()
+
     def test_a_perf_map_that_is_not_a_regular_file_is_not_read(self):
         # The perf map is the traced process's to write: a FIFO in its place would hang a reader
         # that opened it. The report names nothing from it, and comes back.
