@@ -706,13 +706,18 @@ __noinline __u32 walk_memo_find(struct user_stack_scratch *s, const struct walk_
 /* How far below the start of the process's stack (mm->start_stack, where argc lies) the
  * outermost frame's stack pointer may be: _dl_start_user aligns it to 16 bytes. */
 #define STACK_START_SLACK 16
+/* How far below it lie the frames of musl's start code (_start_c, then __libc_start_main, which
+ * jumps to libc_start_main_stage2, which calls main): a few dozen bytes; nothing but a C
+ * library's start code runs this close to where the stack began. */
+#define STACK_START_CODE_BYTES 256
 
-/* Whether w's stack pointer is where the calling process's first stack began. */
-static __always_inline bool walk_at_stack_start(const struct unwind_walk *w)
+/* Whether w's stack pointer is at most slack bytes below where the calling process's first stack
+ * began. */
+static __always_inline bool walk_at_stack_start(const struct unwind_walk *w, __u64 slack)
 {
         __u64 start = BPF_CORE_READ(bpf_get_current_task_btf(), mm, start_stack);
 
-        return w->sp <= start && start - w->sp <= STACK_START_SLACK;
+        return w->sp <= start && start - w->sp <= slack;
 }
 
 /* Walk the user stack of a uprobe's registers into s->trace by the target's unwind tables: 0,
@@ -766,9 +771,13 @@ static __always_inline long unwind_user_stack(struct pt_regs *ctx, __u32 tgid, _
          * stack began and rbp is 0, which the psABI says marks the deepest frame: ld.so's
          * _dl_start_user, which runs the constructors of the objects a program links, has no CFI
          * but zeroes rbp first. Elsewhere the walk was cut there (rbp 0 alone may be any
-         * function's use of the register). (Here, not in unwind_frame(): the verifier checks it
-         * once, not once per frame state.) */
-        if (w.stop == UNWIND_STOP_NO_CFI && walk_at_stack_start(&w) && walk_bp(&w) == 0)
+         * function's use of the register), except a few dozen bytes from the stack's start, where
+         * only start code runs: musl's, which has no CFI and keeps argc in rbp when it calls
+         * main. (Here, not in unwind_frame(): the verifier checks it once, not once per frame
+         * state.) */
+        if (w.stop == UNWIND_STOP_NO_CFI &&
+            ((walk_at_stack_start(&w, STACK_START_SLACK) && walk_bp(&w) == 0) ||
+             walk_at_stack_start(&w, STACK_START_CODE_BYTES)))
                 w.stop = UNWIND_STOP_END;
         t->depth = w.depth;
         t->stop = w.stop;

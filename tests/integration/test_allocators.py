@@ -176,15 +176,28 @@ class AllocatorsTest(harness.DaemonTestCase):
         target = self.check('leak-alloc-jemalloc-static', 'jemalloc')
         self.assertIn('defines malloc itself (jemalloc linked in statically)', target['allocator_reason'])
 
+    def assert_musl_stacks_end_at_its_start_code(self, last_frame):
+        # musl's start code has no CFI and keeps argc in rbp when it calls main: a walk that
+        # reaches it, a few dozen bytes from the stack's start, is complete, not cut
+        report = self.daemons[-1].report()
+        leaks = [s for s in report['stacks'] if s['frames'] and s['frames'][0]['symbol'] in MUSL]
+        self.assertEqual({s['frames'][0]['symbol'] for s in leaks}, set(MUSL), harness.format_stacks(report))
+        for stack in leaks:
+            self.assertIsNone(stack['unwind_stopped'], stack)
+            self.assertEqual(stack['frames'][-2]['symbol'], 'main', stack)
+            self.assertEqual(stack['frames'][-1]['symbol'], last_frame, stack)
+
     def test_musl(self):
         target = self.check('leak-musl', 'musl', expected=MUSL, names=MUSL_NAMES)
         self.assertIn('musl', self.allocator_object(target)['path'])
         self.assertIn('first object defining malloc', target['allocator_reason'])
+        self.assert_musl_stacks_end_at_its_start_code(None)    # Debian's libc.so: no symbols
 
     def test_musl_static(self):
         target = self.check('leak-musl-static', 'musl', expected=MUSL, names=MUSL_NAMES)
         self.assertIn('defines malloc itself (musl linked in statically)', target['allocator_reason'])
         self.assertEqual(len(target['objects']), 1, target)
+        self.assert_musl_stacks_end_at_its_start_code('libc_start_main_stage2')
 
     def test_tcmalloc_preloaded_into_a_glibc_program(self):
         path = os.path.join(harness.PROGRAMS_DIR, 'leak-alloc-glibc')
