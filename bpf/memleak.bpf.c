@@ -11,6 +11,7 @@
 #define EFAULT 14
 #define ENOMEM 12
 #define EEXIST 17
+#define EBUSY 16
 #define EINVAL 22
 #define ENOSPC 28
 #define ECANCELED 125

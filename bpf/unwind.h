@@ -233,13 +233,18 @@ static long vma_of_pc(struct task_struct *task, struct vm_area_struct *vma, void
 }
 
 /* The place of pc found from its vma and its file's loaded table: for mappings the daemon has
- * not listed yet. 0, or -1 when there is none (no file, no table, the mm lock was busy). */
+ * not listed yet. 0; -EBUSY when the mm lock was busy (nothing is known of pc then); or -1 when
+ * there is none (no file, no table). */
 static __always_inline int unwind_place_by_vma(__u64 pc, struct unwind_place *ret)
 {
         struct vma_place v = { .pc = pc };
         const struct unwind_file *f;
+        long err;
 
-        if (bpf_find_vma(bpf_get_current_task_btf(), pc, vma_of_pc, &v, 0) < 0 || !v.found)
+        err = bpf_find_vma(bpf_get_current_task_btf(), pc, vma_of_pc, &v, 0);
+        if (err == -EBUSY)
+                return -EBUSY;
+        if (err < 0 || !v.found)
                 return -1;
         f = bpf_map_lookup_elem(&unwind_files, &v.key);
         if (!f)
@@ -560,9 +565,18 @@ static __always_inline const struct unwind_row *unwind_row_of(struct unwind_walk
                         w->last_end = m->end;
                         w->last_place = place;
                 } else {
+                        int r;
+
                         *cacheable = false;     /* not in the list: the list will change */
                         w->uncacheable = 1;
-                        if (unwind_place_by_vma(pc, &place) < 0)
+                        r = unwind_place_by_vma(pc, &place);
+                        if (r == -EBUSY) {
+                                /* its table may be loaded: stepping it by frame pointer could
+                                 * read data as frames */
+                                *stop = UNWIND_STOP_NO_TABLE;
+                                return NULL;
+                        }
+                        if (r < 0)
                                 place.n_rows = 0;
                 }
         }
