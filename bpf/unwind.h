@@ -49,7 +49,7 @@ struct {
  * verifier follow every path of the search; a map key does not. */
 struct {
         __uint(type, BPF_MAP_TYPE_ARRAY);
-        __uint(max_entries, 64 * UNWIND_MAPPINGS_MAX);  /* max_targets * UNWIND_MAPPINGS_MAX */
+        __uint(max_entries, 64 * 2 * UNWIND_MAPPINGS_MAX);      /* max_targets * 2 lists */
         __type(key, __u32);
         __type(value, struct unwind_mapping);
 } unwind_mappings SEC(".maps");
@@ -142,7 +142,9 @@ struct unwind_walk {
         __u32 exact_pc;         /* pc is the interrupted instruction itself, not a return address */
         __u32 stop;             /* enum unwind_stop */
         __u32 max_depth;
-        __u32 slot;             /* the target's, of target_slots: where its mapping list is */
+        __u32 slot;             /* the target's, of target_slots */
+        __u32 list_base;        /* where its current mapping list is in unwind_mappings */
+        __u32 list_n;           /* and how long, as the walk began */
         /* looked up once per walk, not per frame */
         struct stack_trace *trace;              /* the thread's scratch trace */
         struct user_stack_scratch *scratch;     /* which holds it and the chunk of stack read */
@@ -190,10 +192,9 @@ static long mapping_search_step(__u32 index, struct mapping_search *s)
         return 0;
 }
 
-static __always_inline const struct unwind_mapping *unwind_find_mapping(const struct unwind_target *ut, __u32 slot,
-                                                                        __u64 pc)
+static __always_inline const struct unwind_mapping *unwind_find_mapping(const struct unwind_walk *w, __u64 pc)
 {
-        struct mapping_search s = { .pc = pc, .base = slot * UNWIND_MAPPINGS_MAX, .hi = ut->n };
+        struct mapping_search s = { .pc = pc, .base = w->list_base, .hi = w->list_n };
         const struct unwind_mapping *m;
         __u32 key;
 
@@ -556,7 +557,7 @@ static __always_inline const struct unwind_row *unwind_row_of(struct unwind_walk
         if (pc >= w->last_start && pc < w->last_end) {
                 place = w->last_place;
         } else {
-                m = unwind_find_mapping(w->target, w->slot, pc);
+                m = unwind_find_mapping(w, pc);
                 if (m) {
                         place.bias = m->bias;
                         place.table = m->table;
@@ -750,11 +751,16 @@ static __always_inline long unwind_user_stack(struct pt_regs *ctx, __u32 tgid, _
         };
         __u32 purges = stack_purges, first, found;
         struct walk_memo *m;
+        __u64 list;
 
         w.target = bpf_map_lookup_elem(&unwind_targets, &slot);
         if (!w.target || w.target->tgid != tgid)
                 return -ENOENT;
         w.generation = w.target->generation;
+        /* the current list, as one word: its length and which half of the slot it is in */
+        list = *(volatile const __u64 *)&w.target->n;
+        w.list_n = (__u32)list;
+        w.list_base = (slot * 2 + ((__u32)(list >> 32) & 1)) * UNWIND_MAPPINGS_MAX;
         count(COUNTER_UNWIND_WALKS);
         /* the set's memo taken or made last first, inline: a loop allocating from one stack again
          * and again compares one memo's words; then the others */

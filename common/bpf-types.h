@@ -356,13 +356,15 @@ struct unwind_mapping {
 
 /* A target walked by its unwind tables, at its slot of target_slots in unwind_targets (another
  * tgid there: frame pointers, by the kernel): its mappings are
- * unwind_mappings[slot * UNWIND_MAPPINGS_MAX + i] for i < n, sorted by start, not overlapping. */
+ * unwind_mappings[(slot * 2 + half) * UNWIND_MAPPINGS_MAX + i] for i < n, sorted by start, not
+ * overlapping. Each slot has two lists: the daemon writes the one walks do not read, then this
+ * entry, so no walk searches a list while it is rewritten. */
 struct unwind_target {
         __u32 tgid;             /* whose it is; 0: nobody's */
-        __u32 n;
         __u32 generation;       /* changes with every list the daemon writes (any target's): rows
                                  * a thread cached under another generation are not used */
-        __u32 pad;
+        __u32 n;                /* n and half: one aligned 8-byte word, read at once */
+        __u32 half;             /* which of the slot's two lists is current: 0 or 1 */
 };
 
 /* A file whose table is loaded, keyed by its inode (dev in the kernel's encoding, major << 20 |

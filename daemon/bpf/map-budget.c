@@ -87,7 +87,7 @@ uint64_t map_budget_estimate(const struct bpf_sizes *s)
                hash_map_bytes(MEMLEAK_FILE_MAPPINGS_MAX, sizeof(struct file_mapping_key), sizeof(struct file_mapping)) +
                hash_map_no_prealloc_bytes(s->max_stacks, sizeof(__u64), STACK_TRACE_BYTES(s->max_stack_depth)) +
                array_map_bytes(s->max_targets, sizeof(struct unwind_target)) +
-               array_map_bytes((uint64_t)s->max_targets * UNWIND_MAPPINGS_MAX, sizeof(struct unwind_mapping));
+               array_map_bytes((uint64_t)s->max_targets * 2 * UNWIND_MAPPINGS_MAX, sizeof(struct unwind_mapping));
 }
 
 uint64_t map_budget_allowed(const struct memory_limits *l)

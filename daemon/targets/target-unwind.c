@@ -138,13 +138,16 @@ static int write_list(struct target *t, const struct unwind_mapping *list, uint3
 {
         static uint32_t generation;     /* of every target's list: the walker's row caches */
         struct target_unwind *u = &t->unwind;
-        struct unwind_target entry = { .tgid = (__u32)t->pid, .n = n };
         __u32 key = t->slot.slot;       /* its slot of target_slots, which its probes carry */
+        /* the list walks do not read (none, before the first): they go on with the current one
+         * until the entry names the new */
+        __u32 half = u->installed ? !u->half : 0;
+        struct unwind_target entry = { .tgid = (__u32)t->pid, .n = n, .half = half };
 
         entry.generation = __atomic_add_fetch(&generation, 1, __ATOMIC_RELAXED);
 
         for (uint32_t i = 0; i < n; i++) {
-                __u32 index = key * UNWIND_MAPPINGS_MAX + i;
+                __u32 index = (key * 2 + half) * UNWIND_MAPPINGS_MAX + i;
 
                 if (bpf_map_update_elem(u->mappings_fd, &index, &list[i], BPF_ANY) < 0)
                         return -errno;
@@ -152,6 +155,7 @@ static int write_list(struct target *t, const struct unwind_mapping *list, uint3
         if (bpf_map_update_elem(u->targets_fd, &key, &entry, BPF_ANY) < 0)
                 return -errno;
         u->installed = true;
+        u->half = half;
         u->n_mappings = n;
         return 0;
 }

@@ -117,6 +117,7 @@ struct target_unwind {
         struct target_unwind_file *files;
         size_t n_files;
         uint32_t n_mappings;            /* in BPF now */
+        uint32_t half;                  /* which of its slot's two lists walks read (bpf-types.h) */
         unsigned mappings_dropped;      /* executable mappings past UNWIND_MAPPINGS_MAX */
         uint64_t signature;             /* of the list written last */
         /* its files' tables as last counted (kept once it stopped: its status still says) */
