@@ -466,12 +466,12 @@ static bool same_arguments(enum alloc_kind from, enum alloc_kind to)
  * when that is another site: else -1. */
 static ssize_t jump_target(const struct alloc_sites *s, size_t i, const uint8_t *image, size_t size)
 {
-        static const uint8_t endbr64[] = { 0xf3, 0x0f, 0x1e, 0xfa };
         const struct alloc_site *site = &s->sites[i];
         uint64_t at = site->file_offset, target;
 
-        if (at + sizeof(endbr64) <= size && memcmp(image + at, endbr64, sizeof(endbr64)) == 0)
-                at += sizeof(endbr64);
+        if (at >= size)
+                return -1;
+        at += probe_placement_endbr64_length(image + at, size - at);
         if (at + 5 <= size && image[at] == 0xe9) {
                 int32_t rel;
 

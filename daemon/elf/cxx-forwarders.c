@@ -10,6 +10,7 @@
 #include "elf-deps.h"
 #include "elf-file.h"
 #include "macro.h"
+#include "probe-placement.h"
 
 /* A forwarder is a few instructions: a longer function is not looked into. */
 #define FORWARDER_BYTES_MAX 512
@@ -106,12 +107,9 @@ static int index_plt(Elf *elf, struct plt_index *ix)
 /* Where a PLT stub jumps through: the GOT slot of `[endbr64] [bnd] jmp *disp(%rip)`. */
 static int stub_got_slot(const uint8_t *p, size_t room, uint64_t addr, uint64_t *ret)
 {
-        static const uint8_t endbr64[] = { 0xf3, 0x0f, 0x1e, 0xfa };
-        size_t i = 0;
+        size_t i = probe_placement_endbr64_length(p, room);
         int32_t disp;
 
-        if (room >= sizeof(endbr64) && memcmp(p, endbr64, sizeof(endbr64)) == 0)
-                i = sizeof(endbr64);
         if (i < room && p[i] == 0xf2)
                 i++;
         if (i + 6 > room || p[i] != 0xff || p[i + 1] != 0x25)

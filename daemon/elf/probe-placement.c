@@ -22,6 +22,7 @@
  * pointer as a nested call (and a second free of one block as unknown), so nothing is counted
  * twice. */
 #include <stdbool.h>
+#include <string.h>
 #include "probe-placement.h"
 
 enum { RAX, RCX, RDX, RBX, RSP, RBP, RSI, RDI };
@@ -79,8 +80,7 @@ static size_t decode_harmless(const uint8_t *c, size_t n, int *written, int *cop
 
         *written = -1;
         *copied = -1;
-        /* endbr64 */
-        if (n >= 4 && c[0] == 0xf3 && c[1] == 0x0f && c[2] == 0x1e && c[3] == 0xfa)
+        if (probe_placement_endbr64_length(c, n) > 0)
                 return 4;
         if (i < n && (c[i] == 0x64 || c[i] == 0x65))    /* %fs:, %gs: (thread-local loads) */
                 i++;
@@ -249,4 +249,11 @@ void probe_placement_find_x86_64(const uint8_t *code, size_t n, unsigned n_args,
                         return;
                 }
         }
+}
+
+size_t probe_placement_endbr64_length(const uint8_t *code, size_t n)
+{
+        static const uint8_t endbr64[] = { 0xf3, 0x0f, 0x1e, 0xfa };
+
+        return n >= sizeof(endbr64) && memcmp(code, endbr64, sizeof(endbr64)) == 0 ? sizeof(endbr64) : 0;
 }

@@ -31,3 +31,7 @@ struct probe_placement {
  * stack pointer and the return address at [rsp] are what they were at the entry, and each
  * argument is in arg_register[i], so an entry probe (and its return probe) sees the same. */
 void probe_placement_find_x86_64(const uint8_t *code, size_t n, unsigned n_args, struct probe_placement *ret);
+
+/* The length of the endbr64 that code[0..n) starts with (4), or 0 when it does not (CET's marker
+ * of an indirect branch target, before a function's first instruction or a PLT stub's jmp). */
+size_t probe_placement_endbr64_length(const uint8_t *code, size_t n);
