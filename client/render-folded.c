@@ -5,6 +5,7 @@
 #include <string.h>
 #include "json-util.h"
 #include "render-folded.h"
+#include "util.h"
 
 /* s with ';' (the frame separator) and control characters (a line break would split the stack)
  * as '_'. */
@@ -12,13 +13,6 @@ static void put_name(FILE *f, const char *s)
 {
         for (; *s; s++)
                 fputc(*s == ';' || (unsigned char)*s < 0x20 || *s == 0x7f ? '_' : *s, f);
-}
-
-static const char *base_name(const char *path)
-{
-        const char *slash = strrchr(path, '/');
-
-        return slash && slash[1] ? slash + 1 : path;
 }
 
 static void put_frame(FILE *f, const cJSON *frame)
@@ -31,7 +25,7 @@ static void put_frame(FILE *f, const cJSON *frame)
         if (symbol) {
                 put_name(f, symbol);
         } else if (module) {
-                put_name(f, base_name(module));
+                put_name(f, path_base_name(module));
                 if (json_get_u64(cJSON_GetObjectItemCaseSensitive(frame, "module_offset"), UINT64_MAX, &offset) >= 0)
                         fprintf(f, "+0x%" PRIx64, offset);
         } else {

@@ -11,6 +11,7 @@
 #include "protocol.h"
 #include "render.h"
 #include "text-safe.h"
+#include "util.h"
 
 static int stream_result(FILE *f)
 {
@@ -46,13 +47,6 @@ static const char *str_or(const char *s, const char *fallback)
         return s ? s : fallback;
 }
 
-static const char *base_name(const char *path)
-{
-        const char *slash = strrchr(path, '/');
-
-        return slash && slash[1] ? slash + 1 : path;
-}
-
 /* A module's short name: a file's base name, or a kernel module as it comes ("[kernel]",
  * "[bpf]"), without its brackets, which the frame adds. */
 static int module_label(const char *module, const char **ret)
@@ -63,7 +57,7 @@ static int module_label(const char *module, const char **ret)
                 *ret = module + 1;
                 return (int)(n - 2);
         }
-        *ret = base_name(module);
+        *ret = path_base_name(module);
         return (int)strlen(*ret);
 }
 

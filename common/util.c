@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include "util.h"
 
@@ -59,4 +60,11 @@ int strv_push_n(char ***v, size_t *n, char *s)
         *v = nv;
         nv[(*n)++] = s;
         return 0;
+}
+
+const char *path_base_name(const char *path)
+{
+        const char *slash = strrchr(path, '/');
+
+        return slash && slash[1] ? slash + 1 : path;
 }

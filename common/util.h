@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Small helpers both programs use: error messages for the caller, clocks. */
+/* Small helpers both programs use: error messages for the caller, clocks, strings. */
 #pragma once
 
 #include <stddef.h>
@@ -17,3 +17,7 @@ void strv_free_n(char **v, size_t n);
 /* Append s (taken: freed on failure) to the n strings of *v. -ENOMEM, also when s is NULL (so a
  * failed strdup() can be passed straight in). */
 int strv_push_n(char ***v, size_t *n, char *s);
+
+/* The part of path after its last '/' ("libc.so.6" of "/usr/lib/libc.so.6"); path itself when it
+ * has none or ends with one. */
+const char *path_base_name(const char *path);
