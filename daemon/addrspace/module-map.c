@@ -94,15 +94,14 @@ int module_map_from_proc_maps(const struct proc_maps *maps, struct module_map *r
         return 0;
 }
 
-/* pid's mappings as /proc/PID/maps lists them now; -ESRCH for a process that exited (a zombie
- * shows none at all). */
-static int read_fresh(pid_t pid, struct module_map *ret)
+int module_map_refresh(struct module_map *mm, pid_t pid)
 {
         _cleanup_(proc_maps_done) struct proc_maps maps = {};
         _cleanup_(module_map_done) struct module_map fresh = {};
         char maps_path[64];
         int r;
 
+        assert(mm);
         snprintf(maps_path, sizeof(maps_path), "/proc/%d/maps", (int)pid);
         r = proc_maps_parse_file(maps_path, &maps);
         if (r < 0)
@@ -110,43 +109,11 @@ static int read_fresh(pid_t pid, struct module_map *ret)
         r = module_map_from_proc_maps(&maps, &fresh);
         if (r < 0)
                 return r;
+        /* A process that exited (a zombie) shows no mappings at all: keep the last view. */
         if (fresh.n == 0)
                 return -ESRCH;
-        *ret = TAKE_STRUCT(fresh);
-        return 0;
-}
-
-int module_map_refresh(struct module_map *mm, pid_t pid)
-{
-        struct module_map fresh;
-        int r;
-
-        assert(mm);
-        r = read_fresh(pid, &fresh);
-        if (r < 0)
-                return r;       /* the last view is kept */
         module_map_done(mm);
-        *mm = fresh;
-        return 0;
-}
-
-int module_map_refresh_anon_code(struct module_map *mm, pid_t pid)
-{
-        _cleanup_(module_map_done) struct module_map fresh = {};
-        struct address_range *swap;
-        size_t n;
-        int r;
-
-        assert(mm);
-        r = read_fresh(pid, &fresh);
-        if (r < 0)
-                return r;
-        swap = mm->anon_code;
-        n = mm->n_anon_code;
-        mm->anon_code = fresh.anon_code;
-        mm->n_anon_code = fresh.n_anon_code;
-        fresh.anon_code = swap;         /* freed with the rest of fresh */
-        fresh.n_anon_code = n;
+        *mm = TAKE_STRUCT(fresh);
         return 0;
 }
 

@@ -37,9 +37,6 @@ int module_map_from_proc_maps(const struct proc_maps *maps, struct module_map *r
 /* Re-read /proc/PID/maps: its file mappings. The map is replaced only on success, so the last
  * good view survives the target's exit. */
 int module_map_refresh(struct module_map *mm, pid_t pid);
-/* Re-read only the anonymous executable mappings (a JIT maps code all the time; the file mappings
- * stay as they are, with those of libraries unmapped since). -errno, mm untouched. */
-int module_map_refresh_anon_code(struct module_map *mm, pid_t pid);
 void module_map_done(struct module_map *mm);
 /* A deep copy of from; -ENOMEM (to untouched). */
 int module_map_copy(struct module_map *to, const struct module_map *from);

@@ -66,15 +66,14 @@ static struct report_job_target *job_target(const struct report_job *j, pid_t pi
         return NULL;
 }
 
-/* A live target's JIT code, once per job: its anonymous executable mappings as they are now (the
- * runtime maps code all the time), and the names its perf map gives them. An exited target keeps
- * what the job copied: its mappings, and the perf map taken at its exit if it was held there. */
+/* The names a live target's perf map gives its JIT code, read once per job when a frame needs
+ * them (its mappings, anonymous code included, were read when the job was made). An exited target
+ * keeps the perf map the job copied: the one taken at its exit if it was held there. */
 static void look_at_jit(struct report_job *j, struct report_job_target *t)
 {
         if (t->jit_looked || t->exited || t->kernel)
                 return;
         t->jit_looked = true;
-        (void)module_map_refresh_anon_code(&t->modules, t->pid);
         if (t->modules.n_anon_code == 0 || t->perf_map || j->perf_map_bytes >= REPORT_JOB_PERF_MAP_BUDGET)
                 return;
         if (jit_names_load(t->pid, &t->perf_map) >= 0)
@@ -187,17 +186,13 @@ static size_t resolve_frame(void *userdata, pid_t pid, uint64_t addr, struct fra
  * of the kernel's is code). */
 static bool address_is_code(void *userdata, pid_t pid, uint64_t addr)
 {
-        struct report_job_target *t = job_target(userdata, pid);
+        const struct report_job_target *t = job_target(userdata, pid);
         const struct module_mapping *mm;
 
         if (!t || t->kernel)
                 return true;
         mm = module_map_find(&t->modules, addr);
-        if (mm)
-                return !mm->not_code;
-        if (!module_map_is_anon_code(&t->modules, addr))
-                look_at_jit(userdata, t);       /* code mapped since the job's copy of its mappings? */
-        return module_map_is_anon_code(&t->modules, addr);
+        return mm ? !mm->not_code : module_map_is_anon_code(&t->modules, addr);
 }
 
 /* stack_rows_is_allocator_fn: the return address lies in an operator new that only called the

@@ -47,9 +47,8 @@ struct report_job_target {
         bool traced_from_start;         /* attached before its exec (memleakctl run): every block known */
         struct reach_result *reach;
         char *reach_unavailable;
-        /* JIT code: a live target's looked at on the worker the first time a frame needs it (its
-         * anonymous executable mappings read again, its perf map's names); an exited one's perf
-         * map as taken at its exit (a reference), if it was held there */
+        /* the names of its JIT code: a live target's perf map read on the worker the first time a
+         * frame needs it; an exited one's as taken at its exit (a reference), if it was held there */
         bool jit_looked;
         struct perf_map *perf_map;
 };
