@@ -142,13 +142,11 @@ struct unwind_walk {
         __u32 exact_pc;         /* pc is the interrupted instruction itself, not a return address */
         __u32 stop;             /* enum unwind_stop */
         __u32 max_depth;
-        __u32 slot;             /* the target's, of target_slots */
-        __u32 list_base;        /* where its current mapping list is in unwind_mappings */
+        __u32 list_base;        /* where its target's current mapping list is in unwind_mappings */
         __u32 list_n;           /* and how long, as the walk began */
         /* looked up once per walk, not per frame */
         struct stack_trace *trace;              /* the thread's scratch trace */
         struct user_stack_scratch *scratch;     /* which holds it and the chunk of stack read */
-        const struct unwind_target *target;
         struct row_cache *cache;                /* the thread's, in its scratch */
         __u32 generation;                       /* target->generation when the walk began */
         __u8 bp_from_regs;                      /* bp is still the registers' rbp */
@@ -746,19 +744,20 @@ static __always_inline long unwind_user_stack(struct pt_regs *ctx, __u32 tgid, _
         struct stack_trace *t = &s->trace;
         struct unwind_walk w = {
                 .pc = PT_REGS_IP(ctx), .sp = PT_REGS_SP(ctx), .bp = PT_REGS_FP(ctx), .tgid = tgid,
-                .max_depth = stack_capture_bytes() / sizeof(__u64), .slot = slot, .trace = t, .scratch = s,
+                .max_depth = stack_capture_bytes() / sizeof(__u64), .trace = t, .scratch = s,
                 .bp_from_regs = 1,
         };
         __u32 purges = stack_purges, first, found;
+        const struct unwind_target *target;
         struct walk_memo *m;
         __u64 list;
 
-        w.target = bpf_map_lookup_elem(&unwind_targets, &slot);
-        if (!w.target || w.target->tgid != tgid)
+        target = bpf_map_lookup_elem(&unwind_targets, &slot);
+        if (!target || target->tgid != tgid)
                 return -ENOENT;
-        w.generation = w.target->generation;
+        w.generation = target->generation;
         /* the current list, as one word: its length and which half of the slot it is in */
-        list = *(volatile const __u64 *)&w.target->n;
+        list = *(volatile const __u64 *)&target->n;
         w.list_n = (__u32)list;
         w.list_base = (slot * 2 + ((__u32)(list >> 32) & 1)) * UNWIND_MAPPINGS_MAX;
         count(COUNTER_UNWIND_WALKS);
