@@ -39,6 +39,14 @@ uint64_t now_monotonic_usec(void)
         return now_usec(CLOCK_MONOTONIC);
 }
 
+uint64_t now_monotonic_nsec(void)
+{
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 void strv_free_n(char **v, size_t n)
 {
         for (size_t i = 0; v && i < n; i++)

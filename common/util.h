@@ -11,6 +11,7 @@ int error_set(char **error, int r, const char *fmt, ...) __attribute__((format(p
 
 uint64_t now_realtime_usec(void);
 uint64_t now_monotonic_usec(void);
+uint64_t now_monotonic_nsec(void);
 
 /* Free an array of n malloc'd strings and the array. */
 void strv_free_n(char **v, size_t n);

@@ -14,6 +14,7 @@
 #include "module-map.h"
 #include "proc-maps.h"
 #include "safe-open.h"
+#include "util.h"
 
 int module_map_open_file(pid_t pid, const char *path, uint64_t dev, uint64_t ino,
                           uint64_t start, uint64_t end)
@@ -98,6 +99,7 @@ int module_map_refresh(struct module_map *mm, pid_t pid)
 {
         _cleanup_(proc_maps_done) struct proc_maps maps = {};
         _cleanup_(module_map_done) struct module_map fresh = {};
+        uint64_t read_ns = now_monotonic_nsec();
         char maps_path[64];
         int r;
 
@@ -112,6 +114,7 @@ int module_map_refresh(struct module_map *mm, pid_t pid)
         /* A process that exited (a zombie) shows no mappings at all: keep the last view. */
         if (fresh.n == 0)
                 return -ESRCH;
+        fresh.read_ns = read_ns;
         module_map_done(mm);
         *mm = TAKE_STRUCT(fresh);
         return 0;
@@ -153,6 +156,7 @@ int module_map_copy(struct module_map *to, const struct module_map *from)
                 memcpy(copy.anon_code, from->anon_code, from->n_anon_code * sizeof(*from->anon_code));
                 copy.n_anon_code = from->n_anon_code;
         }
+        copy.read_ns = from->read_ns;
         *to = copy;
         return 0;
 }

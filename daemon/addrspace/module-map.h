@@ -27,6 +27,10 @@ struct module_map {
          * address may lie in them, and only the process's perf map names them */
         struct address_range *anon_code;
         size_t n_anon_code;
+        /* CLOCK_MONOTONIC nanoseconds (bpf_ktime_get_ns()'s clock) just before /proc/PID/maps was
+         * read for this view; 0 if it was not read. A mapping recorded before then is in the view,
+         * or was unmapped before it was taken. */
+        uint64_t read_ns;
 };
 
 /* The file mappings of a parsed maps file (not anonymous, not "[vdso]"), in its order, and its

@@ -135,7 +135,7 @@ int module_overlay_apply(struct module_map *mm, const struct recorded_mapping *m
                 const char *path = path_of ? path_of(userdata, m[k].dev, m[k].ino) : NULL;
                 struct pieces next;
 
-                if (m[k].end <= m[k].start)
+                if (m[k].end <= m[k].start || m[k].timestamp_ns < mm->read_ns)
                         continue;
                 r = overlay_one(&cur, &m[k], path, &next);
                 if (r < 0)

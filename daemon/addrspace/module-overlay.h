@@ -23,6 +23,8 @@ typedef const char *(*module_path_fn)(void *userdata, uint64_t dev, uint64_t ino
 
 /* Overlay m[0..n) (oldest first) on mm: each clears what it overlaps (cutting older mappings, their
  * offsets kept right) and takes its place, named by path_of (one it cannot name only clears).
- * mm stays sorted by address. On failure mm is unchanged. */
+ * Mappings recorded before mm was read (mm->read_ns) are skipped: the view has them, or they were
+ * unmapped before it was taken (a file the loader maps for a moment, whose addresses JIT code may
+ * take next). mm stays sorted by address. On failure mm is unchanged. */
 int module_overlay_apply(struct module_map *mm, const struct recorded_mapping *m, size_t n,
                        module_path_fn path_of, void *userdata);

@@ -620,6 +620,34 @@ static void overlay_keeps_what_it_does_not_cover(void)
         free(empty.mappings);
 }
 
+static void overlay_skips_mappings_recorded_before_the_maps_were_read(void)
+{
+        /* the loader mapped /y.so for a moment (as ld.so.cache) and unmapped it; JIT code took its
+         * addresses; then the maps were read: they have the JIT code, and /y.so may not come back */
+        struct module_map mm = { .mappings = calloc(1, sizeof(struct module_mapping)), .n = 1, .read_ns = 100 };
+        struct address_range jit = { .start = 0x5000, .end = 0x6000 };
+        struct recorded_mapping rec[] = {
+                { .start = 0x5000, .end = 0x7000, .dev = 7, .ino = 2, .mm = 1, .timestamp_ns = 50 },
+                { .start = 0x8000, .end = 0x9000, .pgoff = 0x3000, .dev = 7, .ino = 1, .mm = 1, .timestamp_ns = 150 },
+        };
+
+        mm.mappings[0] = (struct module_mapping) { .start = 0x1000, .end = 0x2000, .dev = 7, .ino = 1,
+                                                   .path = strdup("/x.so") };
+        mm.anon_code = &jit;
+        mm.n_anon_code = 1;
+        ASSERT_EQ(module_overlay_apply(&mm, rec, ELEMENTSOF(rec), path_of, NULL), 0);
+        /* the one mapped after the read is laid on */
+        ASSERT_EQ(mm.n, 2);
+        ASSERT_EQ(mm.mappings[0].start, 0x1000);
+        ASSERT_EQ(mm.mappings[1].start, 0x8000);
+        ASSERT_EQ(mm.mappings[1].pgoff, 0x3000);
+        ASSERT_TRUE(module_map_find(&mm, 0x5800) == NULL);
+        ASSERT_EQ(mm.read_ns, 100);
+        for (size_t i = 0; i < mm.n; i++)
+                free(mm.mappings[i].path);
+        free(mm.mappings);
+}
+
 int main(void)
 {
         static const struct unit_test tests[] = {
@@ -635,6 +663,7 @@ int main(void)
                 TEST(ld_cache_keeps_x86_64_baseline_entries_in_order),
                 TEST(ld_conf_follows_includes_in_order),
                 TEST(overlay_lays_newer_mappings_over_older_ones),
+                TEST(overlay_skips_mappings_recorded_before_the_maps_were_read),
         };
 
         return run_unit_tests(tests, ELEMENTSOF(tests));
