@@ -14,12 +14,13 @@ enum {
         ARG_MMAP,
         ARG_UNWIND,
         ARG_SAMPLE_BYTES,
+        ARG_FOLLOW_FORKS,
 };
 
 static void help(void)
 {
         printf("memleakctl attach --pid PID [--obj PATH]... [--mmap] [--unwind MODE] [--min-size N] [--max-size N]\n"
-               "                  [--sample-bytes N] [--json]\n"
+               "                  [--sample-bytes N] [--follow-forks] [--json]\n"
                "memleakctl attach --kernel [--kernel-filter pid=N|comm=NAME]... [--min-size N] [--max-size N] [--json]\n\n"
                "Start tracing the allocations of a process. memleakd probes the allocator that serves\n"
                "the process (found in its maps: glibc, tcmalloc, jemalloc, mimalloc, or one linked into\n"
@@ -38,6 +39,10 @@ static void help(void)
                "                     frame pointers; fp: by frame pointers only (no tables to load, but\n"
                "                     each allocation's stack is walked afresh, and cut short in code\n"
                "                     without them)\n"
+               "     --follow-forks  Trace the processes it forks from now on too, and theirs, each as a\n"
+               "                     target of its own with these options (report --pid PID --children\n"
+               "                     reports them together); what a child allocates in the moment\n"
+               "                     before its probes are in (a few milliseconds) is not seen\n"
                "  -k --kernel        Trace the kernel's allocations\n"
                "     --kernel-filter pid=N|comm=NAME\n"
                "                     With --kernel: only allocations made while process N (or a task\n"
@@ -110,6 +115,9 @@ static int parse_option(const struct ctl_context *ctx, struct call_args *args, i
         case ARG_MMAP:
                 req->mmap = true;
                 break;
+        case ARG_FOLLOW_FORKS:
+                req->follow_forks = true;
+                break;
         case ARG_UNWIND:
                 req->unwind = memleak_unwind_from_string(arg);
                 if (req->unwind <= MEMLEAK_UNWIND_DEFAULT)
@@ -145,6 +153,8 @@ static int check(const struct ctl_context *ctx, const struct call_args *args)
         if (req->kernel && req->sample_bytes)
                 return ctl_usage_error(ctx, "attach: --sample-bytes samples a process's allocations, not the "
                                        "kernel's");
+        if (req->kernel && req->follow_forks)
+                return ctl_usage_error(ctx, "attach: --follow-forks follows a process's children, not the kernel's");
         if (req->kernel && req->n_objs > 0)
                 return ctl_usage_error(ctx, "attach: --obj names a process's objects, not the kernel's");
         if (req->max_size && req->min_size > req->max_size)
@@ -171,6 +181,7 @@ static const struct option long_options[] = {
         { "kernel", no_argument, NULL, 'k' },
         { "kernel-filter", required_argument, NULL, ARG_KERNEL_FILTER },
         { "mmap", no_argument, NULL, ARG_MMAP },
+        { "follow-forks", no_argument, NULL, ARG_FOLLOW_FORKS },
         { "unwind", required_argument, NULL, ARG_UNWIND },
         { "min-size", required_argument, NULL, ARG_MIN_SIZE },
         { "max-size", required_argument, NULL, ARG_MAX_SIZE },

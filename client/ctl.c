@@ -136,6 +136,9 @@ int ctl_parse_target_option(const struct ctl_context *ctx, const char *cmd, stru
         case 'k':
                 req->kernel = true;
                 return CTL_EXIT_OK;
+        case CTL_OPT_CHILDREN:
+                req->children = true;
+                return CTL_EXIT_OK;
         case 't':
                 if (ctl_parse_u64(arg, MEMLEAK_MAX_TOP, &req->top) < 0)
                         return ctl_usage_error(ctx, "%s: --top must be an integer between 0 and %d", cmd,

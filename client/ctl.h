@@ -35,8 +35,11 @@ int ctl_parse_pid(const char *s, int32_t *ret);
 
 struct memleak_request;
 
+/* The long-only option --children (the processes followed from --pid too), as getopt returns it. */
+#define CTL_OPT_CHILDREN 'C'
+
 /* The options that pick targets and stacks, shared by report and history: -p PID, -k (the kernel
- * target), -t N (stacks listed). Returns CTL_EXIT_OK, a usage error's status, or -1 when c is
+ * target), -t N (stacks listed), --children. Returns CTL_EXIT_OK, a usage error's status, or -1 when c is
  * none of them. */
 int ctl_parse_target_option(const struct ctl_context *ctx, const char *cmd, struct memleak_request *req, int c,
                             const char *arg);

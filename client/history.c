@@ -17,6 +17,7 @@ static void help(void)
                "verdict (growing, plateau, churn, pending). A stack's ID is the stack_id of\n"
                "'memleakctl report --json' and 'memleakctl leaks --json'.\n\n"
                "  -p --pid PID       Only this traced process (default: all)\n"
+               "     --children      With --pid: the processes followed from it too\n"
                "  -k --kernel        Only the kernel target\n"
                "     --stack ID      Only this stack\n"
                "  -t --top N         Stacks per process (default: %d, at most 1000)\n"
@@ -57,6 +58,7 @@ static void view(const struct call_args *args, cJSON *reply, struct call_view *r
 
 static const struct option long_options[] = {
         { "pid", required_argument, NULL, 'p' },
+        { "children", no_argument, NULL, CTL_OPT_CHILDREN },
         { "kernel", no_argument, NULL, 'k' },
         { "stack", required_argument, NULL, ARG_STACK },
         { "top", required_argument, NULL, 't' },

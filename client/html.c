@@ -28,6 +28,7 @@ static void help(void)
                "stacks to sort, search by function, file or module, and open onto their frames. No server,\n"
                "no network: the data is in the page.\n\n"
                "  -p --pid PID          Only this traced process (default: all)\n"
+               "     --children         With --pid: the processes followed from it too\n"
                "  -k --kernel           Only the kernel target (pid 0)\n"
                "  -t --top N            Stacks in the table, the rest summed up (default: %d)\n"
                "  -o --output FILE      Write the page to FILE (default: stdout, unless it is a terminal)\n"
@@ -43,6 +44,7 @@ static int parse_options(struct ctl_context *ctx, struct html_args *a, int argc,
 {
         static const struct option options[] = {
                 { "pid", required_argument, NULL, 'p' },
+                { "children", no_argument, NULL, CTL_OPT_CHILDREN },
                 { "kernel", no_argument, NULL, 'k' },
                 { "top", required_argument, NULL, 't' },
                 { "output", required_argument, NULL, 'o' },

@@ -18,6 +18,7 @@ static void help(void)
                "stopped (a cache, start-up), that go up and down, or whose target has too few snapshots\n"
                "yet are left out; 'memleakctl report' shows every stack with its verdict.\n\n"
                "  -p --pid PID       Only this traced process (default: all)\n"
+               "     --children      With --pid: the processes followed from it too\n"
                "     --reachability  Stop each running target briefly and scan its memory first\n"
                "                     (memleakctl report --help)\n"
                "  -j --json          Print {\"suspects\": [...], \"targets\": [...]}\n"
@@ -138,6 +139,7 @@ static void view(const struct call_args *args, cJSON *reply, struct call_view *r
 
 static const struct option long_options[] = {
         { "pid", required_argument, NULL, 'p' },
+        { "children", no_argument, NULL, CTL_OPT_CHILDREN },
         { "reachability", no_argument, NULL, ARG_REACHABILITY },
         { "json", no_argument, NULL, 'j' },
         { "help", no_argument, NULL, 'h' },

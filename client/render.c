@@ -90,6 +90,8 @@ static void print_target_name(FILE *f, const cJSON *target)
         fprintf(f, "pid %" PRIu64 " (%s", get_u64(target, "pid"), str_or(get_str(target, "comm"), "?"));
         if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(target, "exited")))
                 fputs(", exited", f);
+        if (get_u64(target, "forked_from") > 0)
+                fprintf(f, ", forked by pid %" PRIu64, get_u64(target, "forked_from"));
 }
 
 /* " (20 operators left to the malloc or free they call)": the C++ runtime's, unprobed */
@@ -188,13 +190,23 @@ static void print_counters(FILE *f, const cJSON *counters)
  * leaks a user looks for may be theirs (a wrapper script's program, a server's workers). */
 static void print_children_forked(FILE *f, const cJSON *t, const char *indent)
 {
-        uint64_t n = get_u64(t, "children_forked");
+        uint64_t n = get_u64(t, "children_forked"), followed = get_u64(t, "children_followed");
 
         if (n == 0)
                 return;
-        fprintf(f, "%sIt forked %" PRIu64 " %s while traced, which %s not traced: attach to a child's pid, "
-                "or run the program that leaks itself\n", indent, n, plural(n, "process", "processes"),
-                n == 1 ? "is" : "are");
+        if (followed == 0 && !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(t, "follow_forks"))) {
+                fprintf(f, "%sIt forked %" PRIu64 " %s while traced, which %s not traced: attach to a child's "
+                        "pid, run the program that leaks itself, or trace with --follow-forks\n", indent, n,
+                        plural(n, "process", "processes"), n == 1 ? "is" : "are");
+                return;
+        }
+        fprintf(f, "%sIt forked %" PRIu64 " %s while traced, %" PRIu64 " of them followed (report --pid %" PRIu64
+                " --children shows them with it)", indent, n, plural(n, "process", "processes"), followed,
+                get_u64(t, "pid"));
+        if (followed < n)
+                fputs("; the others were gone before they could be attached, or could not be (memleakd's log "
+                      "says why)", f);
+        fputc('\n', f);
 }
 
 static void print_status_target(FILE *f, const cJSON *t)

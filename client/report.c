@@ -23,6 +23,7 @@ static void help(void)
                "each stack's blocks are told apart as definitely lost (nothing points to them), indirectly\n"
                "lost (only lost blocks do) and still reachable, the lost ones listed first; then it runs on.\n\n"
                "  -p --pid PID          Only this traced process (default: all)\n"
+               "     --children         With --pid: the processes followed from it too\n"
                "  -k --kernel           Only the kernel target (pid 0)\n"
                "  -t --top N            List N stacks, sum up the rest (default: %d)\n"
                "     --min-age SECONDS  Count only allocations at least this old (default: 0)\n"
@@ -87,6 +88,7 @@ static void view(const struct call_args *args, cJSON *reply, struct call_view *r
 
 static const struct option long_options[] = {
         { "pid", required_argument, NULL, 'p' },
+        { "children", no_argument, NULL, CTL_OPT_CHILDREN },
         { "kernel", no_argument, NULL, 'k' },
         { "top", required_argument, NULL, 't' },
         { "min-age", required_argument, NULL, ARG_MIN_AGE },

@@ -34,6 +34,7 @@ enum {
         ARG_UNTRACED_OK,
         ARG_MMAP,
         ARG_UNWIND,
+        ARG_FOLLOW_FORKS,
         ARG_NO_REACHABILITY,
         ARG_SAMPLE_BYTES,
 };
@@ -217,7 +218,8 @@ static const char *daemon_error(const struct ctl_context *ctx, int r, const char
 /* Ask for CMD's report now that it exited (its zombie keeps the pid ours) and print it. */
 static int print_report(const struct run_state *s, pid_t pid)
 {
-        struct memleak_request req = { .cmd = MEMLEAK_CMD_REPORT, .has_pid = true, .pid = pid, .top = s->o->top };
+        struct memleak_request req = { .cmd = MEMLEAK_CMD_REPORT, .has_pid = true, .pid = pid, .top = s->o->top,
+                                       .children = s->o->attach.follow_forks };
         _cleanup_json_ cJSON *reply = NULL;
         _cleanup_free_ char *error = NULL, *buf = NULL;
         const cJSON *report;
@@ -368,13 +370,15 @@ static int run(struct run_state *s, const char *path)
 static void help_run(void)
 {
         printf("memleakctl run [--obj PATH]... [--top N] [--min-size N] [--mmap] [--unwind MODE] [--no-reachability]\n"
-               "               [--sample-bytes N] [--json] [--output FILE] [--untraced-ok] -- CMD [ARGS...]\n\n"
+               "               [--sample-bytes N] [--follow-forks] [--json] [--output FILE] [--untraced-ok]\n"
+               "               -- CMD [ARGS...]\n\n"
                "Run CMD traced by memleakd from its first allocation (constructors included), like\n"
                "valgrind: when it exits, print the allocations it never freed, by call stack, and exit\n"
                "with its status (128+N when signal N killed it). CMD gets this terminal, environment\n"
                "and working directory; SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to memleakctl are passed\n"
                "to it. It stays listed by memleakd, exited: 'memleakctl report --pid PID' shows it again.\n"
-               "The processes CMD forks are not traced (the report says how many there were).\n"
+               "The processes CMD forks are not traced (the report says how many there were) unless\n"
+               "--follow-forks is given.\n"
                "memleakd holds CMD at its exit (it traces it, as a debugger would) and reads its memory\n"
                "before the kernel tears it down: each stack's blocks are told apart as definitely lost\n"
                "(nothing points to them), indirectly lost (only lost blocks do) and still reachable (a\n"
@@ -388,6 +392,9 @@ static void help_run(void)
                "                     mremap), reported apart from heap bytes\n"
                "     --unwind MODE   How its stacks are walked: auto or dwarf (the call-frame information\n"
                "                     of the objects that have it), fp (frame pointers only)\n"
+               "     --follow-forks  Trace the processes CMD forks too, and theirs, each attached as it\n"
+               "                     is forked (what it allocates in the moment before its probes are\n"
+               "                     in is not seen), and report them with CMD\n"
                "     --no-reachability  Do not hold CMD at its exit: no scan (CMD may then be traced by\n"
                "                     a debugger of your own)\n"
                "     --sample-bytes N\n"
@@ -466,6 +473,7 @@ int cmd_run(struct ctl_context *ctx, int argc, char *argv[])
                 { "output", required_argument, NULL, 'O' },
                 { "untraced-ok", no_argument, NULL, ARG_UNTRACED_OK },
                 { "mmap", no_argument, NULL, ARG_MMAP },
+                { "follow-forks", no_argument, NULL, ARG_FOLLOW_FORKS },
                 { "unwind", required_argument, NULL, ARG_UNWIND },
                 { "no-reachability", no_argument, NULL, ARG_NO_REACHABILITY },
                 { "sample-bytes", required_argument, NULL, ARG_SAMPLE_BYTES },
@@ -531,6 +539,9 @@ int cmd_run(struct ctl_context *ctx, int argc, char *argv[])
                         break;
                 case ARG_MMAP:
                         o.attach.mmap = true;
+                        break;
+                case ARG_FOLLOW_FORKS:
+                        o.attach.follow_forks = true;
                         break;
                 case ARG_UNWIND:
                         o.attach.unwind = memleak_unwind_from_string(optarg);

@@ -118,6 +118,12 @@ static const struct field_spec request_fields[] = {
         { F_UNWIND, FIELD_UNWIND, offsetof(struct memleak_request, unwind), 0,
           CMD_BIT(MEMLEAK_CMD_ATTACH), 0,
           "\"unwind\" must be \"auto\", \"dwarf\" or \"fp\"", NULL },
+        { F_FOLLOW_FORKS, FIELD_BOOL, offsetof(struct memleak_request, follow_forks), 0,
+          CMD_BIT(MEMLEAK_CMD_ATTACH), 0,
+          "\"follow_forks\" must be true or false", NULL },
+        { F_CHILDREN, FIELD_BOOL, offsetof(struct memleak_request, children), 0,
+          CMD_BIT(MEMLEAK_CMD_REPORT) | CMD_BIT(MEMLEAK_CMD_HISTORY), 0,
+          "\"children\" must be true or false", NULL },
 };
 
 static const struct field_spec *field_lookup(const char *name)
@@ -268,6 +274,14 @@ static int check_target(const struct memleak_request *req, const char **error_me
         }
         if (req->exec && !req->has_pid) {
                 *error_message = "\"exec\" names the program a process is about to run: it needs \"pid\"";
+                return -EINVAL;
+        }
+        if (req->kernel && req->follow_forks) {
+                *error_message = "\"follow_forks\" follows a process's children; the kernel has none to follow";
+                return -EINVAL;
+        }
+        if (req->children && !req->has_pid) {
+                *error_message = "\"children\" adds the processes followed from \"pid\": it needs \"pid\"";
                 return -EINVAL;
         }
         if (req->kernel && req->n_objs > 0) {

@@ -66,6 +66,8 @@
 #define F_VERDICT       "verdict"
 #define F_REACHABILITY  "reachability"
 #define F_SAMPLE_BYTES  "sample_bytes"
+#define F_FOLLOW_FORKS  "follow_forks"
+#define F_CHILDREN      "children"
 
 enum memleak_command {
         MEMLEAK_CMD_ATTACH,
@@ -133,6 +135,9 @@ struct memleak_request {
                                          * stacks to list; 0: every stack */
         bool reachability;              /* report: scan the live target's memory first; attach
                                          * (with exec): hold the program at its exit to scan it */
+        bool follow_forks;              /* attach: attach the processes it forks too, and theirs */
+        bool children;                  /* report, history (with pid): the processes followed from
+                                         * it too */
 };
 
 void memleak_request_done(struct memleak_request *req);

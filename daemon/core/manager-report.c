@@ -22,13 +22,6 @@
 #include "util.h"
 #include "worker.h"
 
-static bool wanted(const struct memleak_request *req, const struct target *t)
-{
-        if (req->kernel)
-                return t->kernel != NULL;
-        return !req->has_pid || t->pid == req->pid;
-}
-
 /* A report's verdict filter names the daemon's verdicts by the wire's numbers. */
 _Static_assert((int)LEAK_VERDICT_PENDING == (int)MEMLEAK_VERDICT_PENDING &&
                (int)LEAK_VERDICT_GROWING == (int)MEMLEAK_VERDICT_GROWING &&
@@ -133,6 +126,9 @@ static int copy_target(const struct target *t, bool scan, struct report_job_targ
         /* 1 records every allocation of a byte or more: exact */
         jt->sample_bytes = t->filter.sample_bytes > 1 ? t->filter.sample_bytes : 0;
         jt->children_forked = t->children_forked;
+        jt->children_followed = t->children_followed;
+        jt->forked_from = t->parent_pid;
+        jt->follow_forks = t->follow_forks;
         jt->traced_from_start = t->exec != NULL;
         copy_trend(t, jt);
         r = copy_history(t, jt);
@@ -203,7 +199,7 @@ int manager_report_start(struct manager *m, struct server_request *sreq, const s
         if (req->has_pid && !manager_find_target(m, req->pid))
                 return error_set(error, -ESRCH, "Not attached to pid %d", (int)req->pid);
         for (size_t i = 0; i < m->n_targets; i++)
-                if (wanted(req, m->targets[i])) {
+                if (manager_request_names_target(m, req, m->targets[i])) {
                         if (!m->targets[i]->exited)
                                 (void)target_files_refresh(&m->env, m->targets[i], false);
                         n++;
@@ -220,7 +216,7 @@ int manager_report_start(struct manager *m, struct server_request *sreq, const s
                 .max_pause_ms = m->config.reachability_max_pause_ms,
         };
         for (size_t i = 0; i < m->n_targets && r >= 0; i++)
-                if (wanted(req, m->targets[i])) {
+                if (manager_request_names_target(m, req, m->targets[i])) {
                         target_refresh_comm(m->targets[i]);
                         r = copy_target(m->targets[i], req->reachability, &job->targets[k++]);
                 }

@@ -86,6 +86,12 @@ static cJSON *target_to_json(const struct target *t)
         json_add_string_or_null(o, "allocator", t->allocator);
         json_add_string_or_null(o, "allocator_reason", t->allocator_reason);
         json_add_u64(o, "children_forked", t->children_forked);
+        cJSON_AddBoolToObject(o, "follow_forks", t->follow_forks);
+        json_add_u64(o, "children_followed", t->children_followed);
+        if (t->parent_pid)
+                cJSON_AddNumberToObject(o, "forked_from", t->parent_pid);
+        else
+                cJSON_AddNullToObject(o, "forked_from");
         objs = cJSON_AddArrayToObject(o, "objects");
         for (size_t i = 0; objs && i < t->n_objects; i++) {
                 cJSON *ob = cJSON_CreateObject();
@@ -234,6 +240,7 @@ static bool attach_now(struct manager *m, struct server_request *sreq, struct me
                 return true;
         }
         log_kernel_symbols(t);
+        t->follow_forks = req->follow_forks;
         r = manager_add_target(m, t);
         if (r >= 0 && t->exec)
                 manager_follow_new_programs_start(m);
@@ -482,7 +489,7 @@ static void handle_history(struct manager *m, struct server_request *sreq, struc
         for (size_t i = 0; i < m->n_targets; i++) {
                 const struct target *t = m->targets[i];
 
-                if (req->kernel ? !t->kernel : req->has_pid && t->pid != req->pid)
+                if (!manager_request_names_target(m, req, t))
                         continue;
                 cJSON_AddItemToArray(arr, history_to_json(t->ring, t->pid, t->comm, t->exited, &p));
                 found++;

@@ -108,8 +108,47 @@ uint64_t manager_exited_bytes(const struct manager *m)
         return bytes;
 }
 
-/* Keep at most max_targets records of exited targets, holding at most exited_max_mb: the oldest
- * go first, the newest stays whatever it takes (memleakctl run asks for its report right after). */
+/* Whether an exited target left nothing outstanding: its report has nothing to show. */
+static bool left_nothing(const struct target *t)
+{
+        if (!t->frozen)
+                return false;
+        for (size_t i = 0; i < t->frozen->rows.n; i++)
+                if (t->frozen->rows.rows[i].allocs > 0)
+                        return false;
+        return true;
+}
+
+/* The exited target whose record goes first: the oldest of those that left nothing outstanding
+ * (a script's commands, followed), else the oldest; never the newest. */
+static struct target *first_to_drop(struct manager *m)
+{
+        struct target *oldest = NULL, *oldest_empty = NULL, *newest = NULL;
+
+        for (size_t i = 0; i < m->n_targets; i++) {
+                struct target *t = m->targets[i];
+
+                if (!t->exited)
+                        continue;
+                if (!newest || t->exited_usec >= newest->exited_usec)
+                        newest = t;
+        }
+        for (size_t i = 0; i < m->n_targets; i++) {
+                struct target *t = m->targets[i];
+
+                if (!t->exited || t == newest)
+                        continue;
+                if (!oldest || t->exited_usec < oldest->exited_usec)
+                        oldest = t;
+                if (left_nothing(t) && (!oldest_empty || t->exited_usec < oldest_empty->exited_usec))
+                        oldest_empty = t;
+        }
+        return oldest_empty ?: oldest;
+}
+
+/* Keep at most max_targets records of exited targets, holding at most exited_max_mb: those that
+ * left nothing outstanding go first, then the oldest; the newest stays whatever it takes
+ * (memleakctl run asks for its report right after). */
 static void prune_exited(struct manager *m)
 {
         uint64_t max_bytes = (uint64_t)m->config.exited_max_mb << 20;
@@ -118,11 +157,10 @@ static void prune_exited(struct manager *m)
         for (size_t i = 0; i < m->n_targets; i++)
                 exited += m->targets[i]->exited;
         while (exited > m->config.max_targets || (exited > 1 && manager_exited_bytes(m) > max_bytes)) {
-                struct target *oldest = NULL;
+                struct target *oldest = first_to_drop(m);
 
-                for (size_t i = 0; i < m->n_targets; i++)
-                        if (m->targets[i]->exited && (!oldest || m->targets[i]->exited_usec < oldest->exited_usec))
-                                oldest = m->targets[i];
+                if (!oldest)
+                        break;
                 log_info("Dropping the report of pid %d (%s), which exited: the exited targets' reports hold "
                          "more than exited_max_mb (or max_targets of them)", (int)oldest->pid, oldest->comm);
                 m->exited_dropped++;
@@ -463,8 +501,11 @@ void manager_target_forked(struct manager *m, pid_t parent, pid_t child)
                                  "again", (int)t->pid);
                 return;
         }
-        log_debug("Traced pid %d forked pid %d: clearing the probes it inherited", (int)parent, (int)child);
         t->children_forked++;
+        if (t->follow_forks)
+                manager_follow_child(m, t, child);
+        log_debug("Traced pid %d forked pid %d: clearing the probes it inherited unless it is traced", (int)parent,
+                  (int)child);
         t->children_pending = true;
         r = sd_event_source_set_time_relative(m->children_timer, CHILDREN_SWEEP_DELAY_USEC);
         if (r >= 0)

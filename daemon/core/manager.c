@@ -158,6 +158,12 @@ static int on_children_timer(sd_event_source *s, uint64_t usec, void *userdata)
         return 0;
 }
 
+static int on_follow_timer(sd_event_source *s, uint64_t usec, void *userdata)
+{
+        manager_follow_pending(userdata);
+        return 0;
+}
+
 static void on_fork(void *userdata, pid_t parent, pid_t child)
 {
         manager_target_forked(userdata, parent, child);
@@ -171,6 +177,7 @@ static void on_tables_loaded(void *userdata)
 static void on_pid_idle(void *userdata, pid_t pid)
 {
         manager_requests_pid_idle(userdata, pid);
+        manager_follow_pending(userdata);
 }
 
 static void on_server_event(void *userdata, enum server_event event, int error)
@@ -325,6 +332,13 @@ static int start_timers(struct manager *m)
                 r = sd_event_source_set_enabled(m->exec_timer, SD_EVENT_OFF);
         if (r >= 0)
                 r = sd_event_source_set_description(m->exec_timer, "follow-exec");
+        if (r >= 0)
+                r = sd_event_add_time_relative(m->event, &m->follow_timer, CLOCK_MONOTONIC, 0, 1000,
+                                               on_follow_timer, m);
+        if (r >= 0)
+                r = sd_event_source_set_enabled(m->follow_timer, SD_EVENT_OFF);
+        if (r >= 0)
+                r = sd_event_source_set_description(m->follow_timer, "follow-forks");
         return r < 0 ? log_error_errno(r, "Failed to arm the timers: %m") : 0;
 }
 
@@ -357,6 +371,7 @@ struct manager *manager_free(struct manager *m)
         m->worker = worker_free(m->worker);
         manager_reclaim_stop(m);
         manager_requests_done(m);
+        manager_follow_done(m);
         /* Each target's probes take the kernel a grace period to remove: all at once, then wait. */
         manager_free_targets(m);
         m->env.detacher = detacher_free(m->env.detacher);
@@ -365,6 +380,7 @@ struct manager *manager_free(struct manager *m)
         bpf_link__destroy(m->exec_forget);
         sd_event_source_disable_unref(m->children_timer);
         sd_event_source_disable_unref(m->exec_timer);
+        sd_event_source_disable_unref(m->follow_timer);
         sd_event_source_disable_unref(m->snapshot_timer);
         mapping_log_free(m->env.mappings);
         stack_totals_free(m->totals);

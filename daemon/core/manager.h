@@ -35,6 +35,15 @@ struct awaiting_tables {
         uint64_t target_id;
 };
 
+/* A forked child to follow once the detacher lets new targets in (detacher_busy()), or again a
+ * moment later: it was exec'ing, its libraries not mapped yet. */
+struct pending_follow {
+        uint64_t parent_id;
+        pid_t child;
+        unsigned tries;                 /* attaches that found no allocator yet */
+        uint64_t not_before_usec;       /* CLOCK_MONOTONIC; 0: once the detacher is idle */
+};
+
 struct manager {
         sd_event *event;
         struct memleakd_config config;
@@ -49,12 +58,15 @@ struct manager {
         size_t n_deferred;
         struct awaiting_tables *awaiting;
         size_t n_awaiting;
+        struct pending_follow *pending_follows;
+        size_t n_pending_follows;
         struct server *server;
         struct fork_watch *forks;
         struct bpf_link *exec_forget;   /* while some process is traced (bpf_loader_attach_exec_forget()) */
         sd_event_source *snapshot_timer;
         sd_event_source *children_timer;        /* clears the probes forked children inherited */
         sd_event_source *exec_timer;            /* follows the maps of targets that just exec'd */
+        sd_event_source *follow_timer;          /* tries the pending follows again */
         struct stack_totals *totals;    /* the snapshot tick's reader, its buffers kept */
         struct {
                 uint64_t last_usec, max_usec;   /* the snapshot tick's time on the event loop */
@@ -115,6 +127,21 @@ size_t manager_take_snapshots(struct manager *m);
 void manager_target_forked(struct manager *m, pid_t parent, pid_t child);
 /* Clear them now (the children timer). */
 void manager_clear_children(struct manager *m);
+
+/* manager-follow.c */
+/* parent (followed: "follow_forks") forked child: attach child with parent's options. */
+void manager_follow_child(struct manager *m, struct target *parent, pid_t child);
+/* Follow the children that waited, those whose time has come (the follow timer, re-armed for the
+ * others) and the detacher lets in. */
+void manager_follow_pending(struct manager *m);
+/* Forget them (shutdown). */
+void manager_follow_done(struct manager *m);
+/* Whether t is pid's target or was followed from it, at any depth. */
+bool manager_target_in_family(const struct manager *m, const struct target *t, pid_t pid);
+/* Whether a report or history request names t: the kernel's, pid's (and the processes followed
+ * from it, with "children"), or every target. */
+bool manager_request_names_target(const struct manager *m, const struct memleak_request *req,
+                                  const struct target *t);
 
 /* An unwind table was built: targets write their mapping lists again, and the attaches waiting
  * for their program's tables are answered. */

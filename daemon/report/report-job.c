@@ -290,6 +290,9 @@ static cJSON *build_reply(struct report_job *j, char **error)
                         .rss_bytes = j->targets[i].rss_bytes,
                         .sample_bytes = j->targets[i].sample_bytes,
                         .children_forked = j->targets[i].children_forked,
+                        .children_followed = j->targets[i].children_followed,
+                        .forked_from = j->targets[i].forked_from,
+                        .follow_forks = j->targets[i].follow_forks,
                         .reach = j->targets[i].reach,
                         .reach_unavailable = j->targets[i].reach_unavailable,
                 };

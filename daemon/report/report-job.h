@@ -31,6 +31,9 @@ struct report_job_target {
         uint64_t rss_bytes;             /* 0: unknown */
         uint64_t sample_bytes;          /* 0: every allocation recorded */
         uint64_t children_forked;       /* processes it forked while traced */
+        uint64_t children_followed;     /* of those, attached too (follow_forks) */
+        pid_t forked_from;              /* the traced process it was followed from; 0 */
+        bool follow_forks;              /* the processes it forks are traced too */
         uint64_t trend_oldest_bytes;
         uint64_t trend_oldest_usec;
         struct stack_rows frozen;       /* an exited target's rows */

@@ -332,6 +332,12 @@ static cJSON *targets_to_json(const struct stack_rows *rows, const struct report
                 cJSON_AddNumberToObject(t, "snapshots", targets[i].snapshots);
                 json_add_u64(t, "sample_bytes", targets[i].sample_bytes);
                 json_add_u64(t, "children_forked", targets[i].children_forked);
+                cJSON_AddBoolToObject(t, "follow_forks", targets[i].follow_forks);
+                json_add_u64(t, "children_followed", targets[i].children_followed);
+                if (targets[i].forked_from)
+                        cJSON_AddNumberToObject(t, "forked_from", targets[i].forked_from);
+                else
+                        cJSON_AddNullToObject(t, "forked_from");
                 if (targets[i].rss_bytes)
                         json_add_u64(t, "rss_bytes", targets[i].rss_bytes);
                 else

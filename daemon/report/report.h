@@ -26,6 +26,9 @@ struct report_target {
         uint64_t rss_bytes;             /* its resident memory when the report was asked; 0: unknown */
         uint64_t sample_bytes;          /* its heap blocks are sampled every ~N bytes; 0: exact */
         uint64_t children_forked;       /* processes it forked while traced, which are not */
+        uint64_t children_followed;     /* of those, attached too (follow_forks) */
+        pid_t forked_from;              /* the traced process it was followed from; 0 */
+        bool follow_forks;              /* the processes it forks are traced too */
         const struct reach_result *reach;       /* its reachability scan (reach-scan.h); NULL: none */
         const char *reach_unavailable;  /* why a scan asked for is not there; NULL */
 };

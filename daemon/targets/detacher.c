@@ -213,6 +213,17 @@ bool detacher_busy(struct detacher *d, pid_t pid)
         return busy;
 }
 
+bool detacher_pid_busy(struct detacher *d, pid_t pid)
+{
+        bool busy;
+
+        assert(d);
+        pthread_mutex_lock(&d->lock);
+        busy = busy_find(d, pid) != NULL;
+        pthread_mutex_unlock(&d->lock);
+        return busy;
+}
+
 /* Start a thread on part of a pid's work (taken); 0, or -errno and the part is done here. */
 static int start(struct detacher *d, struct detach_work *w)
 {

@@ -52,3 +52,6 @@ struct detacher *detacher_free(struct detacher *d);
 /* Start w (taken, also on failure, when what could not start is done here). */
 int detacher_submit(struct detacher *d, struct detach_work *w);
 bool detacher_busy(struct detacher *d, pid_t pid);
+/* Whether pid's own work is going, whatever the purges of others (a forked child to follow at
+ * once does not wait for the room they free: it would be gone). */
+bool detacher_pid_busy(struct detacher *d, pid_t pid);

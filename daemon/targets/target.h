@@ -163,8 +163,13 @@ struct target {
         uint32_t probe_epoch;           /* raised when its probes are forgotten (target_reprobe()): a
                                          * rescan started before does not apply */
         bool children_pending;          /* forked: its children's breakpoints to clear */
-        uint64_t children_forked;       /* processes it forked while traced (not traced themselves) */
+        uint64_t children_forked;       /* processes it forked while traced */
+        uint64_t children_followed;     /* of those, attached as targets of their own */
         uint64_t children_cleared;      /* times they were */
+        bool follow_forks;              /* the processes it forks are attached too, and theirs */
+        uint64_t parent_id;             /* the target whose fork it was followed from; 0: attached
+                                         * itself */
+        pid_t parent_pid;               /* that target's pid; 0 */
         /* its owner's */
         uint64_t id;                    /* unique in the daemon's life (a pid is not) */
         sd_event_source *exit_source;

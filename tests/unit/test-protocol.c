@@ -598,6 +598,40 @@ static void protocol_parses_history_and_unwind(void)
         refused("{\"v\":1,\"id\":8,\"cmd\":\"history\",\"verdict\":\"growing\"}", EINVAL, 8);
 }
 
+static void protocol_parses_follow_forks_and_children(void)
+{
+        struct memleak_request req = {};
+        const char *message = NULL;
+        uint64_t id = 0;
+        _cleanup_free_ char *text = NULL;
+        cJSON *o;
+
+        ASSERT_EQ(parse("{\"v\":1,\"cmd\":\"attach\",\"pid\":9,\"follow_forks\":true}", &req, &id, &message), 0);
+        ASSERT_TRUE(req.follow_forks);
+        o = memleak_request_to_json(&req);
+        text = cJSON_PrintUnformatted(o);
+        ASSERT_TRUE(text && strstr(text, "\"follow_forks\":true"));
+        cJSON_Delete(o);
+        memleak_request_done(&req);
+        req = (struct memleak_request) {};
+        ASSERT_EQ(parse("{\"v\":1,\"cmd\":\"report\",\"pid\":9,\"children\":true}", &req, &id, &message), 0);
+        ASSERT_TRUE(req.children);
+        memleak_request_done(&req);
+        req = (struct memleak_request) {};
+        ASSERT_EQ(parse("{\"v\":1,\"cmd\":\"history\",\"pid\":9,\"children\":false}", &req, &id, &message), 0);
+        ASSERT_TRUE(!req.children);
+        memleak_request_done(&req);
+
+        /* the kernel has no children; "children" adds to a pid; each on its commands only */
+        refused("{\"v\":1,\"id\":7,\"cmd\":\"attach\",\"kernel\":true,\"follow_forks\":true}", EINVAL, 7);
+        refused("{\"v\":1,\"id\":7,\"cmd\":\"report\",\"children\":true}", EINVAL, 7);
+        refused("{\"v\":1,\"id\":7,\"cmd\":\"report\",\"kernel\":true,\"children\":true}", EINVAL, 7);
+        refused("{\"v\":1,\"id\":7,\"cmd\":\"attach\",\"pid\":9,\"follow_forks\":1}", EINVAL, 7);
+        refused("{\"v\":1,\"id\":7,\"cmd\":\"report\",\"pid\":9,\"follow_forks\":true}", EINVAL, 7);
+        refused("{\"v\":1,\"id\":7,\"cmd\":\"attach\",\"pid\":9,\"children\":true}", EINVAL, 7);
+        refused("{\"v\":1,\"id\":7,\"cmd\":\"detach\",\"pid\":9,\"children\":true}", EINVAL, 7);
+}
+
 int main(void)
 {
         static const struct unit_test tests[] = {
@@ -621,6 +655,7 @@ int main(void)
                 TEST(protocol_frame_find_end_finds_first_line),
                 TEST(protocol_parses_and_checks_attach_before_exec),
                 TEST(protocol_parses_history_and_unwind),
+                TEST(protocol_parses_follow_forks_and_children),
         };
 
         return run_unit_tests(tests, ELEMENTSOF(tests));

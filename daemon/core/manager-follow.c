@@ -1,0 +1,227 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* Following a target's forks (attach with "follow_forks"): each process it forks is attached as
+ * a target of its own, with its parent's options, and remembers whose child it is; a report or
+ * history of the parent's pid with "children" takes the whole family in. */
+#include <assert.h>
+#include <errno.h>
+#include <poll.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <stdlib.h>
+#include "detacher.h"
+#include "exit-hold.h"
+#include "log.h"
+#include "macro.h"
+#include "manager.h"
+#include "protocol.h"
+#include "util.h"
+
+static struct target *find_by_id(const struct manager *m, uint64_t id)
+{
+        for (size_t i = 0; i < m->n_targets; i++)
+                if (m->targets[i]->id == id)
+                        return m->targets[i];
+        return NULL;
+}
+
+bool manager_target_in_family(const struct manager *m, const struct target *t, pid_t pid)
+{
+        assert(m);
+        assert(t);
+        /* parents are older targets: the walk ends, at most one step per target */
+        for (size_t steps = 0; t && steps <= m->n_targets; steps++) {
+                if (t->pid == pid)
+                        return true;
+                t = t->parent_id ? find_by_id(m, t->parent_id) : NULL;
+        }
+        return false;
+}
+
+bool manager_request_names_target(const struct manager *m, const struct memleak_request *req,
+                                  const struct target *t)
+{
+        assert(req);
+        if (req->kernel)
+                return t->kernel != NULL;
+        if (!req->has_pid)
+                return true;
+        return req->children ? manager_target_in_family(m, t, req->pid) : t->pid == req->pid;
+}
+
+/* The paths of the objects a target attached with --obj was told to probe. */
+static int named_objects(const struct target *t, char ***ret)
+{
+        char **v;
+
+        *ret = NULL;
+        if (!t->objects_named || t->n_objects == 0)
+                return 0;
+        v = calloc(t->n_objects, sizeof(*v));
+        if (!v)
+                return -ENOMEM;
+        for (size_t i = 0; i < t->n_objects; i++)
+                v[i] = t->objects[i].path;      /* borrowed */
+        *ret = v;
+        return (int)t->n_objects;
+}
+
+static void not_followed(struct target *parent, pid_t child, const char *why)
+{
+        log_warning("Not following pid %d, forked by traced pid %d (%s): %s", (int)child, (int)parent->pid,
+                    parent->comm, why);
+}
+
+/* A child that execs right after its fork (a shell's command) may be caught between the exec and
+ * its loader mapping its libraries: no allocator to be found yet. Tried again this often. */
+#define FOLLOW_RETRY_USEC (5ULL * 1000)
+#define FOLLOW_TRIES_MAX 40U
+
+static void arm_timer(struct manager *m)
+{
+        uint64_t next = 0;
+
+        for (size_t i = 0; i < m->n_pending_follows; i++) {
+                uint64_t t = m->pending_follows[i].not_before_usec;
+
+                if (t && (!next || t < next))
+                        next = t;
+        }
+        if (!next)
+                return;
+        if (sd_event_source_set_time(m->follow_timer, next) < 0 ||
+            sd_event_source_set_enabled(m->follow_timer, SD_EVENT_ONESHOT) < 0)
+                log_warning("Cannot schedule following forked children again: they wait for the detacher");
+}
+
+static void defer(struct manager *m, struct target *parent, pid_t child, unsigned tries, uint64_t not_before_usec)
+{
+        struct pending_follow *n = realloc(m->pending_follows, (m->n_pending_follows + 1) * sizeof(*n));
+
+        if (!n) {
+                not_followed(parent, child, "out of memory");
+                return;
+        }
+        m->pending_follows = n;
+        m->pending_follows[m->n_pending_follows++] = (struct pending_follow) {
+                .parent_id = parent->id, .child = child, .tries = tries, .not_before_usec = not_before_usec };
+}
+
+/* Whether pid exited (a zombie too): a child gone before it could be attached or held is no
+ * failure worth a warning, most of a shell's commands are. */
+static bool gone(pid_t pid)
+{
+        _cleanup_close_ int fd = (int)syscall(SYS_pidfd_open, pid, 0);
+
+        if (fd < 0)
+                return errno == ESRCH;
+        return poll(&(struct pollfd) { .fd = fd, .events = POLLIN }, 1, 0) > 0;
+}
+
+static void follow(struct manager *m, struct target *parent, pid_t child, unsigned tries)
+{
+        _cleanup_free_ char *error = NULL;
+        _cleanup_free_ char **objs = NULL;
+        struct target *t = manager_find_target(m, child);
+        int n_objs, r;
+
+        if (t && !t->exited)
+                return;         /* attached already (by a request of its own) */
+        if (manager_live_targets(m) >= m->config.max_targets) {
+                not_followed(parent, child, "max_targets processes are traced already");
+                return;
+        }
+        /* the probes of an earlier process of that pid are still going: it waits (what it
+         * allocates meanwhile is not seen); not for others' purges, as an attach request does */
+        if (detacher_pid_busy(m->env.detacher, child)) {
+                defer(m, parent, child, tries, 0);
+                return;
+        }
+        n_objs = named_objects(parent, &objs);
+        if (n_objs < 0) {
+                not_followed(parent, child, "out of memory");
+                return;
+        }
+        r = target_attach(&m->env, &(struct target_attach_params) {
+                .pid = child, .objs = objs, .n_objs = (size_t)n_objs, .filter = parent->filter,
+                .ring_depth = m->config.ring_depth, .track_mmap = parent->track_mmap, .unwind = parent->unwind.mode,
+        }, &t, &error);
+        if (r == -ENOENT && n_objs == 0 && tries + 1 < FOLLOW_TRIES_MAX) {
+                defer(m, parent, child, tries + 1, now_monotonic_usec() + FOLLOW_RETRY_USEC);
+                return;
+        }
+        if (r < 0) {
+                if (!gone(child))
+                        not_followed(parent, child, error ?: strerror(-r));
+                return;
+        }
+        t->follow_forks = true;
+        t->parent_id = parent->id;
+        t->parent_pid = parent->pid;
+        r = manager_add_target(m, t);
+        if (r < 0) {
+                (void)target_stop(&m->env, t, false);
+                target_free(t);
+                not_followed(parent, child, "cannot watch its exit");
+                return;
+        }
+        parent->children_followed++;
+        /* memleakctl run's program is scanned at its exit: so are the children followed from it */
+        if (parent->exit_hold) {
+                _cleanup_free_ char *why = NULL;
+
+                r = exit_hold_start(t->pid, m->env.skel, &m->env.limits, m->config.reachability_max_pause_ms,
+                                    &t->exit_hold, &why);
+                if (r < 0 && !gone(t->pid))
+                        log_warning("Pid %d will not be scanned at its exit: %s", (int)t->pid, why ?: strerror(-r));
+        }
+        log_info("Following pid %d (%s), forked by traced pid %d (%s): %s allocator, %zu object(s)", (int)t->pid,
+                 t->comm, (int)parent->pid, parent->comm, t->allocator, t->n_objects);
+}
+
+void manager_follow_child(struct manager *m, struct target *parent, pid_t child)
+{
+        assert(m);
+        assert(parent);
+        follow(m, parent, child, 0);
+        arm_timer(m);
+}
+
+void manager_follow_pending(struct manager *m)
+{
+        _cleanup_free_ struct pending_follow *due = NULL;
+        uint64_t now = now_monotonic_usec();
+        size_t n_due = 0;
+
+        assert(m);
+        /* taken out first: following one may defer it again */
+        due = malloc(MAX(m->n_pending_follows, (size_t)1) * sizeof(*due));
+        if (!due)
+                return;
+        for (size_t i = 0; i < m->n_pending_follows;) {
+                struct pending_follow p = m->pending_follows[i];
+
+                if (p.not_before_usec > now) {
+                        i++;
+                        continue;
+                }
+                due[n_due++] = p;
+                m->pending_follows[i] = m->pending_follows[--m->n_pending_follows];
+        }
+        for (size_t i = 0; i < n_due; i++) {
+                struct target *parent = find_by_id(m, due[i].parent_id);
+
+                /* a parent gone meanwhile (dropped, detached) takes its followers with it */
+                if (parent)
+                        follow(m, parent, due[i].child, due[i].tries);
+        }
+        arm_timer(m);
+}
+
+void manager_follow_done(struct manager *m)
+{
+        assert(m);
+        free(m->pending_follows);
+        m->pending_follows = NULL;
+        m->n_pending_follows = 0;
+}

@@ -1,0 +1,176 @@
+# SPDX-License-Identifier: MIT
+"""--follow-forks (tests/programs/leak-fork.c): the processes a traced process forks, and theirs,
+are attached as they are forked, each a target of its own that names its parent; a report of the
+first pid with --children takes the family in, each leak with its exact bytes and counts in the
+process that made it, the churn absent. Without --follow-forks they are not traced, and the report
+says how many there were. memleakctl run --follow-forks reports the family of the program it ran."""
+
+import json
+import os
+import signal
+import unittest
+
+import harness
+
+PROGRAM = 'leak-fork'
+NAMES = {'parent_leak', 'child_leak', 'grandchild_leak', 'child_churn'}
+PARENT = {'parent_leak': {'bytes': 3 * 1000, 'allocs': 3}}
+CHILD = {'child_leak': {'bytes': 5 * 200, 'allocs': 5}}
+GRANDCHILD = {'grandchild_leak': {'bytes': 4 * 300, 'allocs': 4}}
+FAMILY = {**PARENT, 'child_leak': {'bytes': 2 * 5 * 200, 'allocs': 2 * 5}, **GRANDCHILD}
+
+
+def followed_from(daemon, pid):
+    return [t for t in daemon.status()['targets'] if t['forked_from'] == pid]
+
+
+class FollowForksTest(harness.DaemonTestCase):
+
+    def release_followed(self, daemon, parent, count):
+        """Wait until memleakd follows count children of parent, then let each go (SIGUSR1);
+        returns their pids."""
+        found = {}
+
+        def followed():
+            found['targets'] = followed_from(daemon, parent)
+            return len(found['targets']) == count
+
+        if not harness.wait_until(followed, harness.REPORT_TIMEOUT_S):
+            self.fail(f'memleakd follows {len(found["targets"])} children of pid {parent}, not {count}:\n'
+                      f'{daemon.status()}')
+        pids = []
+        for t in found['targets']:
+            self.assertTrue(t['follow_forks'], t)
+            self.assertFalse(t['exited'], t)
+            os.kill(t['pid'], signal.SIGUSR1)
+            pids.append(t['pid'])
+        return pids
+
+    def release_family(self, daemon, parent):
+        """Let the two children and the grandchild go as memleakd follows them; returns
+        (children's pids, the grandchild's pid)."""
+        children = self.release_followed(daemon, parent, 2)
+        grandchildren = []
+        for child in children:
+            # only the first child forks, once signalled: give each the time to
+            if harness.wait_until(lambda c=child: followed_from(daemon, c), 2):
+                grandchildren += self.release_followed(daemon, child, 1)
+        self.assertEqual(len(grandchildren), 1, daemon.status())
+        return children, grandchildren[0]
+
+    def assert_family(self, report, parent, children, grandchild, what):
+        totals = harness.per_function(report, NAMES)
+        self.assert_totals(report, totals, FAMILY, what)
+        self.assert_totals(report, harness.per_function(report, NAMES, pid=parent), PARENT, f'{what}: pid {parent}')
+        for child in children:
+            self.assert_totals(report, harness.per_function(report, NAMES, pid=child), CHILD, f'{what}: pid {child}')
+        self.assert_totals(report, harness.per_function(report, NAMES, pid=grandchild), GRANDCHILD,
+                           f'{what}: pid {grandchild}')
+        targets = {t['pid']: t for t in report['targets']}
+        self.assertEqual(set(targets), {parent, grandchild, *children}, report['targets'])
+        self.assertIsNone(targets[parent]['forked_from'], targets[parent])
+        self.assertEqual(targets[parent]['children_forked'], 2, targets[parent])
+        self.assertEqual(targets[parent]['children_followed'], 2, targets[parent])
+        for child in children:
+            self.assertEqual(targets[child]['forked_from'], parent, targets[child])
+        self.assertIn(targets[grandchild]['forked_from'], children, targets[grandchild])
+        return targets
+
+    def test_attach_follows_children_and_grandchildren(self):
+        daemon = self.start_daemon()
+        program = self.start_program(PROGRAM)
+        daemon.attach(program.pid, '--follow-forks')
+        program.go()
+        program.expect('forked')
+        children, grandchild = self.release_family(daemon, program.pid)
+        program.expect('done')
+
+        report = daemon.ctl_json('report', '--pid', program.pid, '--children', '--top', harness.UNLIMITED_TOP)
+        targets = self.assert_family(report, program.pid, children, grandchild, 'report --children')
+        for pid in children + [grandchild]:
+            self.assertTrue(targets[pid]['exited'], targets[pid])
+
+        # without --children: the process itself
+        alone = daemon.report(pid=program.pid)
+        self.assert_totals(alone, harness.per_function(alone, NAMES), PARENT, 'report --pid')
+        text = daemon.ctl_ok('report', '--pid', program.pid).stdout
+        self.assertIn('It forked 2 processes while traced, 2 of them followed', text)
+        text = daemon.ctl_ok('report', '--pid', program.pid, '--children').stdout
+        self.assertIn(f'pid {grandchild} (leak-fork, exited, forked by pid ', text)
+        self.assertEqual(program.finish(), 0)
+
+    def test_children_are_not_traced_without_follow_forks(self):
+        daemon = self.start_daemon()
+        program = self.start_program(PROGRAM)
+        daemon.attach(program.pid)
+        program.go()
+        program.expect('forked')
+        with open(f'/proc/{program.pid}/task/{program.pid}/children') as f:
+            children = [int(pid) for pid in f.read().split()]
+        self.assertEqual(len(children), 2)
+        for child in children:
+            os.kill(child, signal.SIGUSR1)
+        # the grandchild: the first child's child, once it is signalled
+        grandchildren = []
+
+        def grandchild_forked():
+            for child in children:
+                try:
+                    with open(f'/proc/{child}/task/{child}/children') as f:
+                        grandchildren[:] = [int(pid) for pid in f.read().split()]
+                except FileNotFoundError:
+                    pass
+                if grandchildren:
+                    return True
+            return False
+
+        self.assertTrue(harness.wait_until(grandchild_forked, harness.PROGRAM_TIMEOUT_S))
+        os.kill(grandchildren[0], signal.SIGUSR1)
+        program.expect('done')
+        self.assertEqual([t['pid'] for t in daemon.status()['targets']], [program.pid])
+        report = daemon.ctl_json('report', '--pid', program.pid, '--children', '--top', harness.UNLIMITED_TOP)
+        self.assert_totals(report, harness.per_function(report, NAMES), PARENT, 'not followed')
+        [target] = report['targets']
+        self.assertEqual((target['children_forked'], target['children_followed']), (2, 0), target)
+        text = daemon.ctl_ok('report', '--pid', program.pid).stdout
+        self.assertIn('It forked 2 processes while traced, which are not traced', text)
+        self.assertEqual(program.finish(), 0)
+
+    def test_run_follows_the_forks_of_its_program(self):
+        daemon = self.start_daemon()
+        out = os.path.join(self.workdir, 'report.json')
+        run = harness.LeakProgram(PROGRAM, command=[
+            harness.MEMLEAKCTL, '--socket', daemon.socket_path, 'run', '--follow-forks', '--json', '--top',
+            str(harness.UNLIMITED_TOP), '--output', out, '--', os.path.join(harness.PROGRAMS_DIR, PROGRAM)])
+        self.addCleanup(run.kill)
+        run.expect('ready')
+        [target] = daemon.status()['targets']
+        parent = target['pid']
+        self.assertTrue(target['follow_forks'], target)
+        run.go()
+        run.expect('forked')
+        children, grandchild = self.release_family(daemon, parent)
+        run.expect('done')
+        self.assertEqual(run.finish(), 0, run.proc.stderr.read().decode(errors='replace'))
+        with open(out) as f:
+            report = json.load(f)
+        targets = self.assert_family(report, parent, children, grandchild, 'memleakctl run --follow-forks')
+        # each followed process was held at its exit and scanned, as the program was
+        for pid, t in targets.items():
+            self.assertTrue(t['exited'], t)
+            self.assertTrue(t['reachability'] and t['reachability']['at_exit'], t)
+
+    def test_follow_forks_is_refused_for_the_kernel(self):
+        daemon = self.start_daemon()
+        r = daemon.ctl('attach', '--kernel', '--follow-forks')
+        self.assertEqual(r.returncode, 2, r)
+        self.assertIn('--follow-forks', r.stderr)
+        reply = daemon.request({'v': 1, 'cmd': 'attach', 'kernel': True, 'follow_forks': True})
+        self.assertEqual(reply['error']['code'], 'EINVAL', reply)
+        reply = daemon.request({'v': 1, 'cmd': 'report', 'children': True})
+        self.assertEqual(reply['error']['code'], 'EINVAL', reply)
+        self.assertIn('"children"', reply['error']['message'])
+
+
+if __name__ == '__main__':
+    unittest.main()

@@ -1,0 +1,134 @@
+/* SPDX-License-Identifier: MIT */
+/* Leaks in the processes it forks, and in one of theirs, as a server's workers or a script's
+ * commands would: memleakd follows them with --follow-forks.
+ *
+ * Ground truth (tests/integration/test_follow_forks.py keeps the same numbers):
+ *   parent_leak      3 x 1000 bytes   in this process
+ *   child_leak       5 x 200 bytes    in each of its 2 children (10 x 200 in all)
+ *   grandchild_leak  4 x 300 bytes    in the child the first child forks
+ * while child_churn, in each child, leaves nothing outstanding.
+ *
+ * Protocol: print "ready", wait for a line; leak, fork the children and print "forked". Each
+ * child (and the grandchild) waits for SIGUSR1, sent by the test once memleakd follows it, before
+ * it allocates anything; the first child forks the grandchild when signalled, then leaks, and
+ * waits for it. Once its children are gone print "done", wait for a line or EOF, exit. */
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "leak-util.h"
+
+#define noinline __attribute__((noinline))
+
+static void *kept[16];
+static int n_kept;
+
+static noinline void keep(void *p)
+{
+        require(p);
+        require(n_kept < (int)(sizeof(kept) / sizeof(kept[0])));
+        kept[n_kept++] = p;
+        __asm__ volatile("" ::: "memory");
+}
+
+static noinline void parent_leak(void)
+{
+        for (int i = 0; i < 3; i++)
+                keep(malloc(1000));
+}
+
+static noinline void child_leak(void)
+{
+        for (int i = 0; i < 5; i++)
+                keep(malloc(200));
+}
+
+static noinline void grandchild_leak(void)
+{
+        for (int i = 0; i < 4; i++)
+                keep(malloc(300));
+}
+
+static noinline void child_churn(void)
+{
+        for (int i = 0; i < 100; i++) {
+                void *p = malloc(4000);
+
+                require(p);
+                memset(p, 1, 4000);
+                free(p);
+        }
+}
+
+/* SIGUSR1 is blocked in every process of the family (the mask is inherited): wait for it. */
+static void wait_for_the_test(void)
+{
+        sigset_t usr1;
+        int sig;
+
+        sigemptyset(&usr1);
+        sigaddset(&usr1, SIGUSR1);
+        require(sigwait(&usr1, &sig) == 0 && sig == SIGUSR1);
+}
+
+static void wait_child(pid_t pid)
+{
+        int status;
+
+        require(waitpid(pid, &status, 0) == pid);
+        require(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+static noinline void grandchild(void)
+{
+        wait_for_the_test();
+        grandchild_leak();
+        _exit(n_kept == 3 + 4 ? 0 : 1);         /* the parent's blocks are in its copy too */
+}
+
+static noinline void child(int index)
+{
+        pid_t grandchild_pid = 0;
+
+        wait_for_the_test();
+        if (index == 0) {
+                grandchild_pid = fork();
+                require(grandchild_pid >= 0);
+                if (grandchild_pid == 0)
+                        grandchild();
+        }
+        child_churn();
+        child_leak();
+        if (grandchild_pid > 0)
+                wait_child(grandchild_pid);
+        _exit(n_kept == 3 + 5 ? 0 : 1);
+}
+
+int main(void)
+{
+        sigset_t usr1;
+        pid_t children[2];
+
+        setup_stdio();
+        sigemptyset(&usr1);
+        sigaddset(&usr1, SIGUSR1);
+        require(sigprocmask(SIG_BLOCK, &usr1, NULL) == 0);
+        say("ready");
+        if (wait_line() < 0)
+                return 1;
+        parent_leak();
+        for (int i = 0; i < 2; i++) {
+                children[i] = fork();
+                require(children[i] >= 0);
+                if (children[i] == 0)
+                        child(i);
+        }
+        say("forked");
+        for (int i = 0; i < 2; i++)
+                wait_child(children[i]);
+        say("done");
+        wait_line();
+        return n_kept == 3 ? 0 : 1;
+}
