@@ -1084,9 +1084,10 @@ int BPF_PROG(record_exec, struct task_struct *p, pid_t old_pid, struct linux_bin
 }
 
 /* A traced process forked: the child's copy of its memory holds the probes' breakpoints, and
- * every allocator call of the child would trap for nothing (the child is not traced). Say so,
- * and the daemon has them removed. Threads share the target's memory (and are traced), a vfork
- * child shares it until it execs: neither is reported. */
+ * every allocator call of the child would trap for nothing (unless the daemon follows it). Say
+ * so, and the daemon has them removed, or attaches the child. Threads share the target's memory
+ * (and are traced): not reported; a vfork child (posix_spawn, system) shares it until it execs,
+ * with no breakpoints of its own: reported as such, to be followed, or counted. */
 struct {
         __uint(type, BPF_MAP_TYPE_RINGBUF);
         __uint(max_entries, MEMLEAK_FORK_RING_BYTES);
@@ -1098,8 +1099,7 @@ int BPF_PROG(record_fork, struct task_struct *parent, struct task_struct *child)
         struct fork_event *e;
         __u32 parent_tgid;
 
-        if (BPF_CORE_READ(child, tgid) == BPF_CORE_READ(parent, tgid) ||
-            BPF_CORE_READ(child, mm) == BPF_CORE_READ(parent, mm))
+        if (BPF_CORE_READ(child, tgid) == BPF_CORE_READ(parent, tgid))
                 return 0;
         parent_tgid = task_tgid_seen(parent);
         if (!parent_tgid || parent_tgid == MEMLEAK_KERNEL_TGID || !bpf_map_lookup_elem(&targets, &parent_tgid))
@@ -1111,6 +1111,7 @@ int BPF_PROG(record_fork, struct task_struct *parent, struct task_struct *child)
         }
         e->parent_tgid = parent_tgid;
         e->child_tgid = task_tgid_seen(child);
+        e->shares_memory = BPF_CORE_READ(child, mm) == BPF_CORE_READ(parent, mm);
         bpf_ringbuf_submit(e, 0);
         return 0;
 }
@@ -1193,6 +1194,7 @@ int BPF_PROG(forget_exec_image, struct task_struct *p, pid_t old_pid, struct lin
                 }
                 e->parent_tgid = f.tgid;
                 e->child_tgid = 0;
+                e->shares_memory = 0;
                 bpf_ringbuf_submit(e, 0);
         }
         return 0;

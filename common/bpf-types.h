@@ -120,6 +120,8 @@ enum memleak_counter {
 struct fork_event {
         __u32 parent_tgid;      /* as the daemon's pid namespace numbers them */
         __u32 child_tgid;       /* 0: parent_tgid exec'd from a thread other than its leader */
+        __u32 shares_memory;    /* the child runs in the parent's memory until it execs (vfork,
+                                 * posix_spawn, system): it inherited no breakpoints */
 };
 #define MEMLEAK_FORK_RING_BYTES (64 * 1024)
 

@@ -23,7 +23,7 @@ static int on_event(void *ctx, void *data, size_t size)
         const struct fork_event *e = data;
 
         if (size >= sizeof(*e))
-                w->fn(w->userdata, (pid_t)e->parent_tgid, (pid_t)e->child_tgid);
+                w->fn(w->userdata, (pid_t)e->parent_tgid, (pid_t)e->child_tgid, e->shares_memory != 0);
         return 0;
 }
 

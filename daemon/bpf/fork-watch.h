@@ -10,7 +10,8 @@
 struct memleak_bpf;
 struct fork_watch;
 
-typedef void (*fork_watch_fn)(void *userdata, pid_t parent, pid_t child);
+/* shares_memory: a vfork child (posix_spawn, system), in the parent's memory until it execs. */
+typedef void (*fork_watch_fn)(void *userdata, pid_t parent, pid_t child, bool shares_memory);
 
 /* Call fn on the event loop for each fork of a target, while active. */
 int fork_watch_new(sd_event *e, struct memleak_bpf *skel, fork_watch_fn fn, void *userdata,

@@ -482,7 +482,7 @@ void manager_unwind_tables_loaded(struct manager *m)
                         i++;
 }
 
-void manager_target_forked(struct manager *m, pid_t parent, pid_t child)
+void manager_target_forked(struct manager *m, pid_t parent, pid_t child, bool shares_memory)
 {
         struct target *t = manager_find_target(m, parent);
         int r;
@@ -504,6 +504,8 @@ void manager_target_forked(struct manager *m, pid_t parent, pid_t child)
         t->children_forked++;
         if (t->follow_forks)
                 manager_follow_child(m, t, child);
+        if (shares_memory)
+                return;         /* no breakpoints of its own to clear */
         log_debug("Traced pid %d forked pid %d: clearing the probes it inherited unless it is traced", (int)parent,
                   (int)child);
         t->children_pending = true;

@@ -164,9 +164,9 @@ static int on_follow_timer(sd_event_source *s, uint64_t usec, void *userdata)
         return 0;
 }
 
-static void on_fork(void *userdata, pid_t parent, pid_t child)
+static void on_fork(void *userdata, pid_t parent, pid_t child, bool shares_memory)
 {
-        manager_target_forked(userdata, parent, child);
+        manager_target_forked(userdata, parent, child, shares_memory);
 }
 
 static void on_tables_loaded(void *userdata)

@@ -123,8 +123,9 @@ void manager_reap_exited_targets(struct manager *m);
 /* The snapshot tick: each live target's mappings refreshed, rescans started, totals snapshot. */
 /* Returns the per-stack rows read (0 without live targets). */
 size_t manager_take_snapshots(struct manager *m);
-/* A target forked: clear the probes its child inherited, shortly. */
-void manager_target_forked(struct manager *m, pid_t parent, pid_t child);
+/* A target forked: follow the child (follow_forks), or clear the probes it inherited, shortly
+ * (none when it shares the parent's memory: a vfork child). */
+void manager_target_forked(struct manager *m, pid_t parent, pid_t child, bool shares_memory);
 /* Clear them now (the children timer). */
 void manager_clear_children(struct manager *m);
 

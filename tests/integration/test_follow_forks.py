@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: MIT
 """--follow-forks (tests/programs/leak-fork.c): the processes a traced process forks, and theirs,
-are attached as they are forked, each a target of its own that names its parent; a report of the
+and those it starts with posix_spawn (vfork children, in its memory until they exec), are
+attached as they are forked, each a target of its own that names its parent; a report of the
 first pid with --children takes the family in, each leak with its exact bytes and counts in the
 process that made it, the churn absent. Without --follow-forks they are not traced, and the report
 says how many there were. memleakctl run --follow-forks reports the family of the program it ran."""
@@ -13,11 +14,12 @@ import unittest
 import harness
 
 PROGRAM = 'leak-fork'
-NAMES = {'parent_leak', 'child_leak', 'grandchild_leak', 'child_churn'}
+NAMES = {'parent_leak', 'child_leak', 'grandchild_leak', 'spawned_leak', 'child_churn'}
 PARENT = {'parent_leak': {'bytes': 3 * 1000, 'allocs': 3}}
 CHILD = {'child_leak': {'bytes': 5 * 200, 'allocs': 5}}
 GRANDCHILD = {'grandchild_leak': {'bytes': 4 * 300, 'allocs': 4}}
-FAMILY = {**PARENT, 'child_leak': {'bytes': 2 * 5 * 200, 'allocs': 2 * 5}, **GRANDCHILD}
+SPAWNED = {'spawned_leak': {'bytes': 6 * 100, 'allocs': 6}}
+FAMILY = {**PARENT, 'child_leak': {'bytes': 2 * 5 * 200, 'allocs': 2 * 5}, **GRANDCHILD, **SPAWNED}
 
 
 def followed_from(daemon, pid):
@@ -47,9 +49,9 @@ class FollowForksTest(harness.DaemonTestCase):
         return pids
 
     def release_family(self, daemon, parent):
-        """Let the two children and the grandchild go as memleakd follows them; returns
-        (children's pids, the grandchild's pid)."""
-        children = self.release_followed(daemon, parent, 2)
+        """Let the three children (two forked, one spawned) and the grandchild go as memleakd
+        follows them; returns (children's pids, the grandchild's pid)."""
+        children = self.release_followed(daemon, parent, 3)
         grandchildren = []
         for child in children:
             # only the first child forks, once signalled: give each the time to
@@ -62,15 +64,15 @@ class FollowForksTest(harness.DaemonTestCase):
         totals = harness.per_function(report, NAMES)
         self.assert_totals(report, totals, FAMILY, what)
         self.assert_totals(report, harness.per_function(report, NAMES, pid=parent), PARENT, f'{what}: pid {parent}')
-        for child in children:
-            self.assert_totals(report, harness.per_function(report, NAMES, pid=child), CHILD, f'{what}: pid {child}')
+        per_child = sorted((harness.per_function(report, NAMES, pid=child) for child in children), key=str)
+        self.assertEqual(per_child, sorted([CHILD, CHILD, SPAWNED], key=str), harness.format_stacks(report))
         self.assert_totals(report, harness.per_function(report, NAMES, pid=grandchild), GRANDCHILD,
                            f'{what}: pid {grandchild}')
         targets = {t['pid']: t for t in report['targets']}
         self.assertEqual(set(targets), {parent, grandchild, *children}, report['targets'])
         self.assertIsNone(targets[parent]['forked_from'], targets[parent])
-        self.assertEqual(targets[parent]['children_forked'], 2, targets[parent])
-        self.assertEqual(targets[parent]['children_followed'], 2, targets[parent])
+        self.assertEqual(targets[parent]['children_forked'], 3, targets[parent])
+        self.assertEqual(targets[parent]['children_followed'], 3, targets[parent])
         for child in children:
             self.assertEqual(targets[child]['forked_from'], parent, targets[child])
         self.assertIn(targets[grandchild]['forked_from'], children, targets[grandchild])
@@ -94,7 +96,7 @@ class FollowForksTest(harness.DaemonTestCase):
         alone = daemon.report(pid=program.pid)
         self.assert_totals(alone, harness.per_function(alone, NAMES), PARENT, 'report --pid')
         text = daemon.ctl_ok('report', '--pid', program.pid).stdout
-        self.assertIn('It forked 2 processes while traced, 2 of them followed', text)
+        self.assertIn('It forked 3 processes while traced, 3 of them followed', text)
         text = daemon.ctl_ok('report', '--pid', program.pid, '--children').stdout
         self.assertIn(f'pid {grandchild} (leak-fork, exited, forked by pid ', text)
         self.assertEqual(program.finish(), 0)
@@ -107,7 +109,7 @@ class FollowForksTest(harness.DaemonTestCase):
         program.expect('forked')
         with open(f'/proc/{program.pid}/task/{program.pid}/children') as f:
             children = [int(pid) for pid in f.read().split()]
-        self.assertEqual(len(children), 2)
+        self.assertEqual(len(children), 3)
         for child in children:
             os.kill(child, signal.SIGUSR1)
         # the grandchild: the first child's child, once it is signalled
@@ -131,9 +133,9 @@ class FollowForksTest(harness.DaemonTestCase):
         report = daemon.ctl_json('report', '--pid', program.pid, '--children', '--top', harness.UNLIMITED_TOP)
         self.assert_totals(report, harness.per_function(report, NAMES), PARENT, 'not followed')
         [target] = report['targets']
-        self.assertEqual((target['children_forked'], target['children_followed']), (2, 0), target)
+        self.assertEqual((target['children_forked'], target['children_followed']), (3, 0), target)
         text = daemon.ctl_ok('report', '--pid', program.pid).stdout
-        self.assertIn('It forked 2 processes while traced, which are not traced', text)
+        self.assertIn('It forked 3 processes while traced, which are not traced', text)
         self.assertEqual(program.finish(), 0)
 
     def test_run_follows_the_forks_of_its_program(self):

@@ -6,13 +6,18 @@
  *   parent_leak      3 x 1000 bytes   in this process
  *   child_leak       5 x 200 bytes    in each of its 2 children (10 x 200 in all)
  *   grandchild_leak  4 x 300 bytes    in the child the first child forks
+ *   spawned_leak     6 x 100 bytes    in this program again, started with posix_spawn (a vfork
+ *                                     child, in this process's memory until it execs)
  * while child_churn, in each child, leaves nothing outstanding.
  *
  * Protocol: print "ready", wait for a line; leak, fork the children and print "forked". Each
- * child (and the grandchild) waits for SIGUSR1, sent by the test once memleakd follows it, before
- * it allocates anything; the first child forks the grandchild when signalled, then leaks, and
- * waits for it. Once its children are gone print "done", wait for a line or EOF, exit. */
+ * child (the grandchild, the spawned program) waits for SIGUSR1, sent by the test once memleakd
+ * follows it, before it allocates anything; the first child forks the grandchild when signalled,
+ * then leaks, and waits for it. Once its children are gone print "done", wait for a line or EOF,
+ * exit. Run with --spawned, it is the spawned program: wait for SIGUSR1, leak, exit. */
+#include <limits.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -49,6 +54,12 @@ static noinline void grandchild_leak(void)
 {
         for (int i = 0; i < 4; i++)
                 keep(malloc(300));
+}
+
+static noinline void spawned_leak(void)
+{
+        for (int i = 0; i < 6; i++)
+                keep(malloc(100));
 }
 
 static noinline void child_churn(void)
@@ -106,11 +117,31 @@ static noinline void child(int index)
         _exit(n_kept == 3 + 5 ? 0 : 1);
 }
 
-int main(void)
+/* This program again, as a vfork child that execs it (posix_spawn keeps the signal mask). */
+static pid_t spawn_self(void)
+{
+        extern char **environ;
+        static char self[PATH_MAX];
+        char *argv[] = { self, "--spawned", NULL };
+        ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+        pid_t pid;
+
+        require(n > 0);
+        self[n] = 0;
+        require(posix_spawn(&pid, self, NULL, NULL, argv, environ) == 0);
+        return pid;
+}
+
+int main(int argc, char *argv[])
 {
         sigset_t usr1;
-        pid_t children[2];
+        pid_t children[3];
 
+        if (argc > 1 && strcmp(argv[1], "--spawned") == 0) {
+                wait_for_the_test();
+                spawned_leak();
+                return n_kept == 6 ? 0 : 1;
+        }
         setup_stdio();
         sigemptyset(&usr1);
         sigaddset(&usr1, SIGUSR1);
@@ -125,8 +156,9 @@ int main(void)
                 if (children[i] == 0)
                         child(i);
         }
+        children[2] = spawn_self();
         say("forked");
-        for (int i = 0; i < 2; i++)
+        for (int i = 0; i < 3; i++)
                 wait_child(children[i]);
         say("done");
         wait_line();
