@@ -118,6 +118,27 @@ static bool gone(pid_t pid)
         return poll(&(struct pollfd) { .fd = fd, .events = POLLIN }, 1, 0) > 0;
 }
 
+/* The exit hold that holds t's children at their birth: memleakctl run's program's, whose
+ * tracer holds the whole family it forks. */
+static struct exit_hold *family_hold(const struct manager *m, const struct target *t)
+{
+        for (size_t steps = 0; t && steps <= m->n_targets; steps++) {
+                if (t->exit_hold)
+                        return t->exit_hold;
+                t = t->parent_id ? find_by_id(m, t->parent_id) : NULL;
+        }
+        return NULL;
+}
+
+/* Answer for a child held at its birth, if it is: it goes on, traced or let go. */
+static void release(const struct manager *m, const struct target *parent, pid_t child, bool followed)
+{
+        struct exit_hold *h = family_hold(m, parent);
+
+        if (h)
+                exit_hold_answer_child(h, child, followed);
+}
+
 static void follow(struct manager *m, struct target *parent, pid_t child, unsigned tries)
 {
         _cleanup_free_ char *error = NULL;
@@ -125,10 +146,13 @@ static void follow(struct manager *m, struct target *parent, pid_t child, unsign
         struct target *t = manager_find_target(m, child);
         int n_objs, r;
 
-        if (t && !t->exited)
+        if (t && !t->exited) {
+                release(m, parent, child, true);
                 return;         /* attached already (by a request of its own) */
+        }
         if (manager_live_targets(m) >= m->config.max_targets) {
                 not_followed(parent, child, "max_targets processes are traced already");
+                release(m, parent, child, false);
                 return;
         }
         /* the probes of an earlier process of that pid are still going: it waits (what it
@@ -140,6 +164,7 @@ static void follow(struct manager *m, struct target *parent, pid_t child, unsign
         n_objs = named_objects(parent, &objs);
         if (n_objs < 0) {
                 not_followed(parent, child, "out of memory");
+                release(m, parent, child, false);
                 return;
         }
         r = target_attach(&m->env, &(struct target_attach_params) {
@@ -153,6 +178,7 @@ static void follow(struct manager *m, struct target *parent, pid_t child, unsign
         if (r < 0) {
                 if (!gone(child))
                         not_followed(parent, child, error ?: strerror(-r));
+                release(m, parent, child, false);
                 return;
         }
         t->follow_forks = true;
@@ -163,18 +189,11 @@ static void follow(struct manager *m, struct target *parent, pid_t child, unsign
                 (void)target_stop(&m->env, t, false);
                 target_free(t);
                 not_followed(parent, child, "cannot watch its exit");
+                release(m, parent, child, false);
                 return;
         }
         parent->children_followed++;
-        /* memleakctl run's program is scanned at its exit: so are the children followed from it */
-        if (parent->exit_hold) {
-                _cleanup_free_ char *why = NULL;
-
-                r = exit_hold_start(t->pid, m->env.skel, &m->env.limits, m->config.reachability_max_pause_ms,
-                                    &t->exit_hold, &why);
-                if (r < 0 && !gone(t->pid))
-                        log_warning("Pid %d will not be scanned at its exit: %s", (int)t->pid, why ?: strerror(-r));
-        }
+        release(m, parent, child, true);        /* recorded from here on: it runs */
         log_info("Following pid %d (%s), forked by traced pid %d (%s): %s allocator, %zu object(s)", (int)t->pid,
                  t->comm, (int)parent->pid, parent->comm, t->allocator, t->n_objects);
 }

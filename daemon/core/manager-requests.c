@@ -256,7 +256,7 @@ static bool attach_now(struct manager *m, struct server_request *sreq, struct me
                 _cleanup_free_ char *why = NULL;
 
                 r = exit_hold_start(t->pid, m->env.skel, &m->env.limits, m->config.reachability_max_pause_ms,
-                                    &t->exit_hold, &why);
+                                    t->follow_forks, &t->exit_hold, &why);
                 if (r < 0)
                         log_warning("Pid %d will not be scanned at its exit: %s", (int)t->pid,
                                     why ? why : strerror(-r));

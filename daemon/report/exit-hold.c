@@ -18,6 +18,8 @@
 #include "macro.h"
 #include "module-map.h"
 #include "perf-map.h"
+#include "proc-status.h"
+#include "tracee-family.h"
 #include "util.h"
 
 /* How long the other threads get to reach their exit stops once one thread exits the process. */
@@ -30,9 +32,11 @@ struct exit_hold {
         uint64_t max_pause_ms;
         pthread_t thread;
         bool joined;
+        bool hold_children;             /* follow_forks: its children are held until released */
         /* the tracer thread's own */
-        pid_t *tids;                    /* its tracees */
+        pid_t *tids;                    /* its tracees: the process's threads */
         size_t n_tids, allocated;
+
         /* shared, under lock */
         pthread_mutex_t lock;
         pthread_cond_t started_cond;
@@ -44,7 +48,11 @@ struct exit_hold {
         struct reach_result *result;    /* the scan at exit */
         char *why_none;                 /* finished without a scan: why */
         struct exit_maps maps;          /* what it mapped at its exit; maps.fds NULL until then */
+        struct tracee_family family;    /* with hold_children: its children, held or followed */
 };
+
+/* How often the tracer looks for the manager's answers while a child is held. */
+#define HOLD_POLL_NSEC (500 * 1000)
 
 /* The signal that interrupts the tracer's waitpid() when it must let go. */
 static int wake_signal(void)
@@ -54,6 +62,14 @@ static int wake_signal(void)
 
 static void on_wake(int sig)
 {
+}
+
+static bool tracked(const struct exit_hold *h, pid_t tid)
+{
+        for (size_t i = 0; i < h->n_tids; i++)
+                if (h->tids[i] == tid)
+                        return true;
+        return false;
 }
 
 static int track(struct exit_hold *h, pid_t tid)
@@ -135,7 +151,8 @@ static void capture_maps(struct exit_hold *h)
  * before its exec). */
 static int seize(struct exit_hold *h)
 {
-        const long options = PTRACE_O_TRACEEXIT | PTRACE_O_TRACECLONE;
+        const long options = PTRACE_O_TRACEEXIT | PTRACE_O_TRACECLONE |
+                             (h->hold_children ? PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK : 0);
         char path[64];
         DIR *d;
         struct dirent *de;
@@ -245,6 +262,106 @@ static void scan_at_exit(struct exit_hold *h, pid_t tid)
                 (void)ptrace(PTRACE_DETACH, held[i].tid, NULL, NULL);
 }
 
+static bool stopping(struct exit_hold *h);
+
+/* Settle the held children the manager answered for (or that waited too long): a followed one
+ * goes on, a member of the family; the others are let go. */
+static void settle_children(struct exit_hold *h)
+{
+        uint64_t now = now_monotonic_usec();
+
+        pthread_mutex_lock(&h->lock);
+        for (size_t i = 0; i < h->family.n_held;) {
+                pid_t pid = h->family.held[i].pid;
+                enum tracee_family_verdict v;
+
+                if (tracee_family_decide(&h->family, i, now, &v) < 0)
+                        v = TRACEE_FAMILY_LET_GO;
+                if (v == TRACEE_FAMILY_WAIT) {
+                        i++;
+                        continue;
+                }
+                tracee_family_unhold(&h->family, i);
+                (void)ptrace(v == TRACEE_FAMILY_MEMBER ? PTRACE_CONT : PTRACE_DETACH, pid, NULL, NULL);
+        }
+        pthread_mutex_unlock(&h->lock);
+}
+
+/* waitpid() for any tracee: blocking, or polling while children are held (their time runs). */
+static pid_t wait_any(struct exit_hold *h, int *status)
+{
+        for (;;) {
+                bool holding;
+                pid_t tid;
+
+                settle_children(h);
+                pthread_mutex_lock(&h->lock);
+                holding = h->family.n_held > 0;
+                pthread_mutex_unlock(&h->lock);
+                if (!holding)
+                        return waitpid(-1, status, __WALL | __WNOTHREAD);
+                tid = waitpid(-1, status, __WALL | __WNOTHREAD | WNOHANG);
+                if (tid != 0)
+                        return tid;
+                if (stopping(h)) {
+                        errno = EINTR;
+                        return -1;
+                }
+                (void)nanosleep(&(struct timespec) { .tv_nsec = HOLD_POLL_NSEC }, NULL);
+        }
+}
+
+enum stop_of {
+        STOP_OF_PROGRAM,        /* one of the program's threads */
+        STOP_OF_MEMBER,         /* a followed child's: passed through */
+        STOP_OF_HELD,           /* a child's first: it stays stopped until the manager answers */
+};
+
+/* Whose stop it is; a thread seen for the first time is sorted out here. */
+static enum stop_of stop_of(struct exit_hold *h, pid_t tid)
+{
+        enum stop_of r = STOP_OF_HELD;
+        int tgid = 0;
+
+        if (tracked(h, tid) || !h->hold_children)
+                return STOP_OF_PROGRAM;
+        pthread_mutex_lock(&h->lock);
+        if (tracee_family_is_member(&h->family, tid))
+                r = STOP_OF_MEMBER;
+        else if (!tracee_family_is_held(&h->family, tid)) {
+                (void)proc_status_int(tid, "Tgid:", &tgid);
+                if (tgid == h->pid)
+                        r = STOP_OF_PROGRAM;                                    /* a new thread */
+                else if (tgid != tid && tracee_family_is_member(&h->family, tgid) &&
+                         tracee_family_add_member(&h->family, tid) >= 0)
+                        r = STOP_OF_MEMBER;                                     /* a member's new thread */
+                else if (tracee_family_hold(&h->family, tid, now_monotonic_usec()) < 0)
+                        (void)ptrace(PTRACE_DETACH, tid, NULL, NULL);
+        }
+        pthread_mutex_unlock(&h->lock);
+        return r;
+}
+
+/* A stop that is not the program's exit: passed on as it came. */
+static void pass_through(pid_t tid, int status)
+{
+        int event = status >> 16, sig = WSTOPSIG(status);
+
+        if (event == PTRACE_EVENT_STOP) {
+                /* a job-control stop stays one (SIGCONT ends it); a new thread's first stop, or an
+                 * interrupt, just goes on */
+                if (sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU)
+                        (void)ptrace(PTRACE_LISTEN, tid, NULL, NULL);
+                else
+                        (void)ptrace(PTRACE_CONT, tid, NULL, NULL);
+        } else if (event == 0) {
+                /* a signal on its way to the program: delivered as it was */
+                (void)ptrace(PTRACE_CONT, tid, NULL, (void *)(uintptr_t)sig);
+        } else {
+                (void)ptrace(PTRACE_CONT, tid, NULL, NULL);     /* exits, forks, clones */
+        }
+}
+
 static bool stopping(struct exit_hold *h)
 {
         bool stop;
@@ -259,8 +376,8 @@ static bool stopping(struct exit_hold *h)
 static void trace(struct exit_hold *h)
 {
         while (!stopping(h)) {
-                int status = 0, event, sig;
-                pid_t tid = waitpid(-1, &status, __WALL | __WNOTHREAD);
+                int status = 0;
+                pid_t tid = wait_any(h, &status);
 
                 if (tid < 0) {
                         if (errno == EINTR)
@@ -270,38 +387,29 @@ static void trace(struct exit_hold *h)
                         return;
                 }
                 if (WIFEXITED(status) || WIFSIGNALED(status)) {
+                        pthread_mutex_lock(&h->lock);
+                        tracee_family_forget(&h->family, tid);
+                        pthread_mutex_unlock(&h->lock);
                         untrack(h, tid);
                         continue;
                 }
                 if (!WIFSTOPPED(status))
                         continue;
-                (void)track(h, tid);
-                event = status >> 16;
-                sig = WSTOPSIG(status);
-                switch (event) {
-                case PTRACE_EVENT_EXIT:
-                        if (exit_ends_process(h, tid)) {
-                                scan_at_exit(h, tid);
-                                return;
-                        }
-                        (void)ptrace(PTRACE_CONT, tid, NULL, NULL);
-                        break;
-                case PTRACE_EVENT_STOP:
-                        /* a job-control stop stays one (SIGCONT ends it); a new thread's first stop,
-                         * or an interrupt, just goes on */
-                        if (sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU)
-                                (void)ptrace(PTRACE_LISTEN, tid, NULL, NULL);
-                        else
-                                (void)ptrace(PTRACE_CONT, tid, NULL, NULL);
-                        break;
-                case 0:
-                        /* a signal on its way to the program: delivered as it was */
-                        (void)ptrace(PTRACE_CONT, tid, NULL, (void *)(uintptr_t)sig);
-                        break;
-                default:
-                        (void)ptrace(PTRACE_CONT, tid, NULL, NULL);
+                switch (stop_of(h, tid)) {
+                case STOP_OF_HELD:
+                        continue;
+                case STOP_OF_MEMBER:
+                        pass_through(tid, status);
+                        continue;
+                case STOP_OF_PROGRAM:
                         break;
                 }
+                (void)track(h, tid);
+                if ((status >> 16) == PTRACE_EVENT_EXIT && exit_ends_process(h, tid)) {
+                        scan_at_exit(h, tid);
+                        return;
+                }
+                pass_through(tid, status);
         }
 }
 
@@ -330,7 +438,7 @@ static void *hold_thread(void *userdata)
 }
 
 int exit_hold_start(pid_t pid, struct memleak_bpf *skel, const struct map_limits *lim, uint64_t max_pause_ms,
-                    struct exit_hold **ret, char **error)
+                    bool hold_children, struct exit_hold **ret, char **error)
 {
         struct exit_hold *h = calloc(1, sizeof(*h));
         struct sigaction sa = { .sa_handler = on_wake };        /* no SA_RESTART: waitpid() returns */
@@ -341,7 +449,8 @@ int exit_hold_start(pid_t pid, struct memleak_bpf *skel, const struct map_limits
         assert(error);
         if (!h)
                 return -ENOMEM;
-        *h = (struct exit_hold) { .pid = pid, .skel = skel, .limits = *lim, .max_pause_ms = max_pause_ms };
+        *h = (struct exit_hold) { .pid = pid, .skel = skel, .limits = *lim, .max_pause_ms = max_pause_ms,
+                                  .hold_children = hold_children };
         pthread_mutex_init(&h->lock, NULL);
         pthread_cond_init(&h->started_cond, NULL);
         (void)sigemptyset(&sa.sa_mask);
@@ -411,6 +520,19 @@ void exit_hold_maps_done(struct exit_maps *m)
         exit_maps_done(m);
 }
 
+void exit_hold_answer_child(struct exit_hold *h, pid_t child, bool followed)
+{
+        int r;
+
+        assert(h);
+        pthread_mutex_lock(&h->lock);
+        r = h->finished ? 0 : tracee_family_answer(&h->family, child, followed);
+        pthread_mutex_unlock(&h->lock);
+        /* without room for the answer, the child waits TRACEE_FAMILY_HOLD_MAX_USEC and goes */
+        if (r >= 0)
+                (void)pthread_kill(h->thread, wake_signal());
+}
+
 struct exit_hold *exit_hold_free(struct exit_hold *h)
 {
         if (!h)
@@ -436,6 +558,7 @@ struct exit_hold *exit_hold_free(struct exit_hold *h)
         }
         pthread_mutex_destroy(&h->lock);
         pthread_cond_destroy(&h->started_cond);
+        tracee_family_done(&h->family);
         reach_scan_result_free(h->result);
         exit_maps_done(&h->maps);
         free(h->why_none);

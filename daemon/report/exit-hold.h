@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* memleakctl run's program held at its exit for a reachability scan: a thread of its own traces
- * the process (PTRACE_SEIZE with PTRACE_O_TRACEEXIT and PTRACE_O_TRACECLONE), passes every signal
+ * the process (PTRACE_SEIZE with PTRACE_O_TRACEEXIT and PTRACE_O_TRACECLONE, and with
+ * PTRACE_O_TRACEFORK and PTRACE_O_TRACEVFORK to hold its children), passes every signal
  * and job-control stop through, and when the process exits (exit_group, a fatal signal, its last
  * thread's exit) holds every thread at its exit stop, before the kernel tears its memory down,
  * scans (reach-scan.h) and lets it go. */
@@ -18,7 +19,12 @@ struct memleak_bpf;
 /* Trace pid from a new thread; returns once it is traced (or not: -errno, *error says why). The
  * maps skel and lim name stay valid until exit_hold_free(). */
 int exit_hold_start(pid_t pid, struct memleak_bpf *skel, const struct map_limits *lim, uint64_t max_pause_ms,
-                    struct exit_hold **ret, char **error);
+                    bool hold_children, struct exit_hold **ret, char **error);
+/* With hold_children (follow_forks), each process the program forks (fork, vfork), and theirs,
+ * is traced from its birth and held stopped at its first instruction until the manager answers
+ * here: followed (it goes on, traced, its own children held in turn, until the program exits) or
+ * not (let go); 3 s at most. A followed child is not scanned at its exit. */
+void exit_hold_answer_child(struct exit_hold *h, pid_t child, bool followed);
 
 /* The scan, once the process was held at its exit: 1 and a copy in *ret; 0 while it was not
  * (yet): *why says why not when it never will be (malloc'd, or NULL); -ENOMEM. */

@@ -157,10 +157,26 @@ class FollowForksTest(harness.DaemonTestCase):
         with open(out) as f:
             report = json.load(f)
         targets = self.assert_family(report, parent, children, grandchild, 'memleakctl run --follow-forks')
-        # each followed process was held at its exit and scanned, as the program was
+        # the program was held at its exit and scanned; its children were not (they are traced
+        # through it, their report is what they left outstanding)
         for pid, t in targets.items():
             self.assertTrue(t['exited'], t)
-            self.assertTrue(t['reachability'] and t['reachability']['at_exit'], t)
+        self.assertTrue(targets[parent]['reachability']['at_exit'], targets[parent])
+        self.assertEqual(targets[parent]['reachability']['definitely_lost']['bytes'] +
+                         targets[parent]['reachability']['still_reachable']['bytes'], 3000, targets[parent])
+
+    def test_run_holds_each_child_at_its_birth_until_it_is_traced(self):
+        # nobody waits here: each child leaks the moment it runs, the grandchild too, and the
+        # spawned program from its first instruction after the exec; memleakctl run holds each
+        # at its birth until memleakd traces it, so every block is there
+        daemon = self.start_daemon()
+        r, report = self.run_json(daemon, os.path.join(harness.PROGRAMS_DIR, PROGRAM), '--no-wait',
+                                  input=b'go\n\n', options=('--follow-forks',))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        parent = [t for t in report['targets'] if t['forked_from'] is None][0]['pid']
+        children = [t['pid'] for t in report['targets'] if t['forked_from'] == parent]
+        [grandchild] = [t['pid'] for t in report['targets'] if t['forked_from'] in children]
+        self.assert_family(report, parent, children, grandchild, 'memleakctl run --follow-forks, no waiting')
 
     def test_follow_forks_is_refused_for_the_kernel(self):
         daemon = self.start_daemon()

@@ -14,8 +14,11 @@
  * child (the grandchild, the spawned program) waits for SIGUSR1, sent by the test once memleakd
  * follows it, before it allocates anything; the first child forks the grandchild when signalled,
  * then leaks, and waits for it. Once its children are gone print "done", wait for a line or EOF,
- * exit. Run with --spawned, it is the spawned program: wait for SIGUSR1, leak, exit. */
+ * exit. Run with --spawned, it is the spawned program: wait for SIGUSR1, leak, exit. With
+ * --no-wait (last), no process waits for SIGUSR1: each leaks the moment it starts (memleakctl run
+ * holds each child at its birth until memleakd traces it). */
 #include <limits.h>
+#include <stdbool.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdlib.h>
@@ -29,6 +32,7 @@
 
 static void *kept[16];
 static int n_kept;
+static bool no_wait;
 
 static noinline void keep(void *p)
 {
@@ -79,6 +83,8 @@ static void wait_for_the_test(void)
         sigset_t usr1;
         int sig;
 
+        if (no_wait)
+                return;
         sigemptyset(&usr1);
         sigaddset(&usr1, SIGUSR1);
         require(sigwait(&usr1, &sig) == 0 && sig == SIGUSR1);
@@ -122,7 +128,7 @@ static pid_t spawn_self(void)
 {
         extern char **environ;
         static char self[PATH_MAX];
-        char *argv[] = { self, "--spawned", NULL };
+        char *argv[] = { self, "--spawned", no_wait ? "--no-wait" : NULL, NULL };
         ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
         pid_t pid;
 
@@ -137,6 +143,7 @@ int main(int argc, char *argv[])
         sigset_t usr1;
         pid_t children[3];
 
+        no_wait = argc > 1 && strcmp(argv[argc - 1], "--no-wait") == 0;
         if (argc > 1 && strcmp(argv[1], "--spawned") == 0) {
                 wait_for_the_test();
                 spawned_leak();
