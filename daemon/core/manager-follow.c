@@ -4,6 +4,7 @@
  * history of the parent's pid with "children" takes the whole family in. */
 #include <assert.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <poll.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -66,10 +67,23 @@ static int named_objects(const struct target *t, char ***ret)
         return (int)t->n_objects;
 }
 
-static void not_followed(struct target *parent, pid_t child, const char *why)
+/* One warning a second at most: a process that forks without end past max_targets would flood
+ * the journal. */
+#define NOT_FOLLOWED_WARNING_USEC (1000ULL * 1000)
+
+static void not_followed(struct manager *m, struct target *parent, pid_t child, const char *why)
 {
-        log_warning("Not following pid %d, forked by traced pid %d (%s): %s", (int)child, (int)parent->pid,
-                    parent->comm, why);
+        uint64_t now = now_monotonic_usec();
+
+        if (m->follow_warned_usec && now - m->follow_warned_usec < NOT_FOLLOWED_WARNING_USEC) {
+                m->follow_warnings_held++;
+                return;
+        }
+        log_warning("Not following pid %d, forked by traced pid %d (%s): %s (and %" PRIu64 " more children "
+                    "not followed since the last such warning)", (int)child, (int)parent->pid, parent->comm, why,
+                    m->follow_warnings_held);
+        m->follow_warned_usec = now;
+        m->follow_warnings_held = 0;
 }
 
 /* A child that execs right after its fork (a shell's command) may be caught between the exec and
@@ -99,7 +113,7 @@ static void defer(struct manager *m, struct target *parent, pid_t child, unsigne
         struct pending_follow *n = realloc(m->pending_follows, (m->n_pending_follows + 1) * sizeof(*n));
 
         if (!n) {
-                not_followed(parent, child, "out of memory");
+                not_followed(m, parent, child, "out of memory");
                 return;
         }
         m->pending_follows = n;
@@ -151,7 +165,7 @@ static void follow(struct manager *m, struct target *parent, pid_t child, unsign
                 return;         /* attached already (by a request of its own) */
         }
         if (manager_live_targets(m) >= m->config.max_targets) {
-                not_followed(parent, child, "max_targets processes are traced already");
+                not_followed(m, parent, child, "max_targets processes are traced already");
                 release(m, parent, child, false);
                 return;
         }
@@ -163,7 +177,7 @@ static void follow(struct manager *m, struct target *parent, pid_t child, unsign
         }
         n_objs = named_objects(parent, &objs);
         if (n_objs < 0) {
-                not_followed(parent, child, "out of memory");
+                not_followed(m, parent, child, "out of memory");
                 release(m, parent, child, false);
                 return;
         }
@@ -177,7 +191,7 @@ static void follow(struct manager *m, struct target *parent, pid_t child, unsign
         }
         if (r < 0) {
                 if (!gone(child))
-                        not_followed(parent, child, error ?: strerror(-r));
+                        not_followed(m, parent, child, error ?: strerror(-r));
                 release(m, parent, child, false);
                 return;
         }
@@ -188,7 +202,7 @@ static void follow(struct manager *m, struct target *parent, pid_t child, unsign
         if (r < 0) {
                 (void)target_stop(&m->env, t, false);
                 target_free(t);
-                not_followed(parent, child, "cannot watch its exit");
+                not_followed(m, parent, child, "cannot watch its exit");
                 release(m, parent, child, false);
                 return;
         }

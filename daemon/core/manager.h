@@ -60,6 +60,8 @@ struct manager {
         size_t n_awaiting;
         struct pending_follow *pending_follows;
         size_t n_pending_follows;
+        uint64_t follow_warned_usec;    /* the last "not following" warning (one a second at most) */
+        uint64_t follow_warnings_held;  /* since then */
         struct server *server;
         struct fork_watch *forks;
         struct bpf_link *exec_forget;   /* while some process is traced (bpf_loader_attach_exec_forget()) */

@@ -101,12 +101,8 @@ class FollowForksTest(harness.DaemonTestCase):
         self.assertIn(f'pid {grandchild} (leak-fork, exited, forked by pid ', text)
         self.assertEqual(program.finish(), 0)
 
-    def test_children_are_not_traced_without_follow_forks(self):
-        daemon = self.start_daemon()
-        program = self.start_program(PROGRAM)
-        daemon.attach(program.pid)
-        program.go()
-        program.expect('forked')
+    def release_by_proc(self, program):
+        """Let the whole family go, found through /proc, whoever traces it."""
         with open(f'/proc/{program.pid}/task/{program.pid}/children') as f:
             children = [int(pid) for pid in f.read().split()]
         self.assertEqual(len(children), 3)
@@ -129,6 +125,14 @@ class FollowForksTest(harness.DaemonTestCase):
         self.assertTrue(harness.wait_until(grandchild_forked, harness.PROGRAM_TIMEOUT_S))
         os.kill(grandchildren[0], signal.SIGUSR1)
         program.expect('done')
+
+    def test_children_are_not_traced_without_follow_forks(self):
+        daemon = self.start_daemon()
+        program = self.start_program(PROGRAM)
+        daemon.attach(program.pid)
+        program.go()
+        program.expect('forked')
+        self.release_by_proc(program)
         self.assertEqual([t['pid'] for t in daemon.status()['targets']], [program.pid])
         report = daemon.ctl_json('report', '--pid', program.pid, '--children', '--top', harness.UNLIMITED_TOP)
         self.assert_totals(report, harness.per_function(report, NAMES), PARENT, 'not followed')
@@ -136,6 +140,30 @@ class FollowForksTest(harness.DaemonTestCase):
         self.assertEqual((target['children_forked'], target['children_followed']), (3, 0), target)
         text = daemon.ctl_ok('report', '--pid', program.pid).stdout
         self.assertIn('It forked 3 processes while traced, which are not traced', text)
+        self.assertEqual(program.finish(), 0)
+
+    def test_children_past_max_targets_are_not_followed_and_the_report_says_so(self):
+        daemon = self.start_daemon(config={'max_targets': 2})
+        program = self.start_program(PROGRAM)
+        daemon.attach(program.pid, '--follow-forks')
+        program.go()
+        program.expect('forked')
+        # one child fits; the others, and the grandchild, do not
+        self.assertTrue(harness.wait_until(lambda: len(followed_from(daemon, program.pid)) == 1,
+                                           harness.REPORT_TIMEOUT_S), daemon.status())
+        self.release_by_proc(program)
+        report = daemon.ctl_json('report', '--pid', program.pid, '--children', '--top', harness.UNLIMITED_TOP)
+        parent = [t for t in report['targets'] if t['pid'] == program.pid][0]
+        self.assertEqual((parent['children_forked'], parent['children_followed']), (3, 1), parent)
+        [child] = [t for t in report['targets'] if t['forked_from'] == program.pid]
+        self.assertIn(harness.per_function(report, NAMES, pid=child['pid']), (CHILD, SPAWNED),
+                      harness.format_stacks(report))
+        self.assert_totals(report, harness.per_function(report, NAMES, pid=program.pid), PARENT, 'the parent')
+        text = daemon.ctl_ok('report', '--pid', program.pid).stdout
+        self.assertIn('It forked 3 processes while traced, 1 of them followed', text)
+        self.assertIn('could not be (memleakd\'s log says why)', text)
+        self.assertRegex(daemon.log(), r'Not following pid \d+, forked by traced pid \d+ \(leak-fork\): '
+                                       r'max_targets processes are traced already')
         self.assertEqual(program.finish(), 0)
 
     def test_run_follows_the_forks_of_its_program(self):
