@@ -11,7 +11,7 @@ enum {
 
 static void help(void)
 {
-        printf("memleakctl history [--pid PID | --kernel] [--stack ID] [--top N] [--json]\n\n"
+        printf("memleakctl history [--pid PID [--children] | --kernel] [--stack ID] [--top N] [--json]\n\n"
                "Show memleakd's snapshots of each traced process: its outstanding bytes and allocations\n"
                "at each one, and those of its largest stacks (in the newest snapshot), each with its\n"
                "verdict (growing, plateau, churn, pending). A stack's ID is the stack_id of\n"

@@ -21,7 +21,7 @@
 
 static void help(void)
 {
-        printf("memleakctl html [--pid PID | --kernel] [--top N] [--output FILE]\n\n"
+        printf("memleakctl html [--pid PID [--children] | --kernel] [--top N] [--output FILE]\n\n"
                "Write memleakd's report as one self-contained HTML page, to open in any browser and share:\n"
                "each process's outstanding memory and that of its largest stacks over the snapshots, the\n"
                "stacks still growing (and, after 'memleakctl run', those lost) called out, and a table of the\n"

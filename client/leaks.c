@@ -9,7 +9,7 @@
 
 static void help(void)
 {
-        printf("memleakctl leaks [--pid PID] [--reachability] [--json]\n\n"
+        printf("memleakctl leaks [--pid PID [--children]] [--reachability] [--json]\n\n"
                "List the leak suspects: the call stacks whose outstanding bytes are still growing over\n"
                "memleakd's snapshots (\"growing\" in the report), and those a reachability scan found\n"
                "definitely lost blocks in (nothing points to them: memleakctl run's scan at exit, or\n"

@@ -15,7 +15,7 @@ enum {
 
 static void help(void)
 {
-        printf("memleakctl report [--pid PID | --kernel] [--top N] [--min-age SECONDS] [--reachability]\n"
+        printf("memleakctl report [--pid PID [--children] | --kernel] [--top N] [--min-age SECONDS] [--reachability]\n"
                "                  [--show-addresses | --folded | --json]\n\n"
                "Show the call stacks holding the most outstanding (allocated, not yet freed) memory.\n"
                "With --reachability, each running target is first stopped (every thread, for at most\n"
