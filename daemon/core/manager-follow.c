@@ -6,10 +6,10 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <poll.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-#include <stdlib.h>
 #include "detacher.h"
 #include "exit-hold.h"
 #include "log.h"

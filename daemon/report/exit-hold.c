@@ -32,11 +32,10 @@ struct exit_hold {
         uint64_t max_pause_ms;
         pthread_t thread;
         bool joined;
-        bool hold_children;             /* follow_forks: its children are held until released */
+        bool hold_children;             /* follow_forks: its children are held at birth until answered */
         /* the tracer thread's own */
         pid_t *tids;                    /* its tracees: the process's threads */
         size_t n_tids, allocated;
-
         /* shared, under lock */
         pthread_mutex_t lock;
         pthread_cond_t started_cond;
