@@ -319,7 +319,7 @@ static void start_rescan(struct manager *m, struct target *t)
         struct rescan_job *j;
         struct probes_rescan *rescan = NULL;
 
-        if (t->rescanning || probes_rescan_new(t, &rescan) < 0 || !rescan)
+        if (t->rescanning || probes_rescan_new(&m->env, t, &rescan) < 0 || !rescan)
                 return;
         j = malloc(sizeof(*j));
         if (j)

@@ -19,6 +19,7 @@
 #include "manager-requests.h"
 #include "manager.h"
 #include "mapping-log.h"
+#include "object-cache.h"
 #include "module-map.h"
 #include "mounts.h"
 #include "server.h"
@@ -276,7 +277,9 @@ static int start_tracing(struct manager *m)
                              &m->env.unwind);
         if (r < 0)
                 return log_error_errno(r, "Failed to set up the unwind tables: %m");
-        r = mapping_log_new(m->env.skel, &m->env.mappings);
+        r = object_cache_new(&m->env.objects);
+        if (r >= 0)
+                r = mapping_log_new(m->env.skel, &m->env.mappings);
         if (r >= 0)
                 r = detacher_new(m->event, m->env.skel, &m->env.limits, m->env.mappings, on_pid_idle, m,
                                  &m->env.detacher);
@@ -385,6 +388,7 @@ struct manager *manager_free(struct manager *m)
         mapping_log_free(m->env.mappings);
         stack_totals_free(m->totals);
         m->env.unwind = unwind_cache_free(m->env.unwind);
+        m->env.objects = object_cache_free(m->env.objects);
         slot_set_done(&m->target_slots);
         symbolizer_free(m->env.syms);
         bpf_loader_destroy(m->env.skel);

@@ -18,6 +18,7 @@
 #include "exec-plan.h"
 #include "ld-cache.h"
 #include "macro.h"
+#include "object-cache.h"
 #include "safe-open.h"
 #include "util.h"
 
@@ -60,20 +61,29 @@ static void read_executable(pid_t pid, struct stat *st, char path[PATH_MAX])
 }
 
 /* Its allocator entry points and its dependencies, from one reading of the file. */
-static int read_object(int fd, struct discovered_object *o)
+static int read_object(struct object_cache *cache, int fd, struct discovered_object *o)
 {
         _cleanup_(elf_endp) Elf *elf = NULL;
+        struct stat st;
+        bool keyed = cache && fstat(fd, &st) == 0;
         int r;
 
+        if (keyed) {
+                r = object_cache_get(cache, &st, &o->sites, &o->deps);
+                if (r != 0)
+                        return r < 0 ? r : 0;
+        }
         r = elf_file_open(fd, &elf);
         if (r >= 0)
                 r = alloc_sites_read(elf, &o->sites);
         if (r >= 0)
                 r = elf_deps_read_elf(elf, &o->deps);
+        if (r >= 0 && keyed)
+                (void)object_cache_put(cache, &st, &o->sites, &o->deps);        /* else read again next time */
         return r;
 }
 
-int discovery_examine(pid_t pid, const struct module_map *mm,
+int discovery_examine(struct object_cache *cache, pid_t pid, const struct module_map *mm,
                       bool (*skip)(void *userdata, uint64_t dev, uint64_t ino), void *userdata,
                       struct discovery *ret)
 {
@@ -94,7 +104,7 @@ int discovery_examine(pid_t pid, const struct module_map *mm,
                 o.fd = module_map_open_file(pid, m->path, m->dev, m->ino, m->start, m->end);
                 if (o.fd < 0)
                         continue;       /* gone, or not ours to open: nothing to probe there */
-                if (read_object(o.fd, &o) < 0) {
+                if (read_object(cache, o.fd, &o) < 0) {
                         object_done(&o);
                         continue;       /* not ELF (locale archives, fonts, ...) */
                 }

@@ -25,8 +25,10 @@ struct discovery {
 };
 
 /* Examine the distinct files in mm (skipping any whose (dev, ino) skip() says were seen, when
- * skip is set): those that are not ELF or cannot be opened are left out. */
-int discovery_examine(pid_t pid, const struct module_map *mm,
+ * skip is set): those that are not ELF or cannot be opened are left out. What a file holds is
+ * taken from cache when it is there, and kept there (cache may be NULL). */
+struct object_cache;
+int discovery_examine(struct object_cache *cache, pid_t pid, const struct module_map *mm,
                       bool (*skip)(void *userdata, uint64_t dev, uint64_t ino), void *userdata,
                       struct discovery *ret);
 

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <gelf.h>
 #include <libelf.h>
+#include <stdlib.h>
 #include <string.h>
 #include "alloc-sites.h"
 #include "cxx-forwarders.h"
@@ -560,4 +561,20 @@ void alloc_sites_done(struct alloc_sites *s)
         assert(s);
         free(s->sites);
         *s = (struct alloc_sites) {};
+}
+
+int alloc_sites_copy(struct alloc_sites *to, const struct alloc_sites *from)
+{
+        struct alloc_site *v = NULL;
+
+        assert(to);
+        assert(from);
+        if (from->n > 0) {
+                v = malloc(from->n * sizeof(*v));
+                if (!v)
+                        return -ENOMEM;
+                memcpy(v, from->sites, from->n * sizeof(*v));
+        }
+        *to = (struct alloc_sites) { .sites = v, .n = from->n, .families = from->families };
+        return 0;
 }

@@ -46,6 +46,8 @@ int alloc_sites_find(int fd, struct alloc_sites *ret);
 /* The same from an ELF file already open (elf-file.h). */
 int alloc_sites_read(Elf *elf, struct alloc_sites *ret);
 void alloc_sites_done(struct alloc_sites *s);
+/* A copy of from (its names are static): 0, -ENOMEM (to untouched). */
+int alloc_sites_copy(struct alloc_sites *to, const struct alloc_sites *from);
 
 const char *alloc_sites_kind_to_string(enum alloc_kind k);
 

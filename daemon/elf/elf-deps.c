@@ -142,3 +142,33 @@ void elf_deps_done(struct elf_deps *d)
         free(d->interp);
         *d = (struct elf_deps) {};
 }
+
+static bool dup_or_null(const char *s, char **ret)
+{
+        *ret = s ? strdup(s) : NULL;
+        return !s || *ret;
+}
+
+int elf_deps_copy(struct elf_deps *to, const struct elf_deps *from)
+{
+        struct elf_deps c = { .nodeflib = from->nodeflib, .elf_class = from->elf_class, .machine = from->machine };
+
+        assert(to);
+        assert(from);
+        if (!dup_or_null(from->soname, &c.soname) || !dup_or_null(from->rpath, &c.rpath) ||
+            !dup_or_null(from->runpath, &c.runpath) || !dup_or_null(from->interp, &c.interp))
+                goto fail;
+        if (from->n_needed > 0) {
+                c.needed = calloc(from->n_needed, sizeof(*c.needed));
+                if (!c.needed)
+                        goto fail;
+                for (; c.n_needed < from->n_needed; c.n_needed++)
+                        if (!(c.needed[c.n_needed] = strdup(from->needed[c.n_needed])))
+                                goto fail;
+        }
+        *to = c;
+        return 0;
+fail:
+        elf_deps_done(&c);
+        return -ENOMEM;
+}

@@ -26,3 +26,5 @@ int elf_deps_read(int fd, struct elf_deps *ret);
 /* The same from an ELF file already open (elf-file.h). */
 int elf_deps_read_elf(Elf *elf, struct elf_deps *ret);
 void elf_deps_done(struct elf_deps *d);
+/* A deep copy of from: 0, -ENOMEM (to untouched). */
+int elf_deps_copy(struct elf_deps *to, const struct elf_deps *from);

@@ -328,7 +328,7 @@ int probes_attach_discovered(const struct target_env *env, struct target *t, cha
                 if (r < 0)
                         return error_set(error, r, "Out of memory");
         } else {
-                r = discovery_examine(t->pid, &t->modules, examined_before, &t->files.examined, &d);
+                r = discovery_examine(env->objects, t->pid, &t->modules, examined_before, &t->files.examined, &d);
                 if (r < 0)
                         return error_set(error, r, "Cannot examine the objects pid %d maps: %s", (int)t->pid, strerror(-r));
         }
@@ -366,6 +366,7 @@ int probes_attach_discovered(const struct target_env *env, struct target *t, cha
 }
 
 struct probes_rescan {
+        struct object_cache *objects;   /* the daemon's (env->objects), shared */
         pid_t pid;
         bool track_mmap;
         struct module_map modules;      /* a copy of the target's */
@@ -374,7 +375,7 @@ struct probes_rescan {
         int error;
 };
 
-int probes_rescan_new(const struct target *t, struct probes_rescan **ret)
+int probes_rescan_new(const struct target_env *env, const struct target *t, struct probes_rescan **ret)
 {
         struct probes_rescan *r;
         int k;
@@ -387,6 +388,7 @@ int probes_rescan_new(const struct target *t, struct probes_rescan **ret)
         r = calloc(1, sizeof(*r));
         if (!r)
                 return -ENOMEM;
+        r->objects = env->objects;
         r->pid = t->pid;
         r->track_mmap = t->track_mmap;
         k = module_map_copy(&r->modules, &t->modules);
@@ -421,7 +423,7 @@ void probes_rescan_run(void *rescan)
 {
         struct probes_rescan *r = rescan;
 
-        r->error = discovery_examine(r->pid, &r->modules, examined_before, &r->examined, &r->found);
+        r->error = discovery_examine(r->objects, r->pid, &r->modules, examined_before, &r->examined, &r->found);
         if (r->error >= 0 && !r->track_mmap)
                 discovery_drop_mmap(&r->found);
 }

@@ -29,7 +29,7 @@ struct rescanned_object {
 };
 
 /* NULL (0) when t needs none (exited, the kernel, --obj named its objects). -ENOMEM. */
-int probes_rescan_new(const struct target *t, struct probes_rescan **ret);
+int probes_rescan_new(const struct target_env *env, const struct target *t, struct probes_rescan **ret);
 struct probes_rescan *probes_rescan_free(struct probes_rescan *r);
 pid_t probes_rescan_pid(const struct probes_rescan *r);
 /* worker_run_fn: look at the new files. */

@@ -20,6 +20,7 @@ struct bpf_link;
 struct symbolizer;
 struct snapshot_ring;
 struct kernel_symbols;
+struct object_cache;
 struct mapping_log;
 struct detacher;
 struct unwind_cache;
@@ -186,6 +187,7 @@ struct target_env {
         struct detacher *detacher;
         struct unwind_cache *unwind;
         struct slot_set *target_slots;  /* of BPF's target_slots (max_targets) */
+        struct object_cache *objects;   /* what examining each object file found */
 };
 
 struct target_attach_params {
