@@ -190,7 +190,8 @@ static void follow(struct manager *m, struct target *parent, pid_t child, unsign
                 return;
         }
         if (r < 0) {
-                if (!gone(child))
+                /* -ESRCH: its maps were empty, as they are for a moment while it exits */
+                if (r != -ESRCH && !gone(child))
                         not_followed(m, parent, child, error ?: strerror(-r));
                 release(m, parent, child, false);
                 return;
