@@ -18,14 +18,6 @@
 #include "protocol.h"
 #include "util.h"
 
-static struct target *find_by_id(const struct manager *m, uint64_t id)
-{
-        for (size_t i = 0; i < m->n_targets; i++)
-                if (m->targets[i]->id == id)
-                        return m->targets[i];
-        return NULL;
-}
-
 bool manager_target_in_family(const struct manager *m, const struct target *t, pid_t pid)
 {
         assert(m);
@@ -34,7 +26,7 @@ bool manager_target_in_family(const struct manager *m, const struct target *t, p
         for (size_t steps = 0; t && steps <= m->n_targets; steps++) {
                 if (t->pid == pid)
                         return true;
-                t = t->parent_id ? find_by_id(m, t->parent_id) : NULL;
+                t = t->parent_id ? manager_find_target_by_id(m, t->parent_id) : NULL;
         }
         return false;
 }
@@ -139,7 +131,7 @@ static struct exit_hold *family_hold(const struct manager *m, const struct targe
         for (size_t steps = 0; t && steps <= m->n_targets; steps++) {
                 if (t->exit_hold)
                         return t->exit_hold;
-                t = t->parent_id ? find_by_id(m, t->parent_id) : NULL;
+                t = t->parent_id ? manager_find_target_by_id(m, t->parent_id) : NULL;
         }
         return NULL;
 }
@@ -243,7 +235,7 @@ void manager_follow_pending(struct manager *m)
                 m->pending_follows[i] = m->pending_follows[--m->n_pending_follows];
         }
         for (size_t i = 0; i < n_due; i++) {
-                struct target *parent = find_by_id(m, due[i].parent_id);
+                struct target *parent = manager_find_target_by_id(m, due[i].parent_id);
 
                 /* a parent gone meanwhile (dropped, detached) takes its followers with it */
                 if (parent)

@@ -73,6 +73,15 @@ struct target *manager_find_target(struct manager *m, pid_t pid)
         return NULL;
 }
 
+struct target *manager_find_target_by_id(const struct manager *m, uint64_t id)
+{
+        assert(m);
+        for (size_t i = 0; i < m->n_targets; i++)
+                if (m->targets[i]->id == id)
+                        return m->targets[i];
+        return NULL;
+}
+
 struct target *manager_find_kernel_target(struct manager *m)
 {
         assert(m);
@@ -190,6 +199,7 @@ static void target_exited(struct manager *m, struct target *t)
         /* Its last mappings are kept in t->modules, with those it made since the last refresh
          * (BPF recorded them): the exited target's stacks still resolve. */
         (void)target_files_refresh(&m->env, t, true);
+        manager_jit_names_at_exit(m, t);
         if (mapping_log_lost(m->env.mappings) > 0)
                 log_warning("%" PRIu64 " file mappings did not fit in the BPF map that records them; frames of "
                             "pid %d (%s) in those files may stay unresolved", mapping_log_lost(m->env.mappings),

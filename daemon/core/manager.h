@@ -111,6 +111,8 @@ void manager_reclaim_stop(struct manager *m);
 /* manager-targets.c */
 struct target *manager_find_target(struct manager *m, pid_t pid);
 struct target *manager_find_kernel_target(struct manager *m);
+/* The target of that id (unique in the daemon's life), live or exited; NULL. */
+struct target *manager_find_target_by_id(const struct manager *m, uint64_t id);
 /* Keep t (started): watch its exit, drop the oldest exited records past the bounds. Replaces an
  * exited record of the same pid; -EEXIST for a live one. */
 int manager_add_target(struct manager *m, struct target *t);
@@ -130,6 +132,11 @@ size_t manager_take_snapshots(struct manager *m);
 void manager_target_forked(struct manager *m, pid_t parent, pid_t child, bool shares_memory);
 /* Clear them now (the children timer). */
 void manager_clear_children(struct manager *m);
+
+/* manager-jit.c */
+/* t exited: read the perf map it left, on the worker, if it ran JIT code (its source is let go
+ * either way). */
+void manager_jit_names_at_exit(struct manager *m, struct target *t);
 
 /* manager-follow.c */
 /* parent (followed: "follow_forks") forked child: attach child with parent's options. */

@@ -68,7 +68,8 @@ static struct report_job_target *job_target(const struct report_job *j, pid_t pi
 
 /* The names a live target's perf map gives its JIT code, read once per job when a frame needs
  * them (its mappings, anonymous code included, were read when the job was made). An exited target
- * keeps the perf map the job copied: the one taken at its exit if it was held there. */
+ * keeps the perf map the job copied: the one taken at its exit if it was held there, or the one
+ * it left, read once it exited (core/manager-jit.c). */
 static void look_at_jit(struct report_job *j, struct report_job_target *t)
 {
         if (t->jit_looked || t->exited || t->kernel)

@@ -144,7 +144,8 @@ int target_new(const struct target_env *env, pid_t pid, const struct target_conf
         assert(error);
         if (!t)
                 return error_set(error, -ENOMEM, "Out of memory");
-        *t = (struct target) { .pid = pid, .filter = *filter, .pidfd = -1, .files.syms = env->syms };
+        *t = (struct target) { .pid = pid, .filter = *filter, .pidfd = -1, .files.syms = env->syms,
+                               .jit_source = { .root_fd = -EBADF } };
         if (pid != KERNEL_PID) {
                 r = refuse_pid(pid, error);
                 if (r < 0) {
@@ -291,6 +292,8 @@ int target_attach(const struct target_env *env, const struct target_attach_param
         r = target_new(env, p->pid, &p->filter, p->ring_depth, &t, error);
         if (r < 0)
                 return r;
+        /* a JIT runtime's perf map stays when it exits; its root, reached through /proc now, not */
+        (void)jit_names_source_open(p->pid, &t->jit_source);
         t->track_mmap = p->track_mmap;
         target_unwind_init(env, t, p->unwind);
         r = p->exec ? attach_before_exec(env, t, p, error) : attach_running(env, t, p, error);
@@ -427,6 +430,7 @@ struct target *target_free(struct target *t)
         free(t->allocator_reason);
         free(t->register_error);
         module_map_done(&t->modules);
+        jit_names_source_done(&t->jit_source);
         perf_map_unref(t->perf_map);
         target_unwind_done(&t->unwind, t->slot.slot);
         release_slot(t);

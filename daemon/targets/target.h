@@ -11,6 +11,7 @@
 #include "bpf-types.h"
 #include "file-id-set.h"
 #include "macro.h"
+#include "jit-names.h"
 #include "module-map.h"
 #include "protocol.h"
 #include "stack-collect.h"
@@ -153,7 +154,8 @@ struct target {
         struct snapshot_ring *ring;
         struct frozen_target *frozen;   /* set once exited */
         struct perf_map *perf_map;      /* its JIT code's names, taken at its exit if it was held
-                                         * there (memleakctl run); NULL */
+                                         * there (memleakctl run), or read once it exited; NULL */
+        struct jit_names_source jit_source;     /* where its perf map is, for once it exited */
         struct target_exec *exec;       /* attached before it execs a program; NULL otherwise */
         struct kernel_symbols *kernel;  /* the kernel target's symbols; NULL for a process */
         bool rescanning;                /* a rescan of its files is under way (on the worker) */

@@ -86,6 +86,29 @@ class JitTest(harness.DaemonTestCase):
                          harness.format_stacks(report))
         self.assertEqual(named['frames'][1]['module'], '[jit]', named)
 
+    def test_an_attached_program_that_exits_keeps_its_jit_frames_named(self):
+        # Its perf map stays behind (as node's does); its root is no longer reachable through
+        # /proc once it is gone: memleakd reads the map from where it was while the program ran.
+        daemon = self.start_daemon()
+        program = harness.LeakProgram(PROGRAM, command=[os.path.join(harness.PROGRAMS_DIR, PROGRAM), '--keep-perf-map'])
+        self.addCleanup(program.kill)
+        self.addCleanup(lambda: os.path.exists(f'/tmp/perf-{program.pid}.map') and os.unlink(f'/tmp/perf-{program.pid}.map'))
+        program.expect('ready')
+        daemon.attach(program.pid)
+        program.run_leaks()
+        self.wait_for_totals(daemon, program.pid, NAMES, EXPECTED)
+        self.assertEqual(program.finish(), 0)
+        last = {}
+
+        def named_after_exit():
+            last['report'] = daemon.report(pid=program.pid)
+            [stack] = [s for s in last['report']['stacks'] if s['frames'][0]['symbol'] == 'jit_leak']
+            return last['report']['targets'][0]['exited'] and symbols(stack)[1] == 'jit_named_stub'
+
+        self.assertTrue(harness.wait_until(named_after_exit, harness.REPORT_TIMEOUT_S),
+                        harness.format_stacks(last['report']))
+        self.assert_totals(last['report'], harness.per_function(last['report'], NAMES), EXPECTED, 'after its exit')
+
     def test_a_perf_map_of_another_user_or_through_a_symlink_is_not_read(self):
         # As perf has it: a map is its process's user's or root's; and it is the file itself, not
         # a symlink the process put there to make the daemon read another file.
