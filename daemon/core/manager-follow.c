@@ -18,17 +18,34 @@
 #include "protocol.h"
 #include "util.h"
 
+/* t, then the target it was followed from, and so on up: the first that pred() accepts, or NULL.
+ * Parents are older targets: the walk ends, at most one step per target. */
+static const struct target *find_up(const struct manager *m, const struct target *t,
+                                    bool (*pred)(const struct target *t, const void *arg), const void *arg)
+{
+        for (size_t steps = 0; t && steps <= m->n_targets; steps++) {
+                if (pred(t, arg))
+                        return t;
+                t = t->parent_id ? manager_find_target_by_id(m, t->parent_id) : NULL;
+        }
+        return NULL;
+}
+
+static bool has_pid(const struct target *t, const void *pid)
+{
+        return t->pid == *(const pid_t *)pid;
+}
+
+static bool holds_at_exit(const struct target *t, const void *unused)
+{
+        return t->exit_hold != NULL;
+}
+
 bool manager_target_in_family(const struct manager *m, const struct target *t, pid_t pid)
 {
         assert(m);
         assert(t);
-        /* parents are older targets: the walk ends, at most one step per target */
-        for (size_t steps = 0; t && steps <= m->n_targets; steps++) {
-                if (t->pid == pid)
-                        return true;
-                t = t->parent_id ? manager_find_target_by_id(m, t->parent_id) : NULL;
-        }
-        return false;
+        return find_up(m, t, has_pid, &pid) != NULL;
 }
 
 bool manager_request_names_target(const struct manager *m, const struct memleak_request *req,
@@ -128,12 +145,9 @@ static bool gone(pid_t pid)
  * tracer holds the whole family it forks. */
 static struct exit_hold *family_hold(const struct manager *m, const struct target *t)
 {
-        for (size_t steps = 0; t && steps <= m->n_targets; steps++) {
-                if (t->exit_hold)
-                        return t->exit_hold;
-                t = t->parent_id ? manager_find_target_by_id(m, t->parent_id) : NULL;
-        }
-        return NULL;
+        const struct target *holder = find_up(m, t, holds_at_exit, NULL);
+
+        return holder ? holder->exit_hold : NULL;
 }
 
 /* Answer for a child held at its birth, if it is: it goes on, traced or let go. */
