@@ -28,6 +28,13 @@ def symbols(stack):
 
 class JitTest(harness.DaemonTestCase):
 
+    def start_program(self, name):
+        # a program killed at the cleanup leaves its perf map behind, as node would
+        program = super().start_program(name)
+        perf_map = f'/tmp/perf-{program.pid}.map'
+        self.addCleanup(lambda: os.path.lexists(perf_map) and os.unlink(perf_map))
+        return program
+
     def leak(self):
         daemon = self.start_daemon()
         program = self.start_program(PROGRAM)

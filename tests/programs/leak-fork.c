@@ -23,6 +23,7 @@
 #include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -77,6 +78,14 @@ static noinline void child_churn(void)
         }
 }
 
+/* A test that fails must not leave a child waiting for SIGUSR1 for ever: it goes with its parent. */
+static void die_with_parent(pid_t parent)
+{
+        require(prctl(PR_SET_PDEATHSIG, SIGKILL) == 0);
+        if (getppid() != parent)
+                _exit(1);
+}
+
 /* SIGUSR1 is blocked in every process of the family (the mask is inherited): wait for it. */
 static void wait_for_the_test(void)
 {
@@ -98,23 +107,25 @@ static void wait_child(pid_t pid)
         require(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 
-static noinline void grandchild(void)
+static noinline void grandchild(pid_t parent)
 {
+        die_with_parent(parent);
         wait_for_the_test();
         grandchild_leak();
         _exit(n_kept == 3 + 4 ? 0 : 1);         /* the parent's blocks are in its copy too */
 }
 
-static noinline void child(int index)
+static noinline void child(int index, pid_t parent)
 {
-        pid_t grandchild_pid = 0;
+        pid_t grandchild_pid = 0, self = getpid();
 
+        die_with_parent(parent);
         wait_for_the_test();
         if (index == 0) {
                 grandchild_pid = fork();
                 require(grandchild_pid >= 0);
                 if (grandchild_pid == 0)
-                        grandchild();
+                        grandchild(self);
         }
         child_churn();
         child_leak();
@@ -141,10 +152,11 @@ static pid_t spawn_self(void)
 int main(int argc, char *argv[])
 {
         sigset_t usr1;
-        pid_t children[3];
+        pid_t children[3], parent = getpid();
 
         no_wait = argc > 1 && strcmp(argv[argc - 1], "--no-wait") == 0;
         if (argc > 1 && strcmp(argv[1], "--spawned") == 0) {
+                die_with_parent(getppid());
                 wait_for_the_test();
                 spawned_leak();
                 return n_kept == 6 ? 0 : 1;
@@ -161,7 +173,7 @@ int main(int argc, char *argv[])
                 children[i] = fork();
                 require(children[i] >= 0);
                 if (children[i] == 0)
-                        child(i);
+                        child(i, parent);
         }
         children[2] = spawn_self();
         say("forked");
