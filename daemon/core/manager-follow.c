@@ -16,6 +16,7 @@
 #include "macro.h"
 #include "manager.h"
 #include "protocol.h"
+#include "target-files.h"
 #include "util.h"
 
 /* t, then the target it was followed from, and so on up: the first that pred() accepts, or NULL.
@@ -95,8 +96,9 @@ static void not_followed(struct manager *m, struct target *parent, pid_t child, 
         m->follow_warnings_held = 0;
 }
 
-/* A child that execs right after its fork (a shell's command) may be caught between the exec and
- * its loader mapping its libraries: no allocator to be found yet. Tried again this often. */
+/* A child that execs right after its fork (a shell's command, a posix_spawn) may be caught in its
+ * exec, its maps empty, or before its loader mapped its libraries: no allocator to be found yet.
+ * Tried again this often. */
 #define FOLLOW_RETRY_USEC (5ULL * 1000)
 #define FOLLOW_TRIES_MAX 40U
 
@@ -191,13 +193,14 @@ static void follow(struct manager *m, struct target *parent, pid_t child, unsign
                 .pid = child, .objs = objs, .n_objs = (size_t)n_objs, .filter = parent->filter,
                 .ring_depth = m->config.ring_depth, .track_mmap = parent->track_mmap, .unwind = parent->unwind.mode,
         }, &t, &error);
-        if (r == -ENOENT && n_objs == 0 && tries + 1 < FOLLOW_TRIES_MAX) {
+        /* -ENOENT: no allocator mapped yet; -ESRCH: no file mapped at all, as for a moment in its
+         * exec (or its exit) */
+        if ((r == -ENOENT || r == -ESRCH) && tries + 1 < FOLLOW_TRIES_MAX && !gone(child)) {
                 defer(m, parent, child, tries + 1, now_monotonic_usec() + FOLLOW_RETRY_USEC);
                 return;
         }
         if (r < 0) {
-                /* -ESRCH: its maps were empty, as they are for a moment while it exits */
-                if (r != -ESRCH && !gone(child))
+                if (!gone(child))
                         not_followed(m, parent, child, error ?: strerror(-r));
                 release(m, parent, child, false);
                 return;
@@ -213,6 +216,12 @@ static void follow(struct manager *m, struct target *parent, pid_t child, unsign
                 release(m, parent, child, false);
                 return;
         }
+        /* It may have exec'd while it was attached, before BPF recorded its mappings: read them
+         * again now that it does, and every few milliseconds for a while (the program it execs
+         * has its tables loaded then, not at the next snapshot). */
+        (void)target_files_refresh(&m->env, t, false);
+        t->maps_followed_until_usec = now_monotonic_usec() + EXEC_FOLLOW_AFTER_EXEC_USEC;
+        manager_follow_new_programs_start(m);
         parent->children_followed++;
         release(m, parent, child, true);        /* recorded from here on: it runs */
         log_info("Following pid %d (%s), forked by traced pid %d (%s): %s allocator, %zu object(s)", (int)t->pid,

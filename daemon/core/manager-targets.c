@@ -426,6 +426,8 @@ size_t manager_take_snapshots(struct manager *m)
  * not done yet, or did a moment ago. */
 static bool follows_new_program(const struct target *t, uint64_t now_mono, uint64_t now_real)
 {
+        if (!t->exited && now_mono < t->maps_followed_until_usec)
+                return true;
         if (!t->exec || t->exited)
                 return false;
         if (!t->exec->seen)

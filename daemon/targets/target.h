@@ -173,6 +173,9 @@ struct target {
         uint64_t parent_id;             /* the target whose fork it was followed from; 0: attached
                                          * itself */
         pid_t parent_pid;               /* that target's pid; 0 */
+        uint64_t maps_followed_until_usec;      /* CLOCK_MONOTONIC: its maps are read every few
+                                                 * milliseconds until then (followed at its fork,
+                                                 * it may exec at once); 0 */
         /* its owner's */
         uint64_t id;                    /* unique in the daemon's life (a pid is not) */
         sd_event_source *exit_source;
