@@ -4,6 +4,7 @@
 #include <string.h>
 #include "html-report.h"
 #include "html-report.html.h"
+#include "json-util.h"
 #include "macro.h"
 
 #define DATA_MARK "@MEMLEAKD_DATA@"
@@ -29,10 +30,12 @@ int html_report_write(FILE *f, const cJSON *report, const cJSON *history)
 
         if (!cJSON_IsObject(report) || !mark)
                 return -EBADMSG;
+        /* copies: ids (stack_id) printed as the digits memleakd sent; cJSON's own printing takes
+         * 5600849664053121 and 5600849664053120 for one number and prints the second */
         data = cJSON_CreateObject();
-        /* references: the caller keeps its objects */
-        if (!data || !cJSON_AddItemReferenceToObject(data, "report", (cJSON *)report) ||
-            (cJSON_IsObject(history) && !cJSON_AddItemReferenceToObject(data, "history", (cJSON *)history))) {
+        if (!data || !cJSON_AddItemToObject(data, "report", cJSON_Duplicate(report, true)) ||
+            (cJSON_IsObject(history) && !cJSON_AddItemToObject(data, "history", cJSON_Duplicate(history, true))) ||
+            json_integers_exact(data) < 0) {
                 cJSON_Delete(data);
                 return -ENOMEM;
         }
