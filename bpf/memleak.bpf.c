@@ -1112,6 +1112,7 @@ int BPF_PROG(record_fork, struct task_struct *parent, struct task_struct *child)
         e->parent_tgid = parent_tgid;
         e->child_tgid = task_tgid_seen(child);
         e->shares_memory = BPF_CORE_READ(child, mm) == BPF_CORE_READ(parent, mm);
+        e->exec_kind = 0;
         bpf_ringbuf_submit(e, 0);
         return 0;
 }
@@ -1170,6 +1171,7 @@ int BPF_PROG(forget_exec_image, struct task_struct *p, pid_t old_pid, struct lin
 {
         struct exec_forget f = { .tgid = traced_tgid() };
         __u32 key = COUNTER_FREED_BY_EXEC;
+        struct fork_event *e;
         __u64 *freed;
 
         if (!f.tgid)
@@ -1182,21 +1184,20 @@ int BPF_PROG(forget_exec_image, struct task_struct *p, pid_t old_pid, struct lin
         freed = bpf_map_lookup_elem(&counters, &key);
         if (freed)
                 *freed += f.blocks;
-        /* Exec'd by a thread other than the leader, which took over the leader's pid: the probes'
-         * links name the old leader, now gone, and the kernel no longer breaks in the new image. The
-         * daemon hears of it as a fork event with no child, and probes the new image again. */
-        if (old_pid != BPF_CORE_READ(p, pid)) {
-                struct fork_event *e = bpf_ringbuf_reserve(&forks, sizeof(*e), 0);
-
-                if (!e) {
-                        count(COUNTER_LOST_FORK_EVENTS);
-                        return 0;
-                }
-                e->parent_tgid = f.tgid;
-                e->child_tgid = 0;
-                e->shares_memory = 0;
-                bpf_ringbuf_submit(e, 0);
+        /* The daemon hears of it: the new program's maps are read at once (its tables loaded
+         * before the next snapshot). Exec'd by a thread other than the leader, which took over the
+         * leader's pid: the probes' links name the old leader, now gone, and the kernel no longer
+         * breaks in the new image: the daemon probes the new image again. */
+        e = bpf_ringbuf_reserve(&forks, sizeof(*e), 0);
+        if (!e) {
+                count(COUNTER_LOST_FORK_EVENTS);
+                return 0;
         }
+        e->parent_tgid = f.tgid;
+        e->child_tgid = 0;
+        e->shares_memory = 0;
+        e->exec_kind = old_pid != BPF_CORE_READ(p, pid) ? FORK_EVENT_EXEC_THREAD : FORK_EVENT_EXEC_LEADER;
+        bpf_ringbuf_submit(e, 0);
         return 0;
 }
 

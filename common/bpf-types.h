@@ -119,9 +119,15 @@ enum memleak_counter {
  * inherited the breakpoints of its parent's probes, which memleakd then clears. */
 struct fork_event {
         __u32 parent_tgid;      /* as the daemon's pid namespace numbers them */
-        __u32 child_tgid;       /* 0: parent_tgid exec'd from a thread other than its leader */
+        __u32 child_tgid;       /* 0: not a fork: parent_tgid exec'd (exec_kind) */
         __u32 shares_memory;    /* the child runs in the parent's memory until it execs (vfork,
                                  * posix_spawn, system): it inherited no breakpoints */
+        __u32 exec_kind;        /* with child_tgid 0: enum fork_event_exec */
+};
+enum fork_event_exec {
+        FORK_EVENT_EXEC_LEADER = 1,     /* by its leader: its probes stay */
+        FORK_EVENT_EXEC_THREAD = 2,     /* by another thread, which took the leader's pid: its
+                                         * probes' links name the old leader and are gone */
 };
 #define MEMLEAK_FORK_RING_BYTES (64 * 1024)
 

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-/* Hear when a traced process forks a child (BPF on sched_process_fork, through a ring buffer). */
+/* Hear when a traced process forks a child or execs (BPF on sched_process_fork and
+ * sched_process_exec, through a ring buffer). */
 #include <bpf/libbpf.h>
 #include <assert.h>
 #include <errno.h>
@@ -23,7 +24,7 @@ static int on_event(void *ctx, void *data, size_t size)
         const struct fork_event *e = data;
 
         if (size >= sizeof(*e))
-                w->fn(w->userdata, (pid_t)e->parent_tgid, (pid_t)e->child_tgid, e->shares_memory != 0);
+                w->fn(w->userdata, e);
         return 0;
 }
 

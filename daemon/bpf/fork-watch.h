@@ -1,19 +1,21 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-/* Hear when a traced process forks a child (BPF on sched_process_fork, through a ring buffer). */
+/* Hear when a traced process forks a child or execs (BPF on sched_process_fork and
+ * sched_process_exec, through a ring buffer). */
 #pragma once
 
 #include <stdbool.h>
 #include <sys/types.h>
 #include <systemd/sd-event.h>
+#include "bpf-types.h"
 #include "macro.h"
 
 struct memleak_bpf;
 struct fork_watch;
 
-/* shares_memory: a vfork child (posix_spawn, system), in the parent's memory until it execs. */
-typedef void (*fork_watch_fn)(void *userdata, pid_t parent, pid_t child, bool shares_memory);
+/* e: a fork (e->child_tgid set) or an exec (e->child_tgid 0, e->exec_kind), common/bpf-types.h. */
+typedef void (*fork_watch_fn)(void *userdata, const struct fork_event *e);
 
-/* Call fn on the event loop for each fork of a target, while active. */
+/* Call fn on the event loop for each fork and exec of a target, while active. */
 int fork_watch_new(sd_event *e, struct memleak_bpf *skel, fork_watch_fn fn, void *userdata,
                    struct fork_watch **ret);
 /* Link the fork program while some process is traced, and only then: no tracepoint of memleakd's

@@ -216,12 +216,7 @@ static void follow(struct manager *m, struct target *parent, pid_t child, unsign
                 release(m, parent, child, false);
                 return;
         }
-        /* It may have exec'd while it was attached, before BPF recorded its mappings: read them
-         * again now that it does, and every few milliseconds for a while (the program it execs
-         * has its tables loaded then, not at the next snapshot). */
-        (void)target_files_refresh(&m->env, t, false);
-        t->maps_followed_until_usec = now_monotonic_usec() + EXEC_FOLLOW_AFTER_EXEC_USEC;
-        manager_follow_new_programs_start(m);
+        manager_follow_new_programs_start(m);   /* if it exec'd as it was attached */
         parent->children_followed++;
         release(m, parent, child, true);        /* recorded from here on: it runs */
         log_info("Following pid %d (%s), forked by traced pid %d (%s): %s allocator, %zu object(s)", (int)t->pid,

@@ -343,6 +343,15 @@ static void start_rescan(struct manager *m, struct target *t)
         t->rescanning = true;
 }
 
+/* Learn the files t mapped since its maps were last read, while it is still there (a library it
+ * loaded, a program it exec'd), and probe the allocator entry points of those. */
+static void learn_new_files(struct manager *m, struct target *t)
+{
+        (void)target_files_refresh(&m->env, t, false);  /* loads the unwind tables they need */
+        target_refresh_comm(t);         /* an exec renames it */
+        start_rescan(m, t);
+}
+
 /* The snapshot rows of pid from the totals (sorted by pid): the heap's only (mappings, with
  * --mmap, have rows of their own). NULL without memory. */
 static struct snapshot_row *snapshot_rows_of(const struct stack_total *totals, size_t n, pid_t pid,
@@ -393,11 +402,7 @@ size_t manager_take_snapshots(struct manager *m)
                 if (t->exited)
                         continue;
                 pids[n++] = t->pid;
-                /* Learn libraries loaded since the last tick, while the target is still there, and
-                 * probe the allocator entry points of those (dlopen). */
-                (void)target_files_refresh(&m->env, t, false);
-                target_refresh_comm(t);         /* an exec renames it */
-                start_rescan(m, t);
+                learn_new_files(m, t);
         }
         if (n == 0)
                 return 0;
@@ -422,19 +427,6 @@ size_t manager_take_snapshots(struct manager *m)
         return n_totals;
 }
 
-/* Whether t's maps are still followed closely: it was attached to exec a program, which it has
- * not done yet, or did a moment ago. */
-static bool follows_new_program(const struct target *t, uint64_t now_mono, uint64_t now_real)
-{
-        if (!t->exited && now_mono < t->maps_followed_until_usec)
-                return true;
-        if (!t->exec || t->exited)
-                return false;
-        if (!t->exec->seen)
-                return now_real - t->attached_usec < EXEC_FOLLOW_BEFORE_EXEC_USEC;
-        return now_mono - t->exec->seen_usec < EXEC_FOLLOW_AFTER_EXEC_USEC;
-}
-
 bool manager_follow_new_programs(struct manager *m)
 {
         bool any = false;
@@ -443,9 +435,9 @@ bool manager_follow_new_programs(struct manager *m)
         for (size_t i = 0; i < m->n_targets; i++) {
                 struct target *t = m->targets[i];
 
-                if (!follows_new_program(t, now_monotonic_usec(), now_realtime_usec()))
+                if (t->exited || now_monotonic_usec() >= t->maps_followed_until_usec)
                         continue;
-                (void)target_files_refresh(&m->env, t, false);  /* loads the tables it maps */
+                learn_new_files(m, t);
                 any = true;
         }
         return any;
@@ -453,7 +445,12 @@ bool manager_follow_new_programs(struct manager *m)
 
 void manager_follow_new_programs_start(struct manager *m)
 {
+        int enabled = SD_EVENT_OFF;
+
         assert(m);
+        /* armed already: not put off (execs coming faster than it fires would starve it) */
+        if (sd_event_source_get_enabled(m->exec_timer, &enabled) >= 0 && enabled != SD_EVENT_OFF)
+                return;
         if (sd_event_source_set_time_relative(m->exec_timer, EXEC_FOLLOW_INTERVAL_USEC) < 0 ||
             sd_event_source_set_enabled(m->exec_timer, SD_EVENT_ONESHOT) < 0)
                 log_warning("Cannot follow the maps of a program about to start: its first stacks may be "
@@ -472,6 +469,7 @@ static void register_deferred(struct manager *m, struct target *t)
         r = target_register(&m->env, t, &error);
         if (r >= 0) {
                 log_debug("Pid %d is recorded from now on: its unwind tables are in", (int)t->pid);
+                manager_follow_new_programs_start(m);   /* if it exec'd meanwhile */
                 return;
         }
         log_warning("Cannot start recording pid %d (%s): %s", (int)t->pid, t->comm, error ?: strerror(-r));
@@ -502,17 +500,6 @@ void manager_target_forked(struct manager *m, pid_t parent, pid_t child, bool sh
         assert(m);
         if (!t || t->exited)
                 return;
-        if (child == 0) {
-                /* it exec'd from another thread than its leader (bpf/memleak.bpf.c, forget_exec_image) */
-                r = target_reprobe(&m->env, t);
-                if (r == -ENOTRECOVERABLE)
-                        log_warning("pid %d (%s) exec'd another program from one of its threads: its --obj probes "
-                                    "no longer apply; attach it again to trace it", (int)t->pid, t->comm);
-                else
-                        log_info("pid %d exec'd another program from one of its threads: probing its new image "
-                                 "again", (int)t->pid);
-                return;
-        }
         t->children_forked++;
         if (t->follow_forks)
                 manager_follow_child(m, t, child);
@@ -526,6 +513,28 @@ void manager_target_forked(struct manager *m, pid_t parent, pid_t child, bool sh
                 r = sd_event_source_set_enabled(m->children_timer, SD_EVENT_ONESHOT);
         if (r < 0)
                 log_warning_errno(r, "Cannot schedule clearing the probes of pid %d's children: %m", (int)parent);
+}
+
+void manager_target_execd(struct manager *m, pid_t pid, bool from_thread)
+{
+        struct target *t = manager_find_target(m, pid);
+        int r;
+
+        assert(m);
+        if (!t || t->exited)
+                return;
+        target_follow_maps(t, TARGET_MAPS_FOLLOW_AFTER_EXEC_USEC);
+        manager_follow_new_programs_start(m);
+        if (!from_thread)
+                return;
+        /* its probes' links named its old leader (bpf/memleak.bpf.c, forget_exec_image) */
+        r = target_reprobe(&m->env, t);
+        if (r == -ENOTRECOVERABLE)
+                log_warning("pid %d (%s) exec'd another program from one of its threads: its --obj probes "
+                            "no longer apply; attach it again to trace it", (int)t->pid, t->comm);
+        else
+                log_info("pid %d exec'd another program from one of its threads: probing its new image "
+                         "again", (int)t->pid);
 }
 
 void manager_clear_children(struct manager *m)

@@ -165,9 +165,12 @@ static int on_follow_timer(sd_event_source *s, uint64_t usec, void *userdata)
         return 0;
 }
 
-static void on_fork(void *userdata, pid_t parent, pid_t child, bool shares_memory)
+static void on_fork(void *userdata, const struct fork_event *e)
 {
-        manager_target_forked(userdata, parent, child, shares_memory);
+        if (e->child_tgid)
+                manager_target_forked(userdata, (pid_t)e->parent_tgid, (pid_t)e->child_tgid, e->shares_memory != 0);
+        else
+                manager_target_execd(userdata, (pid_t)e->parent_tgid, e->exec_kind == FORK_EVENT_EXEC_THREAD);
 }
 
 static void on_tables_loaded(void *userdata)

@@ -130,6 +130,9 @@ size_t manager_take_snapshots(struct manager *m);
 /* A target forked: follow the child (follow_forks), or clear the probes it inherited, shortly
  * (none when it shares the parent's memory: a vfork child). */
 void manager_target_forked(struct manager *m, pid_t parent, pid_t child, bool shares_memory);
+/* A target exec'd: its maps followed closely for a while (its new program's tables loaded as the
+ * loader maps them); from a thread other than its leader: its new image probed again. */
+void manager_target_execd(struct manager *m, pid_t pid, bool from_thread);
 /* Clear them now (the children timer). */
 void manager_clear_children(struct manager *m);
 
@@ -157,18 +160,16 @@ bool manager_request_names_target(const struct manager *m, const struct memleak_
  * for their program's tables are answered. */
 void manager_unwind_tables_loaded(struct manager *m);
 
-/* Targets attached before they exec (memleakctl run) map their program and libraries right
- * after the attach: their maps are followed every few milliseconds for a while, so that their
- * stacks are walked by unwind tables from their first allocations, not from the next snapshot.
- * Returns whether any such target is still followed. */
+/* A target that execs (or is about to: memleakctl run) maps its program and libraries right
+ * after: its maps are followed every few milliseconds for a while (target_follow_maps()), so that
+ * its stacks are walked by unwind tables from its first allocations, not from the next snapshot.
+ * Returns whether any target is still followed. */
 #define EXEC_FOLLOW_INTERVAL_USEC (10ULL * 1000)
-#define EXEC_FOLLOW_AFTER_EXEC_USEC (2ULL * 1000 * 1000)        /* the loader is done by then */
-#define EXEC_FOLLOW_BEFORE_EXEC_USEC (30ULL * 1000 * 1000)      /* a run that never execs */
 bool manager_follow_new_programs(struct manager *m);
 
 /* The leak verdicts' thresholds, from the config. */
 struct leak_verdict_thresholds manager_verdict_thresholds(const struct manager *m);
-/* (Re)arm that following after an attach. */
+/* Arm that following (unless armed already) after an attach or an exec. */
 void manager_follow_new_programs_start(struct manager *m);
 /* The status text systemd shows, and the fork watch (linked while a process is traced). */
 void manager_targets_changed(struct manager *m);

@@ -375,6 +375,15 @@ struct probes_rescan {
         int error;
 };
 
+/* Whether t maps a file its rescans have not looked at yet. */
+static bool maps_unexamined(const struct target *t)
+{
+        for (size_t i = 0; i < t->modules.n; i++)
+                if (!file_id_set_contains(&t->files.examined, t->modules.mappings[i].dev, t->modules.mappings[i].ino))
+                        return true;
+        return false;
+}
+
 int probes_rescan_new(const struct target_env *env, const struct target *t, struct probes_rescan **ret)
 {
         struct probes_rescan *r;
@@ -385,6 +394,8 @@ int probes_rescan_new(const struct target_env *env, const struct target *t, stru
         *ret = NULL;
         if (t->exited || t->kernel || t->objects_named)
                 return 0;       /* the kernel maps no files; --obj said what to probe */
+        if (!maps_unexamined(t))
+                return 0;       /* most ticks: no job for the worker */
         r = calloc(1, sizeof(*r));
         if (!r)
                 return -ENOMEM;

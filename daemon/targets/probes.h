@@ -28,7 +28,8 @@ struct rescanned_object {
         char *error;
 };
 
-/* NULL (0) when t needs none (exited, the kernel, --obj named its objects). -ENOMEM. */
+/* NULL (0) when t needs none (exited, the kernel, --obj named its objects, or it maps no file
+ * its rescans have not looked at). -ENOMEM. */
 int probes_rescan_new(const struct target_env *env, const struct target *t, struct probes_rescan **ret);
 struct probes_rescan *probes_rescan_free(struct probes_rescan *r);
 pid_t probes_rescan_pid(const struct probes_rescan *r);

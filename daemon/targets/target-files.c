@@ -133,7 +133,7 @@ static bool runs_its_program(struct target *t)
              ((uint64_t)st.st_dev == t->exec->held_dev && (uint64_t)st.st_ino == t->exec->held_ino)))
                 return false;   /* still held (or what held it is not known) */
         t->exec->seen = true;
-        t->exec->seen_usec = now_monotonic_usec();
+        target_follow_maps(t, TARGET_MAPS_FOLLOW_AFTER_EXEC_USEC);
         return true;
 }
 

@@ -190,6 +190,17 @@ static void release_slot(struct target *t)
         t->slot.set = NULL;
 }
 
+/* Its maps read again, once it is recorded: if it exec'd since the attach read them, they are
+ * another program's, which its loader may still be mapping. */
+static void reread_maps(const struct target_env *env, struct target *t)
+{
+        struct stat st;
+
+        (void)target_files_refresh(env, t, false);
+        if (proc_exe_stat(t->pid, &st) == 0 && ((uint64_t)st.st_dev != t->exe_dev || (uint64_t)st.st_ino != t->exe_ino))
+                target_follow_maps(t, TARGET_MAPS_FOLLOW_AFTER_EXEC_USEC);
+}
+
 int target_register(const struct target_env *env, struct target *t, char **error)
 {
         int r;
@@ -212,7 +223,18 @@ int target_register(const struct target_env *env, struct target *t, char **error
                 return r;
         }
         t->attached_usec = now_realtime_usec();
+        if (!t->kernel && !t->exec)
+                reread_maps(env, t);
         return 0;
+}
+
+void target_follow_maps(struct target *t, uint64_t usec)
+{
+        uint64_t until = now_monotonic_usec() + usec;
+
+        assert(t);
+        if (until > t->maps_followed_until_usec)
+                t->maps_followed_until_usec = until;
 }
 
 /* A process attached before it execs: its module map starts empty (what the held process maps now
@@ -247,6 +269,7 @@ static int attach_before_exec(const struct target_env *env, struct target *t, co
         if (r < 0)
                 return error_set(error, r, "Cannot record the mappings pid %d will make: %s", (int)t->pid, strerror(-r));
         t->exec->recording = env->mappings;
+        target_follow_maps(t, TARGET_MAPS_FOLLOW_BEFORE_EXEC_USEC);
         /* walked by tables from its first allocation: what it maps is found by its vmas until
          * its maps are read */
         (void)target_unwind_refresh(t);
@@ -258,9 +281,14 @@ static int attach_running(const struct target_env *env, struct target *t, const 
                           char **error)
 {
         const char *why;
+        struct stat st;
         int r;
 
         read_comm(t->pid, t->comm);
+        if (proc_exe_stat(t->pid, &st) == 0) {
+                t->exe_dev = (uint64_t)st.st_dev;
+                t->exe_ino = (uint64_t)st.st_ino;
+        }
         why = untraceable_reason(t->pid);
         if (why)
                 return error_set(error, -EINVAL, "pid %d (%s) %s", (int)t->pid, t->comm, why);

@@ -80,7 +80,6 @@ struct target_exec {
         uint64_t dev, ino;              /* that program's file */
         bool seen;                      /* /proc/PID/exe became it, or another than memleakctl's
                                          * (it exec'd on): the process's maps are the program's */
-        uint64_t seen_usec;             /* when that was noticed (CLOCK_MONOTONIC) */
         char held_comm[17];             /* its name while held before the exec (memleakctl's) */
         uint64_t held_dev, held_ino;    /* its /proc/PID/exe then (memleakctl's) */
         struct mapping_log *recording;  /* holds a mapping_log_hold() on it; NULL once released */
@@ -174,14 +173,20 @@ struct target {
                                          * itself */
         pid_t parent_pid;               /* that target's pid; 0 */
         uint64_t maps_followed_until_usec;      /* CLOCK_MONOTONIC: its maps are read every few
-                                                 * milliseconds until then (followed at its fork,
-                                                 * it may exec at once); 0 */
+                                                 * milliseconds until then (it execs or just did:
+                                                 * target_follow_maps()); 0 */
+        uint64_t exe_dev, exe_ino;      /* the program it ran when its maps were read at attach */
         /* its owner's */
         uint64_t id;                    /* unique in the daemon's life (a pid is not) */
         sd_event_source *exit_source;
         void *owner;
         struct exit_hold *exit_hold;    /* memleakctl run: held at its exit for a reachability scan */
 };
+
+/* How long a target's maps are followed closely (target_follow_maps()) after it execs (its loader
+ * is done by then), and while memleakctl run holds it before its exec (a run that never execs). */
+#define TARGET_MAPS_FOLLOW_AFTER_EXEC_USEC (2ULL * 1000 * 1000)
+#define TARGET_MAPS_FOLLOW_BEFORE_EXEC_USEC (30ULL * 1000 * 1000)
 
 /* Everything attach, detach and the rest need from the daemon. */
 struct target_env {
@@ -220,8 +225,13 @@ int target_new(const struct target_env *env, pid_t pid, const struct target_conf
 int target_attach(const struct target_env *env, const struct target_attach_params *p,
                   struct target **ret, char **error);
 
-/* Enter t in the targets map, which BPF checks on every probe hit: recording starts here. */
+/* Enter t in the targets map, which BPF checks on every probe hit: recording starts here. A
+ * running process's maps are read again then: it may have exec'd since the attach read them
+ * (BPF records its exec from here on, not before), and then they are followed closely a while. */
 int target_register(const struct target_env *env, struct target *t, char **error);
+/* Have t's maps read every few milliseconds for usec from now (its owner's timer reads them:
+ * manager_follow_new_programs()); an earlier deadline is extended, a later one kept. */
+void target_follow_maps(struct target *t, uint64_t usec);
 
 /* Stop tracing: BPF stops recording it; its links, its map entries and its stacks go in the
  * background (the detacher: a new attach to the pid waits for them). With freeze, its per-stack

@@ -2,9 +2,12 @@
 """Targets under a real memleakd: two at once, detach, attaching twice, a target that exits, one
 that execs."""
 
+import os
+import time
 import unittest
 
 import harness
+from test_allocators import NAMES as ALLOC_NAMES, expected_for as alloc_expected_for
 from test_every_hook import EXPECTED as EVERY_HOOK_EXPECTED, NAMES as EVERY_HOOK_NAMES
 
 EVERY_HOOK = 'leak-every-hook'
@@ -215,6 +218,33 @@ class TargetsTest(harness.DaemonTestCase):
         # glibc's pthread_create allocates the thread's vector of TLS blocks (its dtv): one more
         daemon = self.exec_scenario(b'thread\n', 5 + 1)
         self.assertIn('exec\'d another program from one of its threads', daemon.log())
+
+    def test_a_program_exec_d_on_another_allocator_is_probed_at_its_exec(self):
+        """A traced shell-like process execs a program linked with jemalloc: BPF tells the daemon
+        of the exec, which reads the new maps and probes jemalloc within moments, not at the next
+        snapshot (a minute here): what the program leaks right after is all there."""
+        daemon = self.start_daemon(config={'snapshot_interval_ms': 60000})
+        program = self.start_program(EXEC_PROGRAM)
+        daemon.attach(program.pid)
+        program.go()
+        program.expect('leaked')
+        started = time.monotonic()
+        jemalloc_program = os.path.join(harness.PROGRAMS_DIR, 'leak-alloc-jemalloc')
+        program.proc.stdin.write(f'prog {jemalloc_program}\n'.encode())
+        program.proc.stdin.flush()
+        program.expect('ready')
+
+        def jemalloc_probed():
+            targets = [t for t in daemon.status()['targets'] if t['pid'] == program.pid]
+            return targets and any('libjemalloc.so' in o['path'] and o['probes'] > 0 for o in targets[0]['objects'])
+        self.assertTrue(harness.wait_until(jemalloc_probed, 20, interval=0.02),
+                        f'jemalloc not probed after the exec: {daemon.status()["targets"]}\n{daemon.log()}')
+        self.assertLess(time.monotonic() - started, 50, 'probed by the snapshot tick, not at the exec')
+        program.run_leaks()
+        expected = alloc_expected_for('jemalloc')
+        report, totals = self.wait_for_totals(daemon, program.pid, ALLOC_NAMES, expected)
+        self.assert_totals(report, totals, expected, 'leak-alloc-jemalloc exec\'d by a traced process')
+        self.assertEqual(program.finish(), 0)
 
 if __name__ == '__main__':
     unittest.main(verbosity=2)

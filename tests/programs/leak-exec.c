@@ -7,9 +7,11 @@
  * leak_after_exec leaks AFTER_COUNT blocks of AFTER_SIZE bytes in the second, which stay.
  *
  * Protocol: print "ready", wait for a line ("go"), leak, print "leaked", wait for a line: "thread"
- * execs from a new thread, any other from the main one; the program execs itself with the
- * argument "after" (same pid, same stdin and stdout), prints "execd", waits for a line, leaks,
- * prints "done", waits for a line or EOF, exits 0. */
+ * execs from a new thread, "prog PATH" execs PATH (no arguments) from the main thread, any other
+ * from the main one; the program execs itself with the argument "after" (same pid, same stdin and
+ * stdout), prints "execd", waits for a line, leaks, prints "done", waits for a line or EOF,
+ * exits 0. */
+#include <limits.h>
 #include <pthread.h>
 #include <string.h>
 #include <unistd.h>
@@ -53,7 +55,7 @@ static void *exec_again(void *unused)
 
 int main(int argc, char *argv[])
 {
-        char line[32];
+        char line[PATH_MAX + 8];
         pthread_t thread;
 
         setup_stdio();
@@ -77,6 +79,11 @@ int main(int argc, char *argv[])
         if (strcmp(line, "thread\n") == 0) {
                 require(pthread_create(&thread, NULL, exec_again, NULL) == 0);
                 pause();
+        }
+        if (strncmp(line, "prog ", 5) == 0) {
+                line[strcspn(line, "\n")] = '\0';
+                execl(line + 5, line + 5, (char *)NULL);
+                abort();
         }
         exec_again(NULL);
 }
