@@ -22,14 +22,9 @@ int call_daemon(const struct ctl_context *ctx, const char *what, const struct me
         int r;
 
         fd = connection_open(ctx->socket_path);
-        if (fd == -ENOENT || fd == -ECONNREFUSED) {
-                ctl_error(ctx, -fd, "memleakd is not running (no socket at %s); start it with "
-                          "'systemctl start memleakd' or run 'memleakd' as root", ctx->socket_path);
-                return CTL_EXIT_FAILURE;
-        }
         if (fd < 0) {
-                ctl_error(ctx, -fd, "cannot connect to memleakd at %s: %s (%s)", ctx->socket_path,
-                          strerror(-fd), memleak_errno_to_code(fd));
+                error = connection_open_error(ctx->socket_path, fd);
+                ctl_error(ctx, -fd, "%s", error ?: strerror(-fd));
                 return CTL_EXIT_FAILURE;
         }
         r = connection_call(fd, req, CONNECTION_TIMEOUT_MS, ret_reply, &error);

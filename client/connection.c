@@ -48,6 +48,26 @@ int connection_open(const char *socket_path)
         return TAKE_FD(fd);
 }
 
+char *connection_open_error(const char *socket_path, int r)
+{
+        char *m = NULL;
+        int k;
+
+        if (r == -ENOENT)
+                k = asprintf(&m, "memleakd is not running (no socket at %s); start it with 'systemctl start "
+                             "memleakd' or run 'memleakd' as root", socket_path);
+        else if (r == -ECONNREFUSED)
+                k = asprintf(&m, "memleakd is not running (nothing listens on %s); start it with "
+                             "'systemctl start memleakd' or run 'memleakd' as root", socket_path);
+        else if (r == -EACCES || r == -EPERM)
+                k = asprintf(&m, "cannot connect to memleakd at %s: %s (the socket is root's: run memleakctl "
+                             "as root)", socket_path, strerror(-r));
+        else
+                k = asprintf(&m, "cannot connect to memleakd at %s: %s (%s)", socket_path, strerror(-r),
+                             memleak_errno_to_code(r));
+        return k < 0 ? NULL : m;
+}
+
 /* Wait until fd is ready for events or the deadline passes. */
 static int wait_fd(int fd, short events, int64_t deadline_ms)
 {

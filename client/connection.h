@@ -11,6 +11,9 @@
 /* Connect to memleakd's stream socket; returns the fd, or -errno from socket()/connect()
  * (-ENOENT and -ECONNREFUSED mean that nothing listens there). */
 int connection_open(const char *socket_path);
+/* What a user is told when connection_open() failed with r: a malloc'd message (NULL without
+ * memory). */
+char *connection_open_error(const char *socket_path, int r);
 
 /* Send req (under a fresh id) and wait up to timeout_ms for its reply, checked with
  * memleak_response_check(). On success *ret_reply holds the whole reply. On failure returns

@@ -204,14 +204,7 @@ static const char *daemon_error(const struct ctl_context *ctx, int r, const char
 {
         if (message)
                 return message;
-        if (r == -ENOENT || r == -ECONNREFUSED) {
-                if (asprintf(buf, "memleakd is not running (no socket at %s); start it with 'systemctl start "
-                             "memleakd' or run 'memleakd' as root", ctx->socket_path) < 0)
-                        *buf = NULL;
-                return *buf ? *buf : strerror(-r);
-        }
-        if (asprintf(buf, "cannot connect to memleakd at %s: %s", ctx->socket_path, strerror(-r)) < 0)
-                *buf = NULL;
+        *buf = connection_open_error(ctx->socket_path, r);
         return *buf ? *buf : strerror(-r);
 }
 

@@ -169,7 +169,16 @@ class LifecycleTest(harness.DaemonTestCase):
         self.assertNotEqual(r.returncode, 0)
         lines = [line for line in (r.stdout + r.stderr).splitlines() if line.strip()]
         self.assertEqual(len(lines), 1, f'expected one line, got: {lines}')
-        self.assertIn('not running', lines[0])
+        self.assertIn('not running (no socket at', lines[0])
+
+        # A socket nothing listens on (a daemon killed with SIGKILL leaves its socket) is told apart.
+        stale = os.path.join(self.workdir, 'stale.sock')
+        with socket.socket(socket.AF_UNIX) as s:
+            s.bind(stale)
+        r = subprocess.run([harness.MEMLEAKCTL, '--socket', stale, 'status'], capture_output=True,
+                           text=True, timeout=harness.CTL_TIMEOUT_S, stdin=subprocess.DEVNULL)
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn(f'not running (nothing listens on {stale})', r.stderr)
 
         # In JSON mode the error is JSON on stdout.
         r = subprocess.run([harness.MEMLEAKCTL, '--socket', socket_path, 'status', '--json'],
