@@ -192,6 +192,7 @@ static void follow(struct manager *m, struct target *parent, pid_t child, unsign
         r = target_attach(&m->env, &(struct target_attach_params) {
                 .pid = child, .objs = objs, .n_objs = (size_t)n_objs, .filter = parent->filter,
                 .ring_depth = m->config.ring_depth, .track_mmap = parent->track_mmap, .unwind = parent->unwind.mode,
+                .record_at_once = true,
         }, &t, &error);
         /* -ENOENT: no allocator mapped yet; -ESRCH: no file mapped at all, as for a moment in its
          * exec (or its exit) */

@@ -325,7 +325,7 @@ int target_attach(const struct target_env *env, const struct target_attach_param
         t->track_mmap = p->track_mmap;
         target_unwind_init(env, t, p->unwind);
         r = p->exec ? attach_before_exec(env, t, p, error) : attach_running(env, t, p, error);
-        if (r >= 0 && !p->exec && t->n_forwarders > 0 && target_unwind_pending(t)) {
+        if (r >= 0 && !p->exec && (t->n_forwarders > 0 || !p->record_at_once) && target_unwind_pending(t)) {
                 t->register_deferred = true;
                 t->attached_usec = now_realtime_usec();
         } else if (r >= 0)

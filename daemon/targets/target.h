@@ -210,6 +210,9 @@ struct target_attach_params {
         const char *exec;               /* attach before the process execs this program (an
                                          * absolute path as it sees it); NULL: it runs already */
         enum memleak_unwind unwind;     /* how its stacks are walked (not DEFAULT) */
+        bool record_at_once;            /* a running process recorded from its probes on, before
+                                         * its tables are built (a followed child, which memleakctl
+                                         * run holds until then: exact counts first) */
 };
 
 /* The one constructor: a target for pid (a process: with its pidfd; KERNEL_TARGET_PID: the
@@ -218,10 +221,11 @@ int target_new(const struct target_env *env, pid_t pid, const struct target_conf
                struct target **ret, char **error);
 
 /* Attach to a process (before it execs p->exec, if set): find what to probe, probe it, start
- * recording. A running process whose C++ operators are left to the malloc they call
- * (probes.c) starts recording only once its unwind tables are built (register_deferred): until
- * then a walk from inside an operator would skip its caller. On failure returns -errno and a
- * malloc'd message for the client in *error. */
+ * recording. A running process starts recording only once its unwind tables are built
+ * (register_deferred): until then its stacks would be walked by frame pointers, cut short in code
+ * built without them, and a walk from inside a C++ operator left to the malloc it calls
+ * (probes.c) would skip its caller; with p->record_at_once only the latter waits. On failure
+ * returns -errno and a malloc'd message for the client in *error. */
 int target_attach(const struct target_env *env, const struct target_attach_params *p,
                   struct target **ret, char **error);
 

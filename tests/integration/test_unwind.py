@@ -10,6 +10,7 @@ start and rbp 0)."""
 import json
 import os
 import subprocess
+import time
 import unittest
 
 import harness
@@ -211,6 +212,27 @@ class UnwindTest(harness.DaemonTestCase):
         self.assertIsNone(biggest['unwind_stopped'], biggest)
         for counter in NO_LOSS:
             self.assertEqual(report['lost'][counter], 0, report['lost'])
+
+    def test_a_process_leaking_as_it_is_attached_has_every_stack_walked_by_tables(self):
+        # Recorded from its probes on, before its tables were built, its first stacks were walked
+        # by frame pointers: one frame each in an interpreter built without them, no reason given.
+        python = '/usr/bin/python3.11'
+        if not os.path.exists(python):
+            python = '/usr/bin/python3'
+        daemon = self.start_daemon()
+        program = harness.LeakProgram('leak-steadily', command=[
+            python, os.path.join(harness.SOURCE_ROOT, 'tests', 'programs', 'leak-steadily.py')])
+        self.addCleanup(program.kill)
+        program.expect('ready')
+        daemon.attach(program.pid)
+        time.sleep(0.5)
+        program.run_leaks()
+        report = daemon.report(pid=program.pid, top=harness.UNLIMITED_TOP)
+        self.assertGreater(report['targets'][0]['outstanding_allocs'], 100, harness.format_stacks(report))
+        for stack in report['stacks']:
+            chain = symbols(stack)
+            self.assertEqual(chain[-1], '_start', harness.format_stacks(report))
+            self.assertIsNone(stack['unwind_stopped'], stack)
 
     def test_run_walks_the_program_from_its_first_allocation(self):
         daemon = self.start_daemon()
