@@ -7,12 +7,16 @@
 
 static void help(void)
 {
-        printf("memleakctl detach --pid PID [--json]\n"
+        printf("memleakctl detach --pid PID [--children] [--json]\n"
                "memleakctl detach --kernel [--json]\n\n"
                "Stop tracing a process, or the kernel, and forget what was recorded for it.\n\n"
                "  -p --pid PID       The traced process\n"
+               "     --children      With --pid: the processes followed from it (attach --follow-forks),\n"
+               "                     and theirs, too; without it they stay, each a target of its own\n"
                "  -k --kernel        The kernel target: its tracepoints are detached\n"
-               "  -j --json          Print the reply as JSON: {\"target\": {...}}\n"
+               "  -j --json          Print the reply as JSON: {\"target\": {...}, \"children\": [{...}, ...]}\n"
+               "                     with --children, else {\"target\": {...}, \"children_left\": N} (the\n"
+               "                     processes followed from it that stay, running or exited)\n"
                "  -h --help          Show this help\n");
 }
 
@@ -27,6 +31,9 @@ static int parse_option(const struct ctl_context *ctx, struct call_args *args, i
         case 'k':
                 args->req.kernel = true;
                 break;
+        case CTL_OPT_CHILDREN:
+                args->req.children = true;
+                break;
         }
         return CTL_EXIT_OK;
 }
@@ -37,18 +44,20 @@ static int check(const struct ctl_context *ctx, const struct call_args *args)
                 return ctl_usage_error(ctx, "detach: give --pid or --kernel, not both");
         if (!args->req.has_pid && !args->req.kernel)
                 return ctl_usage_error(ctx, "detach: --pid (or --kernel) is required");
+        if (args->req.children && !args->req.has_pid)
+                return ctl_usage_error(ctx, "detach: --children takes the processes followed from --pid: give --pid");
         return CTL_EXIT_OK;
 }
 
-/* The target as text; with --json the reply less its envelope: {"target": {...}}. */
+/* The targets as text; with --json the reply less its envelope. */
 static void view(const struct call_args *args, cJSON *reply, struct call_view *ret)
 {
-        const cJSON *target = cJSON_GetObjectItemCaseSensitive(reply, F_TARGET);
+        const cJSON *body = call_reply_body(reply);
 
         *ret = (struct call_view) {
                 .what = "target",
-                .text = target,
-                .json = call_reply_body(reply),
+                .text = body,
+                .json = body,
                 .render = render_detach,
         };
 }
@@ -56,6 +65,7 @@ static void view(const struct call_args *args, cJSON *reply, struct call_view *r
 static const struct option long_options[] = {
         { "pid", required_argument, NULL, 'p' },
         { "kernel", no_argument, NULL, 'k' },
+        { "children", no_argument, NULL, CTL_OPT_CHILDREN },
         { "json", no_argument, NULL, 'j' },
         { "help", no_argument, NULL, 'h' },
         {}

@@ -140,15 +140,27 @@ int render_attach(FILE *f, const cJSON *target)
         return stream_result(f);
 }
 
-int render_detach(FILE *f, const cJSON *target)
+int render_detach(FILE *f, const cJSON *reply)
 {
+        const cJSON *target = cJSON_GetObjectItemCaseSensitive(reply, "target"), *child;
+        uint64_t left = get_u64(reply, "children_left");
+
         assert(f);
 
         if (!cJSON_IsObject(target))
                 return -EBADMSG;
         fputs("Detached from ", f);
         print_target_name(f, target);
-        fputs(")\n", f);
+        fputs(")", f);
+        if (left > 0)
+                fprintf(f, "; the %" PRIu64 " %s followed from it %s (detach --children takes them too)", left,
+                        plural(left, "process", "processes"), left == 1 ? "stays" : "stay");
+        fputs("\n", f);
+        cJSON_ArrayForEach(child, cJSON_GetObjectItemCaseSensitive(reply, "children")) {
+                fputs("Detached from ", f);
+                print_target_name(f, child);
+                fputs(")\n", f);
+        }
         return stream_result(f);
 }
 

@@ -9,7 +9,7 @@
 int render_attach(FILE *f, const cJSON *target);
 
 /* "Detached from pid 1234 (leaky)". */
-int render_detach(FILE *f, const cJSON *target);
+int render_detach(FILE *f, const cJSON *reply);
 
 /* The status reply: daemon, targets, counters, lost events. */
 int render_status(FILE *f, const cJSON *status);

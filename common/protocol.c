@@ -122,7 +122,7 @@ static const struct field_spec request_fields[] = {
           CMD_BIT(MEMLEAK_CMD_ATTACH), 0,
           "\"follow_forks\" must be true or false", NULL },
         { F_CHILDREN, FIELD_BOOL, offsetof(struct memleak_request, children), 0,
-          CMD_BIT(MEMLEAK_CMD_REPORT) | CMD_BIT(MEMLEAK_CMD_HISTORY), 0,
+          CMD_BIT(MEMLEAK_CMD_REPORT) | CMD_BIT(MEMLEAK_CMD_HISTORY) | CMD_BIT(MEMLEAK_CMD_DETACH), 0,
           "\"children\" must be true or false", NULL },
 };
 

@@ -68,6 +68,7 @@
 #define F_SAMPLE_BYTES  "sample_bytes"
 #define F_FOLLOW_FORKS  "follow_forks"
 #define F_CHILDREN      "children"
+#define F_CHILDREN_LEFT "children_left"
 
 enum memleak_command {
         MEMLEAK_CMD_ATTACH,

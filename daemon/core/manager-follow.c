@@ -37,6 +37,11 @@ static bool has_pid(const struct target *t, const void *pid)
         return t->pid == *(const pid_t *)pid;
 }
 
+static bool has_id(const struct target *t, const void *id)
+{
+        return t->id == *(const uint64_t *)id;
+}
+
 static bool holds_at_exit(const struct target *t, const void *unused)
 {
         return t->exit_hold != NULL;
@@ -47,6 +52,14 @@ bool manager_target_in_family(const struct manager *m, const struct target *t, p
         assert(m);
         assert(t);
         return find_up(m, t, has_pid, &pid) != NULL;
+}
+
+bool manager_target_followed_from(const struct manager *m, const struct target *t, const struct target *ancestor)
+{
+        assert(m);
+        assert(t);
+        assert(ancestor);
+        return t != ancestor && find_up(m, t, has_id, &ancestor->id) != NULL;
 }
 
 bool manager_request_names_target(const struct manager *m, const struct memleak_request *req,

@@ -329,10 +329,29 @@ void manager_requests_done(struct manager *m)
         m->n_deferred = 0;
 }
 
+/* The targets followed from t (its family below it): a malloc'd array of *ret_n; NULL without
+ * memory. */
+static struct target **followed_from(struct manager *m, const struct target *t, size_t *ret_n)
+{
+        struct target **v = calloc(MAX(m->n_targets, (size_t)1), sizeof(*v));
+        size_t n = 0;
+
+        if (!v)
+                return NULL;
+        for (size_t i = 0; i < m->n_targets; i++)
+                if (manager_target_followed_from(m, m->targets[i], t))
+                        v[n++] = m->targets[i];
+        *ret_n = n;
+        return v;
+}
+
 static void handle_detach(struct manager *m, struct server_request *sreq, struct memleak_request *req)
 {
         struct target *t = req->kernel ? manager_find_kernel_target(m) : manager_find_target(m, req->pid);
+        _cleanup_free_ struct target **family = NULL;
         _cleanup_free_ char *error = NULL;
+        cJSON *r, *children;
+        size_t n = 0;
 
         if (!t && req->kernel) {
                 reply_error(sreq, req->id, -ESRCH, "Not tracing the kernel (memleakctl attach --kernel)");
@@ -343,8 +362,24 @@ static void handle_detach(struct manager *m, struct server_request *sreq, struct
                 reply_error(sreq, req->id, -ESRCH, error);
                 return;
         }
-        reply_target(sreq, req->id, t);
-        log_info("Detached from pid %d (%s)", (int)t->pid, t->comm);
+        family = followed_from(m, t, &n);
+        r = family ? memleak_response_new_ok(req->id) : NULL;
+        if (!r) {
+                reply_error(sreq, req->id, -ENOMEM, "Out of memory");
+                return;
+        }
+        cJSON_AddItemToObject(r, F_TARGET, target_to_json(t));
+        if (req->children) {
+                children = cJSON_AddArrayToObject(r, F_CHILDREN);
+                for (size_t i = 0; i < n && children; i++)
+                        cJSON_AddItemToArray(children, target_to_json(family[i]));
+        } else
+                json_add_u64(r, F_CHILDREN_LEFT, n);
+        reply(sreq, r);
+        log_info("Detached from pid %d (%s)%s", (int)t->pid, t->comm,
+                 req->children && n > 0 ? " and the processes followed from it" : "");
+        for (size_t i = 0; req->children && i < n; i++)
+                manager_remove_target(m, family[i]);
         manager_remove_target(m, t);
 }
 

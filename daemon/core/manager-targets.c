@@ -99,6 +99,11 @@ void manager_remove_target(struct manager *m, struct target *t)
                 m->n_targets--;
                 break;
         }
+        /* those followed from it stay in the family of its parent (a report of the first pid with
+         * its children still takes them in); their forked_from stays the pid that forked them */
+        for (size_t i = 0; i < m->n_targets; i++)
+                if (m->targets[i]->parent_id == t->id)
+                        m->targets[i]->parent_id = t->parent_id;
         if (!t->exited)
                 (void)target_stop(&m->env, t, false);
         t->exit_hold = exit_hold_free(t->exit_hold);

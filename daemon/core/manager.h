@@ -150,6 +150,8 @@ void manager_follow_pending(struct manager *m);
 /* Forget them (shutdown). */
 void manager_follow_done(struct manager *m);
 /* Whether t is pid's target or was followed from it, at any depth. */
+/* Whether t was followed from ancestor's forks (from its children's, and so on). */
+bool manager_target_followed_from(const struct manager *m, const struct target *t, const struct target *ancestor);
 bool manager_target_in_family(const struct manager *m, const struct target *t, pid_t pid);
 /* Whether a report or history request names t: the kernel's, pid's (and the processes followed
  * from it, with "children"), or every target. */

@@ -99,6 +99,23 @@ class FollowForksTest(harness.DaemonTestCase):
         self.assertIn('It forked 3 processes while traced, 3 of them followed', text)
         text = daemon.ctl_ok('report', '--pid', program.pid, '--children').stdout
         self.assertIn(f'pid {grandchild} (leak-fork, exited, forked by pid ', text)
+
+        # detach: a child alone leaves its own child in the family, which a report of the first
+        # pid with --children still takes in; the first pid with --children takes the rest
+        forker = [t for t in report['targets'] if t['pid'] == grandchild][0]['forked_from']
+        others = [c for c in children if c != forker]
+        self.assertIn(f'Detached from pid {forker} (leak-fork, exited, forked by pid {program.pid}); the 1 process '
+                      'followed from it stays (detach --children takes them too)',
+                      daemon.ctl_ok('detach', '--pid', forker).stdout)
+        reply = daemon.ctl_json('detach', '--pid', others[0])
+        self.assertEqual((reply['target']['pid'], reply['children_left']), (others[0], 0), reply)
+        family = daemon.ctl_json('report', '--pid', program.pid, '--children', '--top', harness.UNLIMITED_TOP)
+        self.assertEqual(sorted(t['pid'] for t in family['targets']),
+                         sorted([program.pid, grandchild, others[1]]), family)
+        self.assert_totals(family, harness.per_function(family, NAMES, pid=grandchild), GRANDCHILD, 'orphaned')
+        reply = daemon.ctl_json('detach', '--pid', program.pid, '--children')
+        self.assertEqual(sorted(t['pid'] for t in reply['children']), sorted([grandchild, others[1]]), reply)
+        self.assertEqual(daemon.status()['targets'], [])
         self.assertEqual(program.finish(), 0)
 
     def release_by_proc(self, program):

@@ -629,7 +629,11 @@ static void protocol_parses_follow_forks_and_children(void)
         refused("{\"v\":1,\"id\":7,\"cmd\":\"attach\",\"pid\":9,\"follow_forks\":1}", EINVAL, 7);
         refused("{\"v\":1,\"id\":7,\"cmd\":\"report\",\"pid\":9,\"follow_forks\":true}", EINVAL, 7);
         refused("{\"v\":1,\"id\":7,\"cmd\":\"attach\",\"pid\":9,\"children\":true}", EINVAL, 7);
-        refused("{\"v\":1,\"id\":7,\"cmd\":\"detach\",\"pid\":9,\"children\":true}", EINVAL, 7);
+        refused("{\"v\":1,\"id\":7,\"cmd\":\"detach\",\"kernel\":true,\"children\":true}", EINVAL, 7);
+        refused("{\"v\":1,\"id\":7,\"cmd\":\"status\",\"children\":true}", EINVAL, 7);
+        ASSERT_EQ(parse("{\"v\":1,\"cmd\":\"detach\",\"pid\":9,\"children\":true}", &req, &id, &message), 0);
+        ASSERT_TRUE(req.children);
+        memleak_request_done(&req);
 }
 
 int main(void)

@@ -237,9 +237,29 @@ static void render_attach_and_detach_print_one_line(void)
                        "Attached to pid 9 (t): objects allocator, 1 probe in /a.so, 3 probes in /b.so\n");
         assert_renders(render_attach, "{\"pid\":9,\"comm\":\"t\",\"allocator\":null,\"objects\":[]}",
                        "Attached to pid 9 (t): unknown allocator, no probes\n");
-        assert_renders(render_detach, target, "Detached from pid 1234 (leaky)\n");
-        assert_renders(render_detach, "{\"pid\":1234,\"comm\":\"leaky\",\"exited\":true}",
+        assert_renders(render_detach, "{\"target\":{\"pid\":1234,\"comm\":\"leaky\"},\"children_left\":0}",
+                       "Detached from pid 1234 (leaky)\n");
+        assert_renders(render_detach, "{\"target\":{\"pid\":1234,\"comm\":\"leaky\",\"exited\":true}}",
                        "Detached from pid 1234 (leaky, exited)\n");
+        assert_renders(render_detach, "{\"target\":{\"pid\":1234,\"comm\":\"leaky\"},\"children_left\":2}",
+                       "Detached from pid 1234 (leaky); the 2 processes followed from it stay (detach "
+                       "--children takes them too)\n");
+        assert_renders(render_detach,
+                       "{\"target\":{\"pid\":1234,\"comm\":\"leaky\"},\"children\":["
+                       "{\"pid\":1240,\"comm\":\"leaky\",\"forked_from\":1234},"
+                       "{\"pid\":1250,\"comm\":\"sh\",\"exited\":true,\"forked_from\":1240}]}",
+                       "Detached from pid 1234 (leaky)\n"
+                       "Detached from pid 1240 (leaky, forked by pid 1234)\n"
+                       "Detached from pid 1250 (sh, exited, forked by pid 1240)\n");
+        {
+                _cleanup_json_ cJSON *obj = parse_json("{\"children_left\":0}");
+                _cleanup_free_ char *text = NULL;
+                int r;
+
+                text = render_to_string(render_detach, obj, &r);
+                ASSERT_EQ(r, -EBADMSG);
+                ASSERT_STREQ(text, "");
+        }
 }
 
 static void render_status_lists_daemon_targets_and_counters(void)
