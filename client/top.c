@@ -41,13 +41,15 @@ struct top_state {
 
 static void help(void)
 {
-        printf("memleakctl top [--pid PID] [--sort growth|bytes|count] [--rows N] [--interval MS] [--frames N]\n\n"
+        printf("memleakctl top [--pid PID [--children]] [--sort growth|bytes|count] [--rows N] [--interval MS]\n"
+               "               [--frames N]\n\n"
                "A live view of the traced processes, refreshed on each of memleakd's snapshots: each\n"
                "one's outstanding bytes, resident memory and trend, then its stacks sorted by growth\n"
                "(the growing ones first), with their verdicts. On a terminal, keys: g, b, c sort by\n"
                "growth, bytes, count; e expands the next stack (its frames); p pauses; q quits.\n"
                "When stdout is not a terminal, it prints one frame after another.\n\n"
                "  -p --pid PID          Only this traced process (default: all)\n"
+               "     --children         With --pid: the processes followed from it too (attach --follow-forks)\n"
                "     --sort KEY         growth (default), bytes or count\n"
                "  -n --rows N           Stacks shown (default: %d)\n"
                "     --interval MS      Refresh every MS milliseconds (default: the snapshot interval)\n"
@@ -72,6 +74,7 @@ static int parse_options(struct ctl_context *ctx, struct top_state *s, int argc,
 {
         static const struct option options[] = {
                 { "pid", required_argument, NULL, 'p' },
+                { "children", no_argument, NULL, CTL_OPT_CHILDREN },
                 { "sort", required_argument, NULL, ARG_SORT },
                 { "rows", required_argument, NULL, 'n' },
                 { "interval", required_argument, NULL, ARG_INTERVAL },
@@ -88,6 +91,9 @@ static int parse_options(struct ctl_context *ctx, struct top_state *s, int argc,
                         if (ctl_parse_pid(optarg, &s->req.pid) < 0)
                                 return ctl_usage_error(ctx, "top: invalid --pid '%s'", optarg);
                         s->req.has_pid = true;
+                        break;
+                case CTL_OPT_CHILDREN:
+                        s->req.children = true;
                         break;
                 case ARG_SORT:
                         if (parse_sort(optarg, &s->sort) < 0)
@@ -116,6 +122,8 @@ static int parse_options(struct ctl_context *ctx, struct top_state *s, int argc,
                 }
         if (optind < argc)
                 return ctl_usage_error(ctx, "top: unexpected argument '%s'", argv[optind]);
+        if (s->req.children && !s->req.has_pid)
+                return ctl_usage_error(ctx, "top: --children takes the processes followed from --pid: give --pid");
         return CTL_EXIT_OK;
 }
 

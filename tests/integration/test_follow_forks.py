@@ -100,6 +100,12 @@ class FollowForksTest(harness.DaemonTestCase):
         text = daemon.ctl_ok('report', '--pid', program.pid, '--children').stdout
         self.assertIn(f'pid {grandchild} (leak-fork, exited, forked by pid ', text)
 
+        # top takes the family in too
+        r = daemon.ctl('top', '--pid', program.pid, '--children', '--frames', 1, '--interval', 100)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        for pid in [program.pid, grandchild] + children:
+            self.assertIn(f'pid {pid} ', r.stdout)
+
         # detach: a child alone leaves its own child in the family, which a report of the first
         # pid with --children still takes in; the first pid with --children takes the rest
         forker = [t for t in report['targets'] if t['pid'] == grandchild][0]['forked_from']
