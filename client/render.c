@@ -383,6 +383,15 @@ static void print_target_reachability(FILE *f, const cJSON *r)
         }
 }
 
+/* A process followed from another's fork that exited leaving nothing outstanding: a script's
+ * hundred commands would each take a line of the report to say nothing. */
+static bool left_nothing(const cJSON *t)
+{
+        return get_u64(t, "forked_from") > 0 && cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(t, "exited")) &&
+               get_u64(t, "outstanding_bytes") == 0 && get_u64(t, "outstanding_allocs") == 0 &&
+               get_u64(t, "outstanding_mmaps") == 0 && !cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(t, "reachability"));
+}
+
 static void print_report_target(FILE *f, const cJSON *t)
 {
         const cJSON *trend = cJSON_GetObjectItemCaseSensitive(t, "trend");
@@ -535,7 +544,7 @@ static int render_report_frames(FILE *f, const cJSON *report, bool show_addresse
         time_t generated_at;
         struct tm tm;
         char clock[16] = "??:??:??";
-        uint64_t min_age_s, other_stacks;
+        uint64_t min_age_s, other_stacks, quiet_children = 0;
 
         if (!cJSON_IsObject(report))
                 return -EBADMSG;
@@ -555,7 +564,14 @@ static int render_report_frames(FILE *f, const cJSON *report, bool show_addresse
         if (cJSON_GetArraySize(targets) == 0)
                 fputs("No processes are traced; start with 'memleakctl attach --pid PID'.\n", f);
         cJSON_ArrayForEach(item, targets)
-                print_report_target(f, item);
+                if (!left_nothing(item))
+                        print_report_target(f, item);
+                else
+                        quiet_children++;
+        if (quiet_children > 0)
+                fprintf(f, "%" PRIu64 " followed %s exited with nothing outstanding (report --json lists %s)\n",
+                        quiet_children, plural(quiet_children, "process", "processes"),
+                        quiet_children == 1 ? "it" : "them");
         cJSON_ArrayForEach(item, stacks)
                 print_stack(f, item, show_addresses);
         other_stacks = get_u64(other, "stacks");

@@ -195,6 +195,30 @@ static void render_report_refuses_objects_that_are_not_reports(void)
         }
 }
 
+static void render_report_folds_followed_processes_that_left_nothing(void)
+{
+        static const char report[] =
+                "{\"generated_at\":1763888000,\"targets\":["
+                "{\"pid\":9,\"comm\":\"sh\",\"outstanding_bytes\":8,\"outstanding_allocs\":1,\"exited\":true},"
+                "{\"pid\":10,\"comm\":\"true\",\"outstanding_bytes\":0,\"outstanding_allocs\":0,\"exited\":true,"
+                "\"forked_from\":9},"
+                "{\"pid\":11,\"comm\":\"true\",\"outstanding_bytes\":0,\"outstanding_allocs\":0,\"exited\":true,"
+                "\"forked_from\":9},"
+                "{\"pid\":12,\"comm\":\"cat\",\"outstanding_bytes\":0,\"outstanding_allocs\":0,\"exited\":false,"
+                "\"forked_from\":9},"
+                "{\"pid\":13,\"comm\":\"sh\",\"outstanding_bytes\":0,\"outstanding_allocs\":0,\"exited\":false}],"
+                "\"stacks\":[],\"lost\":{}}";
+
+        /* a running child, or one not followed, keeps its line: it may yet leak, or it is asked for */
+        assert_renders(render_report, report,
+                       "[08:53:20] Top 0 stacks with outstanding allocations:\n"
+                       "pid 9 (sh, exited): 8 bytes in 1 allocation outstanding\n"
+                       "pid 12 (cat, forked by pid 9): 0 bytes in 0 allocations outstanding\n"
+                       "pid 13 (sh): 0 bytes in 0 allocations outstanding\n"
+                       "2 followed processes exited with nothing outstanding (report --json lists them)\n"
+                       "Lost events: none\n");
+}
+
 static void render_report_says_where_a_frame_pointer_chain_broke(void)
 {
         assert_renders(render_report,
@@ -400,6 +424,7 @@ int main(void)
                 TEST(render_json_pretty_prints_the_same_object),
                 TEST(render_json_keeps_large_ids_as_digits),
                 TEST(render_error_json_prints_code_and_message),
+                TEST(render_report_folds_followed_processes_that_left_nothing),
         };
 
         /* The report's clock is local time: pin it. */
