@@ -188,17 +188,22 @@ class UnwindTest(harness.DaemonTestCase):
             self.assertNotIn('sort_things', symbols(stack), stacks)
         self.assertEqual(daemon.status()['targets'][0]['unwind']['mode'], 'fp')
 
-    def test_cpython_growing_a_list_is_walked_to_the_interpreter_main(self):
-        # Before unwind tables its stacks ended after two frames (list_resize <-
-        # _PyList_AppendTakeRefListResize): nobody could tell who was leaking.
+    def start_python(self, name):
+        """tests/programs/NAME.py run by Debian's CPython (built without frame pointers), ready."""
         python = '/usr/bin/python3.11'
         if not os.path.exists(python):
             python = '/usr/bin/python3'
-        daemon = self.start_daemon()
-        program = harness.LeakProgram('grow-list', command=[
-            python, os.path.join(harness.SOURCE_ROOT, 'tests', 'programs', 'grow-list.py')])
+        program = harness.LeakProgram(name, command=[
+            python, os.path.join(harness.SOURCE_ROOT, 'tests', 'programs', f'{name}.py')])
         self.addCleanup(program.kill)
         program.expect('ready')
+        return program
+
+    def test_cpython_growing_a_list_is_walked_to_the_interpreter_main(self):
+        # Before unwind tables its stacks ended after two frames (list_resize <-
+        # _PyList_AppendTakeRefListResize): nobody could tell who was leaking.
+        daemon = self.start_daemon()
+        program = self.start_python('grow-list')
         daemon.attach(program.pid)
         program.run_leaks()
         report = daemon.report(pid=program.pid)
@@ -216,14 +221,8 @@ class UnwindTest(harness.DaemonTestCase):
     def test_a_process_leaking_as_it_is_attached_has_every_stack_walked_by_tables(self):
         # Recorded from its probes on, before its tables were built, its first stacks were walked
         # by frame pointers: one frame each in an interpreter built without them, no reason given.
-        python = '/usr/bin/python3.11'
-        if not os.path.exists(python):
-            python = '/usr/bin/python3'
         daemon = self.start_daemon()
-        program = harness.LeakProgram('leak-steadily', command=[
-            python, os.path.join(harness.SOURCE_ROOT, 'tests', 'programs', 'leak-steadily.py')])
-        self.addCleanup(program.kill)
-        program.expect('ready')
+        program = self.start_python('leak-steadily')
         daemon.attach(program.pid)
         time.sleep(0.5)
         program.run_leaks()
