@@ -212,7 +212,8 @@ static void print_children_forked(FILE *f, const cJSON *t, const char *indent)
                         plural(n, "process", "processes"), n == 1 ? "is" : "are");
                 return;
         }
-        fprintf(f, "%sIt forked %" PRIu64 " %s while traced, %" PRIu64 " of them followed (report --pid %" PRIu64
+        /* with follow_forks, the children it had running as it was attached count too */
+        fprintf(f, "%sIt had %" PRIu64 " child %s while traced, %" PRIu64 " of them followed (report --pid %" PRIu64
                 " --children shows them with it)", indent, n, plural(n, "process", "processes"), followed,
                 get_u64(t, "pid"));
         if (followed < n)

@@ -12,9 +12,11 @@
 #include <unistd.h>
 #include "detacher.h"
 #include "exit-hold.h"
+#include "fork-watch.h"
 #include "log.h"
 #include "macro.h"
 #include "manager.h"
+#include "proc-children.h"
 #include "protocol.h"
 #include "target-files.h"
 #include "util.h"
@@ -235,6 +237,8 @@ static void follow(struct manager *m, struct target *parent, pid_t child, unsign
         release(m, parent, child, true);        /* recorded from here on: it runs */
         log_info("Following pid %d (%s), forked by traced pid %d (%s): %s allocator, %zu object(s)", (int)t->pid,
                  t->comm, (int)parent->pid, parent->comm, t->allocator, t->n_objects);
+        /* it may have forked before it was followed (or before its parent was attached) */
+        manager_follow_existing_children(m, t);
 }
 
 void manager_follow_child(struct manager *m, struct target *parent, pid_t child)
@@ -242,6 +246,35 @@ void manager_follow_child(struct manager *m, struct target *parent, pid_t child)
         assert(m);
         assert(parent);
         follow(m, parent, child, 0);
+        arm_timer(m);
+}
+
+void manager_follow_existing_children(struct manager *m, struct target *t)
+{
+        _cleanup_free_ pid_t *children = NULL;
+        size_t n = 0;
+        int r;
+
+        assert(m);
+        assert(t);
+        if (!t->follow_forks || t->exited || t->kernel || t->exec || family_hold(m, t))
+                return;
+        fork_watch_drain(m->forks);     /* the fork events in the ring first: each child once */
+        r = proc_children(t->pid, &children, &n);
+        if (r < 0) {
+                if (r != -ENOENT)
+                        log_warning_errno(r, "Cannot list the children of pid %d (%s), not following them: %m",
+                                          (int)t->pid, t->comm);
+                return;
+        }
+        for (size_t i = 0; i < n; i++) {
+                const struct target *c = manager_find_target(m, children[i]);
+
+                if (target_note_child(t, children[i]) || (c && !c->exited))
+                        continue;       /* counted at its fork already, or attached itself */
+                t->children_forked++;
+                follow(m, t, children[i], 0);
+        }
         arm_timer(m);
 }
 

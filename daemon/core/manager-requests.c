@@ -171,8 +171,10 @@ void manager_requests_tables_loaded(struct manager *m)
                 m->awaiting[i] = m->awaiting[--m->n_awaiting];
                 if (t && t->register_errno < 0)
                         reply_error(a.request, a.id, t->register_errno, t->register_error ?: strerror(-t->register_errno));
-                else if (t)
+                else if (t) {
                         reply_target(a.request, a.id, t);
+                        manager_follow_existing_children(m, t);
+                }
                 else
                         reply_error(a.request, a.id, -ESRCH, "The process went before it could run");
         }
@@ -268,6 +270,7 @@ static bool attach_now(struct manager *m, struct server_request *sreq, struct me
         if (target_unwind_pending(t) && await_tables(m, sreq, req->id, t) >= 0)
                 return true;
         reply_target(sreq, req->id, t);
+        manager_follow_existing_children(m, t);
         return true;
 }
 

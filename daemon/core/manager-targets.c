@@ -505,9 +505,12 @@ void manager_target_forked(struct manager *m, pid_t parent, pid_t child, bool sh
         assert(m);
         if (!t || t->exited)
                 return;
-        t->children_forked++;
-        if (t->follow_forks)
-                manager_follow_child(m, t, child);
+        /* not when it was found running as t was attached, its fork event coming later */
+        if (!target_note_child(t, child)) {
+                t->children_forked++;
+                if (t->follow_forks)
+                        manager_follow_child(m, t, child);
+        }
         if (shares_memory)
                 return;         /* no breakpoints of its own to clear */
         log_debug("Traced pid %d forked pid %d: clearing the probes it inherited unless it is traced", (int)parent,

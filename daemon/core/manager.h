@@ -144,14 +144,18 @@ void manager_jit_names_at_exit(struct manager *m, struct target *t);
 /* manager-follow.c */
 /* parent (followed: "follow_forks") forked child: attach child with parent's options. */
 void manager_follow_child(struct manager *m, struct target *parent, pid_t child);
+/* t was attached with follow_forks: attach the children it has now too (a server's workers), and
+ * theirs, as if it had just forked them; not for a family memleakctl run holds (it holds each
+ * child from its birth). */
+void manager_follow_existing_children(struct manager *m, struct target *t);
 /* Follow the children that waited, those whose time has come (the follow timer, re-armed for the
  * others) and the detacher lets in. */
 void manager_follow_pending(struct manager *m);
 /* Forget them (shutdown). */
 void manager_follow_done(struct manager *m);
-/* Whether t is pid's target or was followed from it, at any depth. */
 /* Whether t was followed from ancestor's forks (from its children's, and so on). */
 bool manager_target_followed_from(const struct manager *m, const struct target *t, const struct target *ancestor);
+/* Whether t is pid's target or was followed from it, at any depth. */
 bool manager_target_in_family(const struct manager *m, const struct target *t, pid_t pid);
 /* Whether a report or history request names t: the kernel's, pid's (and the processes followed
  * from it, with "children"), or every target. */

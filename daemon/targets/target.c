@@ -228,6 +228,16 @@ int target_register(const struct target_env *env, struct target *t, char **error
         return 0;
 }
 
+bool target_note_child(struct target *t, pid_t child)
+{
+        assert(t);
+        for (size_t i = 0; i < ELEMENTSOF(t->children_noted); i++)
+                if (t->children_noted[i] == child)
+                        return true;
+        t->children_noted[t->children_noted_next++ % ELEMENTSOF(t->children_noted)] = child;
+        return false;
+}
+
 void target_follow_maps(struct target *t, uint64_t usec)
 {
         uint64_t until = now_monotonic_usec() + usec;

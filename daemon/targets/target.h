@@ -85,6 +85,10 @@ struct target_exec {
         struct mapping_log *recording;  /* holds a mapping_log_hold() on it; NULL once released */
 };
 
+/* How many of a target's latest children it remembers: a child found running as the target is
+ * attached, whose fork event comes a moment later, is counted and followed once. */
+#define TARGET_CHILDREN_NOTED 64
+
 /* Its slot of BPF's target_slots, which its probes' cookies carry (taken before they are placed,
  * written when it is registered, cleared and given back when it stops). */
 struct target_slot_hold {
@@ -168,6 +172,9 @@ struct target {
         uint64_t children_forked;       /* processes it forked while traced */
         uint64_t children_followed;     /* of those, attached as targets of their own */
         uint64_t children_cleared;      /* times they were */
+        pid_t children_noted[TARGET_CHILDREN_NOTED];    /* its latest children counted (a fork
+                                                         * event, or found running): not twice */
+        unsigned children_noted_next;
         bool follow_forks;              /* the processes it forks are attached too, and theirs */
         uint64_t parent_id;             /* the target whose fork it was followed from; 0: attached
                                          * itself */
@@ -233,6 +240,8 @@ int target_attach(const struct target_env *env, const struct target_attach_param
  * running process's maps are read again then: it may have exec'd since the attach read them
  * (BPF records its exec from here on, not before), and then they are followed closely a while. */
 int target_register(const struct target_env *env, struct target *t, char **error);
+/* Whether child is among t's latest children noted; noted if not. */
+bool target_note_child(struct target *t, pid_t child);
 /* Have t's maps read every few milliseconds for usec from now (its owner's timer reads them:
  * manager_follow_new_programs()); an earlier deadline is extended, a later one kept. */
 void target_follow_maps(struct target *t, uint64_t usec);

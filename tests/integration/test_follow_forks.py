@@ -96,7 +96,7 @@ class FollowForksTest(harness.DaemonTestCase):
         alone = daemon.report(pid=program.pid)
         self.assert_totals(alone, harness.per_function(alone, NAMES), PARENT, 'report --pid')
         text = daemon.ctl_ok('report', '--pid', program.pid).stdout
-        self.assertIn('It forked 3 processes while traced, 3 of them followed', text)
+        self.assertIn('It had 3 child processes while traced, 3 of them followed', text)
         text = daemon.ctl_ok('report', '--pid', program.pid, '--children').stdout
         self.assertIn(f'pid {grandchild} (leak-fork, exited, forked by pid ', text)
 
@@ -122,6 +122,21 @@ class FollowForksTest(harness.DaemonTestCase):
         reply = daemon.ctl_json('detach', '--pid', program.pid, '--children')
         self.assertEqual(sorted(t['pid'] for t in reply['children']), sorted([grandchild, others[1]]), reply)
         self.assertEqual(daemon.status()['targets'], [])
+        self.assertEqual(program.finish(), 0)
+
+    def test_attach_follows_the_children_it_has_already(self):
+        # a server's workers, forked before the attach: followed as the attach is answered
+        daemon = self.start_daemon()
+        program = harness.LeakProgram(PROGRAM, command=[os.path.join(harness.PROGRAMS_DIR, PROGRAM), '--fork-first'])
+        self.addCleanup(program.kill)
+        program.expect('ready')
+        daemon.attach(program.pid, '--follow-forks')
+        program.go()
+        program.expect('forked')
+        children, grandchild = self.release_family(daemon, program.pid)
+        program.expect('done')
+        report = daemon.ctl_json('report', '--pid', program.pid, '--children', '--top', harness.UNLIMITED_TOP)
+        self.assert_family(report, program.pid, children, grandchild, 'children running at the attach')
         self.assertEqual(program.finish(), 0)
 
     def release_by_proc(self, program):
@@ -183,7 +198,7 @@ class FollowForksTest(harness.DaemonTestCase):
                       harness.format_stacks(report))
         self.assert_totals(report, harness.per_function(report, NAMES, pid=program.pid), PARENT, 'the parent')
         text = daemon.ctl_ok('report', '--pid', program.pid).stdout
-        self.assertIn('It forked 3 processes while traced, 1 of them followed', text)
+        self.assertIn('It had 3 child processes while traced, 1 of them followed', text)
         self.assertIn('could not be (memleakd\'s log says why)', text)
         self.assertRegex(daemon.log(), r'Not following pid \d+, forked by traced pid \d+ \(leak-fork\): '
                                        r'max_targets processes are traced already')

@@ -16,7 +16,10 @@
  * then leaks, and waits for it. Once its children are gone print "done", wait for a line or EOF,
  * exit. Run with --spawned, it is the spawned program: wait for SIGUSR1, leak, exit. With
  * --no-wait (last), no process waits for SIGUSR1: each leaks the moment it starts (memleakctl run
- * holds each child at its birth until memleakd traces it). */
+ * holds each child at its birth until memleakd traces it). With --fork-first (first), the
+ * children are forked (and the program spawned) before "ready", waiting for SIGUSR1 as above, and
+ * the line that follows makes the parent leak, print "forked", and go on as above: memleakd
+ * attached with --follow-forks finds them running. */
 #include <limits.h>
 #include <stdbool.h>
 #include <signal.h>
@@ -109,15 +112,18 @@ static void wait_child(pid_t pid)
 
 static noinline void grandchild(pid_t parent)
 {
+        int inherited = n_kept;                 /* the parent's blocks are in its copy too */
+
         die_with_parent(parent);
         wait_for_the_test();
         grandchild_leak();
-        _exit(n_kept == 3 + 4 ? 0 : 1);         /* the parent's blocks are in its copy too */
+        _exit(n_kept == inherited + 4 ? 0 : 1);
 }
 
 static noinline void child(int index, pid_t parent)
 {
         pid_t grandchild_pid = 0, self = getpid();
+        int inherited = n_kept;
 
         die_with_parent(parent);
         wait_for_the_test();
@@ -131,7 +137,7 @@ static noinline void child(int index, pid_t parent)
         child_leak();
         if (grandchild_pid > 0)
                 wait_child(grandchild_pid);
-        _exit(n_kept == 3 + 5 ? 0 : 1);
+        _exit(n_kept == inherited + 5 ? 0 : 1);
 }
 
 /* This program again, as a vfork child that execs it (posix_spawn keeps the signal mask). */
@@ -149,10 +155,23 @@ static pid_t spawn_self(void)
         return pid;
 }
 
+/* The two children, then this program spawned again. */
+static void fork_children(pid_t children[3], pid_t parent)
+{
+        for (int i = 0; i < 2; i++) {
+                children[i] = fork();
+                require(children[i] >= 0);
+                if (children[i] == 0)
+                        child(i, parent);
+        }
+        children[2] = spawn_self();
+}
+
 int main(int argc, char *argv[])
 {
         sigset_t usr1;
         pid_t children[3], parent = getpid();
+        bool fork_first = argc > 1 && strcmp(argv[1], "--fork-first") == 0;
 
         no_wait = argc > 1 && strcmp(argv[argc - 1], "--no-wait") == 0;
         if (argc > 1 && strcmp(argv[1], "--spawned") == 0) {
@@ -165,17 +184,14 @@ int main(int argc, char *argv[])
         sigemptyset(&usr1);
         sigaddset(&usr1, SIGUSR1);
         require(sigprocmask(SIG_BLOCK, &usr1, NULL) == 0);
+        if (fork_first)
+                fork_children(children, parent);
         say("ready");
         if (wait_line() < 0)
                 return 1;
         parent_leak();
-        for (int i = 0; i < 2; i++) {
-                children[i] = fork();
-                require(children[i] >= 0);
-                if (children[i] == 0)
-                        child(i, parent);
-        }
-        children[2] = spawn_self();
+        if (!fork_first)
+                fork_children(children, parent);
         say("forked");
         for (int i = 0; i < 3; i++)
                 wait_child(children[i]);

@@ -1,0 +1,133 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* The processes a process forked that run now, as /proc/PID/task/TID/children lists them (the
+ * kernel lists a child under the thread that forked it, while its parent lives). */
+#include <assert.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "macro.h"
+#include "proc-children.h"
+
+/* A children file holds at most this much (a pid is 7 digits and a space: 512 Ki children). */
+#define CHILDREN_FILE_MAX_BYTES (4u << 20)
+
+static bool listed(const pid_t *pids, size_t n, pid_t pid)
+{
+        for (size_t i = 0; i < n; i++)
+                if (pids[i] == pid)
+                        return true;
+        return false;
+}
+
+int proc_children_parse(const char *text, pid_t **pids, size_t *n)
+{
+        const char *p = text;
+
+        assert(text);
+        assert(pids);
+        assert(n);
+        for (;;) {
+                char *end;
+                long v;
+                pid_t *grown;
+
+                while (*p == ' ' || *p == '\n')
+                        p++;
+                if (*p == '\0')
+                        return 0;
+                errno = 0;
+                v = strtol(p, &end, 10);
+                if (end == p || errno || v <= 0 || v > INT32_MAX || (*end != ' ' && *end != '\n' && *end != '\0'))
+                        return -EINVAL;
+                p = end;
+                if (listed(*pids, *n, (pid_t)v))
+                        continue;
+                grown = realloc(*pids, (*n + 1) * sizeof(**pids));
+                if (!grown)
+                        return -ENOMEM;
+                *pids = grown;
+                (*pids)[(*n)++] = (pid_t)v;
+        }
+}
+
+/* The text of dir_fd's TID/children: a malloc'd string, or NULL (a thread gone meanwhile). */
+static char *read_children_file(int dir_fd, const char *tid)
+{
+        char path[sizeof(((struct dirent *)0)->d_name) + sizeof("/children")];
+        _cleanup_close_ int fd = -EBADF;
+        _cleanup_free_ char *text = NULL;
+        size_t len = 0, cap = 0;
+        bool cut = false;
+
+        snprintf(path, sizeof(path), "%s/children", tid);
+        fd = openat(dir_fd, path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return NULL;
+        for (;;) {
+                ssize_t k;
+
+                if (cap - len < 4096) {
+                        char *grown;
+
+                        if (cap >= CHILDREN_FILE_MAX_BYTES) {
+                                cut = true;
+                                break;
+                        }
+                        cap = cap ? cap * 2 : 8192;
+                        grown = realloc(text, cap + 1);
+                        if (!grown)
+                                return NULL;
+                        text = grown;
+                }
+                k = read(fd, text + len, cap - len);
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k <= 0)
+                        break;
+                len += (size_t)k;
+        }
+        if (!text)
+                return strdup("");
+        text[len] = '\0';
+        if (cut && strrchr(text, ' '))
+                strrchr(text, ' ')[1] = '\0';  /* not a pid cut in two */
+        return TAKE_PTR(text);
+}
+
+int proc_children(pid_t pid, pid_t **ret, size_t *ret_n)
+{
+        char path[64];
+        _cleanup_free_ pid_t *pids = NULL;
+        size_t n = 0;
+        DIR *d;
+        struct dirent *e;
+        int r = 0;
+
+        assert(ret);
+        assert(ret_n);
+        snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+        d = opendir(path);
+        if (!d)
+                return -errno;
+        while ((e = readdir(d))) {
+                _cleanup_free_ char *text = NULL;
+
+                if (e->d_name[0] == '.')
+                        continue;
+                text = read_children_file(dirfd(d), e->d_name);
+                if (text && (r = proc_children_parse(text, &pids, &n)) < 0)
+                        break;
+        }
+        closedir(d);
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(pids);
+        *ret_n = n;
+        return 0;
+}
