@@ -17,25 +17,24 @@
 /* A children file holds at most this much (a pid is 7 digits and a space: 512 Ki children). */
 #define CHILDREN_FILE_MAX_BYTES (4u << 20)
 
-static bool listed(const pid_t *pids, size_t n, pid_t pid)
-{
-        for (size_t i = 0; i < n; i++)
-                if (pids[i] == pid)
-                        return true;
-        return false;
-}
-
 int proc_children_parse(const char *text, pid_t **pids, size_t *n)
 {
         const char *p = text;
+        size_t words = 1;
+        pid_t *grown;
 
         assert(text);
         assert(pids);
         assert(n);
+        for (const char *c = text; *c; c++)
+                words += *c == ' ';
+        grown = realloc(*pids, (*n + words) * sizeof(**pids));         /* one allocation a file */
+        if (!grown)
+                return -ENOMEM;
+        *pids = grown;
         for (;;) {
                 char *end;
                 long v;
-                pid_t *grown;
 
                 while (*p == ' ' || *p == '\n')
                         p++;
@@ -46,14 +45,28 @@ int proc_children_parse(const char *text, pid_t **pids, size_t *n)
                 if (end == p || errno || v <= 0 || v > INT32_MAX || (*end != ' ' && *end != '\n' && *end != '\0'))
                         return -EINVAL;
                 p = end;
-                if (listed(*pids, *n, (pid_t)v))
-                        continue;
-                grown = realloc(*pids, (*n + 1) * sizeof(**pids));
-                if (!grown)
-                        return -ENOMEM;
-                *pids = grown;
                 (*pids)[(*n)++] = (pid_t)v;
         }
+}
+
+static int pid_cmp(const void *a, const void *b)
+{
+        pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+
+        return x < y ? -1 : x > y;
+}
+
+size_t proc_children_unique(pid_t *pids, size_t n)
+{
+        size_t k = 0;
+
+        if (n == 0)
+                return 0;
+        qsort(pids, n, sizeof(*pids), pid_cmp);
+        for (size_t i = 1; i < n; i++)
+                if (pids[i] != pids[k])
+                        pids[++k] = pids[i];
+        return k + 1;
 }
 
 /* The text of dir_fd's TID/children: a malloc'd string, or NULL (a thread gone meanwhile). */
@@ -127,7 +140,7 @@ int proc_children(pid_t pid, pid_t **ret, size_t *ret_n)
         closedir(d);
         if (r < 0)
                 return r;
+        *ret_n = proc_children_unique(pids, n);
         *ret = TAKE_PTR(pids);
-        *ret_n = n;
         return 0;
 }

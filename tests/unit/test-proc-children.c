@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* proc-children: the pids of a children file, each once; this process's own children. */
+/* proc-children: the pids of children files, each once; this process's own children. */
 #include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -10,19 +10,22 @@
 #include "proc-children.h"
 #include "test-util.h"
 
-static void parses_pids_each_once(void)
+static void parses_pids_and_leaves_each_once(void)
 {
         _cleanup_free_ pid_t *pids = NULL;
         size_t n = 0;
 
-        ASSERT_EQ(proc_children_parse("12 34 56 ", &pids, &n), 0);
-        ASSERT_EQ(proc_children_parse("34 78\n", &pids, &n), 0);        /* another thread's */
+        ASSERT_EQ(proc_children_parse("56 12 34 ", &pids, &n), 0);
+        ASSERT_EQ(proc_children_parse("34 78\n", &pids, &n), 0);
         ASSERT_EQ(proc_children_parse("", &pids, &n), 0);
+        ASSERT_EQ(n, 5);
+        n = proc_children_unique(pids, n);
         ASSERT_EQ(n, 4);
         ASSERT_EQ(pids[0], 12);
         ASSERT_EQ(pids[1], 34);
         ASSERT_EQ(pids[2], 56);
         ASSERT_EQ(pids[3], 78);
+        ASSERT_EQ(proc_children_unique(pids, 0), 0);
 }
 
 static void refuses_words_that_are_no_pids(void)
@@ -62,7 +65,7 @@ static void lists_this_process_children(void)
 }
 
 static const struct unit_test tests[] = {
-        TEST(parses_pids_each_once),
+        TEST(parses_pids_and_leaves_each_once),
         TEST(refuses_words_that_are_no_pids),
         TEST(lists_this_process_children),
 };
