@@ -164,11 +164,14 @@ int render_detach(FILE *f, const cJSON *reply)
         return stream_result(f);
 }
 
-/* "Lost events: allocs_map_full=3, stack_eexist=1" or "Lost events: none". */
+/* "Lost events: allocs_map_full=3, stack_eexist=1" or "Lost events: none"; then the frees of
+ * blocks the process did not allocate while traced, on a line of their own: every process attached
+ * as it runs frees some, which is no loss to worry about. */
 static void print_lost(FILE *f, const cJSON *lost)
 {
         const cJSON *c;
         bool any = false;
+        uint64_t unknown = 0;
 
         fputs("Lost events:", f);
         cJSON_ArrayForEach(c, lost) {
@@ -176,10 +179,17 @@ static void print_lost(FILE *f, const cJSON *lost)
 
                 if (!c->string || json_get_u64(c, UINT64_MAX, &v) < 0 || v == 0)
                         continue;
+                if (strcmp(c->string, "free_unknown") == 0) {
+                        unknown = v;
+                        continue;
+                }
                 fprintf(f, "%s %s=%" PRIu64, any ? "," : "", c->string, v);
                 any = true;
         }
         fputs(any ? "\n" : " none\n", f);
+        if (unknown > 0)
+                fprintf(f, "Frees of blocks not seen allocated: free_unknown=%" PRIu64 " (allocated before the "
+                        "attach, or by a parent before its fork)\n", unknown);
 }
 
 static void print_counters(FILE *f, const cJSON *counters)

@@ -51,7 +51,9 @@ static const char full_report_text[] =
         "\t96 bytes in 1 allocation from stack (pid 77)\n"
         "\t\t[stack unavailable: user stack unreadable (EFAULT)]\n"
         "\t... and 3 more stacks: 96 bytes in 3 allocations\n"
-        "Lost events: stack_efault=2, free_unknown=5\n";
+        "Lost events: stack_efault=2\n"
+        "Frees of blocks not seen allocated: free_unknown=5 (allocated before the attach, or by a parent before "
+        "its fork)\n";
 
 /* Render obj with fn into a string; *ret_r is what fn returned. */
 static char *render_to_string(int (*fn)(FILE *f, const cJSON *obj), const cJSON *obj, int *ret_r)
