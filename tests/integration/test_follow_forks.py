@@ -78,17 +78,22 @@ class FollowForksTest(harness.DaemonTestCase):
         self.assertIn(targets[grandchild]['forked_from'], children, targets[grandchild])
         return targets
 
-    def test_attach_follows_children_and_grandchildren(self):
-        daemon = self.start_daemon()
-        program = self.start_program(PROGRAM)
+    def follow_family(self, daemon, program, what):
+        """Attach to program with --follow-forks, let it and its family go; check the family's
+        report; returns (report, targets by pid, children's pids, grandchild's pid)."""
         daemon.attach(program.pid, '--follow-forks')
         program.go()
         program.expect('forked')
         children, grandchild = self.release_family(daemon, program.pid)
         program.expect('done')
-
         report = daemon.ctl_json('report', '--pid', program.pid, '--children', '--top', harness.UNLIMITED_TOP)
-        targets = self.assert_family(report, program.pid, children, grandchild, 'report --children')
+        targets = self.assert_family(report, program.pid, children, grandchild, what)
+        return report, targets, children, grandchild
+
+    def test_attach_follows_children_and_grandchildren(self):
+        daemon = self.start_daemon()
+        program = self.start_program(PROGRAM)
+        report, targets, children, grandchild = self.follow_family(daemon, program, 'report --children')
         for pid in children + [grandchild]:
             self.assertTrue(targets[pid]['exited'], targets[pid])
 
@@ -130,13 +135,7 @@ class FollowForksTest(harness.DaemonTestCase):
         program = harness.LeakProgram(PROGRAM, command=[os.path.join(harness.PROGRAMS_DIR, PROGRAM), '--fork-first'])
         self.addCleanup(program.kill)
         program.expect('ready')
-        daemon.attach(program.pid, '--follow-forks')
-        program.go()
-        program.expect('forked')
-        children, grandchild = self.release_family(daemon, program.pid)
-        program.expect('done')
-        report = daemon.ctl_json('report', '--pid', program.pid, '--children', '--top', harness.UNLIMITED_TOP)
-        self.assert_family(report, program.pid, children, grandchild, 'children running at the attach')
+        self.follow_family(daemon, program, 'children running at the attach')
         self.assertEqual(program.finish(), 0)
 
     def release_by_proc(self, program):
