@@ -16,6 +16,7 @@ struct fork_watch {
         sd_event_source *io;
         fork_watch_fn fn;
         void *userdata;
+        bool consuming;                 /* in ring_buffer__consume() */
 };
 
 static int on_event(void *ctx, void *data, size_t size)
@@ -28,18 +29,28 @@ static int on_event(void *ctx, void *data, size_t size)
         return 0;
 }
 
+/* Read the ring, unless fn called from a read of it asks: libbpf moves the ring's consumer
+ * position on after each event's callback returns, so a read from inside one would take that
+ * event, and those after it, twice. */
+static void consume(struct fork_watch *w)
+{
+        if (w->consuming)
+                return;
+        w->consuming = true;
+        (void)ring_buffer__consume(w->ring);
+        w->consuming = false;
+}
+
 static int on_readable(sd_event_source *s, int fd, uint32_t revents, void *userdata)
 {
-        struct fork_watch *w = userdata;
-
-        (void)ring_buffer__consume(w->ring);
+        consume(userdata);
         return 0;
 }
 
 void fork_watch_drain(struct fork_watch *w)
 {
         if (w)
-                (void)ring_buffer__consume(w->ring);
+                consume(w);
 }
 
 struct fork_watch *fork_watch_free(struct fork_watch *w)

@@ -21,7 +21,8 @@ int fork_watch_new(sd_event *e, struct memleak_bpf *skel, fork_watch_fn fn, void
 /* Link the fork program while some process is traced, and only then: no tracepoint of memleakd's
  * stays attached with nothing to trace. */
 int fork_watch_set_active(struct fork_watch *w, bool active);
-/* Call fn for the forks the ring holds now, before the event loop would (a report counts them). */
+/* Call fn for the forks the ring holds now, before the event loop would (a report counts them);
+ * nothing when fn itself calls it (the events after the one fn was called for come next). */
 void fork_watch_drain(struct fork_watch *w);
 struct fork_watch *fork_watch_free(struct fork_watch *w);
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct fork_watch *, fork_watch_free)
