@@ -232,7 +232,6 @@ static void follow(struct manager *m, struct target *parent, pid_t child, unsign
                 release(m, parent, child, false);
                 return;
         }
-        manager_follow_new_programs_start(m);   /* if it exec'd as it was attached */
         parent->children_followed++;
         release(m, parent, child, true);        /* recorded from here on: it runs */
         log_info("Following pid %d (%s), forked by traced pid %d (%s): %s allocator, %zu object(s)", (int)t->pid,

@@ -244,8 +244,6 @@ static bool attach_now(struct manager *m, struct server_request *sreq, struct me
         log_kernel_symbols(t);
         t->follow_forks = req->follow_forks;
         r = manager_add_target(m, t);
-        if (r >= 0)
-                manager_follow_new_programs_start(m);   /* if it execs, or did as it was attached */
         if (r < 0) {
                 (void)target_stop(&m->env, t, false);
                 target_free(t);

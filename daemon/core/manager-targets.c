@@ -267,6 +267,7 @@ int manager_add_target(struct manager *m, struct target *t)
         m->targets[m->n_targets++] = t;
         prune_exited(m);
         manager_targets_changed(m);
+        manager_follow_new_programs_start(m);   /* if it is about to exec, or did as it was attached */
         return 0;
 }
 
@@ -432,17 +433,20 @@ size_t manager_take_snapshots(struct manager *m)
         return n_totals;
 }
 
+static bool maps_followed(const struct target *t)
+{
+        return !t->exited && now_monotonic_usec() < t->maps_followed_until_usec;
+}
+
 bool manager_follow_new_programs(struct manager *m)
 {
         bool any = false;
 
         assert(m);
         for (size_t i = 0; i < m->n_targets; i++) {
-                struct target *t = m->targets[i];
-
-                if (t->exited || now_monotonic_usec() >= t->maps_followed_until_usec)
+                if (!maps_followed(m->targets[i]))
                         continue;
-                learn_new_files(m, t);
+                learn_new_files(m, m->targets[i]);
                 any = true;
         }
         return any;
@@ -451,10 +455,14 @@ bool manager_follow_new_programs(struct manager *m)
 void manager_follow_new_programs_start(struct manager *m)
 {
         int enabled = SD_EVENT_OFF;
+        bool any = false;
 
         assert(m);
-        /* armed already: not put off (execs coming faster than it fires would starve it) */
-        if (sd_event_source_get_enabled(m->exec_timer, &enabled) >= 0 && enabled != SD_EVENT_OFF)
+        for (size_t i = 0; i < m->n_targets && !any; i++)
+                any = maps_followed(m->targets[i]);
+        /* none to follow; or armed already: not put off (execs coming faster than it fires would
+         * starve it) */
+        if (!any || (sd_event_source_get_enabled(m->exec_timer, &enabled) >= 0 && enabled != SD_EVENT_OFF))
                 return;
         if (sd_event_source_set_time_relative(m->exec_timer, EXEC_FOLLOW_INTERVAL_USEC) < 0 ||
             sd_event_source_set_enabled(m->exec_timer, SD_EVENT_ONESHOT) < 0)

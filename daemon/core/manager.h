@@ -175,7 +175,8 @@ bool manager_follow_new_programs(struct manager *m);
 
 /* The leak verdicts' thresholds, from the config. */
 struct leak_verdict_thresholds manager_verdict_thresholds(const struct manager *m);
-/* Arm that following (unless armed already) after an attach or an exec. */
+/* Arm that following, if a target is to be followed so and it is not armed already (after an
+ * attach, a registration or an exec). */
 void manager_follow_new_programs_start(struct manager *m);
 /* The status text systemd shows, and the fork watch (linked while a process is traced). */
 void manager_targets_changed(struct manager *m);
