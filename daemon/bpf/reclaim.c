@@ -196,3 +196,26 @@ unsigned reclaim_next_wait(unsigned wait, const struct reclaim_counts *c, unsign
                 return least;
         return MIN(2 * MAX(wait, least), most);
 }
+
+bool reclaim_plan_pass(const struct reclaim_fill *f, size_t per_pass, struct reclaim_plan *ret)
+{
+        bool rows_half, rows_urgent, stacks_half, stacks_urgent;
+        uint64_t quarter;
+
+        assert(f);
+        assert(ret);
+        rows_half = f->rows_held > f->rows_max / 2;
+        rows_urgent = f->rows_held > f->rows_max;
+        stacks_half = f->stacks_held > f->stacks_max / 2;
+        stacks_urgent = f->stacks_held > f->stacks_max / 4 * 3;
+        if (!rows_half && !stacks_half)
+                return false;
+        if (f->ticks < f->wait && !((rows_urgent || stacks_urgent) && f->wait <= f->least))
+                return false;
+        quarter = f->stacks_max / 4;
+        *ret = (struct reclaim_plan) {
+                .stacks = stacks_half,
+                .stacks_max = MAX((uint64_t)per_pass, f->stacks_held > quarter ? f->stacks_held - quarter : 0),
+        };
+        return true;
+}

@@ -47,3 +47,29 @@ int reclaim_stacks(int stacks_fd, const struct mapped_array *combined, size_t ma
  * that gave nothing back (the tables hold what is outstanding, and reading every stack's key
  * costs a syscall each), up to most. */
 unsigned reclaim_next_wait(unsigned wait, const struct reclaim_counts *c, unsigned least, unsigned most);
+
+/* How full the two tables are at a snapshot tick, and how long since the last pass began. */
+struct reclaim_fill {
+        size_t rows_held;               /* live and retiring rows of per-stack totals */
+        size_t rows_max;                /* max_combined: the table has twice as many rows */
+        uint64_t stacks_held;
+        uint64_t stacks_max;            /* max_stacks */
+        unsigned ticks;                 /* snapshot ticks since the last pass began */
+        unsigned wait;                  /* ticks due between passes (reclaim_next_wait) */
+        unsigned least;                 /* the least wait: the last pass gave something back */
+};
+
+/* A pass the snapshot tick starts: rows at zero always. */
+struct reclaim_plan {
+        bool stacks;                    /* the stack table's unnamed stacks too */
+        size_t stacks_max;              /* at most this many of them */
+};
+
+/* Whether a pass is due at this tick (*ret filled) or not (false): once the wait is over, for a
+ * table past half full (rows: past max_combined / 2, a quarter of its rows, as a window fills
+ * long before the table does); at once, whatever the wait, for one past three quarters (rows:
+ * past half), so that a target making new stacks faster than passes at the least wait give them
+ * back is kept pace with, a pass a tick, as long as passes give something back (one that gave
+ * nothing back waits as reclaim_next_wait says: the tables hold what is outstanding). A pass may delete per_pass stacks, or as many as bring
+ * the stack table back to a quarter full when that is more. */
+bool reclaim_plan_pass(const struct reclaim_fill *f, size_t per_pass, struct reclaim_plan *ret);

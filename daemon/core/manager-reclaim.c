@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* Reclaim passes (daemon/bpf/reclaim.h) on their own worker thread, started by the snapshot tick
- * when the per-stack totals' table or the stack table is past half full. */
+ * when the per-stack totals' table or the stack table is past half full (every tick past three
+ * quarters: reclaim_plan_pass). */
 #include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -11,7 +12,8 @@
 #include "reclaim.h"
 #include "worker.h"
 
-/* What one pass may delete from the stack table, and how long it waits before it puts back the
+/* What one pass may delete from the stack table at least (more when the table is past three
+ * quarters full: reclaim_plan_pass), and how long it waits before it puts back the
  * stacks a row names by then (a probe takes microseconds from its stack's id to its row). */
 #define RECLAIM_STACKS_PER_PASS 16384u
 #define RECLAIM_RECHECK_MS 50u
@@ -19,6 +21,7 @@
 struct reclaim_job {
         struct memleak_bpf *skel;       /* its fds and its .bss: usable from any thread */
         bool stacks;                    /* rows always; stacks too */
+        size_t stacks_max;              /* at most this many of them */
         struct reclaim_counts counts;
         int error;
         struct manager *m;              /* for done(), on the event loop only */
@@ -42,7 +45,7 @@ static void run(void *userdata)
         /* rows first: the rows it frees no longer name their stacks */
         reclaim_rows(&combined, &j->counts);
         if (j->stacks) {
-                j->error = reclaim_stacks(bpf_loader_stacks_fd(j->skel), &combined, RECLAIM_STACKS_PER_PASS,
+                j->error = reclaim_stacks(bpf_loader_stacks_fd(j->skel), &combined, j->stacks_max,
                                           RECLAIM_RECHECK_MS, stacks_purged, j, &j->counts);
                 bpf_loader_stacks_restored(j->skel, j->counts.stacks_restored);
         }
@@ -73,24 +76,28 @@ static void done(void *userdata, bool cancelled)
 
 void manager_reclaim_tick(struct manager *m, size_t rows_held)
 {
-        uint64_t stacks_held;
+        struct reclaim_plan plan;
+        struct reclaim_fill fill;
         struct reclaim_job *j;
-        bool rows, stacks;
 
         assert(m);
-        if (!m->reclaim.worker || m->reclaim.pending ||
-            ++m->reclaim.ticks < MAX(m->reclaim.every_ticks, MANAGER_RECLAIM_EVERY_TICKS))
+        if (!m->reclaim.worker || m->reclaim.pending)
                 return;
-        /* the table has twice max_combined rows; a window of it fills long before it is full */
-        rows = rows_held > m->config.max_combined / 2;
-        stacks_held = bpf_loader_stacks_held(m->env.skel);
-        stacks = stacks_held > m->config.max_stacks / 2;
-        if (!rows && !stacks)
+        fill = (struct reclaim_fill) {
+                .rows_held = rows_held,
+                .rows_max = m->config.max_combined,
+                .stacks_held = bpf_loader_stacks_held(m->env.skel),
+                .stacks_max = m->config.max_stacks,
+                .ticks = ++m->reclaim.ticks,
+                .wait = MAX(m->reclaim.every_ticks, MANAGER_RECLAIM_EVERY_TICKS),
+                .least = MANAGER_RECLAIM_EVERY_TICKS,
+        };
+        if (!reclaim_plan_pass(&fill, RECLAIM_STACKS_PER_PASS, &plan))
                 return;
         j = calloc(1, sizeof(*j));
         if (!j)
                 return;
-        *j = (struct reclaim_job) { .skel = m->env.skel, .stacks = stacks, .m = m };
+        *j = (struct reclaim_job) { .skel = m->env.skel, .stacks = plan.stacks, .stacks_max = plan.stacks_max, .m = m };
         if (worker_submit(m->reclaim.worker, j, run, done) < 0) {
                 free(j);
                 return;

@@ -14,7 +14,40 @@ LEAKS = {'leak_first': {'bytes': 7 * 1000, 'allocs': 7}, 'leak_second': {'bytes'
 RECLAIM_TIMEOUT_S = 30
 
 
+# tests/programs/stack-stream.c: STREAM_RATE new stacks a second for STREAM_SECONDS, each block freed
+# at once, then LEAK_AFTER
+STREAM_SECONDS = 25
+STREAM_RATE = 2000
+STREAM_MAX_STACKS = 16384
+LEAK_AFTER = {'leak_after': {'bytes': 5 * 4321, 'allocs': 5}}
+
+
 class ReclaimTest(harness.DaemonTestCase):
+
+    def test_reclaim_keeps_pace_with_a_steady_stream_of_new_stacks(self):
+        # 50,000 new stacks into a table of 16,384 at the default snapshot interval: passes at the
+        # least wait (10 ticks) of at most 16,384 stacks each could not keep pace, and stacks
+        # would be lost to the full table
+        daemon = self.start_daemon(config={'snapshot_interval_ms': 1000, 'max_stacks': STREAM_MAX_STACKS})
+        program = harness.LeakProgram('stack-stream', [harness.os.path.join(harness.PROGRAMS_DIR, 'stack-stream'),
+                                                       str(STREAM_SECONDS), str(STREAM_RATE)])
+        self.addCleanup(program.kill)
+        program.expect('ready')
+        daemon.attach(program.pid)
+        program.go()
+        program.expect('streamed', timeout=STREAM_SECONDS * 3)
+        status = daemon.status()
+        lost, reclaim = status['lost'], status['reclaim']
+        self.assertEqual((lost['stack_table_full'], lost['stack_hash_clash']), (0, 0), (lost, reclaim))
+        self.assertGreaterEqual(reclaim['stacks_deleted'], STREAM_SECONDS * STREAM_RATE - STREAM_MAX_STACKS, reclaim)
+        self.assertLessEqual(reclaim['stacks_held'], STREAM_MAX_STACKS, reclaim)
+        program.expect('done')
+        report = harness.wait_until(lambda: (lambda r: r if harness.per_function(r, set(LEAK_AFTER)) == LEAK_AFTER else None)(
+            daemon.report(pid=program.pid)), harness.REPORT_TIMEOUT_S)
+        last = daemon.report(pid=program.pid)
+        self.assertTrue(report, f'{harness.per_function(last, set(LEAK_AFTER))}; {harness.format_stacks(last)}')
+        target = report['targets'][0]
+        self.assertEqual((target['outstanding_bytes'], target['outstanding_allocs']), (5 * 4321, 5), target)
 
     def churn_then_leak(self, config, full_counter, reclaimed_key):
         daemon = self.start_daemon(config=config)

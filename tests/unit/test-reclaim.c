@@ -240,8 +240,50 @@ static void a_pass_that_gave_nothing_back_doubles_the_wait(void)
         ASSERT_EQ(reclaim_next_wait(10, &some, 10, 640), 20);
 }
 
+static void a_table_past_three_quarters_is_reclaimed_every_tick_while_passes_give_back(void)
+{
+        struct reclaim_fill f = { .rows_max = 1000, .stacks_max = 16384, .ticks = 1, .wait = 10, .least = 10 };
+        struct reclaim_plan plan;
+
+        /* under half full: nothing, however long since the last pass */
+        f.stacks_held = 8192;
+        f.ticks = 1000;
+        ASSERT_TRUE(!reclaim_plan_pass(&f, 4096, &plan));
+        /* past half: once the wait is over */
+        f.stacks_held = 9000;
+        f.ticks = 9;
+        ASSERT_TRUE(!reclaim_plan_pass(&f, 4096, &plan));
+        f.ticks = 10;
+        ASSERT_TRUE(reclaim_plan_pass(&f, 4096, &plan));
+        ASSERT_TRUE(plan.stacks);
+        ASSERT_EQ(plan.stacks_max, 9000 - 4096);        /* down to a quarter */
+        /* past three quarters: at the next tick already, and down to a quarter */
+        f.stacks_held = 13000;
+        f.ticks = 1;
+        ASSERT_TRUE(reclaim_plan_pass(&f, 4096, &plan));
+        ASSERT_EQ(plan.stacks_max, 13000 - 4096);
+        /* ... unless the last pass gave nothing back: then the wait holds */
+        f.wait = 20;
+        ASSERT_TRUE(!reclaim_plan_pass(&f, 4096, &plan));
+        f.ticks = 20;
+        ASSERT_TRUE(reclaim_plan_pass(&f, 4096, &plan));
+        /* at least per_pass stacks */
+        f.stacks_held = 9000;
+        ASSERT_TRUE(reclaim_plan_pass(&f, 16384, &plan));
+        ASSERT_EQ(plan.stacks_max, 16384);
+        /* rows alone: past max_combined / 2 once the wait is over, past max_combined at once; the
+         * stacks are left alone while their table is under half full */
+        f = (struct reclaim_fill) { .rows_held = 600, .rows_max = 1000, .stacks_held = 10, .stacks_max = 16384,
+                                    .ticks = 1, .wait = 10, .least = 10 };
+        ASSERT_TRUE(!reclaim_plan_pass(&f, 4096, &plan));
+        f.rows_held = 1001;
+        ASSERT_TRUE(reclaim_plan_pass(&f, 4096, &plan));
+        ASSERT_TRUE(!plan.stacks);
+}
+
 int main(void)
 {
+        a_table_past_three_quarters_is_reclaimed_every_tick_while_passes_give_back();
         a_pass_that_gave_nothing_back_doubles_the_wait();
         a_gone_targets_stacks_go_unless_another_row_names_them();
         rows_at_zero_are_retired_then_freed_unless_a_block_came_back();
