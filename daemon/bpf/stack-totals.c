@@ -48,6 +48,19 @@ struct stack_totals *stack_totals_free(struct stack_totals *t)
         return NULL;
 }
 
+bool stack_totals_release(struct stack_totals *t)
+{
+        bool held;
+
+        assert(t);
+        held = t->table.values || t->halves;
+        mapped_array_close(&t->table);
+        free(t->halves);
+        t->halves = NULL;
+        t->capacity = t->n_rows = t->rows_held = 0;
+        return held;
+}
+
 /* Room for capacity rows in each half, keeping the rows read so far (at the start of the first). */
 static int halves_resize(struct stack_totals *t, size_t capacity)
 {

@@ -25,6 +25,10 @@ struct stack_totals;
 
 int stack_totals_new(struct stack_totals **ret);
 struct stack_totals *stack_totals_free(struct stack_totals *t);
+/* Let the table's mapping and the buffers go while no target is traced: the pages of the table
+ * a read touched count in the daemon's RSS. The next read maps it again. Returns whether there
+ * was anything to let go. */
+bool stack_totals_release(struct stack_totals *t);
 
 /* Read the rows of pids[] from the combined table fd (mapped by t at its first read, and kept).
  * Sorted by pid, space and stack id, the same key summed, rows without allocations left out.

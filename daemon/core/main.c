@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* memleakd: parse arguments and configuration, then run the manager. */
 #include <getopt.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -124,6 +125,11 @@ int main(int argc, char *argv[])
 
         /* Before anything slow: systemd's watchdog already runs. */
         watchdog_usec = watchdog_stretch_for_startup();
+        /* Fixed thresholds: glibc's dynamic ones grow with the largest block freed (a report's
+         * buffers, a big file's CFI), after which the worker threads' arenas keep megabytes of
+         * freed memory resident for good; memleakd should shrink back once its targets go. */
+        (void)mallopt(M_MMAP_THRESHOLD, 256 * 1024);
+        (void)mallopt(M_TRIM_THRESHOLD, 1024 * 1024);
         r = parse_argv(argc, argv, &a);
         if (r <= 0)
                 return r < 0 ? 2 : 0;

@@ -5,6 +5,7 @@
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <malloc.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
@@ -410,8 +411,12 @@ size_t manager_take_snapshots(struct manager *m)
                 pids[n++] = t->pid;
                 learn_new_files(m, t);
         }
-        if (n == 0)
+        if (n == 0) {
+                /* nothing traced: the daemon goes back to about its size at start */
+                if (stack_totals_release(m->totals))
+                        (void)malloc_trim(0);
                 return 0;
+        }
         r = stack_totals_read(m->totals, bpf_loader_combined_fd(m->env.skel), pids, n, &totals, &n_totals);
         if (r < 0) {
                 log_warning_errno(r, "Failed to read the per-stack totals, skipping this snapshot: %m");

@@ -23,6 +23,15 @@ GROWTH_TABLE_SLOTS = 131072
 COMBINED_BYTES = 262144 * 32
 
 
+# what the daemon may keep resident past its size at start once every target is gone
+RSS_SLACK_KB = 4096
+
+
+def rss_kb(pid):
+    with open(f'/proc/{pid}/status') as f:
+        return next(int(line.split()[1]) for line in f if line.startswith('VmRSS:'))
+
+
 class MapMemoryTest(harness.DaemonTestCase):
 
     def maps(self, daemon):
@@ -37,6 +46,7 @@ class MapMemoryTest(harness.DaemonTestCase):
     def test_maps_grow_with_what_is_tracked(self):
         daemon = self.start_daemon(config=GROWTH_SIZES)
         idle = self.maps(daemon)
+        idle_rss = rss_kb(daemon.proc.pid)
 
         # two targets leaking 2 * BLOCKS blocks: more than the table holds, so at least the rest
         # are entries of the allocs map, each counted as it comes
@@ -57,6 +67,8 @@ class MapMemoryTest(harness.DaemonTestCase):
         self.assertTrue(cost, daemon.status()['snapshot_cost'])
         self.assertGreater(cost['last_ms'], 0, cost)
         self.assertGreaterEqual(cost['max_ms'], cost['last_ms'], cost)
+        self.assertEqual(len(daemon.report()['targets']), 2)
+        busy_rss = rss_kb(daemon.proc.pid)
 
         # what the targets held goes with them (memleakd purges the maps off its event loop)
         for p in programs:
@@ -66,6 +78,11 @@ class MapMemoryTest(harness.DaemonTestCase):
         self.assertTrue(after, f'the maps still hold {self.maps(daemon)} after the detaches, {idle} before the attaches')
         # and the stacks only they used
         self.assertEqual(daemon.status()['reclaim']['stacks_held'], 0, daemon.status()['reclaim'])
+        # and the daemon's own memory: back near its size at start (the tick's mapping of the
+        # per-stack totals and its buffers let go, the worker threads' arenas trimmed)
+        back = harness.wait_until(lambda: rss_kb(daemon.proc.pid) <= idle_rss + RSS_SLACK_KB, harness.REPORT_TIMEOUT_S)
+        self.assertTrue(back, f'RSS {rss_kb(daemon.proc.pid)} kB after the detaches, {busy_rss} kB while tracing, '
+                              f'{idle_rss} kB at start')
 
 
 if __name__ == '__main__':
