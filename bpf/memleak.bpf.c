@@ -1113,6 +1113,7 @@ int BPF_PROG(record_fork, struct task_struct *parent, struct task_struct *child)
         e->child_tgid = task_tgid_seen(child);
         e->shares_memory = BPF_CORE_READ(child, mm) == BPF_CORE_READ(parent, mm);
         e->exec_kind = 0;
+        bpf_probe_read_kernel_str(e->comm, sizeof(e->comm), child->comm);
         bpf_ringbuf_submit(e, 0);
         return 0;
 }
@@ -1197,6 +1198,8 @@ int BPF_PROG(forget_exec_image, struct task_struct *p, pid_t old_pid, struct lin
         e->child_tgid = 0;
         e->shares_memory = 0;
         e->exec_kind = old_pid != BPF_CORE_READ(p, pid) ? FORK_EVENT_EXEC_THREAD : FORK_EVENT_EXEC_LEADER;
+        /* set by the exec already: a process gone before the daemon reads /proc still has it */
+        bpf_probe_read_kernel_str(e->comm, sizeof(e->comm), p->comm);
         bpf_ringbuf_submit(e, 0);
         return 0;
 }

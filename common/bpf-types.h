@@ -123,6 +123,7 @@ struct fork_event {
         __u32 shares_memory;    /* the child runs in the parent's memory until it execs (vfork,
                                  * posix_spawn, system): it inherited no breakpoints */
         __u32 exec_kind;        /* with child_tgid 0: enum fork_event_exec */
+        char comm[MEMLEAK_COMM_LEN];    /* the child's name; after an exec, the new program's */
 };
 enum fork_event_exec {
         FORK_EVENT_EXEC_LEADER = 1,     /* by its leader: its probes stay */

@@ -536,13 +536,17 @@ void manager_target_forked(struct manager *m, pid_t parent, pid_t child, bool sh
                 log_warning_errno(r, "Cannot schedule clearing the probes of pid %d's children: %m", (int)parent);
 }
 
-void manager_target_execd(struct manager *m, pid_t pid, bool from_thread)
+void manager_target_execd(struct manager *m, pid_t pid, bool from_thread, const char comm[MEMLEAK_COMM_LEN])
 {
         struct target *t = manager_find_target(m, pid);
         int r;
 
         assert(m);
-        if (!t || t->exited)
+        if (!t)
+                return;
+        /* its exit may have been heard first: the name is still the one it exec'd */
+        target_name_after_exec(t, comm);
+        if (t->exited)
                 return;
         target_follow_maps(t, TARGET_MAPS_FOLLOW_AFTER_EXEC_USEC);
         manager_follow_new_programs_start(m);

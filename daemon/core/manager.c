@@ -170,7 +170,7 @@ static void on_fork(void *userdata, const struct fork_event *e)
         if (e->child_tgid)
                 manager_target_forked(userdata, (pid_t)e->parent_tgid, (pid_t)e->child_tgid, e->shares_memory != 0);
         else
-                manager_target_execd(userdata, (pid_t)e->parent_tgid, e->exec_kind == FORK_EVENT_EXEC_THREAD);
+                manager_target_execd(userdata, (pid_t)e->parent_tgid, e->exec_kind == FORK_EVENT_EXEC_THREAD, e->comm);
 }
 
 static void on_tables_loaded(void *userdata)

@@ -132,7 +132,7 @@ size_t manager_take_snapshots(struct manager *m);
 void manager_target_forked(struct manager *m, pid_t parent, pid_t child, bool shares_memory);
 /* A target exec'd: its maps followed closely for a while (its new program's tables loaded as the
  * loader maps them); from a thread other than its leader: its new image probed again. */
-void manager_target_execd(struct manager *m, pid_t pid, bool from_thread);
+void manager_target_execd(struct manager *m, pid_t pid, bool from_thread, const char comm[MEMLEAK_COMM_LEN]);
 /* Clear them now (the children timer). */
 void manager_clear_children(struct manager *m);
 

@@ -72,6 +72,19 @@ void target_refresh_comm(struct target *t)
                 memcpy(t->comm, comm, sizeof(comm));
 }
 
+void target_name_after_exec(struct target *t, const char comm[MEMLEAK_COMM_LEN])
+{
+        size_t n;
+
+        assert(t);
+        assert(comm);
+        n = strnlen(comm, MEMLEAK_COMM_LEN);
+        if (t->kernel || n == 0 || n >= sizeof(t->comm))
+                return;
+        memcpy(t->comm, comm, n);
+        t->comm[n] = 0;
+}
+
 /* What /proc/PID/exe is while memleakctl holds pid before its exec: any other file means it exec'd. */
 static void held_exe(pid_t pid, struct target_exec *e)
 {

@@ -251,6 +251,10 @@ void target_follow_maps(struct target *t, uint64_t usec);
  * totals are kept first (it exited: its last report). Returns the freeze's -errno, if any. */
 int target_stop(const struct target_env *env, struct target *t, bool freeze);
 
+/* The process exec'd a program named comm (BPF's exec event, taken in the exec itself: right
+ * even when it was reaped before /proc could be read, and heard after its exit): its name. */
+void target_name_after_exec(struct target *t, const char comm[MEMLEAK_COMM_LEN]);
+
 /* t's name as the process has it now (it may have exec'd another program, or renamed itself);
  * the last one known when it cannot be read. */
 void target_refresh_comm(struct target *t);

@@ -26,6 +26,27 @@ def followed_from(daemon, pid):
     return [t for t in daemon.status()['targets'] if t['forked_from'] == pid]
 
 
+# forks a child that waits for a word on a pipe, then execs /bin/true; reaps it the moment it exits
+EXEC_AND_REAP = """
+import os, sys
+print('ready', flush=True)
+sys.stdin.readline()
+r, w = os.pipe()
+pid = os.fork()
+if pid == 0:
+    os.close(w)
+    os.read(r, 1)
+    os.execv('/bin/true', ['true'])
+os.close(r)
+print('forked', flush=True)
+sys.stdin.readline()
+os.write(w, b'x')
+os.waitpid(pid, 0)
+print('reaped', flush=True)
+sys.stdin.readline()
+"""
+
+
 class FollowForksTest(harness.DaemonTestCase):
 
     def release_followed(self, daemon, parent, count):
@@ -242,6 +263,28 @@ class FollowForksTest(harness.DaemonTestCase):
         children = [t['pid'] for t in report['targets'] if t['forked_from'] == parent]
         [grandchild] = [t['pid'] for t in report['targets'] if t['forked_from'] in children]
         self.assert_family(report, parent, children, grandchild, 'memleakctl run --follow-forks, no waiting')
+
+    def test_a_child_that_execs_is_named_by_its_new_program(self):
+        # a followed child execs /bin/true and is reaped at once, before memleakd could read its
+        # name from /proc: it is reported under the name BPF took in its exec, not its parent's
+        daemon = self.start_daemon()
+        parent = harness.LeakProgram('python3', command=['python3', '-c', EXEC_AND_REAP])
+        self.addCleanup(parent.kill)
+        parent.expect('ready')
+        daemon.attach(parent.pid, '--follow-forks')
+        parent.go()
+        parent.expect('forked')
+        with open(f'/proc/{parent.pid}/task/{parent.pid}/children') as f:
+            [child] = [int(pid) for pid in f.read().split()]
+        self.assertTrue(harness.wait_until(lambda: child in [t['pid'] for t in followed_from(daemon, parent.pid)],
+                                           harness.REPORT_TIMEOUT_S), daemon.status())
+        parent.go()
+        parent.expect('reaped')
+
+        def exited():
+            return [t for t in daemon.status()['targets'] if t['pid'] == child and t['exited']]
+        [target] = harness.wait_until(exited, harness.REPORT_TIMEOUT_S) or [daemon.status()['targets']]
+        self.assertEqual(target['comm'], 'true', target)
 
     def test_follow_forks_is_refused_for_the_kernel(self):
         daemon = self.start_daemon()
