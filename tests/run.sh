@@ -2,8 +2,18 @@
 # Install the dependencies, build with -Werror, and run every test (unit and integration), then
 # run them again against an ASan+UBSan build: a leak or undefined behaviour in memleakd or
 # memleakctl fails the run (the daemon must exit 0 after SIGTERM, which LeakSanitizer denies).
+#
+# tests/run.sh --quick: the tier to run before a commit (about a minute): the plain build, the
+# unit tests and a few integration suites that touch every component (attach, report, verdicts,
+# dlopen, bad requests). CI and a bare tests/run.sh run everything.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+quick=false
+case "${1:-}" in
+--quick) quick=true ;;
+"") ;;
+*) echo "usage: tests/run.sh [--quick]" >&2; exit 2 ;;
+esac
 [ "$(id -u)" -eq 0 ] || { echo "tests/run.sh: run me as root (the integration tests load BPF)" >&2; exit 1; }
 scripts/install-deps.sh || exit 1
 
@@ -35,6 +45,11 @@ run_suite() {  # builddir "meson test suite options" [meson setup options...]
 plain=${BUILDDIR:-build-test}
 asan=${BUILDDIR:-build-test}-asan
 status=0
+if $quick; then
+        run_suite "$plain" "--suite unit --suite quick" || status=1
+        summary "$plain/meson-logs/testlog.json"
+        exit $status
+fi
 run_suite "$plain" "" || status=1
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:exitcode=23
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
