@@ -46,8 +46,8 @@ static __always_inline __u64 combined_row_word(const struct combined_row *r)
 }
 
 /* Add bytes and allocs to tgid's row of (space, stack_id), claiming one in its window when it has
- * none: 0, or -ENOSPC when the window has no room (counted). A global function: the verifier
- * checks it once, not at each of its callers. */
+ * none: 0, or -ENOSPC when the window has no room (its caller counts it, in its target's row). A
+ * global function: the verifier checks it once, not at each of its callers. */
 __noinline int combined_add_in(__u32 tgid, __u32 space, __s64 stack_id, __u64 bytes, __u64 allocs)
 {
         __u64 live = COMBINED_ROW_WORD(tgid, space, ALLOC_SLOT_LIVE);
@@ -98,7 +98,6 @@ __noinline int combined_add_in(__u32 tgid, __u32 space, __s64 stack_id, __u64 by
                 }
                 /* Another CPU claimed that row first: search again, it may be this stack's now. */
         }
-        count(COUNTER_LOST_COMBINED_MAP_FULL);
         return -ENOSPC;
 }
 
@@ -131,10 +130,11 @@ __noinline int combined_sub_in(__u32 tgid, __u32 space, __s64 stack_id, __u64 by
 /* Heap blocks (and the kernel's objects) share their stack's rows, one per stripe of CPUs, the
  * block's stripe in its timestamp (striped_timestamp()); mappings have their own row. A block
  * counts for its weight (its size unless sampled). */
-static __always_inline void combined_add(__u32 tgid, __s64 stack_id, const struct alloc_info *info)
+static __always_inline void combined_add(__u32 row, __u32 tgid, __s64 stack_id, const struct alloc_info *info)
 {
-        combined_add_in(tgid, COMBINED_SPACE_STRIPE(0, ALLOC_INFO_STRIPE(info->timestamp_ns)), stack_id, info->weight,
-                        MEMLEAK_WEIGHT_ALLOCS(info->weight, info->size));
+        if (combined_add_in(tgid, COMBINED_SPACE_STRIPE(0, ALLOC_INFO_STRIPE(info->timestamp_ns)), stack_id,
+                            info->weight, MEMLEAK_WEIGHT_ALLOCS(info->weight, info->size)) < 0)
+                count_in(row, COUNTER_LOST_COMBINED_MAP_FULL);
 }
 
 static __always_inline void combined_sub(__u32 tgid, __s64 stack_id, const struct alloc_info *info)

@@ -77,20 +77,57 @@ struct {
         __type(value, struct alloc_info);
 } mmaps SEC(".maps");
 
+/* A row of counters per target, and the kernel target's and no target's after them
+ * (MEMLEAK_COUNTER_ROWS(max_targets) rows, bpf-types.h): the daemon sums the rows for its own. */
 struct {
         __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-        __uint(max_entries, _COUNTER_MAX);
+        __uint(max_entries, MEMLEAK_COUNTER_ROWS(64) * _COUNTER_MAX);  /* set by the daemon */
         __type(key, __u32);
         __type(value, __u64);
 } counters SEC(".maps");
 
-static __always_inline void count(enum memleak_counter c)
+/* MEMLEAK_COUNTER_ROW_KERNEL(max_targets) and MEMLEAK_COUNTER_ROW_OTHER(max_targets). */
+const volatile __u32 counter_row_kernel = 64;
+const volatile __u32 counter_row_other = 65;
+
+static __always_inline void count_by(__u32 row, enum memleak_counter c, __u64 n)
 {
-        __u32 key = c;
+        __u32 key = row * _COUNTER_MAX + c;
         __u64 *v = bpf_map_lookup_elem(&counters, &key);
 
         if (v)
-                *v += 1;        /* per-CPU slot: no atomics needed */
+                *v += n;        /* per-CPU slot: no atomics needed */
+}
+
+/* Count an event of the target whose counters are at row (its slot, or counter_row_kernel). */
+static __always_inline void count_in(__u32 row, enum memleak_counter c)
+{
+        count_by(row, c, 1);
+}
+
+/* The row of the target whose stack this CPU is walking (set around the walk by user_stack_id(),
+ * stack-capture.h): where the walker's own count()s go. counter_row_other outside a walk. */
+struct {
+        __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+        __uint(max_entries, 1);
+        __type(key, __u32);
+        __type(value, __u32);
+} walk_row SEC(".maps");
+
+static __always_inline void walk_row_set(__u32 row)
+{
+        __u32 zero = 0, *r = bpf_map_lookup_elem(&walk_row, &zero);
+
+        if (r)
+                *r = row;
+}
+
+/* The walker's counters (unwind.h): counted in the row of the target being walked. */
+static __always_inline void count(enum memleak_counter c)
+{
+        __u32 zero = 0, *r = bpf_map_lookup_elem(&walk_row, &zero);
+
+        count_in(r ? *r : counter_row_other, c);
 }
 
 #define MAX_PIDNS_LEVEL 32
@@ -148,10 +185,10 @@ static __always_inline struct target_config *traced_target(__u32 slot, __u32 tgi
 #include "sample.h"
 
 /* A block freed: out of the table, or of the allocs map where its window had no room. */
-static __always_inline void record_freed(__u32 tgid, const struct alloc_info *info)
+static __always_inline void record_freed(__u32 row, __u32 tgid, const struct alloc_info *info)
 {
         combined_sub(tgid, info->stack_id, info);
-        count(COUNTER_FREES);
+        count_in(row, COUNTER_FREES);
 }
 
 /* Whether tgid's block at addr is recorded (a sampled target's free of an unsampled block is
@@ -191,10 +228,10 @@ static __always_inline void record_free(const struct target_config *cfg, __u32 t
                 return;
         if (alloc_table_take(tgid, addr, &info, &elsewhere) ||
             (elsewhere && alloc_overflow_take(tgid, addr, &info))) {
-                record_freed(tgid, &info);
+                record_freed(cfg->counter_row, tgid, &info);
                 return;
         }
-        count(cfg->sample_bytes ? COUNTER_FREE_UNSAMPLED : COUNTER_FREE_UNKNOWN);
+        count_in(cfg->counter_row, cfg->sample_bytes ? COUNTER_FREE_UNSAMPLED : COUNTER_FREE_UNKNOWN);
 }
 
 /* weight: the bytes it stands for (its size when exact); entry_ns: when its call began, which
@@ -208,7 +245,7 @@ static __always_inline void record_alloc(void *ctx, const struct target_config *
         long r;
 
         if (size < cfg->min_size || (cfg->max_size && size > cfg->max_size)) {
-                count(COUNTER_ALLOCS_FILTERED);
+                count_in(slot, COUNTER_ALLOCS_FILTERED);
                 return;
         }
         info.size = size;
@@ -218,11 +255,11 @@ static __always_inline void record_alloc(void *ctx, const struct target_config *
         /* A live entry of the same block means its free was missed: it is retired first. */
         switch (alloc_table_put(tgid, addr, &info, &old, &elsewhere)) {
         case ALLOC_PUT_REPLACED:
-                record_freed(tgid, &old);
+                record_freed(slot, tgid, &old);
                 goto recorded;
         case ALLOC_PUT_NEW:
                 if (elsewhere && alloc_overflow_take(tgid, addr, &old))
-                        record_freed(tgid, &old);
+                        record_freed(slot, tgid, &old);
                 goto recorded;
         case ALLOC_PUT_LOST_RACE:
                 alloc_overflow_raced = 1;       /* before the block is in the map */
@@ -238,12 +275,12 @@ static __always_inline void record_alloc(void *ctx, const struct target_config *
         }
         if (r) {
                 __sync_fetch_and_sub(&alloc_overflow, 1);
-                count(COUNTER_LOST_ALLOCS_MAP_FULL);
+                count_in(slot, COUNTER_LOST_ALLOCS_MAP_FULL);
                 return;
         }
 recorded:
-        combined_add(tgid, info.stack_id, &info);
-        count(COUNTER_ALLOCS);
+        combined_add(slot, tgid, info.stack_id, &info);
+        count_in(slot, COUNTER_ALLOCS);
 }
 
 /* Tail calls (reallocarray -> realloc, realloc(p, 0) -> free) enter the inner function with the
@@ -286,7 +323,7 @@ static __always_inline struct thread_state *outer_call_state(__u32 slot, __u32 t
                 return NULL;
         th = thread_state(true);
         if (!th) {
-                count(COUNTER_LOST_NO_THREAD_STATE);
+                count_in(slot, COUNTER_LOST_NO_THREAD_STATE);
                 return NULL;
         }
         cur = &th->call;
@@ -295,11 +332,11 @@ static __always_inline struct thread_state *outer_call_state(__u32 slot, __u32 t
                         /* Called from inside an allocator this thread is already in. */
                         if (nested_return)
                                 cur->depth++;
-                        count(COUNTER_NESTED_CALLS);
+                        count_in(slot, COUNTER_NESTED_CALLS);
                         return NULL;
                 }
                 /* The outer call never returned (longjmp, thread cancelled): start over. */
-                count(COUNTER_INFLIGHT_STALE);
+                count_in(slot, COUNTER_INFLIGHT_STALE);
         }
         *ret_cfg = cfg;
         return th;
@@ -361,14 +398,14 @@ static __always_inline int on_leaf_entry(struct pt_regs *ctx, __u32 slot, __u32 
         cur = &th->call;
         if (size < cfg->min_size || (cfg->max_size && size > cfg->max_size)) {
                 cur->flags = 0;
-                count(COUNTER_ALLOCS_FILTERED);
+                count_in(slot, COUNTER_ALLOCS_FILTERED);
                 return 1;
         }
         if (cfg->sample_bytes) {
                 weight = sample_weight(size, cfg->sample_bytes, &th->sample_remaining);
                 if (weight == 0) {
                         cur->flags = 0;
-                        count(COUNTER_ALLOCS_UNSAMPLED);
+                        count_in(slot, COUNTER_ALLOCS_UNSAMPLED);
                         return 1;
                 }
         } else {
@@ -398,15 +435,17 @@ static __always_inline void mmap_add(void *ctx, __u32 slot, __u32 tgid, __u64 st
                 return;
         info.stack_id = user_stack_id(ctx, tgid, slot);
         if (bpf_map_update_elem(&mmaps, &key, &info, BPF_ANY)) {
-                count(COUNTER_LOST_MMAPS_MAP_FULL);
+                count_in(slot, COUNTER_LOST_MMAPS_MAP_FULL);
                 return;
         }
-        combined_add_in(tgid, ALLOC_SPACE_MMAP, info.stack_id, len, 1);
-        count(COUNTER_ALLOCS);
+        if (combined_add_in(tgid, ALLOC_SPACE_MMAP, info.stack_id, len, 1) < 0)
+                count_in(slot, COUNTER_LOST_COMBINED_MAP_FULL);
+        count_in(slot, COUNTER_ALLOCS);
 }
 
 /* A piece left over when an unmap cuts a mapping: same stack and age as the mapping it was. */
-static __always_inline void mmap_keep_piece(__u32 tgid, __u64 start, __u64 len, const struct alloc_info *of)
+static __always_inline void mmap_keep_piece(__u32 row, __u32 tgid, __u64 start, __u64 len,
+                                            const struct alloc_info *of)
 {
         struct alloc_key key = { .tgid = tgid, .space = ALLOC_SPACE_MMAP, .addr = start };
         struct alloc_info info = *of;
@@ -414,10 +453,11 @@ static __always_inline void mmap_keep_piece(__u32 tgid, __u64 start, __u64 len, 
         info.size = len;
         info.weight = len;
         if (bpf_map_update_elem(&mmaps, &key, &info, BPF_ANY)) {
-                count(COUNTER_LOST_MMAPS_MAP_FULL);
+                count_in(row, COUNTER_LOST_MMAPS_MAP_FULL);
                 return;
         }
-        combined_add_in(tgid, ALLOC_SPACE_MMAP, info.stack_id, len, 1);
+        if (combined_add_in(tgid, ALLOC_SPACE_MMAP, info.stack_id, len, 1) < 0)
+                count_in(row, COUNTER_LOST_COMBINED_MAP_FULL);
 }
 
 #define MMAP_OVERLAPS_PER_PASS 8
@@ -456,7 +496,7 @@ static long mmap_find_overlaps(struct bpf_map *map, struct alloc_key *key, struc
 /* Take tgid's mapping at start out of mmaps, keeping the pieces of it outside [lo, hi) (an
  * unmap cuts what it covers): the bytes of it that were inside, 0 when it is gone already. A
  * global function: the verifier checks it once, not once for each overlap of each pass. */
-__noinline __u64 mmap_remove_overlap(__u32 tgid, __u64 start, __u64 lo, __u64 hi)
+__noinline __u64 mmap_remove_overlap(__u32 row, __u32 tgid, __u64 start, __u64 lo, __u64 hi)
 {
         struct alloc_key key = { .tgid = tgid, .space = ALLOC_SPACE_MMAP, .addr = start };
         struct alloc_info *found, info;
@@ -473,17 +513,17 @@ __noinline __u64 mmap_remove_overlap(__u32 tgid, __u64 start, __u64 lo, __u64 hi
         end = start + info.size;
         combined_sub_in(tgid, ALLOC_SPACE_MMAP, info.stack_id, info.size, 1);
         if (start < lo)
-                mmap_keep_piece(tgid, start, lo - start, &info);
+                mmap_keep_piece(row, tgid, start, lo - start, &info);
         if (end > hi)
-                mmap_keep_piece(tgid, hi, end - hi, &info);
-        count(COUNTER_FREES);
+                mmap_keep_piece(row, tgid, hi, end - hi, &info);
+        count_in(row, COUNTER_FREES);
         return (end < hi ? end : hi) - (start > lo ? start : lo);
 }
 
 /* Forget [lo, lo + len) of tgid's mappings, whatever mappings it covers in part or whole (as
  * munmap does). Returns the bytes that were tracked there. A global function: the verifier
  * checks it once, not once for each of the three returns that call it. */
-__noinline __u64 mmap_remove_range(__u32 tgid, __u64 lo, __u64 len)
+__noinline __u64 mmap_remove_range(__u32 row, __u32 tgid, __u64 lo, __u64 len)
 {
         struct mmap_overlap_search q = { .tgid = tgid, .lo = lo, .hi = lo + page_round_up(len) };
         __u64 removed = 0;
@@ -497,12 +537,12 @@ __noinline __u64 mmap_remove_range(__u32 tgid, __u64 lo, __u64 len)
                 for (int i = 0; i < MMAP_OVERLAPS_PER_PASS; i++) {
                         if (i >= q.n)
                                 break;
-                        removed += mmap_remove_overlap(tgid, q.starts[i], q.lo, q.hi);
+                        removed += mmap_remove_overlap(row, tgid, q.starts[i], q.lo, q.hi);
                 }
                 if (!q.more)
                         return removed;
         }
-        count(COUNTER_LOST_MMAP_RANGES);
+        count_in(row, COUNTER_LOST_MMAP_RANGES);
         return removed;
 }
 
@@ -513,29 +553,29 @@ static __always_inline int mmap_family_return(void *ctx, __u32 slot, __u32 tgid,
         switch (state->kind) {
         case ALLOC_KIND_MMAP:
                 if (rc == (__u64)-1) {
-                        count(COUNTER_ALLOCS_FAILED);
+                        count_in(slot, COUNTER_ALLOCS_FAILED);
                         return 0;
                 }
                 /* MAP_FIXED replaces whatever was mapped there. */
-                mmap_remove_range(tgid, rc, state->size);
+                mmap_remove_range(slot, tgid, rc, state->size);
                 if (!state->arg2)
                         mmap_add(ctx, slot, tgid, rc, page_round_up(state->size));
                 return 0;
         case ALLOC_KIND_MUNMAP:
                 if ((int)rc != 0) {
-                        count(COUNTER_ALLOCS_FAILED);
+                        count_in(slot, COUNTER_ALLOCS_FAILED);
                         return 0;
                 }
-                mmap_remove_range(tgid, state->arg, state->size);
+                mmap_remove_range(slot, tgid, state->arg, state->size);
                 return 0;
         case ALLOC_KIND_MREMAP:
                 if (rc == (__u64)-1) {
-                        count(COUNTER_ALLOCS_FAILED);
+                        count_in(slot, COUNTER_ALLOCS_FAILED);
                         return 0;
                 }
                 /* Moved or resized: the old range goes; the new one is tracked when the old one
                  * was (it may be a file mapping, or older than the attach). */
-                if (mmap_remove_range(tgid, state->arg, state->arg2) > 0)
+                if (mmap_remove_range(slot, tgid, state->arg, state->arg2) > 0)
                         mmap_add(ctx, slot, tgid, rc, page_round_up(state->size));
                 return 0;
         }
@@ -552,7 +592,7 @@ static __always_inline bool kind_returns_block(__u32 kind)
 
 /* --sample-bytes: the return of an unsampled call that frees nothing has nothing to record, and
  * needs no look-up of its target to know it (most returns of a sampled target). */
-static __always_inline bool unsampled_return_done(struct thread_state *th, __u32 tgid, __u64 rc)
+static __always_inline bool unsampled_return_done(struct thread_state *th, __u32 slot, __u32 tgid, __u64 rc)
 {
         struct inflight *cur = &th->call;
 
@@ -560,7 +600,7 @@ static __always_inline bool unsampled_return_done(struct thread_state *th, __u32
             cur->tgid != tgid || cur->depth != 0 || rc == 0 || !kind_returns_block(cur->kind))
                 return false;
         cur->flags = 0;
-        count(COUNTER_ALLOCS_UNSAMPLED);
+        count_in(slot, COUNTER_ALLOCS_UNSAMPLED);
         return true;
 }
 
@@ -574,13 +614,13 @@ static __always_inline int on_return(struct pt_regs *ctx, __u32 slot)
         __u64 addr = 0;
 
         th = thread_state(false);
-        if (th && unsampled_return_done(th, tgid, rc))
+        if (th && unsampled_return_done(th, slot, tgid, rc))
                 return 0;
         cfg = traced_target(slot, tgid);
         if (!cfg)
                 return 0;
         if (!th || !in_call(&th->call, cfg, tgid)) {
-                count(COUNTER_RETURN_WITHOUT_ENTRY);
+                count_in(slot, COUNTER_RETURN_WITHOUT_ENTRY);
                 return 0;
         }
         cur = &th->call;
@@ -599,7 +639,7 @@ static __always_inline int on_return(struct pt_regs *ctx, __u32 slot)
         case ALLOC_KIND_RESIZE:
                 /* xallocx: the real size now; below the size asked for, nothing was resized. */
                 if (rc < state.size) {
-                        count(COUNTER_ALLOCS_FAILED);
+                        count_in(slot, COUNTER_ALLOCS_FAILED);
                         return 0;
                 }
                 record_free(cfg, tgid, state.arg);
@@ -612,7 +652,7 @@ static __always_inline int on_return(struct pt_regs *ctx, __u32 slot)
         case ALLOC_KIND_POSIX_MEMALIGN:
                 /* int posix_memalign(void **memptr, ...): 0 on success, then *memptr is the block. */
                 if ((int)rc != 0 || bpf_probe_read_user(&addr, sizeof(addr), (void *)state.arg)) {
-                        count(COUNTER_ALLOCS_FAILED);
+                        count_in(slot, COUNTER_ALLOCS_FAILED);
                         return 0;
                 }
                 break;
@@ -620,7 +660,7 @@ static __always_inline int on_return(struct pt_regs *ctx, __u32 slot)
         case ALLOC_KIND_REALLOCARRAY:
                 if (rc == 0 && state.size != 0) {
                         /* A failed realloc leaves the old block as it was. */
-                        count(COUNTER_ALLOCS_FAILED);
+                        count_in(slot, COUNTER_ALLOCS_FAILED);
                         return 0;
                 }
                 /* Moved, shrunk in place or freed (size 0): the old block is gone either way. */
@@ -632,12 +672,12 @@ static __always_inline int on_return(struct pt_regs *ctx, __u32 slot)
         default:
                 addr = rc;
                 if (!addr) {
-                        count(COUNTER_ALLOCS_FAILED);
+                        count_in(slot, COUNTER_ALLOCS_FAILED);
                         return 0;
                 }
         }
         if (state.flags & INFLIGHT_UNSAMPLED) {
-                count(COUNTER_ALLOCS_UNSAMPLED);
+                count_in(slot, COUNTER_ALLOCS_UNSAMPLED);
                 return 0;
         }
         record_alloc(ctx, cfg, slot, tgid, addr, state.size, state.weight, state.entry_ns);
@@ -656,13 +696,13 @@ static __always_inline int on_free(struct pt_regs *ctx, __u32 slot, __u64 addr)
         /* --sample-bytes: most blocks were never recorded, and one failed search says so before
          * the thread's state is looked up (an array look-up costs less than the task storage's). */
         if (cfg->sample_bytes && addr && !alloc_recorded(tgid, addr)) {
-                count(COUNTER_FREE_UNSAMPLED);
+                count_in(slot, COUNTER_FREE_UNSAMPLED);
                 return 0;
         }
         th = thread_state(false);
         if (th && in_call(&th->call, cfg, tgid) && inside_outer_call(&th->call, PT_REGS_SP(ctx))) {
                 /* realloc(p, 0) and friends free through free(): the outer call accounts for it. */
-                count(COUNTER_NESTED_CALLS);
+                count_in(slot, COUNTER_NESTED_CALLS);
                 return 0;
         }
         record_free(cfg, tgid, addr);
@@ -877,7 +917,7 @@ static __always_inline int kernel_free(__u32 space, __u64 addr)
         if (bpf_map_delete_elem(&allocs, &key))
                 return 0;       /* another CPU freed it first and accounted for it */
         combined_sub(MEMLEAK_KERNEL_TGID, info.stack_id, &info);
-        count(COUNTER_FREES);
+        count_in(counter_row_kernel, COUNTER_FREES);
         return 0;
 }
 
@@ -892,11 +932,11 @@ static __always_inline int kernel_alloc(void *ctx, __u32 space, __u64 addr, __u6
         if (!cfg || !kernel_alloc_wanted(cfg))
                 return 0;
         if (!addr) {
-                count(COUNTER_ALLOCS_FAILED);
+                count_in(counter_row_kernel, COUNTER_ALLOCS_FAILED);
                 return 0;
         }
         if (size < cfg->min_size || (cfg->max_size && size > cfg->max_size)) {
-                count(COUNTER_ALLOCS_FILTERED);
+                count_in(counter_row_kernel, COUNTER_ALLOCS_FILTERED);
                 return 0;
         }
         /* A live entry at this address means its free was not traced (bulk frees): retire it. */
@@ -910,11 +950,11 @@ static __always_inline int kernel_alloc(void *ctx, __u32 space, __u64 addr, __u6
         if (info.stack_id == STACK_ID_OWN)
                 return 0;
         if (bpf_map_update_elem(&allocs, &key, &info, BPF_ANY)) {
-                count(COUNTER_LOST_ALLOCS_MAP_FULL);
+                count_in(counter_row_kernel, COUNTER_LOST_ALLOCS_MAP_FULL);
                 return 0;
         }
-        combined_add(MEMLEAK_KERNEL_TGID, info.stack_id, &info);
-        count(COUNTER_ALLOCS);
+        combined_add(counter_row_kernel, MEMLEAK_KERNEL_TGID, info.stack_id, &info);
+        count_in(counter_row_kernel, COUNTER_ALLOCS);
         return 0;
 }
 
@@ -987,6 +1027,7 @@ struct {
 
 struct vma_walk {
         __u32 tgid;
+        __u32 row;              /* its counters' */
         __u32 found;            /* the vma maps a file and was recorded */
         __u64 ino;              /* its file's */
         __u64 end;              /* where the next one would start */
@@ -1012,16 +1053,19 @@ static long record_vma(struct task_struct *task, struct vm_area_struct *vma, voi
         w->found = 1;
         w->ino = m.ino;
         if (bpf_map_update_elem(&file_mappings, &key, &m, BPF_ANY) < 0)
-                count(COUNTER_LOST_FILE_MAPPINGS);
+                count_in(w->row, COUNTER_LOST_FILE_MAPPINGS);
         return 0;
 }
 
-static __always_inline __u32 traced_tgid(void)
+/* The calling process's tgid when it is a traced process, its counters' row in *row; else 0. */
+static __always_inline __u32 traced_tgid(__u32 *row)
 {
         __u32 tgid = current_tgid();
+        struct target_config *cfg;
 
-        if (tgid == MEMLEAK_KERNEL_TGID || !bpf_map_lookup_elem(&targets, &tgid))
+        if (tgid == MEMLEAK_KERNEL_TGID || !(cfg = bpf_map_lookup_elem(&targets, &tgid)))
                 return 0;
+        *row = cfg->counter_row;
         return tgid;
 }
 
@@ -1034,7 +1078,7 @@ int BPF_PROG(record_mmap_exit, struct pt_regs *regs, long ret)
         if (BPF_CORE_READ(regs, orig_ax) != NR_MMAP || (ret < 0 && ret > -4096) ||
             (BPF_CORE_READ(regs, r10) & MAP_ANONYMOUS_FLAG))
                 return 0;
-        w.tgid = traced_tgid();
+        w.tgid = traced_tgid(&w.row);
         if (w.tgid)
                 bpf_find_vma(bpf_get_current_task_btf(), (__u64)ret, record_vma, &w, 0);
         return 0;
@@ -1052,7 +1096,7 @@ int BPF_PROG(record_exec, struct task_struct *p, pid_t old_pid, struct linux_bin
         struct vma_walk w = {};
         __u64 base = 0, first_ino;
 
-        w.tgid = traced_tgid();
+        w.tgid = traced_tgid(&w.row);
         if (!w.tgid || !mm)
                 return 0;
         bpf_find_vma(task, BPF_CORE_READ(task, mm, start_code), record_vma, &w, 0);
@@ -1096,17 +1140,18 @@ struct {
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(record_fork, struct task_struct *parent, struct task_struct *child)
 {
+        struct target_config *cfg;
         struct fork_event *e;
         __u32 parent_tgid;
 
         if (BPF_CORE_READ(child, tgid) == BPF_CORE_READ(parent, tgid))
                 return 0;
         parent_tgid = task_tgid_seen(parent);
-        if (!parent_tgid || parent_tgid == MEMLEAK_KERNEL_TGID || !bpf_map_lookup_elem(&targets, &parent_tgid))
+        if (!parent_tgid || parent_tgid == MEMLEAK_KERNEL_TGID || !(cfg = bpf_map_lookup_elem(&targets, &parent_tgid)))
                 return 0;
         e = bpf_ringbuf_reserve(&forks, sizeof(*e), 0);
         if (!e) {
-                count(COUNTER_LOST_FORK_EVENTS);
+                count_in(cfg->counter_row, COUNTER_LOST_FORK_EVENTS);
                 return 0;
         }
         e->parent_tgid = parent_tgid;
@@ -1170,11 +1215,11 @@ static long forget_row_bytes(struct bpf_map *map, __u32 *index, struct combined_
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(forget_exec_image, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
-        struct exec_forget f = { .tgid = traced_tgid() };
-        __u32 key = COUNTER_FREED_BY_EXEC;
+        struct exec_forget f = {};
         struct fork_event *e;
-        __u64 *freed;
+        __u32 row = 0;
 
+        f.tgid = traced_tgid(&row);
         if (!f.tgid)
                 return 0;
         bpf_for_each_map_elem(&alloc_table, forget_table_block, &f, 0);
@@ -1182,16 +1227,14 @@ int BPF_PROG(forget_exec_image, struct task_struct *p, pid_t old_pid, struct lin
                 bpf_for_each_map_elem(&allocs, forget_overflow_block, &f, 0);
         bpf_for_each_map_elem(&mmaps, forget_mapping, &f, 0);
         bpf_for_each_map_elem(&combined, forget_row_bytes, &f, 0);
-        freed = bpf_map_lookup_elem(&counters, &key);
-        if (freed)
-                *freed += f.blocks;
+        count_by(row, COUNTER_FREED_BY_EXEC, f.blocks);
         /* The daemon hears of it: the new program's maps are read at once (its tables loaded
          * before the next snapshot). Exec'd by a thread other than the leader, which took over the
          * leader's pid: the probes' links name the old leader, now gone, and the kernel no longer
          * breaks in the new image: the daemon probes the new image again. */
         e = bpf_ringbuf_reserve(&forks, sizeof(*e), 0);
         if (!e) {
-                count(COUNTER_LOST_FORK_EVENTS);
+                count_in(row, COUNTER_LOST_FORK_EVENTS);
                 return 0;
         }
         e->parent_tgid = f.tgid;

@@ -21,21 +21,23 @@ __noinline __s64 user_stack_id(struct pt_regs *ctx, __u32 tgid, __u32 slot)
         s = bpf_task_storage_get(&user_stack_scratch, bpf_get_current_task_btf(), NULL,
                                  BPF_LOCAL_STORAGE_GET_F_CREATE);
         if (!s) {
-                count(COUNTER_STACK_NO_SCRATCH);
+                count_in(slot, COUNTER_STACK_NO_SCRATCH);
                 return -ENOMEM;
         }
         t = &s->trace;
         s->chunk.words = 0;     /* the stack is another now */
+        walk_row_set(slot);     /* the walker's counts are the target's */
         walked = unwind_user_stack(ctx, tgid, slot, s, &id);
+        walk_row_set(counter_row_other);
         if (walked == 1)
                 return id;      /* the stack of a walk the thread made before (walk-memo.h) */
         if (walked == 0)
                 r = t->depth > 0 ? 0 : -EFAULT;
         else
-                r = stack_captured(t, bpf_get_stack(ctx, t->ips, stack_capture_bytes(), BPF_F_USER_STACK));
+                r = stack_captured(slot, t, bpf_get_stack(ctx, t->ips, stack_capture_bytes(), BPF_F_USER_STACK));
         if (r < 0)
                 return r;
-        id = stack_intern(t);
+        id = stack_intern(slot, t);
         if (walked == 0 && id >= 0) {
                 struct walk_memo *m = &s->memo[s->memo_pending & (WALK_MEMOS - 1)];
 
@@ -78,11 +80,11 @@ static __always_inline __s64 kernel_stack_id(void *ctx, __u64 skip)
                 return -ENOMEM;
         level = s->nesting;
         if (level >= KERNEL_STACK_NESTING) {
-                count(COUNTER_STACK_NO_SCRATCH);
+                count_in(counter_row_kernel, COUNTER_STACK_NO_SCRATCH);
                 return -ENOMEM;
         }
         s->nesting = level + 1;
-        r = stack_captured(&s->slot[level],
+        r = stack_captured(counter_row_kernel, &s->slot[level],
                            bpf_get_stack(ctx, s->slot[level].ips, stack_capture_bytes(),
                                          skip & BPF_F_SKIP_FIELD_MASK));
         if (r < 0)
@@ -90,7 +92,7 @@ static __always_inline __s64 kernel_stack_id(void *ctx, __u64 skip)
         else if (stack_is_memleakd_own(&s->slot[level]))
                 id = STACK_ID_OWN;
         else
-                id = stack_intern(&s->slot[level]);
+                id = stack_intern(counter_row_kernel, &s->slot[level]);
         s->nesting = level;
         return id;
 }

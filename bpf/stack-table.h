@@ -82,8 +82,9 @@ static __always_inline bool stack_equal(const struct stack_trace *a, const struc
 }
 
 /* The id of stack t in the table, added if it is new; -ENOSPC when the table is full, -EEXIST
- * when every key this stack may take holds another stack (counted either way). */
-static __noinline __s64 stack_intern(struct stack_trace *t)
+ * when every key this stack may take holds another stack (counted either way, in the counters'
+ * row of the target it is taken for). */
+static __noinline __s64 stack_intern(__u32 row, struct stack_trace *t)
 {
         __u64 h;
 
@@ -102,7 +103,7 @@ static __noinline __s64 stack_intern(struct stack_trace *t)
                                 return key;
                         }
                         if (r != -EEXIST) {
-                                count(COUNTER_STACK_TABLE_FULL);
+                                count_in(row, COUNTER_STACK_TABLE_FULL);
                                 return -ENOSPC;
                         }
                         /* Another CPU added a stack under this key just now: which one? */
@@ -113,7 +114,7 @@ static __noinline __s64 stack_intern(struct stack_trace *t)
                 if (stack_equal(found, t))
                         return key;
         }
-        count(COUNTER_STACK_HASH_CLASH);
+        count_in(row, COUNTER_STACK_HASH_CLASH);
         return -EEXIST;
 }
 
@@ -128,19 +129,19 @@ static __always_inline __u32 stack_capture_bytes(void)
 }
 
 /* Fill t from bpf_get_stack()'s answer; -errno (counted) when there is no stack. */
-static __always_inline long stack_captured(struct stack_trace *t, long bytes)
+static __always_inline long stack_captured(__u32 row, struct stack_trace *t, long bytes)
 {
         if (bytes < 0) {
                 if (bytes == -EFAULT)
-                        count(COUNTER_STACK_EFAULT);
+                        count_in(row, COUNTER_STACK_EFAULT);
                 else
-                        count(COUNTER_STACK_OTHER);
+                        count_in(row, COUNTER_STACK_OTHER);
                 return bytes;
         }
         t->depth = bytes / sizeof(__u64);
         t->stop = 0;
         if (t->depth == 0) {
-                count(COUNTER_STACK_EFAULT);
+                count_in(row, COUNTER_STACK_EFAULT);
                 return -EFAULT;
         }
         return 0;

@@ -115,6 +115,14 @@ enum memleak_counter {
         _COUNTER_MAX,
 };
 
+/* The counters map holds a row of _COUNTER_MAX counters for each target (counted by the programs
+ * that record it) and the daemon's total is the sum of the rows: index row * _COUNTER_MAX + c. A
+ * process target's row is its slot of target_slots; the kernel target's and that of events no
+ * target owns come after the max_targets slots. */
+#define MEMLEAK_COUNTER_ROW_KERNEL(max_targets) ((__u32)(max_targets))
+#define MEMLEAK_COUNTER_ROW_OTHER(max_targets) ((__u32)(max_targets) + 1)
+#define MEMLEAK_COUNTER_ROWS(max_targets) ((__u32)(max_targets) + 2)
+
 /* A traced process forked a child (not a thread, not a vfork sharing its memory): the child
  * inherited the breakpoints of its parent's probes, which memleakd then clears. */
 struct fork_event {
@@ -161,6 +169,10 @@ struct target_config {
         /* CLOCK_MONOTONIC when the daemon registered the target: a thread's in-flight state from
          * before (a call entered while an earlier target of the same pid was attached) is stale. */
         __u64 registered_ns;
+        /* Its row of the counters map (MEMLEAK_COUNTER_ROW_*): where the tracepoint programs,
+         * which find it by tgid, count its events. */
+        __u32 counter_row;
+        __u32 pad;
 };
 /* sample_bytes is at most MEMLEAK_MAX_SAMPLE_BYTES (common/protocol.h, 2^32): N times the gap
  * table's entries (bpf/sample.h) stays far below 2^64. */

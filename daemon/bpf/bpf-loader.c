@@ -190,6 +190,9 @@ int bpf_loader_open(const struct bpf_sizes *sizes, struct memleak_bpf **ret)
         if ((r = bpf_map__set_max_entries(skel->maps.targets, sizes->max_targets)) < 0 ||
             (r = bpf_map__set_max_entries(skel->maps.alloc_table, table_slots)) < 0 ||
             (r = bpf_map__set_max_entries(skel->maps.target_slots, sizes->max_targets)) < 0 ||
+            /* a row of counters per target slot, the kernel target's and no target's */
+            (r = bpf_map__set_max_entries(skel->maps.counters,
+                                          MEMLEAK_COUNTER_ROWS(sizes->max_targets) * _COUNTER_MAX)) < 0 ||
             (r = bpf_map__set_max_entries(skel->maps.allocs, sizes->max_allocs - table_slots)) < 0 ||
             (r = bpf_map__set_max_entries(skel->maps.stacks, sizes->max_stacks)) < 0 ||
             (r = bpf_map__set_max_entries(skel->maps.combined, combined_rows)) < 0 ||
@@ -201,6 +204,8 @@ int bpf_loader_open(const struct bpf_sizes *sizes, struct memleak_bpf **ret)
             (r = bpf_map__set_value_size(skel->maps.stacks, STACK_TRACE_BYTES(sizes->max_stack_depth))) < 0)
                 return r;
         skel->rodata->stack_depth_max = sizes->max_stack_depth;
+        skel->rodata->counter_row_kernel = MEMLEAK_COUNTER_ROW_KERNEL(sizes->max_targets);
+        skel->rodata->counter_row_other = MEMLEAK_COUNTER_ROW_OTHER(sizes->max_targets);
         *ret = TAKE_PTR(skel);
         return 0;
 }

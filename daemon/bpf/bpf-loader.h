@@ -19,6 +19,7 @@ struct bpf_sizes {
         uint32_t max_combined;
         uint32_t max_mmaps;
         uint32_t max_stack_depth;       /* frames per stack-map entry, <= MEMLEAK_MAX_STACK_DEPTH */
+        uint32_t n_cpus;                /* possible CPUs: a per-CPU map's copies (0: counted as 1) */
 };
 
 /* Open the BPF object and size its maps; the programs of its users can be turned off before

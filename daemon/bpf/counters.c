@@ -5,6 +5,7 @@
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 #include "counters.h"
 #include "macro.h"
 #include "memleak.skel.h"
@@ -51,27 +52,93 @@ bool counters_is_loss(enum memleak_counter c)
         return c >= COUNTER_LOST_ALLOCS_MAP_FULL && c < COUNTER_ALLOCS_UNSAMPLED;
 }
 
-int counters_read(struct memleak_bpf *skel, uint64_t totals[_COUNTER_MAX])
+/* The sums over the CPUs of keys [first, first + n) of the counters map, into sums[0..n): one
+ * batch look-up, else one look-up a key. */
+static int read_keys(int fd, uint32_t first, uint32_t n, uint64_t *sums)
 {
         int ncpus = libbpf_num_possible_cpus();
-        int fd = bpf_map__fd(skel->maps.counters);
         _cleanup_free_ uint64_t *values = NULL;
+        _cleanup_free_ uint32_t *keys = NULL;
+        LIBBPF_OPTS(bpf_map_batch_opts, opts);
+        uint32_t count = n, out = 0, prev = first - 1;
+        int r;
+
+        if (ncpus <= 0)
+                return ncpus < 0 ? ncpus : -EINVAL;
+        values = calloc((size_t)n * (size_t)ncpus, sizeof(uint64_t));
+        keys = calloc(n, sizeof(uint32_t));
+        if (!values || !keys)
+                return -ENOMEM;
+        /* an array's batch starts after the key it is given */
+        r = bpf_map_lookup_batch(fd, first > 0 ? &prev : NULL, &out, keys, values, &count, &opts);
+        if ((r == 0 || errno == ENOENT) && count == n) {
+                for (uint32_t k = 0; k < n; k++) {
+                        if (keys[k] != first + k)
+                                goto one_by_one;
+                        sums[k] = 0;
+                        for (int i = 0; i < ncpus; i++)
+                                sums[k] += values[(size_t)k * ncpus + i];
+                }
+                return 0;
+        }
+one_by_one:
+        for (uint32_t k = 0; k < n; k++) {
+                uint32_t key = first + k;
+
+                if (bpf_map_lookup_elem(fd, &key, values) < 0)
+                        return -errno;
+                sums[k] = 0;
+                for (int i = 0; i < ncpus; i++)
+                        sums[k] += values[i];
+        }
+        return 0;
+}
+
+int counters_read(struct memleak_bpf *skel, uint64_t totals[_COUNTER_MAX])
+{
+        uint32_t n = bpf_map__max_entries(skel->maps.counters);
+        _cleanup_free_ uint64_t *sums = NULL;
+        int r;
 
         assert(skel);
         assert(totals);
-        if (ncpus <= 0)
-                return ncpus < 0 ? ncpus : -EINVAL;
-        values = calloc(ncpus, sizeof(uint64_t));
-        if (!values)
+        sums = calloc(MAX(n, 1u), sizeof(uint64_t));
+        if (!sums)
                 return -ENOMEM;
-        for (uint32_t c = 0; c < _COUNTER_MAX; c++) {
-                uint64_t sum = 0;
-
-                if (bpf_map_lookup_elem(fd, &c, values) < 0)
-                        return -errno;
-                for (int i = 0; i < ncpus; i++)
-                        sum += values[i];
-                totals[c] = sum;
-        }
+        r = read_keys(bpf_map__fd(skel->maps.counters), 0, n, sums);
+        if (r < 0)
+                return r;
+        for (uint32_t c = 0; c < _COUNTER_MAX; c++)
+                totals[c] = 0;
+        for (uint32_t k = 0; k < n; k++)
+                totals[k % _COUNTER_MAX] += sums[k];
         return 0;
+}
+
+uint32_t counters_row_of(struct memleak_bpf *skel, uint32_t slot, bool kernel)
+{
+        assert(skel);
+        return kernel ? MEMLEAK_COUNTER_ROW_KERNEL(bpf_map__max_entries(skel->maps.target_slots)) : slot;
+}
+
+int counters_read_row(struct memleak_bpf *skel, uint32_t row, uint64_t totals[_COUNTER_MAX])
+{
+        uint64_t sums[_COUNTER_MAX];
+        int r;
+
+        assert(skel);
+        assert(totals);
+        if ((uint64_t)(row + 1) * _COUNTER_MAX > bpf_map__max_entries(skel->maps.counters))
+                return -ERANGE;
+        r = read_keys(bpf_map__fd(skel->maps.counters), row * _COUNTER_MAX, _COUNTER_MAX, sums);
+        if (r < 0)
+                return r;
+        memcpy(totals, sums, sizeof(sums));
+        return 0;
+}
+
+void counters_subtract(uint64_t totals[_COUNTER_MAX], const uint64_t base[_COUNTER_MAX])
+{
+        for (int c = 0; c < _COUNTER_MAX; c++)
+                totals[c] = totals[c] > base[c] ? totals[c] - base[c] : 0;
 }

@@ -79,6 +79,8 @@ uint64_t map_budget_estimate(const struct bpf_sizes *s)
         table_slots = map_budget_alloc_table_slots(s->max_allocs);
         return hash_map_bytes(s->max_targets, sizeof(__u32), sizeof(struct target_config)) +
                array_map_bytes(s->max_targets, sizeof(struct target_slot)) +
+               array_map_bytes((uint64_t)MEMLEAK_COUNTER_ROWS(s->max_targets) * _COUNTER_MAX,
+                               sizeof(__u64)) * (s->n_cpus ? s->n_cpus : 1) +
                array_map_bytes(table_slots, sizeof(struct alloc_slot)) +
                hash_map_no_prealloc_bytes(s->max_allocs - table_slots, sizeof(struct alloc_key),
                                           sizeof(struct alloc_info)) +

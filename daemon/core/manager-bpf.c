@@ -87,6 +87,7 @@ struct bpf_sizes manager_bpf_sizes(const struct memleakd_config *config)
                 .max_combined = config->max_combined,
                 .max_mmaps = config->max_mmaps,
                 .max_stack_depth = config->max_stack_depth,
+                .n_cpus = (uint32_t)MAX(libbpf_num_possible_cpus(), 1),
         };
 }
 

@@ -424,6 +424,7 @@ size_t manager_take_snapshots(struct manager *m)
         }
         for (size_t i = 0; i < m->n_targets; i++) {
                 struct target *t = m->targets[i];
+                uint64_t counters[_COUNTER_MAX];
                 struct snapshot_row *srows;
                 size_t n_srows;
 
@@ -433,6 +434,8 @@ size_t manager_take_snapshots(struct manager *m)
                 if (!srows)
                         return n_totals;
                 (void)snapshot_ring_push(t->ring, now, srows, n_srows);
+                if (target_counters_read(&m->env, t, counters) >= 0)
+                        snapshot_ring_set_counters(t->ring, counters);
         }
         manager_reclaim_tick(m, stack_totals_rows_held(m->totals));
         return n_totals;

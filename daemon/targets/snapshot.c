@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stddef.h>
 #include <stdlib.h>
+#include <string.h>
 #include "snapshot.h"
 
 struct rows_block {
@@ -109,6 +110,18 @@ int snapshot_ring_push(struct snapshot_ring *r, uint64_t timestamp_usec, struct 
         }
         r->count++;
         return 0;
+}
+
+void snapshot_ring_set_counters(struct snapshot_ring *r, const uint64_t counters[_COUNTER_MAX])
+{
+        struct snapshot *s;
+
+        assert(counters);
+        if (!r || r->count == 0)
+                return;
+        s = &r->slots[(r->head + r->count - 1) % r->depth];
+        memcpy(s->counters, counters, sizeof(s->counters));
+        s->has_counters = true;
 }
 
 uint32_t snapshot_ring_count(const struct snapshot_ring *r)

@@ -2,8 +2,10 @@
 /* A ring of per-stack snapshots of one target's outstanding allocations, oldest dropped first. */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "bpf-types.h"
 
 struct snapshot_row {
         int64_t stack_id;
@@ -17,6 +19,10 @@ struct snapshot {
         uint64_t allocs;
         struct snapshot_row *rows;
         size_t n_rows;
+        /* the target's own counters (bpf-types.h) as they were then: what it lost between two
+         * snapshots, whether the verdicts over them saw every allocation */
+        bool has_counters;
+        uint64_t counters[_COUNTER_MAX];
 };
 
 struct snapshot_ring;
@@ -37,6 +43,9 @@ struct snapshot_ring *snapshot_ring_free(struct snapshot_ring *r);
 /* Take ownership of rows (from snapshot_rows_new(), sorted by stack_id; also on failure);
  * compute the sums; drop the oldest when full. */
 int snapshot_ring_push(struct snapshot_ring *r, uint64_t timestamp_usec, struct snapshot_row *rows, size_t n_rows);
+
+/* The target's counters at the newest snapshot (the one just pushed). */
+void snapshot_ring_set_counters(struct snapshot_ring *r, const uint64_t counters[_COUNTER_MAX]);
 
 /* Drop every snapshot's rows, keeping its time and sums: what an exited target's trend needs. */
 void snapshot_ring_drop_rows(struct snapshot_ring *r);

@@ -186,7 +186,33 @@ int target_new(const struct target_env *env, pid_t pid, const struct target_conf
         }
         t->slot.set = env->target_slots;
         t->slot.fd = bpf_loader_target_slots_fd(env->skel);
+        /* its events counted in its row from its registration: what another counted there before
+         * is not its own */
+        t->counters.row = counters_row_of(env->skel, t->slot.slot, pid == KERNEL_PID);
+        t->filter.counter_row = t->counters.row;
+        r = counters_read_row(env->skel, t->counters.row, t->counters.base);
+        if (r < 0) {
+                target_free(t);
+                return error_set(error, r, "Cannot read the BPF counters: %s", strerror(-r));
+        }
         *ret = t;
+        return 0;
+}
+
+int target_counters_read(const struct target_env *env, const struct target *t, uint64_t ret[_COUNTER_MAX])
+{
+        int r;
+
+        assert(env);
+        assert(t);
+        if (t->counters.stopped) {
+                memcpy(ret, t->counters.final, sizeof(t->counters.final));
+                return 0;
+        }
+        r = counters_read_row(env->skel, t->counters.row, ret);
+        if (r < 0)
+                return r;
+        counters_subtract(ret, t->counters.base);
         return 0;
 }
 
@@ -383,11 +409,13 @@ int target_stop(const struct target_env *env, struct target *t, bool freeze)
          * else can take the slot) */
         (void)bpf_map_delete_elem(bpf_loader_targets_fd(env->skel), &(__u32){ t->pid });
         release_slot(t);
+        /* what it counted, kept: its row is the next target's of the slot */
+        if (!t->counters.stopped && target_counters_read(env, t, t->counters.final) >= 0)
+                t->counters.stopped = true;
         if (freeze) {
-                uint64_t totals[_COUNTER_MAX];
-                /* Once the per-stack totals map overflowed, it misses stacks: sum the allocations. */
-                bool overflowed = counters_read(env->skel, totals) < 0 ||
-                                  totals[COUNTER_LOST_COMBINED_MAP_FULL] > 0;
+                /* Once the per-stack totals map had no room for one of its stacks, it misses
+                 * stacks: sum the allocations. */
+                bool overflowed = !t->counters.stopped || t->counters.final[COUNTER_LOST_COMBINED_MAP_FULL] > 0;
 
                 r = stack_collect_freeze(env->skel, &env->limits, t->pid, overflowed, &t->frozen);
         }

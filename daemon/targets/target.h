@@ -97,6 +97,16 @@ struct target_slot_hold {
         uint32_t slot;
 };
 
+/* Its own counters: its row of BPF's counters map (bpf-types.h), which an earlier target may
+ * have counted in before: what the row held when it took it is subtracted. Once it stopped, what
+ * it counted in all is kept (its report still says). */
+struct target_counters {
+        uint32_t row;
+        bool stopped;                   /* final holds its counters */
+        uint64_t base[_COUNTER_MAX];
+        uint64_t final[_COUNTER_MAX];
+};
+
 /* Its probes' links, destroyed when it stops. */
 struct target_links {
         struct bpf_link **links;        /* perf-event uprobes (kernels without uprobe_multi), and
@@ -147,6 +157,7 @@ struct target {
         size_t n_forwarders;
         struct target_links links;
         struct target_slot_hold slot;
+        struct target_counters counters;
         int pidfd;                      /* -1 for the kernel, which does not exit */
         struct target_config filter;
         bool track_mmap;                /* --mmap: anonymous mappings are probed too */
@@ -254,6 +265,10 @@ int target_stop(const struct target_env *env, struct target *t, bool freeze);
 /* The process exec'd a program named comm (BPF's exec event, taken in the exec itself: right
  * even when it was reaped before /proc could be read, and heard after its exit): its name. */
 void target_name_after_exec(struct target *t, const char comm[MEMLEAK_COMM_LEN]);
+
+/* What t counted (its own row of the BPF counters, or what it counted in all once it stopped) in
+ * ret[_COUNTER_MAX]. -errno when the map cannot be read. */
+int target_counters_read(const struct target_env *env, const struct target *t, uint64_t ret[_COUNTER_MAX]);
 
 /* t's name as the process has it now (it may have exec'd another program, or renamed itself);
  * the last one known when it cannot be read. */
