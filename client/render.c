@@ -167,13 +167,13 @@ int render_detach(FILE *f, const cJSON *reply)
 /* "Lost events: allocs_map_full=3, stack_eexist=1" or "Lost events: none"; then the frees of
  * blocks the process did not allocate while traced, on a line of their own: every process attached
  * as it runs frees some, which is no loss to worry about. */
-static void print_lost(FILE *f, const cJSON *lost)
+static void print_lost_as(FILE *f, const char *indent, const char *label, const cJSON *lost)
 {
         const cJSON *c;
         bool any = false;
         uint64_t unknown = 0;
 
-        fputs("Lost events:", f);
+        fprintf(f, "%s%s:", indent, label);
         cJSON_ArrayForEach(c, lost) {
                 uint64_t v = 0;
 
@@ -188,15 +188,53 @@ static void print_lost(FILE *f, const cJSON *lost)
         }
         fputs(any ? "\n" : " none\n", f);
         if (unknown > 0)
-                fprintf(f, "Frees of blocks not seen allocated: free_unknown=%" PRIu64 " (allocated before the "
-                        "attach, or by a parent before its fork)\n", unknown);
+                fprintf(f, "%sFrees of blocks not seen allocated: free_unknown=%" PRIu64 " (allocated before the "
+                        "attach, or by a parent before its fork)\n", indent, unknown);
+}
+
+static void print_lost(FILE *f, const cJSON *lost)
+{
+        print_lost_as(f, "", "Lost events", lost);
+}
+
+/* "12:01:02" for seconds since the epoch, in local time. */
+static void format_clock(uint64_t epoch_s, char buf[16])
+{
+        time_t t = (time_t)epoch_s;
+        struct tm tm;
+
+        snprintf(buf, 16, "??:??:??");
+        if (localtime_r(&t, &tm))
+                strftime(buf, 16, "%H:%M:%S", &tm);
+}
+
+static bool verdicts_qualified(const cJSON *target)
+{
+        return cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(target, "verdicts_qualified"));
+}
+
+/* A target that lost allocations (or their stacks) within the snapshots its verdicts look at: say
+ * what and from when, since a stack may grow where none is seen growing. */
+static void print_verdicts_qualified(FILE *f, const cJSON *target, const char *indent)
+{
+        const cJSON *lost = cJSON_GetObjectItemCaseSensitive(target, "lost_in_window"), *c;
+        char since[16];
+
+        if (!verdicts_qualified(target))
+                return;
+        format_clock(get_u64(target, "blind_since"), since);
+        fprintf(f, "%sVerdicts qualified: since %s it lost", indent, since);
+        cJSON_ArrayForEach(c, lost)
+                fprintf(f, " %s=%" PRIu64, str_or(c->string, "?"), get_u64(lost, c->string));
+        fputs(" (allocations dropped or stored without their stack: a stack may grow unseen; raise the "
+              "table's size in memleakd.conf, or trace with --sample-bytes)\n", f);
 }
 
 static void print_counters(FILE *f, const cJSON *counters)
 {
         const cJSON *c;
 
-        fputs("Counters:", f);
+        fputs("Counters (every target since memleakd started):", f);
         if (cJSON_GetArraySize(counters) == 0)
                 fputs(" none", f);
         cJSON_ArrayForEach(c, counters) {
@@ -258,6 +296,9 @@ static void print_status_target(FILE *f, const cJSON *t)
                 fputc('\n', f);
         }
         print_children_forked(f, t, "    ");
+        /* its own, the daemon's below */
+        if (cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(t, "lost")))
+                print_lost_as(f, "    ", "Lost events", cJSON_GetObjectItemCaseSensitive(t, "lost"));
 }
 
 static double mib(uint64_t bytes)
@@ -341,7 +382,8 @@ int render_status(FILE *f, const cJSON *status)
         cJSON_ArrayForEach(t, targets)
                 print_status_target(f, t);
         print_counters(f, cJSON_GetObjectItemCaseSensitive(status, "counters"));
-        print_lost(f, cJSON_GetObjectItemCaseSensitive(status, "lost"));
+        print_lost_as(f, "", "Lost events (every target since memleakd started)",
+                      cJSON_GetObjectItemCaseSensitive(status, "lost"));
         print_limits(f, cJSON_GetObjectItemCaseSensitive(status, "limits"));
         return stream_result(f);
 }
@@ -424,6 +466,7 @@ static void print_report_target(FILE *f, const cJSON *t)
                         "counts are estimates, each stack's expected error beside it\n", get_u64(t, "sample_bytes"));
         print_children_forked(f, t, "\t");
         print_target_reachability(f, cJSON_GetObjectItemCaseSensitive(t, "reachability"));
+        print_verdicts_qualified(f, t, "\t");
 }
 
 /* "fn+0x1c [module] file:line", "fn [inlined] [module] file:line", or for an address nothing
@@ -498,7 +541,9 @@ static const char *verdict_text(const cJSON *stack, char *buf, size_t size)
 
         if (!verdict)
                 return "";
-        if (strcmp(verdict, "pending") == 0)
+        if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(stack, "verdict_qualified")) && strcmp(verdict, "pending") != 0)
+                snprintf(buf, size, " [%s?: allocations were lost meanwhile]", verdict);
+        else if (strcmp(verdict, "pending") == 0)
                 snprintf(buf, size, " [pending: %" PRIu64 " more snapshots]", get_u64(stack, "snapshots_missing"));
         else if (strcmp(verdict, "growing") == 0 && cJSON_IsNumber(growth))
                 snprintf(buf, size, " [growing: %+.0f B/s]", growth->valuedouble);
@@ -601,7 +646,7 @@ int render_leaks(FILE *f, const cJSON *leaks)
 {
         const cJSON *suspects = cJSON_GetObjectItemCaseSensitive(leaks, "suspects");
         const cJSON *targets = cJSON_GetObjectItemCaseSensitive(leaks, "targets"), *item;
-        bool scanned = false;
+        bool scanned = false, blind = false;
 
         if (!cJSON_IsArray(suspects) || !cJSON_IsArray(targets))
                 return -EBADMSG;
@@ -615,6 +660,19 @@ int render_leaks(FILE *f, const cJSON *leaks)
                         get_u64(item, "snapshots"));
                 print_target_reachability(f, reach);
                 scanned = scanned || (cJSON_IsObject(reach) && !get_str(reach, "error"));
+                /* its own losses, and whether they blind its verdicts */
+                if (cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(item, "lost")))
+                        print_lost_as(f, "\t", "Lost events", cJSON_GetObjectItemCaseSensitive(item, "lost"));
+                print_verdicts_qualified(f, item, "\t");
+                blind = blind || verdicts_qualified(item);
+        }
+        if (cJSON_GetArraySize(suspects) == 0 && blind) {
+                /* never "no stack is growing" while allocations are dropped */
+                fputs(scanned ? "No stack is seen growing or holding lost blocks, but allocations were lost "
+                                "meanwhile (above): a stack may be growing unseen.\n"
+                              : "No stack is seen growing, but allocations were lost meanwhile (above): a stack "
+                                "may be growing unseen.\n", f);
+                return stream_result(f);
         }
         if (cJSON_GetArraySize(suspects) == 0) {
                 fputs(scanned ? "No stack is growing or holds lost blocks.\n" : "No stack is growing.\n", f);
@@ -630,7 +688,9 @@ int render_leaks(FILE *f, const cJSON *leaks)
         cJSON_ArrayForEach(item, suspects) {
                 print_stack(f, item, false);
                 if (cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(item, "first_bytes")))
-                        fprintf(f, "\t\t(%" PRIu64 " bytes at the oldest snapshot)\n", get_u64(item, "first_bytes"));
+                        fprintf(f, "\t\t(%s%" PRIu64 " bytes at the oldest snapshot)\n",
+                                cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(item, "expected_error")) ? "~" : "",
+                                get_u64(item, "first_bytes"));
         }
         return stream_result(f);
 }
@@ -760,7 +820,9 @@ int render_history(FILE *f, const cJSON *history)
                 if (first && last)
                         fprintf(f, " over %.0f s", cJSON_GetObjectItemCaseSensitive(last, "t")->valuedouble -
                                 cJSON_GetObjectItemCaseSensitive(first, "t")->valuedouble);
-                fputs("\n\toutstanding bytes:", f);
+                fputc('\n', f);
+                print_verdicts_qualified(f, t, "\t");
+                fputs("\toutstanding bytes:", f);
                 print_series(f, totals);
                 cJSON_ArrayForEach(stack, stacks) {
                         fprintf(f, "\tstack %" PRIu64 "%s:", get_u64(stack, "stack_id"),

@@ -130,6 +130,12 @@ static int copy_target(const struct target *t, bool scan, struct report_job_targ
         jt->forked_from = t->parent_pid;
         jt->follow_forks = t->follow_forks;
         jt->traced_from_start = t->exec != NULL;
+        /* its own counters: read by the job for a live target (what it lost meanwhile counts) */
+        jt->counter_row = t->counters.row;
+        jt->counters_final = t->counters.stopped;
+        memcpy(jt->counters_base, t->counters.base, sizeof(jt->counters_base));
+        if (t->counters.stopped)
+                memcpy(jt->counters, t->counters.final, sizeof(jt->counters));
         copy_trend(t, jt);
         r = copy_history(t, jt);
         if (r < 0)

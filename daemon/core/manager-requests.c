@@ -483,8 +483,16 @@ static void handle_status(struct manager *m, struct server_request *sreq, struct
         }
         arr = cJSON_AddArrayToObject(r, "targets");
         for (size_t i = 0; arr && i < m->n_targets; i++) {
+                cJSON *o;
+
                 target_refresh_comm(m->targets[i]);
-                cJSON_AddItemToArray(arr, target_to_json(m->targets[i]));
+                o = target_to_json(m->targets[i]);
+                /* its own counters, beside the daemon's below */
+                if (o && target_counters_read(&m->env, m->targets[i], totals) >= 0) {
+                        cJSON_AddItemToObject(o, "counters", counters_to_json(totals, false));
+                        cJSON_AddItemToObject(o, "lost", counters_to_json(totals, true));
+                }
+                cJSON_AddItemToArray(arr, o);
         }
         if (counters_read(m->env.skel, totals) < 0)
                 log_warning("Cannot read the BPF counters");
@@ -524,10 +532,17 @@ static void handle_history(struct manager *m, struct server_request *sreq, struc
         }
         for (size_t i = 0; i < m->n_targets; i++) {
                 const struct target *t = m->targets[i];
+                uint64_t counters[_COUNTER_MAX];
+                bool counted;
 
                 if (!manager_request_names_target(m, req, t))
                         continue;
-                cJSON_AddItemToArray(arr, history_to_json(t->ring, t->pid, t->comm, t->exited, &p));
+                /* a live target's now, the last point of its window; an exited one's ring ends
+                 * at its last snapshot */
+                counted = !t->exited && target_counters_read(&m->env, t, counters) >= 0;
+                cJSON_AddItemToArray(arr, history_to_json_counted(t->ring, t->pid, t->comm, t->exited,
+                                                                  counted ? counters : NULL,
+                                                                  now_realtime_usec(), &p));
                 found++;
         }
         if (found == 0 && (req->has_pid || req->kernel)) {

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* A target's snapshot ring as a time series, in total and per stack, with each stack's verdict. */
 #include <assert.h>
+#include <errno.h>
 #include <stdlib.h>
 #include "history.h"
 #include "json-util.h"
 #include "leak-verdict.h"
+#include "loss-window.h"
 #include "macro.h"
 
 static cJSON *point(uint64_t timestamp_usec, uint64_t bytes, uint64_t allocs)
@@ -32,7 +34,7 @@ static cJSON *totals_to_json(const struct snapshot_ring *ring)
 }
 
 static cJSON *stack_to_json(const struct snapshot_ring *ring, int64_t stack_id,
-                            const struct leak_verdict_thresholds *th)
+                            const struct leak_verdict_thresholds *th, bool qualified)
 {
         uint32_t n = snapshot_ring_count(ring);
         _cleanup_free_ struct leak_point *points = calloc(MAX(n, 1u), sizeof(*points));
@@ -62,6 +64,7 @@ static cJSON *stack_to_json(const struct snapshot_ring *ring, int64_t stack_id,
                 cJSON_AddNumberToObject(o, "snapshots_missing", a.points_missing);
         else
                 cJSON_AddNumberToObject(o, "growth_bytes_per_s", a.slope_bytes_per_s);
+        cJSON_AddBoolToObject(o, "verdict_qualified", qualified);
         cJSON_AddItemToObject(o, "points", arr);
         return o;
 }
@@ -76,7 +79,7 @@ static int by_bytes_desc(const void *a, const void *b)
 }
 
 /* The stacks to list: the asked one, or the top largest of the newest snapshot. */
-static cJSON *stacks_to_json(const struct snapshot_ring *ring, const struct history_params *p)
+static cJSON *stacks_to_json(const struct snapshot_ring *ring, const struct history_params *p, bool qualified)
 {
         const struct snapshot *newest = snapshot_ring_newest(ring);
         _cleanup_free_ struct snapshot_row *sorted = NULL;
@@ -85,7 +88,7 @@ static cJSON *stacks_to_json(const struct snapshot_ring *ring, const struct hist
         if (!arr || !newest)
                 return arr;
         if (p->has_stack_id) {
-                cJSON_AddItemToArray(arr, stack_to_json(ring, p->stack_id, &p->thresholds));
+                cJSON_AddItemToArray(arr, stack_to_json(ring, p->stack_id, &p->thresholds, qualified));
                 return arr;
         }
         sorted = malloc(MAX(newest->n_rows, (size_t)1) * sizeof(*sorted));
@@ -97,23 +100,54 @@ static cJSON *stacks_to_json(const struct snapshot_ring *ring, const struct hist
                 sorted[i] = newest->rows[i];
         qsort(sorted, newest->n_rows, sizeof(*sorted), by_bytes_desc);
         for (size_t i = 0; i < newest->n_rows && i < p->top; i++)
-                cJSON_AddItemToArray(arr, stack_to_json(ring, sorted[i].stack_id, &p->thresholds));
+                cJSON_AddItemToArray(arr, stack_to_json(ring, sorted[i].stack_id, &p->thresholds, qualified));
         return arr;
+}
+
+/* What the target lost within the ring's window: its snapshots' counters, then now's. */
+static int assess_losses(const struct snapshot_ring *ring, const uint64_t *now_counters, uint64_t now_usec,
+                         struct loss_window *ret)
+{
+        uint32_t n = snapshot_ring_count(ring);
+        _cleanup_free_ struct loss_point *points = calloc(n + 1, sizeof(*points));
+
+        if (!points)
+                return -ENOMEM;
+        for (uint32_t i = 0; i < n; i++) {
+                const struct snapshot *s = snapshot_ring_get(ring, i);
+
+                points[i] = (struct loss_point) {
+                        .timestamp_usec = s->timestamp_usec, .counters = s->has_counters ? s->counters : NULL,
+                };
+        }
+        points[n] = (struct loss_point) { .timestamp_usec = now_usec, .counters = now_counters };
+        loss_window_assess(points, n + 1, ret);
+        return 0;
 }
 
 cJSON *history_to_json(const struct snapshot_ring *ring, pid_t pid, const char *comm, bool exited,
                        const struct history_params *p)
 {
+        return history_to_json_counted(ring, pid, comm, exited, NULL, 0, p);
+}
+
+cJSON *history_to_json_counted(const struct snapshot_ring *ring, pid_t pid, const char *comm, bool exited,
+                               const uint64_t *now_counters, uint64_t now_usec, const struct history_params *p)
+{
         cJSON *o = cJSON_CreateObject();
+        struct loss_window w = {};
 
         assert(p);
-        if (!o)
+        if (!o || assess_losses(ring, now_counters, now_usec, &w) < 0) {
+                cJSON_Delete(o);
                 return NULL;
+        }
         cJSON_AddNumberToObject(o, "pid", pid);
         json_add_string_or_null(o, "comm", comm);
         cJSON_AddBoolToObject(o, "exited", exited);
         cJSON_AddNumberToObject(o, "snapshots", snapshot_ring_count(ring));
         cJSON_AddItemToObject(o, "totals", totals_to_json(ring));
-        cJSON_AddItemToObject(o, "stacks", stacks_to_json(ring, p));
+        loss_window_add_json(o, &w);
+        cJSON_AddItemToObject(o, "stacks", stacks_to_json(ring, p, w.total > 0));
         return o;
 }

@@ -25,3 +25,9 @@ struct history_params {
  * the epoch. NULL without memory. */
 cJSON *history_to_json(const struct snapshot_ring *ring, pid_t pid, const char *comm, bool exited,
                        const struct history_params *p);
+
+/* The same, for a target whose counters now are now_counters at now_usec (NULL: not known): with
+ * what it lost within the ring's window ("verdicts_qualified", "blind_since", "lost_in_window",
+ * loss-window.h), each stack's verdict saying so ("verdict_qualified"). */
+cJSON *history_to_json_counted(const struct snapshot_ring *ring, pid_t pid, const char *comm, bool exited,
+                               const uint64_t *now_counters, uint64_t now_usec, const struct history_params *p);

@@ -13,6 +13,7 @@
 #include "perf-map.h"
 #include "protocol.h"
 #include "leak-verdict.h"
+#include "loss-window.h"
 #include "report-job.h"
 #include "report.h"
 #include "symbolizer.h"
@@ -51,6 +52,7 @@ struct report_job *report_job_free(struct report_job *j)
                 reach_scan_result_free(j->targets[i].reach);
                 free(j->targets[i].reach_unavailable);
                 perf_map_unref(j->targets[i].perf_map);
+                cJSON_Delete(j->targets[i].counted);
         }
         free(j->targets);
         free(j->frame);
@@ -224,14 +226,86 @@ static int append_rows(struct stack_rows *all, struct stack_rows *more)
 }
 
 /* The event counters (losses false) or the loss counters (losses true) of one read. */
-static cJSON *losses_to_json(const uint64_t totals[_COUNTER_MAX])
+static cJSON *counters_to_json(const uint64_t totals[_COUNTER_MAX], bool losses)
 {
         cJSON *o = cJSON_CreateObject();
 
         for (int c = 0; o && c < _COUNTER_MAX; c++)
-                if (counters_is_loss(c))
+                if (counters_is_loss(c) == losses)
                         json_add_u64(o, counters_to_string(c), totals[c]);
         return o;
+}
+
+/* Each target's own counters: a live one's row read now, less what the row held when it took
+ * it; an exited one's as it left them. */
+static void read_target_counters(struct report_job *j)
+{
+        for (size_t i = 0; i < j->n_targets; i++) {
+                struct report_job_target *t = &j->targets[i];
+
+                if (t->counters_final)
+                        t->has_counters = true;
+                else if (counters_read_row(j->skel, t->counter_row, t->counters) >= 0) {
+                        counters_subtract(t->counters, t->counters_base);
+                        t->has_counters = true;
+                }
+        }
+}
+
+/* What a live target lost within its verdicts' window: its snapshots' counters, then now's. */
+static int assess_losses(const struct report_job_target *t, uint64_t now_usec, struct loss_window *ret)
+{
+        _cleanup_free_ struct loss_point *points = calloc(t->n_history + 1, sizeof(*points));
+
+        if (!points)
+                return -ENOMEM;
+        for (size_t i = 0; i < t->n_history; i++)
+                points[i] = (struct loss_point) {
+                        .timestamp_usec = t->history[i].timestamp_usec,
+                        .counters = t->history[i].has_counters ? t->history[i].counters : NULL,
+                };
+        points[t->n_history] = (struct loss_point) {
+                .timestamp_usec = now_usec, .counters = t->has_counters ? t->counters : NULL,
+        };
+        loss_window_assess(points, t->n_history + 1, ret);
+        return 0;
+}
+
+/* Its counters as the report's target says them: "counters", "lost" (null when they could not be
+ * read), "verdicts_qualified", "blind_since" (seconds since the epoch; null) and "lost_in_window"
+ * (what its verdicts missed, per counter). */
+static cJSON *counted_to_json(const struct report_job_target *t, const struct loss_window *w)
+{
+        cJSON *o = cJSON_CreateObject();
+
+        if (!o)
+                return NULL;
+        cJSON_AddItemToObject(o, "counters", t->has_counters ? counters_to_json(t->counters, false) : cJSON_CreateNull());
+        cJSON_AddItemToObject(o, "lost", t->has_counters ? counters_to_json(t->counters, true) : cJSON_CreateNull());
+        loss_window_add_json(o, w);
+        return o;
+}
+
+/* Each target's counted fields, and the report's "lost": the sum of its targets' own. */
+static cJSON *count_targets(struct report_job *j)
+{
+        uint64_t now = now_realtime_usec(), sum[_COUNTER_MAX] = {};
+
+        read_target_counters(j);
+        for (size_t i = 0; i < j->n_targets; i++) {
+                struct report_job_target *t = &j->targets[i];
+                struct loss_window w = {};
+
+                if (!t->exited && t->n_history > 0 && assess_losses(t, now, &w) < 0)
+                        return NULL;
+                t->verdicts_qualified = w.total > 0;
+                t->counted = counted_to_json(t, &w);
+                if (!t->counted)
+                        return NULL;
+                for (int c = 0; t->has_counters && c < _COUNTER_MAX; c++)
+                        sum[c] += t->counters[c];
+        }
+        return counters_to_json(sum, true);
 }
 
 /* Every row the report shows: the live targets' from the maps, the exited targets' copies. */
@@ -274,7 +348,6 @@ static cJSON *build_reply(struct report_job *j, char **error)
         _cleanup_(stack_rows_done) struct stack_rows rows = {};
         _cleanup_free_ struct report_target *rts = calloc(MAX(j->n_targets, (size_t)1), sizeof(*rts));
         _cleanup_json_ cJSON *reply = NULL, *lost = NULL;
-        uint64_t totals[_COUNTER_MAX] = {};
         cJSON *report;
 
         if (!rts || collect_rows(j, &rows, error) < 0)
@@ -297,11 +370,18 @@ static cJSON *build_reply(struct report_job *j, char **error)
                         .reach = j->targets[i].reach,
                         .reach_unavailable = j->targets[i].reach_unavailable,
                 };
+        /* Read after collecting: what was lost meanwhile belongs in this report. */
+        lost = count_targets(j);
+        if (!lost) {
+                error_set(error, -ENOMEM, "Out of memory");
+                return NULL;
+        }
+        for (size_t i = 0; i < j->n_targets; i++) {
+                rts[i].counted = j->targets[i].counted;
+                rts[i].verdicts_qualified = j->targets[i].verdicts_qualified;
+        }
         stack_rows_drop_allocator_frames(&rows, address_is_forwarder, j);
         stack_rows_cut_broken_chains(&rows, address_is_code, j);
-        /* Read after collecting: what was lost meanwhile belongs in this report. */
-        (void)counters_read(j->skel, totals);
-        lost = losses_to_json(totals);
         report = report_build(&rows, rts, j->n_targets, &(struct report_params) {
                 .top = j->top,
                 .min_age_s = j->min_age_s,

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <cjson/cJSON.h>
 #include "leak-verdict.h"
 #include "reach-scan.h"
 #include "module-map.h"
@@ -54,6 +55,17 @@ struct report_job_target {
          * frame needs it; an exited one's as taken at its exit (a reference), if it was held there */
         bool jit_looked;
         struct perf_map *perf_map;
+        /* its own counters (target.h's struct target_counters): a live target's are its row of
+         * the counters map, read by the job, less counters_base; an exited one's, as it left them */
+        uint32_t counter_row;
+        bool counters_final;
+        uint64_t counters_base[_COUNTER_MAX];
+        uint64_t counters[_COUNTER_MAX];
+        bool has_counters;              /* set by the job: counters hold them */
+        /* set by the job: its counters as the report's target fields say them, and whether it
+         * lost allocations within its verdicts' window (loss-window.h) */
+        cJSON *counted;
+        bool verdicts_qualified;
 };
 
 /* The perf maps one report reads, at most (each is bounded, perf-map.h; a job may read one for

@@ -59,7 +59,8 @@ static void add_unwind_stopped(cJSON *s, const struct stack_row *row, cJSON *fra
 
 /* Is it leaking: "verdict" (growing, plateau, churn, pending) and what it rests on; null
  * where there is no history. */
-static void add_verdict(cJSON *s, const struct report_params *p, const struct stack_row *row)
+static void add_verdict(cJSON *s, const struct report_params *p, const struct stack_row *row,
+                        const struct report_target *target)
 {
         struct leak_assessment a;
 
@@ -73,6 +74,8 @@ static void add_verdict(cJSON *s, const struct report_params *p, const struct st
         else
                 cJSON_AddNumberToObject(s, "growth_bytes_per_s", round(a.slope_bytes_per_s * 10) / 10);
         json_add_u64(s, "first_bytes", (uint64_t)a.first_bytes);
+        /* its target lost allocations meanwhile: the series may miss some of this stack's */
+        cJSON_AddBoolToObject(s, "verdict_qualified", target && target->verdicts_qualified);
 }
 
 /* The target whose stacks a row is. */
@@ -294,9 +297,18 @@ static cJSON *stack_to_json(const struct report_params *p, const struct stack_ro
         for (size_t i = 0; frames && i < row->n_ips; i++)
                 add_address_frames(frames, p, row->pid, row->ips[i]);
         add_unwind_stopped(s, row, frames);
-        add_verdict(s, p, row);
+        add_verdict(s, p, row, target_of(targets, n_targets, row->pid));
         add_stack_reachability(s, reach);
         return s;
+}
+
+/* Its own counters' fields, as the job made them. */
+static void add_target_counted(cJSON *t, const struct report_target *target)
+{
+        const cJSON *field;
+
+        cJSON_ArrayForEach(field, target->counted)
+                cJSON_AddItemToObject(t, field->string, cJSON_Duplicate(field, true));
 }
 
 static cJSON *targets_to_json(const struct stack_rows *rows, const struct report_target *targets,
@@ -356,6 +368,7 @@ static cJSON *targets_to_json(const struct stack_rows *rows, const struct report
                 } else
                         cJSON_AddNullToObject(t, "trend");
                 add_target_reachability(t, &targets[i]);
+                add_target_counted(t, &targets[i]);
                 cJSON_AddItemToArray(arr, t);
         }
         return arr;

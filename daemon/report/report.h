@@ -31,6 +31,11 @@ struct report_target {
         bool follow_forks;              /* the processes it forks are traced too */
         const struct reach_result *reach;       /* its reachability scan (reach-scan.h); NULL: none */
         const char *reach_unavailable;  /* why a scan asked for is not there; NULL */
+        /* its own counters' fields ("counters", "lost", "verdicts_qualified", "blind_since",
+         * "lost_in_window"), added to its object as they are; NULL: none */
+        const cJSON *counted;
+        bool verdicts_qualified;        /* it lost allocations within the window its verdicts look
+                                         * at: each of its stacks' verdict says so */
 };
 
 /* Most frames one address may resolve to (the function and the calls inlined into it). */

@@ -295,7 +295,8 @@ static void render_status_lists_daemon_targets_and_counters(void)
                        "\"targets\":["
                        " {\"pid\":1234,\"comm\":\"leaky\",\"exited\":false,\"attached_s\":10,\"allocator\":\"glibc\","
                        "  \"allocator_reason\":\"/lib/libc.so.6 is mapped by the process\","
-                       "  \"objects\":[{\"path\":\"/lib/libc.so.6\",\"probes\":10,\"role\":\"allocator\"}],\"snapshots\":10},"
+                       "  \"objects\":[{\"path\":\"/lib/libc.so.6\",\"probes\":10,\"role\":\"allocator\"}],\"snapshots\":10,"
+                       "  \"lost\":{\"allocs_map_full\":3,\"free_unknown\":2,\"stack_efault\":0}},"
                        " {\"pid\":77,\"comm\":\"gone\",\"exited\":true,\"attached_s\":90061,\"allocator\":\"objects\","
                        "  \"allocator_reason\":null,\"objects\":[{\"path\":\"/a.so\",\"probes\":1}],\"snapshots\":1}],"
                        "\"counters\":{\"allocs\":100,\"frees\":90,\"allocs_filtered\":0},"
@@ -305,17 +306,20 @@ static void render_status_lists_daemon_targets_and_counters(void)
                        "  pid 1234 (leaky): attached 10s ago, glibc allocator "
                        "(/lib/libc.so.6 is mapped by the process), 10 snapshots\n"
                        "    /lib/libc.so.6: 10 probes (allocator)\n"
+                       "    Lost events: allocs_map_full=3\n"
+                       "    Frees of blocks not seen allocated: free_unknown=2 (allocated before the attach, or by a "
+                       "parent before its fork)\n"
                        "  pid 77 (gone, exited): attached 1d 1h 1m 1s ago, objects allocator, 1 snapshot\n"
                        "    /a.so: 1 probe\n"
-                       "Counters: allocs=100 frees=90 allocs_filtered=0\n"
-                       "Lost events: inflight_stale=4\n");
+                       "Counters (every target since memleakd started): allocs=100 frees=90 allocs_filtered=0\n"
+                       "Lost events (every target since memleakd started): inflight_stale=4\n");
         assert_renders(render_status,
                        "{\"version\":\"0.1.0\",\"uptime_s\":0,\"snapshot_interval_ms\":250,\"ring_depth\":4,"
                        "\"targets\":[],\"counters\":{},\"lost\":{}}",
                        "memleakd 0.1.0, up 0s, snapshot every 250 ms, 4 kept per target\n"
                        "Targets: none\n"
-                       "Counters: none\n"
-                       "Lost events: none\n");
+                       "Counters (every target since memleakd started): none\n"
+                       "Lost events (every target since memleakd started): none\n");
         /* the snapshot tick's cost and the maps' kernel memory (null: unreadable) */
         assert_renders(render_status,
                        "{\"version\":\"0.1.0\",\"uptime_s\":0,\"snapshot_interval_ms\":250,\"ring_depth\":4,"
@@ -325,8 +329,8 @@ static void render_status_lists_daemon_targets_and_counters(void)
                        "memleakd 0.1.0, up 0s, snapshot every 250 ms, 4 kept per target\n"
                        "Snapshot tick: 0.8 ms for 412 per-stack rows (longest 3.2 ms)\n"
                        "Targets: none\n"
-                       "Counters: none\n"
-                       "Lost events: none\n"
+                       "Counters (every target since memleakd started): none\n"
+                       "Lost events (every target since memleakd started): none\n"
                        "BPF maps: 25.0 MiB of kernel memory, about 312 MiB with every map full\n");
         assert_renders(render_status,
                        "{\"version\":\"0.1.0\",\"uptime_s\":0,\"snapshot_interval_ms\":250,\"ring_depth\":4,"
@@ -334,9 +338,43 @@ static void render_status_lists_daemon_targets_and_counters(void)
                        "\"limits\":{\"maps\":{\"kernel_bytes\":null,\"max_bytes\":327155712}}}",
                        "memleakd 0.1.0, up 0s, snapshot every 250 ms, 4 kept per target\n"
                        "Targets: none\n"
-                       "Counters: none\n"
-                       "Lost events: none\n"
+                       "Counters (every target since memleakd started): none\n"
+                       "Lost events (every target since memleakd started): none\n"
                        "BPF maps: kernel memory unknown, about 312 MiB with every map full\n");
+}
+
+/* A target that lost allocations within its verdicts' window: leaks says so and never that no
+ * stack grows; a clean one beside it lost nothing; a sampled suspect prints as an estimate. */
+static void render_leaks_never_says_nothing_grows_while_blind(void)
+{
+        setenv("TZ", "UTC", 1);
+        tzset();
+        assert_renders(render_leaks,
+                       "{\"suspects\":[],\"targets\":["
+                       " {\"pid\":10,\"comm\":\"clean\",\"outstanding_bytes\":1000,\"snapshots\":16,"
+                       "  \"lost\":{\"allocs_map_full\":0},\"verdicts_qualified\":false,\"blind_since\":null,"
+                       "  \"lost_in_window\":{}},"
+                       " {\"pid\":11,\"comm\":\"full\",\"outstanding_bytes\":50247,\"snapshots\":16,"
+                       "  \"lost\":{\"allocs_map_full\":8908},\"verdicts_qualified\":true,\"blind_since\":3600,"
+                       "  \"lost_in_window\":{\"allocs_map_full\":6191,\"stack_table_full\":2}}]}",
+                       "pid 10 (clean): 1000 bytes outstanding, verdicts from 16 snapshots\n"
+                       "\tLost events: none\n"
+                       "pid 11 (full): 50247 bytes outstanding, verdicts from 16 snapshots\n"
+                       "\tLost events: allocs_map_full=8908\n"
+                       "\tVerdicts qualified: since 01:00:00 it lost allocs_map_full=6191 stack_table_full=2 "
+                       "(allocations dropped or stored without their stack: a stack may grow unseen; raise the "
+                       "table's size in memleakd.conf, or trace with --sample-bytes)\n"
+                       "No stack is seen growing, but allocations were lost meanwhile (above): a stack may be "
+                       "growing unseen.\n");
+        assert_renders(render_leaks,
+                       "{\"suspects\":[{\"pid\":12,\"stack_id\":1,\"verdict\":\"growing\",\"verdict_qualified\":false,"
+                       "  \"bytes\":524288,\"allocs\":128,\"expected_error\":0.088,\"growth_bytes_per_s\":4096.0,"
+                       "  \"first_bytes\":8192,\"frames\":[]}],"
+                       "\"targets\":[{\"pid\":12,\"comm\":\"sampled\",\"outstanding_bytes\":524288,\"snapshots\":16}]}",
+                       "pid 12 (sampled): 524288 bytes outstanding, verdicts from 16 snapshots\n"
+                       "1 stack still growing, the fastest first:\n"
+                       "\t~524288 bytes (+/-8.8%) in ~128 allocations from stack (pid 12) [growing: +4096 B/s]\n"
+                       "\t\t(~8192 bytes at the oldest snapshot)\n");
 }
 
 static void render_json_pretty_prints_the_same_object(void)
@@ -423,6 +461,7 @@ int main(void)
                 TEST(render_report_refuses_objects_that_are_not_reports),
                 TEST(render_attach_and_detach_print_one_line),
                 TEST(render_status_lists_daemon_targets_and_counters),
+                TEST(render_leaks_never_says_nothing_grows_while_blind),
                 TEST(render_json_pretty_prints_the_same_object),
                 TEST(render_json_keeps_large_ids_as_digits),
                 TEST(render_error_json_prints_code_and_message),
