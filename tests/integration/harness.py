@@ -276,12 +276,18 @@ class LeakProgram:
 
     def expect(self, word, timeout=PROGRAM_TIMEOUT_S):
         """Wait for the program to print word on a line of its own."""
+        line = self.line(f'"{word}"', timeout)
+        if line != word:
+            raise AssertionError(f'{self.name} printed {line!r}, expected "{word}"')
+
+    def line(self, what='a line', timeout=PROGRAM_TIMEOUT_S):
+        """The next line the program prints (what: said when it does not come)."""
         deadline = time.monotonic() + timeout
         fd = self.proc.stdout.fileno()
         while b'\n' not in self.buffer:
             left = deadline - time.monotonic()
             if left <= 0:
-                raise AssertionError(f'{self.name} (pid {self.pid}) did not print "{word}" within {timeout} s')
+                raise AssertionError(f'{self.name} (pid {self.pid}) did not print {what} within {timeout} s')
             readable, _, _ = select.select([fd], [], [], left)
             if not readable:
                 continue
@@ -289,12 +295,11 @@ class LeakProgram:
             if not chunk:
                 self.proc.wait(5)
                 raise AssertionError(f'{self.name} (pid {self.pid}) exited with status {self.proc.returncode} '
-                                     f'before printing "{word}"; its stderr:\n'
+                                     f'before printing {what}; its stderr:\n'
                                      f'{self.proc.stderr.read().decode(errors="replace")}')
             self.buffer += chunk
         line, self.buffer = self.buffer.split(b'\n', 1)
-        if line.decode(errors='replace') != word:
-            raise AssertionError(f'{self.name} printed {line!r}, expected "{word}"')
+        return line.decode(errors='replace')
 
     def go(self):
         self.proc.stdin.write(b'go\n')
