@@ -17,11 +17,16 @@ static void help(void)
                "first, then the fastest growing, then the most bytes lost. Stacks that grew and\n"
                "stopped (a cache, start-up), that go up and down, or whose target has too few snapshots\n"
                "yet are left out; 'memleakctl report' shows every stack with its verdict.\n\n"
+               "A sampled target's figures are estimates (~, with their expected error). Each\n"
+               "target's own lost events are shown; where it lost allocations within the snapshots\n"
+               "its verdicts look at (a table full), a stack may grow unseen: its verdicts are\n"
+               "qualified, saying what was lost since when, and leaks never says no stack is growing.\n\n"
                "  -p --pid PID       Only this traced process (default: all)\n"
                "     --children      With --pid: the processes followed from it too\n"
                "     --reachability  Stop each running target briefly and scan its memory first\n"
                "                     (memleakctl report --help)\n"
-               "  -j --json          Print {\"suspects\": [...], \"targets\": [...]}\n"
+               "  -j --json          Print {\"suspects\": [...], \"targets\": [...]}; a target has its\n"
+               "                     \"lost\", \"verdicts_qualified\", \"blind_since\", \"lost_in_window\"\n"
                "  -h --help          Show this help\n");
 }
 

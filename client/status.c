@@ -8,8 +8,8 @@
 static void help(void)
 {
         printf("memleakctl status [--json]\n\n"
-               "Show memleakd's version and uptime, the processes it traces, its counters and the\n"
-               "events it lost.\n\n"
+               "Show memleakd's version and uptime, the processes it traces with the events each lost,\n"
+               "and memleakd's counters and lost events (every target's since it started).\n\n"
                "  -j --json          Print the status as JSON\n"
                "  -h --help          Show this help\n");
 }
