@@ -106,7 +106,10 @@ static __always_inline void count_in(__u32 row, enum memleak_counter c)
 }
 
 /* The row of the target whose stack this CPU is walking (set around the walk by user_stack_id(),
- * stack-capture.h): where the walker's own count()s go. counter_row_other outside a walk. */
+ * stack-capture.h): where the walker's own count()s go (unwind_walks, unwind_repeats,
+ * unwind_stop_*). counter_row_other outside a walk. A uprobe program preempted mid-walk by
+ * another target's on the same CPU may count some of its walker events in the other's row: the
+ * daemon's sum stays exact, and no loss counter is counted this way. */
 struct {
         __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
         __uint(max_entries, 1);

@@ -769,12 +769,15 @@ int render_top(FILE *f, const cJSON *unsafe, enum render_top_sort sort, unsigned
         fprintf(f, "%12s %12s %8s %-8s %s\n", "GROWTH/s", "BYTES", "ALLOCS", "VERDICT", "STACK");
         for (size_t i = 0; i < n && i < rows; i++) {
                 const cJSON *g = cJSON_GetObjectItemCaseSensitive(sorted[i], "growth_bytes_per_s");
-                char growth[32] = "-";
+                char growth[32] = "-", verdict[16];
 
                 if (cJSON_IsNumber(g))
                         snprintf(growth, sizeof(growth), "%+.0f", g->valuedouble);
+                /* "plateau?": its target lost allocations meanwhile (the target's line says what) */
+                snprintf(verdict, sizeof(verdict), "%s%s", str_or(get_str(sorted[i], "verdict"), "-"),
+                         cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(sorted[i], "verdict_qualified")) ? "?" : "");
                 fprintf(f, "%12s %12" PRIu64 " %8" PRIu64 " %-8s ", growth, get_u64(sorted[i], "bytes"),
-                        get_u64(sorted[i], "allocs"), str_or(get_str(sorted[i], "verdict"), "-"));
+                        get_u64(sorted[i], "allocs"), verdict);
                 print_stack_line(f, sorted[i]);
                 fputc('\n', f);
                 if (expanded == i + 1)

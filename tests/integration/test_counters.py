@@ -161,6 +161,12 @@ class CountersTest(harness.DaemonTestCase):
         self.assertTrue(target_of(history, program.pid)['verdicts_qualified'], history)
         self.assertIn('Verdicts qualified', daemon.ctl_ok('history', '--pid', program.pid).stdout)
         self.assertIn('Verdicts qualified', daemon.ctl_ok('report', '--pid', program.pid).stdout)
+        top = daemon.ctl_ok('top', '--pid', program.pid, '--frames', 1, '--interval', 100).stdout
+        self.assertIn('Verdicts qualified', top)
+        rows = [line.split() for line in top.splitlines() if line.split()[4:5] in (['keep_reachable'],
+                                                                                   ['leak_steadily'])]
+        self.assertTrue(rows, top)
+        self.assertTrue(all(row[3].endswith('?') for row in rows), top)
 
         allocated = self.stop_filling(program)
         self.assert_recorded_or_lost(daemon, program, allocated)
