@@ -1167,6 +1167,19 @@ static long forget_row_bytes(struct bpf_map *map, __u32 *index, struct combined_
         return 0;
 }
 
+/* Its mapping list (unwind.h) is the old image's: emptied, under a generation of its own (odd:
+ * the daemon's are even), so no row a thread cached and no memo holds; until the daemon lists the
+ * new image's mappings, each frame is found by its vma, and one in a file not examined yet stops
+ * the walk (NO_TABLE) rather than being stepped by another program's table. */
+static long forget_mapping_list(struct bpf_map *map, __u32 *slot, struct unwind_target *t, struct exec_forget *f)
+{
+        if (t->tgid != f->tgid)
+                return 0;
+        t->n = 0;
+        t->generation += 1 + (t->generation & 1);
+        return 1;
+}
+
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(forget_exec_image, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
@@ -1182,6 +1195,7 @@ int BPF_PROG(forget_exec_image, struct task_struct *p, pid_t old_pid, struct lin
                 bpf_for_each_map_elem(&allocs, forget_overflow_block, &f, 0);
         bpf_for_each_map_elem(&mmaps, forget_mapping, &f, 0);
         bpf_for_each_map_elem(&combined, forget_row_bytes, &f, 0);
+        bpf_for_each_map_elem(&unwind_targets, forget_mapping_list, &f, 0);
         freed = bpf_map_lookup_elem(&counters, &key);
         if (freed)
                 *freed += f.blocks;

@@ -359,9 +359,11 @@ struct unwind_mapping {
         __u64 start;
         __u64 end;
         __u64 bias;
-        __u32 table;            /* slot in unwind_tables */
+        __u32 table;            /* slot in unwind_tables; with n_rows 0, UNWIND_TABLE_PENDING:
+                                 * its file's table is being built (the walk stops, NO_TABLE) */
         __u32 n_rows;           /* 0: frame pointers */
 };
+#define UNWIND_TABLE_PENDING 0xffffffffu
 
 /* A target walked by its unwind tables, at its slot of target_slots in unwind_targets (another
  * tgid there: frame pointers, by the kernel): its mappings are

@@ -548,6 +548,10 @@ void manager_target_execd(struct manager *m, pid_t pid, bool from_thread, const 
         target_name_after_exec(t, comm);
         if (t->exited)
                 return;
+        /* BPF emptied its mapping list: walks find frames by their vmas until it is written again,
+         * now, from the new program's maps, and as its loader maps more */
+        target_unwind_execd(t);
+        learn_new_files(m, t);
         target_follow_maps(t, TARGET_MAPS_FOLLOW_AFTER_EXEC_USEC);
         manager_follow_new_programs_start(m);
         if (!from_thread)

@@ -125,6 +125,7 @@ struct target_unwind {
         uint32_t half;                  /* which of its slot's two lists walks read (bpf-types.h) */
         unsigned mappings_dropped;      /* executable mappings past UNWIND_MAPPINGS_MAX */
         uint64_t signature;             /* of the list written last */
+        bool stale;                     /* BPF emptied the list at an exec: write it again */
         /* its files' tables as last counted (kept once it stopped: its status still says) */
         size_t tables;
         uint64_t rows, bytes;
