@@ -1118,6 +1118,58 @@ int BPF_PROG(record_fork, struct task_struct *parent, struct task_struct *child)
         return 0;
 }
 
+/* A traced process mapped code of a file the daemon has not examined (dlopen, the loader mapping
+ * a new program's libraries): said at once, and the daemon reads its maps and loads the file's
+ * unwind table then, not at its next snapshot tick; until it is in, a walk that meets the file
+ * stops there (unwind.h: NO_TABLE). A syscall tracepoint: it runs for mmap alone. */
+struct code_mapping {
+        struct unwind_file_key key;
+        __u32 found;            /* an executable mapping of a file */
+};
+
+static long code_mapping_of(struct task_struct *task, struct vm_area_struct *vma, void *data)
+{
+        struct code_mapping *c = data;
+        struct file *file = vma->vm_file;
+
+        if (!file || !(BPF_CORE_READ(vma, vm_flags) & VM_EXEC))
+                return 0;
+        c->key.dev = BPF_CORE_READ(file, f_inode, i_sb, s_dev);
+        c->key.ino = BPF_CORE_READ(file, f_inode, i_ino);
+        c->found = 1;
+        return 0;
+}
+
+SEC("tracepoint/syscalls/sys_exit_mmap")
+int watch_code_mapping(struct trace_event_raw_sys_exit *ctx)
+{
+        struct code_mapping c = {};
+        struct fork_event *e;
+        long ret = ctx->ret;
+        __u32 tgid;
+
+        if (ret < 0 && ret > -4096)
+                return 0;
+        tgid = traced_tgid();
+        if (!tgid)
+                return 0;
+        if (bpf_find_vma(bpf_get_current_task_btf(), (__u64)ret, code_mapping_of, &c, 0) < 0 || !c.found ||
+            bpf_map_lookup_elem(&unwind_files, &c.key))
+                return 0;
+        e = bpf_ringbuf_reserve(&forks, sizeof(*e), 0);
+        if (!e) {
+                count(COUNTER_LOST_FORK_EVENTS);
+                return 0;
+        }
+        e->parent_tgid = tgid;
+        e->child_tgid = 0;
+        e->shares_memory = 0;
+        e->exec_kind = FORK_EVENT_CODE_MAPPED;
+        e->comm[0] = 0;                 /* (not read for this event) */
+        bpf_ringbuf_submit(e, 0);
+        return 0;
+}
+
 /* A traced process execs: its old image's memory goes with it, and so do its outstanding blocks,
  * its mappings and its per-stack bytes here. Forgotten in the exec itself, before the new image
  * runs and after its other threads are gone: nothing of the process can be recorded meanwhile,

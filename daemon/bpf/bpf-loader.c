@@ -95,6 +95,12 @@ struct bpf_link *bpf_loader_attach_fork_watch(struct memleak_bpf *skel)
         return bpf_program__attach(skel->progs.record_fork);
 }
 
+struct bpf_link *bpf_loader_attach_code_watch(struct memleak_bpf *skel)
+{
+        assert(skel);
+        return bpf_program__attach(skel->progs.watch_code_mapping);
+}
+
 struct bpf_link *bpf_loader_attach_exec_forget(struct memleak_bpf *skel)
 {
         assert(skel);

@@ -110,5 +110,8 @@ int bpf_loader_forks_fd(struct memleak_bpf *skel);
 /* The program that forgets a target's blocks, mappings and per-stack bytes when it execs another
  * program (they went with its old image): linked while some process is traced. */
 struct bpf_link *bpf_loader_attach_exec_forget(struct memleak_bpf *skel);
+/* The program that says a target mapped code of a file whose unwind table is not loaded (the
+ * fork ring, FORK_EVENT_CODE_MAPPED). */
+struct bpf_link *bpf_loader_attach_code_watch(struct memleak_bpf *skel);
 
 

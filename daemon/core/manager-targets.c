@@ -566,6 +566,17 @@ void manager_target_execd(struct manager *m, pid_t pid, bool from_thread, const 
                          "again", (int)t->pid);
 }
 
+void manager_target_code_mapped(struct manager *m, pid_t pid)
+{
+        struct target *t = manager_find_target(m, pid);
+
+        assert(m);
+        if (!t || t->exited || !t->unwind.cache)
+                return;         /* not walked by tables: the snapshot tick learns its files */
+        log_debug("pid %d mapped code not examined yet: reading its maps", (int)pid);
+        learn_new_files(m, t);
+}
+
 void manager_clear_children(struct manager *m)
 {
         assert(m);
