@@ -1118,6 +1118,28 @@ int BPF_PROG(record_fork, struct task_struct *parent, struct task_struct *child)
         return 0;
 }
 
+/* Processes a tracer of the daemon's holds (memleakctl run's program, under its exit holder): at
+ * each event below that says it mapped code not examined yet, the thread is sent SIGURG, which
+ * the tracer takes as a stop and holds until the file's table is in (report/exit-hold.c); the
+ * value counts the signals sent, for the tracer to tell them from the program's own. Untraced,
+ * SIGURG's default action is to ignore it. */
+#define SIGURG_NUMBER 23
+
+struct {
+        __uint(type, BPF_MAP_TYPE_HASH);
+        __uint(max_entries, 64);                /* max_targets */
+        __type(key, __u32);
+        __type(value, __u64);
+} code_holds SEC(".maps");
+
+static __always_inline void hold_for_tables(__u32 tgid)
+{
+        __u64 *sent = bpf_map_lookup_elem(&code_holds, &tgid);
+
+        if (sent && bpf_send_signal_thread(SIGURG_NUMBER) == 0)
+                __sync_fetch_and_add(sent, 1);
+}
+
 /* A traced process mapped code of a file the daemon has not examined (dlopen, the loader mapping
  * a new program's libraries): said at once, and the daemon reads its maps and loads the file's
  * unwind table then, not at its next snapshot tick; until it is in, a walk that meets the file
@@ -1167,6 +1189,7 @@ int watch_code_mapping(struct trace_event_raw_sys_exit *ctx)
         e->exec_kind = FORK_EVENT_CODE_MAPPED;
         e->comm[0] = 0;                 /* (not read for this event) */
         bpf_ringbuf_submit(e, 0);
+        hold_for_tables(tgid);
         return 0;
 }
 
@@ -1267,6 +1290,7 @@ int BPF_PROG(forget_exec_image, struct task_struct *p, pid_t old_pid, struct lin
         /* set by the exec already: a process gone before the daemon reads /proc still has it */
         bpf_probe_read_kernel_str(e->comm, sizeof(e->comm), p->comm);
         bpf_ringbuf_submit(e, 0);
+        hold_for_tables(f.tgid);
         return 0;
 }
 

@@ -189,6 +189,8 @@ struct target {
         sd_event_source *exit_source;
         void *owner;
         struct exit_hold *exit_hold;    /* memleakctl run: held at its exit for a reachability scan */
+        unsigned code_held;             /* and at execs and new code (as many), until their tables
+                                         * are in (exit_hold_tables_ready()) */
 };
 
 /* How long a target's maps are followed closely (target_follow_maps()) after it execs (its loader

@@ -313,6 +313,22 @@ class UnwindChainsTest(harness.DaemonTestCase):
         self.assertEqual({c: t for c, t in complete_after.items() if c in LATE_AGAIN}, LATE_AGAIN, text)
         self.assert_no_stack_lost(report)
 
+    def test_library_dlopened_under_run_is_complete(self):
+        # Under memleakctl run the program is held at the exec of a program not planned (sh execs
+        # it) and at the mapping of the library, each until its table is in: every stack through
+        # the three sites is complete, exact per site.
+        daemon = self.start_daemon()
+        path = os.path.join(harness.PROGRAMS_DIR, DLOPEN)
+        for cmd in ([path, 'at-once-no-wait'], ['/bin/sh', '-c', f'exec {path} at-once-no-wait']):
+            with self.subTest(cmd=cmd):
+                r, report = self.run_json(daemon, *cmd)
+                self.assertEqual(r.returncode, 0, r.stderr)
+                pid = report['targets'][0]['pid']
+                complete, stopped = self.late_sites_of(report, pid, no_table_allowed=False)
+                self.assertEqual(complete, LATE_FIRST, harness.format_stacks(report))
+                for stack in report['stacks']:      # the program's own stacks too
+                    self.assertIsNone(stack['unwind_stopped'], harness.format_stacks(report))
+
     def test_programs_are_built_without_frame_pointers_and_the_assembly_has_no_fde(self):
         for name in (CXX, DLOPEN, LIBRARY, 'leak-unwind'):
             path = os.path.join(harness.PROGRAMS_DIR, name)
