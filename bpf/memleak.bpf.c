@@ -1166,6 +1166,81 @@ int BPF_PROG(record_fork, struct task_struct *parent, struct task_struct *child)
         return 0;
 }
 
+/* Processes a tracer of the daemon's holds (memleakctl run's program, under its exit holder): at
+ * each event below that says it mapped code not examined yet, the thread is sent SIGURG, which
+ * the tracer takes as a stop and holds until the file's table is in (report/exit-hold.c); the
+ * value counts the signals sent, for the tracer to tell them from the program's own. Untraced,
+ * SIGURG's default action is to ignore it. */
+#define SIGURG_NUMBER 23
+
+struct {
+        __uint(type, BPF_MAP_TYPE_HASH);
+        __uint(max_entries, 64);                /* max_targets */
+        __type(key, __u32);
+        __type(value, __u64);
+} code_holds SEC(".maps");
+
+static __always_inline void hold_for_tables(__u32 tgid)
+{
+        __u64 *sent = bpf_map_lookup_elem(&code_holds, &tgid);
+
+        if (sent && bpf_send_signal_thread(SIGURG_NUMBER) == 0)
+                __sync_fetch_and_add(sent, 1);
+}
+
+/* A traced process mapped code of a file the daemon has not examined (dlopen, the loader mapping
+ * a new program's libraries): said at once, and the daemon reads its maps and loads the file's
+ * unwind table then, not at its next snapshot tick; until it is in, a walk that meets the file
+ * stops there (unwind.h: NO_TABLE). A syscall tracepoint: it runs for mmap alone. */
+struct code_mapping {
+        struct unwind_file_key key;
+        __u32 found;            /* an executable mapping of a file */
+};
+
+static long code_mapping_of(struct task_struct *task, struct vm_area_struct *vma, void *data)
+{
+        struct code_mapping *c = data;
+        struct file *file = vma->vm_file;
+
+        if (!file || !(BPF_CORE_READ(vma, vm_flags) & VM_EXEC))
+                return 0;
+        c->key.dev = BPF_CORE_READ(file, f_inode, i_sb, s_dev);
+        c->key.ino = BPF_CORE_READ(file, f_inode, i_ino);
+        c->found = 1;
+        return 0;
+}
+
+SEC("tracepoint/syscalls/sys_exit_mmap")
+int watch_code_mapping(struct trace_event_raw_sys_exit *ctx)
+{
+        struct code_mapping c = {};
+        struct fork_event *e;
+        long ret = ctx->ret;
+        __u32 tgid, row = 0;
+
+        if (ret < 0 && ret > -4096)
+                return 0;
+        tgid = traced_tgid(&row);
+        if (!tgid)
+                return 0;
+        if (bpf_find_vma(bpf_get_current_task_btf(), (__u64)ret, code_mapping_of, &c, 0) < 0 || !c.found ||
+            bpf_map_lookup_elem(&unwind_files, &c.key))
+                return 0;
+        e = bpf_ringbuf_reserve(&forks, sizeof(*e), 0);
+        if (!e) {
+                count_in(row, COUNTER_LOST_FORK_EVENTS);
+                return 0;
+        }
+        e->parent_tgid = tgid;
+        e->child_tgid = 0;
+        e->shares_memory = 0;
+        e->exec_kind = FORK_EVENT_CODE_MAPPED;
+        e->comm[0] = 0;                 /* (not read for this event) */
+        bpf_ringbuf_submit(e, 0);
+        hold_for_tables(tgid);
+        return 0;
+}
+
 /* A traced process execs: its old image's memory goes with it, and so do its outstanding blocks,
  * its mappings and its per-stack bytes here. Forgotten in the exec itself, before the new image
  * runs and after its other threads are gone: nothing of the process can be recorded meanwhile,
@@ -1215,6 +1290,19 @@ static long forget_row_bytes(struct bpf_map *map, __u32 *index, struct combined_
         return 0;
 }
 
+/* Its mapping list (unwind.h) is the old image's: emptied, under a generation of its own (odd:
+ * the daemon's are even), so no row a thread cached and no memo holds; until the daemon lists the
+ * new image's mappings, each frame is found by its vma, and one in a file not examined yet stops
+ * the walk (NO_TABLE) rather than being stepped by another program's table. */
+static long forget_mapping_list(struct bpf_map *map, __u32 *slot, struct unwind_target *t, struct exec_forget *f)
+{
+        if (t->tgid != f->tgid)
+                return 0;
+        t->n = 0;
+        t->generation += 1 + (t->generation & 1);
+        return 1;
+}
+
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(forget_exec_image, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
@@ -1230,6 +1318,7 @@ int BPF_PROG(forget_exec_image, struct task_struct *p, pid_t old_pid, struct lin
                 bpf_for_each_map_elem(&allocs, forget_overflow_block, &f, 0);
         bpf_for_each_map_elem(&mmaps, forget_mapping, &f, 0);
         bpf_for_each_map_elem(&combined, forget_row_bytes, &f, 0);
+        bpf_for_each_map_elem(&unwind_targets, forget_mapping_list, &f, 0);
         count_by(row, COUNTER_FREED_BY_EXEC, f.blocks);
         /* The daemon hears of it: the new program's maps are read at once (its tables loaded
          * before the next snapshot). Exec'd by a thread other than the leader, which took over the
@@ -1247,6 +1336,7 @@ int BPF_PROG(forget_exec_image, struct task_struct *p, pid_t old_pid, struct lin
         /* set by the exec already: a process gone before the daemon reads /proc still has it */
         bpf_probe_read_kernel_str(e->comm, sizeof(e->comm), p->comm);
         bpf_ringbuf_submit(e, 0);
+        hold_for_tables(f.tgid);
         return 0;
 }
 

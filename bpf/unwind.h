@@ -208,12 +208,15 @@ static __always_inline const struct unwind_mapping *unwind_find_mapping(const st
         return m;
 }
 
+#define VM_EXEC 0x00000004ull            /* include/linux/mm.h: not in BTF, a macro */
+
 struct vma_place {
         __u64 pc;
         __u64 start;
         __u64 pgoff;
         struct unwind_file_key key;
-        __u32 found;
+        __u32 found;            /* the vma maps a file */
+        __u32 exec;             /* and is executable */
 };
 
 static long vma_of_pc(struct task_struct *task, struct vm_area_struct *vma, void *data)
@@ -228,12 +231,17 @@ static long vma_of_pc(struct task_struct *task, struct vm_area_struct *vma, void
         v->key.dev = BPF_CORE_READ(file, f_inode, i_sb, s_dev);
         v->key.ino = BPF_CORE_READ(file, f_inode, i_ino);
         v->found = 1;
+        v->exec = (BPF_CORE_READ(vma, vm_flags) & VM_EXEC) != 0;
         return 0;
 }
 
-/* The place of pc found from its vma and its file's loaded table: for mappings the daemon has
- * not listed yet. 0; -EBUSY when the mm lock was busy (nothing is known of pc then); or -1 when
- * there is none (no file, no table). */
+/* The place of pc found from its vma and its file's entry in unwind_files: for mappings the
+ * daemon has not listed yet. 0 (n_rows 0: a file examined and found without CFI, walked by frame
+ * pointer); -EBUSY when the mm lock was busy (nothing is known of pc then); -ENOENT when pc is
+ * in an executable mapping of a file the daemon has not examined, or whose table is still
+ * building (a library just dlopen()ed, a program just exec'd): stepping it by frame pointer
+ * would cut the stack where it keeps none, and the cut stack would read as complete; or -1 when
+ * there is none (no file: JIT code, the vDSO; or no segment of the file covers pc). */
 static __always_inline int unwind_place_by_vma(__u64 pc, struct unwind_place *ret)
 {
         struct vma_place v = { .pc = pc };
@@ -247,7 +255,11 @@ static __always_inline int unwind_place_by_vma(__u64 pc, struct unwind_place *re
                 return -1;
         f = bpf_map_lookup_elem(&unwind_files, &v.key);
         if (!f)
-                return -1;
+                return v.exec ? -ENOENT : -1;
+        if (f->n_rows == 0) {
+                ret->n_rows = 0;
+                return 0;
+        }
         for (int i = 0; i < UNWIND_FILE_SEGMENTS; i++) {
                 const struct unwind_file_segment *s = &f->segments[i];
 
@@ -413,8 +425,6 @@ static __always_inline int unwind_step_fp(struct unwind_walk *w)
         return -1;
 }
 
-#define VM_EXEC 0x00000004ull            /* include/linux/mm.h: not in BTF, a macro */
-
 struct vma_exec {
         __u32 exec;
 };
@@ -569,15 +579,20 @@ static __always_inline const struct unwind_row *unwind_row_of(struct unwind_walk
                         *cacheable = false;     /* not in the list: the list will change */
                         w->uncacheable = 1;
                         r = unwind_place_by_vma(pc, &place);
-                        if (r == -EBUSY) {
-                                /* its table may be loaded: stepping it by frame pointer could
-                                 * read data as frames */
+                        if (r == -EBUSY || r == -ENOENT) {
+                                /* its table may be loaded, or is to be: stepping it by frame
+                                 * pointer could read data as frames, or cut the stack */
                                 *stop = UNWIND_STOP_NO_TABLE;
                                 return NULL;
                         }
                         if (r < 0)
                                 place.n_rows = 0;
                 }
+        }
+        if (place.n_rows == 0 && place.table == UNWIND_TABLE_PENDING) {
+                /* listed before its table is in */
+                *stop = UNWIND_STOP_NO_TABLE;
+                return NULL;
         }
         *stop = -1;
         if (place.n_rows == 0)

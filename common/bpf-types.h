@@ -103,8 +103,9 @@ enum memleak_counter {
                                          * call can split; the rest stay outstanding */
         COUNTER_LOST_FILE_MAPPINGS,     /* run: a file mapping the recording map had no room for
                                          * (frames in that file may stay unresolved) */
-        COUNTER_LOST_FORK_EVENTS,       /* a target forked and the ring buffer had no room to say
-                                         * so: that child keeps paying for the probes */
+        COUNTER_LOST_FORK_EVENTS,       /* a target forked (exec'd, mapped new code) and the ring
+                                         * buffer had no room to say so: that child keeps paying
+                                         * for the probes (the maps are read at the next tick) */
         COUNTER_ALLOCS_UNSAMPLED,       /* --sample-bytes: allocations that crossed no sample point */
         COUNTER_FREE_UNSAMPLED,         /* --sample-bytes: frees of addresses not recorded (mostly
                                          * unsampled blocks) */
@@ -127,7 +128,7 @@ enum memleak_counter {
  * inherited the breakpoints of its parent's probes, which memleakd then clears. */
 struct fork_event {
         __u32 parent_tgid;      /* as the daemon's pid namespace numbers them */
-        __u32 child_tgid;       /* 0: not a fork: parent_tgid exec'd (exec_kind) */
+        __u32 child_tgid;       /* 0: not a fork: parent_tgid exec'd or mapped code (exec_kind) */
         __u32 shares_memory;    /* the child runs in the parent's memory until it execs (vfork,
                                  * posix_spawn, system): it inherited no breakpoints */
         __u32 exec_kind;        /* with child_tgid 0: enum fork_event_exec */
@@ -137,6 +138,8 @@ enum fork_event_exec {
         FORK_EVENT_EXEC_LEADER = 1,     /* by its leader: its probes stay */
         FORK_EVENT_EXEC_THREAD = 2,     /* by another thread, which took the leader's pid: its
                                          * probes' links name the old leader and are gone */
+        FORK_EVENT_CODE_MAPPED = 3,     /* not an exec: it mapped code of a file whose unwind
+                                         * table is not loaded (not in unwind_files) */
 };
 #define MEMLEAK_FORK_RING_BYTES (64 * 1024)
 
@@ -371,9 +374,11 @@ struct unwind_mapping {
         __u64 start;
         __u64 end;
         __u64 bias;
-        __u32 table;            /* slot in unwind_tables */
+        __u32 table;            /* slot in unwind_tables; with n_rows 0, UNWIND_TABLE_PENDING:
+                                 * its file's table is being built (the walk stops, NO_TABLE) */
         __u32 n_rows;           /* 0: frame pointers */
 };
+#define UNWIND_TABLE_PENDING 0xffffffffu
 
 /* A target walked by its unwind tables, at its slot of target_slots in unwind_targets (another
  * tgid there: frame pointers, by the kernel): its mappings are

@@ -95,10 +95,22 @@ struct bpf_link *bpf_loader_attach_fork_watch(struct memleak_bpf *skel)
         return bpf_program__attach(skel->progs.record_fork);
 }
 
+struct bpf_link *bpf_loader_attach_code_watch(struct memleak_bpf *skel)
+{
+        assert(skel);
+        return bpf_program__attach(skel->progs.watch_code_mapping);
+}
+
 struct bpf_link *bpf_loader_attach_exec_forget(struct memleak_bpf *skel)
 {
         assert(skel);
         return bpf_program__attach(skel->progs.forget_exec_image);
+}
+
+int bpf_loader_code_holds_fd(struct memleak_bpf *skel)
+{
+        assert(skel);
+        return bpf_map__fd(skel->maps.code_holds);
 }
 
 int bpf_loader_forks_fd(struct memleak_bpf *skel)

@@ -111,5 +111,10 @@ int bpf_loader_forks_fd(struct memleak_bpf *skel);
 /* The program that forgets a target's blocks, mappings and per-stack bytes when it execs another
  * program (they went with its old image): linked while some process is traced. */
 struct bpf_link *bpf_loader_attach_exec_forget(struct memleak_bpf *skel);
+/* The program that says a target mapped code of a file whose unwind table is not loaded (the
+ * fork ring, FORK_EVENT_CODE_MAPPED). */
+struct bpf_link *bpf_loader_attach_code_watch(struct memleak_bpf *skel);
+/* The processes held at new code until its tables are in (by pid: the SIGURGs sent, __u64). */
+int bpf_loader_code_holds_fd(struct memleak_bpf *skel);
 
 

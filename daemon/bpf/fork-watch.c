@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-/* Hear when a traced process forks a child or execs (BPF on sched_process_fork and
- * sched_process_exec, through a ring buffer). */
+/* Hear when a traced process forks a child, execs or maps code of a file not examined yet (BPF
+ * on sched_process_fork, sched_process_exec and mmap's return, through a ring buffer). */
 #include <bpf/libbpf.h>
 #include <assert.h>
 #include <errno.h>
@@ -12,6 +12,7 @@
 struct fork_watch {
         struct memleak_bpf *skel;
         struct bpf_link *link;          /* only while some process is traced */
+        struct bpf_link *code_link;     /* its mappings of code not examined yet, as link */
         struct ring_buffer *ring;
         sd_event_source *io;
         fork_watch_fn fn;
@@ -59,6 +60,7 @@ struct fork_watch *fork_watch_free(struct fork_watch *w)
                 return NULL;
         sd_event_source_disable_unref(w->io);
         ring_buffer__free(w->ring);
+        bpf_link__destroy(w->code_link);
         bpf_link__destroy(w->link);
         free(w);
         return NULL;
@@ -96,9 +98,15 @@ int fork_watch_set_active(struct fork_watch *w, bool active)
         if (!w || active == !!w->link)
                 return 0;
         if (!active) {
+                w->code_link = (bpf_link__destroy(w->code_link), NULL);
                 w->link = (bpf_link__destroy(w->link), NULL);
                 return 0;
         }
         w->link = bpf_loader_attach_fork_watch(w->skel);
-        return w->link ? 0 : -errno;
+        if (!w->link)
+                return -errno;
+        /* best effort (a kernel without syscall tracepoints): new code is then found at the
+         * next snapshot tick, and walks that meet it meanwhile say no_table */
+        w->code_link = bpf_loader_attach_code_watch(w->skel);
+        return 0;
 }

@@ -251,12 +251,13 @@ static bool attach_now(struct manager *m, struct server_request *sreq, struct me
                 reply_error(sreq, req->id, r, error);
                 return true;
         }
-        /* run: held at its exit, its memory scanned before it goes (failing that, it runs anyway) */
+        /* run: held at its exit, its memory scanned before it goes (failing that, it runs anyway);
+         * and at its execs and new code until their tables are in */
         if (req->reachability) {
                 _cleanup_free_ char *why = NULL;
 
                 r = exit_hold_start(t->pid, m->env.skel, &m->env.limits, m->config.reachability_max_pause_ms,
-                                    t->follow_forks, &t->exit_hold, &why);
+                                    t->follow_forks, t->unwind.cache != NULL, &t->exit_hold, &why);
                 if (r < 0)
                         log_warning("Pid %d will not be scanned at its exit: %s", (int)t->pid,
                                     why ? why : strerror(-r));

@@ -498,12 +498,23 @@ static void register_deferred(struct manager *m, struct target *t)
         t->register_error = error;
 }
 
+/* A program its exit holder holds at each exec and new code (bpf/memleak.bpf.c, code_holds) goes
+ * on once the tables of what it maps are in. */
+static void release_code_holds(struct target *t)
+{
+        if (!t->exit_hold || t->code_held == 0 || target_unwind_pending(t))
+                return;
+        exit_hold_tables_ready(t->exit_hold, t->code_held);
+        t->code_held = 0;
+}
+
 void manager_unwind_tables_loaded(struct manager *m)
 {
         assert(m);
         for (size_t i = 0; i < m->n_targets; i++) {
                 register_deferred(m, m->targets[i]);
                 (void)target_unwind_refresh(m->targets[i]);
+                release_code_holds(m->targets[i]);
         }
         manager_requests_tables_loaded(m);
         for (size_t i = 0; i < m->n_targets;)
@@ -551,6 +562,13 @@ void manager_target_execd(struct manager *m, pid_t pid, bool from_thread, const 
         target_name_after_exec(t, comm);
         if (t->exited)
                 return;
+        /* BPF emptied its mapping list: walks find frames by their vmas until it is written again,
+         * now, from the new program's maps, and as its loader maps more */
+        target_unwind_execd(t);
+        if (t->exit_hold)
+                t->code_held++;
+        learn_new_files(m, t);
+        release_code_holds(t);
         target_follow_maps(t, TARGET_MAPS_FOLLOW_AFTER_EXEC_USEC);
         manager_follow_new_programs_start(m);
         if (!from_thread)
@@ -563,6 +581,23 @@ void manager_target_execd(struct manager *m, pid_t pid, bool from_thread, const 
         else
                 log_info("pid %d exec'd another program from one of its threads: probing its new image "
                          "again", (int)t->pid);
+}
+
+void manager_target_code_mapped(struct manager *m, pid_t pid)
+{
+        struct target *t = manager_find_target(m, pid);
+
+        assert(m);
+        if (!t || t->exited)
+                return;
+        if (t->exit_hold)
+                t->code_held++;
+        if (t->unwind.cache) {
+                /* (not walked by tables: the snapshot tick learns its files) */
+                log_debug("pid %d mapped code not examined yet: reading its maps", (int)pid);
+                learn_new_files(m, t);
+        }
+        release_code_holds(t);
 }
 
 void manager_clear_children(struct manager *m)

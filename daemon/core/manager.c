@@ -169,6 +169,8 @@ static void on_fork(void *userdata, const struct fork_event *e)
 {
         if (e->child_tgid)
                 manager_target_forked(userdata, (pid_t)e->parent_tgid, (pid_t)e->child_tgid, e->shares_memory != 0);
+        else if (e->exec_kind == FORK_EVENT_CODE_MAPPED)
+                manager_target_code_mapped(userdata, (pid_t)e->parent_tgid);
         else
                 manager_target_execd(userdata, (pid_t)e->parent_tgid, e->exec_kind == FORK_EVENT_EXEC_THREAD, e->comm);
 }

@@ -133,6 +133,9 @@ void manager_target_forked(struct manager *m, pid_t parent, pid_t child, bool sh
 /* A target exec'd: its maps followed closely for a while (its new program's tables loaded as the
  * loader maps them); from a thread other than its leader: its new image probed again. */
 void manager_target_execd(struct manager *m, pid_t pid, bool from_thread, const char comm[MEMLEAK_COMM_LEN]);
+/* A target mapped code of a file whose unwind table is not loaded (dlopen, its loader mapping a
+ * new program's libraries): its maps read now, the file's table queued to be built. */
+void manager_target_code_mapped(struct manager *m, pid_t pid);
 /* Clear them now (the children timer). */
 void manager_clear_children(struct manager *m);
 

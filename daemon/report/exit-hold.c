@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* A program held at its exit for a reachability scan, by a tracer thread of its own. */
 #include <assert.h>
+#include <bpf/bpf.h>
 #include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
@@ -13,6 +14,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "bpf-loader.h"
 #include "exit-hold.h"
 #include "jit-names.h"
 #include "macro.h"
@@ -48,7 +50,15 @@ struct exit_hold {
         char *why_none;                 /* finished without a scan: why */
         struct exit_maps maps;          /* what it mapped at its exit; maps.fds NULL until then */
         struct tracee_family family;    /* with hold_children: its children, held or followed */
+        /* held at new code until its tables are in (bpf/memleak.bpf.c, code_holds) */
+        int code_holds_fd;              /* -EBADF: not held there */
+        uint64_t code_signals;          /* the tracer's: BPF's SIGURGs it took */
+        uint64_t code_stops;            /* the tracer's: stops held for tables */
+        uint64_t code_ready;            /* under lock: the manager's answers, one per stop */
 };
+
+/* The longest a thread is held at new code for its tables (libLLVM's takes half a second). */
+#define CODE_HOLD_MAX_USEC (5 * 1000 * 1000)
 
 /* How often the tracer looks for the manager's answers while a child is held. */
 #define HOLD_POLL_NSEC (500 * 1000)
@@ -361,6 +371,47 @@ static void pass_through(pid_t tid, int status)
         }
 }
 
+static bool stopping(struct exit_hold *h);
+
+/* Whether a signal-delivery stop is BPF's SIGURG for new code (its count of them is past those
+ * the tracer took), not the program's own. */
+static bool code_signal(struct exit_hold *h, pid_t tid, int status)
+{
+        siginfo_t si;
+        __u64 sent = 0;
+
+        if (h->code_holds_fd < 0 || (status >> 16) != 0 || WSTOPSIG(status) != SIGURG ||
+            ptrace(PTRACE_GETSIGINFO, tid, NULL, &si) < 0 || si.si_code != SI_KERNEL ||
+            bpf_map_lookup_elem(h->code_holds_fd, &(__u32){ (__u32)h->pid }, &sent) < 0 || sent <= h->code_signals)
+                return false;
+        h->code_signals++;
+        return true;
+}
+
+/* Hold tid (stopped) until the manager says the tables of the code it mapped are in: each stop
+ * waits for its own answer (they come in order), 5 s at most. */
+static void hold_until_tables(struct exit_hold *h)
+{
+        uint64_t deadline = now_monotonic_usec() + CODE_HOLD_MAX_USEC;
+
+        h->code_stops++;
+        while (!stopping(h) && now_monotonic_usec() < deadline) {
+                bool ready;
+
+                pthread_mutex_lock(&h->lock);
+                ready = h->code_ready >= h->code_stops;
+                pthread_mutex_unlock(&h->lock);
+                if (ready)
+                        return;
+                (void)nanosleep(&(struct timespec) { .tv_nsec = HOLD_POLL_NSEC }, NULL);
+        }
+        pthread_mutex_lock(&h->lock);
+        if (h->code_ready < h->code_stops)
+                h->code_ready = h->code_stops;  /* an answer that never comes (its event lost) is
+                                                 * not waited for again at the next stop */
+        pthread_mutex_unlock(&h->lock);
+}
+
 static bool stopping(struct exit_hold *h)
 {
         bool stop;
@@ -408,6 +459,11 @@ static void trace(struct exit_hold *h)
                         scan_at_exit(h, tid);
                         return;
                 }
+                if (code_signal(h, tid, status)) {
+                        hold_until_tables(h);
+                        (void)ptrace(PTRACE_CONT, tid, NULL, NULL);     /* the signal taken away */
+                        continue;
+                }
                 pass_through(tid, status);
         }
 }
@@ -422,6 +478,9 @@ static void *hold_thread(void *userdata)
         (void)sigaddset(&wake, wake_signal());
         (void)pthread_sigmask(SIG_UNBLOCK, &wake, NULL);
         r = seize(h);
+        /* from now on held at the new code it maps (BPF sends SIGURG, the tracer holds the stop) */
+        if (r >= 0 && h->code_holds_fd >= 0 && bpf_map_update_elem(h->code_holds_fd, &(__u32){ (__u32)h->pid }, &(__u64){ 0 }, BPF_ANY) < 0)
+                h->code_holds_fd = -EBADF;
         pthread_mutex_lock(&h->lock);
         h->started = true;
         h->start_error = r < 0 ? r : 0;
@@ -429,6 +488,10 @@ static void *hold_thread(void *userdata)
         pthread_mutex_unlock(&h->lock);
         if (r >= 0)
                 trace(h);
+        /* a SIGURG BPF sends from now on reaches the program, which ignores it unless it handles
+         * it (no stop of it is held any longer) */
+        if (h->code_holds_fd >= 0)
+                (void)bpf_map_delete_elem(h->code_holds_fd, &(__u32){ (__u32)h->pid });
         pthread_mutex_lock(&h->lock);
         h->finished = true;
         pthread_mutex_unlock(&h->lock);
@@ -437,7 +500,7 @@ static void *hold_thread(void *userdata)
 }
 
 int exit_hold_start(pid_t pid, struct memleak_bpf *skel, const struct map_limits *lim, uint64_t max_pause_ms,
-                    bool hold_children, struct exit_hold **ret, char **error)
+                    bool hold_children, bool hold_code, struct exit_hold **ret, char **error)
 {
         struct exit_hold *h = calloc(1, sizeof(*h));
         struct sigaction sa = { .sa_handler = on_wake };        /* no SA_RESTART: waitpid() returns */
@@ -449,7 +512,8 @@ int exit_hold_start(pid_t pid, struct memleak_bpf *skel, const struct map_limits
         if (!h)
                 return -ENOMEM;
         *h = (struct exit_hold) { .pid = pid, .skel = skel, .limits = *lim, .max_pause_ms = max_pause_ms,
-                                  .hold_children = hold_children };
+                                  .hold_children = hold_children,
+                                  .code_holds_fd = hold_code ? bpf_loader_code_holds_fd(skel) : -EBADF };
         pthread_mutex_init(&h->lock, NULL);
         pthread_cond_init(&h->started_cond, NULL);
         (void)sigemptyset(&sa.sa_mask);
@@ -517,6 +581,15 @@ void exit_hold_maps_done(struct exit_maps *m)
 {
         assert(m);
         exit_maps_done(m);
+}
+
+void exit_hold_tables_ready(struct exit_hold *h, unsigned n)
+{
+        if (!h || n == 0)
+                return;
+        pthread_mutex_lock(&h->lock);
+        h->code_ready += n;
+        pthread_mutex_unlock(&h->lock);
 }
 
 void exit_hold_answer_child(struct exit_hold *h, pid_t child, bool followed)

@@ -19,12 +19,17 @@ struct memleak_bpf;
 /* Trace pid from a new thread; returns once it is traced (or not: -errno, *error says why). The
  * maps skel and lim name stay valid until exit_hold_free(). */
 int exit_hold_start(pid_t pid, struct memleak_bpf *skel, const struct map_limits *lim, uint64_t max_pause_ms,
-                    bool hold_children, struct exit_hold **ret, char **error);
+                    bool hold_children, bool hold_code, struct exit_hold **ret, char **error);
 /* With hold_children (follow_forks), each process the program forks (fork, vfork), and theirs,
  * is traced from its birth and held stopped at its first instruction until the manager answers
  * here: followed (it goes on, traced, its own children held in turn, until the program exits) or
  * not (let go); 3 s at most. A followed child is not scanned at its exit. */
 void exit_hold_answer_child(struct exit_hold *h, pid_t child, bool followed);
+/* With hold_code (its stacks walked by unwind tables), the program is held at each exec and
+ * each mapping of code not examined yet (BPF sends it SIGURG there, which the tracer takes as a
+ * stop and does not deliver) until the manager answers here, once per such event, that the
+ * tables it needs are in (n events at once); 5 s at most. */
+void exit_hold_tables_ready(struct exit_hold *h, unsigned n);
 
 /* The scan, once the process was held at its exit: 1 and a copy in *ret; 0 while it was not
  * (yet): *why says why not when it never will be (malloc'd, or NULL); -ENOMEM. */

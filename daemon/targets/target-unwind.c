@@ -93,7 +93,9 @@ static uint32_t build_list(struct target *t, struct unwind_mapping *list)
                 }
                 e = table_of(t, m);
                 list[n] = (struct unwind_mapping) { .start = m->start, .end = m->end };
-                if (e && e->n_rows > 0 && unwind_table_mapping_bias(&e->table, m->start, m->pgoff, &bias) >= 0) {
+                if (e && e->pending)
+                        list[n].table = UNWIND_TABLE_PENDING;   /* the walk stops there: no_table */
+                else if (e && e->n_rows > 0 && unwind_table_mapping_bias(&e->table, m->start, m->pgoff, &bias) >= 0) {
                         list[n].bias = bias;
                         list[n].table = e->slot;
                         list[n].n_rows = e->n_rows;
@@ -136,7 +138,9 @@ static uint64_t signature(const struct unwind_mapping *list, uint32_t n)
 
 static int write_list(struct target *t, const struct unwind_mapping *list, uint32_t n)
 {
-        static uint32_t generation;     /* of every target's list: the walker's row caches */
+        /* of every target's list: the walker's row caches; even (BPF makes an odd one when it
+         * empties the list of a process that execs) */
+        static uint32_t generation;
         struct target_unwind *u = &t->unwind;
         __u32 key = t->slot.slot;       /* its slot of target_slots, which its probes carry */
         /* the list walks do not read (none, before the first): they go on with the current one
@@ -144,7 +148,7 @@ static int write_list(struct target *t, const struct unwind_mapping *list, uint3
         __u32 half = u->installed ? !u->half : 0;
         struct unwind_target entry = { .tgid = (__u32)t->pid, .n = n, .half = half };
 
-        entry.generation = __atomic_add_fetch(&generation, 1, __ATOMIC_RELAXED);
+        entry.generation = __atomic_add_fetch(&generation, 2, __ATOMIC_RELAXED);
 
         for (uint32_t i = 0; i < n; i++) {
                 __u32 index = (key * 2 + half) * UNWIND_MAPPINGS_MAX + i;
@@ -194,14 +198,21 @@ int target_unwind_refresh(struct target *t)
         n = build_list(t, list);
         qsort(list, n, sizeof(*list), mapping_cmp);
         sig = signature(list, n);
-        if (u->installed && sig == u->signature)
+        if (u->installed && !u->stale && sig == u->signature)
                 return 0;
         r = write_list(t, list, n);
         if (r < 0)
                 return r;
         u->signature = sig;
+        u->stale = false;
         count_tables(u);
         return 0;
+}
+
+void target_unwind_execd(struct target *t)
+{
+        assert(t);
+        t->unwind.stale = true;
 }
 
 bool target_unwind_walks_file(const struct target *t, uint64_t dev, uint64_t ino)

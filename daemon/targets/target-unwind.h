@@ -21,6 +21,10 @@ int target_unwind_refresh(struct target *t);
  * tables' references and its mapping list's slot go back. */
 void target_unwind_done(struct target_unwind *u, uint32_t target_slot);
 
+/* t exec'd: BPF emptied its mapping list (the old image's), the next refresh writes one again
+ * whatever it holds. */
+void target_unwind_execd(struct target *t);
+
 /* Whether frames in file (dev, ino) are walked by its table now: loaded, with rows. */
 bool target_unwind_walks_file(const struct target *t, uint64_t dev, uint64_t ino);
 

@@ -135,6 +135,7 @@ struct target_unwind {
         uint32_t half;                  /* which of its slot's two lists walks read (bpf-types.h) */
         unsigned mappings_dropped;      /* executable mappings past UNWIND_MAPPINGS_MAX */
         uint64_t signature;             /* of the list written last */
+        bool stale;                     /* BPF emptied the list at an exec: write it again */
         /* its files' tables as last counted (kept once it stopped: its status still says) */
         size_t tables;
         uint64_t rows, bytes;
@@ -199,6 +200,8 @@ struct target {
         sd_event_source *exit_source;
         void *owner;
         struct exit_hold *exit_hold;    /* memleakctl run: held at its exit for a reachability scan */
+        unsigned code_held;             /* and at execs and new code (as many), until their tables
+                                         * are in (exit_hold_tables_ready()) */
 };
 
 /* How long a target's maps are followed closely (target_follow_maps()) after it execs (its loader

@@ -64,10 +64,10 @@ static struct unwind_file_key file_key(const struct unwind_cache_entry *e)
 
 static void entry_free(struct unwind_cache *c, struct unwind_cache_entry *e)
 {
-        if (e->n_rows > 0) {
-                struct unwind_file_key key = file_key(e);
+        struct unwind_file_key key = file_key(e);
 
-                (void)bpf_map_delete_elem(c->files_fd, &key);
+        (void)bpf_map_delete_elem(c->files_fd, &key);  /* listed once examined, rows or not */
+        if (e->n_rows > 0) {
                 (void)bpf_map_delete_elem(c->tables_fd, &e->slot);
                 slot_set_give_back(&c->tables, e->slot);
         }
@@ -100,8 +100,10 @@ static struct unwind_cache_entry *find(struct unwind_cache *c, uint64_t dev, uin
         return NULL;
 }
 
-/* List e's file in unwind_files, for the walker to find from a mapping's vma. Best effort: a file
- * not listed is found through its targets' mapping lists only. */
+/* List e's file in unwind_files once it is examined, with its rows or with none (walked by frame
+ * pointer), for the walker to find from a mapping's vma: a file not listed there is one it has
+ * not examined yet, where the walk stops (no_table). Best effort: a file not listed is found
+ * through its targets' mapping lists only. */
 static void list_file(struct unwind_cache *c, const struct unwind_cache_entry *e)
 {
         struct unwind_file_key key = file_key(e);
@@ -194,7 +196,6 @@ static int install(struct unwind_cache *c, struct unwind_cache_entry *e, struct 
         e->n_rows = (uint32_t)e->table.n_rows;
         e->table.n_rows = 0;            /* its rows are in BPF, not here */
         e->bytes = (uint64_t)e->n_rows * ((sizeof(struct unwind_row) + 7) & ~(size_t)7);
-        list_file(c, e);
         return 0;
 }
 
@@ -209,6 +210,7 @@ static void build_done(void *userdata, bool cancelled)
                 j->table = (struct unwind_table) {};
                 e->error = install(c, e, j);
                 e->pending = false;
+                list_file(c, e);
                 if (c->loaded)
                         c->loaded(c->userdata);
         }
@@ -269,7 +271,9 @@ int unwind_cache_get(struct unwind_cache *c, uint64_t dev, uint64_t ino, int fd,
         e->ino = ino;
         e->id = ++c->next_id;
         e->refs = 1;
-        e->error = build(c, e, fd);     /* until it is built: frame pointers */
+        e->error = build(c, e, fd);     /* until it is built: the walk stops there (no_table) */
+        if (e->error < 0)
+                list_file(c, e);        /* it will not be: frame pointers */
         c->entries[c->n_entries++] = e;
         *ret = e;
         return 0;

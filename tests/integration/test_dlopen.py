@@ -1,10 +1,11 @@
 # SPDX-License-Identifier: MIT
-"""A library dlopen()ed after the attach is picked up on the next rescan of the target's maps (the
-snapshot tick) and logged: a C program loads a C++ plugin, which brings libstdc++ with it; its
-operators are probed then, so the plugin's new leaks are reported at the plugin's function (not at
-operator new inside libstdc++), and its frames resolve. Where libstdc++'s unwind table is in
-already (another target maps it) its operators are left to the malloc and free they call instead,
-their frames not shown, with the same report. The loader's own allocations for the dlopen (link
+"""A library dlopen()ed after the attach is picked up as it is mapped (BPF tells the daemon, which
+rereads the target's maps) and logged: a C program loads a C++ plugin, which brings libstdc++ with
+it; its operators are probed then, so the plugin's new leaks are reported at the plugin's function
+(not at operator new inside libstdc++), and its frames resolve. Where libstdc++'s unwind table is
+in already (another target maps it, or it was built as the library was mapped, before its probes
+were placed) its operators are left to the malloc and free they call instead, their frames not
+shown, with the same report. The loader's own allocations for the dlopen (link
 maps, kept while the plugin is loaded) are outstanding too, at their own stacks."""
 
 import os
@@ -33,9 +34,10 @@ class DlopenTest(harness.DaemonTestCase):
         self.check_dlopen(table_there=True)
 
     def check_dlopen(self, table_there):
-        # the table of a file loaded after the attach is built a moment after its probes go in:
-        # its operators are probed, as outer calls, unless the table is there already
-        probed = (0, 20) if table_there else (20, 0)
+        # the table of a file loaded after the attach is queued as the file is mapped, and built
+        # on a thread of its own while the probes are placed: its operators are probed, as outer
+        # calls, unless the table is in by then (always, when another target has it)
+        probed = {(0, 20)} if table_there else {(20, 0), (0, 20)}
 
         def scenario():
             daemon = self.start_daemon(config={'snapshot_interval_ms': 200})
@@ -54,7 +56,7 @@ class DlopenTest(harness.DaemonTestCase):
                 return 'libstdc++' in later
 
             harness.wait_until(picked_up, 10)
-            self.assertEqual((later['libstdc++']['probes'], later['libstdc++']['forwarded']), probed, later)
+            self.assertIn((later['libstdc++']['probes'], later['libstdc++']['forwarded']), probed, later)
             # the plugin's unwind table is built on the same tick: wait for it to be in
             harness.wait_until(lambda: daemon.status()['limits']['unwind_tables']['building'] == 0, 10)
             self.assertNotIn('libleak-plugin', later, 'the plugin defines no allocator function')

@@ -45,6 +45,22 @@ LIBRARY = 'libleak-unwind-lib.so'
 DLOPEN_EXPECTED = {'lib_leak': {'bytes': 6 * 111, 'allocs': 6}}
 DLOPEN_NAMES = {'lib_leak', 'lib_churn', 'call_plugin', 'churn'}
 
+# leak-unwind-lib.c's three sites of one allocating function, called right after the dlopen
+# (leak-unwind-dlopen at-once), then again once the test saw the library's table in: every byte
+# by its chain from lib_keep up to main
+def late_sites(caller):
+    tail = ('lib_sites', 'call_plugin', caller, 'main')
+    return {
+        ('lib_keep', 'lib_site_a') + tail: {'bytes': 3 * 201, 'allocs': 3},
+        ('lib_keep', 'lib_site_b') + tail: {'bytes': 5 * 202, 'allocs': 5},
+        ('lib_keep', 'lib_site_c') + tail: {'bytes': 7 * 203, 'allocs': 7},
+    }
+
+
+LATE_FIRST = late_sites('leak_at_once')
+LATE_AGAIN = late_sites('leak_again')
+LATE_TOTAL = {'bytes': 3 * 201 + 5 * 202 + 7 * 203, 'allocs': 3 + 5 + 7}
+
 # the C runtime's own objects (crtbegin.o), built by Debian with frame pointers
 CRT_FUNCTIONS = {'__do_global_dtors_aux', 'frame_dummy', 'register_tm_clones', 'deregister_tm_clones'}
 
@@ -203,6 +219,115 @@ class UnwindChainsTest(harness.DaemonTestCase):
         # (the loader's own allocations for the dlopen stay outstanding, on stacks through main)
         self.assertFalse([s for s in report['stacks']
                           if {'churn', 'lib_churn'} & {base_name(n) for n in symbols(s)}], text)
+
+    def late_sites_of(self, report, pid, no_table_allowed):
+        """The stacks through lib_keep: each complete up to main on one of the true chains, or
+        (no_table_allowed) stopped at a frame of the library with no_table, its frames the start of
+        a true chain; never a cut stack that reads as complete. Returns the bytes and blocks per
+        complete chain, and those of the no_table stacks."""
+        text = harness.format_stacks(report)
+        complete, stopped = {}, {'bytes': 0, 'allocs': 0}
+        library = os.path.realpath(os.path.join(harness.PROGRAMS_DIR, LIBRARY))
+        chains = {**LATE_FIRST, **LATE_AGAIN}
+        for stack in report['stacks']:
+            chain = tuple(base_name(n) for n in symbols(stack))
+            if stack['pid'] != pid or not chain or chain[0] != 'lib_keep':
+                continue
+            reason = (stack['unwind_stopped'] or {}).get('reason')
+            if reason is None:
+                key = tuple(base_name(n) for n in chain_to_main(stack))
+                self.assertIn(key, chains, f'a stack through lib_keep reads as complete but is not:\n{text}')
+                self.assert_walked_to_start(stack, text)
+                t = complete.setdefault(key, {'bytes': 0, 'allocs': 0})
+            else:
+                self.assertTrue(no_table_allowed, f'a stack stopped ({reason}):\n{text}')
+                self.assertEqual(reason, 'no_table', text)
+                self.assertEqual(stack['addresses_cut'], 0, stack)
+                # stopped at a frame of the library, on the way of a true chain
+                self.assertEqual(os.path.realpath(stack['unwind_stopped']['module'] or ''), library, stack)
+                self.assertTrue(any(c[:len(chain)] == chain for c in chains), text)
+                t = stopped
+            t['bytes'] += stack['bytes']
+            t['allocs'] += stack['allocs']
+        return complete, stopped
+
+    def wait_for_late_sites(self, daemon, pid, total, no_table_allowed=True):
+        """Poll until the stacks through lib_keep hold total; (report, complete, stopped)."""
+        last = {}
+
+        def all_in():
+            last['report'] = daemon.report(pid=pid)
+            last['complete'], last['stopped'] = self.late_sites_of(last['report'], pid, no_table_allowed)
+            got = [last['stopped'][k] + sum(t[k] for t in last['complete'].values()) for k in ('bytes', 'allocs')]
+            return got == [total['bytes'], total['allocs']]
+
+        self.assertTrue(harness.wait_until(all_in, harness.REPORT_TIMEOUT_S, interval=0.1),
+                        f'{last.get("complete")} {last.get("stopped")}\n{harness.format_stacks(last["report"])}')
+        return last['report'], last['complete'], last['stopped']
+
+    def test_library_dlopened_and_called_at_once_is_complete_or_says_no_table(self):
+        # The library is dlopen()ed after the attach and its three sites allocate at once, as its
+        # table is first loaded: each stack is complete (up to main, on its own site's chain) or
+        # says it stopped for want of the table; never cut and read as complete, never the three
+        # sites merged into one stack. Every byte is there, the complete ones exact per site. The
+        # table is loaded as the library is mapped (BPF says so at once), not at a snapshot tick
+        # (none comes here for a minute): the second round's stacks are all complete, exact.
+        daemon = self.start_daemon(config={'snapshot_interval_ms': 60000})
+        program = harness.LeakProgram(DLOPEN, [os.path.join(harness.PROGRAMS_DIR, DLOPEN), 'at-once'])
+        self.addCleanup(program.kill)
+        program.expect('ready')
+        daemon.attach(program.pid)
+
+        def status_of_target():
+            status = daemon.status()
+            return [t for t in status['targets'] if t['pid'] == program.pid][0], status
+
+        tables_before = status_of_target()[0]['unwind']['tables']
+        program.go()
+        program.expect('done')
+        seen = {}
+
+        def table_loaded():     # status reads no maps: only the mapping's event loads the table
+            seen['target'], status = status_of_target()
+            seen['building'] = status['limits']['unwind_tables']['building']
+            return seen['target']['unwind']['tables'] > tables_before and seen['building'] == 0
+
+        self.assertTrue(harness.wait_until(table_loaded, 5),
+                        f'the dlopened library\'s unwind table was not loaded (tables before the dlopen: '
+                        f'{tables_before}; now: {seen})')
+        report, complete, stopped = self.wait_for_late_sites(daemon, program.pid, LATE_TOTAL)
+        text = harness.format_stacks(report)
+        for chain, got in complete.items():
+            want = LATE_FIRST[chain]
+            if stopped['allocs'] == 0:
+                self.assertEqual(got, want, text)
+            self.assertLessEqual(got['allocs'], want['allocs'], text)
+            self.assertEqual(got['bytes'], got['allocs'] * want['bytes'] // want['allocs'], chain)
+        if stopped['allocs']:
+            self.assertGreaterEqual(daemon.status()['counters']['unwind_stop_no_table'], 1)
+        program.run_leaks()
+        total = {k: 2 * v for k, v in LATE_TOTAL.items()}
+        report, complete_after, stopped_after = self.wait_for_late_sites(daemon, program.pid, total)
+        text = harness.format_stacks(report)
+        self.assertEqual(stopped_after, stopped, text)
+        self.assertEqual({c: t for c, t in complete_after.items() if c in LATE_AGAIN}, LATE_AGAIN, text)
+        self.assert_no_stack_lost(report)
+
+    def test_library_dlopened_under_run_is_complete(self):
+        # Under memleakctl run the program is held at the exec of a program not planned (sh execs
+        # it) and at the mapping of the library, each until its table is in: every stack through
+        # the three sites is complete, exact per site.
+        daemon = self.start_daemon()
+        path = os.path.join(harness.PROGRAMS_DIR, DLOPEN)
+        for cmd in ([path, 'at-once-no-wait'], ['/bin/sh', '-c', f'exec {path} at-once-no-wait']):
+            with self.subTest(cmd=cmd):
+                r, report = self.run_json(daemon, *cmd)
+                self.assertEqual(r.returncode, 0, r.stderr)
+                pid = report['targets'][0]['pid']
+                complete, stopped = self.late_sites_of(report, pid, no_table_allowed=False)
+                self.assertEqual(complete, LATE_FIRST, harness.format_stacks(report))
+                for stack in report['stacks']:      # the program's own stacks too
+                    self.assertIsNone(stack['unwind_stopped'], harness.format_stacks(report))
 
     def test_programs_are_built_without_frame_pointers_and_the_assembly_has_no_fde(self):
         for name in (CXX, DLOPEN, LIBRARY, 'leak-unwind'):
