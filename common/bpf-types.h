@@ -161,6 +161,10 @@ struct target_config {
         /* CLOCK_MONOTONIC when the daemon registered the target: a thread's in-flight state from
          * before (a call entered while an earlier target of the same pid was attached) is stale. */
         __u64 registered_ns;
+        /* Processes only: its slot (as in its probes' cookies), where target_blocks counts the
+         * heap blocks it holds in the allocation table (bpf/alloc-table.h and the allocs map). */
+        __u32 slot;
+        __u32 pad_slot;
 };
 /* sample_bytes is at most MEMLEAK_MAX_SAMPLE_BYTES (common/protocol.h, 2^32): N times the gap
  * table's entries (bpf/sample.h) stays far below 2^64. */

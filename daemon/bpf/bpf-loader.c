@@ -190,6 +190,7 @@ int bpf_loader_open(const struct bpf_sizes *sizes, struct memleak_bpf **ret)
         if ((r = bpf_map__set_max_entries(skel->maps.targets, sizes->max_targets)) < 0 ||
             (r = bpf_map__set_max_entries(skel->maps.alloc_table, table_slots)) < 0 ||
             (r = bpf_map__set_max_entries(skel->maps.target_slots, sizes->max_targets)) < 0 ||
+            (r = bpf_map__set_max_entries(skel->maps.target_blocks, sizes->max_targets)) < 0 ||
             (r = bpf_map__set_max_entries(skel->maps.allocs, sizes->max_allocs - table_slots)) < 0 ||
             (r = bpf_map__set_max_entries(skel->maps.stacks, sizes->max_stacks)) < 0 ||
             (r = bpf_map__set_max_entries(skel->maps.combined, combined_rows)) < 0 ||

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "auto-sample-json.h"
 #include "bpf-loader.h"
 #include "counters.h"
 #include "detacher.h"
@@ -82,6 +83,7 @@ static cJSON *target_to_json(const struct target *t)
         cJSON_AddBoolToObject(o, "exited", t->exited);
         cJSON_AddBoolToObject(o, "mmap", t->track_mmap);
         json_add_u64(o, "sample_bytes", t->filter.sample_bytes > 1 ? t->filter.sample_bytes : 0);
+        (void)auto_sample_json_add(o, &t->auto_sample);
         json_add_u64(o, "attached_s", (now_realtime_usec() - t->attached_usec) / 1000000);
         json_add_string_or_null(o, "allocator", t->allocator);
         json_add_string_or_null(o, "allocator_reason", t->allocator_reason);
@@ -527,7 +529,13 @@ static void handle_history(struct manager *m, struct server_request *sreq, struc
 
                 if (!manager_request_names_target(m, req, t))
                         continue;
-                cJSON_AddItemToArray(arr, history_to_json(t->ring, t->pid, t->comm, t->exited, &p));
+                cJSON *th = history_to_json(t->ring, t->pid, t->comm, t->exited, &p);
+
+                if (th) {
+                        json_add_u64(th, "sample_bytes", t->filter.sample_bytes > 1 ? t->filter.sample_bytes : 0);
+                        (void)auto_sample_json_add(th, &t->auto_sample);
+                }
+                cJSON_AddItemToArray(arr, th);
                 found++;
         }
         if (found == 0 && (req->has_pid || req->kernel)) {

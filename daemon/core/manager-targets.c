@@ -434,6 +434,7 @@ size_t manager_take_snapshots(struct manager *m)
                         return n_totals;
                 (void)snapshot_ring_push(t->ring, now, srows, n_srows);
         }
+        manager_auto_sample(m);
         manager_reclaim_tick(m, stack_totals_rows_held(m->totals));
         return n_totals;
 }
