@@ -83,8 +83,8 @@ static int by_evidence(const void *a, const void *b)
 }
 
 static const char *const suspect_fields[] = {
-        "pid", "stack_id", "verdict", "bytes", "allocs", "growth_bytes_per_s", "first_bytes", "reachability",
-        "frames",
+        "pid", "stack_id", "verdict", "bytes", "allocs", "expected_error", "growth_bytes_per_s", "first_bytes",
+        "reachability", "frames",
 };
 
 /* A suspect: the report's stack, its fields in the order leaks prints them, and last_bytes. */

@@ -59,8 +59,10 @@ class VerdictsTest(harness.DaemonTestCase):
         leaks = daemon.ctl_json('leaks', '--pid', program.pid)
         self.assertEqual([s['frames'][0]['symbol'] for s in leaks['suspects']], ['leak_steadily'], leaks)
         suspect = leaks['suspects'][0]
-        self.assertEqual(set(suspect), {'pid', 'stack_id', 'verdict', 'bytes', 'allocs', 'growth_bytes_per_s',
-                                        'first_bytes', 'last_bytes', 'reachability', 'frames'}, suspect)
+        self.assertEqual(set(suspect), {'pid', 'stack_id', 'verdict', 'bytes', 'allocs', 'expected_error',
+                                        'growth_bytes_per_s', 'first_bytes', 'last_bytes', 'reachability', 'frames'},
+                         suspect)
+        self.assertIsNone(suspect['expected_error'], suspect)      # exact: every block recorded
         # no scan asked for (leaks --reachability): no classes
         self.assertIsNone(suspect['reachability'], suspect)
         self.assertEqual((suspect['pid'], suspect['verdict']), (program.pid, 'growing'), suspect)
