@@ -50,6 +50,8 @@ struct auto_sample_change {
 
 /* What a target remembers of being sampled by memleakd. */
 struct auto_sample_history {
+        uint64_t sample_bytes_asked;    /* its mean before the first change (0: exact): what the
+                                         * processes followed from it start with */
         uint32_t n_changes;             /* every change; the first and the latest kept */
         struct auto_sample_change changes[AUTO_SAMPLE_CHANGES_MAX];
 };

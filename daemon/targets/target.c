@@ -269,6 +269,8 @@ int target_set_sample_bytes(const struct target_env *env, struct target *t, cons
                                 &(struct target_slot) { .tgid = (__u32)t->pid, .cfg = cfg }, BPF_EXIST) < 0 ||
             bpf_map_update_elem(bpf_loader_targets_fd(env->skel), &(__u32){ t->pid }, &cfg, BPF_EXIST) < 0)
                 return -errno;
+        if (t->auto_sample.n_changes == 0)
+                t->auto_sample.sample_bytes_asked = t->filter.sample_bytes;
         t->filter = cfg;
         auto_sample_note(&t->auto_sample, c);
         return 0;

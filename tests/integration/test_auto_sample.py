@@ -86,7 +86,6 @@ class AutoSampleTest(harness.DaemonTestCase):
         for c in auto['changes']:
             self.assertGreaterEqual(c['table_blocks'], MAX_ALLOCS * PERCENT // 100, auto)
             self.assertLess(c['table_blocks'], MAX_ALLOCS, auto)
-        self.assertIn(target, [t for t in daemon.status()['targets']] + [target])
         status_text = daemon.ctl_ok('status').stdout
         self.assertRegex(status_text, r'sampled since \d\d:\d\d:\d\d \(its share of the allocation table '
                                       r'\d+% full\), 1 in ~' + str(auto['sample_bytes']) + ' bytes')
@@ -98,9 +97,9 @@ class AutoSampleTest(harness.DaemonTestCase):
         self.assert_totals(report, totals, EARLY, 'after the switch')
         self.assertEqual(report['targets'][0]['auto_sample']['since'], auto['since'])
         self.assertEqual(report['lost']['allocs_map_full'], 0, report['lost'])
+        # most allocations since the switch crossed no sample point: counted, not recorded
         counters = daemon.status()['counters']
-        self.assertGreater(counters['allocs_unsampled'], 0, counters)
-        self.assertGreater(counters['frees_unsampled'] + counters['allocs_unsampled'], 0, counters)
+        self.assertGreater(counters['allocs_unsampled'], counters['allocs'], counters)
         report_text = daemon.ctl_ok('report', '--pid', p.pid).stdout
         self.assertIn('sampled since', report_text)
         self.assertIn('a sample point every', report_text)
