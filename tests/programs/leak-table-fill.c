@@ -14,7 +14,7 @@
 
 #define EARLY_BLOCKS 3000
 #define EARLY_SIZE 100
-#define CACHE_PER_ROUND 10
+#define CACHE_PER_ROUND 5
 #define CACHE_SIZE 48
 #define LEAK_SIZE 256
 
