@@ -40,6 +40,8 @@ struct {
 struct thread_state {
         struct inflight call;           /* call.flags & INFLIGHT_ACTIVE: inside an allocator call */
         __u64 sample_remaining;         /* --sample-bytes: bytes to the next sample point; 0: none drawn */
+        __u64 sample_mean;              /* the mean sample_remaining was drawn at (the daemon may
+                                         * change a target's while it runs: bpf/sample.h) */
 };
 
 struct {
@@ -89,6 +91,25 @@ struct {
 /* MEMLEAK_COUNTER_ROW_KERNEL(max_targets) and MEMLEAK_COUNTER_ROW_OTHER(max_targets). */
 const volatile __u32 counter_row_kernel = 64;
 const volatile __u32 counter_row_other = 65;
+
+/* The heap blocks each process target holds in the allocation table (alloc_table and the allocs
+ * map), by its slot: what the daemon reads to see its share of the table fill (and turn it to
+ * sampling). Per CPU: a block freed on another CPU than it was recorded on leaves one CPU's count
+ * below zero, their sum is right. */
+struct {
+        __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+        __uint(max_entries, 64);                /* max_targets */
+        __type(key, __u32);
+        __type(value, __s64);
+} target_blocks SEC(".maps");
+
+static __always_inline void target_blocks_add(__u32 slot, __s64 n)
+{
+        __s64 *v = bpf_map_lookup_elem(&target_blocks, &slot);
+
+        if (v)
+                *v += n;
+}
 
 static __always_inline void count_by(__u32 row, enum memleak_counter c, __u64 n)
 {
@@ -232,6 +253,7 @@ static __always_inline void record_free(const struct target_config *cfg, __u32 t
         if (alloc_table_take(tgid, addr, &info, &elsewhere) ||
             (elsewhere && alloc_overflow_take(tgid, addr, &info))) {
                 record_freed(cfg->counter_row, tgid, &info);
+                target_blocks_add(cfg->slot, -1);
                 return;
         }
         count_in(cfg->counter_row, cfg->sample_bytes ? COUNTER_FREE_UNSAMPLED : COUNTER_FREE_UNKNOWN);
@@ -261,8 +283,11 @@ static __always_inline void record_alloc(void *ctx, const struct target_config *
                 record_freed(slot, tgid, &old);
                 goto recorded;
         case ALLOC_PUT_NEW:
-                if (elsewhere && alloc_overflow_take(tgid, addr, &old))
+                if (elsewhere && alloc_overflow_take(tgid, addr, &old)) {
                         record_freed(slot, tgid, &old);
+                        goto recorded;
+                }
+                target_blocks_add(slot, 1);
                 goto recorded;
         case ALLOC_PUT_LOST_RACE:
                 alloc_overflow_raced = 1;       /* before the block is in the map */
@@ -281,6 +306,7 @@ static __always_inline void record_alloc(void *ctx, const struct target_config *
                 count_in(slot, COUNTER_LOST_ALLOCS_MAP_FULL);
                 return;
         }
+        target_blocks_add(slot, 1);
 recorded:
         combined_add(slot, tgid, info.stack_id, &info);
         count_in(slot, COUNTER_ALLOCS);
@@ -365,7 +391,7 @@ static __always_inline int on_entry2(struct pt_regs *ctx, __u32 slot, __u32 kind
         };
         /* the outermost call decides, once, whether its block is a sample */
         if (cfg->sample_bytes && kind_allocates(kind)) {
-                cur->weight = sample_weight(size, cfg->sample_bytes, &th->sample_remaining);
+                cur->weight = sample_weight_at(size, cfg->sample_bytes, &th->sample_remaining, &th->sample_mean);
                 if (cur->weight == 0)
                         cur->flags |= INFLIGHT_UNSAMPLED;
         } else if (!cfg->sample_bytes) {
@@ -405,7 +431,7 @@ static __always_inline int on_leaf_entry(struct pt_regs *ctx, __u32 slot, __u32 
                 return 1;
         }
         if (cfg->sample_bytes) {
-                weight = sample_weight(size, cfg->sample_bytes, &th->sample_remaining);
+                weight = sample_weight_at(size, cfg->sample_bytes, &th->sample_remaining, &th->sample_mean);
                 if (weight == 0) {
                         cur->flags = 0;
                         count_in(slot, COUNTER_ALLOCS_UNSAMPLED);
@@ -1089,6 +1115,16 @@ int BPF_PROG(record_mmap_exit, struct pt_regs *regs, long ret)
 
 /* The kernel mapped the program and its interpreter: the program's code, and the interpreter's
  * mappings from its load address on (they lie side by side). */
+/* Its heap blocks gone from the table, its count of them lowered as much (no branch on their
+ * number: the verifier would track it through every callback above, and give up). */
+static __always_inline void forget_target_blocks(__u32 tgid, __u64 blocks)
+{
+        struct target_config *cfg = bpf_map_lookup_elem(&targets, &tgid);
+
+        if (cfg)
+                target_blocks_add(cfg->slot, -(__s64)blocks);
+}
+
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(record_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
@@ -1316,6 +1352,7 @@ int BPF_PROG(forget_exec_image, struct task_struct *p, pid_t old_pid, struct lin
         bpf_for_each_map_elem(&alloc_table, forget_table_block, &f, 0);
         if (alloc_overflow)
                 bpf_for_each_map_elem(&allocs, forget_overflow_block, &f, 0);
+        forget_target_blocks(f.tgid, f.blocks);
         bpf_for_each_map_elem(&mmaps, forget_mapping, &f, 0);
         bpf_for_each_map_elem(&combined, forget_row_bytes, &f, 0);
         bpf_for_each_map_elem(&unwind_targets, forget_mapping_list, &f, 0);

@@ -132,3 +132,16 @@ static __always_inline __u64 sample_weight(__u64 size, __u64 mean, __u64 *remain
         *remaining = left > size ? left - size : sample_gap(mean);
         return points * mean;
 }
+
+/* sample_weight() for a thread whose distance to its next sample point, *remaining, was drawn at
+ * the mean *drawn_mean: one drawn at another mean is drawn again at this one (memleakd turns a
+ * target whose share of the allocation table fills to sampling, and raises its mean, while it
+ * runs: a gap left from before would put its next point where the old mean said, not the new). */
+static __always_inline __u64 sample_weight_at(__u64 size, __u64 mean, __u64 *remaining, __u64 *drawn_mean)
+{
+        if (*drawn_mean != mean) {
+                *remaining = 0;
+                *drawn_mean = mean;
+        }
+        return sample_weight(size, mean, remaining);
+}

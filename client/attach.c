@@ -56,7 +56,10 @@ static void help(void)
                "                     weighted so each stack's bytes are estimated without bias (the\n"
                "                     report says how close: about sqrt(N / bytes)); much cheaper for\n"
                "                     programs that allocate a lot. Default: memleakd.conf's sample_bytes\n"
-               "                     (0, exact); 1 records every allocation\n"
+               "                     (0, exact); 1 records every allocation. An exact target that\n"
+               "                     fills its share of memleakd's allocation table is sampled from\n"
+               "                     then on (memleakd.conf's auto_sample_percent); status and the\n"
+               "                     reports say since when and at what mean\n"
                "  -j --json          Print the reply as JSON: {\"target\": {...}}\n"
                "  -h --help          Show this help\n", MEMLEAK_MAX_OBJS, MEMLEAK_MAX_COMM_BYTES);
 }

@@ -85,6 +85,43 @@ static void print_duration(FILE *f, uint64_t s)
 }
 
 /* "pid 1234 (leaky" with ", exited" when so; the caller closes the parenthesis. */
+/* "10:31:04", local time, of a time in seconds since the epoch. */
+static void print_clock(FILE *f, uint64_t s)
+{
+        time_t when = (time_t)s;
+        struct tm tm;
+        char clock[16] = "??:??:??";
+
+        if (localtime_r(&when, &tm))
+                strftime(clock, sizeof(clock), "%H:%M:%S", &tm);
+        fputs(clock, f);
+}
+
+/* "sampled since 10:31:04 (its share of the allocation table 85% full), 1 in ~16384 bytes,
+ * raised 2 times (last at 10:31:09)": memleakd turned the target to sampling (auto_sample);
+ * nothing when it did not. Returns whether it printed. */
+static bool print_auto_sample(FILE *f, const cJSON *target, const char *before, const char *after)
+{
+        const cJSON *a = cJSON_GetObjectItemCaseSensitive(target, "auto_sample");
+        const cJSON *changes = cJSON_GetObjectItemCaseSensitive(a, "changes");
+        const cJSON *last = cJSON_GetArrayItem(changes, cJSON_GetArraySize(changes) - 1);
+        uint64_t raised = get_u64(a, "changes_total");
+
+        if (!cJSON_IsObject(a))
+                return false;
+        fprintf(f, "%ssampled since ", before);
+        print_clock(f, get_u64(a, "since"));
+        fprintf(f, " (its share of the allocation table %" PRIu64 "%% full), 1 in ~%" PRIu64 " bytes",
+                get_u64(a, "table_percent"), get_u64(a, "sample_bytes"));
+        if (raised > 1 && cJSON_IsObject(last)) {
+                fprintf(f, ", raised %" PRIu64 " %s (last at ", raised - 1, plural(raised - 1, "time", "times"));
+                print_clock(f, get_u64(last, "at"));
+                fputc(')', f);
+        }
+        fputs(after, f);
+        return true;
+}
+
 static void print_target_name(FILE *f, const cJSON *target)
 {
         fprintf(f, "pid %" PRIu64 " (%s", get_u64(target, "pid"), str_or(get_str(target, "comm"), "?"));
@@ -285,6 +322,7 @@ static void print_status_target(FILE *f, const cJSON *t)
         if (reason)
                 fprintf(f, " (%s)", reason);
         fprintf(f, ", %" PRIu64 " %s\n", snapshots, plural(snapshots, "snapshot", "snapshots"));
+        print_auto_sample(f, t, "    ", "\n");
         cJSON_ArrayForEach(o, objects) {
                 uint64_t probes = get_u64(o, "probes");
 
@@ -450,10 +488,11 @@ static void print_report_target(FILE *f, const cJSON *t)
         const cJSON *trend = cJSON_GetObjectItemCaseSensitive(t, "trend");
         const cJSON *delta = cJSON_GetObjectItemCaseSensitive(trend, "bytes_delta");
         uint64_t allocs = get_u64(t, "outstanding_allocs");
+        const char *about = get_u64(t, "sample_bytes") > 0 ? "~" : "";        /* estimates */
 
         print_target_name(f, t);
-        fprintf(f, "): %" PRIu64 " bytes in %" PRIu64 " %s outstanding", get_u64(t, "outstanding_bytes"),
-                allocs, plural(allocs, "allocation", "allocations"));
+        fprintf(f, "): %s%" PRIu64 " bytes in %s%" PRIu64 " %s outstanding", about, get_u64(t, "outstanding_bytes"),
+                about, allocs, plural(allocs, "allocation", "allocations"));
         if (get_u64(t, "outstanding_mmaps") > 0)
                 fprintf(f, ", and %" PRIu64 " bytes in %" PRIu64 " anonymous %s", get_u64(t, "outstanding_mmap_bytes"),
                         get_u64(t, "outstanding_mmaps"), plural(get_u64(t, "outstanding_mmaps"), "mapping", "mappings"));
@@ -461,6 +500,7 @@ static void print_report_target(FILE *f, const cJSON *t)
                 fprintf(f, ", %+" PRId64 " bytes over the last %" PRIu64 " s",
                         (int64_t) delta->valuedouble, get_u64(trend, "window_s"));
         fputc('\n', f);
+        print_auto_sample(f, t, "\t", "\n");
         if (get_u64(t, "sample_bytes") > 0)
                 fprintf(f, "\tSampled (a sample point every %" PRIu64 " bytes on average): its heap bytes and "
                         "counts are estimates, each stack's expected error beside it\n", get_u64(t, "sample_bytes"));
@@ -655,9 +695,11 @@ int render_leaks(FILE *f, const cJSON *leaks)
         cJSON_ArrayForEach(item, targets) {
                 const cJSON *reach = cJSON_GetObjectItemCaseSensitive(item, "reachability");
 
-                fprintf(f, "pid %" PRIu64 " (%s): %" PRIu64 " bytes outstanding, verdicts from %" PRIu64 " snapshots\n",
-                        get_u64(item, "pid"), str_or(get_str(item, "comm"), "?"), get_u64(item, "outstanding_bytes"),
+                fprintf(f, "pid %" PRIu64 " (%s): %s%" PRIu64 " bytes outstanding, verdicts from %" PRIu64 " snapshots\n",
+                        get_u64(item, "pid"), str_or(get_str(item, "comm"), "?"),
+                        get_u64(item, "sample_bytes") > 0 ? "~" : "", get_u64(item, "outstanding_bytes"),
                         get_u64(item, "snapshots"));
+                print_auto_sample(f, item, "\t", ": its figures below are estimates\n");
                 print_target_reachability(f, reach);
                 scanned = scanned || (cJSON_IsObject(reach) && !get_str(reach, "error"));
                 /* its own losses, and whether they blind its verdicts */
@@ -769,15 +811,19 @@ int render_top(FILE *f, const cJSON *unsafe, enum render_top_sort sort, unsigned
         fprintf(f, "%12s %12s %8s %-8s %s\n", "GROWTH/s", "BYTES", "ALLOCS", "VERDICT", "STACK");
         for (size_t i = 0; i < n && i < rows; i++) {
                 const cJSON *g = cJSON_GetObjectItemCaseSensitive(sorted[i], "growth_bytes_per_s");
-                char growth[32] = "-", verdict[16];
+                /* a sampled stack's figures are estimates */
+                const char *about = cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(sorted[i], "expected_error")) ?
+                                    "~" : "";
+                char growth[32] = "-", bytes[32], allocs[32], verdict[16];
 
                 if (cJSON_IsNumber(g))
                         snprintf(growth, sizeof(growth), "%+.0f", g->valuedouble);
+                snprintf(bytes, sizeof(bytes), "%s%" PRIu64, about, get_u64(sorted[i], "bytes"));
+                snprintf(allocs, sizeof(allocs), "%s%" PRIu64, about, get_u64(sorted[i], "allocs"));
                 /* "plateau?": its target lost allocations meanwhile (the target's line says what) */
                 snprintf(verdict, sizeof(verdict), "%s%s", str_or(get_str(sorted[i], "verdict"), "-"),
                          cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(sorted[i], "verdict_qualified")) ? "?" : "");
-                fprintf(f, "%12s %12" PRIu64 " %8" PRIu64 " %-8s ", growth, get_u64(sorted[i], "bytes"),
-                        get_u64(sorted[i], "allocs"), verdict);
+                fprintf(f, "%12s %12s %8s %-8s ", growth, bytes, allocs, verdict);
                 print_stack_line(f, sorted[i]);
                 fputc('\n', f);
                 if (expanded == i + 1)
@@ -825,6 +871,7 @@ int render_history(FILE *f, const cJSON *history)
                                 cJSON_GetObjectItemCaseSensitive(first, "t")->valuedouble);
                 fputc('\n', f);
                 print_verdicts_qualified(f, t, "\t");
+                print_auto_sample(f, t, "\t", ": the bytes since are estimates\n");
                 fputs("\toutstanding bytes:", f);
                 print_series(f, totals);
                 cJSON_ArrayForEach(stack, stacks) {

@@ -175,7 +175,9 @@ struct target_config {
         /* Its row of the counters map (MEMLEAK_COUNTER_ROW_*): where the tracepoint programs,
          * which find it by tgid, count its events. */
         __u32 counter_row;
-        __u32 pad;
+        /* Processes only: its slot (as in its probes' cookies), where target_blocks counts the
+         * heap blocks it holds in the allocation table (bpf/alloc-table.h and the allocs map). */
+        __u32 slot;
 };
 /* sample_bytes is at most MEMLEAK_MAX_SAMPLE_BYTES (common/protocol.h, 2^32): N times the gap
  * table's entries (bpf/sample.h) stays far below 2^64. */

@@ -205,6 +205,7 @@ int bpf_loader_open(const struct bpf_sizes *sizes, struct memleak_bpf **ret)
             /* a row of counters per target slot, the kernel target's and no target's */
             (r = bpf_map__set_max_entries(skel->maps.counters,
                                           MEMLEAK_COUNTER_ROWS(sizes->max_targets) * _COUNTER_MAX)) < 0 ||
+            (r = bpf_map__set_max_entries(skel->maps.target_blocks, sizes->max_targets)) < 0 ||
             (r = bpf_map__set_max_entries(skel->maps.allocs, sizes->max_allocs - table_slots)) < 0 ||
             (r = bpf_map__set_max_entries(skel->maps.stacks, sizes->max_stacks)) < 0 ||
             (r = bpf_map__set_max_entries(skel->maps.combined, combined_rows)) < 0 ||

@@ -77,6 +77,7 @@ static const struct config_key config_keys[] = {
           1, CONFIG_VERDICT_NOISE_FACTOR_MAX },
         { "verdict_flat_bytes", KEY_SIZE, offsetof(struct memleakd_config, verdict_flat_bytes), 0, UINT64_MAX },
         { "verdict_flat_percent", KEY_U32, offsetof(struct memleakd_config, verdict_flat_percent), 0, 100 },
+        { "auto_sample_percent", KEY_U32, offsetof(struct memleakd_config, auto_sample_percent), 0, 100 },
         { "reachability_max_pause_ms", KEY_U32, offsetof(struct memleakd_config, reachability_max_pause_ms),
           CONFIG_REACHABILITY_MAX_PAUSE_MS_MIN, CONFIG_REACHABILITY_MAX_PAUSE_MS_MAX },
 };
@@ -115,6 +116,7 @@ int config_init_defaults(struct memleakd_config *c)
                 .verdict_flat_bytes = 64,
                 .verdict_flat_percent = 1,
                 .reachability_max_pause_ms = CONFIG_REACHABILITY_MAX_PAUSE_MS_DEFAULT,
+                .auto_sample_percent = CONFIG_AUTO_SAMPLE_PERCENT_DEFAULT,
         };
         return 0;
 }

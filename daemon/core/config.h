@@ -46,6 +46,7 @@
 #define CONFIG_REACHABILITY_MAX_PAUSE_MS_DEFAULT 5000
 #define CONFIG_REACHABILITY_MAX_PAUSE_MS_MIN 10
 #define CONFIG_REACHABILITY_MAX_PAUSE_MS_MAX 600000
+#define CONFIG_AUTO_SAMPLE_PERCENT_DEFAULT  80u       /* targets/auto-sample.h */
 #define CONFIG_SOCKET_PATH_MAX              107u      /* bytes, so it fits sockaddr_un.sun_path */
 
 struct memleakd_config {
@@ -77,6 +78,8 @@ struct memleakd_config {
         uint32_t verdict_flat_percent;  /* verdict_flat_percent: or this share of the level, 0..100 */
         uint32_t reachability_max_pause_ms; /* reachability_max_pause_ms: longest a scan stops a
                                              * process (report --reachability, run's exit) */
+        uint32_t auto_sample_percent;   /* auto_sample_percent: how full a target's share of the
+                                         * allocation table turns it to sampling, 0..100, 0 = never */
 };
 
 /* Fill *c with the defaults. Returns 0, or -ENOMEM (then *c holds no allocations). */

@@ -21,6 +21,8 @@ static void help(void)
                "\n"
                "Find memory leaks in running processes with eBPF: keeps uprobes on their allocator,\n"
                "tracks every outstanding allocation by stack, and answers memleakctl on a Unix socket.\n"
+               "A target that fills its share of the allocation table (max_allocs) is sampled from\n"
+               "then on, its reports saying so (auto_sample_percent in the configuration).\n"
                "Runs in the foreground (systemd: Type=notify, socket activation, watchdog).\n"
                "\n"
                "Options:\n"

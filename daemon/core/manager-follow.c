@@ -181,6 +181,7 @@ static void follow(struct manager *m, struct target *parent, pid_t child, unsign
         _cleanup_free_ char *error = NULL;
         _cleanup_free_ char **objs = NULL;
         struct target *t = manager_find_target(m, child);
+        struct target_config filter;
         int n_objs, r;
 
         if (t && !t->exited) {
@@ -198,6 +199,11 @@ static void follow(struct manager *m, struct target *parent, pid_t child, unsign
                 defer(m, parent, child, tries, 0);
                 return;
         }
+        /* with the parent's settings as asked: a child starts exact (or at the asked mean) even
+         * when memleakd samples the parent because it filled its share of the table */
+        filter = parent->filter;
+        if (parent->auto_sample.n_changes > 0)
+                filter.sample_bytes = parent->auto_sample.sample_bytes_asked;
         n_objs = named_objects(parent, &objs);
         if (n_objs < 0) {
                 not_followed(m, parent, child, "out of memory");
@@ -205,7 +211,7 @@ static void follow(struct manager *m, struct target *parent, pid_t child, unsign
                 return;
         }
         r = target_attach(&m->env, &(struct target_attach_params) {
-                .pid = child, .objs = objs, .n_objs = (size_t)n_objs, .filter = parent->filter,
+                .pid = child, .objs = objs, .n_objs = (size_t)n_objs, .filter = filter,
                 .ring_depth = m->config.ring_depth, .track_mmap = parent->track_mmap, .unwind = parent->unwind.mode,
                 .record_at_once = true,
         }, &t, &error);

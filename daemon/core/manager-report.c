@@ -92,6 +92,13 @@ static int copy_reachability(const struct target *t, bool wanted_now, struct rep
         const char *why = NULL;
         int r;
 
+        if (t->auto_sample.n_changes > 0 && t->exit_hold) {
+                /* its blocks since are sampled: a mark through them would call blocks lost that
+                 * only unrecorded ones point to */
+                jt->reach_unavailable = strdup("memleakd sampled it once its share of the allocation table "
+                                               "filled: a scan needs every block recorded");
+                return jt->reach_unavailable ? 0 : -ENOMEM;
+        }
         if (t->exit_hold) {
                 r = exit_hold_result(t->exit_hold, &jt->reach, &jt->reach_unavailable);
                 if (r < 0)
@@ -101,6 +108,9 @@ static int copy_reachability(const struct target *t, bool wanted_now, struct rep
                 return 0;
         if (t->kernel)
                 why = "the kernel's memory is not scanned";
+        else if (t->auto_sample.n_changes > 0)
+                why = "memleakd sampled it once its share of the allocation table filled: a scan needs every "
+                      "block recorded";
         else if (t->filter.sample_bytes > 1)
                 why = "its allocations are sampled (sample_bytes): a scan needs every block recorded";
         else if (t->exit_hold && !t->exited)
@@ -125,6 +135,7 @@ static int copy_target(const struct target *t, bool scan, struct report_job_targ
         jt->rss_bytes = rss_of(t);
         /* 1 records every allocation of a byte or more: exact */
         jt->sample_bytes = t->filter.sample_bytes > 1 ? t->filter.sample_bytes : 0;
+        jt->auto_sample = t->auto_sample;
         jt->children_forked = t->children_forked;
         jt->children_followed = t->children_followed;
         jt->forked_from = t->parent_pid;

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "auto-sample-json.h"
 #include "bpf-loader.h"
 #include "counters.h"
 #include "detacher.h"
@@ -82,6 +83,7 @@ static cJSON *target_to_json(const struct target *t)
         cJSON_AddBoolToObject(o, "exited", t->exited);
         cJSON_AddBoolToObject(o, "mmap", t->track_mmap);
         json_add_u64(o, "sample_bytes", t->filter.sample_bytes > 1 ? t->filter.sample_bytes : 0);
+        (void)auto_sample_json_add(o, &t->auto_sample);
         json_add_u64(o, "attached_s", (now_realtime_usec() - t->attached_usec) / 1000000);
         json_add_string_or_null(o, "allocator", t->allocator);
         json_add_string_or_null(o, "allocator_reason", t->allocator_reason);
@@ -535,15 +537,21 @@ static void handle_history(struct manager *m, struct server_request *sreq, struc
                 const struct target *t = m->targets[i];
                 uint64_t counters[_COUNTER_MAX];
                 bool counted;
+                cJSON *th;
 
                 if (!manager_request_names_target(m, req, t))
                         continue;
                 /* a live target's now, the last point of its window; an exited one's ring ends
                  * at its last snapshot */
                 counted = !t->exited && target_counters_read(&m->env, t, counters) >= 0;
-                cJSON_AddItemToArray(arr, history_to_json_counted(t->ring, t->pid, t->comm, t->exited,
-                                                                  counted ? counters : NULL,
-                                                                  now_realtime_usec(), &p));
+                th = history_to_json_counted(t->ring, t->pid, t->comm, t->exited, counted ? counters : NULL,
+                                             now_realtime_usec(), &p);
+
+                if (th) {
+                        json_add_u64(th, "sample_bytes", t->filter.sample_bytes > 1 ? t->filter.sample_bytes : 0);
+                        (void)auto_sample_json_add(th, &t->auto_sample);
+                }
+                cJSON_AddItemToArray(arr, th);
                 found++;
         }
         if (found == 0 && (req->has_pid || req->kernel)) {

@@ -105,6 +105,7 @@ static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void
         m->config.symbols_max_mb = fresh.symbols_max_mb;
         m->config.symbols_max_section_mb = fresh.symbols_max_section_mb;
         m->config.exited_max_mb = fresh.exited_max_mb;
+        m->config.auto_sample_percent = fresh.auto_sample_percent;
         limits = symbolizer_limits_of(&m->config);
         symbolizer_set_limits(m->env.syms, &limits);
         log_info("Reloaded %s (map sizes and the socket change only on restart)", m->config_path);

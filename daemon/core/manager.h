@@ -139,6 +139,11 @@ void manager_target_code_mapped(struct manager *m, pid_t pid);
 /* Clear them now (the children timer). */
 void manager_clear_children(struct manager *m);
 
+/* manager-sample.c */
+/* Called by the snapshot tick: each live process target whose share of the allocation table
+ * nears full (auto_sample_percent) is sampled from now on, or more sparsely. */
+void manager_auto_sample(struct manager *m);
+
 /* manager-jit.c */
 /* t exited: read the perf map it left, on the worker, if it ran JIT code (its source is let go
  * either way). */

@@ -363,6 +363,7 @@ static cJSON *build_reply(struct report_job *j, char **error)
                         .snapshots = (uint32_t)j->targets[i].n_history,
                         .rss_bytes = j->targets[i].rss_bytes,
                         .sample_bytes = j->targets[i].sample_bytes,
+                        .auto_sample = &j->targets[i].auto_sample,
                         .children_forked = j->targets[i].children_forked,
                         .children_followed = j->targets[i].children_followed,
                         .forked_from = j->targets[i].forked_from,

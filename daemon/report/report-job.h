@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include <cjson/cJSON.h>
+#include "auto-sample.h"
 #include "leak-verdict.h"
 #include "reach-scan.h"
 #include "module-map.h"
@@ -31,6 +32,7 @@ struct report_job_target {
         bool trend_to_now;              /* live: to this report's read (report.h) */
         uint64_t rss_bytes;             /* 0: unknown */
         uint64_t sample_bytes;          /* 0: every allocation recorded */
+        struct auto_sample_history auto_sample; /* when memleakd turned it to sampling */
         uint64_t children_forked;       /* processes it forked while traced */
         uint64_t children_followed;     /* of those, attached too (follow_forks) */
         pid_t forked_from;              /* the traced process it was followed from; 0 */

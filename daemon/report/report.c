@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "auto-sample-json.h"
 #include "bpf-types.h"
 #include "json-util.h"
 #include "macro.h"
@@ -343,6 +344,10 @@ static cJSON *targets_to_json(const struct stack_rows *rows, const struct report
                 cJSON_AddBoolToObject(t, "exited", targets[i].exited);
                 cJSON_AddNumberToObject(t, "snapshots", targets[i].snapshots);
                 json_add_u64(t, "sample_bytes", targets[i].sample_bytes);
+                if (targets[i].auto_sample)
+                        (void)auto_sample_json_add(t, targets[i].auto_sample);
+                else
+                        cJSON_AddNullToObject(t, "auto_sample");
                 json_add_u64(t, "children_forked", targets[i].children_forked);
                 cJSON_AddBoolToObject(t, "follow_forks", targets[i].follow_forks);
                 json_add_u64(t, "children_followed", targets[i].children_followed);

@@ -8,6 +8,8 @@
 #include <cjson/cJSON.h>
 #include "stack-rows.h"
 
+struct auto_sample_history;
+
 struct report_target {
         pid_t pid;
         const char *comm;
@@ -25,6 +27,8 @@ struct report_target {
         uint32_t snapshots;             /* what its stacks' verdicts rest on */
         uint64_t rss_bytes;             /* its resident memory when the report was asked; 0: unknown */
         uint64_t sample_bytes;          /* its heap blocks are sampled every ~N bytes; 0: exact */
+        const struct auto_sample_history *auto_sample;  /* memleakd sampled it (its share of the
+                                                         * allocation table filled); NULL */
         uint64_t children_forked;       /* processes it forked while traced, which are not */
         uint64_t children_followed;     /* of those, attached too (follow_forks) */
         pid_t forked_from;              /* the traced process it was followed from; 0 */

@@ -20,6 +20,7 @@
 #include "proc-exe.h"
 #include "proc-status.h"
 #include "slot-set.h"
+#include "target-blocks.h"
 #include "snapshot.h"
 #include "target-unwind.h"
 #include "string-table.h"
@@ -249,6 +250,16 @@ int target_register(const struct target_env *env, struct target *t, char **error
         assert(error);
         t->register_deferred = false;
         t->filter.registered_ns = now_monotonic_usec() * 1000;
+        if (!t->kernel) {
+                /* its count of table blocks starts from none (an earlier target had the slot) */
+                t->filter.slot = t->slot.slot;
+                r = target_blocks_reset(env->skel, t->slot.slot);
+                if (r < 0) {
+                        r = error_set(error, r, "Cannot register pid %d: %s", (int)t->pid, strerror(-r));
+                        release_slot(t);
+                        return r;
+                }
+        }
         /* its probes' programs find it at its slot; the tracepoints' by its pid */
         r = bpf_map_update_elem(t->slot.fd, &t->slot.slot,
                                 &(struct target_slot) { .tgid = (__u32)t->pid, .cfg = t->filter }, BPF_ANY);
@@ -264,6 +275,30 @@ int target_register(const struct target_env *env, struct target *t, char **error
         t->attached_usec = now_realtime_usec();
         if (!t->kernel && !t->exec)
                 reread_maps(env, t);
+        return 0;
+}
+
+int target_set_sample_bytes(const struct target_env *env, struct target *t, const struct auto_sample_change *c)
+{
+        struct target_config cfg;
+
+        assert(env);
+        assert(t);
+        assert(c);
+        if (t->kernel || t->exited || t->register_deferred || !t->slot.set)
+                return -EINVAL;
+        cfg = t->filter;
+        cfg.sample_bytes = c->sample_bytes;
+        /* the probes' programs read the mean at the slot, the tracepoints' by pid (each a whole
+         * value written at once: a program sees the old settings or the new) */
+        if (bpf_map_update_elem(t->slot.fd, &t->slot.slot,
+                                &(struct target_slot) { .tgid = (__u32)t->pid, .cfg = cfg }, BPF_EXIST) < 0 ||
+            bpf_map_update_elem(bpf_loader_targets_fd(env->skel), &(__u32){ t->pid }, &cfg, BPF_EXIST) < 0)
+                return -errno;
+        if (t->auto_sample.n_changes == 0)
+                t->auto_sample.sample_bytes_asked = t->filter.sample_bytes;
+        t->filter = cfg;
+        auto_sample_note(&t->auto_sample, c);
         return 0;
 }
 

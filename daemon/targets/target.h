@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include <systemd/sd-event.h>
+#include "auto-sample.h"
 #include "bpf-types.h"
 #include "file-id-set.h"
 #include "macro.h"
@@ -161,6 +162,8 @@ struct target {
         struct target_counters counters;
         int pidfd;                      /* -1 for the kernel, which does not exit */
         struct target_config filter;
+        struct auto_sample_history auto_sample; /* memleakd sampled it (its share of the
+                                                 * allocation table filled): when, at what mean */
         bool track_mmap;                /* --mmap: anonymous mappings are probed too */
         bool objects_named;             /* --obj: only those objects are probed */
         struct module_map modules;
@@ -249,6 +252,11 @@ int target_new(const struct target_env *env, pid_t pid, const struct target_conf
  * returns -errno and a malloc'd message for the client in *error. */
 int target_attach(const struct target_env *env, const struct target_attach_params *p,
                   struct target **ret, char **error);
+
+/* Sample t's heap at a mean of sample_bytes from now on (its share of the allocation table
+ * fills), in BPF and in t->filter, and remember the change c (c->sample_bytes is sample_bytes):
+ * 0 or -errno. Blocks recorded before keep their weight. */
+int target_set_sample_bytes(const struct target_env *env, struct target *t, const struct auto_sample_change *c);
 
 /* Enter t in the targets map, which BPF checks on every probe hit: recording starts here. A
  * running process's maps are read again then: it may have exec'd since the attach read them

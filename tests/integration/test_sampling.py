@@ -79,7 +79,9 @@ class SamplingTest(harness.DaemonTestCase):
         self.assertRegex(out, r'~\d+ bytes \(\+/-\d+\.\d%\) in ~\d+ allocations')
 
     def test_attach_samples_a_live_process_and_refuses_a_scan(self):
-        daemon = self.start_daemon(config={'max_allocs': 4 * BLOCKS_PER_LEAK + 8192})
+        # a table that holds the exact target's blocks and little more: not sampled by memleakd
+        # for filling it (auto_sample_percent, test_auto_sample.py), which would blur the truth
+        daemon = self.start_daemon(config={'max_allocs': 4 * BLOCKS_PER_LEAK + 8192, 'auto_sample_percent': 0})
         p = self.start_program(PROGRAM)
         reply = daemon.attach(p.pid, '--sample-bytes', SAMPLE_BYTES)
         self.assertEqual(reply['target']['sample_bytes'], SAMPLE_BYTES, reply)

@@ -71,7 +71,9 @@ assert(alerts.includes('gone (pid 77): </script><img src=x onerror=alert(1)>+0x1
 // the processes
 assert.deepStrictEqual(targetsBody.children.map(cells), [
   ['1234', 'leaky', '58.6 KiB', '110', '+19.5 KiB over 30 s', 'running'],
-  ['77', 'gone', '492 B', '2', '', 'exited'],
+  // memleakd sampled it as its share of the allocation table filled: since when, at what mean
+  ['77', 'gone', '492 B', '2', '', 'exited, sampled since ' + new Date(1794999990 * 1000).toLocaleTimeString() +
+   ' (its share of the allocation table 85% full), 1 in ~4.0 KiB (estimates)'],
 ]);
 
 // one chart (the exited process has no series): the total and the three stacks, one line each

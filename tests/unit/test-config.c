@@ -22,7 +22,7 @@ static const char *const all_keys[] = {
         "max_combined", "max_inflight", "max_mmaps", "max_stack_depth", "socket_path", "socket_mode", "socket_group",
         "default_min_size", "default_max_size", "symbols_max_open_files", "symbols_max_mb",
         "symbols_max_section_mb", "exited_max_mb", "unwind", "verdict_min_snapshots", "verdict_noise_factor",
-        "verdict_flat_bytes", "verdict_flat_percent",
+        "verdict_flat_bytes", "verdict_flat_percent", "auto_sample_percent",
 };
 
 static char *tmp_dir;
@@ -78,7 +78,8 @@ static bool config_equal(const struct memleakd_config *a, const struct memleakd_
                 a->verdict_min_snapshots == b->verdict_min_snapshots &&
                 a->verdict_noise_factor == b->verdict_noise_factor &&
                 a->verdict_flat_bytes == b->verdict_flat_bytes &&
-                a->verdict_flat_percent == b->verdict_flat_percent;
+                a->verdict_flat_percent == b->verdict_flat_percent &&
+                a->auto_sample_percent == b->auto_sample_percent;
 }
 
 /* Expect text to fail with -EINVAL and exactly the message "<conf_path>:<rest>". */
@@ -160,6 +161,7 @@ static void defaults_match_documented_values(void)
         ASSERT_EQ(c.verdict_noise_factor, 2);
         ASSERT_EQ(c.verdict_flat_bytes, 64);
         ASSERT_EQ(c.verdict_flat_percent, 1);
+        ASSERT_EQ(c.auto_sample_percent, 80);
         config_done(&c);
 }
 
@@ -337,6 +339,7 @@ static void out_of_range_values_are_rejected(void)
         assert_invalid("verdict_min_snapshots", "2");
         assert_invalid("verdict_noise_factor", "0");
         assert_invalid("verdict_flat_percent", "101");
+        assert_invalid("auto_sample_percent", "101");
         assert_invalid("max_stack_depth", "0");
         assert_invalid("max_stack_depth", "128");
         assert_invalid("max_inflight", "4294967296");                  /* would truncate to 0 */

@@ -177,6 +177,47 @@ static void render_report_says_none_lost_and_omits_empty_trailer(void)
                        "Lost events: none\n");
 }
 
+/* A target memleakd turned to sampling as its share of the allocation table filled: since when,
+ * how full, at what mean (and how often raised), its figures marked as estimates, in the report
+ * and in leaks. */
+static void render_report_and_leaks_say_when_memleakd_started_sampling(void)
+{
+        static const char target[] =
+                "{\"pid\":9,\"comm\":\"cache\",\"outstanding_bytes\":4096000,\"outstanding_allocs\":16000,"
+                "\"exited\":false,\"snapshots\":16,\"trend\":null,\"sample_bytes\":16384,"
+                "\"auto_sample\":{\"since\":1763888000,\"table_percent\":85,\"sample_bytes\":16384,\"changes_total\":2,"
+                "\"changes\":[{\"at\":1763888000,\"sample_bytes\":2048,\"table_percent\":85,\"table_blocks\":13926},"
+                "{\"at\":1763888005,\"sample_bytes\":16384,\"table_percent\":93,\"table_blocks\":15237}]}}";
+        static const char stack[] =
+                "{\"pid\":9,\"stack_id\":1,\"verdict\":\"growing\",\"bytes\":1048576,\"allocs\":4096,"
+                "\"expected_error\":0.125,\"growth_bytes_per_s\":170000,\"first_bytes\":524288,\"reachability\":null,"
+                "\"stack_error\":null,\"frames\":[{\"addr\":\"0x1\",\"symbol\":\"leak_steadily\",\"offset\":18,"
+                "\"module\":\"/tmp/cache\",\"file\":null,\"line\":null}]}";
+        _cleanup_free_ char *report = NULL, *leaks = NULL;
+
+        ASSERT_TRUE(asprintf(&report, "{\"generated_at\":1763888010,\"targets\":[%s],\"stacks\":[%s]}",
+                             target, stack) > 0);
+        assert_renders(render_report, report,
+                       "[08:53:30] Top 1 stacks with outstanding allocations:\n"
+                       "pid 9 (cache): ~4096000 bytes in ~16000 allocations outstanding\n"
+                       "\tsampled since 08:53:20 (its share of the allocation table 85% full), 1 in ~16384 bytes, "
+                       "raised 1 time (last at 08:53:25)\n"
+                       "\tSampled (a sample point every 16384 bytes on average): its heap bytes and counts are "
+                       "estimates, each stack's expected error beside it\n"
+                       "\t~1048576 bytes (+/-12.5%) in ~4096 allocations from stack (pid 9) [growing: +170000 B/s]\n"
+                       "\t\tleak_steadily+0x12 [cache]\n"
+                       "Lost events: none\n");
+        ASSERT_TRUE(asprintf(&leaks, "{\"suspects\":[%s],\"targets\":[%s]}", stack, target) > 0);
+        assert_renders(render_leaks, leaks,
+                       "pid 9 (cache): ~4096000 bytes outstanding, verdicts from 16 snapshots\n"
+                       "\tsampled since 08:53:20 (its share of the allocation table 85% full), 1 in ~16384 bytes, "
+                       "raised 1 time (last at 08:53:25): its figures below are estimates\n"
+                       "1 stack still growing, the fastest first:\n"
+                       "\t~1048576 bytes (+/-12.5%) in ~4096 allocations from stack (pid 9) [growing: +170000 B/s]\n"
+                       "\t\tleak_steadily+0x12 [cache]\n"
+                       "\t\t(~524288 bytes at the oldest snapshot)\n");
+}
+
 static void render_report_refuses_objects_that_are_not_reports(void)
 {
         static const char *const bad[] = {
@@ -459,6 +500,7 @@ int main(void)
                 TEST(render_report_shows_raw_addresses_only_when_asked),
                 TEST(render_report_prints_kernel_frames_with_their_module),
                 TEST(render_report_refuses_objects_that_are_not_reports),
+                TEST(render_report_and_leaks_say_when_memleakd_started_sampling),
                 TEST(render_attach_and_detach_print_one_line),
                 TEST(render_status_lists_daemon_targets_and_counters),
                 TEST(render_leaks_never_says_nothing_grows_while_blind),

@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* When a target's share of the allocation table nears full, memleakd samples its heap (the
+ * Poisson byte sampling of --sample-bytes) instead of dropping the allocations that no longer fit:
+ * the rate to switch it to, and what it remembers of each switch. Pure: for the unit tests. */
+#pragma once
+
+#include <stdint.h>
+
+#define AUTO_SAMPLE_PERCENT_DEFAULT 80u         /* of its share: auto_sample_percent */
+#define AUTO_SAMPLE_MIN_BYTES 256u              /* the least mean it samples at */
+#define AUTO_SAMPLE_HEADROOM 4u                 /* its heap may grow this many times its size
+                                                 * again before the room left is used */
+#define AUTO_SAMPLE_CHANGES_MAX 16u             /* changes remembered (the first and the latest) */
+
+/* What the snapshot tick knows of a process target. */
+struct auto_sample_view {
+        uint64_t share;                 /* the blocks its share of the table holds */
+        uint64_t blocks;                /* the blocks it holds there now */
+        uint64_t bytes;                 /* its outstanding heap bytes (estimated when sampled) */
+        uint64_t allocs;                /* and allocations */
+        uint64_t sample_bytes;          /* its mean now; 0: every allocation recorded */
+        uint64_t blocks_at_change;      /* the blocks it held when memleakd last set its mean; 0:
+                                         * never did */
+        uint32_t percent;               /* of its share that switches it; 0: never */
+};
+
+/* Its share of a table of max_allocs blocks shared by n_targets live targets (at least 1). */
+uint64_t auto_sample_share(uint64_t max_allocs, uint32_t n_targets);
+
+/* How full its share is, in percent (100 and more: full). */
+uint32_t auto_sample_fill_percent(uint64_t blocks, uint64_t share);
+
+/* The mean (bytes, a power of two, at most max_mean) to sample it at from now on; 0: leave it as
+ * it is. It switches when its blocks reach percent of its share, and raises its mean again when it
+ * has used half the room it had left at the last change (a room counts as at least a sixteenth of
+ * the share: a target past its share, full or shared with more targets since, still gets a finite
+ * mean, raised again only after it grew). The mean makes the room left hold
+ * AUTO_SAMPLE_HEADROOM times its heap's bytes again, at least twice the mean it had and four
+ * times its mean block (blocks of the mean or more are always recorded). */
+uint64_t auto_sample_decide(const struct auto_sample_view *v, uint64_t max_mean);
+
+/* One change of a target's mean. */
+struct auto_sample_change {
+        uint64_t at_usec;               /* CLOCK_REALTIME */
+        uint64_t sample_bytes;          /* the mean from then on */
+        uint32_t fill_percent;          /* how full its share of the table was */
+        uint32_t pad;
+        uint64_t blocks;                /* the blocks it held in the table then */
+};
+
+/* What a target remembers of being sampled by memleakd. */
+struct auto_sample_history {
+        uint64_t sample_bytes_asked;    /* its mean before the first change (0: exact): what the
+                                         * processes followed from it start with */
+        uint32_t n_changes;             /* every change; the first and the latest kept */
+        struct auto_sample_change changes[AUTO_SAMPLE_CHANGES_MAX];
+};
+
+/* Remember c: kept in order; past AUTO_SAMPLE_CHANGES_MAX the first stays and the rest shift. */
+void auto_sample_note(struct auto_sample_history *h, const struct auto_sample_change *c);
+
+/* The first change and the latest one; NULL when it never changed. */
+const struct auto_sample_change *auto_sample_first(const struct auto_sample_history *h);
+const struct auto_sample_change *auto_sample_last(const struct auto_sample_history *h);
+/* How many are kept (at most AUTO_SAMPLE_CHANGES_MAX). */
+uint32_t auto_sample_kept(const struct auto_sample_history *h);

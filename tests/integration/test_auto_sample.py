@@ -1,0 +1,150 @@
+# SPDX-License-Identifier: MIT
+"""Never blind past the allocation table's limit: a target whose share of max_allocs nears full
+is sampled from then on (auto_sample_percent), instead of having its new allocations dropped.
+
+tests/programs/leak-table-fill.c keeps 3,000 blocks of 100 bytes (keep_early), then grows a
+reachable list by 5 blocks of 48 bytes a millisecond (grow_cache) while leak_steadily() leaks one
+block of 256 bytes each time: with max_allocs = 16384 its share of the table is 80% full about
+2.5 s after "go", and full about 3 s after. Without sampling, every allocation past that is
+dropped: the leak's bytes go flat and leaks says "No stack is growing." With it, leaks keeps
+naming leak_steadily as growing, its bytes estimated (~, +/-), the sampling and its start shown;
+the 3,000 blocks recorded before the switch are still reported to the byte; nothing is dropped
+(the switch comes at 80%, with 0.7 s to spare before the table would be full)."""
+
+import math
+import os
+import re
+import time
+import unittest
+
+import harness
+
+PROGRAM = 'leak-table-fill'
+MAX_ALLOCS = 16384
+EARLY = {'keep_early': {'bytes': 3000 * 100, 'allocs': 3000}}
+PERCENT = 80                            # auto_sample_percent's default
+
+
+class AutoSampleTest(harness.DaemonTestCase):
+
+    def assert_leak_named(self, daemon, pid, when):
+        """leaks (JSON and text) names leak_steadily as growing, with its estimate's error."""
+        leaks = daemon.ctl_json('leaks', '--pid', pid)
+        growing = {s['frames'][0]['symbol']: s for s in leaks['suspects']
+                   if s['frames'] and s['verdict'] == 'growing'}
+        self.assertIn('leak_steadily', growing, f'{when}: {leaks}')
+        leak = growing['leak_steadily']
+        self.assertGreater(leak['growth_bytes_per_s'], 0, leak)
+        self.assertIsInstance(leak['expected_error'], float, leak)
+        self.assertAlmostEqual(leak['expected_error'],
+                               math.sqrt(leaks['targets'][0]['sample_bytes'] / leak['bytes']), places=2)
+        self.assertIsNotNone(leaks['targets'][0]['auto_sample'], leaks['targets'])
+        text = daemon.ctl_ok('leaks', '--pid', pid).stdout
+        self.assertNotIn('No stack is growing', text)
+        self.assertIn('leak_steadily', text)
+        self.assertRegex(text, r'~\d+ bytes \(\+/-\d+\.\d%\) in ~\d+ allocations from stack .*\[growing')
+        self.assertRegex(text, r'sampled since \d\d:\d\d:\d\d \(its share of the allocation table \d+% full\), '
+                               r'1 in ~\d+ bytes')
+        return leaks
+
+    def test_table_fills_then_the_target_is_sampled_and_the_leak_still_seen(self):
+        daemon = self.start_daemon(config={'max_allocs': MAX_ALLOCS})
+        p = self.start_program(PROGRAM)
+        reply = daemon.attach(p.pid)
+        self.assertEqual(reply['target']['sample_bytes'], 0, reply)
+        self.assertIsNone(reply['target']['auto_sample'], reply)
+        p.go()
+        p.expect('kept')
+        report, found = self.wait_for_totals(daemon, p.pid, ('keep_early',), EARLY)
+        self.assert_totals(report, found, EARLY, 'before the table fills')
+        self.assertIsNone(report['targets'][0]['auto_sample'])
+        started = time.time()
+        p.go()
+
+        # Well past the time the table fills (about 3 s after go), and again later: the leak is
+        # still seen growing. Without sampling its bytes stop at the fill, and leaks finds
+        # nothing growing.
+        time.sleep(6)
+        self.assert_leak_named(daemon, p.pid, '6 s after go')
+        time.sleep(5)
+        leaks = self.assert_leak_named(daemon, p.pid, '11 s after go')
+
+        # status says since when, how full, and at what mean it is sampled
+        [target] = [t for t in daemon.status()['targets'] if t['pid'] == p.pid]
+        auto = target['auto_sample']
+        self.assertIsNotNone(auto, target)
+        self.assertEqual(target['sample_bytes'], auto['sample_bytes'])
+        self.assertEqual(auto['sample_bytes'], auto['changes'][-1]['sample_bytes'])
+        self.assertEqual(auto['since'], auto['changes'][0]['at'])
+        self.assertLessEqual(abs(auto['since'] - started), 10, auto)
+        self.assertGreaterEqual(auto['table_percent'], PERCENT, auto)
+        self.assertLess(auto['table_percent'], 100, auto)
+        self.assertEqual(auto['changes_total'], len(auto['changes']))
+        means = [c['sample_bytes'] for c in auto['changes']]
+        self.assertEqual(means, sorted(set(means)), auto)      # each change raises the mean
+        for mean in means:
+            self.assertEqual(mean & (mean - 1), 0, auto)
+            self.assertGreaterEqual(mean, 256, auto)
+        for c in auto['changes']:
+            self.assertGreaterEqual(c['table_blocks'], MAX_ALLOCS * PERCENT // 100, auto)
+            self.assertLess(c['table_blocks'], MAX_ALLOCS, auto)
+        status_text = daemon.ctl_ok('status').stdout
+        self.assertRegex(status_text, r'sampled since \d\d:\d\d:\d\d \(its share of the allocation table '
+                                      r'\d+% full\), 1 in ~' + str(auto['sample_bytes']) + ' bytes')
+
+        # the report: the blocks recorded before the switch exactly, nothing dropped, the
+        # sampling said in JSON and text
+        report = daemon.report(pid=p.pid)
+        totals = harness.per_function(report, ('keep_early',), pid=p.pid)
+        self.assert_totals(report, totals, EARLY, 'after the switch')
+        self.assertEqual(report['targets'][0]['auto_sample']['since'], auto['since'])
+        self.assertEqual(report['lost']['allocs_map_full'], 0, report['lost'])
+        # most allocations since the switch crossed no sample point: counted, not recorded
+        counters = daemon.status()['counters']
+        self.assertGreater(counters['allocs_unsampled'], counters['allocs'], counters)
+        report_text = daemon.ctl_ok('report', '--pid', p.pid).stdout
+        self.assertIn('sampled since', report_text)
+        self.assertIn('a sample point every', report_text)
+        reach = daemon.ctl_json('report', '--pid', p.pid, '--reachability')['targets'][0]['reachability']
+        self.assertIn('sampled', reach['error'], reach)
+
+        # history and top say it too
+        history = daemon.ctl_json('history', '--pid', p.pid)
+        self.assertEqual(history['targets'][0]['auto_sample']['since'], auto['since'])
+        self.assertIn('sampled since', daemon.ctl_ok('history', '--pid', p.pid).stdout)
+        r = daemon.ctl('top', '--pid', p.pid, '--frames', 1, '--interval', 100)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn('sampled since', r.stdout)
+        self.assertRegex(r.stdout, r'~\d+ +~\d+ +growing +leak_steadily')
+
+        # the page shows the same data (its script draws the line from auto_sample)
+        page_path = os.path.join(self.workdir, 'report.html')
+        r = daemon.ctl('html', '--pid', p.pid, '--output', page_path)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(page_path) as f:
+            page = f.read()
+        self.assertIn('"auto_sample":{"since":' + str(auto['since']), page.replace(' ', ''))
+
+        p.go()
+        p.expect('done')
+        self.assertEqual(p.finish(), 0)
+        self.assertGreater(len(leaks['suspects']), 0)
+
+    def test_off_when_the_config_says_so(self):
+        daemon = self.start_daemon(config={'max_allocs': MAX_ALLOCS, 'auto_sample_percent': 0})
+        p = self.start_program(PROGRAM)
+        daemon.attach(p.pid)
+        p.go()
+        p.expect('kept')
+        p.go()
+        # the table fills; allocations past it are dropped and counted, never sampled
+        self.assertTrue(harness.wait_until(
+            lambda: daemon.status()['lost']['allocs_map_full'] > 0, harness.REPORT_TIMEOUT_S, interval=0.2),
+            daemon.status()['lost'])
+        [target] = [t for t in daemon.status()['targets'] if t['pid'] == p.pid]
+        self.assertIsNone(target['auto_sample'], target)
+        self.assertEqual(target['sample_bytes'], 0, target)
+
+
+if __name__ == '__main__':
+    unittest.main(verbosity=2)

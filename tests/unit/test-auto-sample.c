@@ -1,0 +1,160 @@
+/* SPDX-License-Identifier: MIT */
+/* Tests for auto-sample.c: when a target whose share of the allocation table fills is turned to
+ * sampling, at what mean, when the mean is raised again, and what is remembered of each change. */
+#include <stdint.h>
+
+#include "auto-sample.h"
+#include "macro.h"
+#include "test-util.h"
+
+#define SHARE 16384u
+#define MAX_MEAN (UINT64_C(1) << 32)
+
+/* One target of 10,000 blocks of 100 bytes (its mean block), exact so far. */
+static struct auto_sample_view exact_target(uint64_t blocks)
+{
+        return (struct auto_sample_view) {
+                .share = SHARE, .blocks = blocks, .bytes = 1000000, .allocs = 10000, .percent = 80,
+        };
+}
+
+static void the_share_is_the_table_over_the_live_targets(void)
+{
+        ASSERT_EQ(auto_sample_share(16384, 1), 16384);
+        ASSERT_EQ(auto_sample_share(16384, 2), 8192);
+        ASSERT_EQ(auto_sample_share(16384, 3), 5461);
+        ASSERT_EQ(auto_sample_share(16384, 0), 16384);
+        ASSERT_EQ(auto_sample_fill_percent(13108, SHARE), 80);
+        ASSERT_EQ(auto_sample_fill_percent(20000, SHARE), 122);
+        ASSERT_EQ(auto_sample_fill_percent(0, 0), 0);
+        ASSERT_EQ(auto_sample_fill_percent(1, 0), 100);
+}
+
+static void below_the_threshold_nothing_changes(void)
+{
+        struct auto_sample_view v = exact_target(13107);        /* 79.99% of 16384 */
+
+        ASSERT_EQ(auto_sample_decide(&v, MAX_MEAN), 0);
+        v.blocks = 0;
+        ASSERT_EQ(auto_sample_decide(&v, MAX_MEAN), 0);
+        v = exact_target(SHARE * 2);
+        v.percent = 0;                  /* auto_sample_percent = 0: never, however full */
+        ASSERT_EQ(auto_sample_decide(&v, MAX_MEAN), 0);
+        v = exact_target(100);
+        v.share = 0;
+        ASSERT_EQ(auto_sample_decide(&v, MAX_MEAN), 0);
+}
+
+static void at_the_threshold_the_mean_fits_four_heaps_more_in_the_room_left(void)
+{
+        struct auto_sample_view v = exact_target(13108);        /* 80.005% */
+
+        /* room 3276: 4 * 1,000,000 / 3276 = 1221, the next power of two */
+        ASSERT_EQ(auto_sample_decide(&v, MAX_MEAN), 2048);
+        v.percent = 50;
+        v.blocks = SHARE / 2;           /* room 8192: 488 -> 512 */
+        ASSERT_EQ(auto_sample_decide(&v, MAX_MEAN), 512);
+        v.percent = 100;
+        v.blocks = SHARE - 1;
+        ASSERT_EQ(auto_sample_decide(&v, MAX_MEAN), 0);
+        v.blocks = SHARE;               /* full: the room counts as a sixteenth of the share */
+        ASSERT_EQ(auto_sample_decide(&v, MAX_MEAN), 4096);     /* 4e6 / 1024 = 3906 */
+        v.blocks = SHARE * 4;
+        ASSERT_EQ(auto_sample_decide(&v, MAX_MEAN), 4096);
+}
+
+static void the_mean_is_well_above_the_mean_block_and_the_least_mean(void)
+{
+        struct auto_sample_view v = exact_target(13108);
+
+        v.bytes = 3276;                 /* a small heap: 4 bytes a room's block */
+        v.allocs = 1000;
+        ASSERT_EQ(auto_sample_decide(&v, MAX_MEAN), AUTO_SAMPLE_MIN_BYTES);
+        v.allocs = 0;                   /* none known: the least */
+        ASSERT_EQ(auto_sample_decide(&v, MAX_MEAN), AUTO_SAMPLE_MIN_BYTES);
+        /* blocks of a MiB: a mean below them would record every one (their size, always) */
+        v.bytes = UINT64_C(13108) << 20;
+        v.allocs = 13108;
+        ASSERT_EQ(auto_sample_decide(&v, MAX_MEAN), UINT64_C(32) << 20);       /* 4 * 13108 MiB / 3276: 16.0 MiB */
+        v.bytes = UINT64_C(1) << 20;
+        v.allocs = 1;
+        ASSERT_EQ(auto_sample_decide(&v, MAX_MEAN), UINT64_C(4) << 20);
+}
+
+static void the_mean_never_passes_its_maximum(void)
+{
+        struct auto_sample_view v = exact_target(SHARE);
+
+        v.bytes = UINT64_C(1) << 50;
+        ASSERT_EQ(auto_sample_decide(&v, MAX_MEAN), MAX_MEAN);
+        v.sample_bytes = MAX_MEAN;      /* there already: nothing more to do */
+        ASSERT_EQ(auto_sample_decide(&v, MAX_MEAN), 0);
+        v.bytes = UINT64_MAX;           /* no overflow on the way */
+        v.sample_bytes = 0;
+        ASSERT_EQ(auto_sample_decide(&v, MAX_MEAN), MAX_MEAN);
+}
+
+static void raised_again_once_half_the_room_left_is_used(void)
+{
+        struct auto_sample_view v = exact_target(13108);
+
+        v.sample_bytes = 2048;
+        v.blocks_at_change = 13108;     /* room then 3276: half of it is 1638 */
+        v.blocks = 13108 + 1637;
+        ASSERT_EQ(auto_sample_decide(&v, MAX_MEAN), 0);
+        v.blocks = 13108 + 1638;        /* room 1638: 4 * 4,000,000 / 1638 = 9768 */
+        v.bytes = 4000000;
+        ASSERT_EQ(auto_sample_decide(&v, MAX_MEAN), 16384);
+        v.bytes = 1000;                 /* a heap that shrank: still at least twice the mean */
+        ASSERT_EQ(auto_sample_decide(&v, MAX_MEAN), 4096);
+        /* a mean the user chose (--sample-bytes) and a share that fills: raised as well */
+        v.blocks_at_change = 0;
+        v.blocks = 13108;
+        ASSERT_EQ(auto_sample_decide(&v, MAX_MEAN), 4096);
+        /* more targets since: the share is below the blocks of the last change; the room then
+         * counts as a sixteenth of it (1024), raised again once half of that is used, not at
+         * every tick */
+        v.blocks_at_change = SHARE + 10;
+        v.blocks = SHARE + 20;
+        ASSERT_EQ(auto_sample_decide(&v, MAX_MEAN), 0);
+        v.blocks = SHARE + 10 + 511;
+        ASSERT_EQ(auto_sample_decide(&v, MAX_MEAN), 0);
+        v.blocks = SHARE + 10 + 512;
+        ASSERT_EQ(auto_sample_decide(&v, MAX_MEAN), 4096);
+}
+
+static void history_keeps_the_first_change_and_the_latest(void)
+{
+        struct auto_sample_history h = {};
+
+        ASSERT_TRUE(auto_sample_first(&h) == NULL);
+        ASSERT_TRUE(auto_sample_last(&h) == NULL);
+        ASSERT_EQ(auto_sample_kept(&h), 0);
+        for (uint64_t i = 1; i <= AUTO_SAMPLE_CHANGES_MAX + 5; i++)
+                auto_sample_note(&h, &(struct auto_sample_change) {
+                        .at_usec = i * 1000000, .sample_bytes = UINT64_C(256) << i, .fill_percent = 80, .blocks = i,
+                });
+        ASSERT_EQ(h.n_changes, AUTO_SAMPLE_CHANGES_MAX + 5);
+        ASSERT_EQ(auto_sample_kept(&h), AUTO_SAMPLE_CHANGES_MAX);
+        ASSERT_EQ(auto_sample_first(&h)->at_usec, 1000000);
+        ASSERT_EQ(auto_sample_last(&h)->blocks, AUTO_SAMPLE_CHANGES_MAX + 5);
+        /* in order, the ones between dropped from the oldest */
+        ASSERT_EQ(h.changes[1].blocks, 7);
+        for (uint32_t i = 2; i < AUTO_SAMPLE_CHANGES_MAX; i++)
+                ASSERT_EQ(h.changes[i].blocks, h.changes[i - 1].blocks + 1);
+}
+
+int main(void)
+{
+        static const struct unit_test tests[] = {
+                TEST(the_share_is_the_table_over_the_live_targets),
+                TEST(below_the_threshold_nothing_changes),
+                TEST(at_the_threshold_the_mean_fits_four_heaps_more_in_the_room_left),
+                TEST(the_mean_is_well_above_the_mean_block_and_the_least_mean),
+                TEST(the_mean_never_passes_its_maximum),
+                TEST(raised_again_once_half_the_room_left_is_used),
+                TEST(history_keeps_the_first_change_and_the_latest),
+        };
+
+        return run_unit_tests(tests, ELEMENTSOF(tests));
+}
