@@ -444,67 +444,92 @@ static int tally(const struct outstanding_block *blocks, const enum reachability
         return 0;
 }
 
-/* taken_at_ns: a snapshot's time (CLOCK_MONOTONIC), the blocks allocated after it left out; 0 for
- * a process stopped all along. */
-static int scan_stopped(struct memleak_bpf *skel, const struct map_limits *lim, pid_t pid, pid_t reader,
-                        const struct thread_state *threads, size_t n_threads, uint64_t paused_from_usec,
-                        uint64_t max_pause_ms, bool traced_from_start, uint64_t taken_at_ns,
-                        struct reach_result *ret)
+/* A scan's blocks: pid's outstanding blocks, apart, sorted by address; their classes once marked. */
+struct scan_blocks {
+        struct outstanding_block *found;
+        struct reach_block *blocks;
+        enum reachability *classes;
+        size_t n;
+};
+
+static void scan_blocks_done(struct scan_blocks *b)
 {
-        _cleanup_free_ struct outstanding_block *found = NULL;
-        _cleanup_free_ struct reach_block *blocks = NULL;
+        free(b->found);
+        free(b->blocks);
+        free(b->classes);
+        *b = (struct scan_blocks) {};
+}
+
+/* Read pid's blocks from the BPF maps into *ret; taken_at_ns: a snapshot's time (CLOCK_MONOTONIC),
+ * the blocks allocated after it left out; 0 for none. -ENOMEM; other failures in res->error. */
+static int collect(struct memleak_bpf *skel, const struct map_limits *lim, pid_t pid, uint64_t taken_at_ns,
+                   struct scan_blocks *ret, struct reach_result *res)
+{
+        struct outstanding_block *found = NULL;
+        size_t n_found = 0, n = 0;
+        int r;
+
+        r = stack_collect_blocks(skel, lim, pid, &found, &n_found);
+        if (r < 0)
+                return r == -ENOMEM ? r : fail(res, r, "cannot read its allocations from the BPF map: %s",
+                                                strerror(-r));
+        ret->found = found;
+        /* records that overlap an earlier one (a free memleakd missed, then the address reused
+         * inside it) are left out: the mark needs blocks apart */
+        ret->blocks = calloc(MAX(n_found, (size_t)1), sizeof(*ret->blocks));
+        ret->classes = calloc(MAX(n_found, (size_t)1), sizeof(*ret->classes));
+        if (!ret->blocks || !ret->classes)
+                return -ENOMEM;
+        res->blocks_bytes = 0;
+        for (size_t i = 0; i < n_found; i++) {
+                if (taken_at_ns && found[i].timestamp_ns > taken_at_ns) {
+                        res->blocks_after++;
+                        continue;
+                }
+                if (n > 0 && found[i].addr - ret->blocks[n - 1].addr < ret->blocks[n - 1].size) {
+                        res->blocks_overlapping++;
+                        continue;
+                }
+                found[n] = found[i];
+                ret->blocks[n++] = (struct reach_block) { .addr = found[i].addr, .size = found[i].size };
+                res->blocks_bytes += found[i].size;
+        }
+        ret->n = n;
+        return 0;
+}
+
+/* Mark b's blocks in pid's memory, read through reader, whose threads[] were stopped at
+ * paused_from_usec: up to max_pause_ms after it; stopped says the process waits meanwhile (the
+ * limit is its pause). -ENOMEM; other failures in ret->error. */
+static int mark(pid_t reader, const struct thread_state *threads, size_t n_threads, uint64_t paused_from_usec,
+                uint64_t max_pause_ms, bool stopped, bool traced_from_start, struct scan_blocks *b,
+                struct reach_result *ret)
+{
         _cleanup_free_ struct reach_root *roots = NULL;
         _cleanup_free_ struct reach_block *chunks = NULL;
-        _cleanup_free_ enum reachability *classes = NULL;
         _cleanup_(proc_maps_done) struct proc_maps maps = {};
-        _cleanup_free_ uint64_t *words = NULL;
+        _cleanup_free_ uint64_t *words = calloc(MAX(n_threads, (size_t)1) * THREAD_REGS_WORDS, sizeof(*words));
         _cleanup_(reader_close) struct reader rd = { .mem_fd = -1 };
-        uint64_t started = now_monotonic_usec(), mark_started, cpu_started;
-        size_t n_found = 0, n_blocks = 0, n_roots = 0, n_words = 0, n_chunks = 0;
-        uint64_t block_bytes = 0;
+        size_t n_roots = 0, n_words = 0, n_chunks = 0;
+        uint64_t started, cpu_started;
         char path[64];
         int r;
 
-        assert(ret);
-        ret->scanned_at_usec = now_realtime_usec();
-        r = stack_collect_blocks(skel, lim, pid, &found, &n_found);
-        if (r < 0)
-                return r == -ENOMEM ? r : fail(ret, r, "cannot read its allocations from the BPF map: %s",
-                                                strerror(-r));
-        /* records that overlap an earlier one (a free memleakd missed, then the address reused
-         * inside it) are left out: the mark needs blocks apart */
-        blocks = calloc(MAX(n_found, (size_t)1), sizeof(*blocks));
-        classes = calloc(MAX(n_found, (size_t)1), sizeof(*classes));
-        words = calloc(MAX(n_threads, (size_t)1) * THREAD_REGS_WORDS, sizeof(*words));
-        if (!blocks || !classes || !words)
+        if (!words)
                 return -ENOMEM;
-        for (size_t i = 0; i < n_found; i++) {
-                if (taken_at_ns && found[i].timestamp_ns > taken_at_ns) {
-                        ret->blocks_after++;
-                        continue;
-                }
-                if (n_blocks > 0 && found[i].addr - blocks[n_blocks - 1].addr < blocks[n_blocks - 1].size) {
-                        ret->blocks_overlapping++;
-                        continue;
-                }
-                found[n_blocks] = found[i];
-                blocks[n_blocks++] = (struct reach_block) { .addr = found[i].addr, .size = found[i].size };
-                block_bytes += found[i].size;
-        }
-        ret->blocks_bytes = block_bytes;
         r = reader_open(reader, paused_from_usec + max_pause_ms * 1000, &rd);
         if (r < 0)
                 return r == -ENOMEM ? r : fail(ret, r, "cannot open the memory of pid %d: %s", (int)reader,
                                                 strerror(-r));
-        snprintf(path, sizeof(path), "/proc/%d/task/%d/maps", (int)reader, (int)reader);     /* a snapshot: its copy's */
+        snprintf(path, sizeof(path), "/proc/%d/task/%d/maps", (int)reader, (int)reader);
         r = proc_maps_parse_file(path, &maps);
         if (r < 0)
                 return r == -ENOMEM ? r : fail(ret, r, "cannot read %s: %s", path, strerror(-r));
-        r = find_mmapped_chunks(blocks, n_blocks, &rd, &chunks, &n_chunks);
+        r = find_mmapped_chunks(b->blocks, b->n, &rd, &chunks, &n_chunks);
         if (r < 0)
                 return r;
         ret->traced_from_start = traced_from_start;
-        r = reach_scan_roots_select(&maps, threads, n_threads, blocks, n_blocks, chunks, n_chunks, traced_from_start,
+        r = reach_scan_roots_select(&maps, threads, n_threads, b->blocks, b->n, chunks, n_chunks, traced_from_start,
                                     &roots, &n_roots);
         if (r < 0)
                 return r;
@@ -516,36 +541,57 @@ static int scan_stopped(struct memleak_bpf *skel, const struct map_limits *lim, 
                         n_words += THREAD_REGS_WORDS;
                         ret->threads++;
                 }
-        mark_started = now_monotonic_usec();
+        started = now_monotonic_usec();
         cpu_started = thread_cpu_usec();
         r = reachability_classify(&(struct reach_input) {
-                        .blocks = blocks, .n_blocks = n_blocks, .roots = roots, .n_roots = n_roots,
+                        .blocks = b->blocks, .n_blocks = b->n, .roots = roots, .n_roots = n_roots,
                         .root_words = words, .n_root_words = n_words,
                         .read = read_process, .read_many = read_process_many, .expired = past_deadline,
                         .userdata = &rd,
-                }, classes, &ret->stats);
-        ret->mark_usec = now_monotonic_usec() - mark_started;
+                }, b->classes, &ret->stats);
+        ret->mark_usec = now_monotonic_usec() - started;
         ret->mark_cpu_usec = thread_cpu_usec() - cpu_started;
-        ret->scan_usec = now_monotonic_usec() - started;
         if (r < 0 && r != -ETIME)
                 return r;
         if (r == -ETIME &&
             asprintf(&ret->partial, "the scan stopped at its limit of %" PRIu64 " ms%s, %.1f of up to %.1f MiB "
                      "read: the blocks it reached are still reachable, the others undecided", max_pause_ms,
-                     taken_at_ns ? "" : " with the process stopped (reachability_max_pause_ms in memleakd.conf)",
+                     stopped ? " with the process stopped (reachability_max_pause_ms in memleakd.conf)" : "",
                      (double)ret->stats.bytes_scanned / (1 << 20),
-                     (double)(ret->roots_bytes + block_bytes) / (1 << 20)) < 0) {
+                     (double)(ret->roots_bytes + ret->blocks_bytes) / (1 << 20)) < 0) {
                 ret->partial = NULL;
                 return -ENOMEM;
         }
-        return tally(found, classes, n_blocks, ret);
+        return 0;
+}
+
+/* Collect, mark and tally, all in one go: a process held (at its exit) or a snapshot's copy. */
+static int scan_stopped(struct memleak_bpf *skel, const struct map_limits *lim, pid_t pid, pid_t reader,
+                        const struct thread_state *threads, size_t n_threads, uint64_t paused_from_usec,
+                        uint64_t max_pause_ms, bool stopped, bool traced_from_start, uint64_t taken_at_ns,
+                        struct reach_result *ret)
+{
+        _cleanup_(scan_blocks_done) struct scan_blocks b = {};
+        uint64_t started = now_monotonic_usec();
+        int r;
+
+        assert(ret);
+        ret->scanned_at_usec = now_realtime_usec();
+        r = collect(skel, lim, pid, taken_at_ns, &b, ret);
+        if (r < 0 || ret->error)
+                return r;
+        r = mark(reader, threads, n_threads, paused_from_usec, max_pause_ms, stopped, traced_from_start, &b, ret);
+        ret->scan_usec = now_monotonic_usec() - started;
+        if (r < 0 || ret->error)
+                return r;
+        return tally(b.found, b.classes, b.n, ret);
 }
 
 int reach_scan(struct memleak_bpf *skel, const struct map_limits *lim, pid_t pid, pid_t reader,
                const struct thread_state *threads, size_t n_threads, uint64_t paused_from_usec,
                uint64_t max_pause_ms, bool traced_from_start, struct reach_result *ret)
 {
-        int r = scan_stopped(skel, lim, pid, reader, threads, n_threads, paused_from_usec, max_pause_ms,
+        int r = scan_stopped(skel, lim, pid, reader, threads, n_threads, paused_from_usec, max_pause_ms, true,
                              traced_from_start, 0, ret);
 
         /* A scan's arrays (tens of bytes per outstanding block) are freed now: give the pages back,
@@ -563,30 +609,69 @@ static int scan_snapshot(struct memleak_bpf *skel, const struct map_limits *lim,
         ret->method = REACH_METHOD_SNAPSHOT;
         ret->paused_usec = snap->paused_usec;
         r = scan_stopped(skel, lim, snap->pid, snap->copy, snap->threads, snap->n, now_monotonic_usec(),
-                         REACH_SNAPSHOT_MAX_SCAN_MS, traced_from_start, snap->taken_at_ns, ret);
+                         REACH_SNAPSHOT_MAX_SCAN_MS, false, traced_from_start, snap->taken_at_ns, ret);
         (void)malloc_trim(0);
         return r;
 }
 
-/* No snapshot: every thread stopped along the scan, within max_pause_ms. */
+/* Leave out of b the blocks that are no longer outstanding (the same address and time of
+ * allocation) in now[] (sorted by address): those freed since b was read. */
+static void drop_freed(struct scan_blocks *b, const struct outstanding_block *now, size_t n_now,
+                       struct reach_result *ret)
+{
+        size_t k = 0, j = 0;
+
+        for (size_t i = 0; i < b->n; i++) {
+                while (j < n_now && now[j].addr < b->found[i].addr)
+                        j++;
+                if (j < n_now && now[j].addr == b->found[i].addr && now[j].timestamp_ns == b->found[i].timestamp_ns) {
+                        b->found[k] = b->found[i];
+                        b->classes[k++] = b->classes[i];
+                } else
+                        ret->blocks_freed++;
+        }
+        b->n = k;
+}
+
+/* No snapshot: every thread stopped along the mark, within max_pause_ms. The blocks are read
+ * from BPF before the stop (a million take about 100 ms: not a pause of the process), and read
+ * again after it lets the process go: those freed meanwhile are left out, or a block freed
+ * between the two would pass for lost. */
 static int scan_stopping(struct memleak_bpf *skel, const struct map_limits *lim, pid_t pid, uint64_t max_pause_ms,
                          bool traced_from_start, struct reach_result *ret)
 {
+        _cleanup_(scan_blocks_done) struct scan_blocks b = {};
+        _cleanup_free_ struct outstanding_block *now = NULL;
         _cleanup_free_ char *error = NULL;
         struct process_stop stop = {};
+        uint64_t started = now_monotonic_usec();
+        size_t n_now = 0;
         int r;
 
         ret->method = REACH_METHOD_STOPPED;
+        ret->scanned_at_usec = now_realtime_usec();
+        r = collect(skel, lim, pid, 0, &b, ret);
+        if (r < 0 || ret->error)
+                return r;
         r = process_stop(pid, max_pause_ms, &stop, &error);
         if (r < 0) {
                 if (r == -ENOMEM)
                         return r;
                 return fail(ret, r, "cannot stop pid %d: %s", (int)pid, error ? error : strerror(-r));
         }
-        r = reach_scan(skel, lim, pid, stop.threads[0].tid, stop.threads, stop.n, stop.stopped_usec,
-                       max_pause_ms, traced_from_start, ret);
+        r = mark(stop.threads[0].tid, stop.threads, stop.n, stop.stopped_usec, max_pause_ms, true, traced_from_start,
+                 &b, ret);
         ret->paused_usec = process_stop_release(&stop);
-        return r;
+        ret->scan_usec = now_monotonic_usec() - started;
+        (void)malloc_trim(0);
+        if (r < 0 || ret->error)
+                return r;
+        r = stack_collect_blocks(skel, lim, pid, &now, &n_now);
+        if (r < 0)
+                return r == -ENOMEM ? r : fail(ret, r, "cannot read its allocations from the BPF map again: %s",
+                                                strerror(-r));
+        drop_freed(&b, now, n_now, ret);
+        return tally(b.found, b.classes, b.n, ret);
 }
 
 int reach_scan_live(struct memleak_bpf *skel, const struct map_limits *lim, pid_t pid, uint64_t max_pause_ms,

@@ -60,6 +60,7 @@ struct reach_result {
         uint64_t roots_bytes;           /* the roots' extent */
         uint64_t blocks_overlapping;    /* records whose address fell inside another's (left out) */
         uint64_t blocks_after;          /* allocated after the snapshot was taken (left out) */
+        uint64_t blocks_freed;          /* a stopped scan's: freed by the time it ended (left out) */
         uint64_t blocks_bytes;          /* the blocks' extent (those scanned for) */
         struct reach_stats stats;
         struct reach_tally totals[_REACHABILITY_MAX];

@@ -207,6 +207,7 @@ static void add_target_reachability(cJSON *t, const struct report_target *rt)
         json_add_u64(o, "blocks_unreadable", r->stats.blocks_unreadable);
         json_add_u64(o, "blocks_overlapping", r->blocks_overlapping);
         json_add_u64(o, "blocks_after_snapshot", r->blocks_after);
+        json_add_u64(o, "blocks_freed", r->blocks_freed);
         json_add_u64(o, "blocks_bytes", r->blocks_bytes);
         cJSON_AddNumberToObject(o, "mark_ms", round((double)r->mark_usec / 100) / 10);
         cJSON_AddNumberToObject(o, "mark_cpu_ms", round((double)r->mark_cpu_usec / 100) / 10);
