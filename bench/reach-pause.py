@@ -60,7 +60,7 @@ def ctl(build, sock, *args):
     r = subprocess.run([os.path.join(build, 'client', 'memleakctl'), '--socket', sock, *map(str, args), '--json'],
                        capture_output=True, timeout=600)
     if r.returncode != 0:
-        raise OSError(f'memleakctl {args}: {r.stderr.decode()}')
+        raise OSError(f'memleakctl {args}: {r.stderr.decode()}{r.stdout.decode()}')
     return json.loads(r.stdout)
 
 
@@ -105,7 +105,7 @@ def main():
                 reach = report['targets'][0]['reachability']
                 rows.append((stall, reach))
                 print(f'stall {stall / 1000:.1f} ms  paused {reach.get("paused_ms")} ms  '
-                      f'method {reach.get("method", "stopped")}  scan {reach.get("scan_ms")} ms (mark {reach.get("mark_ms")} ms)  '
+                      f'method {reach.get("method", "stopped")}  scan {reach.get("scan_ms")} ms (mark {reach.get("mark_ms")} ms, cpu {reach.get("mark_cpu_ms")} ms)  '
                       f'read {reach.get("bytes_scanned", 0) / 2**20:.1f} MiB  '
                       f'rate {reach.get("scan_mib_per_s", "?")} MiB/s  '
                       f'error {reach.get("error")}  partial {reach.get("partial")}')
