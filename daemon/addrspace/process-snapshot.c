@@ -33,6 +33,8 @@
 #define CLONE_STEP_USEC (2000 * 1000)
 #define OWNED_KEEP_USEC (60ULL * 1000 * 1000)
 #define OWNED_SLOTS 64
+/* How long the second freeze, the one that reaps the copy, may take to stop every thread. */
+#define REAP_STOP_MS 50
 
 /* The copies made lately, and the process being stopped for one now: their fork events are not
  * the program's (core/manager-targets asks). */
@@ -46,14 +48,20 @@ static struct {
 bool process_snapshot_owns(pid_t parent, pid_t child)
 {
         uint64_t now = now_monotonic_usec();
-        bool found = false;
+        bool found = false, freezing;
+        int tracer = 0, tracer_tgid = 0;
 
         pthread_mutex_lock(&owned.lock);
-        found = owned.freezing == parent;
+        freezing = owned.freezing == parent;
         for (unsigned i = 0; i < OWNED_SLOTS && !found; i++)
                 found = owned.made[i].child == child && owned.made[i].parent == parent &&
                         now - owned.made[i].at_usec < OWNED_KEEP_USEC;
         pthread_mutex_unlock(&owned.lock);
+        /* a fork the process made just before the freeze may be seen during it: the copy is the
+         * child a thread of this process traces (from its birth); TracerPid names the thread */
+        if (!found && freezing && proc_status_int(child, "TracerPid:", &tracer) >= 0 && tracer > 0 &&
+            proc_status_int(tracer, "Tgid:", &tracer_tgid) >= 0)
+                found = tracer_tgid == getpid();
         return found;
 }
 
@@ -174,13 +182,15 @@ static struct user_regs_struct regs_to_restore(const struct user_regs_struct *sa
         return r;
 }
 
-/* Make tid (stopped, without a signal to take) call clone(SIGCHLD) at insn: the copy's pid in
- * *ret_copy, or -errno; tid's registers are put back in every case it can be reached. */
-static int inject_clone(struct thread_state *t, uint64_t insn, pid_t *ret_copy, char **error)
+/* Make t (stopped, without a signal to take) run system call nr with args at insn, the ptrace
+ * options set for that step only; its return value in *ret_rax, the event message of a fork it made
+ * in *ret_forked (0: none). t's registers are put back in every case it can be reached. -errno. */
+static int inject_syscall(struct thread_state *t, uint64_t insn, long nr, const uint64_t args[6],
+                          unsigned long options, long *ret_rax, unsigned long *ret_forked, char **error)
 {
         pid_t tid = t->tid;
         struct user_regs_struct saved, call, after, restore;
-        unsigned long copy = 0;
+        unsigned long forked = 0;
         int pending = 0, r = 0, status;
 
         if (ptrace(PTRACE_GETREGS, tid, NULL, &saved) < 0)
@@ -189,19 +199,18 @@ static int inject_clone(struct thread_state *t, uint64_t insn, pid_t *ret_copy, 
                 (void)asprintf(error, "thread %d runs 32-bit code", (int)tid);
                 return -EPROTONOSUPPORT;
         }
-        /* the copy inherits the options: it dies with its tracer. Only for this step: a failure of
-         * the daemon must not kill the process itself. */
-        if (ptrace(PTRACE_SETOPTIONS, tid, NULL, (void *)(uintptr_t)(PTRACE_O_TRACEFORK | PTRACE_O_EXITKILL)) < 0)
+        if (options && ptrace(PTRACE_SETOPTIONS, tid, NULL, (void *)(uintptr_t)options) < 0)
                 return -errno;
         call = saved;
         call.rip = insn;
-        call.rax = SYS_clone;
+        call.rax = (unsigned long long)nr;
         call.orig_rax = (unsigned long long)-1;        /* no restart of what it was in */
-        call.rdi = SIGCHLD;                             /* flags: a fork */
-        call.rsi = 0;                                   /* the same stack (copied) */
-        call.rdx = 0;
-        call.r10 = 0;
-        call.r8 = 0;
+        call.rdi = args[0];
+        call.rsi = args[1];
+        call.rdx = args[2];
+        call.r10 = args[3];
+        call.r8 = args[4];
+        call.r9 = args[5];
         if (ptrace(PTRACE_SETREGS, tid, NULL, &call) < 0) {
                 r = -errno;
                 goto out;
@@ -218,8 +227,8 @@ static int inject_clone(struct thread_state *t, uint64_t insn, pid_t *ret_copy, 
                         break;
                 }
                 if (status >> 8 == (SIGTRAP | (PTRACE_EVENT_FORK << 8))) {
-                        if (ptrace(PTRACE_GETEVENTMSG, tid, NULL, &copy) < 0)
-                                copy = 0;
+                        if (ptrace(PTRACE_GETEVENTMSG, tid, NULL, &forked) < 0)
+                                forked = 0;
                         continue;       /* on to the end of the call */
                 }
                 if ((status >> 16) != 0)
@@ -232,14 +241,8 @@ static int inject_clone(struct thread_state *t, uint64_t insn, pid_t *ret_copy, 
         if (r == 0) {
                 if (ptrace(PTRACE_GETREGS, tid, NULL, &after) < 0)
                         r = -errno;
-                else if ((long)after.rax < 0) {
-                        r = (int)(long)after.rax;
-                        (void)asprintf(error, "clone in pid's thread %d failed: %s", (int)tid, strerror(-r));
-                } else if (copy == 0 || (pid_t)after.rax != (pid_t)copy) {
-                        r = -EIO;
-                        (void)asprintf(error, "clone in thread %d returned %lld, its fork event said %lu", (int)tid,
-                                       (long long)after.rax, copy);
-                }
+                else
+                        *ret_rax = (long)after.rax;
         }
         if (r != -ESRCH && r != -ECHILD) {
                 restore = regs_to_restore(&saved);
@@ -247,9 +250,34 @@ static int inject_clone(struct thread_state *t, uint64_t insn, pid_t *ret_copy, 
                         r = -errno;
         }
 out:
-        (void)ptrace(PTRACE_SETOPTIONS, tid, NULL, NULL);
+        if (options)
+                (void)ptrace(PTRACE_SETOPTIONS, tid, NULL, NULL);
         if (pending)
                 t->pending_signal = pending;    /* given back as it is let go */
+        *ret_forked = forked;
+        return r;
+}
+
+/* Make t call clone(SIGCHLD) at insn: the copy's pid in *ret_copy, or -errno. */
+static int inject_clone(struct thread_state *t, uint64_t insn, pid_t *ret_copy, char **error)
+{
+        /* flags: a fork; the same stack (copied); no tids, no TLS */
+        const uint64_t args[6] = { SIGCHLD, 0, 0, 0, 0, 0 };
+        unsigned long copy = 0;
+        long rax = 0;
+        int r;
+
+        /* the copy inherits the options: it dies with its tracer. Only for this step: a failure of
+         * the daemon must not kill the process itself. */
+        r = inject_syscall(t, insn, SYS_clone, args, PTRACE_O_TRACEFORK | PTRACE_O_EXITKILL, &rax, &copy, error);
+        if (r == 0 && rax < 0) {
+                r = (int)rax;
+                (void)asprintf(error, "clone in thread %d failed: %s", (int)t->tid, strerror(-r));
+        } else if (r == 0 && (copy == 0 || (pid_t)rax != (pid_t)copy)) {
+                r = -EIO;
+                (void)asprintf(error, "clone in thread %d returned %ld, its fork event said %lu", (int)t->tid, rax,
+                               copy);
+        }
         if (r < 0 && copy > 0) {
                 /* made but not usable: gone at once */
                 (void)kill((pid_t)copy, SIGKILL);
@@ -289,12 +317,11 @@ int process_snapshot_take(pid_t pid, uint64_t timeout_ms, struct process_snapsho
                         (void)asprintf(error, "no `syscall` instruction in pid %d's code", (int)pid);
                 return r;
         }
-        owned_set_freezing(pid);
         r = process_stop(pid, timeout_ms, &stop, error);
-        if (r < 0) {
-                owned_set_freezing(0);
+        if (r < 0)
                 return r;
-        }
+        /* from here until the copy is registered, a fork event of pid's may be the copy's */
+        owned_set_freezing(pid);
         taken_at = now_monotonic_usec() * 1000;
         t = pick_thread(&stop);
         if (!t) {
@@ -318,7 +345,7 @@ int process_snapshot_take(pid_t pid, uint64_t timeout_ms, struct process_snapsho
                         r = status;
                 }
         }
-        *ret = (struct process_snapshot) { .pid = pid, .taken_at_ns = taken_at };
+        *ret = (struct process_snapshot) { .pid = pid, .taken_at_ns = taken_at, .insn = insn };
         if (r == 0) {
                 ret->copy = copy;
                 ret->threads = calloc(stop.n, sizeof(*ret->threads));
@@ -336,15 +363,43 @@ int process_snapshot_take(pid_t pid, uint64_t timeout_ms, struct process_snapsho
         return r;
 }
 
-void process_snapshot_done(struct process_snapshot *s)
+/* Kill the copy, wait for it as its tracer, and have the process wait for it (a wait4 made by one
+ * of its threads in a second short freeze): the copy is its child, and one that never waits for
+ * children would keep its zombie. Whether it is reaped. */
+static bool kill_and_reap(struct process_snapshot *s, uint64_t *paused_usec)
 {
-        if (!s)
-                return;
-        if (s->copy > 0) {
-                (void)kill(s->copy, SIGKILL);
-                while (waitpid(s->copy, NULL, __WALL) < 0 && errno == EINTR)
-                        ;
+        const uint64_t args[6] = { (uint64_t)s->copy, 0, (uint64_t)(__WALL | WNOHANG), 0, 0, 0 };
+        _cleanup_free_ char *error = NULL;
+        struct process_stop stop = {};
+        struct thread_state *t;
+        unsigned long forked = 0;
+        long rax = 0;
+        bool stopped;
+
+        /* its memory torn down first (tens of ms for a big one), the process running meanwhile */
+        (void)kill(s->copy, SIGKILL);
+        while (waitpid(s->copy, NULL, __WALL) < 0 && errno == EINTR)
+                ;
+        stopped = process_stop(s->pid, REAP_STOP_MS, &stop, &error) >= 0;
+        if (stopped) {
+                t = pick_thread(&stop);
+                if (t && inject_syscall(t, s->insn, SYS_wait4, args, 0, &rax, &forked, &error) < 0)
+                        rax = 0;
+                *paused_usec = process_stop_release(&stop);
         }
+        /* ECHILD: no such child left, the kernel reaped it (the process ignores SIGCHLD) */
+        return stopped && (rax == s->copy || rax == -ECHILD);
+}
+
+uint64_t process_snapshot_done(struct process_snapshot *s)
+{
+        uint64_t paused = 0;
+
+        if (!s)
+                return 0;
+        if (s->copy > 0)
+                s->copy_reaped = kill_and_reap(s, &paused);
         free(s->threads);
-        *s = (struct process_snapshot) {};
+        *s = (struct process_snapshot) { .copy_reaped = s->copy_reaped };
+        return paused;
 }

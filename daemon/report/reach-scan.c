@@ -689,7 +689,9 @@ int reach_scan_live(struct memleak_bpf *skel, const struct map_limits *lim, pid_
         r = process_snapshot_take(pid, max_pause_ms, &snap, &error);
         if (r == 0) {
                 r = scan_snapshot(skel, lim, &snap, traced_from_start, result);
-                process_snapshot_done(&snap);
+                /* the second freeze, that reaps the copy, is a pause too */
+                result->paused_usec += process_snapshot_done(&snap);
+                result->copy_reaped = snap.copy_reaped;
         } else if (r == -ENOMEM)
                 return r;
         else if (r == -ESRCH || r == -EBUSY || r == -ETIME)

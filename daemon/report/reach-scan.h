@@ -48,6 +48,7 @@ struct reach_result {
         char *partial;                  /* classes given, but the scan was cut short: why */
         char *no_snapshot;              /* a live scan stopped the process: why no snapshot */
         enum reach_method method;
+        bool copy_reaped;               /* a snapshot's copy: the process waited for it */
         bool at_exit;                   /* held at its exit (memleakctl run), not stopped live */
         bool traced_from_start;         /* every block it allocated is known (memleakctl run); else
                                          * what lies between them was read as roots too */

@@ -195,6 +195,10 @@ static void add_target_reachability(cJSON *t, const struct report_target *rt)
         cJSON_AddStringToObject(o, "method", reach_scan_method_to_string(r->method));
         json_add_string_or_null(o, "no_snapshot", r->no_snapshot);
         json_add_string_or_null(o, "partial", r->partial);
+        if (r->method == REACH_METHOD_SNAPSHOT)
+                cJSON_AddBoolToObject(o, "copy_reaped", r->copy_reaped);
+        else
+                cJSON_AddNullToObject(o, "copy_reaped");
         cJSON_AddBoolToObject(o, "at_exit", r->at_exit);
         cJSON_AddBoolToObject(o, "traced_from_start", r->traced_from_start);
         json_add_u64(o, "scanned_at", r->scanned_at_usec / 1000000);
