@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
-#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 #include "macro.h"

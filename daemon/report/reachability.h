@@ -43,8 +43,9 @@ struct reach_root {
  * or 0, where the memory stops being readable), or -errno. */
 typedef ssize_t (*reach_read_fn)(void *userdata, uint64_t addr, void *buf, size_t len);
 /* Reads n spans of the process, one after the other, into buf: how many bytes it read from the
- * first on (short where a span stops being readable; the spans after it are not read), or -errno.
- * One call for many small blocks (process_vm_readv takes up to IOV_MAX of them). */
+ * first on (short where a span could not be read whole: it and the spans after it count as not
+ * read), or -errno.
+ * One call for many small blocks (read in a few large reads where they lie close together). */
 struct reach_span {
         uint64_t addr;
         uint64_t len;
