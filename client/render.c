@@ -433,6 +433,7 @@ static void print_classes(FILE *f, const cJSON *o)
                 { "definitely_lost", "definitely lost" },
                 { "indirectly_lost", "indirectly lost" },
                 { "still_reachable", "still reachable" },
+                { "undecided", "undecided" },
         };
         bool first = true;
 
@@ -453,7 +454,8 @@ static void print_classes(FILE *f, const cJSON *o)
 /* The target's reachability scan: when, how long it stopped the process, what it found. */
 static void print_target_reachability(FILE *f, const cJSON *r)
 {
-        const char *error = get_str(r, "error");
+        const char *error = get_str(r, "error"), *method = get_str(r, "method"), *partial = get_str(r, "partial");
+        const char *no_snapshot = get_str(r, "no_snapshot");
         const cJSON *paused = cJSON_GetObjectItemCaseSensitive(r, "paused_ms");
 
         if (!cJSON_IsObject(r))
@@ -462,13 +464,22 @@ static void print_target_reachability(FILE *f, const cJSON *r)
                 fprintf(f, "\tReachability: not scanned: %s\n", error);
                 return;
         }
-        fprintf(f, "\tReachability (%s, %" PRIu64 " %s stopped for %.1f ms, %.1f MiB read): ",
+        fprintf(f, "\tReachability (%s, %" PRIu64 " %s stopped for %.1f ms, %.1f MiB read",
                 cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "at_exit")) ? "scanned at its exit" : "scanned live",
                 get_u64(r, "threads"), plural(get_u64(r, "threads"), "thread", "threads"),
                 get_double(r, "paused_ms"), mib(get_u64(r, "bytes_scanned")));
+        if (get_double(r, "scan_mib_per_s") > 0)
+                fprintf(f, " at %.0f MiB/s", get_double(r, "scan_mib_per_s"));
+        if (method && strcmp(method, "snapshot") == 0)
+                fputs(", from a snapshot", f);
+        else if (method && strcmp(method, "stopped") == 0)
+                fprintf(f, ", stopped all along: %s", no_snapshot ? no_snapshot : "no snapshot");
+        fputs("): ", f);
         if (error)
                 fprintf(f, "no verdict: %s\n", error);
         else {
+                if (partial)
+                        fprintf(f, "partial verdict (%s): ", partial);
                 print_classes(f, r);
                 fputc('\n', f);
         }

@@ -176,7 +176,8 @@ int stack_collect_blocks(struct memleak_bpf *skel, const struct map_limits *lim,
                 if ((pid_t)k->tgid != pid || k->space != ALLOC_SPACE_USER)
                         continue;
                 blocks[n++] = (struct outstanding_block) { .addr = k->addr, .size = v->size,
-                                                           .stack_id = v->stack_id };
+                                                           .stack_id = v->stack_id,
+                                                           .timestamp_ns = v->timestamp_ns };
         }
         if (n > 0)
                 qsort(blocks, n, sizeof(*blocks), block_by_addr);

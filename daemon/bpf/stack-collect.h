@@ -45,6 +45,7 @@ struct outstanding_block {
         uint64_t addr;
         uint64_t size;
         int64_t stack_id;
+        uint64_t timestamp_ns;          /* CLOCK_MONOTONIC when it was allocated */
 };
 
 /* pid's outstanding heap allocations, sorted by address. -errno. */

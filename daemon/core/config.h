@@ -43,7 +43,7 @@
 #define CONFIG_VERDICT_MIN_SNAPSHOTS_MIN    3u
 #define CONFIG_VERDICT_MIN_SNAPSHOTS_MAX    1000u
 #define CONFIG_VERDICT_NOISE_FACTOR_MAX     100u
-#define CONFIG_REACHABILITY_MAX_PAUSE_MS_DEFAULT 5000
+#define CONFIG_REACHABILITY_MAX_PAUSE_MS_DEFAULT 200
 #define CONFIG_REACHABILITY_MAX_PAUSE_MS_MIN 10
 #define CONFIG_REACHABILITY_MAX_PAUSE_MS_MAX 600000
 #define CONFIG_AUTO_SAMPLE_PERCENT_DEFAULT  80u       /* targets/auto-sample.h */
@@ -76,8 +76,9 @@ struct memleakd_config {
         uint32_t verdict_noise_factor;  /* verdict_noise_factor: growth against scatter, 1..100 */
         uint64_t verdict_flat_bytes;    /* verdict_flat_bytes: a flat range, bytes, K/M/G allowed */
         uint32_t verdict_flat_percent;  /* verdict_flat_percent: or this share of the level, 0..100 */
-        uint32_t reachability_max_pause_ms; /* reachability_max_pause_ms: longest a scan stops a
-                                             * process (report --reachability, run's exit) */
+        uint32_t reachability_max_pause_ms; /* reachability_max_pause_ms: longest a live scan
+                                             * that could take no snapshot stops a process
+                                             * (report --reachability); run's exit: 5 s at least */
         uint32_t auto_sample_percent;   /* auto_sample_percent: how full a target's share of the
                                          * allocation table turns it to sampling, 0..100, 0 = never */
 };

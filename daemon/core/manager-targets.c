@@ -12,6 +12,7 @@
 #include <systemd/sd-daemon.h>
 #include "bpf-loader.h"
 #include "fork-watch.h"
+#include "process-snapshot.h"
 #include "kernel-target.h"
 #include "exit-hold.h"
 #include "log.h"
@@ -532,6 +533,9 @@ void manager_target_forked(struct manager *m, pid_t parent, pid_t child, bool sh
 
         assert(m);
         if (!t || t->exited)
+                return;
+        /* the copy a reachability snapshot made: never runs, is killed after the scan */
+        if (process_snapshot_owns(parent, child))
                 return;
         /* not when it was found running as t was attached, its fork event coming later */
         if (!target_note_child(t, child)) {

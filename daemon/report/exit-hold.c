@@ -24,6 +24,10 @@
 #include "tracee-family.h"
 #include "util.h"
 
+/* A program held at its exit is no service waiting: its scan may take this long at least, whatever
+ * a live scan's pause limit (reachability_max_pause_ms). */
+#define EXIT_SCAN_MIN_MS 5000
+
 /* How long the other threads get to reach their exit stops once one thread exits the process. */
 #define OTHERS_STOP_USEC (1000 * 1000)
 
@@ -260,7 +264,8 @@ static void scan_at_exit(struct exit_hold *h, pid_t tid)
         n = hold_all(h, tid, held);
         capture_maps(h);
         result->at_exit = true;
-        if (reach_scan(h->skel, &h->limits, h->pid, tid, held, n, paused_from, h->max_pause_ms, true, result) < 0) {
+        if (reach_scan(h->skel, &h->limits, h->pid, tid, held, n, paused_from,
+                       MAX(h->max_pause_ms, (uint64_t)EXIT_SCAN_MIN_MS), true, result) < 0) {
                 reach_scan_result_free(result);
                 finish(h, NULL, "out of memory for the scan at exit");
         } else {

@@ -8,17 +8,29 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/uio.h>
+#include <fcntl.h>
+#include <time.h>
 #include <unistd.h>
 #include "macro.h"
 #include "reach-scan.h"
+#include "string-table.h"
 #include "util.h"
+
+static const char *const reach_scan_method_table[_REACH_METHOD_MAX] = {
+        [REACH_METHOD_EXIT] = "exit",
+        [REACH_METHOD_SNAPSHOT] = "snapshot",
+        [REACH_METHOD_STOPPED] = "stopped",
+};
+
+DEFINE_STRING_TABLE_LOOKUP_TO_STRING(reach_scan_method, enum reach_method);
 
 void reach_scan_result_free(struct reach_result *r)
 {
         if (!r)
                 return;
         free(r->message);
+        free(r->partial);
+        free(r->no_snapshot);
         free(r->stacks);
         free(r);
 }
@@ -33,13 +45,22 @@ int reach_scan_result_copy(const struct reach_result *r, struct reach_result **r
                 return -ENOMEM;
         *c = *r;
         c->message = NULL;
+        c->partial = NULL;
+        c->no_snapshot = NULL;
         c->stacks = NULL;
-        if (r->message && !(c->message = strdup(r->message)))
+        if ((r->message && !(c->message = strdup(r->message))) ||
+            (r->partial && !(c->partial = strdup(r->partial))) ||
+            (r->no_snapshot && !(c->no_snapshot = strdup(r->no_snapshot)))) {
+                free(c->message);
+                free(c->partial);
                 return -ENOMEM;
+        }
         if (r->n_stacks > 0) {
                 c->stacks = calloc(r->n_stacks, sizeof(*c->stacks));
                 if (!c->stacks) {
                         free(c->message);
+                        free(c->partial);
+                        free(c->no_snapshot);
                         return -ENOMEM;
                 }
                 memcpy(c->stacks, r->stacks, r->n_stacks * sizeof(*c->stacks));
@@ -199,19 +220,121 @@ int reach_scan_roots_select(const struct proc_maps *maps, const struct thread_st
         return 0;
 }
 
+/* The process's memory is read through /proc/PID/mem: process_vm_readv pins the pages it reads,
+ * and pinning a page a snapshot's copy shares with the process (copy on write) copies it first
+ * (the kernel's unshare for a pinned anonymous page): the whole heap duplicated, at a tenth of the
+ * speed. A read of /proc/PID/mem takes a page without pinning it. */
 struct reader {
-        pid_t tid;
+        int mem_fd;
         uint64_t deadline_usec;
+        uint8_t *scratch;               /* READ_SCRATCH_BYTES */
+        size_t order[REACH_READ_MANY_MAX];
 };
+
+/* Spans apart by at most this are read in one go, what lies between them read and dropped. */
+#define READ_GAP_BYTES 4096
+#define READ_SCRATCH_BYTES (1024 * 1024)
 
 static ssize_t read_process(void *userdata, uint64_t addr, void *buf, size_t len)
 {
         const struct reader *r = userdata;
-        struct iovec local = { .iov_base = buf, .iov_len = len };
-        struct iovec remote = { .iov_base = (void *)(uintptr_t)addr, .iov_len = len };
-        ssize_t n = process_vm_readv(r->tid, &local, 1, &remote, 1, 0);
+        ssize_t n;
 
+        if (addr > INT64_MAX || len > (size_t)INT64_MAX - addr)
+                return -EFAULT;
+        do
+                n = pread(r->mem_fd, buf, len, (off_t)addr);
+        while (n < 0 && errno == EINTR);
         return n < 0 ? -errno : n;
+}
+
+static int by_span_addr(const void *a, const void *b, void *userdata)
+{
+        const struct reach_span *spans = userdata;
+        uint64_t x = spans[*(const size_t *)a].addr, y = spans[*(const size_t *)b].addr;
+
+        return x < y ? -1 : x > y;
+}
+
+/* The spans in address order, those close together read in one pread into scratch and copied to
+ * their place in buf: how many bytes of buf, from the first span on, were read whole. */
+static ssize_t read_process_many(void *userdata, const struct reach_span *spans, size_t n, void *buf)
+{
+        struct reader *r = userdata;
+        _cleanup_free_ uint64_t *offset = calloc(n + 1, sizeof(*offset));
+        _cleanup_free_ bool *ok = calloc(n + 1, sizeof(*ok));
+        uint64_t done = 0;
+
+        assert(n <= REACH_READ_MANY_MAX);
+        if (!offset || !ok)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++) {
+                offset[i + 1] = offset[i] + spans[i].len;
+                r->order[i] = i;
+        }
+        qsort_r(r->order, n, sizeof(r->order[0]), by_span_addr, (void *)spans);
+        for (size_t i = 0; i < n; ) {
+                const struct reach_span *first = &spans[r->order[i]];
+                uint64_t from = first->addr, to = first->addr + first->len;
+                size_t j = i + 1;
+                ssize_t got;
+
+                while (j < n) {
+                        const struct reach_span *next = &spans[r->order[j]];
+                        uint64_t end = MAX(to, next->addr + next->len);
+
+                        if (next->addr > to + READ_GAP_BYTES || end - from > READ_SCRATCH_BYTES)
+                                break;
+                        to = end;
+                        j++;
+                }
+                if (to - from > READ_SCRATCH_BYTES) {
+                        /* one span alone bigger than scratch (the caller keeps them smaller) */
+                        got = read_process(r, from, (uint8_t *)buf + offset[r->order[i]], to - from);
+                        ok[r->order[i]] = got == (ssize_t)(to - from);
+                        i = j;
+                        continue;
+                }
+                got = read_process(r, from, r->scratch, to - from);
+                for (size_t k = i; k < j; k++) {
+                        const struct reach_span *sp = &spans[r->order[k]];
+
+                        if (got >= 0 && sp->addr + sp->len - from <= (uint64_t)got) {
+                                memcpy((uint8_t *)buf + offset[r->order[k]], r->scratch + (sp->addr - from), sp->len);
+                                ok[r->order[k]] = true;
+                        }
+                }
+                i = j;
+        }
+        while (done < n && ok[done])
+                done++;
+        return (ssize_t)offset[done];
+}
+
+static int reader_open(pid_t tid, uint64_t deadline_usec, struct reader *ret)
+{
+        char path[64];
+
+        snprintf(path, sizeof(path), "/proc/%d/mem", (int)tid);
+        ret->deadline_usec = deadline_usec;
+        ret->scratch = malloc(READ_SCRATCH_BYTES);
+        if (!ret->scratch)
+                return -ENOMEM;
+        ret->mem_fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (ret->mem_fd < 0) {
+                free(ret->scratch);
+                ret->scratch = NULL;
+                return errno == ENOENT ? -ESRCH : -errno;
+        }
+        return 0;
+}
+
+static void reader_close(struct reader *r)
+{
+        if (r->mem_fd >= 0)
+                close(r->mem_fd);
+        free(r->scratch);
+        *r = (struct reader) { .mem_fd = -1 };
 }
 
 /* glibc serves a block of its mmap threshold (128 KiB and up) from a mapping of its own: the
@@ -246,6 +369,15 @@ static int find_mmapped_chunks(const struct reach_block *blocks, size_t n, struc
         *ret = TAKE_PTR(chunks);
         *ret_n = k;
         return 0;
+}
+
+static uint64_t thread_cpu_usec(void)
+{
+        struct timespec ts;
+
+        if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) < 0)
+                return 0;
+        return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
 }
 
 static bool past_deadline(void *userdata)
@@ -311,55 +443,92 @@ static int tally(const struct outstanding_block *blocks, const enum reachability
         return 0;
 }
 
-static int scan_stopped(struct memleak_bpf *skel, const struct map_limits *lim, pid_t pid, pid_t reader,
-                        const struct thread_state *threads, size_t n_threads, uint64_t paused_from_usec,
-                        uint64_t max_pause_ms, bool traced_from_start, struct reach_result *ret)
+/* A scan's blocks: pid's outstanding blocks, apart, sorted by address; their classes once marked. */
+struct scan_blocks {
+        struct outstanding_block *found;
+        struct reach_block *blocks;
+        enum reachability *classes;
+        size_t n;
+};
+
+static void scan_blocks_done(struct scan_blocks *b)
 {
-        _cleanup_free_ struct outstanding_block *found = NULL;
-        _cleanup_free_ struct reach_block *blocks = NULL;
+        free(b->found);
+        free(b->blocks);
+        free(b->classes);
+        *b = (struct scan_blocks) {};
+}
+
+/* Read pid's blocks from the BPF maps into *ret; taken_at_ns: a snapshot's time (CLOCK_MONOTONIC),
+ * the blocks allocated after it left out; 0 for none. -ENOMEM; other failures in res->error. */
+static int collect(struct memleak_bpf *skel, const struct map_limits *lim, pid_t pid, uint64_t taken_at_ns,
+                   struct scan_blocks *ret, struct reach_result *res)
+{
+        struct outstanding_block *found = NULL;
+        size_t n_found = 0, n = 0;
+        int r;
+
+        r = stack_collect_blocks(skel, lim, pid, &found, &n_found);
+        if (r < 0)
+                return r == -ENOMEM ? r : fail(res, r, "cannot read its allocations from the BPF map: %s",
+                                                strerror(-r));
+        ret->found = found;
+        /* records that overlap an earlier one (a free memleakd missed, then the address reused
+         * inside it) are left out: the mark needs blocks apart */
+        ret->blocks = calloc(MAX(n_found, (size_t)1), sizeof(*ret->blocks));
+        ret->classes = calloc(MAX(n_found, (size_t)1), sizeof(*ret->classes));
+        if (!ret->blocks || !ret->classes)
+                return -ENOMEM;
+        res->blocks_bytes = 0;
+        for (size_t i = 0; i < n_found; i++) {
+                if (taken_at_ns && found[i].timestamp_ns > taken_at_ns) {
+                        res->blocks_after++;
+                        continue;
+                }
+                if (n > 0 && found[i].addr - ret->blocks[n - 1].addr < ret->blocks[n - 1].size) {
+                        res->blocks_overlapping++;
+                        continue;
+                }
+                found[n] = found[i];
+                ret->blocks[n++] = (struct reach_block) { .addr = found[i].addr, .size = found[i].size };
+                res->blocks_bytes += found[i].size;
+        }
+        ret->n = n;
+        return 0;
+}
+
+/* Mark b's blocks in pid's memory, read through reader, whose threads[] were stopped at
+ * paused_from_usec: up to max_pause_ms after it; stopped says the process waits meanwhile (the
+ * limit is its pause). -ENOMEM; other failures in ret->error. */
+static int mark(pid_t reader, const struct thread_state *threads, size_t n_threads, uint64_t paused_from_usec,
+                uint64_t max_pause_ms, bool stopped, bool traced_from_start, struct scan_blocks *b,
+                struct reach_result *ret)
+{
         _cleanup_free_ struct reach_root *roots = NULL;
         _cleanup_free_ struct reach_block *chunks = NULL;
-        _cleanup_free_ enum reachability *classes = NULL;
         _cleanup_(proc_maps_done) struct proc_maps maps = {};
-        _cleanup_free_ uint64_t *words = NULL;
-        struct reader rd = { .tid = reader, .deadline_usec = paused_from_usec + max_pause_ms * 1000 };
-        uint64_t started = now_monotonic_usec();
-        size_t n_found = 0, n_blocks = 0, n_roots = 0, n_words = 0, n_chunks = 0;
-        uint64_t block_bytes = 0;
+        _cleanup_free_ uint64_t *words = calloc(MAX(n_threads, (size_t)1) * THREAD_REGS_WORDS, sizeof(*words));
+        _cleanup_(reader_close) struct reader rd = { .mem_fd = -1 };
+        size_t n_roots = 0, n_words = 0, n_chunks = 0;
+        uint64_t started, cpu_started;
         char path[64];
         int r;
 
-        assert(ret);
-        ret->scanned_at_usec = now_realtime_usec();
-        r = stack_collect_blocks(skel, lim, pid, &found, &n_found);
-        if (r < 0)
-                return r == -ENOMEM ? r : fail(ret, r, "cannot read its allocations from the BPF map: %s",
-                                                strerror(-r));
-        /* records that overlap an earlier one (a free memleakd missed, then the address reused
-         * inside it) are left out: the mark needs blocks apart */
-        blocks = calloc(MAX(n_found, (size_t)1), sizeof(*blocks));
-        classes = calloc(MAX(n_found, (size_t)1), sizeof(*classes));
-        words = calloc(MAX(n_threads, (size_t)1) * THREAD_REGS_WORDS, sizeof(*words));
-        if (!blocks || !classes || !words)
+        if (!words)
                 return -ENOMEM;
-        for (size_t i = 0; i < n_found; i++) {
-                if (n_blocks > 0 && found[i].addr - blocks[n_blocks - 1].addr < blocks[n_blocks - 1].size) {
-                        ret->blocks_overlapping++;
-                        continue;
-                }
-                found[n_blocks] = found[i];
-                blocks[n_blocks++] = (struct reach_block) { .addr = found[i].addr, .size = found[i].size };
-                block_bytes += found[i].size;
-        }
-        snprintf(path, sizeof(path), "/proc/%d/task/%d/maps", (int)pid, (int)reader);
+        r = reader_open(reader, paused_from_usec + max_pause_ms * 1000, &rd);
+        if (r < 0)
+                return r == -ENOMEM ? r : fail(ret, r, "cannot open the memory of pid %d: %s", (int)reader,
+                                                strerror(-r));
+        snprintf(path, sizeof(path), "/proc/%d/task/%d/maps", (int)reader, (int)reader);
         r = proc_maps_parse_file(path, &maps);
         if (r < 0)
                 return r == -ENOMEM ? r : fail(ret, r, "cannot read %s: %s", path, strerror(-r));
-        r = find_mmapped_chunks(blocks, n_blocks, &rd, &chunks, &n_chunks);
+        r = find_mmapped_chunks(b->blocks, b->n, &rd, &chunks, &n_chunks);
         if (r < 0)
                 return r;
         ret->traced_from_start = traced_from_start;
-        r = reach_scan_roots_select(&maps, threads, n_threads, blocks, n_blocks, chunks, n_chunks, traced_from_start,
+        r = reach_scan_roots_select(&maps, threads, n_threads, b->blocks, b->n, chunks, n_chunks, traced_from_start,
                                     &roots, &n_roots);
         if (r < 0)
                 return r;
@@ -371,28 +540,58 @@ static int scan_stopped(struct memleak_bpf *skel, const struct map_limits *lim, 
                         n_words += THREAD_REGS_WORDS;
                         ret->threads++;
                 }
+        started = now_monotonic_usec();
+        cpu_started = thread_cpu_usec();
         r = reachability_classify(&(struct reach_input) {
-                        .blocks = blocks, .n_blocks = n_blocks, .roots = roots, .n_roots = n_roots,
+                        .blocks = b->blocks, .n_blocks = b->n, .roots = roots, .n_roots = n_roots,
                         .root_words = words, .n_root_words = n_words,
-                        .read = read_process, .expired = past_deadline, .userdata = &rd,
-                }, classes, &ret->stats);
-        ret->scan_usec = now_monotonic_usec() - started;
-        if (r == -ETIME)
-                return fail(ret, -ETIME, "the scan stopped at its limit of %" PRIu64 " ms with the process "
-                            "stopped (reachability_max_pause_ms in memleakd.conf), %.1f of up to %.1f MiB read",
-                            max_pause_ms, (double)ret->stats.bytes_scanned / (1 << 20),
-                            (double)(ret->roots_bytes + block_bytes) / (1 << 20));
-        if (r < 0)
+                        .read = read_process, .read_many = read_process_many, .expired = past_deadline,
+                        .userdata = &rd,
+                }, b->classes, &ret->stats);
+        ret->mark_usec = now_monotonic_usec() - started;
+        ret->mark_cpu_usec = thread_cpu_usec() - cpu_started;
+        if (r < 0 && r != -ETIME)
                 return r;
-        return tally(found, classes, n_blocks, ret);
+        if (r == -ETIME &&
+            asprintf(&ret->partial, "the scan stopped at its limit of %" PRIu64 " ms%s, %.1f of up to %.1f MiB "
+                     "read: the blocks it reached are still reachable, the others undecided", max_pause_ms,
+                     stopped ? " with the process stopped (reachability_max_pause_ms in memleakd.conf)" : "",
+                     (double)ret->stats.bytes_scanned / (1 << 20),
+                     (double)(ret->roots_bytes + ret->blocks_bytes) / (1 << 20)) < 0) {
+                ret->partial = NULL;
+                return -ENOMEM;
+        }
+        return 0;
+}
+
+/* Collect, mark and tally, all in one go: a process held (at its exit) or a snapshot's copy. */
+static int scan_stopped(struct memleak_bpf *skel, const struct map_limits *lim, pid_t pid, pid_t reader,
+                        const struct thread_state *threads, size_t n_threads, uint64_t paused_from_usec,
+                        uint64_t max_pause_ms, bool stopped, bool traced_from_start, uint64_t taken_at_ns,
+                        struct reach_result *ret)
+{
+        _cleanup_(scan_blocks_done) struct scan_blocks b = {};
+        uint64_t started = now_monotonic_usec();
+        int r;
+
+        assert(ret);
+        ret->scanned_at_usec = now_realtime_usec();
+        r = collect(skel, lim, pid, taken_at_ns, &b, ret);
+        if (r < 0 || ret->error)
+                return r;
+        r = mark(reader, threads, n_threads, paused_from_usec, max_pause_ms, stopped, traced_from_start, &b, ret);
+        ret->scan_usec = now_monotonic_usec() - started;
+        if (r < 0 || ret->error)
+                return r;
+        return tally(b.found, b.classes, b.n, ret);
 }
 
 int reach_scan(struct memleak_bpf *skel, const struct map_limits *lim, pid_t pid, pid_t reader,
                const struct thread_state *threads, size_t n_threads, uint64_t paused_from_usec,
                uint64_t max_pause_ms, bool traced_from_start, struct reach_result *ret)
 {
-        int r = scan_stopped(skel, lim, pid, reader, threads, n_threads, paused_from_usec, max_pause_ms,
-                             traced_from_start, ret);
+        int r = scan_stopped(skel, lim, pid, reader, threads, n_threads, paused_from_usec, max_pause_ms, true,
+                             traced_from_start, 0, ret);
 
         /* A scan's arrays (tens of bytes per outstanding block) are freed now: give the pages back,
          * or each arena that served a scan keeps its high-water mark for good. */
@@ -400,31 +599,114 @@ int reach_scan(struct memleak_bpf *skel, const struct map_limits *lim, pid_t pid
         return r;
 }
 
+/* The copy snap made, scanned against the registers of the freeze. */
+static int scan_snapshot(struct memleak_bpf *skel, const struct map_limits *lim, const struct process_snapshot *snap,
+                         bool traced_from_start, struct reach_result *ret)
+{
+        int r;
+
+        ret->method = REACH_METHOD_SNAPSHOT;
+        ret->paused_usec = snap->paused_usec;
+        r = scan_stopped(skel, lim, snap->pid, snap->copy, snap->threads, snap->n, now_monotonic_usec(),
+                         REACH_SNAPSHOT_MAX_SCAN_MS, false, traced_from_start, snap->taken_at_ns, ret);
+        (void)malloc_trim(0);
+        return r;
+}
+
+/* Leave out of b the blocks that are no longer outstanding (the same address and time of
+ * allocation) in now[] (sorted by address): those freed since b was read. */
+static void drop_freed(struct scan_blocks *b, const struct outstanding_block *now, size_t n_now,
+                       struct reach_result *ret)
+{
+        size_t k = 0, j = 0;
+
+        for (size_t i = 0; i < b->n; i++) {
+                while (j < n_now && now[j].addr < b->found[i].addr)
+                        j++;
+                if (j < n_now && now[j].addr == b->found[i].addr && now[j].timestamp_ns == b->found[i].timestamp_ns) {
+                        b->found[k] = b->found[i];
+                        b->classes[k++] = b->classes[i];
+                } else
+                        ret->blocks_freed++;
+        }
+        b->n = k;
+}
+
+/* No snapshot: every thread stopped along the mark, within max_pause_ms. The blocks are read
+ * from BPF before the stop (a million take about 100 ms: not a pause of the process), and read
+ * again after it lets the process go: those freed meanwhile are left out, or a block freed
+ * between the two would pass for lost. */
+static int scan_stopping(struct memleak_bpf *skel, const struct map_limits *lim, pid_t pid, uint64_t max_pause_ms,
+                         bool traced_from_start, struct reach_result *ret)
+{
+        _cleanup_(scan_blocks_done) struct scan_blocks b = {};
+        _cleanup_free_ struct outstanding_block *now = NULL;
+        _cleanup_free_ char *error = NULL;
+        struct process_stop stop = {};
+        uint64_t started = now_monotonic_usec();
+        size_t n_now = 0;
+        int r;
+
+        ret->method = REACH_METHOD_STOPPED;
+        ret->scanned_at_usec = now_realtime_usec();
+        r = collect(skel, lim, pid, 0, &b, ret);
+        if (r < 0 || ret->error)
+                return r;
+        r = process_stop(pid, max_pause_ms, &stop, &error);
+        if (r < 0) {
+                if (r == -ENOMEM)
+                        return r;
+                return fail(ret, r, "cannot stop pid %d: %s", (int)pid, error ? error : strerror(-r));
+        }
+        r = mark(stop.threads[0].tid, stop.threads, stop.n, stop.stopped_usec, max_pause_ms, true, traced_from_start,
+                 &b, ret);
+        ret->paused_usec = process_stop_release(&stop);
+        ret->scan_usec = now_monotonic_usec() - started;
+        (void)malloc_trim(0);
+        if (r < 0 || ret->error)
+                return r;
+        r = stack_collect_blocks(skel, lim, pid, &now, &n_now);
+        if (r < 0)
+                return r == -ENOMEM ? r : fail(ret, r, "cannot read its allocations from the BPF map again: %s",
+                                                strerror(-r));
+        drop_freed(&b, now, n_now, ret);
+        return tally(b.found, b.classes, b.n, ret);
+}
+
 int reach_scan_live(struct memleak_bpf *skel, const struct map_limits *lim, pid_t pid, uint64_t max_pause_ms,
                     bool traced_from_start, struct reach_result **ret)
 {
         _cleanup_free_ struct reach_result *result = calloc(1, sizeof(*result));
         _cleanup_free_ char *error = NULL;
-        struct process_stop stop = {};
+        struct process_snapshot snap = {};
         int r;
 
         assert(ret);
         if (!result)
                 return -ENOMEM;
         result->scanned_at_usec = now_realtime_usec();
-        r = process_stop(pid, max_pause_ms, &stop, &error);
-        if (r < 0) {
-                if (r == -ENOMEM)
-                        return r;
-                fail(result, r, "cannot stop pid %d: %s", (int)pid, error ? error : strerror(-r));
-                *ret = TAKE_PTR(result);
-                return 0;
+        r = process_snapshot_take(pid, max_pause_ms, &snap, &error);
+        if (r == 0) {
+                r = scan_snapshot(skel, lim, &snap, traced_from_start, result);
+                /* the second freeze, that reaps the copy, is a pause too */
+                result->paused_usec += process_snapshot_done(&snap);
+                result->copy_reaped = snap.copy_reaped;
+        } else if (r == -ENOMEM)
+                return r;
+        else if (r == -ESRCH || r == -EBUSY || r == -ETIME)
+                /* what a stopped scan would meet as well */
+                r = fail(result, r, "cannot stop pid %d: %s", (int)pid, error ? error : strerror(-r));
+        else {
+                if (asprintf(&result->no_snapshot, "%s", error ? error : strerror(-r)) < 0) {
+                        result->no_snapshot = NULL;
+                        return -ENOMEM;
+                }
+                r = scan_stopping(skel, lim, pid, max_pause_ms, traced_from_start, result);
         }
-        r = reach_scan(skel, lim, pid, stop.threads[0].tid, stop.threads, stop.n, stop.stopped_usec,
-                       max_pause_ms, traced_from_start, result);
-        result->paused_usec = process_stop_release(&stop);
         if (r < 0) {
                 free(result->message);
+                free(result->partial);
+                free(result->no_snapshot);
                 free(result->stacks);
                 return r;
         }

@@ -12,6 +12,7 @@
 #include "reachability.h"
 #include "stack-collect.h"
 #include "process-stop.h"
+#include "process-snapshot.h"
 
 struct memleak_bpf;
 
@@ -28,18 +29,40 @@ struct reach_stack {
         struct reach_tally by_class[_REACHABILITY_MAX];
 };
 
+/* How the memory scanned was had. */
+enum reach_method {
+        REACH_METHOD_EXIT = 0,          /* held at its exit (memleakctl run) */
+        REACH_METHOD_SNAPSHOT,          /* a copy-on-write copy, made in a short freeze */
+        REACH_METHOD_STOPPED,           /* stopped all along the scan (no copy could be made) */
+        _REACH_METHOD_MAX,
+};
+
+const char *reach_scan_method_to_string(enum reach_method m);
+
+/* A snapshot scan's own bound: the process runs on meanwhile; its copy is what waits. */
+#define REACH_SNAPSHOT_MAX_SCAN_MS (10ULL * 60 * 1000)
+
 struct reach_result {
         int error;                      /* 0; or -errno: no classes (message says why) */
         char *message;
+        char *partial;                  /* classes given, but the scan was cut short: why */
+        char *no_snapshot;              /* a live scan stopped the process: why no snapshot */
+        enum reach_method method;
+        bool copy_reaped;               /* a snapshot's copy: the process waited for it */
         bool at_exit;                   /* held at its exit (memleakctl run), not stopped live */
         bool traced_from_start;         /* every block it allocated is known (memleakctl run); else
                                          * what lies between them was read as roots too */
         uint64_t scanned_at_usec;       /* CLOCK_REALTIME */
         uint64_t paused_usec;           /* how long the process was stopped */
         uint64_t scan_usec;
+        uint64_t mark_usec;             /* of which the mark: reading memory, following pointers */
+        uint64_t mark_cpu_usec;         /* the CPU time the mark took (the rest: waiting for one) */
         uint32_t threads;               /* whose registers and stacks were roots */
         uint64_t roots_bytes;           /* the roots' extent */
         uint64_t blocks_overlapping;    /* records whose address fell inside another's (left out) */
+        uint64_t blocks_after;          /* allocated after the snapshot was taken (left out) */
+        uint64_t blocks_freed;          /* a stopped scan's: freed by the time it ended (left out) */
+        uint64_t blocks_bytes;          /* the blocks' extent (those scanned for) */
         struct reach_stats stats;
         struct reach_tally totals[_REACHABILITY_MAX];
         struct reach_stack *stacks;     /* sorted by stack_id */
@@ -64,14 +87,17 @@ int reach_scan_roots_select(const struct proc_maps *maps, const struct thread_st
 
 /* Scan pid, whose threads[] the caller stopped (their registers read) at paused_from_usec
  * (CLOCK_MONOTONIC), reading its memory through thread reader (one that still has it: at exit, the
- * leader may not), giving up max_pause_ms after paused_from_usec. Fills ret (error and message set
- * when it could not finish); traced_from_start: memleakd saw every allocation it made (memleakctl
- * run), else it was attached while it ran. -ENOMEM only. */
+ * leader may not; for a snapshot, its copy), giving up max_pause_ms after paused_from_usec. Fills
+ * ret (error and message set when it could not start, partial when it was cut short: the classes
+ * then hold what it decided, the rest undecided); traced_from_start: memleakd saw every allocation
+ * it made (memleakctl run), else it was attached while it ran. -ENOMEM only. */
 int reach_scan(struct memleak_bpf *skel, const struct map_limits *lim, pid_t pid, pid_t reader,
                const struct thread_state *threads, size_t n_threads, uint64_t paused_from_usec,
                uint64_t max_pause_ms, bool traced_from_start, struct reach_result *ret);
 
-/* Stop the running process pid (every thread), scan it, let it go: at most max_pause_ms in all.
- * *ret says what it found, or why it could not (its error and message); -ENOMEM only. */
+/* Scan the running process pid: a snapshot taken (process-snapshot.h), the process let go at once,
+ * the copy scanned at leisure; where no snapshot can be taken, the process stopped all along, for
+ * at most max_pause_ms (a partial verdict past it). *ret says what it found, or why it could not
+ * (its error and message); -ENOMEM only. */
 int reach_scan_live(struct memleak_bpf *skel, const struct map_limits *lim, pid_t pid, uint64_t max_pause_ms,
                     bool traced_from_start, struct reach_result **ret);

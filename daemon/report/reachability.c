@@ -13,12 +13,18 @@ static const char *const reachability_table[_REACHABILITY_MAX] = {
         [REACHABILITY_STILL_REACHABLE] = "still_reachable",
         [REACHABILITY_DEFINITELY_LOST] = "definitely_lost",
         [REACHABILITY_INDIRECTLY_LOST] = "indirectly_lost",
+        [REACHABILITY_UNDECIDED] = "undecided",
 };
 
 DEFINE_STRING_TABLE_LOOKUP_TO_STRING(reachability, enum reachability);
 
-#define READ_CHUNK_BYTES (64 * 1024)
+#define READ_CHUNK_BYTES (1024 * 1024)
 #define PAGE_BYTES 4096ULL
+/* Blocks up to this size are read many at once (read_many); bigger ones in chunks of their own. */
+#define BATCH_BLOCK_MAX_BYTES (64 * 1024)
+/* The filter's grid: a bit per page of the blocks' span, coarser when that takes more bits. */
+#define FILTER_MAX_BITS (32ULL * 1024 * 1024)
+#define FILTER_MIN_SHIFT 12
 
 enum mark {
         MARK_UNREACHED = 0,
@@ -35,6 +41,13 @@ struct marker {
         uint8_t *buf;                   /* READ_CHUNK_BYTES */
         struct reach_stats stats;
         bool expired;
+        /* the filter: [lo, lo + span) holds every block; grid bit (v - lo) >> shift set where some
+         * block lies */
+        uint64_t lo, span;
+        unsigned shift;
+        uint64_t *grid;
+        struct reach_span *spans;       /* REACH_READ_MANY_MAX */
+        size_t *batch;
 };
 
 uint64_t reachability_chunk_header_slot(uint64_t addr, uint64_t size)
@@ -68,17 +81,47 @@ static size_t block_at(const struct marker *m, uint64_t v)
 
 /* A word that points into a block in state from: that block goes to state to, and on the stack
  * to be scanned (at most once per block: it left state from). */
+static inline bool may_hold(const struct marker *m, uint64_t v)
+{
+        uint64_t off = v - m->lo;
+
+        if (off >= m->span)
+                return false;
+        off >>= m->shift;
+        return (m->grid[off / 64] >> (off % 64)) & 1;
+}
+
 static void reach_word(struct marker *m, uint64_t v, enum mark from, enum mark to)
 {
         size_t b;
 
-        if (m->in->n_blocks == 0 || v < m->in->blocks[0].addr)
+        if (!may_hold(m, v)) {
+                m->stats.words_filtered++;
                 return;
+        }
+        m->stats.words_looked_up++;
         b = block_at(m, v);
         if (b == m->in->n_blocks || m->marks[b] != from)
                 return;
         m->marks[b] = to;
         m->stack[m->depth++] = b;
+}
+
+static void scan_words(struct marker *m, const uint8_t *buf, size_t len, enum mark from, enum mark to,
+                       enum mark from2)
+{
+        for (size_t off = 0; off + 8 <= len; off += 8) {
+                uint64_t v;
+
+                memcpy(&v, buf + off, sizeof(v));
+                if (!may_hold(m, v)) {
+                        m->stats.words_filtered++;
+                        continue;
+                }
+                reach_word(m, v, from, to);
+                if (from2 != from)
+                        reach_word(m, v, from2, to);
+        }
 }
 
 /* Each aligned word of [addr, addr + size), read in chunks: returns false when some of it could
@@ -102,14 +145,7 @@ static bool scan_range(struct marker *m, uint64_t addr, uint64_t size, enum mark
                 n = m->in->read(m->in->userdata, at, m->buf, want);
                 if (n < 0)
                         n = 0;
-                for (size_t off = 0; off + 8 <= (size_t)n; off += 8) {
-                        uint64_t v;
-
-                        memcpy(&v, m->buf + off, sizeof(v));
-                        reach_word(m, v, from, to);
-                        if (from2 != from)
-                                reach_word(m, v, from2, to);
-                }
+                scan_words(m, m->buf, (size_t)n, from, to, from2);
                 m->stats.bytes_scanned += (uint64_t)n & ~7ULL;
                 if ((size_t)n < want) {
                         /* unreadable from at + n: skip to the next page */
@@ -134,11 +170,136 @@ static void scan_block(struct marker *m, size_t i, enum mark from, enum mark to,
                 m->stats.blocks_unreadable++;
 }
 
+/* The aligned words of block i: [*addr, *addr + *len). */
+static void block_words(const struct reach_block *b, uint64_t *addr, uint64_t *len)
+{
+        uint64_t at = (b->addr + 7) & ~7ULL, end = b->addr + b->size;
+
+        *addr = at;
+        *len = end > at ? (end - at) & ~7ULL : 0;
+}
+
+/* Small blocks from the top of the stack, read in one call: false when there was none to take
+ * (the top one is big). */
+static bool scan_batch(struct marker *m, enum mark from, enum mark to, enum mark from2)
+{
+        const struct reach_block *blocks = m->in->blocks;
+        size_t k = 0, done = 0;
+        uint64_t bytes = 0;
+        ssize_t n;
+
+        while (m->depth > 0 && k < REACH_READ_MANY_MAX) {
+                const struct reach_block *b = &blocks[m->stack[m->depth - 1]];
+                uint64_t addr, len;
+
+                block_words(b, &addr, &len);
+                if (b->size > BATCH_BLOCK_MAX_BYTES || bytes + len > READ_CHUNK_BYTES)
+                        break;
+                m->batch[k] = m->stack[--m->depth];
+                m->spans[k++] = (struct reach_span) { .addr = addr, .len = len };
+                bytes += len;
+        }
+        if (k == 0)
+                return false;
+        if (m->in->expired && m->in->expired(m->in->userdata)) {
+                m->expired = true;
+                return true;
+        }
+        n = m->in->read_many(m->in->userdata, m->spans, k, m->buf);
+        if (n < 0)
+                n = 0;
+        for (size_t j = 0, off = 0; j < k; off += m->spans[j++].len) {
+                if (off + m->spans[j].len > (uint64_t)n)
+                        break;
+                scan_words(m, m->buf + off, m->spans[j].len, from, to, from2);
+                m->stats.bytes_scanned += m->spans[j].len;
+                done++;
+        }
+        /* those not read whole: one by one, skipping what cannot be read */
+        for (size_t j = done; j < k && !m->expired; j++)
+                scan_block(m, m->batch[j], from, to, from2);
+        return true;
+}
+
+/* Small roots from roots[first] on (the gaps between blocks of a process attached while it ran),
+ * read in one call: how many, 0 when roots[first] is big. */
+static size_t scan_roots_batch(struct marker *m, size_t first)
+{
+        const struct reach_root *roots = m->in->roots;
+        size_t k = 0, done = 0;
+        uint64_t bytes = 0;
+        ssize_t n;
+
+        while (first + k < m->in->n_roots && k < REACH_READ_MANY_MAX) {
+                const struct reach_root *r = &roots[first + k];
+                uint64_t addr, len;
+
+                block_words(&(struct reach_block) { .addr = r->addr, .size = r->size }, &addr, &len);
+                if (r->size > BATCH_BLOCK_MAX_BYTES || bytes + len > READ_CHUNK_BYTES)
+                        break;
+                m->spans[k++] = (struct reach_span) { .addr = addr, .len = len };
+                bytes += len;
+        }
+        if (k <= 1)
+                return 0;
+        if (m->in->expired && m->in->expired(m->in->userdata)) {
+                m->expired = true;
+                return k;
+        }
+        n = m->in->read_many(m->in->userdata, m->spans, k, m->buf);
+        if (n < 0)
+                n = 0;
+        for (size_t j = 0, off = 0; j < k; off += m->spans[j++].len) {
+                if (off + m->spans[j].len > (uint64_t)n)
+                        break;
+                scan_words(m, m->buf + off, m->spans[j].len, MARK_UNREACHED, MARK_REACHED, MARK_UNREACHED);
+                m->stats.bytes_scanned += m->spans[j].len;
+                done++;
+        }
+        for (size_t j = done; j < k && !m->expired; j++)
+                (void)scan_range(m, roots[first + j].addr, roots[first + j].size, MARK_UNREACHED, MARK_REACHED,
+                                 MARK_UNREACHED);
+        return k;
+}
+
 /* Scan what is on the stack, and what that reaches, moving blocks from state from to to. */
 static void flood(struct marker *m, enum mark from, enum mark to, enum mark from2)
 {
         while (m->depth > 0 && !m->expired)
-                scan_block(m, m->stack[--m->depth], from, to, from2);
+                if (!m->in->read_many || !scan_batch(m, from, to, from2))
+                        scan_block(m, m->stack[--m->depth], from, to, from2);
+}
+
+/* The filter over the blocks (sorted, apart): -ENOMEM. */
+static int filter_build(struct marker *m)
+{
+        const struct reach_block *blocks = m->in->blocks;
+        size_t n = m->in->n_blocks;
+        uint64_t hi = 0;
+
+        m->shift = FILTER_MIN_SHIFT;
+        if (n == 0) {
+                m->lo = m->span = 0;
+                m->grid = calloc(1, sizeof(*m->grid));
+                return m->grid ? 0 : -ENOMEM;
+        }
+        m->lo = blocks[0].addr;
+        for (size_t i = 0; i < n; i++)
+                hi = MAX(hi, blocks[i].addr + blocks[i].size);
+        m->span = hi - m->lo;
+        while ((m->span >> m->shift) + 1 > FILTER_MAX_BITS)
+                m->shift++;
+        m->grid = calloc(((m->span >> m->shift) + 1 + 63) / 64, sizeof(*m->grid));
+        if (!m->grid)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++) {
+                uint64_t first = (blocks[i].addr - m->lo) >> m->shift;
+                uint64_t last = (blocks[i].addr + MAX(blocks[i].size, (uint64_t)1) - 1 - m->lo) >> m->shift;
+
+                for (uint64_t g = first; g <= last; g++)
+                        m->grid[g / 64] |= 1ULL << (g % 64);
+        }
+        return 0;
 }
 
 /* Lost blocks reachable from block i (a clique's leader) become indirect; so do leaders of
@@ -157,7 +318,11 @@ int reachability_classify(const struct reach_input *in, enum reachability *ret, 
         _cleanup_free_ enum mark *marks = calloc(MAX(n, (size_t)1), sizeof(*marks));
         _cleanup_free_ size_t *stack = calloc(n + 1, sizeof(*stack));   /* a leader goes on twice */
         _cleanup_free_ uint8_t *buf = malloc(READ_CHUNK_BYTES);
-        struct marker m = { .in = in, .marks = marks, .stack = stack, .buf = buf };
+        _cleanup_free_ struct reach_span *spans = calloc(REACH_READ_MANY_MAX, sizeof(*spans));
+        _cleanup_free_ size_t *batch = calloc(REACH_READ_MANY_MAX, sizeof(*batch));
+        struct marker m = { .in = in, .marks = marks, .stack = stack, .buf = buf, .spans = spans,
+                            .batch = batch };
+        int r;
 
         assert(in);
         assert(in->blocks || n == 0);
@@ -165,14 +330,23 @@ int reachability_classify(const struct reach_input *in, enum reachability *ret, 
         assert(in->root_words || in->n_root_words == 0);
         assert(in->read);
         assert(ret || n == 0);
-        if (!marks || !stack || !buf)
+        if (!marks || !stack || !buf || !spans || !batch)
                 return -ENOMEM;
+        r = filter_build(&m);
+        if (r < 0)
+                return r;
         for (size_t i = 0; i < in->n_root_words; i++)
                 reach_word(&m, in->root_words[i], MARK_UNREACHED, MARK_REACHED);
         flood(&m, MARK_UNREACHED, MARK_REACHED, MARK_UNREACHED);
-        for (size_t i = 0; i < in->n_roots && !m.expired; i++) {
-                (void)scan_range(&m, in->roots[i].addr, in->roots[i].size, MARK_UNREACHED, MARK_REACHED,
-                                 MARK_UNREACHED);
+        for (size_t i = 0; i < in->n_roots && !m.expired; ) {
+                size_t k = in->read_many ? scan_roots_batch(&m, i) : 0;
+
+                if (k == 0) {
+                        (void)scan_range(&m, in->roots[i].addr, in->roots[i].size, MARK_UNREACHED, MARK_REACHED,
+                                         MARK_UNREACHED);
+                        k = 1;
+                }
+                i += k;
                 flood(&m, MARK_UNREACHED, MARK_REACHED, MARK_UNREACHED);
         }
         for (size_t i = 0; i < n && !m.expired; i++)
@@ -180,12 +354,12 @@ int reachability_classify(const struct reach_input *in, enum reachability *ret, 
                         marks[i] = MARK_LEADER;
                         walk_lost(&m, i);
                 }
+        free(m.grid);
         if (stats)
                 *stats = m.stats;
-        if (m.expired)
-                return -ETIME;
         for (size_t i = 0; i < n; i++)
                 ret[i] = marks[i] == MARK_REACHED ? REACHABILITY_STILL_REACHABLE :
+                         m.expired ? REACHABILITY_UNDECIDED :
                          marks[i] == MARK_LEADER ? REACHABILITY_DEFINITELY_LOST : REACHABILITY_INDIRECTLY_LOST;
-        return 0;
+        return m.expired ? -ETIME : 0;
 }

@@ -21,6 +21,7 @@ enum reachability {
         REACHABILITY_STILL_REACHABLE = 0,
         REACHABILITY_DEFINITELY_LOST,
         REACHABILITY_INDIRECTLY_LOST,
+        REACHABILITY_UNDECIDED,                 /* a scan cut short did not reach it (yet) */
         _REACHABILITY_MAX,
 };
 
@@ -41,6 +42,16 @@ struct reach_root {
 /* Reads up to len bytes at addr of the process into buf: how many it read from addr on (short,
  * or 0, where the memory stops being readable), or -errno. */
 typedef ssize_t (*reach_read_fn)(void *userdata, uint64_t addr, void *buf, size_t len);
+/* Reads n spans of the process, one after the other, into buf: how many bytes it read from the
+ * first on (short where a span could not be read whole: it and the spans after it count as not
+ * read), or -errno.
+ * One call for many small blocks (read in a few large reads where they lie close together). */
+struct reach_span {
+        uint64_t addr;
+        uint64_t len;
+};
+typedef ssize_t (*reach_read_many_fn)(void *userdata, const struct reach_span *spans, size_t n, void *buf);
+#define REACH_READ_MANY_MAX 1024
 /* Whether the scan ran out of time (checked between reads). */
 typedef bool (*reach_expired_fn)(void *userdata);
 
@@ -52,6 +63,7 @@ struct reach_input {
         const uint64_t *root_words;             /* values that are roots themselves: registers */
         size_t n_root_words;
         reach_read_fn read;
+        reach_read_many_fn read_many;           /* NULL: read() each block */
         reach_expired_fn expired;               /* NULL: no limit */
         void *userdata;
 };
@@ -60,11 +72,17 @@ struct reach_stats {
         uint64_t bytes_scanned;                 /* roots and blocks read */
         uint64_t bytes_unreadable;              /* roots and blocks that could not be read */
         uint64_t blocks_unreadable;             /* blocks not (wholly) read: they reach nothing */
+        uint64_t words_filtered;                /* words no block can hold, ruled out at once */
+        uint64_t words_looked_up;               /* words searched for among the blocks */
 };
 
 /* The glibc chunk-header address in a block of size bytes at addr that is not a reference. */
 uint64_t reachability_chunk_header_slot(uint64_t addr, uint64_t size);
 
-/* ret[i] is blocks[i]'s class. Returns 0, -ENOMEM, or -ETIME when in->expired said so (ret is
- * then incomplete). stats may be NULL. */
+/* ret[i] is blocks[i]'s class. Returns 0, -ENOMEM, or -ETIME when in->expired said so: ret is
+ * then a partial verdict, each block reached from the roots so far still reachable (that holds
+ * whatever the rest of the scan finds), every other one undecided. stats may be NULL.
+ *
+ * Before any search among the blocks a word is ruled out when it lies below the first block or
+ * past the end of the last, or on a page (of a coarse grid over that span) that holds no block. */
 int reachability_classify(const struct reach_input *in, enum reachability *ret, struct reach_stats *stats);

@@ -196,6 +196,13 @@ static void add_target_reachability(cJSON *t, const struct report_target *rt)
                 cJSON_AddStringToObject(o, "error", r->message ? r->message : strerror(-r->error));
         else
                 cJSON_AddNullToObject(o, "error");
+        cJSON_AddStringToObject(o, "method", reach_scan_method_to_string(r->method));
+        json_add_string_or_null(o, "no_snapshot", r->no_snapshot);
+        json_add_string_or_null(o, "partial", r->partial);
+        if (r->method == REACH_METHOD_SNAPSHOT)
+                cJSON_AddBoolToObject(o, "copy_reaped", r->copy_reaped);
+        else
+                cJSON_AddNullToObject(o, "copy_reaped");
         cJSON_AddBoolToObject(o, "at_exit", r->at_exit);
         cJSON_AddBoolToObject(o, "traced_from_start", r->traced_from_start);
         json_add_u64(o, "scanned_at", r->scanned_at_usec / 1000000);
@@ -207,6 +214,13 @@ static void add_target_reachability(cJSON *t, const struct report_target *rt)
         json_add_u64(o, "bytes_unreadable", r->stats.bytes_unreadable);
         json_add_u64(o, "blocks_unreadable", r->stats.blocks_unreadable);
         json_add_u64(o, "blocks_overlapping", r->blocks_overlapping);
+        json_add_u64(o, "blocks_after_snapshot", r->blocks_after);
+        json_add_u64(o, "blocks_freed", r->blocks_freed);
+        json_add_u64(o, "blocks_bytes", r->blocks_bytes);
+        cJSON_AddNumberToObject(o, "mark_ms", round((double)r->mark_usec / 100) / 10);
+        cJSON_AddNumberToObject(o, "mark_cpu_ms", round((double)r->mark_cpu_usec / 100) / 10);
+        cJSON_AddNumberToObject(o, "scan_mib_per_s", r->mark_usec ? round((double)r->stats.bytes_scanned /
+                                (1 << 20) / ((double)r->mark_usec / 1e6)) : 0);
         if (!r->error)
                 add_classes(o, r->totals);
 }

@@ -14,7 +14,10 @@ PROGRAM = 'leak-table-full'
 SNAPSHOT_MS = 100
 RING_DEPTH = 16
 WINDOW_S = SNAPSHOT_MS * RING_DEPTH / 1000
-SMALL_TABLE = {'max_allocs': 1024, 'snapshot_interval_ms': SNAPSHOT_MS, 'ring_depth': RING_DEPTH}
+# auto_sample_percent 0: a target filling its share of the table drops and counts (the losses
+# these tests are about) instead of being switched to sampling (test_auto_sample.py)
+SMALL_TABLE = {'max_allocs': 1024, 'snapshot_interval_ms': SNAPSHOT_MS, 'ring_depth': RING_DEPTH,
+               'auto_sample_percent': 0}
 LEAK_ONCE = {'leak_once': {'bytes': 10 * 100, 'allocs': 10}}
 FILL_NAMES = {'leak_steadily', 'keep_reachable'}
 # what fill() allocates per round: one leak_steadily block and 40 keep_reachable ones

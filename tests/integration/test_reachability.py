@@ -35,6 +35,16 @@ EXPECTED = {
     'keep_in_early_block': {'still_reachable': (999, 1)},
 }
 BIG_BLOCK_NAMES = ('lose_big', 'make_big_child')
+# tests/programs/leak-reach-big.c
+BIG_PROGRAM = 'leak-reach-big'
+BIG_KEEP_BLOCKS, BIG_KEEP_BYTES = 256 * 1024, 1024
+BIG_MAX_ALLOCS = 1 << 20        # every block tracked
+EXPECTED_BIG = {
+    'keep_index': {'still_reachable': (BIG_KEEP_BLOCKS * 8, 1)},
+    'keep_block': {'still_reachable': (BIG_KEEP_BLOCKS * BIG_KEEP_BYTES, BIG_KEEP_BLOCKS)},
+    'lose_block': {'definitely_lost': (96 * 1000, 1000)},
+    'make_lost_child': {'indirectly_lost': (40 * 200, 200)},
+}
 EXPECTED_NOT_BIG = {k: v for k, v in EXPECTED.items() if k not in BIG_BLOCK_NAMES}
 # tests/programs/leak-reach-cxx.cpp
 EXPECTED_CXX = {
@@ -160,7 +170,7 @@ class ReachabilityTest(harness.DaemonTestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         text = r.stderr.decode()
         self.assertRegex(text, r'Reachability \(scanned at its exit, 3 threads stopped for [\d.]+ ms, '
-                               r'[\d.]+ MiB read\): definitely lost: 200492 bytes in 3 blocks, indirectly lost: '
+                               r'[\d.]+ MiB read at \d+ MiB/s\): definitely lost: 200492 bytes in 3 blocks, indirectly lost: '
                                r'1221 bytes in 2 blocks, still reachable: \d+ bytes in \d+ blocks')
         self.assertIn('definitely lost: 444 bytes in 1 block', text)
         self.assertLess(text.index('lose_overwritten'), text.index('keep_in_global'), text)
@@ -265,7 +275,9 @@ class ReachabilityTest(harness.DaemonTestCase):
         report = daemon.ctl_json('report', '--pid', p.pid, '--reachability', '--top', harness.UNLIMITED_TOP)
         self.assert_classes(report, EXPECTED, 'leak-reach scanned once its debugger let go')
 
-    def test_a_scan_longer_than_the_limit_stops_and_says_so(self):
+    def test_a_snapshot_scan_is_not_bound_by_the_pause_limit(self):
+        # 256 MiB to read, a pause limit of 10 ms: the process is stopped only while its copy is
+        # made, and the copy is scanned whole
         daemon = self.start_daemon(config={'reachability_max_pause_ms': 10})
         p = harness.LeakProgram(PROGRAM, command=[program(PROGRAM), 'big'])
         self.addCleanup(p.kill)
@@ -273,11 +285,98 @@ class ReachabilityTest(harness.DaemonTestCase):
         daemon.attach(p.pid)
         p.go()
         p.expect('made')
-        report = daemon.ctl_json('report', '--pid', p.pid, '--reachability')
+        report = daemon.ctl_json('report', '--pid', p.pid, '--reachability', '--top', harness.UNLIMITED_TOP)
         reach = report['targets'][0]['reachability']
-        self.assertRegex(reach['error'] or '', r'stopped at its limit of 10 ms .*reachability_max_pause_ms', reach)
-        self.assertLess(reach['bytes_scanned'], 256 << 20, reach)
-        self.assertTrue(all(s['reachability'] is None for s in report['stacks']))
+        self.assertEqual((reach['method'], reach['error'], reach['partial']), ('snapshot', None, None), reach)
+        self.assertGreater(reach['bytes_scanned'], 256 << 20, reach)
+        self.assert_classes(report, EXPECTED, 'leak-reach big, scanned from a snapshot')
+        self.assert_alive(p)
+
+    def big_program(self, daemon, *args, attach_options=()):
+        p = harness.LeakProgram(BIG_PROGRAM, command=[program(BIG_PROGRAM), *args])
+        self.addCleanup(p.kill)
+        p.expect('ready')
+        daemon.attach(p.pid, *attach_options)
+        p.go()
+        p.expect('made', timeout=120)
+        return p
+
+    def copies_of(self, pid):
+        """The children of pid (the copies snapshots made): {pid: state letter}."""
+        found = {}
+        for tid in os.listdir(f'/proc/{pid}/task'):
+            with open(f'/proc/{pid}/task/{tid}/children') as f:
+                for child in f.read().split():
+                    try:
+                        with open(f'/proc/{child}/stat') as st:
+                            found[int(child)] = st.read().rsplit(')', 1)[1].split()[0]
+                    except FileNotFoundError:
+                        pass
+        return found
+
+    def test_a_big_heap_is_scanned_from_a_snapshot_and_classified_exactly(self):
+        daemon = self.start_daemon(config={'snapshot_interval_ms': 60000, 'max_allocs': BIG_MAX_ALLOCS})
+        # its forks followed: the copy a snapshot makes is not one of them
+        p = self.big_program(daemon, attach_options=('--follow-forks',))
+        report = daemon.ctl_json('report', '--pid', p.pid, '--reachability', '--top', harness.UNLIMITED_TOP)
+        [target] = report['targets']
+        reach = target['reachability']
+        self.assertEqual((reach['method'], reach['error'], reach['partial'], reach['no_snapshot']),
+                         ('snapshot', None, None, None), reach)
+        self.assertEqual(reach['threads'], 2, reach)
+        self.assertEqual((reach['bytes_unreadable'], reach['blocks_unreadable'], reach['blocks_overlapping'],
+                          reach['blocks_after_snapshot']), (0, 0, 0, 0), reach)
+        self.assertGreater(reach['scan_mib_per_s'], 0, reach)
+        self.assertGreaterEqual(reach['bytes_scanned'], BIG_KEEP_BLOCKS * BIG_KEEP_BYTES, reach)
+        self.assertEqual(classes_by_first_frame(report, set(EXPECTED_BIG)), EXPECTED_BIG,
+                         harness.format_stacks(report))
+        for c, (b, n) in (('definitely_lost', EXPECTED_BIG['lose_block']['definitely_lost']),
+                          ('indirectly_lost', EXPECTED_BIG['make_lost_child']['indirectly_lost'])):
+            self.assertEqual((reach[c]['bytes'], reach[c]['allocs']), (b, n), reach)
+        self.assertEqual(reach['undecided'], {'bytes': 0, 'allocs': 0}, reach)
+        # the copy is gone, the program made to wait for it (no zombie left to it); the program
+        # runs on, untraced, and the daemon counted no child of it
+        self.assertTrue(reach['copy_reaped'], reach)
+        self.assertEqual(self.copies_of(p.pid), {})
+        self.assert_alive(p)
+        with open(f'/proc/{p.pid}/status') as f:
+            self.assertIn('TracerPid:\t0\n', f.read())
+        [listed] = daemon.status()['targets']
+        self.assertEqual((listed['pid'], listed['follow_forks'], listed['children_forked'], listed['children_followed']),
+                         (p.pid, True, 0, 0), listed)
+        # and again: the same classes
+        again = daemon.ctl_json('report', '--pid', p.pid, '--reachability', '--top', harness.UNLIMITED_TOP)
+        self.assertEqual(classes_by_first_frame(again, set(EXPECTED_BIG)), EXPECTED_BIG)
+        text = daemon.ctl_ok('report', '--pid', p.pid, '--reachability').stdout
+        self.assertRegex(text, r'Reachability \(scanned live, 2 threads stopped for [\d.]+ ms, [\d.]+ MiB read '
+                               r'at \d+ MiB/s, from a snapshot\): definitely lost: 96000 bytes in 1000 blocks, '
+                               r'indirectly lost: 8000 bytes in 200 blocks, still reachable: ')
+        self.assert_alive(p)
+
+    def test_without_a_snapshot_a_stopped_scan_gives_a_partial_verdict_at_its_limit(self):
+        # the program forbids itself clone (seccomp): no copy can be made, so the scan stops it
+        # all along, for at most its pause limit, and says what it decided
+        daemon = self.start_daemon(config={'reachability_max_pause_ms': 20, 'max_allocs': BIG_MAX_ALLOCS})
+        p = self.big_program(daemon, 'noclone')
+        report = daemon.ctl_json('report', '--pid', p.pid, '--reachability', '--top', harness.UNLIMITED_TOP)
+        [target] = report['targets']
+        reach = target['reachability']
+        self.assertEqual((reach['method'], reach['error'], reach['copy_reaped']), ('stopped', None, None), reach)
+        self.assertRegex(reach['no_snapshot'] or '', r'seccomp', reach)
+        self.assertRegex(reach['partial'] or '', r'stopped at its limit of 20 ms with the process stopped', reach)
+        self.assertEqual(self.copies_of(p.pid), {})
+        # nothing is called lost on a partial scan; what it reached is reachable, the rest undecided
+        self.assertEqual(reach['definitely_lost']['allocs'] + reach['indirectly_lost']['allocs'], 0, reach)
+        self.assertGreater(reach['undecided']['allocs'], 0, reach)
+        self.assertEqual(reach['still_reachable']['bytes'] + reach['undecided']['bytes'], target['outstanding_bytes'],
+                         reach)
+        self.assertEqual(reach['still_reachable']['allocs'] + reach['undecided']['allocs'],
+                         target['outstanding_allocs'], reach)
+        self.assertLess(reach['bytes_scanned'], reach['roots_bytes'] + reach['blocks_bytes'], reach)
+        text = daemon.ctl_ok('report', '--pid', p.pid, '--reachability').stdout
+        self.assertRegex(text, r'stopped all along: pid \d+ runs under seccomp .*\): partial verdict \(the scan '
+                               r'stopped at its limit of 20 ms')
+        self.assertIn('undecided: ', text)
         self.assert_alive(p)
 
     def test_requests_that_cannot_be_met(self):

@@ -239,6 +239,85 @@ static void a_scan_that_runs_out_of_time_stops(void)
         ASSERT_EQ(classify_with(&s, roots, ELEMENTSOF(roots)), -ETIME);
 }
 
+/* Cut short: the blocks reached so far are still reachable, the others undecided (a partial
+ * verdict: a block not reached yet may be reached from what is left to read). */
+static void a_scan_cut_short_is_a_partial_verdict(void)
+{
+        struct space s;
+        struct reach_root roots[] = {
+                { .addr = GLOBAL_ADDR, .size = sizeof(s.global) },
+                { .addr = STACK_ADDR, .size = sizeof(s.stack) },
+        };
+
+        space_init(&s);
+        s.registers[0] = block_addr(6);                 /* reached before any read */
+        put(s.contents[6], 0, block_addr(7));           /* reached only by reading 6 */
+        put(s.global, 0, block_addr(1));
+        s.reads_left = 0;
+        ASSERT_EQ(classify_with(&s, roots, ELEMENTSOF(roots)), -ETIME);
+        ASSERT_EQ(s.out[6], REACHABILITY_STILL_REACHABLE);
+        for (int i = 0; i < 8; i++)
+                if (i != 6)
+                        ASSERT_EQ(s.out[i], REACHABILITY_UNDECIDED);
+        ASSERT_STREQ(reachability_to_string(REACHABILITY_UNDECIDED), "undecided");
+}
+
+/* reach_read_many_fn over the made-up space: the spans one after the other, up to the first that
+ * cannot be read whole. */
+static ssize_t read_space_many(void *userdata, const struct reach_span *spans, size_t n, void *buf)
+{
+        ssize_t total = 0;
+
+        for (size_t i = 0; i < n; i++) {
+                ssize_t r = read_space(userdata, spans[i].addr, (uint8_t *)buf + total, spans[i].len);
+
+                if (r != (ssize_t)spans[i].len)
+                        return total;
+                total += r;
+        }
+        return total;
+}
+
+/* Many blocks and small roots read in one call give the same classes as one read each, a block
+ * that cannot be read among them included; words that cannot point into a block are ruled out
+ * before any search. */
+static void batched_reads_give_the_same_classes(void)
+{
+        struct space one, many;
+        struct reach_root roots[] = {
+                { .addr = GLOBAL_ADDR, .size = 16 }, { .addr = GLOBAL_ADDR + 16, .size = 16 },
+                { .addr = GLOBAL_ADDR + 32, .size = 32 },
+                { .addr = STACK_ADDR, .size = sizeof(one.stack) },
+        };
+
+        space_init(&one);
+        put(one.global, 40, block_addr(0));             /* 0 -> 1 -> 2, 3 ... 7 */
+        for (int i = 0; i < 7; i++)
+                put(one.contents[i], 8, block_addr(i + 1));
+        put(one.contents[0], 16, block_addr(4));
+        put(one.global, 0, 0x42);                       /* small numbers, far addresses: filtered */
+        put(one.global, 8, 0x7fffffff0000);
+        put(one.stack, 0, 0x1000);
+        one.unreadable[5] = true;                       /* 6, 7 reached only through 5: lost */
+        many = one;
+        ASSERT_EQ(classify_with(&one, roots, ELEMENTSOF(roots)), 0);
+        ASSERT_EQ(reachability_classify(&(struct reach_input) {
+                        .blocks = many.blocks, .n_blocks = 8, .roots = roots, .n_roots = ELEMENTSOF(roots),
+                        .root_words = many.registers, .n_root_words = ELEMENTSOF(many.registers),
+                        .read = read_space, .read_many = read_space_many, .userdata = &many,
+                }, many.out, &many.stats), 0);
+        for (int i = 0; i < 8; i++)
+                ASSERT_EQ(many.out[i], one.out[i]);
+        for (int i = 0; i <= 5; i++)
+                ASSERT_EQ(many.out[i], REACHABILITY_STILL_REACHABLE);
+        ASSERT_EQ(many.out[6], REACHABILITY_DEFINITELY_LOST);
+        ASSERT_EQ(many.out[7], REACHABILITY_INDIRECTLY_LOST);
+        ASSERT_EQ(many.stats.bytes_scanned, one.stats.bytes_scanned);
+        ASSERT_EQ(many.stats.blocks_unreadable, 1u);
+        ASSERT_TRUE(many.stats.words_filtered >= 3);
+        ASSERT_EQ(many.stats.words_filtered, one.stats.words_filtered);
+}
+
 /* A made-up process for the choice of roots: the heap with two blocks; a pool the program mapped,
  * merged with the mapping of a big block of glibc's right after it; the same with a small block
  * in it too; an anonymous mapping with no block; read-only data; a file shared with others. */
@@ -325,6 +404,8 @@ int main(void)
                 TEST(registers_are_roots),
                 TEST(a_pointer_to_the_next_chunk_header_is_not_a_reference),
                 TEST(a_scan_that_runs_out_of_time_stops),
+                TEST(a_scan_cut_short_is_a_partial_verdict),
+                TEST(batched_reads_give_the_same_classes),
                 TEST(a_traced_process_roots_are_its_memory_outside_the_allocators),
                 TEST(an_attached_process_roots_include_the_memory_between_its_blocks),
         };
