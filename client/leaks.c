@@ -9,29 +9,40 @@
 
 static void help(void)
 {
-        printf("memleakctl leaks [--pid PID [--children]] [--reachability] [--json]\n\n"
-               "List the leak suspects: the call stacks whose outstanding bytes are still growing over\n"
-               "memleakd's snapshots (\"growing\" in the report), and those a reachability scan found\n"
-               "definitely lost blocks in (nothing points to them: memleakctl run's scan at exit, or\n"
-               "--reachability). A growing stack of lost blocks is the strongest suspect and comes\n"
-               "first, then the fastest growing, then the most bytes lost. Stacks that grew and\n"
-               "stopped (a cache, start-up), that go up and down, or whose target has too few snapshots\n"
-               "yet are left out; 'memleakctl report' shows every stack with its verdict.\n\n"
+        printf("memleakctl leaks [--pid PID [--children]] [--reachability | --no-reachability] [--json]\n\n"
+               "List the leak suspects from two kinds of evidence: the call stacks whose outstanding\n"
+               "bytes are still growing over memleakd's snapshots (\"growing\" in the report), and the\n"
+               "blocks a reachability scan finds definitely lost (nothing points to them). By default\n"
+               "each running target is scanned from a copy-on-write snapshot of its memory (it is\n"
+               "frozen for a few milliseconds, not for the scan); one that cannot be snapshot, or is\n"
+               "sampled, is judged by growth alone and says why. memleakctl run's targets keep the scan\n"
+               "taken at their exit.\n\n"
+               "Definitely lost blocks come first (a growing stack of them before the rest), then the\n"
+               "growing stacks whose blocks are not all reachable, the fastest first. A growing stack\n"
+               "whose every block is still reachable is a growing cache, listed apart: memory that\n"
+               "grows but that the program still holds (a key store, a cache without eviction).\n"
+               "Stacks that grew and stopped (a cache, start-up), that go up and down, or whose target\n"
+               "has too few snapshots yet are left out; 'memleakctl report' shows every stack with its\n"
+               "verdict.\n\n"
                "A sampled target's figures are estimates (~, with their expected error). Each\n"
                "target's own lost events are shown; where it lost allocations within the snapshots\n"
                "its verdicts look at (a table full), a stack may grow unseen: its verdicts are\n"
                "qualified, saying what was lost since when, and leaks never says no stack is growing.\n\n"
-               "  -p --pid PID       Only this traced process (default: all)\n"
-               "     --children      With --pid: the processes followed from it too\n"
-               "     --reachability  Stop each running target briefly and scan its memory first\n"
-               "                     (memleakctl report --help)\n"
-               "  -j --json          Print {\"suspects\": [...], \"targets\": [...]}; a target has its\n"
-               "                     \"lost\", \"verdicts_qualified\", \"blind_since\", \"lost_in_window\"\n"
-               "  -h --help          Show this help\n");
+               "  -p --pid PID          Only this traced process (default: all)\n"
+               "     --children         With --pid: the processes followed from it too\n"
+               "     --reachability     Scan even a target that cannot be snapshot: it is stopped for\n"
+               "                        the scan, up to reachability_max_pause_ms (memleakctl report\n"
+               "                        --help)\n"
+               "     --no-reachability  No scan: growth alone\n"
+               "  -j --json             Print {\"suspects\": [...], \"growing_caches\": [...],\n"
+               "                        \"targets\": [...]}; a target has its \"reachability\", \"lost\",\n"
+               "                        \"verdicts_qualified\", \"blind_since\", \"lost_in_window\"\n"
+               "  -h --help             Show this help\n");
 }
 
 enum {
         ARG_REACHABILITY = 0x100,
+        ARG_NO_REACHABILITY,
 };
 
 static int parse_option(const struct ctl_context *ctx, struct call_args *args, int c, const char *arg)
@@ -40,8 +51,10 @@ static int parse_option(const struct ctl_context *ctx, struct call_args *args, i
 
         if (r >= 0)
                 return r;
-        if (c == ARG_REACHABILITY)
-                args->req.reachability = true;
+        if (c == ARG_REACHABILITY || c == ARG_NO_REACHABILITY) {
+                args->req.reachability = c == ARG_REACHABILITY;
+                args->req.snapshot_only = false;
+        }
         return CTL_EXIT_OK;
 }
 
@@ -52,7 +65,7 @@ static bool is_growing(const cJSON *stack)
         return cJSON_IsString(v) && strcmp(v->valuestring, "growing") == 0;
 }
 
-static uint64_t lost_of(const cJSON *stack, const char *class)
+static uint64_t class_bytes(const cJSON *stack, const char *class)
 {
         const cJSON *r = cJSON_GetObjectItemCaseSensitive(stack, "reachability");
         const cJSON *b = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(r, class), "bytes");
@@ -60,10 +73,23 @@ static uint64_t lost_of(const cJSON *stack, const char *class)
         return cJSON_IsNumber(b) && b->valuedouble > 0 ? (uint64_t)b->valuedouble : 0;
 }
 
-/* 2: growing and definitely lost; 1: one of them; 0: neither (not a suspect). */
+static bool scanned(const cJSON *stack)
+{
+        return cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(stack, "reachability"));
+}
+
+/* Growing, and a scan found every block of it still reachable (none lost, none undecided). */
+static bool is_growing_cache(const cJSON *stack)
+{
+        return is_growing(stack) && scanned(stack) && class_bytes(stack, "still_reachable") > 0 &&
+               class_bytes(stack, "definitely_lost") == 0 && class_bytes(stack, "indirectly_lost") == 0 &&
+               class_bytes(stack, "undecided") == 0;
+}
+
+/* 3: growing and definitely lost; 2: definitely lost; 1: growing; 0: neither (not a suspect). */
 static int evidence_of(const cJSON *stack)
 {
-        return is_growing(stack) + (lost_of(stack, "definitely_lost") > 0);
+        return 2 * (class_bytes(stack, "definitely_lost") > 0) + is_growing(stack);
 }
 
 static double growth_of(const cJSON *stack)
@@ -78,7 +104,7 @@ static int by_evidence(const void *a, const void *b)
         const cJSON *p = *(cJSON *const *)a, *q = *(cJSON *const *)b;
         int ep = evidence_of(p), eq = evidence_of(q);
         double x = growth_of(p), y = growth_of(q);
-        uint64_t lp = lost_of(p, "definitely_lost"), lq = lost_of(q, "definitely_lost");
+        uint64_t lp = class_bytes(p, "definitely_lost"), lq = class_bytes(q, "definitely_lost");
 
         if (ep != eq)
                 return ep > eq ? -1 : 1;
@@ -108,28 +134,46 @@ static cJSON *suspect_of(const cJSON *stack)
         return s;
 }
 
-/* {"suspects": [growing stacks, fastest first], "targets": the report's}: built into reply. */
+/* stacks[n] sorted by evidence, as an array of suspects added to leaks under name. */
+static void add_sorted(cJSON *leaks, const char *name, cJSON **stacks, size_t n)
+{
+        cJSON *arr;
+
+        qsort(stacks, n, sizeof(*stacks), by_evidence);
+        arr = cJSON_AddArrayToObject(leaks, name);
+        for (size_t i = 0; arr && i < n; i++)
+                cJSON_AddItemToArray(arr, suspect_of(stacks[i]));
+}
+
+/* {"suspects": [lost or growing stacks, the strongest first], "growing_caches": [growing stacks
+ * every block of which is still reachable], "targets": the report's}: built into reply. */
 static cJSON *leaks_of(cJSON *reply)
 {
         const cJSON *report = cJSON_GetObjectItemCaseSensitive(reply, F_REPORT);
         const cJSON *stacks = cJSON_GetObjectItemCaseSensitive(report, "stacks"), *stack;
-        cJSON *leaks = cJSON_AddObjectToObject(reply, "leaks"), *suspects, **sorted;
-        size_t n = 0;
+        cJSON *leaks = cJSON_AddObjectToObject(reply, "leaks"), **suspects, **caches;
+        size_t n = 0, n_caches = 0, size;
 
         if (!leaks || !cJSON_IsArray(stacks))
                 return NULL;
-        sorted = calloc((size_t)cJSON_GetArraySize(stacks) + 1, sizeof(*sorted));
-        if (!sorted)
+        size = (size_t)cJSON_GetArraySize(stacks) + 1;
+        suspects = calloc(size, sizeof(*suspects));
+        caches = calloc(size, sizeof(*caches));
+        if (!suspects || !caches) {
+                free(suspects);
+                free(caches);
                 return NULL;
-        cJSON_ArrayForEach(stack, stacks) {
-                if (evidence_of(stack) > 0)
-                        sorted[n++] = (cJSON *)stack;
         }
-        qsort(sorted, n, sizeof(*sorted), by_evidence);
-        suspects = cJSON_AddArrayToObject(leaks, "suspects");
-        for (size_t i = 0; suspects && i < n; i++)
-                cJSON_AddItemToArray(suspects, suspect_of(sorted[i]));
-        free(sorted);
+        cJSON_ArrayForEach(stack, stacks) {
+                if (is_growing_cache(stack))
+                        caches[n_caches++] = (cJSON *)stack;
+                else if (evidence_of(stack) > 0)
+                        suspects[n++] = (cJSON *)stack;
+        }
+        add_sorted(leaks, "suspects", suspects, n);
+        add_sorted(leaks, "growing_caches", caches, n_caches);
+        free(suspects);
+        free(caches);
         cJSON_AddItemToObject(leaks, "targets",
                               cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(report, "targets"), true));
         return leaks;
@@ -146,6 +190,7 @@ static const struct option long_options[] = {
         { "pid", required_argument, NULL, 'p' },
         { "children", no_argument, NULL, CTL_OPT_CHILDREN },
         { "reachability", no_argument, NULL, ARG_REACHABILITY },
+        { "no-reachability", no_argument, NULL, ARG_NO_REACHABILITY },
         { "json", no_argument, NULL, 'j' },
         { "help", no_argument, NULL, 'h' },
         {}
@@ -158,7 +203,9 @@ static const struct call_command leaks = {
         .help = help,
         /* every growing stack, and every stack with lost blocks (memleakd lists only those: the
          * rest are folded, not named): a suspect may hold few bytes yet */
-        .request = { .cmd = MEMLEAK_CMD_REPORT, .top = MEMLEAK_MAX_TOP, .verdict = 1 + MEMLEAK_VERDICT_GROWING },
+        .request = { .cmd = MEMLEAK_CMD_REPORT, .top = MEMLEAK_MAX_TOP, .verdict = 1 + MEMLEAK_VERDICT_GROWING,
+                     /* both kinds of evidence, the scan from a snapshot only: never a long stop */
+                     .reachability = true, .snapshot_only = true },
         .parse_option = parse_option,
         .view = view,
 };

@@ -693,13 +693,37 @@ static int render_report_frames(FILE *f, const cJSON *report, bool show_addresse
         return stream_result(f);
 }
 
+static void print_suspect(FILE *f, const cJSON *item)
+{
+        print_stack(f, item, false);
+        if (cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(item, "first_bytes")))
+                fprintf(f, "\t\t(%s%" PRIu64 " bytes at the oldest snapshot)\n",
+                        cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(item, "expected_error")) ? "~" : "",
+                        get_u64(item, "first_bytes"));
+}
+
+/* The growing stacks a scan found every block of still reachable: apart from the leaks. */
+static void print_growing_caches(FILE *f, const cJSON *caches)
+{
+        const cJSON *item;
+        int n = cJSON_GetArraySize(caches);
+
+        if (n <= 0)
+                return;
+        fprintf(f, "%d %s growing whose every block is still reachable (a growing cache, not a leak: the "
+                "program still holds it), the fastest first:\n", n, plural((uint64_t)n, "stack", "stacks"));
+        cJSON_ArrayForEach(item, caches)
+                print_suspect(f, item);
+}
+
 int render_leaks(FILE *f, const cJSON *leaks)
 {
         const cJSON *suspects = cJSON_GetObjectItemCaseSensitive(leaks, "suspects");
+        const cJSON *caches = cJSON_GetObjectItemCaseSensitive(leaks, "growing_caches");
         const cJSON *targets = cJSON_GetObjectItemCaseSensitive(leaks, "targets"), *item;
         bool scanned = false, blind = false;
 
-        if (!cJSON_IsArray(suspects) || !cJSON_IsArray(targets))
+        if (!cJSON_IsArray(suspects) || !cJSON_IsArray(targets) || (caches && !cJSON_IsArray(caches)))
                 return -EBADMSG;
         if (cJSON_GetArraySize(targets) == 0)
                 fputs("No processes are traced; start with 'memleakctl attach --pid PID'.\n", f);
@@ -725,26 +749,23 @@ int render_leaks(FILE *f, const cJSON *leaks)
                                 "meanwhile (above): a stack may be growing unseen.\n"
                               : "No stack is seen growing, but allocations were lost meanwhile (above): a stack "
                                 "may be growing unseen.\n", f);
-                return stream_result(f);
+        } else if (cJSON_GetArraySize(suspects) == 0) {
+                if (cJSON_GetArraySize(caches) > 0)
+                        fputs("No leak: no stack holds lost blocks, and the growing ones are still reachable.\n", f);
+                else
+                        fputs(scanned ? "No stack is growing or holds lost blocks.\n" : "No stack is growing.\n", f);
+        } else {
+                if (scanned)
+                        fprintf(f, "%d %s growing or holding lost blocks, the strongest suspects first:\n",
+                                cJSON_GetArraySize(suspects),
+                                plural((uint64_t)cJSON_GetArraySize(suspects), "stack", "stacks"));
+                else
+                        fprintf(f, "%d %s still growing, the fastest first:\n", cJSON_GetArraySize(suspects),
+                                plural((uint64_t)cJSON_GetArraySize(suspects), "stack", "stacks"));
+                cJSON_ArrayForEach(item, suspects)
+                        print_suspect(f, item);
         }
-        if (cJSON_GetArraySize(suspects) == 0) {
-                fputs(scanned ? "No stack is growing or holds lost blocks.\n" : "No stack is growing.\n", f);
-                return stream_result(f);
-        }
-        if (scanned)
-                fprintf(f, "%d %s growing or holding lost blocks, the strongest suspects first:\n",
-                        cJSON_GetArraySize(suspects),
-                        plural((uint64_t)cJSON_GetArraySize(suspects), "stack", "stacks"));
-        else
-                fprintf(f, "%d %s still growing, the fastest first:\n", cJSON_GetArraySize(suspects),
-                        plural((uint64_t)cJSON_GetArraySize(suspects), "stack", "stacks"));
-        cJSON_ArrayForEach(item, suspects) {
-                print_stack(f, item, false);
-                if (cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(item, "first_bytes")))
-                        fprintf(f, "\t\t(%s%" PRIu64 " bytes at the oldest snapshot)\n",
-                                cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(item, "expected_error")) ? "~" : "",
-                                get_u64(item, "first_bytes"));
-        }
+        print_growing_caches(f, caches);
         return stream_result(f);
 }
 

@@ -10,7 +10,9 @@
  *      Later, with no bump (optional fields; a request without them means what it meant):
  *      "kernel" on attach, detach and report names the kernel target instead of a "pid";
  *      "kernel_pid" and "kernel_comm" on attach filter it by the allocating process;
- *      "exec" on attach: the process is held before it execs that program (memleakctl run).
+ *      "exec" on attach: the process is held before it execs that program (memleakctl run);
+ *      "reachability_snapshot_only" on report: a live scan only from a snapshot, never stopping
+ *      the process for the whole scan (memleakctl leaks by default).
  * A new command does not bump the version; a changed message does.
  */
 #pragma once
@@ -65,6 +67,7 @@
 #define F_STACK_ID      "stack_id"
 #define F_VERDICT       "verdict"
 #define F_REACHABILITY  "reachability"
+#define F_SNAPSHOT_ONLY "reachability_snapshot_only"
 #define F_SAMPLE_BYTES  "sample_bytes"
 #define F_FOLLOW_FORKS  "follow_forks"
 #define F_CHILDREN      "children"
@@ -136,6 +139,8 @@ struct memleak_request {
                                          * stacks to list; 0: every stack */
         bool reachability;              /* report: scan the live target's memory first; attach
                                          * (with exec): hold the program at its exit to scan it */
+        bool snapshot_only;             /* report, with reachability: only from a snapshot (no
+                                         * stopped scan where none can be taken) */
         bool follow_forks;              /* attach: attach the processes it forks too, and theirs */
         bool children;                  /* report, history (with pid): the processes followed from
                                          * it too */

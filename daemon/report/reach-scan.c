@@ -674,7 +674,7 @@ static int scan_stopping(struct memleak_bpf *skel, const struct map_limits *lim,
 }
 
 int reach_scan_live(struct memleak_bpf *skel, const struct map_limits *lim, pid_t pid, uint64_t max_pause_ms,
-                    bool traced_from_start, struct reach_result **ret)
+                    bool snapshot_only, bool traced_from_start, struct reach_result **ret)
 {
         _cleanup_free_ struct reach_result *result = calloc(1, sizeof(*result));
         _cleanup_free_ char *error = NULL;
@@ -696,6 +696,10 @@ int reach_scan_live(struct memleak_bpf *skel, const struct map_limits *lim, pid_
         else if (r == -ESRCH || r == -EBUSY || r == -ETIME)
                 /* what a stopped scan would meet as well */
                 r = fail(result, r, "cannot stop pid %d: %s", (int)pid, error ? error : strerror(-r));
+        else if (snapshot_only)
+                /* not stopped for a whole scan unasked (memleakctl leaks): a verdict from growth */
+                r = fail(result, r, "no snapshot of pid %d could be taken (%s), and it is not stopped for a "
+                         "whole scan unless asked (--reachability)", (int)pid, error ? error : strerror(-r));
         else {
                 if (asprintf(&result->no_snapshot, "%s", error ? error : strerror(-r)) < 0) {
                         result->no_snapshot = NULL;

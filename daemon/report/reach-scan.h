@@ -97,7 +97,8 @@ int reach_scan(struct memleak_bpf *skel, const struct map_limits *lim, pid_t pid
 
 /* Scan the running process pid: a snapshot taken (process-snapshot.h), the process let go at once,
  * the copy scanned at leisure; where no snapshot can be taken, the process stopped all along, for
- * at most max_pause_ms (a partial verdict past it). *ret says what it found, or why it could not
- * (its error and message); -ENOMEM only. */
+ * at most max_pause_ms (a partial verdict past it), unless snapshot_only (then no classes, and the
+ * message says why there was no snapshot). *ret says what it found, or why it could not (its error
+ * and message); -ENOMEM only. */
 int reach_scan_live(struct memleak_bpf *skel, const struct map_limits *lim, pid_t pid, uint64_t max_pause_ms,
-                    bool traced_from_start, struct reach_result **ret);
+                    bool snapshot_only, bool traced_from_start, struct reach_result **ret);

@@ -379,6 +379,67 @@ class ReachabilityTest(harness.DaemonTestCase):
         self.assertIn('undecided: ', text)
         self.assert_alive(p)
 
+    def test_leaks_lists_a_growing_cache_apart_from_the_leak(self):
+        # leak-table-fill grows a list it keeps (grow_cache) while leak_steadily() drops a block
+        # each time: both grow; by default leaks scans the process from a snapshot and tells them
+        # apart, the leak first, the cache listed as still reachable
+        daemon = self.start_daemon()
+        p = self.start_program('leak-table-fill')
+        daemon.attach(p.pid)
+        p.go()
+        p.expect('kept')
+        p.go()
+
+        def both_growing():
+            leaks = daemon.ctl_json('leaks', '--pid', p.pid)
+            suspects = {s['frames'][0]['symbol'] for s in leaks['suspects'] if s['frames']}
+            caches = {s['frames'][0]['symbol'] for s in leaks['growing_caches'] if s['frames']}
+            return leaks if 'leak_steadily' in suspects and 'grow_cache' in caches else None
+
+        leaks = harness.wait_until(both_growing, harness.REPORT_TIMEOUT_S, interval=0.5)
+        self.assertTrue(leaks, daemon.ctl_json('leaks', '--pid', p.pid))
+        [target] = leaks['targets']
+        self.assertEqual((target['reachability']['method'], target['reachability']['error']), ('snapshot', None),
+                         target['reachability'])
+        leak = leaks['suspects'][0]
+        self.assertEqual((leak['frames'][0]['symbol'], leak['verdict']), ('leak_steadily', 'growing'), leaks['suspects'])
+        self.assertGreater(leak['reachability']['definitely_lost']['allocs'], 0, leak)
+        [cache] = [s for s in leaks['growing_caches'] if s['frames'] and s['frames'][0]['symbol'] == 'grow_cache']
+        self.assertEqual(cache['verdict'], 'growing', cache)
+        self.assertEqual(cache['reachability']['still_reachable']['bytes'], cache['reachability']['still_reachable']
+                         ['allocs'] * 48, cache)
+        for cls in ('definitely_lost', 'indirectly_lost', 'undecided'):
+            self.assertEqual(cache['reachability'][cls]['allocs'], 0, cache)
+        # the kept blocks grow no more: neither list has them
+        self.assertNotIn('keep_early', {s['frames'][0]['symbol'] for s in leaks['suspects'] + leaks['growing_caches']
+                                        if s['frames']})
+        text = daemon.ctl_ok('leaks', '--pid', p.pid).stdout
+        self.assertRegex(text, r'(?s)growing or holding lost blocks, the strongest suspects first:\n.*leak_steadily')
+        self.assertRegex(text, r'growing whose every block is still reachable \(a growing cache, not a leak')
+        self.assertLess(text.index('leak_steadily'), text.index('grow_cache'), text)
+        # --no-reachability: growth alone, both are suspects
+        plain = daemon.ctl_json('leaks', '--pid', p.pid, '--no-reachability')
+        self.assertIsNone(plain['targets'][0]['reachability'], plain['targets'])
+        self.assertEqual(plain['growing_caches'], [])
+        self.assertLessEqual({'leak_steadily', 'grow_cache'},
+                             {s['frames'][0]['symbol'] for s in plain['suspects'] if s['frames']})
+        # it ran on through every scan
+        p.go()
+        p.expect('done')
+
+    def test_leaks_does_not_stop_a_process_it_cannot_snapshot(self):
+        # the program forbids itself clone: leaks (no --reachability) does not stop it for a whole
+        # scan, and says why it judged it by growth alone
+        daemon = self.start_daemon(config={'max_allocs': BIG_MAX_ALLOCS})
+        p = self.big_program(daemon, 'noclone')
+        leaks = daemon.ctl_json('leaks', '--pid', p.pid)
+        reach = leaks['targets'][0]['reachability']
+        self.assertRegex(reach['error'] or '', r'no snapshot of pid \d+ could be taken \(.*seccomp.*\), and it is '
+                                               r'not stopped for a whole scan unless asked', reach)
+        self.assertEqual(leaks['growing_caches'], [])
+        self.assertIn('not stopped for a whole scan unless asked', daemon.ctl_ok('leaks', '--pid', p.pid).stdout)
+        self.assert_alive(p)
+
     def test_requests_that_cannot_be_met(self):
         daemon = self.start_daemon()
         p = self.start_program(PROGRAM)

@@ -65,16 +65,26 @@ class VerdictsTest(harness.DaemonTestCase):
         # exact figures, and verdicts that saw every allocation
         self.assertIsNone(suspect['expected_error'], suspect)
         self.assertFalse(suspect['verdict_qualified'], suspect)
-        # no scan asked for (leaks --reachability): no classes
-        self.assertIsNone(suspect['reachability'], suspect)
+        # scanned from a snapshot by default: the leaked blocks are definitely lost (the newest
+        # may still sit in a register or on the stack); the plateau's are reachable, not listed
+        self.assertEqual(leaks['targets'][0]['reachability']['method'], 'snapshot', leaks['targets'])
+        self.assertGreater(suspect['reachability']['definitely_lost']['allocs'], 0, suspect)
+        self.assertLessEqual(suspect['reachability']['still_reachable']['allocs'], 1, suspect)
+        self.assertEqual(leaks['growing_caches'], [], leaks)
         self.assertEqual((suspect['pid'], suspect['verdict']), (program.pid, 'growing'), suspect)
         self.assertLessEqual(suspect['first_bytes'], suspect['last_bytes'], suspect)
         self.assertGreaterEqual(leaks['targets'][0]['snapshots'], 6, leaks['targets'])
         text = daemon.ctl_ok('leaks', '--pid', program.pid).stdout
-        self.assertIn('1 stack still growing', text)
+        self.assertIn('1 stack growing or holding lost blocks', text)
         self.assertRegex(text, r'\[growing: \+\d+ B/s\]')
         self.assertIn('leak_steadily', text)
         self.assertNotIn('fill_cache', text)
+        # no scan (--no-reachability): growth alone, no classes
+        plain = daemon.ctl_json('leaks', '--pid', program.pid, '--no-reachability')
+        self.assertEqual([s['frames'][0]['symbol'] for s in plain['suspects']], ['leak_steadily'], plain)
+        self.assertIsNone(plain['suspects'][0]['reachability'], plain)
+        text = daemon.ctl_ok('leaks', '--pid', program.pid, '--no-reachability').stdout
+        self.assertIn('1 stack still growing', text)
 
         # memleakctl history: the ring as series; the leak's stack by its id rises
         history = daemon.ctl_json('history', '--pid', program.pid, '--stack', leak['stack_id'])

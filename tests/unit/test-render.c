@@ -490,6 +490,48 @@ static void render_folded_prints_one_line_a_stack_outermost_first(void)
         ASSERT_EQ(render_folded(stdout, NULL), -EBADMSG);
 }
 
+/* A growing stack every block of which a scan found reachable is a growing cache, listed apart
+ * after the leaks; with no leak, leaks says so rather than "no stack is growing". */
+static void render_leaks_lists_growing_caches_apart_from_leaks(void)
+{
+        static const char *const cache =
+                "\"growing_caches\":[{\"pid\":7,\"stack_id\":2,\"verdict\":\"growing\",\"bytes\":4800,"
+                "  \"allocs\":100,\"expected_error\":null,\"growth_bytes_per_s\":960.0,\"first_bytes\":480,"
+                "  \"reachability\":{\"definitely_lost\":{\"bytes\":0,\"allocs\":0},"
+                "   \"indirectly_lost\":{\"bytes\":0,\"allocs\":0},\"undecided\":{\"bytes\":0,\"allocs\":0},"
+                "   \"still_reachable\":{\"bytes\":4800,\"allocs\":100}},\"frames\":[]}],";
+        static const char *const target =
+                "\"targets\":[{\"pid\":7,\"comm\":\"kv\",\"outstanding_bytes\":7360,\"snapshots\":16}]}";
+        char json[2048];
+
+        snprintf(json, sizeof(json),
+                 "{\"suspects\":[{\"pid\":7,\"stack_id\":1,\"verdict\":\"growing\",\"bytes\":2560,"
+                 "  \"allocs\":10,\"expected_error\":null,\"growth_bytes_per_s\":512.0,\"first_bytes\":256,"
+                 "  \"reachability\":{\"definitely_lost\":{\"bytes\":2304,\"allocs\":9},"
+                 "   \"indirectly_lost\":{\"bytes\":0,\"allocs\":0},\"undecided\":{\"bytes\":0,\"allocs\":0},"
+                 "   \"still_reachable\":{\"bytes\":256,\"allocs\":1}},\"frames\":[]}],%s%s", cache, target);
+        assert_renders(render_leaks, json,
+                       "pid 7 (kv): 7360 bytes outstanding, verdicts from 16 snapshots\n"
+                       "1 stack still growing, the fastest first:\n"
+                       "\t2560 bytes in 10 allocations from stack (pid 7) [growing: +512 B/s]\n"
+                       "\t  definitely lost: 2304 bytes in 9 blocks, still reachable: 256 bytes in 1 block\n"
+                       "\t\t(256 bytes at the oldest snapshot)\n"
+                       "1 stack growing whose every block is still reachable (a growing cache, not a leak: the "
+                       "program still holds it), the fastest first:\n"
+                       "\t4800 bytes in 100 allocations from stack (pid 7) [growing: +960 B/s]\n"
+                       "\t  still reachable: 4800 bytes in 100 blocks\n"
+                       "\t\t(480 bytes at the oldest snapshot)\n");
+        snprintf(json, sizeof(json), "{\"suspects\":[],%s%s", cache, target);
+        assert_renders(render_leaks, json,
+                       "pid 7 (kv): 7360 bytes outstanding, verdicts from 16 snapshots\n"
+                       "No leak: no stack holds lost blocks, and the growing ones are still reachable.\n"
+                       "1 stack growing whose every block is still reachable (a growing cache, not a leak: the "
+                       "program still holds it), the fastest first:\n"
+                       "\t4800 bytes in 100 allocations from stack (pid 7) [growing: +960 B/s]\n"
+                       "\t  still reachable: 4800 bytes in 100 blocks\n"
+                       "\t\t(480 bytes at the oldest snapshot)\n");
+}
+
 int main(void)
 {
         static const struct unit_test tests[] = {
@@ -504,6 +546,7 @@ int main(void)
                 TEST(render_attach_and_detach_print_one_line),
                 TEST(render_status_lists_daemon_targets_and_counters),
                 TEST(render_leaks_never_says_nothing_grows_while_blind),
+                TEST(render_leaks_lists_growing_caches_apart_from_leaks),
                 TEST(render_json_pretty_prints_the_same_object),
                 TEST(render_json_keeps_large_ids_as_digits),
                 TEST(render_error_json_prints_code_and_message),
