@@ -346,6 +346,29 @@ static double mib(uint64_t bytes)
 
 /* What the daemon holds against its bounds (memleakd.conf), a line each; nothing from an older
  * daemon that does not say. */
+static double percent_of(const cJSON *budget)
+{
+        uint64_t max = get_u64(budget, "max");
+
+        return max ? 100.0 * (double)get_u64(budget, "held") / (double)max : 0;
+}
+
+/* "Tables: heap blocks 1200 of 1048576 (0.1%; a target's share 1048576), ...". */
+static void print_table_budgets(FILE *f, const cJSON *tables)
+{
+        const cJSON *allocs = cJSON_GetObjectItemCaseSensitive(tables, "allocs");
+        const cJSON *stacks = cJSON_GetObjectItemCaseSensitive(tables, "stacks");
+        const cJSON *rows = cJSON_GetObjectItemCaseSensitive(tables, "per_stack_rows");
+
+        if (!cJSON_IsObject(allocs) || !cJSON_IsObject(stacks) || !cJSON_IsObject(rows))
+                return;
+        fprintf(f, "Tables: heap blocks %" PRIu64 " of %" PRIu64 " (%.1f%%; a target's share %" PRIu64
+                "), stacks %" PRIu64 " of %" PRIu64 " (%.1f%%), per-stack rows %" PRIu64 " of %" PRIu64 " (%.1f%%)\n",
+                get_u64(allocs, "held"), get_u64(allocs, "max"), percent_of(allocs), get_u64(allocs, "share"),
+                get_u64(stacks, "held"), get_u64(stacks, "max"), percent_of(stacks), get_u64(rows, "held"),
+                get_u64(rows, "max"), percent_of(rows));
+}
+
 static void print_limits(FILE *f, const cJSON *limits)
 {
         const cJSON *exited = cJSON_GetObjectItemCaseSensitive(limits, "exited");
@@ -364,6 +387,7 @@ static void print_limits(FILE *f, const cJSON *limits)
                         get_u64(symbols, "max_open"), mib(get_u64(symbols, "inflated_bytes")),
                         mib(get_u64(symbols, "max_bytes")), get_u64(symbols, "refused"),
                         get_u64(symbols, "reopen_failed"));
+        print_table_budgets(f, cJSON_GetObjectItemCaseSensitive(limits, "tables"));
         if (cJSON_IsObject(maps)) {
                 const cJSON *now = cJSON_GetObjectItemCaseSensitive(maps, "kernel_bytes");
 

@@ -21,6 +21,9 @@
 #include "map-memory.h"
 #include "manager-requests.h"
 #include "manager.h"
+#include "auto-sample.h"
+#include "stack-totals.h"
+#include "target-blocks.h"
 #include "protocol.h"
 #include "server.h"
 #include "snapshot.h"
@@ -398,6 +401,39 @@ static cJSON *counters_to_json(const uint64_t totals[_COUNTER_MAX], bool losses)
         return o;
 }
 
+static void add_budget(cJSON *o, const char *name, uint64_t held, uint64_t max)
+{
+        cJSON *x = cJSON_AddObjectToObject(o, name);
+
+        json_add_u64(x, "held", held);
+        json_add_u64(x, "max", max);
+}
+
+/* How full BPF's tables are: the heap blocks the process targets hold in the allocation table
+ * (and how much of it is each one's share before it is sampled), the stacks, the per-stack rows
+ * (as the last snapshot tick found them). */
+static void add_table_budgets(cJSON *o, struct manager *m)
+{
+        cJSON *x = cJSON_AddObjectToObject(o, "tables");
+        uint64_t blocks = 0;
+
+        if (!x)
+                return;
+        for (size_t i = 0; i < m->n_targets; i++) {
+                const struct target *t = m->targets[i];
+                uint64_t n;
+
+                if (!t->exited && !t->kernel && t->slot.set && target_blocks_read(m->env.skel, t->slot.slot, &n) >= 0)
+                        blocks += n;
+        }
+        add_budget(x, "allocs", blocks, m->config.max_allocs);
+        json_add_u64(cJSON_GetObjectItemCaseSensitive(x, "allocs"), "share",
+                     auto_sample_share(m->config.max_allocs, manager_live_targets(m)));
+        add_budget(x, "stacks", bpf_loader_stacks_held(m->env.skel), m->config.max_stacks);
+        add_budget(x, "per_stack_rows", stack_totals_rows_held(m->totals),
+                   map_budget_combined_rows(m->config.max_combined));
+}
+
 /* What the daemon holds against the bounds a traced process or a client could push it to. */
 static cJSON *limits_to_json(struct manager *m)
 {
@@ -437,6 +473,7 @@ static cJSON *limits_to_json(struct manager *m)
         json_add_u64(x, "files_without_cfi", tables.without_rows);
         json_add_u64(x, "failed", tables.failed);
         json_add_u64(x, "building", tables.pending);
+        add_table_budgets(o, m);
         x = cJSON_AddObjectToObject(o, "maps");
         if (map_memory_now(m->env.skel, &map_bytes) < 0)
                 cJSON_AddNullToObject(x, "kernel_bytes");

@@ -60,6 +60,16 @@ class MapMemoryTest(harness.DaemonTestCase):
                                 (2 * BLOCKS - GROWTH_TABLE_SLOTS) * KERNEL_BYTES_PER_BLOCK, busy)
         self.assertLess(busy['kernel_bytes'], busy['max_bytes'], busy)
         self.assertFalse(any(daemon.status()['lost'].values()))
+        # status says how full the tables are: every block the two hold is in the allocation table,
+        # each within its share (half of max_allocs: two targets traced)
+        tables = daemon.status()['limits']['tables']
+        self.assertEqual((tables['allocs']['max'], tables['allocs']['share']), (393216, 196608), tables)
+        self.assertGreaterEqual(tables['allocs']['held'], 2 * BLOCKS, tables)
+        self.assertLess(tables['allocs']['held'], 2 * BLOCKS + 1000, tables)
+        self.assertEqual(tables['stacks']['max'], 131072, tables)
+        self.assertGreater(tables['stacks']['held'], 0, tables)
+        self.assertEqual(tables['per_stack_rows']['max'], 262144, tables)
+        self.assertIn('Tables: heap blocks ', daemon.ctl_ok('status').stdout)
 
         # the snapshot tick says what it cost: its time on the event loop, the rows it read
         cost = harness.wait_until(lambda: (lambda c: c if c['last_rows'] >= 8 else None)(
@@ -76,6 +86,7 @@ class MapMemoryTest(harness.DaemonTestCase):
         after = harness.wait_until(lambda: (lambda m: m if m['kernel_bytes'] < idle['kernel_bytes'] + (1 << 20) else None)(
             self.maps(daemon)), harness.REPORT_TIMEOUT_S)
         self.assertTrue(after, f'the maps still hold {self.maps(daemon)} after the detaches, {idle} before the attaches')
+        self.assertEqual(daemon.status()['limits']['tables']['allocs']['held'], 0)
         # and the stacks only they used
         self.assertEqual(daemon.status()['reclaim']['stacks_held'], 0, daemon.status()['reclaim'])
         # and the daemon's own memory: back near its size at start (the tick's mapping of the

@@ -366,12 +366,16 @@ static void render_status_lists_daemon_targets_and_counters(void)
                        "{\"version\":\"0.1.0\",\"uptime_s\":0,\"snapshot_interval_ms\":250,\"ring_depth\":4,"
                        "\"snapshot_cost\":{\"last_ms\":0.84,\"max_ms\":3.25,\"last_rows\":412},"
                        "\"targets\":[],\"counters\":{},\"lost\":{},"
-                       "\"limits\":{\"maps\":{\"kernel_bytes\":26214400,\"max_bytes\":327155712}}}",
+                       "\"limits\":{\"tables\":{\"allocs\":{\"held\":786432,\"max\":1048576,\"share\":524288},"
+                       "\"stacks\":{\"held\":1310,\"max\":131072},\"per_stack_rows\":{\"held\":412,\"max\":262144}},"
+                       "\"maps\":{\"kernel_bytes\":26214400,\"max_bytes\":327155712}}}",
                        "memleakd 0.1.0, up 0s, snapshot every 250 ms, 4 kept per target\n"
                        "Snapshot tick: 0.8 ms for 412 per-stack rows (longest 3.2 ms)\n"
                        "Targets: none\n"
                        "Counters (every target since memleakd started): none\n"
                        "Lost events (every target since memleakd started): none\n"
+                       "Tables: heap blocks 786432 of 1048576 (75.0%; a target's share 524288), stacks 1310 of "
+                       "131072 (1.0%), per-stack rows 412 of 262144 (0.2%)\n"
                        "BPF maps: 25.0 MiB of kernel memory, about 312 MiB with every map full\n");
         assert_renders(render_status,
                        "{\"version\":\"0.1.0\",\"uptime_s\":0,\"snapshot_interval_ms\":250,\"ring_depth\":4,"
