@@ -179,6 +179,30 @@ static void block_words(const struct reach_block *b, uint64_t *addr, uint64_t *l
         *len = end > at ? (end - at) & ~7ULL : 0;
 }
 
+/* Read m->spans[0..k) in one call and scan the words of each read whole, in order: *done, how
+ * many were. -ETIME when the scan's time ran out first (nothing read). */
+static int scan_spans(struct marker *m, size_t k, enum mark from, enum mark to, enum mark from2, size_t *done)
+{
+        ssize_t n;
+
+        *done = 0;
+        if (m->in->expired && m->in->expired(m->in->userdata)) {
+                m->expired = true;
+                return -ETIME;
+        }
+        n = m->in->read_many(m->in->userdata, m->spans, k, m->buf);
+        if (n < 0)
+                n = 0;
+        for (size_t j = 0, off = 0; j < k; off += m->spans[j++].len) {
+                if (off + m->spans[j].len > (uint64_t)n)
+                        break;
+                scan_words(m, m->buf + off, m->spans[j].len, from, to, from2);
+                m->stats.bytes_scanned += m->spans[j].len;
+                (*done)++;
+        }
+        return 0;
+}
+
 /* Small blocks from the top of the stack, read in one call: false when there was none to take
  * (the top one is big). */
 static bool scan_batch(struct marker *m, enum mark from, enum mark to, enum mark from2)
@@ -186,7 +210,6 @@ static bool scan_batch(struct marker *m, enum mark from, enum mark to, enum mark
         const struct reach_block *blocks = m->in->blocks;
         size_t k = 0, done = 0;
         uint64_t bytes = 0;
-        ssize_t n;
 
         while (m->depth > 0 && k < REACH_READ_MANY_MAX) {
                 const struct reach_block *b = &blocks[m->stack[m->depth - 1]];
@@ -201,20 +224,8 @@ static bool scan_batch(struct marker *m, enum mark from, enum mark to, enum mark
         }
         if (k == 0)
                 return false;
-        if (m->in->expired && m->in->expired(m->in->userdata)) {
-                m->expired = true;
+        if (scan_spans(m, k, from, to, from2, &done) < 0)
                 return true;
-        }
-        n = m->in->read_many(m->in->userdata, m->spans, k, m->buf);
-        if (n < 0)
-                n = 0;
-        for (size_t j = 0, off = 0; j < k; off += m->spans[j++].len) {
-                if (off + m->spans[j].len > (uint64_t)n)
-                        break;
-                scan_words(m, m->buf + off, m->spans[j].len, from, to, from2);
-                m->stats.bytes_scanned += m->spans[j].len;
-                done++;
-        }
         /* those not read whole: one by one, skipping what cannot be read */
         for (size_t j = done; j < k && !m->expired; j++)
                 scan_block(m, m->batch[j], from, to, from2);
@@ -228,7 +239,6 @@ static size_t scan_roots_batch(struct marker *m, size_t first)
         const struct reach_root *roots = m->in->roots;
         size_t k = 0, done = 0;
         uint64_t bytes = 0;
-        ssize_t n;
 
         while (first + k < m->in->n_roots && k < REACH_READ_MANY_MAX) {
                 const struct reach_root *r = &roots[first + k];
@@ -242,20 +252,8 @@ static size_t scan_roots_batch(struct marker *m, size_t first)
         }
         if (k <= 1)
                 return 0;
-        if (m->in->expired && m->in->expired(m->in->userdata)) {
-                m->expired = true;
+        if (scan_spans(m, k, MARK_UNREACHED, MARK_REACHED, MARK_UNREACHED, &done) < 0)
                 return k;
-        }
-        n = m->in->read_many(m->in->userdata, m->spans, k, m->buf);
-        if (n < 0)
-                n = 0;
-        for (size_t j = 0, off = 0; j < k; off += m->spans[j++].len) {
-                if (off + m->spans[j].len > (uint64_t)n)
-                        break;
-                scan_words(m, m->buf + off, m->spans[j].len, MARK_UNREACHED, MARK_REACHED, MARK_UNREACHED);
-                m->stats.bytes_scanned += m->spans[j].len;
-                done++;
-        }
         for (size_t j = done; j < k && !m->expired; j++)
                 (void)scan_range(m, roots[first + j].addr, roots[first + j].size, MARK_UNREACHED, MARK_REACHED,
                                  MARK_UNREACHED);
