@@ -42,10 +42,8 @@ class ReclaimTest(harness.DaemonTestCase):
         self.assertGreaterEqual(reclaim['stacks_deleted'], STREAM_SECONDS * STREAM_RATE - STREAM_MAX_STACKS, reclaim)
         self.assertLessEqual(reclaim['stacks_held'], STREAM_MAX_STACKS, reclaim)
         program.expect('done')
-        report = harness.wait_until(lambda: (lambda r: r if harness.per_function(r, set(LEAK_AFTER)) == LEAK_AFTER else None)(
-            daemon.report(pid=program.pid)), harness.REPORT_TIMEOUT_S)
-        last = daemon.report(pid=program.pid)
-        self.assertTrue(report, f'{harness.per_function(last, set(LEAK_AFTER))}; {harness.format_stacks(last)}')
+        report, totals = self.wait_for_totals(daemon, program.pid, set(LEAK_AFTER), LEAK_AFTER)
+        self.assert_totals(report, totals, LEAK_AFTER, 'stack-stream\'s leak after the stream')
         target = report['targets'][0]
         self.assertEqual((target['outstanding_bytes'], target['outstanding_allocs']), (5 * 4321, 5), target)
 
