@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include "macro.h"
 #include "slot-set.h"
+#include "table-store.h"
 #include "worker.h"
 #include "unwind-cache.h"
 
@@ -17,6 +18,7 @@ struct unwind_cache {
         int tables_fd;
         int files_fd;
         struct worker *worker;          /* builds the tables, off the event loop */
+        struct table_store *store;      /* tables kept on disk, or NULL (not ours) */
         unwind_cache_loaded_fn loaded;
         void *userdata;
         uint64_t next_id;
@@ -87,6 +89,13 @@ struct unwind_cache *unwind_cache_free(struct unwind_cache *c)
         slot_set_done(&c->tables);
         free(c);
         return NULL;
+}
+
+void unwind_cache_set_store(struct unwind_cache *c, struct table_store *store)
+{
+        assert(c);
+        assert(worker_pending(c->worker) == 0);
+        c->store = store;
 }
 
 static struct unwind_cache_entry *find(struct unwind_cache *c, uint64_t dev, uint64_t ino, size_t *index)
@@ -164,7 +173,7 @@ static void build_run(void *userdata)
         struct unwind_table_limits limits = UNWIND_TABLE_LIMITS_DEFAULT;
         int r;
 
-        r = unwind_table_build(j->fd, &limits, &j->table);
+        r = table_store_build(j->cache->store, j->fd, &limits, &j->table);
         if (r >= 0 && j->table.n_rows > 0)
                 r = rows_map(&j->table, &j->rows_fd);
         j->error = r < 0 ? r : 0;
