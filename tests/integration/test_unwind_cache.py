@@ -2,7 +2,8 @@
 """Unwind tables kept on disk (cache_directory/unwind-tables): a program run again, by a daemon
 started afresh, takes every table from there and is reported exactly as the first time; a stored
 file that was truncated, had bytes flipped or is of another format version is rejected, counted,
-removed and built again, the report still exact; a symlink planted in the directory is never
+removed and built again, the report still exact; the store stays within unwind_cache_max_mb, the
+least recently used out; a symlink planted in the directory is never
 followed (neither read through nor written through), nor is a symlink in place of the directory."""
 
 import json
@@ -202,6 +203,21 @@ class UnwindCacheTest(harness.DaemonTestCase):
         self.assertEqual(read(os.path.join(self.tables, name)), before)
         self.assertEqual(read(outside), before)
         self.assertEqual(os.stat(outside).st_mtime_ns, mtime)
+
+    def test_the_store_stays_within_its_bound_least_recently_used_out(self):
+        # 1 MiB: less than the tables of Debian's python3 and the libraries it maps (1.3 MiB)
+        daemon = self.start_daemon(config={'cache_directory': self.cache, 'unwind_cache_max_mb': 1})
+        r = self.run_ctl(daemon.socket_path, '--', '/usr/bin/python3', '-c', 'pass')
+        self.assertEqual(r.returncode, 0, r.stderr)
+        stats = self.disk_cache(daemon)
+        self.assertEqual(stats['max_bytes'], 1 << 20)
+        self.assertGreaterEqual(stats['evicted'], 1, stats)
+        self.assertEqual(stats['write_failed'], 0, stats)
+        stored = os.listdir(self.tables)
+        on_disk = sum(os.path.getsize(os.path.join(self.tables, n)) for n in stored)
+        self.assertLessEqual(on_disk, 1 << 20, stored)
+        self.assertEqual((stats['files'], stats['bytes']), (len(stored), on_disk), stats)
+        self.assertEqual(stats['written'] - stats['evicted'], len(stored), stats)
 
     def test_a_symlink_in_place_of_the_directory_is_refused(self):
         elsewhere = os.path.join(self.workdir, 'elsewhere')
