@@ -28,6 +28,7 @@ enum key_type {
         KEY_MODE,               /* octal file mode <= 0777 */
         KEY_GROUP,              /* group name; empty means root's group */
         KEY_UNWIND,             /* "auto", "dwarf" or "fp" */
+        KEY_DIRECTORY,          /* absolute directory path */
 };
 
 struct config_key {
@@ -80,15 +81,22 @@ static const struct config_key config_keys[] = {
         { "auto_sample_percent", KEY_U32, offsetof(struct memleakd_config, auto_sample_percent), 0, 100 },
         { "reachability_max_pause_ms", KEY_U32, offsetof(struct memleakd_config, reachability_max_pause_ms),
           CONFIG_REACHABILITY_MAX_PAUSE_MS_MIN, CONFIG_REACHABILITY_MAX_PAUSE_MS_MAX },
+        { "cache_directory", KEY_DIRECTORY, offsetof(struct memleakd_config, cache_directory), 0, 0 },
+        { "unwind_cache_max_mb", KEY_U32, offsetof(struct memleakd_config, unwind_cache_max_mb),
+          0, CONFIG_UNWIND_CACHE_MAX_MB_MAX },
 };
 
 int config_init_defaults(struct memleakd_config *c)
 {
         char *socket_path = strdup(MEMLEAK_DEFAULT_SOCKET);
+        char *cache_directory = strdup(CONFIG_CACHE_DIRECTORY_DEFAULT);
 
         assert(c);
-        if (!socket_path)
+        if (!socket_path || !cache_directory) {
+                free(socket_path);
+                free(cache_directory);
                 return -ENOMEM;
+        }
 
         *c = (struct memleakd_config) {
                 .snapshot_interval_ms = CONFIG_SNAPSHOT_INTERVAL_MS_DEFAULT,
@@ -117,6 +125,8 @@ int config_init_defaults(struct memleakd_config *c)
                 .verdict_flat_percent = 1,
                 .reachability_max_pause_ms = CONFIG_REACHABILITY_MAX_PAUSE_MS_DEFAULT,
                 .auto_sample_percent = CONFIG_AUTO_SAMPLE_PERCENT_DEFAULT,
+                .cache_directory = cache_directory,
+                .unwind_cache_max_mb = CONFIG_UNWIND_CACHE_MAX_MB_DEFAULT,
         };
         return 0;
 }
@@ -129,6 +139,8 @@ void config_done(struct memleakd_config *c)
         c->socket_path = NULL;
         free(c->socket_group);
         c->socket_group = NULL;
+        free(c->cache_directory);
+        c->cache_directory = NULL;
 }
 
 __attribute__((format(printf, 3, 4)))
@@ -256,6 +268,13 @@ static bool socket_path_valid(const char *s)
         return n >= 2 && s[0] == '/' && s[n - 1] != '/' && n <= CONFIG_SOCKET_PATH_MAX;
 }
 
+static bool directory_valid(const char *s)
+{
+        size_t n = strlen(s);
+
+        return n >= 1 && s[0] == '/' && n <= CONFIG_CACHE_DIRECTORY_MAX;
+}
+
 static bool group_name_valid(const char *s)
 {
         size_t n = strlen(s);
@@ -301,6 +320,9 @@ static char *key_expected(const struct config_key *k)
                 break;
         case KEY_UNWIND:
                 n = asprintf(&s, "auto, dwarf or fp");
+                break;
+        case KEY_DIRECTORY:
+                n = asprintf(&s, "an absolute directory path of at most %u bytes", CONFIG_CACHE_DIRECTORY_MAX);
                 break;
         }
         return n < 0 ? NULL : s;
@@ -349,7 +371,8 @@ static int key_apply(const struct config_key *k, const char *value, struct memle
                 *(uint32_t *)field = mode;
                 return 0;
         case KEY_SOCKET_PATH:
-                if (!socket_path_valid(value))
+        case KEY_DIRECTORY:
+                if (k->type == KEY_SOCKET_PATH ? !socket_path_valid(value) : !directory_valid(value))
                         return -EINVAL;
                 s = strdup(value);
                 if (!s)
@@ -456,10 +479,11 @@ static int config_copy(const struct memleakd_config *src, struct memleakd_config
 
         t.socket_path = NULL;
         t.socket_group = NULL;
-        if (src->socket_path && !(t.socket_path = strdup(src->socket_path)))
-                return -ENOMEM;
-        if (src->socket_group && !(t.socket_group = strdup(src->socket_group))) {
-                free(t.socket_path);
+        t.cache_directory = NULL;
+        if ((src->socket_path && !(t.socket_path = strdup(src->socket_path))) ||
+            (src->socket_group && !(t.socket_group = strdup(src->socket_group))) ||
+            (src->cache_directory && !(t.cache_directory = strdup(src->cache_directory)))) {
+                config_done(&t);
                 return -ENOMEM;
         }
         *ret = t;

@@ -48,6 +48,10 @@
 #define CONFIG_REACHABILITY_MAX_PAUSE_MS_MAX 600000
 #define CONFIG_AUTO_SAMPLE_PERCENT_DEFAULT  80u       /* targets/auto-sample.h */
 #define CONFIG_SOCKET_PATH_MAX              107u      /* bytes, so it fits sockaddr_un.sun_path */
+#define CONFIG_CACHE_DIRECTORY_DEFAULT      "/var/cache/memleakd"   /* systemd's CacheDirectory=memleakd */
+#define CONFIG_CACHE_DIRECTORY_MAX          4095u     /* bytes (PATH_MAX with its NUL) */
+#define CONFIG_UNWIND_CACHE_MAX_MB_MAX      1048576u
+#define CONFIG_UNWIND_CACHE_MAX_MB_DEFAULT  256u
 
 struct memleakd_config {
         uint64_t snapshot_interval_ms;  /* snapshot_interval_ms: 10..3600000, "ms"/"s" suffix allowed */
@@ -81,6 +85,10 @@ struct memleakd_config {
                                              * (report --reachability); run's exit: 5 s at least */
         uint32_t auto_sample_percent;   /* auto_sample_percent: how full a target's share of the
                                          * allocation table turns it to sampling, 0..100, 0 = never */
+        char *cache_directory;          /* cache_directory: absolute; what memleakd keeps across runs
+                                         * (unwind tables), under it */
+        uint32_t unwind_cache_max_mb;   /* unwind_cache_max_mb: the unwind tables kept on disk, MiB;
+                                         * 0: none kept */
 };
 
 /* Fill *c with the defaults. Returns 0, or -ENOMEM (then *c holds no allocations). */

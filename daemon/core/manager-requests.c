@@ -30,6 +30,7 @@
 #include "symbolizer.h"
 #include "target-unwind.h"
 #include "text-safe.h"
+#include "table-store.h"
 #include "unwind-cache.h"
 #include "util.h"
 
@@ -473,6 +474,24 @@ static cJSON *limits_to_json(struct manager *m)
         json_add_u64(x, "files_without_cfi", tables.without_rows);
         json_add_u64(x, "failed", tables.failed);
         json_add_u64(x, "building", tables.pending);
+        if (!m->table_store)
+                cJSON_AddNullToObject(x, "disk_cache");
+        else {
+                struct table_store_stats st;
+
+                table_store_get_stats(m->table_store, &st);
+                x = cJSON_AddObjectToObject(x, "disk_cache");
+                cJSON_AddStringToObject(x, "directory", m->config.cache_directory);
+                json_add_u64(x, "files", st.files);
+                json_add_u64(x, "bytes", st.bytes);
+                json_add_u64(x, "max_bytes", st.max_bytes);
+                json_add_u64(x, "hits", st.hits);
+                json_add_u64(x, "misses", st.misses);
+                json_add_u64(x, "rejected", st.rejected);
+                json_add_u64(x, "written", st.written);
+                json_add_u64(x, "write_failed", st.write_failed);
+                json_add_u64(x, "evicted", st.evicted);
+        }
         add_table_budgets(o, m);
         x = cJSON_AddObjectToObject(o, "maps");
         if (map_memory_now(m->env.skel, &map_bytes) < 0)

@@ -25,6 +25,7 @@
 #include "server.h"
 #include "stack-totals.h"
 #include "symbolizer.h"
+#include "table-store.h"
 #include "unwind-cache.h"
 #include "util.h"
 #include "watchdog.h"
@@ -250,6 +251,33 @@ static int start_event_loop(struct manager *m)
 
 /* The BPF object and what works with it: the symbolizer, the worker, the detacher, the recorded
  * mappings. */
+
+/* The unwind tables kept on disk across runs, under cache_directory; without them (0 MiB, or a
+ * directory we cannot trust) every table is built at each run. */
+static void open_table_store(struct manager *m)
+{
+        int r;
+
+        if (m->config.unwind_cache_max_mb == 0) {
+                log_info("unwind_cache_max_mb = 0: no unwind table is kept on disk");
+                return;
+        }
+        r = table_store_open(m->config.cache_directory, (uint64_t)m->config.unwind_cache_max_mb << 20,
+                             &m->table_store);
+        if (r == -EPERM) {
+                log_warning("Not keeping unwind tables in %s/%s: it is a symlink, not a directory, not "
+                            "root's or writable by others; every table is built at each run",
+                            m->config.cache_directory, TABLE_STORE_SUBDIR);
+                return;
+        }
+        if (r < 0) {
+                log_warning_errno(r, "Not keeping unwind tables in %s, ignoring: every table is built at "
+                                  "each run: %m", m->config.cache_directory);
+                return;
+        }
+        unwind_cache_set_store(m->env.unwind, m->table_store);
+}
+
 static int start_tracing(struct manager *m)
 {
         struct symbolizer_limits limits = symbolizer_limits_of(&m->config);
@@ -283,6 +311,7 @@ static int start_tracing(struct manager *m)
                              &m->env.unwind);
         if (r < 0)
                 return log_error_errno(r, "Failed to set up the unwind tables: %m");
+        open_table_store(m);
         r = object_cache_new(&m->env.objects);
         if (r >= 0)
                 r = mapping_log_new(m->env.skel, &m->env.mappings);
@@ -394,6 +423,7 @@ struct manager *manager_free(struct manager *m)
         mapping_log_free(m->env.mappings);
         stack_totals_free(m->totals);
         m->env.unwind = unwind_cache_free(m->env.unwind);
+        m->table_store = table_store_free(m->table_store);      /* after the cache, whose thread used it */
         m->env.objects = object_cache_free(m->env.objects);
         slot_set_done(&m->target_slots);
         symbolizer_free(m->env.syms);

@@ -50,6 +50,7 @@ struct manager {
         char *config_path;              /* NULL: defaults only */
         struct target_env env;
         struct slot_set target_slots;   /* env.target_slots */
+        struct table_store *table_store;        /* unwind tables on disk (env.unwind's), or NULL */
         struct worker *worker;          /* reports, rescans: long work off the event loop */
         struct target **targets;
         size_t n_targets;

@@ -46,6 +46,10 @@ typedef void (*unwind_cache_loaded_fn)(void *userdata);
 int unwind_cache_new(sd_event *e, int tables_fd, int files_fd, uint32_t max_tables, unwind_cache_loaded_fn loaded,
                      void *userdata, struct unwind_cache **ret);
 struct unwind_cache *unwind_cache_free(struct unwind_cache *c);
+/* Take tables from store (table-store.h) and keep those built there; before any is asked for.
+ * The store stays the caller's, to free after c. */
+struct table_store;
+void unwind_cache_set_store(struct unwind_cache *c, struct table_store *store);
 
 /* The entry of file (dev, ino), its table queued to be built from fd if it is new (fd is
  * duplicated, the caller keeps its own): a reference, put back with unwind_cache_put(). Until

@@ -742,6 +742,13 @@ class SystemdUnitsTest(unittest.TestCase):
         self.assertEqual(self.show(SERVICE, 'StatusText')['StatusText'], 'Tracing 0 processes')
         program = self.attach_and_leak()
         self.assert_report_shows_exact_leak(program)
+        # its unwind tables went to the directory systemd made for it (CacheDirectory=), the one
+        # place under /var it may write (ProtectSystem=strict), root's alone
+        cache = json.loads(self.ctl('status', '--json'))['limits']['unwind_tables']['disk_cache']
+        self.assertEqual(cache['directory'], '/var/cache/memleakd', cache)
+        self.assertGreaterEqual(cache['written'], 1, cache)
+        self.assertEqual(cache['write_failed'], 0, cache)
+        self.assertEqual(os.stat(self.container.path('/var/cache/memleakd')).st_mode & 0o777, 0o700)
 
     def test_systemctl_stop_leaves_memleakd_inactive_after_a_clean_exit(self):
         for how in ('socket-activated', 'started directly'):

@@ -155,6 +155,8 @@ class Daemon:
         self.socket_path = socket_path or os.path.join(workdir, 'memleakd.sock')
         self.config_path = os.path.join(workdir, 'memleakd.conf')
         settings = dict(TEST_CONFIG)
+        # a cache of its own: no test takes unwind tables another test (or the machine's memleakd) stored
+        settings['cache_directory'] = os.path.join(workdir, 'cache')
         settings.update(config or {})
         write_config(self.config_path, settings, extra_config_lines)
         self.log_path = os.path.join(workdir, 'memleakd.stderr')

@@ -22,7 +22,7 @@ static const char *const all_keys[] = {
         "max_combined", "max_inflight", "max_mmaps", "max_stack_depth", "socket_path", "socket_mode", "socket_group",
         "default_min_size", "default_max_size", "symbols_max_open_files", "symbols_max_mb",
         "symbols_max_section_mb", "exited_max_mb", "unwind", "verdict_min_snapshots", "verdict_noise_factor",
-        "verdict_flat_bytes", "verdict_flat_percent", "auto_sample_percent",
+        "verdict_flat_bytes", "verdict_flat_percent", "auto_sample_percent", "cache_directory", "unwind_cache_max_mb",
 };
 
 static char *tmp_dir;
@@ -79,7 +79,9 @@ static bool config_equal(const struct memleakd_config *a, const struct memleakd_
                 a->verdict_noise_factor == b->verdict_noise_factor &&
                 a->verdict_flat_bytes == b->verdict_flat_bytes &&
                 a->verdict_flat_percent == b->verdict_flat_percent &&
-                a->auto_sample_percent == b->auto_sample_percent;
+                a->auto_sample_percent == b->auto_sample_percent &&
+                str_eq_or_null(a->cache_directory, b->cache_directory) &&
+                a->unwind_cache_max_mb == b->unwind_cache_max_mb;
 }
 
 /* Expect text to fail with -EINVAL and exactly the message "<conf_path>:<rest>". */
@@ -162,6 +164,8 @@ static void defaults_match_documented_values(void)
         ASSERT_EQ(c.verdict_flat_bytes, 64);
         ASSERT_EQ(c.verdict_flat_percent, 1);
         ASSERT_EQ(c.auto_sample_percent, 80);
+        ASSERT_STREQ(c.cache_directory, "/var/cache/memleakd");
+        ASSERT_EQ(c.unwind_cache_max_mb, 256);
         config_done(&c);
 }
 
@@ -340,6 +344,9 @@ static void out_of_range_values_are_rejected(void)
         assert_invalid("verdict_noise_factor", "0");
         assert_invalid("verdict_flat_percent", "101");
         assert_invalid("auto_sample_percent", "101");
+        assert_invalid("cache_directory", "var/cache/memleakd");
+        assert_invalid("cache_directory", "");
+        assert_invalid("unwind_cache_max_mb", "1048577");
         assert_invalid("max_stack_depth", "0");
         assert_invalid("max_stack_depth", "128");
         assert_invalid("max_inflight", "4294967296");                  /* would truncate to 0 */
@@ -359,6 +366,20 @@ static void socket_path_of_107_bytes_fits(void)
         ASSERT_EQ(strlen(p), 107);
         c = parse_one("socket_path", p);
         ASSERT_STREQ(c.socket_path, p);
+        config_done(&c);
+}
+
+static void cache_directory_and_its_bound_parse(void)
+{
+        struct memleakd_config c;
+
+        c = parse_one("cache_directory", "/srv/memleakd cache");
+        ASSERT_STREQ(c.cache_directory, "/srv/memleakd cache");
+        ASSERT_EQ(c.unwind_cache_max_mb, 256);
+        config_done(&c);
+        c = parse_one("unwind_cache_max_mb", "0");
+        ASSERT_EQ(c.unwind_cache_max_mb, 0);
+        ASSERT_STREQ(c.cache_directory, "/var/cache/memleakd");
         config_done(&c);
 }
 
@@ -653,6 +674,7 @@ static const struct unit_test tests[] = {
         TEST(malformed_values_are_rejected),
         TEST(out_of_range_values_are_rejected),
         TEST(socket_path_of_107_bytes_fits),
+        TEST(cache_directory_and_its_bound_parse),
         TEST(interval_accepts_ms_and_s_suffixes),
         TEST(sizes_accept_binary_k_m_g_suffixes),
         TEST(min_size_above_max_size_is_rejected),
