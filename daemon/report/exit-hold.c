@@ -615,10 +615,11 @@ static void trace(struct exit_hold *h)
                 }
                 if (WIFEXITED(status) || WIFSIGNALED(status)) {
                         pthread_mutex_lock(&h->lock);
-                        /* SIGKILL ends it with no exit stop: nothing to hold it at */
+                        /* a child gone unscanned (a SIGKILL that came while it was at another
+                         * stop ends it with no exit stop): say so (a scanned one's entry is done) */
                         if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL)
-                                child_exit_finish(h, tid, NULL, "it was killed by SIGKILL, which ends a process "
-                                                  "without the exit stop memleakd scans it at");
+                                child_exit_finish(h, tid, NULL, "it was killed by SIGKILL before memleakd could "
+                                                  "hold it at its exit");
                         tracee_family_forget(&h->family, tid);
                         pthread_mutex_unlock(&h->lock);
                         untrack(h, tid);

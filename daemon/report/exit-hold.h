@@ -26,8 +26,8 @@ int exit_hold_start(pid_t pid, struct memleak_bpf *skel, const struct map_limits
  * not (let go at once); 3 s at most. A followed child to scan (its blocks recorded exactly) is held
  * at its exit as the program is, scanned (its blocks of its program: after an exec, from its
  * start; else as a process attached while it ran, its parent's blocks its copy holds unknown) and
- * let go; one killed by SIGKILL stops at no exit and is not scanned, nor is one still running when
- * the program exits. */
+ * let go. One that ends without an exit stop (SIGKILL while at another stop) is not scanned, nor
+ * is one still running when the program exits. */
 void exit_hold_answer_child(struct exit_hold *h, pid_t child, bool followed, bool scan);
 /* A followed child's scan at its exit: 1 and a copy in *ret, or 1 and *why (malloc'd) when it has
  * none and never will; 0 while it has none yet, or was not to be scanned; -ENOMEM. The last
