@@ -389,7 +389,7 @@ static void help_run(void)
                "                     first instruction (each is held at its birth until memleakd traces\n"
                "                     it; with --no-reachability or --sample-bytes nothing is held, and\n"
                "                     each is traced a few milliseconds after its birth), and report them\n"
-               "                     with CMD (they are not scanned at their exit)\n"
+               "                     with CMD (each scanned at its exit as CMD is)\n"
                "     --no-reachability  Do not hold CMD at its exit: no scan (CMD may then be traced by\n"
                "                     a debugger of your own)\n"
                "     --sample-bytes N\n"

@@ -158,22 +158,23 @@ static bool gone(pid_t pid)
         return poll(&(struct pollfd) { .fd = fd, .events = POLLIN }, 1, 0) > 0;
 }
 
-/* The exit hold that holds t's children at their birth: memleakctl run's program's, whose
- * tracer holds the whole family it forks. */
-static struct exit_hold *family_hold(const struct manager *m, const struct target *t)
+struct exit_hold *manager_family_hold(const struct manager *m, const struct target *t)
 {
-        const struct target *holder = find_up(m, t, holds_at_exit, NULL);
+        const struct target *holder;
 
+        assert(m);
+        holder = t ? find_up(m, t, holds_at_exit, NULL) : NULL;
         return holder ? holder->exit_hold : NULL;
 }
 
-/* Answer for a child held at its birth, if it is: it goes on, traced or let go. */
-static void release(const struct manager *m, const struct target *parent, pid_t child, bool followed)
+/* Answer for a child held at its birth, if it is: it goes on, traced (and scanned at its exit when
+ * scan) or let go. */
+static void release(const struct manager *m, const struct target *parent, pid_t child, bool followed, bool scan)
 {
-        struct exit_hold *h = family_hold(m, parent);
+        struct exit_hold *h = manager_family_hold(m, parent);
 
         if (h)
-                exit_hold_answer_child(h, child, followed);
+                exit_hold_answer_child(h, child, followed, scan);
 }
 
 static void follow(struct manager *m, struct target *parent, pid_t child, unsigned tries)
@@ -185,12 +186,12 @@ static void follow(struct manager *m, struct target *parent, pid_t child, unsign
         int n_objs, r;
 
         if (t && !t->exited) {
-                release(m, parent, child, true);
+                release(m, parent, child, true, false);
                 return;         /* attached already (by a request of its own) */
         }
         if (manager_live_targets(m) >= m->config.max_targets) {
                 not_followed(m, parent, child, "max_targets processes are traced already");
-                release(m, parent, child, false);
+                release(m, parent, child, false, false);
                 return;
         }
         /* the probes of an earlier process of that pid are still going: it waits (what it
@@ -207,7 +208,7 @@ static void follow(struct manager *m, struct target *parent, pid_t child, unsign
         n_objs = named_objects(parent, &objs);
         if (n_objs < 0) {
                 not_followed(m, parent, child, "out of memory");
-                release(m, parent, child, false);
+                release(m, parent, child, false, false);
                 return;
         }
         r = target_attach(&m->env, &(struct target_attach_params) {
@@ -224,7 +225,7 @@ static void follow(struct manager *m, struct target *parent, pid_t child, unsign
         if (r < 0) {
                 if (!gone(child))
                         not_followed(m, parent, child, error ?: strerror(-r));
-                release(m, parent, child, false);
+                release(m, parent, child, false, false);
                 return;
         }
         t->follow_forks = true;
@@ -235,11 +236,12 @@ static void follow(struct manager *m, struct target *parent, pid_t child, unsign
                 (void)target_stop(&m->env, t, false);
                 target_free(t);
                 not_followed(m, parent, child, "cannot watch its exit");
-                release(m, parent, child, false);
+                release(m, parent, child, false, false);
                 return;
         }
         parent->children_followed++;
-        release(m, parent, child, true);        /* recorded from here on: it runs */
+        /* recorded from here on: it runs; scanned at its exit when every block of it is recorded */
+        release(m, parent, child, true, t->filter.sample_bytes <= 1);
         log_info("Following pid %d (%s), forked by traced pid %d (%s): %s allocator, %zu object(s)", (int)t->pid,
                  t->comm, (int)parent->pid, parent->comm, t->allocator, t->n_objects);
         /* it may have forked before it was followed (or before its parent was attached) */
@@ -262,7 +264,7 @@ void manager_follow_existing_children(struct manager *m, struct target *t)
 
         assert(m);
         assert(t);
-        if (!t->follow_forks || t->exited || t->kernel || t->exec || family_hold(m, t))
+        if (!t->follow_forks || t->exited || t->kernel || t->exec || manager_family_hold(m, t))
                 return;
         fork_watch_drain(m->forks);     /* the fork events in the ring first: each child once */
         r = proc_children(t->pid, &children, &n);

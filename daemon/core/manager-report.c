@@ -85,10 +85,12 @@ static uint64_t rss_of(const struct target *t)
         return (uint64_t)resident * (uint64_t)sysconf(_SC_PAGESIZE);
 }
 
-/* Its reachability scan: the one taken at its exit (memleakctl run), or one to take now
- * (report --reachability), or why there is none. */
-static int copy_reachability(const struct target *t, bool wanted_now, struct report_job_target *jt)
+/* Its reachability scan: the one taken at its exit (memleakctl run: the program's, or a child's it
+ * followed), or one to take now (report --reachability), or why there is none. */
+static int copy_reachability(const struct manager *m, const struct target *t, bool wanted_now,
+                             struct report_job_target *jt)
 {
+        struct exit_hold *family = t->exit_hold ? NULL : manager_family_hold(m, t);
         const char *why = NULL;
         int r;
 
@@ -99,8 +101,17 @@ static int copy_reachability(const struct target *t, bool wanted_now, struct rep
                                                "filled: a scan needs every block recorded");
                 return jt->reach_unavailable ? 0 : -ENOMEM;
         }
+        if (family && t->auto_sample.n_changes > 0 && t->exited) {
+                jt->reach_unavailable = strdup("memleakd sampled it once its share of the allocation table "
+                                               "filled: a scan needs every block recorded");
+                return jt->reach_unavailable ? 0 : -ENOMEM;
+        }
         if (t->exit_hold) {
                 r = exit_hold_result(t->exit_hold, &jt->reach, &jt->reach_unavailable);
+                if (r < 0)
+                        return r;
+        } else if (family) {
+                r = exit_hold_child_result(family, t->pid, &jt->reach, &jt->reach_unavailable);
                 if (r < 0)
                         return r;
         }
@@ -115,8 +126,13 @@ static int copy_reachability(const struct target *t, bool wanted_now, struct rep
                 why = "its allocations are sampled (sample_bytes): a scan needs every block recorded";
         else if (t->exit_hold && !t->exited)
                 why = "memleakd holds it for the scan at its exit (memleakctl run): it is scanned then";
+        else if (family && !t->exited)
+                why = "memleakctl run's tracer holds it, followed: it is scanned at its exit";
+        else if (family)
+                why = "it exited before a scan: memleakd did not hold it at its exit";
         else if (t->exited)
-                why = "it exited before a scan: only a program started by memleakctl run is scanned at its exit";
+                why = "it exited before a scan: only a program started by memleakctl run (and the children it "
+                      "forks, with --follow-forks) is scanned at its exit";
         else {
                 jt->scan_live = true;
                 return 0;
@@ -125,7 +141,7 @@ static int copy_reachability(const struct target *t, bool wanted_now, struct rep
         return jt->reach_unavailable ? 0 : -ENOMEM;
 }
 
-static int copy_target(const struct target *t, bool scan, struct report_job_target *jt)
+static int copy_target(const struct manager *m, const struct target *t, bool scan, struct report_job_target *jt)
 {
         int r;
 
@@ -157,7 +173,7 @@ static int copy_target(const struct target *t, bool scan, struct report_job_targ
                         return r;
         }
         jt->kernel = kernel_symbols_ref(t->kernel);
-        r = copy_reachability(t, scan, jt);
+        r = copy_reachability(m, t, scan, jt);
         if (r < 0)
                 return r;
         if (t->n_forwarders > 0) {
@@ -236,7 +252,7 @@ int manager_report_start(struct manager *m, struct server_request *sreq, const s
         for (size_t i = 0; i < m->n_targets && r >= 0; i++)
                 if (manager_request_names_target(m, req, m->targets[i])) {
                         target_refresh_comm(m->targets[i]);
-                        r = copy_target(m->targets[i], req->reachability, &job->targets[k++]);
+                        r = copy_target(m, m->targets[i], req->reachability, &job->targets[k++]);
                 }
         rr = r >= 0 ? malloc(sizeof(*rr)) : NULL;
         if (rr)

@@ -166,6 +166,9 @@ void manager_follow_done(struct manager *m);
 bool manager_target_followed_from(const struct manager *m, const struct target *t, const struct target *ancestor);
 /* Whether t is pid's target or was followed from it, at any depth. */
 bool manager_target_in_family(const struct manager *m, const struct target *t, pid_t pid);
+/* The exit hold of memleakctl run's program that t is (or was followed from, at any depth): its
+ * tracer holds the family at birth and scans its followed children at their exit. NULL if none. */
+struct exit_hold *manager_family_hold(const struct manager *m, const struct target *t);
 /* Whether a report or history request names t: the kernel's, pid's (and the processes followed
  * from it, with "children"), or every target. */
 bool manager_request_names_target(const struct manager *m, const struct memleak_request *req,

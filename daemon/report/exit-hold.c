@@ -54,11 +54,23 @@ struct exit_hold {
         char *why_none;                 /* finished without a scan: why */
         struct exit_maps maps;          /* what it mapped at its exit; maps.fds NULL until then */
         struct tracee_family family;    /* with hold_children: its children, held or followed */
+        struct child_exit *children;    /* under lock: followed children to scan at their exit, and
+                                         * the scans of those that exited */
+        size_t n_children;
         /* held at new code until its tables are in (bpf/memleak.bpf.c, code_holds) */
         int code_holds_fd;              /* -EBADF: not held there */
         uint64_t code_signals;          /* the tracer's: BPF's SIGURGs it took */
         uint64_t code_stops;            /* the tracer's: stops held for tables */
         uint64_t code_ready;            /* under lock: the manager's answers, one per stop */
+};
+
+/* A followed child memleakd records exactly: scanned at its exit, as the program is. */
+struct child_exit {
+        pid_t pid;
+        bool execd;                     /* it exec'd: memleakd saw every block of its program */
+        bool exited;                    /* done: result or why_none says how */
+        struct reach_result *result;
+        char *why_none;
 };
 
 /* The longest a thread is held at new code for its tables (libLLVM's takes half a second). */
@@ -165,7 +177,7 @@ static void capture_maps(struct exit_hold *h)
 static int seize(struct exit_hold *h)
 {
         const long options = PTRACE_O_TRACEEXIT | PTRACE_O_TRACECLONE |
-                             (h->hold_children ? PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK : 0);
+                             (h->hold_children ? PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_TRACEEXEC : 0);
         char path[64];
         DIR *d;
         struct dirent *de;
@@ -194,9 +206,10 @@ static int seize(struct exit_hold *h)
         return r;
 }
 
-/* The process is exiting and tid is at its exit stop: wait for the others to reach theirs, read
- * every held thread's registers. Returns how many are held in held[]. */
-static size_t hold_all(struct exit_hold *h, pid_t tid, struct thread_state *held)
+/* The process is exiting and tid is at its exit stop: wait for the others of tids[] to reach
+ * theirs (those gone are taken out of tids[]), read every held thread's registers. Returns how
+ * many are held in held[]. */
+static size_t hold_all(pid_t *tids, size_t *n_tids, pid_t tid, struct thread_state *held)
 {
         uint64_t deadline = now_monotonic_usec() + OTHERS_STOP_USEC;
         size_t n = 0, waiting;
@@ -205,8 +218,8 @@ static size_t hold_all(struct exit_hold *h, pid_t tid, struct thread_state *held
                 n++;
         do {
                 waiting = 0;
-                for (size_t i = 0; i < h->n_tids; i++) {
-                        pid_t t = h->tids[i];
+                for (size_t i = 0; i < *n_tids; i++) {
+                        pid_t t = tids[i];
                         bool done = t == tid;
                         int status = 0;
                         pid_t r;
@@ -221,8 +234,7 @@ static size_t hold_all(struct exit_hold *h, pid_t tid, struct thread_state *held
                                 continue;
                         }
                         if (r < 0 || WIFEXITED(status) || WIFSIGNALED(status)) {
-                                untrack(h, t);
-                                i--;
+                                tids[i--] = tids[--*n_tids];
                                 continue;
                         }
                         if ((status >> 16) == PTRACE_EVENT_EXIT && process_stop_read_thread(t, &held[n]) >= 0) {
@@ -261,7 +273,7 @@ static void scan_at_exit(struct exit_hold *h, pid_t tid)
                 finish(h, NULL, "out of memory for the scan at exit");
                 return;
         }
-        n = hold_all(h, tid, held);
+        n = hold_all(h->tids, &h->n_tids, tid, held);
         capture_maps(h);
         result->at_exit = true;
         if (reach_scan(h->skel, &h->limits, h->pid, tid, held, n, paused_from,
@@ -274,6 +286,166 @@ static void scan_at_exit(struct exit_hold *h, pid_t tid)
         }
         for (size_t i = 0; i < n; i++)
                 (void)ptrace(PTRACE_DETACH, held[i].tid, NULL, NULL);
+}
+
+/* The entry of pid, a followed child to scan at its exit, or NULL (under lock). */
+static struct child_exit *child_exit_find(struct exit_hold *h, pid_t pid)
+{
+        for (size_t i = 0; i < h->n_children; i++)
+                if (h->children[i].pid == pid)
+                        return &h->children[i];
+        return NULL;
+}
+
+static void child_exit_done(struct child_exit *c)
+{
+        reach_scan_result_free(c->result);
+        free(c->why_none);
+        *c = (struct child_exit) {};
+}
+
+/* A followed child's exit scan, or why it has none, once it is done with (under lock). */
+static void child_exit_finish(struct exit_hold *h, pid_t pid, struct reach_result *result, const char *why)
+{
+        struct child_exit *c = child_exit_find(h, pid);
+
+        if (!c || c->exited) {
+                reach_scan_result_free(result);
+                return;
+        }
+        c->exited = true;
+        c->result = result;
+        if (why)
+                c->why_none = strdup(why);      /* NULL on ENOMEM: its report gives a reason of its own */
+}
+
+/* The threads of pid as /proc lists them: -errno. */
+static int list_threads(pid_t pid, pid_t **ret, size_t *ret_n)
+{
+        _cleanup_free_ pid_t *tids = NULL;
+        size_t n = 0, allocated = 0;
+        char path[64];
+        DIR *d;
+        struct dirent *de;
+
+        snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+        d = opendir(path);
+        if (!d)
+                return errno == ENOENT ? -ESRCH : -errno;
+        while ((de = readdir(d))) {
+                char *end;
+                long tid = strtol(de->d_name, &end, 10);
+
+                if (*end || tid <= 0)
+                        continue;
+                if (n == allocated) {
+                        size_t want = MAX(allocated * 2, (size_t)8);
+                        pid_t *grown = reallocarray(tids, want, sizeof(*grown));
+
+                        if (!grown) {
+                                closedir(d);
+                                return -ENOMEM;
+                        }
+                        tids = grown;
+                        allocated = want;
+                }
+                tids[n++] = (pid_t)tid;
+        }
+        closedir(d);
+        *ret = TAKE_PTR(tids);
+        *ret_n = n;
+        return 0;
+}
+
+/* A followed child to scan, pid, is exiting and its thread tid is at its exit stop: hold its
+ * threads there, scan it as the program is, keep the scan for the manager and let it go. */
+static void scan_child_at_exit(struct exit_hold *h, pid_t pid, pid_t tid, bool execd)
+{
+        _cleanup_free_ pid_t *tids = NULL, *all = NULL;
+        _cleanup_free_ struct thread_state *held = NULL;
+        struct reach_result *result = NULL;
+        uint64_t paused_from = now_monotonic_usec();
+        size_t n_tids = 0, n_all, n = 0;
+        const char *why = NULL;
+
+        if (list_threads(pid, &tids, &n_tids) < 0 || n_tids == 0) {
+                free(tids);
+                tids = malloc(sizeof(*tids));
+                if (tids) {
+                        tids[0] = tid;
+                        n_tids = 1;
+                }
+        }
+        n_all = n_tids;
+        all = tids ? malloc(MAX(n_tids, (size_t)1) * sizeof(*all)) : NULL;
+        held = calloc(n_tids + 1, sizeof(*held));
+        result = calloc(1, sizeof(*result));
+        if (!tids || !all || !held || !result) {
+                why = "out of memory for the scan at exit";
+                reach_scan_result_free(TAKE_PTR(result));
+                if (tids)
+                        (void)ptrace(PTRACE_DETACH, tid, NULL, NULL);
+        } else {
+                memcpy(all, tids, n_tids * sizeof(*all));
+                n = hold_all(tids, &n_tids, tid, held);
+                result->at_exit = true;
+                /* a child that exec'd was held at its birth until memleakd followed it, and BPF
+                 * forgot the blocks of its old program at the exec: every block of its program is
+                 * known; one that did not holds its parent's, memleakd never saw them made */
+                if (reach_scan(h->skel, &h->limits, pid, tid, held, n, paused_from,
+                               MAX(h->max_pause_ms, (uint64_t)EXIT_SCAN_MIN_MS), execd, result) < 0) {
+                        why = "out of memory for the scan at exit";
+                        reach_scan_result_free(TAKE_PTR(result));
+                } else
+                        result->paused_usec = now_monotonic_usec() - paused_from;
+                for (size_t i = 0; i < n; i++)
+                        (void)ptrace(PTRACE_DETACH, held[i].tid, NULL, NULL);
+        }
+        pthread_mutex_lock(&h->lock);
+        child_exit_finish(h, pid, result, why);
+        /* let go: its threads are no tracees any longer */
+        for (size_t i = 0; all && i < n_all; i++)
+                tracee_family_forget(&h->family, all[i]);
+        if (!all)
+                tracee_family_forget(&h->family, tid);
+        pthread_mutex_unlock(&h->lock);
+}
+
+/* Whether a member's stop is the exit of a followed child to scan, pid (its exit_group(), a fatal
+ * signal or its last thread's exit); *execd: whether it exec'd. */
+static bool child_exit_to_scan(struct exit_hold *h, pid_t tid, int status, pid_t *pid, bool *execd)
+{
+        struct child_exit *c;
+        struct thread_state s;
+        int tgid = 0, threads = 0;
+        bool found;
+
+        if ((status >> 16) != PTRACE_EVENT_EXIT || proc_status_int(tid, "Tgid:", &tgid) < 0 || tgid <= 0)
+                return false;
+        pthread_mutex_lock(&h->lock);
+        c = child_exit_find(h, tgid);
+        found = c && !c->exited;
+        *execd = found && c->execd;
+        pthread_mutex_unlock(&h->lock);
+        if (!found)
+                return false;
+        *pid = tgid;
+        if (proc_status_int(tid, "Threads:", &threads) < 0 || threads <= 1 ||
+            process_stop_read_thread(tid, &s) < 0)
+                return true;
+        return s.regs[15] != SYS_exit;          /* orig_rax: one thread's exit() while others live */
+}
+
+/* A member's exec (its tid now its process's): memleakd knows every block of its new program. */
+static void child_execd(struct exit_hold *h, pid_t tid)
+{
+        struct child_exit *c;
+
+        pthread_mutex_lock(&h->lock);
+        c = child_exit_find(h, tid);
+        if (c && !c->exited)
+                c->execd = true;
+        pthread_mutex_unlock(&h->lock);
 }
 
 static bool stopping(struct exit_hold *h);
@@ -443,6 +615,11 @@ static void trace(struct exit_hold *h)
                 }
                 if (WIFEXITED(status) || WIFSIGNALED(status)) {
                         pthread_mutex_lock(&h->lock);
+                        /* a child gone unscanned (a SIGKILL that came while it was at another
+                         * stop ends it with no exit stop): say so (a scanned one's entry is done) */
+                        if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL)
+                                child_exit_finish(h, tid, NULL, "it was killed by SIGKILL before memleakd could "
+                                                  "hold it at its exit");
                         tracee_family_forget(&h->family, tid);
                         pthread_mutex_unlock(&h->lock);
                         untrack(h, tid);
@@ -453,9 +630,19 @@ static void trace(struct exit_hold *h)
                 switch (stop_of(h, tid)) {
                 case STOP_OF_HELD:
                         continue;
-                case STOP_OF_MEMBER:
+                case STOP_OF_MEMBER: {
+                        pid_t pid;
+                        bool execd;
+
+                        if (child_exit_to_scan(h, tid, status, &pid, &execd)) {
+                                scan_child_at_exit(h, pid, tid, execd);
+                                continue;
+                        }
+                        if ((status >> 16) == PTRACE_EVENT_EXEC)
+                                child_execd(h, tid);
                         pass_through(tid, status);
                         continue;
+                }
                 case STOP_OF_PROGRAM:
                         break;
                 }
@@ -597,17 +784,67 @@ void exit_hold_tables_ready(struct exit_hold *h, unsigned n)
         pthread_mutex_unlock(&h->lock);
 }
 
-void exit_hold_answer_child(struct exit_hold *h, pid_t child, bool followed)
+/* pid is followed, to be scanned at its exit: an entry of its own (an earlier process of that pid's
+ * dropped). -ENOMEM (under lock). */
+static int child_exit_add(struct exit_hold *h, pid_t pid)
 {
+        struct child_exit *c = child_exit_find(h, pid), *grown;
+
+        if (c) {
+                child_exit_done(c);
+                c->pid = pid;
+                return 0;
+        }
+        grown = reallocarray(h->children, h->n_children + 1, sizeof(*grown));
+        if (!grown)
+                return -ENOMEM;
+        h->children = grown;
+        h->children[h->n_children++] = (struct child_exit) { .pid = pid };
+        return 0;
+}
+
+void exit_hold_answer_child(struct exit_hold *h, pid_t child, bool followed, bool scan)
+{
+        struct child_exit *c;
         int r;
 
         assert(h);
         pthread_mutex_lock(&h->lock);
+        if (!h->finished && followed && scan)
+                (void)child_exit_add(h, child); /* without room: no scan, its report says why */
+        else if (!h->finished && (c = child_exit_find(h, child))) {
+                /* an earlier process of that pid's: not this one's */
+                child_exit_done(c);
+                *c = h->children[--h->n_children];
+        }
         r = h->finished ? 0 : tracee_family_answer(&h->family, child, followed);
         pthread_mutex_unlock(&h->lock);
         /* without room for the answer, the child waits TRACEE_FAMILY_HOLD_MAX_USEC and goes */
         if (r >= 0)
                 (void)pthread_kill(h->thread, wake_signal());
+}
+
+int exit_hold_child_result(struct exit_hold *h, pid_t child, struct reach_result **ret, char **why)
+{
+        const struct child_exit *c;
+        int r = 0;
+
+        assert(h);
+        assert(ret);
+        assert(why);
+        *ret = NULL;
+        *why = NULL;
+        pthread_mutex_lock(&h->lock);
+        c = child_exit_find(h, child);
+        if (c && c->result)
+                r = reach_scan_result_copy(c->result, ret) < 0 ? -ENOMEM : 1;
+        else if (c && c->exited)
+                r = (*why = strdup(c->why_none ?: "out of memory for the scan at exit")) ? 1 : -ENOMEM;
+        else if (c && h->finished)
+                r = (*why = strdup("it was still running when the program memleakctl run started exited: "
+                                   "memleakd let it go then, unscanned")) ? 1 : -ENOMEM;
+        pthread_mutex_unlock(&h->lock);
+        return r;
 }
 
 struct exit_hold *exit_hold_free(struct exit_hold *h)
@@ -636,6 +873,9 @@ struct exit_hold *exit_hold_free(struct exit_hold *h)
         pthread_mutex_destroy(&h->lock);
         pthread_cond_destroy(&h->started_cond);
         tracee_family_done(&h->family);
+        for (size_t i = 0; i < h->n_children; i++)
+                child_exit_done(&h->children[i]);
+        free(h->children);
         reach_scan_result_free(h->result);
         exit_maps_done(&h->maps);
         free(h->why_none);

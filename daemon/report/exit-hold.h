@@ -23,8 +23,16 @@ int exit_hold_start(pid_t pid, struct memleak_bpf *skel, const struct map_limits
 /* With hold_children (follow_forks), each process the program forks (fork, vfork), and theirs,
  * is traced from its birth and held stopped at its first instruction until the manager answers
  * here: followed (it goes on, traced, its own children held in turn, until the program exits) or
- * not (let go); 3 s at most. A followed child is not scanned at its exit. */
-void exit_hold_answer_child(struct exit_hold *h, pid_t child, bool followed);
+ * not (let go at once); 3 s at most. A followed child to scan (its blocks recorded exactly) is held
+ * at its exit as the program is, scanned (its blocks of its program: after an exec, from its
+ * start; else as a process attached while it ran, its parent's blocks its copy holds unknown) and
+ * let go. One that ends without an exit stop (SIGKILL while at another stop) is not scanned, nor
+ * is one still running when the program exits. */
+void exit_hold_answer_child(struct exit_hold *h, pid_t child, bool followed, bool scan);
+/* A followed child's scan at its exit: 1 and a copy in *ret, or 1 and *why (malloc'd) when it has
+ * none and never will; 0 while it has none yet, or was not to be scanned; -ENOMEM. The last
+ * process of that pid's (an answer for a new one forgets it). */
+int exit_hold_child_result(struct exit_hold *h, pid_t child, struct reach_result **ret, char **why);
 /* With hold_code (its stacks walked by unwind tables), the program is held at each exec and
  * each mapping of code not examined yet (BPF sends it SIGURG there, which the tracer takes as a
  * stop and does not deliver) until the manager answers here, once per such event, that the

@@ -21,6 +21,38 @@ GRANDCHILD = {'grandchild_leak': {'bytes': 4 * 300, 'allocs': 4}}
 SPAWNED = {'spawned_leak': {'bytes': 6 * 100, 'allocs': 6}}
 FAMILY = {**PARENT, 'child_leak': {'bytes': 2 * 5 * 200, 'allocs': 2 * 5}, **GRANDCHILD, **SPAWNED}
 
+# tests/programs/leak-fork-classes.c: each process's blocks by the function that made them, then
+# by class, (bytes, blocks)
+CLASSES = ('definitely_lost', 'indirectly_lost', 'still_reachable')
+CLASSES_OF = {
+    'parent': {'keep_parent': {'still_reachable': (2 * 1000, 2)},
+               'lose_parent': {'definitely_lost': (500, 1)}},
+    'forked': {'keep_child': {'still_reachable': (5 * 200, 5)},
+               'lose_child': {'definitely_lost': (3 * 64, 3), 'indirectly_lost': (3 * 32, 3)}},
+    'spawned': {'keep_spawned': {'still_reachable': (6 * 100, 6)},
+                'lose_spawned': {'definitely_lost': (2 * 48, 2)}},
+    'killed': {'keep_killed': {'still_reachable': (4 * 128, 4)}},
+}
+CLASS_NAMES = {name for per_function in CLASSES_OF.values() for name in per_function}
+
+
+def classes_per_function(report, pid):
+    """{function: {class: (bytes, blocks)}} over pid's stacks, each stack under the first of its
+    frames that is one of CLASS_NAMES; classes with no block left out."""
+    found = {}
+    for stack in report['stacks']:
+        names = [f.get('symbol') for f in stack['frames'] if f.get('symbol') in CLASS_NAMES]
+        if stack['pid'] != pid or not names:
+            continue
+        if stack['reachability'] is None:
+            raise AssertionError(f'a stack of a scanned process without reachability: {stack}')
+        per_class = found.setdefault(names[0], {})
+        for c in CLASSES:
+            if stack['reachability'][c]['allocs']:
+                b, n = per_class.get(c, (0, 0))
+                per_class[c] = (b + stack['reachability'][c]['bytes'], n + stack['reachability'][c]['allocs'])
+    return found
+
 
 def followed_from(daemon, pid):
     return [t for t in daemon.status()['targets'] if t['forked_from'] == pid]
@@ -243,13 +275,50 @@ class FollowForksTest(harness.DaemonTestCase):
         with open(out) as f:
             report = json.load(f)
         targets = self.assert_family(report, parent, children, grandchild, 'memleakctl run --follow-forks')
-        # the program was held at its exit and scanned; its children were not (they are traced
-        # through it, their report is what they left outstanding)
+        # the program was held at its exit and scanned, and so was each child at its own, every
+        # block it left outstanding classified (test_run_scans_each_child_at_its_exit checks the
+        # classes)
         for pid, t in targets.items():
             self.assertTrue(t['exited'], t)
-        self.assertTrue(targets[parent]['reachability']['at_exit'], targets[parent])
-        self.assertEqual(targets[parent]['reachability']['definitely_lost']['bytes'] +
-                         targets[parent]['reachability']['still_reachable']['bytes'], 3000, targets[parent])
+            reach = t['reachability']
+            self.assertTrue(reach['at_exit'], t)
+            self.assertIsNone(reach['error'], t)
+            self.assertEqual(sum(reach[c]['bytes'] for c in CLASSES), t['outstanding_bytes'], t)
+            self.assertEqual(sum(reach[c]['allocs'] for c in CLASSES), t['outstanding_allocs'], t)
+        self.assertEqual(targets[parent]['outstanding_bytes'], 3000, targets[parent])
+
+    def test_run_scans_each_child_at_its_exit(self):
+        # each process of the family keeps some blocks and loses others: each is held at its
+        # exit and classified, a forked child, one that execs (posix_spawn), one its parent kills
+        # with SIGKILL (its exit stops too, once its thread takes the signal)
+        daemon = self.start_daemon()
+        r, report = self.run_json(daemon, os.path.join(harness.PROGRAMS_DIR, 'leak-fork-classes'),
+                                  options=('--follow-forks',))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        pids = {what: int(pid) for what, pid in (line.split() for line in r.stdout.decode().splitlines())}
+        self.assertEqual(set(pids), {'forked', 'spawned', 'killed'}, r.stdout)
+        [parent] = [t['pid'] for t in report['targets'] if t['forked_from'] is None]
+        pids['parent'] = parent
+        targets = {t['pid']: t for t in report['targets']}
+        self.assertEqual(set(targets), set(pids.values()), report['targets'])
+        for what, pid in pids.items():
+            reach = targets[pid]['reachability']
+            self.assertTrue(reach and reach['at_exit'] and reach['error'] is None and reach['partial'] is None,
+                            (what, targets[pid]))
+            expected = CLASSES_OF[what]
+            totals = {c: [0, 0] for c in CLASSES}
+            for per_class in expected.values():
+                for c, (b, n) in per_class.items():
+                    totals[c][0] += b
+                    totals[c][1] += n
+            self.assertEqual({c: reach[c] for c in CLASSES},
+                             {c: {'bytes': b, 'allocs': n} for c, (b, n) in totals.items()}, (what, targets[pid]))
+            self.assertEqual(classes_per_function(report, pid), expected, (what, harness.format_stacks(report)))
+        # memleakd saw every block of the program from its start, and of the child from its exec;
+        # the forked children hold their parent's blocks, never seen made
+        self.assertTrue(targets[parent]['reachability']['traced_from_start'])
+        self.assertTrue(targets[pids['spawned']]['reachability']['traced_from_start'])
+        self.assertFalse(targets[pids['forked']]['reachability']['traced_from_start'])
 
     def test_run_holds_each_child_at_its_birth_until_it_is_traced(self):
         # nobody waits here: each child leaks the moment it runs, the grandchild too, and the
