@@ -15,6 +15,7 @@ static void check_target(struct manager *m, struct target *t, uint64_t share)
 {
         const struct snapshot *s = snapshot_ring_newest(t->ring);
         const struct auto_sample_change *last = auto_sample_last(&t->auto_sample);
+        uint64_t counters[_COUNTER_MAX], dropped = 0;
         struct auto_sample_view v;
         struct auto_sample_change c;
         uint64_t blocks, mean;
@@ -22,12 +23,21 @@ static void check_target(struct manager *m, struct target *t, uint64_t share)
 
         if (!s || target_blocks_read(m->env.skel, t->slot.slot, &blocks) < 0)
                 return;
+        /* its own drops since the last check: the table was full for it */
+        if (target_counters_read(&m->env, t, counters) >= 0) {
+                if (counters[COUNTER_LOST_ALLOCS_MAP_FULL] > t->auto_sample.dropped_seen)
+                        dropped = counters[COUNTER_LOST_ALLOCS_MAP_FULL] - t->auto_sample.dropped_seen;
+                t->auto_sample.dropped_seen = counters[COUNTER_LOST_ALLOCS_MAP_FULL];
+        }
         v = (struct auto_sample_view) {
                 .share = share, .blocks = blocks, .bytes = s->bytes, .allocs = s->allocs,
                 .sample_bytes = t->filter.sample_bytes > 1 ? t->filter.sample_bytes : 0,
                 .blocks_at_change = last ? last->blocks : 0,
+                .blocks_before = t->auto_sample.blocks_checked,
+                .dropped = dropped,
                 .percent = m->config.auto_sample_percent,
         };
+        t->auto_sample.blocks_checked = blocks;
         mean = auto_sample_decide(&v, MEMLEAK_MAX_SAMPLE_BYTES);
         if (mean == 0)
                 return;

@@ -40,17 +40,21 @@ static uint64_t room_left(uint64_t share, uint64_t blocks)
 
 uint64_t auto_sample_decide(const struct auto_sample_view *v, uint64_t max_mean)
 {
-        uint64_t room, mean, mean_block, least;
+        uint64_t room, mean, mean_block, least, ahead;
 
         assert(v);
         if (v->percent == 0 || v->share == 0)
                 return 0;
-        if ((unsigned __int128)v->blocks * 100 < (unsigned __int128)v->share * v->percent)
-                return 0;
-        /* changed before: again once half the room it had left then is used */
-        if (v->blocks_at_change > 0 && v->sample_bytes > 0 &&
-            v->blocks < v->blocks_at_change + room_left(v->share, v->blocks_at_change) / 2)
-                return 0;
+        /* where it will be by the next check, at the pace since the last */
+        ahead = v->blocks + (v->blocks_before > 0 && v->blocks > v->blocks_before ? v->blocks - v->blocks_before : 0);
+        if (v->dropped == 0) {
+                if ((unsigned __int128)ahead * 100 < (unsigned __int128)v->share * v->percent)
+                        return 0;
+                /* changed before: again once half the room it had left then is used */
+                if (v->blocks_at_change > 0 && v->sample_bytes > 0 &&
+                    ahead < v->blocks_at_change + room_left(v->share, v->blocks_at_change) / 2)
+                        return 0;
+        }
         room = room_left(v->share, v->blocks);
         mean = mul_div(v->bytes, AUTO_SAMPLE_HEADROOM, room);
         mean_block = v->allocs ? v->bytes / v->allocs : 0;

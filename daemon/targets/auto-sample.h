@@ -21,6 +21,8 @@ struct auto_sample_view {
         uint64_t sample_bytes;          /* its mean now; 0: every allocation recorded */
         uint64_t blocks_at_change;      /* the blocks it held when memleakd last set its mean; 0:
                                          * never did */
+        uint64_t blocks_before;         /* the blocks it held at the check before; 0: none */
+        uint64_t dropped;               /* its allocations dropped for a full table since then */
         uint32_t percent;               /* of its share that switches it; 0: never */
 };
 
@@ -31,10 +33,13 @@ uint64_t auto_sample_share(uint64_t max_allocs, uint32_t n_targets);
 uint32_t auto_sample_fill_percent(uint64_t blocks, uint64_t share);
 
 /* The mean (bytes, a power of two, at most max_mean) to sample it at from now on; 0: leave it as
- * it is. It switches when its blocks reach percent of its share, and raises its mean again when it
- * has used half the room it had left at the last change (a room counts as at least a sixteenth of
- * the share: a target past its share, full or shared with more targets since, still gets a finite
- * mean, raised again only after it grew). The mean makes the room left hold
+ * it is. It switches when its blocks reach percent of its share, or will by the next check if it
+ * grows as much as since the last (a target filling its share faster than a tick is switched
+ * before it is full, not past it), and raises its mean again when it has used (or will have) half
+ * the room it had left at the last change (a room counts as at least a sixteenth of the share: a
+ * target past its share, full or shared with more targets since, still gets a finite mean, raised
+ * again only after it grew). Allocations of it dropped since the last check switch it, or raise
+ * its mean, whatever the rest says. The mean makes the room left hold
  * AUTO_SAMPLE_HEADROOM times its heap's bytes again, at least twice the mean it had and four
  * times its mean block (blocks of the mean or more are always recorded). */
 uint64_t auto_sample_decide(const struct auto_sample_view *v, uint64_t max_mean);
@@ -52,6 +57,8 @@ struct auto_sample_change {
 struct auto_sample_history {
         uint64_t sample_bytes_asked;    /* its mean before the first change (0: exact): what the
                                          * processes followed from it start with */
+        uint64_t blocks_checked;        /* the blocks it held at the last check */
+        uint64_t dropped_seen;          /* its allocs_map_full then */
         uint32_t n_changes;             /* every change; the first and the latest kept */
         struct auto_sample_change changes[AUTO_SAMPLE_CHANGES_MAX];
 };

@@ -144,6 +144,50 @@ static void history_keeps_the_first_change_and_the_latest(void)
                 ASSERT_EQ(h.changes[i].blocks, h.changes[i - 1].blocks + 1);
 }
 
+/* A target that fills its share faster than a check comes is switched a check early, at the pace
+ * it grew since the last one, not once it is past full (redis loading 2,000 keys a second into
+ * a share of 20,000 blocks reached 99% at its first check over 80%, and dropped from then on). */
+static void a_target_filling_fast_is_switched_before_it_is_full(void)
+{
+        struct auto_sample_view v = exact_target(8000);         /* 49% */
+
+        ASSERT_EQ(auto_sample_decide(&v, MAX_MEAN), 0);
+        v.blocks_before = 5000;                                 /* +3000 a check: 11000 next, 67% */
+        ASSERT_EQ(auto_sample_decide(&v, MAX_MEAN), 0);
+        v.blocks_before = 1000;                                 /* +7000: 15000 next, 91% */
+        ASSERT_EQ(auto_sample_decide(&v, MAX_MEAN), 512);      /* room 8384: 4e6 / 8384 = 477 */
+        v.blocks_before = 9000;                                 /* shrinking: only where it is */
+        ASSERT_EQ(auto_sample_decide(&v, MAX_MEAN), 0);
+        /* sampled since 10000 blocks: raised when half its room then will be used by the next check */
+        v = exact_target(11000);
+        v.sample_bytes = 512;
+        v.blocks_at_change = 10000;                             /* room then 6384: again at 13192 */
+        v.percent = 50;
+        v.blocks_before = 10500;                                /* 11500 next */
+        ASSERT_EQ(auto_sample_decide(&v, MAX_MEAN), 0);
+        v.blocks_before = 8000;                                 /* 14000 next */
+        ASSERT_EQ(auto_sample_decide(&v, MAX_MEAN), 1024);
+}
+
+/* Allocations of it dropped for a full table switch it, or raise its mean, whatever its share
+ * says: the table was full for it (its share counts as used up by others, or it filled it between
+ * two checks). */
+static void allocations_dropped_switch_or_raise_at_once(void)
+{
+        struct auto_sample_view v = exact_target(1000);         /* 6%: far below */
+
+        v.dropped = 1;
+        ASSERT_EQ(auto_sample_decide(&v, MAX_MEAN), 512);      /* 4e6 / 15384 = 260, below 4 x its 100-byte block */
+        v = exact_target(SHARE);
+        v.sample_bytes = 8192;
+        v.blocks_at_change = SHARE - 100;       /* switched at 99%: half the room then is past full */
+        ASSERT_EQ(auto_sample_decide(&v, MAX_MEAN), 0);
+        v.dropped = 2207;
+        ASSERT_EQ(auto_sample_decide(&v, MAX_MEAN), 16384);    /* twice the mean it had, at least */
+        v.percent = 0;                          /* auto_sample_percent = 0: never */
+        ASSERT_EQ(auto_sample_decide(&v, MAX_MEAN), 0);
+}
+
 int main(void)
 {
         static const struct unit_test tests[] = {
@@ -153,6 +197,8 @@ int main(void)
                 TEST(the_mean_is_well_above_the_mean_block_and_the_least_mean),
                 TEST(the_mean_never_passes_its_maximum),
                 TEST(raised_again_once_half_the_room_left_is_used),
+                TEST(a_target_filling_fast_is_switched_before_it_is_full),
+                TEST(allocations_dropped_switch_or_raise_at_once),
                 TEST(history_keeps_the_first_change_and_the_latest),
         };
 
