@@ -21,16 +21,18 @@ static void check_target(struct manager *m, struct target *t, uint64_t share)
         uint64_t blocks, mean;
         int r;
 
-        if (!s || target_blocks_read(m->env.skel, t->slot.slot, &blocks) < 0)
+        if (target_blocks_read(m->env.skel, t->slot.slot, &blocks) < 0)
                 return;
-        /* its own drops since the last check: the table was full for it */
-        if (target_counters_read(&m->env, t, counters) >= 0) {
+        /* its own drops since the last check: the table was full for it (read only once it holds
+         * half its share: the check runs ten times a second) */
+        if (blocks >= share / 2 && target_counters_read(&m->env, t, counters) >= 0) {
                 if (counters[COUNTER_LOST_ALLOCS_MAP_FULL] > t->auto_sample.dropped_seen)
                         dropped = counters[COUNTER_LOST_ALLOCS_MAP_FULL] - t->auto_sample.dropped_seen;
                 t->auto_sample.dropped_seen = counters[COUNTER_LOST_ALLOCS_MAP_FULL];
         }
         v = (struct auto_sample_view) {
-                .share = share, .blocks = blocks, .bytes = s->bytes, .allocs = s->allocs,
+                /* its heap as the last snapshot saw it (none yet: the least mean) */
+                .share = share, .blocks = blocks, .bytes = s ? s->bytes : 0, .allocs = s ? s->allocs : 0,
                 .sample_bytes = t->filter.sample_bytes > 1 ? t->filter.sample_bytes : 0,
                 .blocks_at_change = last ? last->blocks : 0,
                 .blocks_before = t->auto_sample.blocks_checked,

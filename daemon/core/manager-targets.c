@@ -438,7 +438,6 @@ size_t manager_take_snapshots(struct manager *m)
                 if (target_counters_read(&m->env, t, counters) >= 0)
                         snapshot_ring_set_counters(t->ring, counters);
         }
-        manager_auto_sample(m);
         manager_reclaim_tick(m, stack_totals_rows_held(m->totals));
         return n_totals;
 }

@@ -161,6 +161,13 @@ static int on_children_timer(sd_event_source *s, uint64_t usec, void *userdata)
         return 0;
 }
 
+static int on_fill_timer(sd_event_source *s, uint64_t usec, void *userdata)
+{
+        manager_auto_sample(userdata);
+        (void)sd_event_source_set_time_relative(s, MANAGER_FILL_CHECK_USEC);
+        return sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+}
+
 static int on_follow_timer(sd_event_source *s, uint64_t usec, void *userdata)
 {
         manager_follow_pending(userdata);
@@ -377,6 +384,11 @@ static int start_timers(struct manager *m)
                 r = sd_event_source_set_enabled(m->follow_timer, SD_EVENT_OFF);
         if (r >= 0)
                 r = sd_event_source_set_description(m->follow_timer, "follow-forks");
+        if (r >= 0)
+                r = sd_event_add_time_relative(m->event, &m->fill_timer, CLOCK_MONOTONIC, MANAGER_FILL_CHECK_USEC,
+                                               1000, on_fill_timer, m);
+        if (r >= 0)
+                r = sd_event_source_set_description(m->fill_timer, "table-fill");
         return r < 0 ? log_error_errno(r, "Failed to arm the timers: %m") : 0;
 }
 
@@ -419,6 +431,7 @@ struct manager *manager_free(struct manager *m)
         sd_event_source_disable_unref(m->children_timer);
         sd_event_source_disable_unref(m->exec_timer);
         sd_event_source_disable_unref(m->follow_timer);
+        sd_event_source_disable_unref(m->fill_timer);
         sd_event_source_disable_unref(m->snapshot_timer);
         mapping_log_free(m->env.mappings);
         stack_totals_free(m->totals);

@@ -70,6 +70,8 @@ struct manager {
         sd_event_source *children_timer;        /* clears the probes forked children inherited */
         sd_event_source *exec_timer;            /* follows the maps of targets that just exec'd */
         sd_event_source *follow_timer;          /* tries the pending follows again */
+        sd_event_source *fill_timer;            /* how full each target's share of the allocation
+                                                 * table is (manager-sample.c) */
         struct stack_totals *totals;    /* the snapshot tick's reader, its buffers kept */
         struct {
                 uint64_t last_usec, max_usec;   /* the snapshot tick's time on the event loop */
@@ -141,8 +143,10 @@ void manager_target_code_mapped(struct manager *m, pid_t pid);
 void manager_clear_children(struct manager *m);
 
 /* manager-sample.c */
-/* Called by the snapshot tick: each live process target whose share of the allocation table
- * nears full (auto_sample_percent) is sampled from now on, or more sparsely. */
+/* Called every MANAGER_FILL_CHECK_USEC (the fill timer: a target can fill its share well within
+ * a snapshot interval): each live process target whose share of the allocation table nears full
+ * (auto_sample_percent) is sampled from now on, or more sparsely. */
+#define MANAGER_FILL_CHECK_USEC (100 * 1000ULL)
 void manager_auto_sample(struct manager *m);
 
 /* manager-jit.c */
