@@ -48,7 +48,9 @@ uint64_t auto_sample_decide(const struct auto_sample_view *v, uint64_t max_mean)
         /* where it will be by the next check, at the pace since the last */
         ahead = v->blocks + (v->blocks_before > 0 && v->blocks > v->blocks_before ? v->blocks - v->blocks_before : 0);
         if (v->dropped == 0) {
-                if ((unsigned __int128)ahead * 100 < (unsigned __int128)v->share * v->percent)
+                /* past its threshold, or full by the next check at its pace */
+                if ((unsigned __int128)v->blocks * 100 < (unsigned __int128)v->share * v->percent &&
+                    ahead < v->share)
                         return 0;
                 /* changed before: again once half the room it had left then is used */
                 if (v->blocks_at_change > 0 && v->sample_bytes > 0 &&

@@ -33,9 +33,9 @@ uint64_t auto_sample_share(uint64_t max_allocs, uint32_t n_targets);
 uint32_t auto_sample_fill_percent(uint64_t blocks, uint64_t share);
 
 /* The mean (bytes, a power of two, at most max_mean) to sample it at from now on; 0: leave it as
- * it is. It switches when its blocks reach percent of its share, or will by the next check if it
- * grows as much as since the last (a target filling its share faster than a tick is switched
- * before it is full, not past it), and raises its mean again when it has used (or will have) half
+ * it is. It switches when its blocks reach percent of its share, or would fill it by the next
+ * check if it grew as much as since the last (a target filling its share in a few checks is
+ * switched before it is full, not past it), and raises its mean again when it has used (or will have) half
  * the room it had left at the last change (a room counts as at least a sixteenth of the share: a
  * target past its share, full or shared with more targets since, still gets a finite mean, raised
  * again only after it grew). Allocations of it dropped since the last check switch it, or raise

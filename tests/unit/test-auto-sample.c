@@ -144,19 +144,19 @@ static void history_keeps_the_first_change_and_the_latest(void)
                 ASSERT_EQ(h.changes[i].blocks, h.changes[i - 1].blocks + 1);
 }
 
-/* A target that fills its share faster than a check comes is switched a check early, at the pace
- * it grew since the last one, not once it is past full (redis loading 2,000 keys a second into
- * a share of 20,000 blocks reached 99% at its first check over 80%, and dropped from then on). */
+/* A target that would fill its share by the next check at its pace is switched before its
+ * threshold (redis loading 5,000 keys a second filled a share of 20,000 blocks between two
+ * checks a second apart, and dropped from then on); one that only nears its threshold is not. */
 static void a_target_filling_fast_is_switched_before_it_is_full(void)
 {
-        struct auto_sample_view v = exact_target(8000);         /* 49% */
+        struct auto_sample_view v = exact_target(10000);        /* 61% */
 
         ASSERT_EQ(auto_sample_decide(&v, MAX_MEAN), 0);
-        v.blocks_before = 5000;                                 /* +3000 a check: 11000 next, 67% */
+        v.blocks_before = 5000;                                 /* +5000 a check: 15000 next, 92% */
         ASSERT_EQ(auto_sample_decide(&v, MAX_MEAN), 0);
-        v.blocks_before = 1000;                                 /* +7000: 15000 next, 91% */
-        ASSERT_EQ(auto_sample_decide(&v, MAX_MEAN), 512);      /* room 8384: 4e6 / 8384 = 477 */
-        v.blocks_before = 9000;                                 /* shrinking: only where it is */
+        v.blocks_before = 3000;                                 /* +7000: 17000 next, past full */
+        ASSERT_EQ(auto_sample_decide(&v, MAX_MEAN), 1024);     /* room 6384: 4e6 / 6384 = 627 */
+        v.blocks_before = 12000;                                /* shrinking: only where it is */
         ASSERT_EQ(auto_sample_decide(&v, MAX_MEAN), 0);
         /* sampled since 10000 blocks: raised when half its room then will be used by the next check */
         v = exact_target(11000);
