@@ -353,6 +353,21 @@ class ReachabilityTest(harness.DaemonTestCase):
                                r'indirectly lost: 8000 bytes in 200 blocks, still reachable: ')
         self.assert_alive(p)
 
+    def test_a_process_under_a_seccomp_filter_that_lets_clone_through_is_snapshot(self):
+        # a service under SystemCallFilter=, or any process in a systemd-nspawn container, runs
+        # under a seccomp filter: memleakd has the kernel try the filter on a clone (a probe of its
+        # own that installs it), and makes the copy when it goes through
+        daemon = self.start_daemon(config={'snapshot_interval_ms': 60000, 'max_allocs': BIG_MAX_ALLOCS})
+        p = self.big_program(daemon, 'filtered')
+        report = daemon.ctl_json('report', '--pid', p.pid, '--reachability', '--top', harness.UNLIMITED_TOP)
+        reach = report['targets'][0]['reachability']
+        self.assertEqual((reach['method'], reach['error'], reach['partial'], reach['no_snapshot']),
+                         ('snapshot', None, None, None), reach)
+        self.assertEqual(classes_by_first_frame(report, set(EXPECTED_BIG)), EXPECTED_BIG,
+                         harness.format_stacks(report))
+        self.assertEqual(self.copies_of(p.pid), {})
+        self.assert_alive(p)
+
     def test_without_a_snapshot_a_stopped_scan_gives_a_partial_verdict_at_its_limit(self):
         # the program forbids itself clone (seccomp): no copy can be made, so the scan stops it
         # all along, for at most its pause limit, and says what it decided

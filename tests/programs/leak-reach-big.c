@@ -14,7 +14,7 @@
  * line "stall" is answered with "stall MICROSECONDS" (the longest gap since the last such line),
  * any other with "alive", until stdin closes. With "noclone" as its argument, once the blocks are
  * made it forbids itself clone, clone3, fork and vfork with a seccomp filter (every thread): no
- * copy of it can be made. */
+ * copy of it can be made. With "filtered", a seccomp filter forbids it only syslog: a copy can. */
 #include <errno.h>
 #include <linux/audit.h>
 #include <linux/filter.h>
@@ -122,6 +122,22 @@ static void *measure_stalls(void *arg)
         return NULL;
 }
 
+/* syslog fails with EPERM, in every thread; clone goes through (a service under systemd's
+ * SystemCallFilter=, every process in a systemd-nspawn container). */
+static void forbid_syslog(void)
+{
+        struct sock_filter filter[] = {
+                BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+                BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_syslog, 0, 1),
+                BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+                BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+        };
+        struct sock_fprog prog = { .len = sizeof(filter) / sizeof(filter[0]), .filter = filter };
+
+        require(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0);
+        require(syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC, &prog) == 0);
+}
+
 /* clone, clone3, fork and vfork fail with EPERM, in every thread. */
 static void forbid_clone(void)
 {
@@ -155,6 +171,7 @@ int main(int argc, char **argv)
 {
         pthread_t stalls;
         int noclone = argc > 1 && strcmp(argv[1], "noclone") == 0;
+        int filtered = argc > 1 && strcmp(argv[1], "filtered") == 0;
         char line[64];
 
         setup_stdio();
@@ -166,6 +183,8 @@ int main(int argc, char **argv)
         require(pthread_create(&stalls, NULL, measure_stalls, NULL) == 0);
         if (noclone)
                 forbid_clone();
+        if (filtered)
+                forbid_syslog();
         scrub_stack();
         say("made");
         for (;;) {
