@@ -743,10 +743,12 @@ class SystemdUnitsTest(unittest.TestCase):
         program = self.attach_and_leak()
         self.assert_report_shows_exact_leak(program)
         # its unwind tables went to the directory systemd made for it (CacheDirectory=), the one
-        # place under /var it may write (ProtectSystem=strict), root's alone
+        # place under /var it may write (ProtectSystem=strict), root's alone; written by this
+        # memleakd, or by one before it in the same container (then taken from it)
         cache = json.loads(self.ctl('status', '--json'))['limits']['unwind_tables']['disk_cache']
         self.assertEqual(cache['directory'], '/var/cache/memleakd', cache)
-        self.assertGreaterEqual(cache['written'], 1, cache)
+        self.assertGreaterEqual(cache['files'], 1, cache)
+        self.assertGreaterEqual(cache['written'] + cache['hits'], 1, cache)
         self.assertEqual(cache['write_failed'], 0, cache)
         self.assertEqual(os.stat(self.container.path('/var/cache/memleakd')).st_mode & 0o777, 0o700)
 
