@@ -176,8 +176,10 @@ static bool seccomp_filters_allow_clone(const struct seccomp_filters *f)
 
                 if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
                         _exit(2);
+                /* prctl() where seccomp() is filtered itself (it is the older way in) */
                 for (size_t i = f->n; i-- > 0;)
-                        if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &f->progs[i]) < 0)
+                        if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &f->progs[i]) < 0 &&
+                            prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &f->progs[i], 0, 0) < 0)
                                 _exit(3);
                 c = syscall(SYS_clone, SIGCHLD, 0, 0, 0, 0);
                 _exit(c < 0 ? 4 : 0);   /* the clone and its parent alike: it went through */
