@@ -5,6 +5,8 @@ packages=(
         meson ninja-build pkg-config gcc g++ clang llvm bpftool
         libbpf-dev libelf-dev libdw-dev libiberty-dev zlib1g-dev liblzma-dev libsystemd-dev libcjson-dev
         systemd python3 binutils elfutils
+        scdoc                           # the man pages (docs/man/*.scd)
+        man-db bash-completion zsh      # tests: render the man pages, run the shell completions
         rustc                           # tests: Rust leaking programs, built with Debian's rustc
         libgoogle-perftools-dev libjemalloc-dev libmimalloc-dev  # tests: programs on each allocator
         musl-tools                      # tests: programs on musl (as in Alpine containers)
