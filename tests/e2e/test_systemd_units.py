@@ -842,25 +842,28 @@ class SystemdUnitsTest(unittest.TestCase):
         self.assert_stops_cleanly()
 
     def test_systemctl_reload_applies_the_config_and_keeps_memleakd_running(self):
-        conf = self.container.path(self.config)
-        with open(conf) as f:
-            original = f.read()
-        self.addCleanup(write_file, conf, original)
+        # The administrator's drop-in, over the shipped defaults (which installing put under
+        # /usr/share, and nothing under /etc but the empty drop-in directory).
+        self.assertTrue(self.config.startswith('/usr/'), self.config)
+        dropin_dir = self.container.path('/etc/memleakd/memleakd.conf.d')
+        self.assertEqual(os.listdir(dropin_dir), [])
+        self.assertFalse(os.path.exists(self.container.path('/etc/memleakd/memleakd.conf')))
+        dropin = '/etc/memleakd/memleakd.conf.d/50-interval.conf'
+        self.addCleanup(lambda: os.path.exists(self.container.path(dropin)) and os.unlink(self.container.path(dropin)))
 
         self.systemctl('start', SERVICE)
         main_pid = self.assert_running()
         program = self.attach_and_leak()
         self.assertEqual(json.loads(self.ctl('status', '--json'))['snapshot_interval_ms'], 1000)
 
-        with open(conf, 'a') as f:
-            f.write('snapshot_interval_ms = 250\n')
+        write_file(self.container.path(dropin), 'snapshot_interval_ms = 250\n')
         cursor = self.journal_cursor()
         self.systemctl('reload', SERVICE)
         interval = wait_until(lambda: json.loads(self.ctl('status', '--json'))['snapshot_interval_ms'] == 250, 10)
         self.assertTrue(interval, 'snapshot_interval_ms is not 250 after systemctl reload')
         self.assertEqual(self.assert_running(), main_pid, 'reload restarted memleakd')
         self.journal_since(cursor, f'{SERVICE}: Control process exited, code=exited, status=0/SUCCESS',
-                           f'Reloaded {self.config}')
+                           f'Reloaded {self.config}, {dropin} ')
         # The target stays attached through the reload, and its leak is still exact.
         self.assert_report_shows_exact_leak(program)
 
