@@ -252,8 +252,9 @@ def die_with_parent():
 class Container:
     """The cached root with this build laid over it, booted with systemd-nspawn."""
 
-    def __init__(self, build_root, leak_program):
+    def __init__(self, build_root, leak_program, install_build=True):
         self.build_root = build_root
+        self.install_build = install_build      # False: the test installs memleakd itself (a .deb)
         self.leak_program = leak_program
         self.runs_dir = os.path.join(CACHE_DIR, 'runs')
         self.run_dir = None
@@ -289,23 +290,26 @@ class Container:
                 if os.path.isdir(os.path.join(self.base, name)) and not os.path.isabs(target):
                     os.makedirs(os.path.join(self.upper, target), exist_ok=True)
 
-        subprocess.run(['meson', 'install', '-C', self.build_root, '--no-rebuild', '--quiet',
-                        '--destdir', self.upper], check=True, stdout=subprocess.DEVNULL)
         program = self.upper_path(LEAK_PROGRAM_IN_CONTAINER)
         os.makedirs(os.path.dirname(program), exist_ok=True)
         shutil.copy2(self.leak_program, program)
+        if self.install_build:
+            self._install_build()
+        for top, dirs, files in os.walk(self.upper):
+            for d in dirs:
+                lower = os.path.join(self.base, os.path.relpath(os.path.join(top, d), self.upper))
+                if os.path.islink(lower) and not os.path.islink(os.path.join(top, d)):
+                    raise RuntimeError(f'installing made a directory where the root has a link: {lower}')
 
+    def _install_build(self):
+        subprocess.run(['meson', 'install', '-C', self.build_root, '--no-rebuild', '--quiet',
+                        '--destdir', self.upper], check=True, stdout=subprocess.DEVNULL)
         self.paths = installed_paths(self.build_root)
         for name in ('memleakd', 'memleakctl', 'memleakd.service', 'memleakd.socket', 'memleakd.conf'):
             if name not in self.paths:
                 raise RuntimeError(f'meson install does not install {name}: {self.paths}')
             if not os.path.lexists(self.upper_path(self.paths[name])):
                 raise RuntimeError(f'{name} is not at {self.paths[name]} in the container root')
-        for top, dirs, files in os.walk(self.upper):
-            for d in dirs:
-                lower = os.path.join(self.base, os.path.relpath(os.path.join(top, d), self.upper))
-                if os.path.islink(lower) and not os.path.islink(os.path.join(top, d)):
-                    raise RuntimeError(f'installing made a directory where the root has a link: {lower}')
 
     def upper_path(self, path):
         """Where a path of the container's root goes in the layer over the cached root."""
