@@ -235,7 +235,13 @@ def installed_paths(build_root):
     """{basename: path as installed} for everything "meson install" puts in place."""
     result = subprocess.run(['meson', 'introspect', '--installed', build_root], capture_output=True,
                             text=True, check=True)
-    return {os.path.basename(dest): dest for dest in json.loads(result.stdout).values()}
+    paths = {}
+    for dest in json.loads(result.stdout).values():
+        name = os.path.basename(dest)
+        # a program's name is also its bash completion's: the program wins
+        if name not in paths or os.path.basename(os.path.dirname(dest)) in ('bin', 'sbin'):
+            paths[name] = dest
+    return paths
 
 
 # ---------------------------------------------------------------------------------------------
