@@ -505,9 +505,17 @@ static void release_code_holds(struct manager *m, struct target *t)
 {
         struct exit_hold *h;
 
+        uint64_t held;
+
         if (t->code_held == 0 || target_unwind_pending(t) || !(h = manager_family_hold(m, t)))
                 return;
         exit_hold_tables_ready(h, t->pid, t->code_held);
+        held = now_monotonic_usec() - t->code_held_since_usec;
+        t->code_hold_stats.holds += t->code_held;
+        t->code_hold_stats.held_usec += held;
+        t->code_hold_stats.longest_usec = MAX(t->code_hold_stats.longest_usec, held);
+        if (held >= CODE_HOLD_MAX_USEC)
+                t->code_hold_stats.past_limit += t->code_held;
         t->code_held = 0;
 }
 
@@ -515,8 +523,10 @@ static void release_code_holds(struct manager *m, struct target *t)
  * does not: an answer for a process not held is dropped). */
 static void note_code_held(struct manager *m, struct target *t)
 {
-        if (manager_family_hold(m, t))
-                t->code_held++;
+        if (!manager_family_hold(m, t))
+                return;
+        if (t->code_held++ == 0)
+                t->code_held_since_usec = now_monotonic_usec();
 }
 
 void manager_unwind_tables_loaded(struct manager *m)

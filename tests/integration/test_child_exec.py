@@ -60,6 +60,11 @@ class ChildExecTest(harness.DaemonTestCase):
         self.assertEqual(parent['comm'], 'sh', parent)
         children = [t for t in report['targets'] if t['forked_from'] == parent['pid']]
         self.assertEqual(len(children), 1, report['targets'])
+        # the child was held at its new code (its exec at least), each hold answered in time
+        [status] = [t for t in daemon.status()['targets'] if t['pid'] == children[0]['pid']]
+        held = status['unwind']['held_at_new_code']
+        self.assertGreaterEqual(held['holds'], 1, status)
+        self.assertEqual(held['past_limit'], 0, status)
         return report, children[0]
 
     def assert_complete(self, report, child, chains, first):
