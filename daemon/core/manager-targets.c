@@ -92,8 +92,15 @@ struct target *manager_find_kernel_target(struct manager *m)
 
 void manager_remove_target(struct manager *m, struct target *t)
 {
+        struct exit_hold *family;
+
         assert(m);
         assert(t);
+        /* a followed child detached (or dropped) while its family's tracer still traces it: no
+         * answer would come for its new code, it is not held there any longer */
+        family = t->exit_hold ? NULL : manager_family_hold(m, t);
+        if (family)
+                exit_hold_release_code(family, t->pid);
         for (size_t i = 0; i < m->n_targets; i++) {
                 if (m->targets[i] != t)
                         continue;

@@ -76,8 +76,16 @@ void code_holds_ready(struct code_holds *c, pid_t pid, uint64_t n)
 {
         struct code_hold_process *p = find(c, pid);
 
-        if (p)
+        if (p && p->ready != UINT64_MAX)
                 p->ready += n;
+}
+
+void code_holds_release_process(struct code_holds *c, pid_t pid)
+{
+        struct code_hold_process *p = find(c, pid);
+
+        if (p)
+                p->ready = UINT64_MAX;
 }
 
 bool code_holds_due(struct code_holds *c, size_t i, uint64_t now_usec)

@@ -57,6 +57,8 @@ bool code_holds_take_signal(struct code_holds *c, pid_t pid, uint64_t sent);
 int code_holds_hold(struct code_holds *c, pid_t tid, pid_t pid, uint64_t now_usec);
 /* The manager's answers for pid: n more of its stops may go. */
 void code_holds_ready(struct code_holds *c, pid_t pid, uint64_t n);
+/* No answer will come for pid: each of its stops may go, now and later. */
+void code_holds_release_process(struct code_holds *c, pid_t pid);
 /* Whether the held thread at index i may go now (its answer came, or it waited
  * CODE_HOLD_MAX_USEC: then the answers it waited for are not waited for again, by later stops);
  * take it out with code_holds_unhold(). */

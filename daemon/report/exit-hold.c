@@ -815,6 +815,18 @@ void exit_hold_tables_ready(struct exit_hold *h, pid_t pid, unsigned n)
         /* the tracer polls while any thread is held: no wake needed */
 }
 
+void exit_hold_release_code(struct exit_hold *h, pid_t pid)
+{
+        assert(h);
+        pthread_mutex_lock(&h->lock);
+        if (!h->finished && code_holds_has_process(&h->code, pid)) {
+                code_holds_release_process(&h->code, pid);      /* its entry stays until it exits */
+                if (h->code_holds_fd >= 0)
+                        (void)bpf_map_delete_elem(h->code_holds_fd, &(__u32){ (__u32)pid });
+        }
+        pthread_mutex_unlock(&h->lock);
+}
+
 /* pid is followed, to be scanned at its exit: an entry of its own (an earlier process of that pid's
  * dropped). -ENOMEM (under lock). */
 static int child_exit_add(struct exit_hold *h, pid_t pid)

@@ -42,6 +42,9 @@ int exit_hold_child_result(struct exit_hold *h, pid_t child, struct reach_result
  * process pid (the program or a followed child), that the tables it needs are in (n events at
  * once); CODE_HOLD_MAX_USEC at most. Other threads and processes go on meanwhile. */
 void exit_hold_tables_ready(struct exit_hold *h, pid_t pid, unsigned n);
+/* pid (a followed child) is no longer held at new code: what it waits for now is let go, and
+ * BPF sends it no more SIGURGs (the manager detached it: no answer would come). */
+void exit_hold_release_code(struct exit_hold *h, pid_t pid);
 
 /* The scan, once the process was held at its exit: 1 and a copy in *ret; 0 while it was not
  * (yet): *why says why not when it never will be (malloc'd, or NULL); -ENOMEM. */

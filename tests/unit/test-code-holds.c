@@ -105,6 +105,22 @@ static void a_process_gone_or_replaced_takes_its_threads_with_it(void)
         ASSERT_EQ(c.n_processes, 0);
 }
 
+static void a_process_released_waits_for_no_answer_again(void)
+{
+        struct code_holds c = {};
+
+        ASSERT_EQ(code_holds_add_process(&c, 300), 0);
+        ASSERT_EQ(code_holds_hold(&c, 300, 300, 0), 0);
+        ASSERT_TRUE(!due(&c, 300, 10));
+        code_holds_release_process(&c, 300);                    /* detached: no answer comes */
+        ASSERT_TRUE(due(&c, 300, 20));
+        code_holds_ready(&c, 300, 1);                           /* a late one changes nothing */
+        ASSERT_EQ(code_holds_hold(&c, 301, 300, 30), 0);
+        ASSERT_TRUE(due(&c, 301, 30));
+        ASSERT_EQ(c.stats.timeouts, 0);
+        code_holds_done(&c);
+}
+
 int main(void)
 {
         static const struct unit_test tests[] = {
@@ -112,6 +128,7 @@ int main(void)
                 TEST(a_held_thread_waits_for_its_own_processs_answer),
                 TEST(a_thread_nobody_answers_for_goes_at_the_limit_and_is_not_waited_for_again),
                 TEST(a_process_gone_or_replaced_takes_its_threads_with_it),
+                TEST(a_process_released_waits_for_no_answer_again),
         };
 
         return run_unit_tests(tests, ELEMENTSOF(tests));
