@@ -653,6 +653,11 @@ static void trace(struct exit_hold *h)
                 }
                 if (!WIFSTOPPED(status))
                         continue;
+                /* a thread held at new code stops again only when something ended that stop (a
+                 * SIGKILL, its process's exit): it is no longer held there */
+                pthread_mutex_lock(&h->lock);
+                code_holds_forget_thread(&h->code, tid);
+                pthread_mutex_unlock(&h->lock);
                 switch (stop_of(h, tid)) {
                 case STOP_OF_HELD:
                         continue;
