@@ -59,11 +59,13 @@ static void reply(struct server_request *sreq, cJSON *r)
         server_request_reply(sreq, r);
 }
 
-/* How its stacks are walked: "dwarf" by the tables of its files (those it holds, how big), "fp". */
-static void add_unwind(cJSON *o, const struct target_unwind *u)
+/* How its stacks are walked: "dwarf" by the tables of its files (those it holds, how big), "fp";
+ * and (memleakctl run) how often and how long it was held at new code for them. */
+static void add_unwind(cJSON *o, const struct target *t)
 {
+        const struct target_unwind *u = &t->unwind;
         struct target_unwind_stats st;
-        cJSON *w = cJSON_AddObjectToObject(o, "unwind");
+        cJSON *w = cJSON_AddObjectToObject(o, "unwind"), *held;
 
         if (!w)
                 return;
@@ -74,6 +76,13 @@ static void add_unwind(cJSON *o, const struct target_unwind *u)
         json_add_u64(w, "table_bytes", st.bytes);
         cJSON_AddNumberToObject(w, "mappings", st.mappings);
         cJSON_AddNumberToObject(w, "mappings_dropped", st.mappings_dropped);
+        held = cJSON_AddObjectToObject(w, "held_at_new_code");
+        if (!held)
+                return;
+        json_add_u64(held, "holds", t->code_hold_stats.holds);
+        cJSON_AddNumberToObject(held, "held_ms", (double)t->code_hold_stats.held_usec / 1000.0);
+        cJSON_AddNumberToObject(held, "longest_ms", (double)t->code_hold_stats.longest_usec / 1000.0);
+        json_add_u64(held, "past_limit", t->code_hold_stats.past_limit);
 }
 
 static cJSON *target_to_json(const struct target *t)
@@ -110,7 +119,7 @@ static cJSON *target_to_json(const struct target *t)
         }
         cJSON_AddNumberToObject(o, "snapshots", snapshot_ring_count(t->ring));
         if (!t->kernel)
-                add_unwind(o, &t->unwind);
+                add_unwind(o, t);
         return o;
 }
 
