@@ -40,7 +40,8 @@ enum mark {
 struct marker {
         const struct reach_input *in;
         enum mark *marks;
-        size_t *stack;                  /* blocks still to scan */
+        size_t *stack;                  /* blocks reached, still to scan */
+        size_t *frontier;               /* what the stack held, sorted: the blocks being scanned */
         size_t depth;
         uint8_t *buf;                   /* READ_CHUNK_BYTES */
         struct reach_stats stats;
@@ -215,33 +216,42 @@ static int scan_spans(struct marker *m, size_t k, enum mark from, enum mark to, 
         return 0;
 }
 
-/* Small blocks from the top of the stack, read in one call: false when there was none to take
- * (the top one is big). */
-static bool scan_batch(struct marker *m, enum mark from, enum mark to, enum mark from2)
+/* From frontier[*at] on: the small blocks in a row read in one call, or one big block alone. */
+static void scan_frontier_step(struct marker *m, const size_t *frontier, size_t n, size_t *at, enum mark from,
+                               enum mark to, enum mark from2)
 {
         const struct reach_block *blocks = m->in->blocks;
         size_t k = 0, done = 0;
         uint64_t bytes = 0;
 
-        while (m->depth > 0 && k < REACH_READ_MANY_MAX) {
-                const struct reach_block *b = &blocks[m->stack[m->depth - 1]];
+        while (m->in->read_many && *at + k < n && k < REACH_READ_MANY_MAX) {
+                const struct reach_block *b = &blocks[frontier[*at + k]];
                 uint64_t addr, len;
 
                 block_words(b, &addr, &len);
                 if (b->size > BATCH_BLOCK_MAX_BYTES || bytes + len > READ_CHUNK_BYTES)
                         break;
-                m->batch[k] = m->stack[--m->depth];
+                m->batch[k] = frontier[*at + k];
                 m->spans[k++] = (struct reach_span) { .addr = addr, .len = len };
                 bytes += len;
         }
-        if (k == 0)
-                return false;
+        if (k == 0) {
+                scan_block(m, frontier[(*at)++], from, to, from2);
+                return;
+        }
+        *at += k;
         if (scan_spans(m, k, from, to, from2, &done) < 0)
-                return true;
+                return;
         /* those not read whole: one by one, skipping what cannot be read */
         for (size_t j = done; j < k && !m->expired; j++)
                 scan_block(m, m->batch[j], from, to, from2);
-        return true;
+}
+
+static int by_block(const void *a, const void *b)
+{
+        size_t x = *(const size_t *)a, y = *(const size_t *)b;
+
+        return x < y ? -1 : x > y;
 }
 
 /* Small roots from roots[first] on (the gaps between blocks of a process attached while it ran),
@@ -272,12 +282,22 @@ static size_t scan_roots_batch(struct marker *m, size_t first)
         return k;
 }
 
-/* Scan what is on the stack, and what that reaches, moving blocks from state from to to. */
+/* Scan what is on the stack, and what that reaches, moving blocks from state from to to. Level
+ * by level: the blocks reached so far are sorted (by address: the blocks are) and read in that
+ * order, so blocks close together are read in one go (read_many), while what they reach waits
+ * for the next level. In the order they were reached, a heap's blocks are read a few at a time. */
 static void flood(struct marker *m, enum mark from, enum mark to, enum mark from2)
 {
-        while (m->depth > 0 && !m->expired)
-                if (!m->in->read_many || !scan_batch(m, from, to, from2))
-                        scan_block(m, m->stack[--m->depth], from, to, from2);
+        while (m->depth > 0 && !m->expired) {
+                size_t *frontier = m->stack, n = m->depth;
+
+                m->stack = m->frontier;
+                m->frontier = frontier;
+                m->depth = 0;
+                qsort(frontier, n, sizeof(*frontier), by_block);
+                for (size_t at = 0; at < n && !m->expired;)
+                        scan_frontier_step(m, frontier, n, &at, from, to, from2);
+        }
 }
 
 /* The index over the blocks (sorted, apart, n > 0): for each cell of the span, the first block
@@ -355,10 +375,11 @@ int reachability_classify(const struct reach_input *in, enum reachability *ret, 
         size_t n = in->n_blocks;
         _cleanup_free_ enum mark *marks = calloc(MAX(n, (size_t)1), sizeof(*marks));
         _cleanup_free_ size_t *stack = calloc(n + 1, sizeof(*stack));   /* a leader goes on twice */
+        _cleanup_free_ size_t *frontier = calloc(n + 1, sizeof(*frontier));
         _cleanup_free_ uint8_t *buf = malloc(READ_CHUNK_BYTES);
         _cleanup_free_ struct reach_span *spans = calloc(REACH_READ_MANY_MAX, sizeof(*spans));
         _cleanup_free_ size_t *batch = calloc(REACH_READ_MANY_MAX, sizeof(*batch));
-        struct marker m = { .in = in, .marks = marks, .stack = stack, .buf = buf, .spans = spans,
+        struct marker m = { .in = in, .marks = marks, .stack = stack, .frontier = frontier, .buf = buf, .spans = spans,
                             .batch = batch };
         int r;
 
@@ -368,7 +389,7 @@ int reachability_classify(const struct reach_input *in, enum reachability *ret, 
         assert(in->root_words || in->n_root_words == 0);
         assert(in->read);
         assert(ret || n == 0);
-        if (!marks || !stack || !buf || !spans || !batch)
+        if (!marks || !stack || !frontier || !buf || !spans || !batch)
                 return -ENOMEM;
         r = filter_build(&m);
         if (r < 0) {
