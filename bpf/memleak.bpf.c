@@ -1205,7 +1205,7 @@ int BPF_PROG(record_fork, struct task_struct *parent, struct task_struct *child)
 /* Processes a tracer of the daemon's holds (memleakctl run's program, under its exit holder, and
  * the children it follows): at each event below that says it mapped code not examined yet, the
  * thread is sent SIGURG, which the tracer takes as a stop and holds until the file's table is in
- * (report/exit-hold.c); the value counts the signals sent, for the tracer to tell them from the
+ * (reach/exit-hold.c); the value counts the signals sent, for the tracer to tell them from the
  * program's own. Untraced, SIGURG's default action is to ignore it. */
 #define SIGURG_NUMBER 23
 

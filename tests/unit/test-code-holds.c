@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-/* Unit tests for daemon/report/code-holds.c: memleakctl run's tracer holding the program and its
+/* Unit tests for daemon/reach/code-holds.c: memleakctl run's tracer holding the program and its
  * followed children at new code until the manager says their tables are in. */
 #include <errno.h>
 #include <stdbool.h>

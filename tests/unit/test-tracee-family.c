@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-/* Unit tests for daemon/report/tracee-family.c: memleakctl run's tracer sorting out the children
+/* Unit tests for daemon/reach/tracee-family.c: memleakctl run's tracer sorting out the children
  * the program forks (held at birth, followed or let go) and their threads. */
 #include <stdbool.h>
 
