@@ -1,0 +1,140 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* The slots of unwind_tables, filled and emptied a batch at a time. */
+#include <assert.h>
+#include <bpf/bpf.h>
+#include <errno.h>
+#include <stdlib.h>
+#include "bpf-types.h"
+#include "macro.h"
+#include "slot-set.h"
+#include "table-slots.h"
+
+struct table_slots {
+        int tables_fd;
+        int empty_fd;                   /* an inner map of one NONE row: what an emptied slot holds */
+        struct slot_set taken;          /* filled, or released and not emptied yet */
+        uint32_t *released;
+        size_t n_released, n_allocated;
+};
+
+int table_slots_new(int tables_fd, uint32_t n, struct table_slots **ret)
+{
+        LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = BPF_F_INNER_MAP);
+        struct table_slots *s;
+        int r;
+
+        assert(ret);
+        s = calloc(1, sizeof(*s));
+        if (!s)
+                return -ENOMEM;
+        s->tables_fd = tables_fd;
+        s->empty_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "unwind_empty", sizeof(uint32_t), sizeof(struct unwind_row),
+                                     1, &opts);
+        if (s->empty_fd < 0) {
+                r = -errno;
+                free(s);
+                return r;
+        }
+        if (slot_set_init(&s->taken, n) < 0) {
+                table_slots_free(s);
+                return -ENOMEM;
+        }
+        *ret = s;
+        return 0;
+}
+
+struct table_slots *table_slots_free(struct table_slots *s)
+{
+        if (!s)
+                return NULL;
+        closep(&s->empty_fd);
+        slot_set_done(&s->taken);
+        free(s->released);
+        free(s);
+        return NULL;
+}
+
+int table_slots_take(struct table_slots *s, uint32_t *ret)
+{
+        assert(s);
+        return slot_set_take(&s->taken, ret);
+}
+
+void table_slots_give_back(struct table_slots *s, uint32_t slot)
+{
+        assert(s);
+        slot_set_give_back(&s->taken, slot);
+}
+
+int table_slots_fill(struct table_slots *s, const uint32_t *slots, const int *fds, size_t n, size_t *ret_filled)
+{
+        uint32_t count = (uint32_t)n;
+        size_t done;
+
+        assert(s);
+        assert(ret_filled);
+        *ret_filled = 0;
+        if (n == 0)
+                return 0;
+        if (bpf_map_update_batch(s->tables_fd, slots, fds, &count, NULL) >= 0 && count == n) {
+                *ret_filled = n;
+                return 0;
+        }
+        /* a kernel without batch updates of a map of maps, or one that failed part way: one at a
+         * time from where it stopped (each waits for its own grace period) */
+        done = count <= n ? count : 0;
+        for (; done < n; done++)
+                if (bpf_map_update_elem(s->tables_fd, &slots[done], &fds[done], BPF_ANY) < 0) {
+                        *ret_filled = done;
+                        return -errno;
+                }
+        *ret_filled = n;
+        return 0;
+}
+
+int table_slots_release(struct table_slots *s, uint32_t slot)
+{
+        assert(s);
+        if (s->n_released == s->n_allocated) {
+                size_t want = s->n_allocated ? 2 * s->n_allocated : 64;
+                uint32_t *n = realloc(s->released, want * sizeof(*n));
+
+                if (!n) {
+                        /* one now, then: slower, but the slot comes back */
+                        (void)bpf_map_delete_elem(s->tables_fd, &slot);
+                        slot_set_give_back(&s->taken, slot);
+                        return -ENOMEM;
+                }
+                s->released = n;
+                s->n_allocated = want;
+        }
+        s->released[s->n_released++] = slot;
+        return 0;
+}
+
+void table_slots_flush(struct table_slots *s)
+{
+        _cleanup_free_ int *fds = NULL;
+        size_t filled = 0;
+
+        assert(s);
+        if (s->n_released == 0)
+                return;
+        fds = malloc(s->n_released * sizeof(*fds));
+        if (!fds)
+                return;
+        for (size_t i = 0; i < s->n_released; i++)
+                fds[i] = s->empty_fd;
+        (void)table_slots_fill(s, s->released, fds, s->n_released, &filled);
+        for (size_t i = 0; i < filled; i++)
+                slot_set_give_back(&s->taken, s->released[i]);
+        for (size_t i = filled; i < s->n_released; i++)
+                s->released[i - filled] = s->released[i];
+        s->n_released -= filled;
+}
+
+size_t table_slots_released(const struct table_slots *s)
+{
+        assert(s);
+        return s->n_released;
+}
