@@ -4,6 +4,9 @@
 #include <bpf/bpf.h>
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #include "bpf-types.h"
 #include "macro.h"
 #include "slot-set.h"
@@ -17,9 +20,38 @@ struct table_slots {
         size_t n_released, n_allocated;
 };
 
+int table_slots_rows_map(const struct unwind_row *rows, size_t n, int *ret)
+{
+        LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = TABLE_SLOTS_ROWS_FLAGS);
+        /* an array's elements are 8-byte aligned: a 12-byte row takes 16 */
+        const size_t stride = (sizeof(struct unwind_row) + 7) & ~(size_t)7;
+        size_t page = (size_t)sysconf(_SC_PAGESIZE), bytes;
+        _cleanup_close_ int fd = -EBADF;
+        uint8_t *p;
+
+        assert(ret);
+        if (n == 0)
+                return -EINVAL;
+        if (n > UINT32_MAX)
+                return -EFBIG;
+        fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "unwind_rows", sizeof(uint32_t), sizeof(struct unwind_row),
+                            (uint32_t)n, &opts);
+        if (fd < 0)
+                return -errno;
+        bytes = (n * stride + page - 1) / page * page;
+        p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        if (p == MAP_FAILED)
+                return -errno;
+        for (size_t i = 0; i < n; i++)
+                memcpy(p + i * stride, &rows[i], sizeof(rows[i]));
+        (void)munmap(p, bytes);
+        *ret = TAKE_FD(fd);
+        return 0;
+}
+
 int table_slots_new(int tables_fd, uint32_t n, struct table_slots **ret)
 {
-        LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = BPF_F_INNER_MAP);
+        LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = TABLE_SLOTS_ROWS_FLAGS);
         struct table_slots *s;
         int r;
 

@@ -5,10 +5,20 @@
  * whole batch update. A program mapping 48 files paid 48 waits to start and 48 more to go. */
 #pragma once
 
+#include <linux/bpf.h>
 #include <stddef.h>
 #include <stdint.h>
 
 struct table_slots;
+struct unwind_row;
+
+/* The flags of every rows array, as bpf/unwind.h's struct unwind_rows has them (a map of maps
+ * takes only inner maps of its template's flags): mmapable, so the rows are copied in, not
+ * updated one element at a time (half a million rows: 115 ms of kernel time one by one). */
+#define TABLE_SLOTS_ROWS_FLAGS (BPF_F_INNER_MAP | BPF_F_MMAPABLE)
+
+/* n rows in a new BPF array for a slot (n == 0: none, -EINVAL); -errno. */
+int table_slots_rows_map(const struct unwind_row *rows, size_t n, int *ret);
 
 /* The n slots of tables_fd, all free; -errno. */
 int table_slots_new(int tables_fd, uint32_t n, struct table_slots **ret);

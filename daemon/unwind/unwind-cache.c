@@ -170,28 +170,7 @@ struct build_job {
 /* The rows of t in a new BPF array, for a slot of unwind_tables. */
 static int rows_map(const struct unwind_table *t, int *ret)
 {
-        LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = BPF_F_INNER_MAP);
-        _cleanup_free_ uint32_t *keys = NULL;
-        _cleanup_close_ int fd = -EBADF;
-        uint32_t count = (uint32_t)t->n_rows;
-
-        if (t->n_rows > UINT32_MAX)
-                return -EFBIG;
-        fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "unwind_rows", sizeof(uint32_t), sizeof(struct unwind_row),
-                            (uint32_t)t->n_rows, &opts);
-        if (fd < 0)
-                return -errno;
-        keys = malloc(t->n_rows * sizeof(*keys));
-        if (!keys)
-                return -ENOMEM;
-        for (uint32_t i = 0; i < count; i++)
-                keys[i] = i;
-        if (bpf_map_update_batch(fd, keys, t->rows, &count, NULL) < 0)
-                return -errno;
-        if (count != t->n_rows)
-                return -EIO;
-        *ret = TAKE_FD(fd);
-        return 0;
+        return table_slots_rows_map(t->rows, t->n_rows, ret);
 }
 
 /* On the worker: read the file's CFI, put its rows in a BPF array. */
