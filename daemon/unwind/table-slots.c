@@ -9,15 +9,13 @@
 #include <unistd.h>
 #include "bpf-types.h"
 #include "macro.h"
-#include "slot-set.h"
+#include "slot-grace.h"
 #include "table-slots.h"
 
 struct table_slots {
         int tables_fd;
         int empty_fd;                   /* an inner map of one NONE row: what an emptied slot holds */
-        struct slot_set taken;          /* filled, or released and not emptied yet */
-        uint32_t *released;
-        size_t n_released, n_allocated;
+        struct slot_grace slots;        /* held, or released and not emptied yet */
 };
 
 int table_slots_rows_map(const struct unwind_row *rows, size_t n, int *ret)
@@ -67,7 +65,7 @@ int table_slots_new(int tables_fd, uint32_t n, struct table_slots **ret)
                 free(s);
                 return r;
         }
-        if (slot_set_init(&s->taken, n) < 0) {
+        if (slot_grace_init(&s->slots, n) < 0) {
                 table_slots_free(s);
                 return -ENOMEM;
         }
@@ -80,8 +78,7 @@ struct table_slots *table_slots_free(struct table_slots *s)
         if (!s)
                 return NULL;
         closep(&s->empty_fd);
-        slot_set_done(&s->taken);
-        free(s->released);
+        slot_grace_done(&s->slots);
         free(s);
         return NULL;
 }
@@ -89,13 +86,13 @@ struct table_slots *table_slots_free(struct table_slots *s)
 int table_slots_take(struct table_slots *s, uint32_t *ret)
 {
         assert(s);
-        return slot_set_take(&s->taken, ret);
+        return slot_grace_take(&s->slots, ret);
 }
 
 void table_slots_give_back(struct table_slots *s, uint32_t slot)
 {
         assert(s);
-        slot_set_give_back(&s->taken, slot);
+        slot_grace_give_back(&s->slots, slot);
 }
 
 int table_slots_fill(struct table_slots *s, const uint32_t *slots, const int *fds, size_t n, size_t *ret_filled)
@@ -127,46 +124,42 @@ int table_slots_fill(struct table_slots *s, const uint32_t *slots, const int *fd
 int table_slots_release(struct table_slots *s, uint32_t slot)
 {
         assert(s);
-        if (s->n_released == s->n_allocated) {
-                size_t want = s->n_allocated ? 2 * s->n_allocated : 64;
-                uint32_t *n = realloc(s->released, want * sizeof(*n));
-
-                if (!n) {
-                        /* one now, then: slower, but the slot comes back */
-                        (void)bpf_map_delete_elem(s->tables_fd, &slot);
-                        slot_set_give_back(&s->taken, slot);
-                        return -ENOMEM;
-                }
-                s->released = n;
-                s->n_allocated = want;
+        if (slot_grace_release(&s->slots, slot) < 0) {
+                /* one now, then: slower (the delete waits for its own grace period), but the
+                 * slot comes back */
+                (void)bpf_map_delete_elem(s->tables_fd, &slot);
+                slot_grace_give_back(&s->slots, slot);
+                return -ENOMEM;
         }
-        s->released[s->n_released++] = slot;
         return 0;
 }
 
 void table_slots_flush(struct table_slots *s)
 {
         _cleanup_free_ int *fds = NULL;
-        size_t filled = 0;
+        const uint32_t *released;
+        size_t n, filled = 0;
 
         assert(s);
-        if (s->n_released == 0)
+        released = slot_grace_released(&s->slots, &n);
+        if (n == 0)
                 return;
-        fds = malloc(s->n_released * sizeof(*fds));
+        fds = malloc(n * sizeof(*fds));
         if (!fds)
                 return;
-        for (size_t i = 0; i < s->n_released; i++)
+        for (size_t i = 0; i < n; i++)
                 fds[i] = s->empty_fd;
-        (void)table_slots_fill(s, s->released, fds, s->n_released, &filled);
-        for (size_t i = 0; i < filled; i++)
-                slot_set_give_back(&s->taken, s->released[i]);
-        for (size_t i = filled; i < s->n_released; i++)
-                s->released[i - filled] = s->released[i];
-        s->n_released -= filled;
+        /* the batch update returns once every program that could still read the slots' old
+         * tables has finished (one RCU grace period): only then are the slots free */
+        (void)table_slots_fill(s, released, fds, n, &filled);
+        slot_grace_emptied(&s->slots, filled);
 }
 
 size_t table_slots_released(const struct table_slots *s)
 {
+        size_t n;
+
         assert(s);
-        return s->n_released;
+        (void)slot_grace_released(&s->slots, &n);
+        return n;
 }
