@@ -16,7 +16,9 @@
 /* An object's rows; each object's own array, sized to it, is put in a slot of unwind_tables. */
 struct unwind_rows {
         __uint(type, BPF_MAP_TYPE_ARRAY);
-        __uint(map_flags, BPF_F_INNER_MAP);     /* the arrays differ in size */
+        /* the arrays differ in size; the daemon copies each one's rows in through a mapping
+         * (TABLE_SLOTS_ROWS_FLAGS in daemon/unwind/table-slots.h: the same flags) */
+        __uint(map_flags, BPF_F_INNER_MAP | BPF_F_MMAPABLE);
         __uint(max_entries, 1);
         __uint(key_size, sizeof(__u32));
         __uint(value_size, sizeof(struct unwind_row));

@@ -259,6 +259,11 @@ int target_register(const struct target_env *env, struct target *t, char **error
                         release_slot(t);
                         return r;
                 }
+                /* Its mapping list with every table loaded so far, before its first allocation
+                 * is walked: the list BPF has may be the one written at the attach, while its
+                 * tables were all building (each file pending: a walk stops at its first frame,
+                 * no_table). A failure leaves that list, whose walks say where they stopped. */
+                (void)target_unwind_refresh(t);
         }
         /* its probes' programs find it at its slot; the tracepoints' by its pid */
         r = bpf_map_update_elem(t->slot.fd, &t->slot.slot,

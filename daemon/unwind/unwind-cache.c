@@ -9,7 +9,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 #include "macro.h"
-#include "slot-set.h"
+#include "table-slots.h"
 #include "table-store.h"
 #include "worker.h"
 #include "unwind-cache.h"
@@ -22,10 +22,24 @@ struct unwind_cache {
         unwind_cache_loaded_fn loaded;
         void *userdata;
         uint64_t next_id;
-        struct slot_set tables;         /* the slots of unwind_tables */
+        struct table_slots *slots;      /* of unwind_tables */
+        sd_event_source *flush;         /* empties the slots released, once per loop iteration */
+        bool freeing;
+        struct build_job *ready[64];    /* built, their rows to go into BPF in one batch (at most
+                                         * this many wait: a steady stream of builds gets its
+                                         * tables in too) */
+        size_t n_ready;
         struct unwind_cache_entry **entries;
         size_t n_entries;
 };
+
+static int on_flush(sd_event_source *s, void *userdata)
+{
+        struct unwind_cache *c = userdata;
+
+        table_slots_flush(c->slots);
+        return 0;
+}
 
 int unwind_cache_new(sd_event *e, int tables_fd, int files_fd, uint32_t max_tables, unwind_cache_loaded_fn loaded,
                      void *userdata, struct unwind_cache **ret)
@@ -47,9 +61,14 @@ int unwind_cache_new(sd_event *e, int tables_fd, int files_fd, uint32_t max_tabl
                 unwind_cache_free(c);
                 return r;
         }
-        if (slot_set_init(&c->tables, max_tables) < 0) {
+        r = table_slots_new(tables_fd, max_tables, &c->slots);
+        if (r >= 0)
+                r = sd_event_add_defer(e, &c->flush, on_flush, c);
+        if (r >= 0)
+                r = sd_event_source_set_enabled(c->flush, SD_EVENT_OFF);
+        if (r < 0) {
                 unwind_cache_free(c);
-                return -ENOMEM;
+                return r;
         }
         *ret = c;
         return 0;
@@ -68,25 +87,34 @@ static void entry_free(struct unwind_cache *c, struct unwind_cache_entry *e)
 {
         struct unwind_file_key key = file_key(e);
 
-        (void)bpf_map_delete_elem(c->files_fd, &key);  /* listed once examined, rows or not */
-        if (e->n_rows > 0) {
-                (void)bpf_map_delete_elem(c->tables_fd, &e->slot);
-                slot_set_give_back(&c->tables, e->slot);
+        if (!c->freeing) {      /* else the maps go with the BPF object */
+                (void)bpf_map_delete_elem(c->files_fd, &key);  /* listed once examined, rows or not */
+                if (e->n_rows > 0) {
+                        (void)table_slots_release(c->slots, e->slot);
+                        (void)sd_event_source_set_enabled(c->flush, SD_EVENT_ONESHOT);
+                }
         }
         unwind_table_done(&e->table);
         free(e);
 }
+
+struct build_job;
+static void job_free(struct build_job *j);
 
 struct unwind_cache *unwind_cache_free(struct unwind_cache *c)
 {
         if (!c)
                 return NULL;
         c->loaded = NULL;
+        c->freeing = true;
         c->worker = worker_free(c->worker);     /* builds not started are cancelled */
+        for (size_t i = 0; i < c->n_ready; i++)
+                job_free(c->ready[i]);
         for (size_t i = 0; i < c->n_entries; i++)
                 entry_free(c, c->entries[i]);
         free(c->entries);
-        slot_set_done(&c->tables);
+        sd_event_source_disable_unref(c->flush);
+        table_slots_free(c->slots);
         free(c);
         return NULL;
 }
@@ -142,28 +170,7 @@ struct build_job {
 /* The rows of t in a new BPF array, for a slot of unwind_tables. */
 static int rows_map(const struct unwind_table *t, int *ret)
 {
-        LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = BPF_F_INNER_MAP);
-        _cleanup_free_ uint32_t *keys = NULL;
-        _cleanup_close_ int fd = -EBADF;
-        uint32_t count = (uint32_t)t->n_rows;
-
-        if (t->n_rows > UINT32_MAX)
-                return -EFBIG;
-        fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "unwind_rows", sizeof(uint32_t), sizeof(struct unwind_row),
-                            (uint32_t)t->n_rows, &opts);
-        if (fd < 0)
-                return -errno;
-        keys = malloc(t->n_rows * sizeof(*keys));
-        if (!keys)
-                return -ENOMEM;
-        for (uint32_t i = 0; i < count; i++)
-                keys[i] = i;
-        if (bpf_map_update_batch(fd, keys, t->rows, &count, NULL) < 0)
-                return -errno;
-        if (count != t->n_rows)
-                return -EIO;
-        *ret = TAKE_FD(fd);
-        return 0;
+        return table_slots_rows_map(t->rows, t->n_rows, ret);
 }
 
 /* On the worker: read the file's CFI, put its rows in a BPF array. */
@@ -183,50 +190,81 @@ static void build_run(void *userdata)
         j->fd = -EBADF;
 }
 
-/* On the event loop: the rows into a slot of unwind_tables, for the entry that asked (which has
- * the job's table now). */
-static int install(struct unwind_cache *c, struct unwind_cache_entry *e, struct build_job *j)
+static void job_free(struct build_job *j)
 {
-        uint32_t slot;
+        unwind_table_done(&j->table);
+        closep(&j->rows_fd);
+        closep(&j->fd);
+        free(j);
+}
+
+/* On the event loop: the rows of every table built since the last batch into slots of
+ * unwind_tables, in one batch update (one RCU grace period for them all), each for the entry
+ * that asked (which has its job's table now); then targets write their mapping lists again. */
+static void install_ready(struct unwind_cache *c)
+{
+        struct unwind_cache_entry *examined[ELEMENTSOF(c->ready)], *filling[ELEMENTSOF(c->ready)];
+        uint32_t slots[ELEMENTSOF(c->ready)] = {};
+        int fds[ELEMENTSOF(c->ready)] = {};
+        size_t n = 0, n_examined = 0, filled = 0;
         int r;
 
-        if (j->error < 0)
-                return j->error;
-        if (j->rows_fd < 0)
-                return 0;       /* no CFI: frame pointers */
-        r = slot_set_take(&c->tables, &slot);
-        if (r < 0)
-                return r;
-        if (bpf_map_update_elem(c->tables_fd, &slot, &j->rows_fd, BPF_ANY) < 0) {
-                slot_set_give_back(&c->tables, slot);
-                return -errno;
+        for (size_t i = 0; i < c->n_ready; i++) {
+                struct build_job *j = c->ready[i];
+                struct unwind_cache_entry *e = find(c, j->dev, j->ino, NULL);
+
+                if (!e || e->id != j->id)
+                        continue;       /* put back while it was built */
+                examined[n_examined++] = e;
+                e->table = j->table;
+                j->table = (struct unwind_table) {};
+                e->pending = false;
+                e->error = j->error;
+                if (e->error < 0 || j->rows_fd < 0)
+                        continue;       /* no CFI: frame pointers */
+                e->error = table_slots_take(c->slots, &e->slot);
+                if (e->error < 0)
+                        continue;
+                filling[n] = e;
+                slots[n] = e->slot;
+                fds[n++] = j->rows_fd;
         }
-        e->slot = slot;
-        e->n_rows = (uint32_t)e->table.n_rows;
-        e->table.n_rows = 0;            /* its rows are in BPF, not here */
-        e->bytes = (uint64_t)e->n_rows * ((sizeof(struct unwind_row) + 7) & ~(size_t)7);
-        return 0;
+        r = table_slots_fill(c->slots, slots, fds, n, &filled);
+        for (size_t i = 0; i < n; i++) {
+                struct unwind_cache_entry *e = filling[i];
+
+                if (i >= filled) {
+                        table_slots_give_back(c->slots, e->slot);
+                        e->slot = 0;
+                        e->error = r < 0 ? r : -EIO;
+                        continue;
+                }
+                e->n_rows = (uint32_t)e->table.n_rows;
+                e->table.n_rows = 0;            /* its rows are in BPF, not here */
+                e->bytes = (uint64_t)e->n_rows * ((sizeof(struct unwind_row) + 7) & ~(size_t)7);
+        }
+        for (size_t i = 0; i < n_examined; i++)
+                list_file(c, examined[i]);      /* rows or not: examined */
+        for (size_t i = 0; i < c->n_ready; i++)
+                job_free(c->ready[i]);
+        c->n_ready = 0;
+        if (n_examined > 0 && c->loaded)
+                c->loaded(c->userdata);
 }
 
 static void build_done(void *userdata, bool cancelled)
 {
         struct build_job *j = userdata;
         struct unwind_cache *c = j->cache;
-        struct unwind_cache_entry *e = find(c, j->dev, j->ino, NULL);
 
-        if (!cancelled && e && e->id == j->id) {
-                e->table = j->table;
-                j->table = (struct unwind_table) {};
-                e->error = install(c, e, j);
-                e->pending = false;
-                list_file(c, e);
-                if (c->loaded)
-                        c->loaded(c->userdata);
+        if (cancelled || c->freeing) {
+                job_free(j);
+                return;
         }
-        unwind_table_done(&j->table);
-        closep(&j->rows_fd);
-        closep(&j->fd);
-        free(j);
+        c->ready[c->n_ready++] = j;
+        /* the worker has nothing more for now (or a long stream of tables): in they go */
+        if (worker_pending(c->worker) == 0 || c->n_ready == ELEMENTSOF(c->ready))
+                install_ready(c);
 }
 
 /* Queue e's table to be built from (a dup of) fd. */
