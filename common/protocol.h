@@ -57,8 +57,6 @@
 #define F_MAX_SIZE      "max_size"
 #define F_TOP           "top"
 #define F_MIN_AGE_S     "min_age_s"
-#define F_REPORT        "report"
-#define F_TARGET        "target"
 #define F_KERNEL        "kernel"
 #define F_KERNEL_PID    "kernel_pid"
 #define F_KERNEL_COMM   "kernel_comm"
@@ -71,7 +69,6 @@
 #define F_SAMPLE_BYTES  "sample_bytes"
 #define F_FOLLOW_FORKS  "follow_forks"
 #define F_CHILDREN      "children"
-#define F_CHILDREN_LEFT "children_left"
 
 enum memleak_command {
         MEMLEAK_CMD_ATTACH,

@@ -8,6 +8,7 @@
 #include "leak-verdict.h"
 #include "loss-window.h"
 #include "macro.h"
+#include "reply-fields.h"
 
 static cJSON *point(uint64_t timestamp_usec, uint64_t bytes, uint64_t allocs)
 {
@@ -15,9 +16,9 @@ static cJSON *point(uint64_t timestamp_usec, uint64_t bytes, uint64_t allocs)
 
         if (!o)
                 return NULL;
-        cJSON_AddNumberToObject(o, "t", (double)timestamp_usec / 1e6);
-        json_add_u64(o, "bytes", bytes);
-        json_add_u64(o, "allocs", allocs);
+        cJSON_AddNumberToObject(o, RF_T, (double)timestamp_usec / 1e6);
+        json_add_u64(o, RF_BYTES, bytes);
+        json_add_u64(o, RF_ALLOCS, allocs);
         return o;
 }
 
@@ -46,7 +47,7 @@ static cJSON *stack_to_json(const struct snapshot_ring *ring, int64_t stack_id,
                 cJSON_Delete(o);
                 return NULL;
         }
-        json_add_u64_digits(o, "stack_id", (uint64_t)stack_id);
+        json_add_u64_digits(o, RF_STACK_ID, (uint64_t)stack_id);
         arr = cJSON_CreateArray();
         for (uint32_t i = 0; arr && i < n; i++) {
                 const struct snapshot *s = snapshot_ring_get(ring, i);
@@ -59,13 +60,13 @@ static cJSON *stack_to_json(const struct snapshot_ring *ring, int64_t stack_id,
                 cJSON_AddItemToArray(arr, point(s->timestamp_usec, r ? r->bytes : 0, r ? r->allocs : 0));
         }
         leak_verdict_assess(points, n, th, &a);
-        cJSON_AddStringToObject(o, "verdict", leak_verdict_to_string(a.verdict));
+        cJSON_AddStringToObject(o, RF_VERDICT, leak_verdict_to_string(a.verdict));
         if (a.verdict == LEAK_VERDICT_PENDING)
-                cJSON_AddNumberToObject(o, "snapshots_missing", a.points_missing);
+                cJSON_AddNumberToObject(o, RF_SNAPSHOTS_MISSING, a.points_missing);
         else
-                cJSON_AddNumberToObject(o, "growth_bytes_per_s", a.slope_bytes_per_s);
-        cJSON_AddBoolToObject(o, "verdict_qualified", qualified);
-        cJSON_AddItemToObject(o, "points", arr);
+                cJSON_AddNumberToObject(o, RF_GROWTH_BYTES_PER_S, a.slope_bytes_per_s);
+        cJSON_AddBoolToObject(o, RF_VERDICT_QUALIFIED, qualified);
+        cJSON_AddItemToObject(o, RF_POINTS, arr);
         return o;
 }
 
@@ -142,12 +143,12 @@ cJSON *history_to_json_counted(const struct snapshot_ring *ring, pid_t pid, cons
                 cJSON_Delete(o);
                 return NULL;
         }
-        cJSON_AddNumberToObject(o, "pid", pid);
-        json_add_string_or_null(o, "comm", comm);
-        cJSON_AddBoolToObject(o, "exited", exited);
-        cJSON_AddNumberToObject(o, "snapshots", snapshot_ring_count(ring));
-        cJSON_AddItemToObject(o, "totals", totals_to_json(ring));
+        cJSON_AddNumberToObject(o, RF_PID, pid);
+        json_add_string_or_null(o, RF_COMM, comm);
+        cJSON_AddBoolToObject(o, RF_EXITED, exited);
+        cJSON_AddNumberToObject(o, RF_SNAPSHOTS, snapshot_ring_count(ring));
+        cJSON_AddItemToObject(o, RF_TOTALS, totals_to_json(ring));
         loss_window_add_json(o, &w);
-        cJSON_AddItemToObject(o, "stacks", stacks_to_json(ring, p, w.total > 0));
+        cJSON_AddItemToObject(o, RF_STACKS, stacks_to_json(ring, p, w.total > 0));
         return o;
 }

@@ -14,6 +14,7 @@
 #include "protocol.h"
 #include "leak-verdict.h"
 #include "loss-window.h"
+#include "reply-fields.h"
 #include "report-job.h"
 #include "report.h"
 #include "symbolizer.h"
@@ -280,8 +281,8 @@ static cJSON *counted_to_json(const struct report_job_target *t, const struct lo
 
         if (!o)
                 return NULL;
-        cJSON_AddItemToObject(o, "counters", t->has_counters ? counters_to_json(t->counters, false) : cJSON_CreateNull());
-        cJSON_AddItemToObject(o, "lost", t->has_counters ? counters_to_json(t->counters, true) : cJSON_CreateNull());
+        cJSON_AddItemToObject(o, RF_COUNTERS, t->has_counters ? counters_to_json(t->counters, false) : cJSON_CreateNull());
+        cJSON_AddItemToObject(o, RF_LOST, t->has_counters ? counters_to_json(t->counters, true) : cJSON_CreateNull());
         loss_window_add_json(o, w);
         return o;
 }
@@ -400,7 +401,7 @@ static cJSON *build_reply(struct report_job *j, char **error)
                 error_set(error, -ENOMEM, "Out of memory");
                 return NULL;
         }
-        cJSON_AddItemToObject(reply, F_REPORT, report);
+        cJSON_AddItemToObject(reply, RF_REPORT, report);
         return TAKE_PTR(reply);
 }
 
