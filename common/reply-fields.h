@@ -284,8 +284,8 @@
 #define REPLY_LIMITS_CLIENTS(X) \
         X(RF_CONNECTIONS) X(RF_REFUSED) X(RF_TIMED_OUT) X(RF_ACCEPT_PAUSED)
 
-/* A target, in every reply that names one (reply_json_target()).
- * docs: attach status */
+/* A target, in every reply that names one (report/target-json.c).
+ * docs: attach status report history */
 #define REPLY_TARGET(X) \
         X(RF_PID) X(RF_COMM) X(RF_OUTSTANDING_BYTES) X(RF_OUTSTANDING_ALLOCS) \
         X(RF_OUTSTANDING_MMAP_BYTES) X(RF_OUTSTANDING_MMAPS) X(RF_EXITED) X(RF_MMAP) \
@@ -386,8 +386,8 @@
         X(RF_VERDICT) X(RF_SNAPSHOTS_MISSING) X(RF_GROWTH_BYTES_PER_S) X(RF_FIRST_BYTES) \
         X(RF_VERDICT_QUALIFIED) X(RF_REACHABILITY)
 
-/* A stack's verdict, in a report or a history (reply_json_verdict()).
- * docs: report */
+/* A stack's verdict, in a report or a history (report/verdict-json.c).
+ * docs: report history */
 #define REPLY_VERDICT(X) \
         X(RF_VERDICT) X(RF_SNAPSHOTS_MISSING) X(RF_GROWTH_BYTES_PER_S) X(RF_FIRST_BYTES) \
         X(RF_VERDICT_QUALIFIED)

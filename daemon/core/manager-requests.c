@@ -5,9 +5,9 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include "auto-sample-json.h"
 #include "bpf-loader.h"
 #include "counters.h"
+#include "counters-json.h"
 #include "detacher.h"
 #include "json-util.h"
 #include "kernel-symbols.h"
@@ -32,6 +32,7 @@
 #include "target-unwind.h"
 #include "text-safe.h"
 #include "table-store.h"
+#include "target-json.h"
 #include "unwind-cache.h"
 #include "util.h"
 
@@ -77,28 +78,25 @@ static void add_unwind(cJSON *o, const struct target_unwind *u)
         cJSON_AddNumberToObject(w, RF_MAPPINGS_DROPPED, st.mappings_dropped);
 }
 
+/* A target as status, attach and detach show it: its fields every reply has, then its objects
+ * and how its stacks are walked. */
 static cJSON *target_to_json(const struct target *t)
 {
-        cJSON *o = cJSON_CreateObject(), *objs;
+        cJSON *o = target_json_new(&(struct target_json) {
+                .pid = t->pid, .comm = t->comm, .exited = t->exited,
+                .has_attach = true, .mmap = t->track_mmap,
+                .attached_s = (now_realtime_usec() - t->attached_usec) / 1000000,
+                .allocator = t->allocator, .allocator_reason = t->allocator_reason,
+                .snapshots = snapshot_ring_count(t->ring),
+                .sample_bytes = t->filter.sample_bytes > 1 ? t->filter.sample_bytes : 0,
+                .auto_sample = &t->auto_sample,
+                .children_forked = t->children_forked, .follow_forks = t->follow_forks,
+                .children_followed = t->children_followed, .forked_from = t->parent_pid,
+        });
+        cJSON *objs;
 
         if (!o)
                 return NULL;
-        cJSON_AddNumberToObject(o, RF_PID, t->pid);
-        cJSON_AddStringToObject(o, RF_COMM, t->comm);
-        cJSON_AddBoolToObject(o, RF_EXITED, t->exited);
-        cJSON_AddBoolToObject(o, RF_MMAP, t->track_mmap);
-        json_add_u64(o, RF_SAMPLE_BYTES, t->filter.sample_bytes > 1 ? t->filter.sample_bytes : 0);
-        (void)auto_sample_json_add(o, &t->auto_sample);
-        json_add_u64(o, RF_ATTACHED_S, (now_realtime_usec() - t->attached_usec) / 1000000);
-        json_add_string_or_null(o, RF_ALLOCATOR, t->allocator);
-        json_add_string_or_null(o, RF_ALLOCATOR_REASON, t->allocator_reason);
-        json_add_u64(o, RF_CHILDREN_FORKED, t->children_forked);
-        cJSON_AddBoolToObject(o, RF_FOLLOW_FORKS, t->follow_forks);
-        json_add_u64(o, RF_CHILDREN_FOLLOWED, t->children_followed);
-        if (t->parent_pid)
-                cJSON_AddNumberToObject(o, RF_FORKED_FROM, t->parent_pid);
-        else
-                cJSON_AddNullToObject(o, RF_FORKED_FROM);
         objs = cJSON_AddArrayToObject(o, RF_OBJECTS);
         for (size_t i = 0; objs && i < t->n_objects; i++) {
                 cJSON *ob = cJSON_CreateObject();
@@ -109,7 +107,6 @@ static cJSON *target_to_json(const struct target *t)
                 cJSON_AddStringToObject(ob, RF_ROLE, target_object_role_to_string(t->objects[i].role));
                 cJSON_AddItemToArray(objs, ob);
         }
-        cJSON_AddNumberToObject(o, RF_SNAPSHOTS, snapshot_ring_count(t->ring));
         if (!t->kernel)
                 add_unwind(o, &t->unwind);
         return o;
@@ -392,17 +389,6 @@ static void handle_detach(struct manager *m, struct server_request *sreq, struct
         manager_remove_target(m, t);
 }
 
-/* The event counters (losses false) or the loss counters (losses true) of one read. */
-static cJSON *counters_to_json(const uint64_t totals[_COUNTER_MAX], bool losses)
-{
-        cJSON *o = cJSON_CreateObject();
-
-        for (int c = 0; o && c < _COUNTER_MAX; c++)
-                if (counters_is_loss(c) == losses)
-                        json_add_u64(o, counters_to_string(c), totals[c]);
-        return o;
-}
-
 static void add_budget(cJSON *o, const char *name, uint64_t held, uint64_t max)
 {
         cJSON *x = cJSON_AddObjectToObject(o, name);
@@ -549,15 +535,15 @@ static void handle_status(struct manager *m, struct server_request *sreq, struct
                 o = target_to_json(m->targets[i]);
                 /* its own counters, beside the daemon's below */
                 if (o && target_counters_read(&m->env, m->targets[i], totals) >= 0) {
-                        cJSON_AddItemToObject(o, RF_COUNTERS, counters_to_json(totals, false));
-                        cJSON_AddItemToObject(o, RF_LOST, counters_to_json(totals, true));
+                        cJSON_AddItemToObject(o, RF_COUNTERS, counters_json_new(totals, false));
+                        cJSON_AddItemToObject(o, RF_LOST, counters_json_new(totals, true));
                 }
                 cJSON_AddItemToArray(arr, o);
         }
         if (counters_read(m->env.skel, totals) < 0)
                 log_warning("Cannot read the BPF counters");
-        cJSON_AddItemToObject(r, RF_COUNTERS, counters_to_json(totals, false));
-        cJSON_AddItemToObject(r, RF_LOST, counters_to_json(totals, true));
+        cJSON_AddItemToObject(r, RF_COUNTERS, counters_json_new(totals, false));
+        cJSON_AddItemToObject(r, RF_LOST, counters_json_new(totals, true));
         cJSON_AddItemToObject(r, RF_LIMITS, limits_to_json(m));
         reply(sreq, r);
 }
@@ -601,13 +587,13 @@ static void handle_history(struct manager *m, struct server_request *sreq, struc
                 /* a live target's now, the last point of its window; an exited one's ring ends
                  * at its last snapshot */
                 counted = !t->exited && target_counters_read(&m->env, t, counters) >= 0;
-                th = history_to_json_counted(t->ring, t->pid, t->comm, t->exited, counted ? counters : NULL,
-                                             now_realtime_usec(), &p);
-
-                if (th) {
-                        json_add_u64(th, RF_SAMPLE_BYTES, t->filter.sample_bytes > 1 ? t->filter.sample_bytes : 0);
-                        (void)auto_sample_json_add(th, &t->auto_sample);
-                }
+                th = history_to_json(t->ring, &(struct target_json) {
+                        .pid = t->pid, .comm = t->comm, .exited = t->exited,
+                        .sample_bytes = t->filter.sample_bytes > 1 ? t->filter.sample_bytes : 0,
+                        .auto_sample = &t->auto_sample,
+                        .children_forked = t->children_forked, .follow_forks = t->follow_forks,
+                        .children_followed = t->children_followed, .forked_from = t->parent_pid,
+                }, counted ? counters : NULL, now_realtime_usec(), &p);
                 cJSON_AddItemToArray(arr, th);
                 found++;
         }

@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "auto-sample-json.h"
 #include "bpf-types.h"
 #include "json-util.h"
 #include "macro.h"
@@ -15,6 +14,8 @@
 #include "reach-scan.h"
 #include "reply-fields.h"
 #include "report.h"
+#include "target-json.h"
+#include "verdict-json.h"
 
 const char *report_stack_error(int64_t stack_id, bool kernel)
 {
@@ -70,14 +71,7 @@ static void add_verdict(cJSON *s, const struct report_params *p, const struct st
                 cJSON_AddNullToObject(s, RF_VERDICT);
                 return;
         }
-        cJSON_AddStringToObject(s, RF_VERDICT, leak_verdict_to_string(a.verdict));
-        if (a.verdict == LEAK_VERDICT_PENDING)
-                cJSON_AddNumberToObject(s, RF_SNAPSHOTS_MISSING, a.points_missing);
-        else
-                cJSON_AddNumberToObject(s, RF_GROWTH_BYTES_PER_S, round(a.slope_bytes_per_s * 10) / 10);
-        json_add_u64(s, RF_FIRST_BYTES, (uint64_t)a.first_bytes);
-        /* its target lost allocations meanwhile: the series may miss some of this stack's */
-        cJSON_AddBoolToObject(s, RF_VERDICT_QUALIFIED, target && target->verdicts_qualified);
+        verdict_json_add(s, &a, target && target->verdicts_qualified);
 }
 
 /* The target whose stacks a row is. */
@@ -333,8 +327,14 @@ static cJSON *targets_to_json(const struct stack_rows *rows, const struct report
         cJSON *arr = cJSON_CreateArray();
 
         for (size_t i = 0; arr && i < n_targets; i++) {
-                cJSON *t = cJSON_CreateObject();
-                uint64_t bytes = 0, allocs = 0, mmap_bytes = 0, mmaps = 0;
+                struct target_json tj = {
+                        .pid = targets[i].pid, .comm = targets[i].comm, .exited = targets[i].exited,
+                        .has_outstanding = true, .snapshots = targets[i].snapshots,
+                        .sample_bytes = targets[i].sample_bytes, .auto_sample = targets[i].auto_sample,
+                        .children_forked = targets[i].children_forked, .follow_forks = targets[i].follow_forks,
+                        .children_followed = targets[i].children_followed, .forked_from = targets[i].forked_from,
+                };
+                cJSON *t;
 
                 for (size_t j = 0; j < rows->n; j++) {
                         const struct stack_row *row = &rows->rows[j];
@@ -342,34 +342,14 @@ static cJSON *targets_to_json(const struct stack_rows *rows, const struct report
                         if (row->pid != targets[i].pid)
                                 continue;
                         if (row->space == ALLOC_SPACE_MMAP) {
-                                mmap_bytes += row->bytes;
-                                mmaps += row->allocs;
+                                tj.outstanding_mmap_bytes += row->bytes;
+                                tj.outstanding_mmaps += row->allocs;
                         } else {
-                                bytes += row->bytes;
-                                allocs += row->allocs;
+                                tj.outstanding_bytes += row->bytes;
+                                tj.outstanding_allocs += row->allocs;
                         }
                 }
-                cJSON_AddNumberToObject(t, RF_PID, targets[i].pid);
-                json_add_string_or_null(t, RF_COMM, targets[i].comm);
-                json_add_u64(t, RF_OUTSTANDING_BYTES, bytes);
-                json_add_u64(t, RF_OUTSTANDING_ALLOCS, allocs);
-                /* --mmap: anonymous mappings, kept apart from the heap */
-                json_add_u64(t, RF_OUTSTANDING_MMAP_BYTES, mmap_bytes);
-                json_add_u64(t, RF_OUTSTANDING_MMAPS, mmaps);
-                cJSON_AddBoolToObject(t, RF_EXITED, targets[i].exited);
-                cJSON_AddNumberToObject(t, RF_SNAPSHOTS, targets[i].snapshots);
-                json_add_u64(t, RF_SAMPLE_BYTES, targets[i].sample_bytes);
-                if (targets[i].auto_sample)
-                        (void)auto_sample_json_add(t, targets[i].auto_sample);
-                else
-                        cJSON_AddNullToObject(t, RF_AUTO_SAMPLE);
-                json_add_u64(t, RF_CHILDREN_FORKED, targets[i].children_forked);
-                cJSON_AddBoolToObject(t, RF_FOLLOW_FORKS, targets[i].follow_forks);
-                json_add_u64(t, RF_CHILDREN_FOLLOWED, targets[i].children_followed);
-                if (targets[i].forked_from)
-                        cJSON_AddNumberToObject(t, RF_FORKED_FROM, targets[i].forked_from);
-                else
-                        cJSON_AddNullToObject(t, RF_FORKED_FROM);
+                t = target_json_new(&tj);
                 if (targets[i].rss_bytes)
                         json_add_u64(t, RF_RSS_BYTES, targets[i].rss_bytes);
                 else
@@ -379,7 +359,8 @@ static cJSON *targets_to_json(const struct stack_rows *rows, const struct report
                         uint64_t oldest_s = targets[i].trend_oldest_usec / 1000000;
 
                         json_add_u64(tr, RF_WINDOW_S, p->generated_at > oldest_s ? p->generated_at - oldest_s : 0);
-                        cJSON_AddNumberToObject(tr, RF_BYTES_DELTA, (double)bytes - (double)targets[i].trend_oldest_bytes);
+                        cJSON_AddNumberToObject(tr, RF_BYTES_DELTA, (double)tj.outstanding_bytes -
+                                                (double)targets[i].trend_oldest_bytes);
                 } else if (targets[i].has_trend) {
                         cJSON *tr = cJSON_AddObjectToObject(t, RF_TREND);
 
