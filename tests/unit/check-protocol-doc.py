@@ -27,7 +27,8 @@ REQUEST_FIELD = re.compile(r'^#define\s+(F_\w+)\s+"([^"]+)"', re.M)
 #  * docs: section section */
 # #define REPLY_NAME(X) \
 #         X(RF_A) X(RF_B) ...
-ENTITY = re.compile(r'\*\s*docs:\s*([^*]*?)\s*\*/\s*\n#define\s+REPLY_(\w+)\(X\)((?:[^\n]*\\\n)*[^\n]*)')
+ENTITY = re.compile(r'^#define\s+REPLY_(\w+)\(X\)((?:[^\n]*\\\n)*[^\n]*)', re.M)
+DOCS = re.compile(r'\*\s*docs:\s*([^*]*?)\s*\*/')
 USE = re.compile(r'X\((RF_\w+)\)')
 HEADING = re.compile(r'^(#{2,6})\s+(.*)$', re.M)
 JSON_BLOCK = re.compile(r'```json\n(.*?)```', re.S)
@@ -46,13 +47,19 @@ def contract(header):
     """{constant: name}, [(entity, [sections], [names])]"""
     fields = dict(FIELD.findall(header))
     entities = []
-    for docs, name, body in ENTITY.findall(header):
+    start = 0
+    for m in ENTITY.finditer(header):
+        name, body = m.group(1), m.group(2)
+        docs = DOCS.findall(header, start, m.start())  # the comment above it, after the last entity
+        start = m.end()
+        if not docs:
+            sys.exit(f'reply-fields.h: REPLY_{name} has no "docs:" line in the comment above it')
         names = []
         for const in USE.findall(body):
             if const not in fields:
                 sys.exit(f'reply-fields.h: REPLY_{name} lists {const}, which is not defined')
             names.append(fields[const])
-        sections = [] if docs.strip() == '-' else docs.split()
+        sections = [] if docs[-1].strip() == '-' else docs[-1].split()
         entities.append((name, sections, names))
     return fields, entities
 
