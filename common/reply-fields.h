@@ -7,7 +7,9 @@
  * Each REPLY_<ENTITY>(X) lists an entity's fields; its "docs:" line names the sections of
  * docs/protocol.md that document them, which tests/unit/check-protocol-doc.py holds to it: a
  * field added here without a line there fails the unit suite, and so does a field documented
- * there that no entity here has. "docs: -" marks memleakctl's own output (docs/usage.md).
+ * there that no entity here has. "docs: -" marks memleakctl's own output, not the wire's.
+ * tests/unit/test-reply-json.c checks that the serialisers of a target, a verdict, the
+ * counters, a stack and a frame write their entity's fields in this order.
  */
 #pragma once
 
@@ -293,18 +295,18 @@
         X(RF_ALLOCATOR_REASON) X(RF_CHILDREN_FORKED) X(RF_FOLLOW_FORKS) X(RF_CHILDREN_FOLLOWED) \
         X(RF_FORKED_FROM)
 
-/* A target in status, attach and detach replies, after reply_json_target()'s fields.
+/* A target in status, attach and detach replies, after target-json.c's fields.
  * docs: attach status */
 #define REPLY_TARGET_STATUS(X) \
         X(RF_OBJECTS) X(RF_UNWIND) X(RF_COUNTERS) X(RF_LOST)
 
-/* A target in a report, after reply_json_target()'s fields.
+/* A target in a report, after target-json.c's fields.
  * docs: report */
 #define REPLY_TARGET_REPORT(X) \
         X(RF_RSS_BYTES) X(RF_TREND) X(RF_REACHABILITY) X(RF_COUNTERS) X(RF_LOST) \
         X(RF_VERDICTS_QUALIFIED) X(RF_BLIND_SINCE) X(RF_LOST_IN_WINDOW)
 
-/* A target in a history reply, after reply_json_target()'s fields.
+/* A target in a history reply, after target-json.c's fields.
  * docs: history */
 #define REPLY_TARGET_HISTORY(X) \
         X(RF_TOTALS) X(RF_VERDICTS_QUALIFIED) X(RF_BLIND_SINCE) X(RF_LOST_IN_WINDOW) \
