@@ -12,7 +12,9 @@
  *      "kernel_pid" and "kernel_comm" on attach filter it by the allocating process;
  *      "exec" on attach: the process is held before it execs that program (memleakctl run);
  *      "reachability_snapshot_only" on report: a live scan only from a snapshot, never stopping
- *      the process for the whole scan (memleakctl leaks by default).
+ *      the process for the whole scan (memleakctl leaks by default);
+ *      history: each target has the fields every reply's target has (the forks too), each stack
+ *      "first_bytes", as a report's do. Reply fields are named in reply-fields.h.
  * A new command does not bump the version; a changed message does.
  */
 #pragma once
@@ -42,7 +44,7 @@
 #define MEMLEAK_SOCKET_ENV         "MEMLEAKD_SOCKET"
 #define MEMLEAK_DEFAULT_TOP        10
 
-/* Field names. */
+/* Request and envelope field names (the replies' are reply-fields.h's). */
 #define F_VERSION       "v"
 #define F_ID            "id"
 #define F_CMD           "cmd"
