@@ -1202,16 +1202,16 @@ int BPF_PROG(record_fork, struct task_struct *parent, struct task_struct *child)
         return 0;
 }
 
-/* Processes a tracer of the daemon's holds (memleakctl run's program, under its exit holder): at
- * each event below that says it mapped code not examined yet, the thread is sent SIGURG, which
- * the tracer takes as a stop and holds until the file's table is in (report/exit-hold.c); the
- * value counts the signals sent, for the tracer to tell them from the program's own. Untraced,
- * SIGURG's default action is to ignore it. */
+/* Processes a tracer of the daemon's holds (memleakctl run's program, under its exit holder, and
+ * the children it follows): at each event below that says it mapped code not examined yet, the
+ * thread is sent SIGURG, which the tracer takes as a stop and holds until the file's table is in
+ * (report/exit-hold.c); the value counts the signals sent, for the tracer to tell them from the
+ * program's own. Untraced, SIGURG's default action is to ignore it. */
 #define SIGURG_NUMBER 23
 
 struct {
         __uint(type, BPF_MAP_TYPE_HASH);
-        __uint(max_entries, 64);                /* max_targets */
+        __uint(max_entries, 64);                /* max_targets, set at load */
         __type(key, __u32);
         __type(value, __u64);
 } code_holds SEC(".maps");

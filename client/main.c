@@ -30,28 +30,29 @@ static void help(void)
                "allocations they never free.\n\n"
                "Commands:\n"
                "  attach --pid PID [--obj PATH]... [--mmap] [--unwind MODE] [--min-size N] [--max-size N]\n"
-               "         [--sample-bytes N]\n"
+               "         [--sample-bytes N] [--follow-forks] [--json]\n"
                "                        Start tracing a process's allocations (every one, or sampled)\n"
-               "  attach --kernel [--kernel-filter pid=N|comm=NAME]...\n"
+               "  attach --kernel [--kernel-filter pid=N|comm=NAME]... [--min-size N] [--max-size N] [--json]\n"
                "                        Start tracing the kernel's allocations (tracepoints)\n"
-               "  detach --pid PID | --kernel\n"
+               "  detach --pid PID [--children] | --kernel [--json]\n"
                "                        Stop tracing a process, or the kernel\n"
-               "  status                Show the daemon, the traced processes and the counters\n"
-               "  report [--pid PID | --kernel] [--top N] [--min-age SECONDS] [--show-addresses]\n"
-               "         [--reachability] [--folded]\n"
+               "  status [--json]       Show the daemon, the traced processes and the counters\n"
+               "  report [--pid PID [--children] | --kernel] [--top N] [--min-age SECONDS]\n"
+               "         [--reachability] [--show-addresses | --folded | --json]\n"
                "                        Show the stacks holding the most outstanding memory; with\n"
                "                        --reachability, scan its memory (from a snapshot) to tell lost\n"
                "                        blocks from reachable ones\n"
-               "  leaks [--pid PID] [--reachability]\n"
+               "  leaks [--pid PID [--children]] [--reachability | --no-reachability] [--json]\n"
                "                        List the leak suspects: stacks still growing, or holding lost blocks\n"
-               "  history [--pid PID | --kernel] [--stack ID] [--top N]\n"
+               "  history [--pid PID [--children] | --kernel] [--stack ID] [--top N] [--json]\n"
                "                        Show the snapshots as time series, per process and per stack\n"
-               "  top [--pid PID] [--sort growth|bytes|count] [--rows N] [--interval MS] [--frames N]\n"
+               "  top [--pid PID [--children]] [--sort growth|bytes|count] [--rows N] [--interval MS]\n"
+               "      [--frames N]\n"
                "                        A live view: outstanding bytes, RSS, stacks by growth\n"
-               "  html [--pid PID | --kernel] [--top N] [--output FILE]\n"
+               "  html [--pid PID [--children] | --kernel] [--top N] [--output FILE]\n"
                "                        The report and the history as one HTML page to open in a browser\n"
                "  run [--obj PATH]... [--top N] [--min-size N] [--mmap] [--unwind MODE] [--json] [--output FILE]\n"
-               "      [--no-reachability] [--sample-bytes N] [--untraced-ok] -- CMD [ARGS...]\n"
+               "      [--no-reachability] [--sample-bytes N] [--follow-forks] [--untraced-ok] -- CMD [ARGS...]\n"
                "                        Run CMD traced from its first allocation; report its leaks\n"
                "                        when it exits (its memory scanned there: lost or reachable),\n"
                "                        and exit with its status\n\n"
@@ -105,9 +106,9 @@ int main(int argc, char *argv[])
                 }
 
         if (optind >= argc)
-                return ctl_usage_error(&ctx, "no command given (attach, detach, status, report or run)");
+                return ctl_usage_error(&ctx, "no command given (attach, detach, status, report, leaks, history, top, run or html)");
         for (size_t i = 0; i < ELEMENTSOF(commands); i++)
                 if (strcmp(commands[i].name, argv[optind]) == 0)
                         return commands[i].fn(&ctx, argc - optind, argv + optind);
-        return ctl_usage_error(&ctx, "unknown command '%s' (attach, detach, status, report or run)", argv[optind]);
+        return ctl_usage_error(&ctx, "unknown command '%s' (attach, detach, status, report, leaks, history, top, run or html)", argv[optind]);
 }

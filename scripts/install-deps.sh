@@ -5,6 +5,8 @@ packages=(
         meson ninja-build pkg-config gcc g++ clang llvm bpftool
         libbpf-dev libelf-dev libdw-dev libiberty-dev zlib1g-dev liblzma-dev libsystemd-dev libcjson-dev
         systemd python3 binutils elfutils
+        scdoc                           # the man pages (docs/man/*.scd)
+        man-db bash-completion zsh      # tests: render the man pages, run the shell completions
         rustc                           # tests: Rust leaking programs, built with Debian's rustc
         libgoogle-perftools-dev libjemalloc-dev libmimalloc-dev  # tests: programs on each allocator
         musl-tools                      # tests: programs on musl (as in Alpine containers)
@@ -12,6 +14,7 @@ packages=(
         libc6-dbg                       # tests: name glibc's local functions (start_thread, __libc_start_call_main)
         valgrind                        # tests: memcheck is the reference for the reachability classes
         debootstrap systemd-container   # tests/e2e: boots a Debian root under systemd-nspawn
+        dpkg-dev debhelper lintian      # tests/e2e: builds and checks the .deb (scripts/build-deb.sh)
 )
 missing=()
 for p in "${packages[@]}"; do

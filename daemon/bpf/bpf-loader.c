@@ -211,6 +211,8 @@ int bpf_loader_open(const struct bpf_sizes *sizes, struct memleak_bpf **ret)
             (r = bpf_map__set_max_entries(skel->maps.combined, combined_rows)) < 0 ||
             (r = bpf_map__set_max_entries(skel->maps.mmaps, sizes->max_mmaps)) < 0 ||
             (r = bpf_map__set_max_entries(skel->maps.unwind_targets, sizes->max_targets)) < 0 ||
+            /* memleakctl run's programs and the children they follow, each a target */
+            (r = bpf_map__set_max_entries(skel->maps.code_holds, sizes->max_targets)) < 0 ||
             /* two lists a target: one written while walks read the other */
             (r = bpf_map__set_max_entries(skel->maps.unwind_mappings, sizes->max_targets * 2 * UNWIND_MAPPINGS_MAX)) < 0 ||
             /* a stack keeps max_stack_depth frames: the stacks map's values hold no more */

@@ -473,7 +473,7 @@ static int parse_line(const char *path, unsigned line_no, char *line, struct mem
         return 0;
 }
 
-static int config_copy(const struct memleakd_config *src, struct memleakd_config *ret)
+int config_copy(const struct memleakd_config *src, struct memleakd_config *ret)
 {
         struct memleakd_config t = *src;
 

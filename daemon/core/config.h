@@ -97,6 +97,9 @@ int config_init_defaults(struct memleakd_config *c);
 /* Free the strings; accepts a zeroed struct. */
 void config_done(struct memleakd_config *c);
 
+/* A copy of src with its own strings. Returns 0 or -ENOMEM (*ret untouched). */
+int config_copy(const struct memleakd_config *src, struct memleakd_config *ret);
+
 /* Parse the file at path into *c, which holds defaults or earlier values. Values take effect
  * only if the whole file is valid; on failure *c is unchanged. Returns 0, -EINVAL for a content
  * error, the -errno of opening or reading the file, or -ENOMEM. On failure, if error is not

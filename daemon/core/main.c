@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "config-source.h"
 #include "config.h"
 #include "log.h"
 #include "macro.h"
@@ -13,7 +14,6 @@
 #include "protocol.h"
 #include "watchdog.h"
 
-#define DEFAULT_CONFIG_PATH MEMLEAKD_CONFIG_PATH
 
 static void help(void)
 {
@@ -26,18 +26,19 @@ static void help(void)
                "Runs in the foreground (systemd: Type=notify, socket activation, watchdog).\n"
                "\n"
                "Options:\n"
-               "  -c, --config FILE   configuration file (default %s; a missing default is fine)\n"
+               "  -c, --config FILE   read this configuration file alone (default: %s/memleakd.conf,\n"
+               "                      then %s/memleakd.conf, then the *.conf drop-ins of both\n"
+               "                      memleakd.conf.d directories by name, any of them may be missing)\n"
                "  -s, --socket PATH   listening socket (default from the config, else %s;\n"
                "                      also $%s); ignored when systemd passes a socket\n"
                "  -v, --verbose       log debug messages\n"
                "  -h, --help          show this help\n"
                "  -V, --version       show the version\n",
-               DEFAULT_CONFIG_PATH, MEMLEAK_DEFAULT_SOCKET, MEMLEAK_SOCKET_ENV);
+               MEMLEAKD_VENDOR_CONFIG_DIR, MEMLEAKD_CONFIG_DIR, MEMLEAK_DEFAULT_SOCKET, MEMLEAK_SOCKET_ENV);
 }
 
 struct arguments {
-        const char *config_path;
-        bool config_explicit;
+        const char *config_path;        /* --config, or NULL: the layered files */
         const char *socket_path;
         bool verbose;
 };
@@ -55,12 +56,10 @@ static int parse_argv(int argc, char *argv[], struct arguments *a)
         };
         int c;
 
-        a->config_path = DEFAULT_CONFIG_PATH;
         while ((c = getopt_long(argc, argv, "c:s:vhV", options, NULL)) >= 0) {
                 switch (c) {
                 case 'c':
                         a->config_path = optarg;
-                        a->config_explicit = true;
                         break;
                 case 's':
                         a->socket_path = optarg;
@@ -85,24 +84,22 @@ static int parse_argv(int argc, char *argv[], struct arguments *a)
         return 1;
 }
 
-static int load_config(const struct arguments *a, struct memleakd_config *c, const char **ret_path)
+static int load_config(const struct arguments *a, struct memleakd_config *c, struct config_source *source)
 {
-        _cleanup_free_ char *error = NULL;
+        _cleanup_free_ char *error = NULL, *files = NULL;
         const char *env_socket = getenv(MEMLEAK_SOCKET_ENV);
         int r;
 
         r = config_init_defaults(c);
+        if (r >= 0)
+                r = config_source_init(source, a->config_path, MEMLEAKD_VENDOR_CONFIG_DIR, MEMLEAKD_CONFIG_DIR);
         if (r < 0)
                 return log_error_errno(r, "Out of memory");
-        *ret_path = a->config_path;
-        r = config_parse_file(a->config_path, c, &error);
-        if (r == -ENOENT && !a->config_explicit) {
-                *ret_path = NULL;       /* no config installed: defaults */
-                r = 0;
-        }
+        r = config_source_load(source, c, &files, &error);
         if (r < 0)
                 return log_error_errno(r, "%s", error ? error : "Cannot read the configuration");
-        /* The command line wins over the environment, which wins over the file. */
+        log_info("Configuration: %s", *files ? files : "the built-in defaults (no configuration file)");
+        /* The command line wins over the environment, which wins over the files. */
         if (a->socket_path || (env_socket && *env_socket)) {
                 char *p = strdup(a->socket_path ? a->socket_path : env_socket);
 
@@ -120,8 +117,8 @@ int main(int argc, char *argv[])
 {
         struct arguments a = {};
         struct memleakd_config config = {};
+        struct config_source source = {};
         struct manager *m = NULL;
-        const char *config_path = NULL;
         uint64_t watchdog_usec;
         int r;
 
@@ -137,13 +134,15 @@ int main(int argc, char *argv[])
                 return r < 0 ? 2 : 0;
         if (a.verbose)
                 log_set_max_level(LOG_DEBUG);
-        r = load_config(&a, &config, &config_path);
+        r = load_config(&a, &config, &source);
         if (r < 0) {
                 config_done(&config);
+                config_source_done(&source);
                 return 1;
         }
-        r = manager_new(&config, config_path, &m);
+        r = manager_new(&config, &source, &m);
         config_done(&config);
+        config_source_done(&source);
         if (r < 0) {
                 log_error_errno(r, "Out of memory");
                 return 1;

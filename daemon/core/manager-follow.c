@@ -168,13 +168,14 @@ struct exit_hold *manager_family_hold(const struct manager *m, const struct targ
 }
 
 /* Answer for a child held at its birth, if it is: it goes on, traced (and scanned at its exit when
- * scan) or let go. */
-static void release(const struct manager *m, const struct target *parent, pid_t child, bool followed, bool scan)
+ * scan; held at its execs and new code until their tables are in when hold_code) or let go. */
+static void release(const struct manager *m, const struct target *parent, pid_t child, bool followed, bool scan,
+                    bool hold_code)
 {
         struct exit_hold *h = manager_family_hold(m, parent);
 
         if (h)
-                exit_hold_answer_child(h, child, followed, scan);
+                exit_hold_answer_child(h, child, followed, scan, hold_code);
 }
 
 static void follow(struct manager *m, struct target *parent, pid_t child, unsigned tries)
@@ -186,12 +187,12 @@ static void follow(struct manager *m, struct target *parent, pid_t child, unsign
         int n_objs, r;
 
         if (t && !t->exited) {
-                release(m, parent, child, true, false);
+                release(m, parent, child, true, false, false);
                 return;         /* attached already (by a request of its own) */
         }
         if (manager_live_targets(m) >= m->config.max_targets) {
                 not_followed(m, parent, child, "max_targets processes are traced already");
-                release(m, parent, child, false, false);
+                release(m, parent, child, false, false, false);
                 return;
         }
         /* the probes of an earlier process of that pid are still going: it waits (what it
@@ -208,7 +209,7 @@ static void follow(struct manager *m, struct target *parent, pid_t child, unsign
         n_objs = named_objects(parent, &objs);
         if (n_objs < 0) {
                 not_followed(m, parent, child, "out of memory");
-                release(m, parent, child, false, false);
+                release(m, parent, child, false, false, false);
                 return;
         }
         r = target_attach(&m->env, &(struct target_attach_params) {
@@ -225,7 +226,7 @@ static void follow(struct manager *m, struct target *parent, pid_t child, unsign
         if (r < 0) {
                 if (!gone(child))
                         not_followed(m, parent, child, error ?: strerror(-r));
-                release(m, parent, child, false, false);
+                release(m, parent, child, false, false, false);
                 return;
         }
         t->follow_forks = true;
@@ -236,12 +237,13 @@ static void follow(struct manager *m, struct target *parent, pid_t child, unsign
                 (void)target_stop(&m->env, t, false);
                 target_free(t);
                 not_followed(m, parent, child, "cannot watch its exit");
-                release(m, parent, child, false, false);
+                release(m, parent, child, false, false, false);
                 return;
         }
         parent->children_followed++;
-        /* recorded from here on: it runs; scanned at its exit when every block of it is recorded */
-        release(m, parent, child, true, t->filter.sample_bytes <= 1);
+        /* recorded from here on: it runs; scanned at its exit when every block of it is recorded;
+         * walked by tables, held at its execs and new code until they are in, as its program is */
+        release(m, parent, child, true, t->filter.sample_bytes <= 1, t->unwind.cache != NULL);
         log_info("Following pid %d (%s), forked by traced pid %d (%s): %s allocator, %zu object(s)", (int)t->pid,
                  t->comm, (int)parent->pid, parent->comm, t->allocator, t->n_objects);
         /* it may have forked before it was followed (or before its parent was attached) */

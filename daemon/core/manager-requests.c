@@ -61,11 +61,13 @@ static void reply(struct server_request *sreq, cJSON *r)
         server_request_reply(sreq, r);
 }
 
-/* How its stacks are walked: "dwarf" by the tables of its files (those it holds, how big), "fp". */
-static void add_unwind(cJSON *o, const struct target_unwind *u)
+/* How its stacks are walked: "dwarf" by the tables of its files (those it holds, how big), "fp";
+ * and (memleakctl run) how often and how long it was held at new code for them. */
+static void add_unwind(cJSON *o, const struct target *t)
 {
+        const struct target_unwind *u = &t->unwind;
         struct target_unwind_stats st;
-        cJSON *w = cJSON_AddObjectToObject(o, RF_UNWIND);
+        cJSON *w = cJSON_AddObjectToObject(o, RF_UNWIND), *held;
 
         if (!w)
                 return;
@@ -76,6 +78,13 @@ static void add_unwind(cJSON *o, const struct target_unwind *u)
         json_add_u64(w, RF_TABLE_BYTES, st.bytes);
         cJSON_AddNumberToObject(w, RF_MAPPINGS, st.mappings);
         cJSON_AddNumberToObject(w, RF_MAPPINGS_DROPPED, st.mappings_dropped);
+        held = cJSON_AddObjectToObject(w, RF_HELD_AT_NEW_CODE);
+        if (!held)
+                return;
+        json_add_u64(held, RF_HOLDS, t->code_hold_stats.holds);
+        cJSON_AddNumberToObject(held, RF_HELD_MS, (double)t->code_hold_stats.held_usec / 1000.0);
+        cJSON_AddNumberToObject(held, RF_LONGEST_MS, (double)t->code_hold_stats.longest_usec / 1000.0);
+        json_add_u64(held, RF_PAST_LIMIT, t->code_hold_stats.past_limit);
 }
 
 /* A target as status, attach and detach show it: its fields every reply has, then its objects
@@ -108,7 +117,7 @@ static cJSON *target_to_json(const struct target *t)
                 cJSON_AddItemToArray(objs, ob);
         }
         if (!t->kernel)
-                add_unwind(o, &t->unwind);
+                add_unwind(o, t);
         return o;
 }
 

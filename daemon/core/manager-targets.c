@@ -92,8 +92,15 @@ struct target *manager_find_kernel_target(struct manager *m)
 
 void manager_remove_target(struct manager *m, struct target *t)
 {
+        struct exit_hold *family;
+
         assert(m);
         assert(t);
+        /* a followed child detached (or dropped) while its family's tracer still traces it: no
+         * answer would come for its new code, it is not held there any longer */
+        family = t->exit_hold ? NULL : manager_family_hold(m, t);
+        if (family)
+                exit_hold_release_code(family, t->pid);
         for (size_t i = 0; i < m->n_targets; i++) {
                 if (m->targets[i] != t)
                         continue;
@@ -499,14 +506,34 @@ static void register_deferred(struct manager *m, struct target *t)
         t->register_error = error;
 }
 
-/* A program its exit holder holds at each exec and new code (bpf/memleak.bpf.c, code_holds) goes
- * on once the tables of what it maps are in. */
-static void release_code_holds(struct target *t)
+/* A program its exit holder holds at each exec and new code (bpf/memleak.bpf.c, code_holds), and
+ * a child of its family followed, goes on once the tables of what it maps are in. */
+static void release_code_holds(struct manager *m, struct target *t)
 {
-        if (!t->exit_hold || t->code_held == 0 || target_unwind_pending(t))
+        struct exit_hold *h;
+
+        uint64_t held;
+
+        if (t->code_held == 0 || target_unwind_pending(t) || !(h = manager_family_hold(m, t)))
                 return;
-        exit_hold_tables_ready(t->exit_hold, t->code_held);
+        exit_hold_tables_ready(h, t->pid, t->code_held);
+        held = now_monotonic_usec() - t->code_held_since_usec;
+        t->code_hold_stats.holds += t->code_held;
+        t->code_hold_stats.held_usec += held;
+        t->code_hold_stats.longest_usec = MAX(t->code_hold_stats.longest_usec, held);
+        if (held >= CODE_HOLD_MAX_USEC)
+                t->code_hold_stats.past_limit += t->code_held;
         t->code_held = 0;
+}
+
+/* t exec'd or mapped new code: held there when its family's tracer holds it (counted even when it
+ * does not: an answer for a process not held is dropped). */
+static void note_code_held(struct manager *m, struct target *t)
+{
+        if (!manager_family_hold(m, t))
+                return;
+        if (t->code_held++ == 0)
+                t->code_held_since_usec = now_monotonic_usec();
 }
 
 void manager_unwind_tables_loaded(struct manager *m)
@@ -515,7 +542,7 @@ void manager_unwind_tables_loaded(struct manager *m)
         for (size_t i = 0; i < m->n_targets; i++) {
                 register_deferred(m, m->targets[i]);
                 (void)target_unwind_refresh(m->targets[i]);
-                release_code_holds(m->targets[i]);
+                release_code_holds(m, m->targets[i]);
         }
         manager_requests_tables_loaded(m);
         for (size_t i = 0; i < m->n_targets;)
@@ -569,10 +596,9 @@ void manager_target_execd(struct manager *m, pid_t pid, bool from_thread, const 
         /* BPF emptied its mapping list: walks find frames by their vmas until it is written again,
          * now, from the new program's maps, and as its loader maps more */
         target_unwind_execd(t);
-        if (t->exit_hold)
-                t->code_held++;
+        note_code_held(m, t);
         learn_new_files(m, t);
-        release_code_holds(t);
+        release_code_holds(m, t);
         target_follow_maps(t, TARGET_MAPS_FOLLOW_AFTER_EXEC_USEC);
         manager_follow_new_programs_start(m);
         if (!from_thread)
@@ -594,14 +620,13 @@ void manager_target_code_mapped(struct manager *m, pid_t pid)
         assert(m);
         if (!t || t->exited)
                 return;
-        if (t->exit_hold)
-                t->code_held++;
+        note_code_held(m, t);
         if (t->unwind.cache) {
                 /* (not walked by tables: the snapshot tick learns its files) */
                 log_debug("pid %d mapped code not examined yet: reading its maps", (int)pid);
                 learn_new_files(m, t);
         }
-        release_code_holds(t);
+        release_code_holds(m, t);
 }
 
 void manager_clear_children(struct manager *m)

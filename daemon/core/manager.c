@@ -31,18 +31,18 @@
 #include "watchdog.h"
 #include "worker.h"
 
-int manager_new(struct memleakd_config *config, const char *config_path, struct manager **ret)
+int manager_new(struct memleakd_config *config, struct config_source *source, struct manager **ret)
 {
         _cleanup_(manager_freep) struct manager *m = calloc(1, sizeof(*m));
 
         assert(config);
+        assert(source);
         assert(ret);
         if (!m)
                 return -ENOMEM;
-        if (config_path && !(m->config_path = strdup(config_path)))
-                return -ENOMEM;
         if (stack_totals_new(&m->totals) < 0)
                 return -ENOMEM;
+        m->config_source = TAKE_STRUCT(*source);
         m->config = *config;
         *config = (struct memleakd_config) {};
         *ret = TAKE_PTR(m);
@@ -79,18 +79,13 @@ static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void
 {
         struct manager *m = userdata;
         _cleanup_(config_done) struct memleakd_config fresh = {};
-        _cleanup_free_ char *error = NULL;
+        _cleanup_free_ char *error = NULL, *files = NULL;
         struct symbolizer_limits limits;
         int r;
 
-        if (!m->config_path) {
-                log_info("SIGHUP: no configuration file in use, nothing to reload");
-                return 0;
-        }
         r = config_init_defaults(&fresh);
-        if (r < 0)
-                return 0;
-        r = config_parse_file(m->config_path, &fresh, &error);
+        if (r >= 0)
+                r = config_source_load(&m->config_source, &fresh, &files, &error);
         if (r < 0) {
                 log_error("Not reloading: %s", error ? error : strerror(-r));
                 return 0;
@@ -109,7 +104,8 @@ static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void
         m->config.auto_sample_percent = fresh.auto_sample_percent;
         limits = symbolizer_limits_of(&m->config);
         symbolizer_set_limits(m->env.syms, &limits);
-        log_info("Reloaded %s (map sizes and the socket change only on restart)", m->config_path);
+        log_info("Reloaded %s (map sizes and the socket change only on restart)",
+                 *files ? files : "the built-in defaults (no configuration file)");
         return 0;
 }
 
@@ -443,7 +439,7 @@ struct manager *manager_free(struct manager *m)
         bpf_loader_destroy(m->env.skel);
         sd_event_unref(m->event);
         config_done(&m->config);
-        free(m->config_path);
+        config_source_done(&m->config_source);
         free(m);
         return NULL;
 }

@@ -6,6 +6,7 @@
 
 #include <stdint.h>
 #include <systemd/sd-event.h>
+#include "config-source.h"
 #include "config.h"
 #include "leak-verdict.h"
 #include "macro.h"
@@ -47,7 +48,7 @@ struct pending_follow {
 struct manager {
         sd_event *event;
         struct memleakd_config config;
-        char *config_path;              /* NULL: defaults only */
+        struct config_source config_source;     /* what SIGHUP reads again */
         struct target_env env;
         struct slot_set target_slots;   /* env.target_slots */
         struct table_store *table_store;        /* unwind tables on disk (env.unwind's), or NULL */
@@ -90,8 +91,8 @@ struct manager {
         uint64_t started_usec;          /* CLOCK_REALTIME */
 };
 
-/* Allocate only: takes config (moved) and a copy of config_path. */
-int manager_new(struct memleakd_config *config, const char *config_path, struct manager **ret);
+/* Allocate only: takes config and source (both moved). */
+int manager_new(struct memleakd_config *config, struct config_source *source, struct manager **ret);
 /* Wire everything: mounts, limits, BPF, the symbolizer, the worker, the socket, timers, signals. */
 int manager_start(struct manager *m);
 /* READY=1 (restoring the unit's watchdog period: watchdog_usec, 0 for none), then the loop. */

@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "bpf-loader.h"
+#include "code-holds.h"
 #include "exit-hold.h"
 #include "jit-names.h"
 #include "macro.h"
@@ -57,11 +58,10 @@ struct exit_hold {
         struct child_exit *children;    /* under lock: followed children to scan at their exit, and
                                          * the scans of those that exited */
         size_t n_children;
-        /* held at new code until its tables are in (bpf/memleak.bpf.c, code_holds) */
+        /* held at new code until its tables are in (bpf/memleak.bpf.c, code_holds): the program
+         * and each followed child walked by tables */
         int code_holds_fd;              /* -EBADF: not held there */
-        uint64_t code_signals;          /* the tracer's: BPF's SIGURGs it took */
-        uint64_t code_stops;            /* the tracer's: stops held for tables */
-        uint64_t code_ready;            /* under lock: the manager's answers, one per stop */
+        struct code_holds code;         /* under lock */
 };
 
 /* A followed child memleakd records exactly: scanned at its exit, as the program is. */
@@ -72,9 +72,6 @@ struct child_exit {
         struct reach_result *result;
         char *why_none;
 };
-
-/* The longest a thread is held at new code for its tables (libLLVM's takes half a second). */
-#define CODE_HOLD_MAX_USEC (5 * 1000 * 1000)
 
 /* How often the tracer looks for the manager's answers while a child is held. */
 #define HOLD_POLL_NSEC (500 * 1000)
@@ -288,6 +285,16 @@ static void scan_at_exit(struct exit_hold *h, pid_t tid)
                 (void)ptrace(PTRACE_DETACH, held[i].tid, NULL, NULL);
 }
 
+/* pid is no longer held at new code (gone, or let go): out of BPF's code_holds (under lock). */
+static void code_process_gone(struct exit_hold *h, pid_t pid)
+{
+        if (!code_holds_has_process(&h->code, pid))
+                return;
+        code_holds_forget_process(&h->code, pid);
+        if (h->code_holds_fd >= 0)
+                (void)bpf_map_delete_elem(h->code_holds_fd, &(__u32){ (__u32)pid });
+}
+
 /* The entry of pid, a followed child to scan at its exit, or NULL (under lock). */
 static struct child_exit *child_exit_find(struct exit_hold *h, pid_t pid)
 {
@@ -408,6 +415,7 @@ static void scan_child_at_exit(struct exit_hold *h, pid_t pid, pid_t tid, bool e
                 tracee_family_forget(&h->family, all[i]);
         if (!all)
                 tracee_family_forget(&h->family, tid);
+        code_process_gone(h, pid);
         pthread_mutex_unlock(&h->lock);
 }
 
@@ -473,7 +481,10 @@ static void settle_children(struct exit_hold *h)
         pthread_mutex_unlock(&h->lock);
 }
 
-/* waitpid() for any tracee: blocking, or polling while children are held (their time runs). */
+static void settle_code_holds(struct exit_hold *h, bool all);
+
+/* waitpid() for any tracee: blocking, or polling while children are held at their birth or
+ * threads at new code (their time runs, their answers come). */
 static pid_t wait_any(struct exit_hold *h, int *status)
 {
         for (;;) {
@@ -481,8 +492,9 @@ static pid_t wait_any(struct exit_hold *h, int *status)
                 pid_t tid;
 
                 settle_children(h);
+                settle_code_holds(h, false);
                 pthread_mutex_lock(&h->lock);
-                holding = h->family.n_held > 0;
+                holding = h->family.n_held > 0 || h->code.n_held > 0;
                 pthread_mutex_unlock(&h->lock);
                 if (!holding)
                         return waitpid(-1, status, __WALL | __WNOTHREAD);
@@ -550,42 +562,53 @@ static void pass_through(pid_t tid, int status)
 
 static bool stopping(struct exit_hold *h);
 
-/* Whether a signal-delivery stop is BPF's SIGURG for new code (its count of them is past those
- * the tracer took), not the program's own. */
-static bool code_signal(struct exit_hold *h, pid_t tid, int status)
+/* Whether a signal-delivery stop is BPF's SIGURG for new code (its count of them for the
+ * process is past those the tracer took), not the program's own: then tid is held until the
+ * manager says the tables of what it mapped are in (settle_code_holds()). */
+static bool hold_for_code(struct exit_hold *h, pid_t tid, int status)
 {
         siginfo_t si;
         __u64 sent = 0;
+        int tgid = 0;
+        bool held = false;
 
         if (h->code_holds_fd < 0 || (status >> 16) != 0 || WSTOPSIG(status) != SIGURG ||
-            ptrace(PTRACE_GETSIGINFO, tid, NULL, &si) < 0 || si.si_code != SI_KERNEL ||
-            bpf_map_lookup_elem(h->code_holds_fd, &(__u32){ (__u32)h->pid }, &sent) < 0 || sent <= h->code_signals)
+            ptrace(PTRACE_GETSIGINFO, tid, NULL, &si) < 0 || si.si_code != SI_KERNEL)
                 return false;
-        h->code_signals++;
-        return true;
+        if (tracked(h, tid))
+                tgid = h->pid;
+        else if (proc_status_int(tid, "Tgid:", &tgid) < 0 || tgid <= 0)
+                return false;
+        if (bpf_map_lookup_elem(h->code_holds_fd, &(__u32){ (__u32)tgid }, &sent) < 0)
+                return false;
+        pthread_mutex_lock(&h->lock);
+        if (code_holds_take_signal(&h->code, tgid, sent)) {
+                held = true;
+                /* without room to hold it, it goes on at once (the signal taken away all the same) */
+                if (code_holds_hold(&h->code, tid, tgid, now_monotonic_usec()) < 0)
+                        (void)ptrace(PTRACE_CONT, tid, NULL, NULL);
+        }
+        pthread_mutex_unlock(&h->lock);
+        return held;
 }
 
-/* Hold tid (stopped) until the manager says the tables of the code it mapped are in: each stop
- * waits for its own answer (they come in order), 5 s at most. */
-static void hold_until_tables(struct exit_hold *h)
+/* Let the threads held at new code go whose tables are in (or that waited too long; all of them
+ * when letting go), without the signal that stopped them. */
+static void settle_code_holds(struct exit_hold *h, bool all)
 {
-        uint64_t deadline = now_monotonic_usec() + CODE_HOLD_MAX_USEC;
+        uint64_t now = now_monotonic_usec();
 
-        h->code_stops++;
-        while (!stopping(h) && now_monotonic_usec() < deadline) {
-                bool ready;
-
-                pthread_mutex_lock(&h->lock);
-                ready = h->code_ready >= h->code_stops;
-                pthread_mutex_unlock(&h->lock);
-                if (ready)
-                        return;
-                (void)nanosleep(&(struct timespec) { .tv_nsec = HOLD_POLL_NSEC }, NULL);
-        }
         pthread_mutex_lock(&h->lock);
-        if (h->code_ready < h->code_stops)
-                h->code_ready = h->code_stops;  /* an answer that never comes (its event lost) is
-                                                 * not waited for again at the next stop */
+        for (size_t i = 0; i < h->code.n_held;) {
+                pid_t tid = h->code.held[i].tid;
+
+                if (!all && !code_holds_due(&h->code, i, now)) {
+                        i++;
+                        continue;
+                }
+                code_holds_unhold(&h->code, i, now);
+                (void)ptrace(PTRACE_CONT, tid, NULL, NULL);
+        }
         pthread_mutex_unlock(&h->lock);
 }
 
@@ -621,12 +644,20 @@ static void trace(struct exit_hold *h)
                                 child_exit_finish(h, tid, NULL, "it was killed by SIGKILL before memleakd could "
                                                   "hold it at its exit");
                         tracee_family_forget(&h->family, tid);
+                        code_holds_forget_thread(&h->code, tid);
+                        if (tid != h->pid)
+                                code_process_gone(h, tid);      /* a child's last */
                         pthread_mutex_unlock(&h->lock);
                         untrack(h, tid);
                         continue;
                 }
                 if (!WIFSTOPPED(status))
                         continue;
+                /* a thread held at new code stops again only when something ended that stop (a
+                 * SIGKILL, its process's exit): it is no longer held there */
+                pthread_mutex_lock(&h->lock);
+                code_holds_forget_thread(&h->code, tid);
+                pthread_mutex_unlock(&h->lock);
                 switch (stop_of(h, tid)) {
                 case STOP_OF_HELD:
                         continue;
@@ -640,6 +671,8 @@ static void trace(struct exit_hold *h)
                         }
                         if ((status >> 16) == PTRACE_EVENT_EXEC)
                                 child_execd(h, tid);
+                        if (hold_for_code(h, tid, status))
+                                continue;
                         pass_through(tid, status);
                         continue;
                 }
@@ -651,11 +684,8 @@ static void trace(struct exit_hold *h)
                         scan_at_exit(h, tid);
                         return;
                 }
-                if (code_signal(h, tid, status)) {
-                        hold_until_tables(h);
-                        (void)ptrace(PTRACE_CONT, tid, NULL, NULL);     /* the signal taken away */
+                if (hold_for_code(h, tid, status))
                         continue;
-                }
                 pass_through(tid, status);
         }
 }
@@ -671,20 +701,25 @@ static void *hold_thread(void *userdata)
         (void)pthread_sigmask(SIG_UNBLOCK, &wake, NULL);
         r = seize(h);
         /* from now on held at the new code it maps (BPF sends SIGURG, the tracer holds the stop) */
-        if (r >= 0 && h->code_holds_fd >= 0 && bpf_map_update_elem(h->code_holds_fd, &(__u32){ (__u32)h->pid }, &(__u64){ 0 }, BPF_ANY) < 0)
-                h->code_holds_fd = -EBADF;
         pthread_mutex_lock(&h->lock);
+        if (r >= 0 && h->code_holds_fd >= 0 &&
+            (code_holds_add_process(&h->code, h->pid) < 0 ||
+             bpf_map_update_elem(h->code_holds_fd, &(__u32){ (__u32)h->pid }, &(__u64){ 0 }, BPF_ANY) < 0)) {
+                code_holds_forget_process(&h->code, h->pid);
+                h->code_holds_fd = -EBADF;
+        }
         h->started = true;
         h->start_error = r < 0 ? r : 0;
         pthread_cond_signal(&h->started_cond);
         pthread_mutex_unlock(&h->lock);
         if (r >= 0)
                 trace(h);
-        /* a SIGURG BPF sends from now on reaches the program, which ignores it unless it handles
-         * it (no stop of it is held any longer) */
-        if (h->code_holds_fd >= 0)
-                (void)bpf_map_delete_elem(h->code_holds_fd, &(__u32){ (__u32)h->pid });
+        /* a SIGURG BPF sends from now on reaches the program (or a child), which ignores it unless
+         * it handles it (no stop of it is held any longer); those held go on */
+        settle_code_holds(h, true);
         pthread_mutex_lock(&h->lock);
+        while (h->code.n_processes > 0)
+                code_process_gone(h, h->code.processes[0].pid);
         h->finished = true;
         pthread_mutex_unlock(&h->lock);
         /* returning detaches whatever it still traces */
@@ -775,12 +810,25 @@ void exit_hold_maps_done(struct exit_maps *m)
         exit_maps_done(m);
 }
 
-void exit_hold_tables_ready(struct exit_hold *h, unsigned n)
+void exit_hold_tables_ready(struct exit_hold *h, pid_t pid, unsigned n)
 {
         if (!h || n == 0)
                 return;
         pthread_mutex_lock(&h->lock);
-        h->code_ready += n;
+        code_holds_ready(&h->code, pid, n);
+        pthread_mutex_unlock(&h->lock);
+        /* the tracer polls while any thread is held: no wake needed */
+}
+
+void exit_hold_release_code(struct exit_hold *h, pid_t pid)
+{
+        assert(h);
+        pthread_mutex_lock(&h->lock);
+        if (!h->finished && code_holds_has_process(&h->code, pid)) {
+                code_holds_release_process(&h->code, pid);      /* its entry stays until it exits */
+                if (h->code_holds_fd >= 0)
+                        (void)bpf_map_delete_elem(h->code_holds_fd, &(__u32){ (__u32)pid });
+        }
         pthread_mutex_unlock(&h->lock);
 }
 
@@ -803,13 +851,22 @@ static int child_exit_add(struct exit_hold *h, pid_t pid)
         return 0;
 }
 
-void exit_hold_answer_child(struct exit_hold *h, pid_t child, bool followed, bool scan)
+void exit_hold_answer_child(struct exit_hold *h, pid_t child, bool followed, bool scan, bool hold_code)
 {
         struct child_exit *c;
         int r;
 
         assert(h);
         pthread_mutex_lock(&h->lock);
+        /* before it goes on: held at its execs and new code from its first instruction (an earlier
+         * process of that pid's entry dropped) */
+        if (!h->finished) {
+                code_process_gone(h, child);
+                if (followed && hold_code && h->code_holds_fd >= 0 &&
+                    code_holds_add_process(&h->code, child) >= 0 &&
+                    bpf_map_update_elem(h->code_holds_fd, &(__u32){ (__u32)child }, &(__u64){ 0 }, BPF_ANY) < 0)
+                        code_holds_forget_process(&h->code, child);     /* (BPF's map full) */
+        }
         if (!h->finished && followed && scan)
                 (void)child_exit_add(h, child); /* without room: no scan, its report says why */
         else if (!h->finished && (c = child_exit_find(h, child))) {
@@ -873,6 +930,7 @@ struct exit_hold *exit_hold_free(struct exit_hold *h)
         pthread_mutex_destroy(&h->lock);
         pthread_cond_destroy(&h->started_cond);
         tracee_family_done(&h->family);
+        code_holds_done(&h->code);
         for (size_t i = 0; i < h->n_children; i++)
                 child_exit_done(&h->children[i]);
         free(h->children);

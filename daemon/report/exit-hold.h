@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include "code-holds.h"
 #include "module-map.h"
 #include "reach-scan.h"
 
@@ -27,17 +28,23 @@ int exit_hold_start(pid_t pid, struct memleak_bpf *skel, const struct map_limits
  * at its exit as the program is, scanned (its blocks of its program: after an exec, from its
  * start; else as a process attached while it ran, its parent's blocks its copy holds unknown) and
  * let go. One that ends without an exit stop (SIGKILL while at another stop) is not scanned, nor
- * is one still running when the program exits. */
-void exit_hold_answer_child(struct exit_hold *h, pid_t child, bool followed, bool scan);
+ * is one still running when the program exits. With hold_code (the program held at new code, and
+ * the child walked by unwind tables), a followed child is held at its execs and new code as the
+ * program is (exit_hold_tables_ready()). */
+void exit_hold_answer_child(struct exit_hold *h, pid_t child, bool followed, bool scan, bool hold_code);
 /* A followed child's scan at its exit: 1 and a copy in *ret, or 1 and *why (malloc'd) when it has
  * none and never will; 0 while it has none yet, or was not to be scanned; -ENOMEM. The last
  * process of that pid's (an answer for a new one forgets it). */
 int exit_hold_child_result(struct exit_hold *h, pid_t child, struct reach_result **ret, char **why);
 /* With hold_code (its stacks walked by unwind tables), the program is held at each exec and
- * each mapping of code not examined yet (BPF sends it SIGURG there, which the tracer takes as a
- * stop and does not deliver) until the manager answers here, once per such event, that the
- * tables it needs are in (n events at once); 5 s at most. */
-void exit_hold_tables_ready(struct exit_hold *h, unsigned n);
+ * each mapping of code not examined yet (BPF sends the thread SIGURG there, which the tracer
+ * takes as a stop and does not deliver) until the manager answers here, once per such event of
+ * process pid (the program or a followed child), that the tables it needs are in (n events at
+ * once); CODE_HOLD_MAX_USEC at most. Other threads and processes go on meanwhile. */
+void exit_hold_tables_ready(struct exit_hold *h, pid_t pid, unsigned n);
+/* pid (a followed child) is no longer held at new code: what it waits for now is let go, and
+ * BPF sends it no more SIGURGs (the manager detached it: no answer would come). */
+void exit_hold_release_code(struct exit_hold *h, pid_t pid);
 
 /* The scan, once the process was held at its exit: 1 and a copy in *ret; 0 while it was not
  * (yet): *why says why not when it never will be (malloc'd, or NULL); -ENOMEM. */

@@ -26,6 +26,10 @@ DEFINE_STRING_TABLE_LOOKUP_TO_STRING(reachability, enum reachability);
 /* The filter's grid: a bit per page of the blocks' span, coarser when that takes more bits. */
 #define FILTER_MAX_BITS (32ULL * 1024 * 1024)
 #define FILTER_MIN_SHIFT 12
+/* The index's cells: a page at the finest, coarser while there would be more than this many a
+ * block (and 65,536 cells, whatever the count). */
+#define INDEX_CELLS_PER_BLOCK 2ULL
+#define INDEX_MIN_CELLS 65536ULL
 
 enum mark {
         MARK_UNREACHED = 0,
@@ -47,6 +51,10 @@ struct marker {
         uint64_t lo, span;
         unsigned shift;
         uint64_t *grid;
+        /* the index: cell c = (v - lo) >> index_shift; the blocks starting in it are
+         * [index[c], index[c + 1]), so a look-up searches those and the one before */
+        unsigned index_shift;
+        uint32_t *index;
         struct reach_span *spans;       /* REACH_READ_MANY_MAX */
         size_t *batch;
 };
@@ -60,12 +68,16 @@ uint64_t reachability_chunk_header_slot(uint64_t addr, uint64_t size)
         return addr + chunk - 16;
 }
 
-/* The block holding address v (start or inside), or n. */
+/* The block holding address v (start or inside), or n. v is within [lo, lo + span) (may_hold()):
+ * only the blocks that start in v's cell, and the last one before it, can hold it. */
 static size_t block_at(const struct marker *m, uint64_t v)
 {
         const struct reach_block *blocks = m->in->blocks;
-        size_t lo = 0, hi = m->in->n_blocks;
+        uint64_t cell = (v - m->lo) >> m->index_shift;
+        size_t lo = m->index[cell], hi = m->index[cell + 1];
 
+        if (lo > 0)
+                lo--;
         while (lo < hi) {
                 size_t mid = lo + (hi - lo) / 2;
 
@@ -269,6 +281,34 @@ static void flood(struct marker *m, enum mark from, enum mark to, enum mark from
                         scan_block(m, m->stack[--m->depth], from, to, from2);
 }
 
+/* The index over the blocks (sorted, apart, n > 0): for each cell of the span, the first block
+ * starting at or after the cell's start; one more entry, n, closes the last cell. -ENOMEM. */
+static int index_build(struct marker *m)
+{
+        const struct reach_block *blocks = m->in->blocks;
+        size_t n = m->in->n_blocks, i = 0;
+        uint64_t max_cells = MAX((uint64_t)n * INDEX_CELLS_PER_BLOCK, INDEX_MIN_CELLS), cells;
+
+        if (n >= UINT32_MAX)
+                return -E2BIG;
+        m->index_shift = FILTER_MIN_SHIFT;
+        while ((m->span >> m->index_shift) + 1 > max_cells)
+                m->index_shift++;
+        cells = (m->span >> m->index_shift) + 1;
+        m->index = malloc((cells + 1) * sizeof(*m->index));
+        if (!m->index)
+                return -ENOMEM;
+        for (uint64_t c = 0; c < cells; c++) {
+                uint64_t start = m->lo + (c << m->index_shift);
+
+                while (i < n && blocks[i].addr < start)
+                        i++;
+                m->index[c] = (uint32_t)i;
+        }
+        m->index[cells] = (uint32_t)n;
+        return 0;
+}
+
 /* The filter over the blocks (sorted, apart): -ENOMEM. */
 static int filter_build(struct marker *m)
 {
@@ -298,7 +338,7 @@ static int filter_build(struct marker *m)
                 for (uint64_t g = first; g <= last; g++)
                         m->grid[g / 64] |= 1ULL << (g % 64);
         }
-        return 0;
+        return index_build(m);
 }
 
 /* Lost blocks reachable from block i (a clique's leader) become indirect; so do leaders of
@@ -332,8 +372,10 @@ int reachability_classify(const struct reach_input *in, enum reachability *ret, 
         if (!marks || !stack || !buf || !spans || !batch)
                 return -ENOMEM;
         r = filter_build(&m);
-        if (r < 0)
+        if (r < 0) {
+                free(m.grid);
                 return r;
+        }
         for (size_t i = 0; i < in->n_root_words; i++)
                 reach_word(&m, in->root_words[i], MARK_UNREACHED, MARK_REACHED);
         flood(&m, MARK_UNREACHED, MARK_REACHED, MARK_UNREACHED);
@@ -354,6 +396,7 @@ int reachability_classify(const struct reach_input *in, enum reachability *ret, 
                         walk_lost(&m, i);
                 }
         free(m.grid);
+        free(m.index);
         if (stats)
                 *stats = m.stats;
         for (size_t i = 0; i < n; i++)

@@ -79,10 +79,13 @@ struct reach_stats {
 /* The glibc chunk-header address in a block of size bytes at addr that is not a reference. */
 uint64_t reachability_chunk_header_slot(uint64_t addr, uint64_t size);
 
-/* ret[i] is blocks[i]'s class. Returns 0, -ENOMEM, or -ETIME when in->expired said so: ret is
- * then a partial verdict, each block reached from the roots so far still reachable (that holds
- * whatever the rest of the scan finds), every other one undecided. stats may be NULL.
+/* ret[i] is blocks[i]'s class. Returns 0, -ENOMEM, -E2BIG for 2^32 blocks or more, or -ETIME
+ * when in->expired said so: ret is then a partial verdict, each block reached from the roots so
+ * far still reachable (that holds whatever the rest of the scan finds), every other one
+ * undecided. stats may be NULL.
  *
  * Before any search among the blocks a word is ruled out when it lies below the first block or
- * past the end of the last, or on a page (of a coarse grid over that span) that holds no block. */
+ * past the end of the last, or on a page (of a coarse grid over that span) that holds no block.
+ * A word that passes is searched for only among the blocks that start in its cell of an index
+ * over the span (about two cells a block), and the one before. */
 int reachability_classify(const struct reach_input *in, enum reachability *ret, struct reach_stats *stats);

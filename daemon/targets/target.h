@@ -204,7 +204,15 @@ struct target {
         void *owner;
         struct exit_hold *exit_hold;    /* memleakctl run: held at its exit for a reachability scan */
         unsigned code_held;             /* and at execs and new code (as many), until their tables
-                                         * are in (exit_hold_tables_ready()) */
+                                         * are in (exit_hold_tables_ready()); a followed child of
+                                         * it too */
+        uint64_t code_held_since_usec;  /* CLOCK_MONOTONIC: the first of those not answered yet */
+        struct {
+                uint64_t holds;         /* answered */
+                uint64_t held_usec;     /* how long it had holds not answered, in all */
+                uint64_t longest_usec;
+                uint64_t past_limit;    /* answered after its tracer let it go (CODE_HOLD_MAX_USEC) */
+        } code_hold_stats;
 };
 
 /* How long a target's maps are followed closely (target_follow_maps()) after it execs (its loader

@@ -235,7 +235,13 @@ def installed_paths(build_root):
     """{basename: path as installed} for everything "meson install" puts in place."""
     result = subprocess.run(['meson', 'introspect', '--installed', build_root], capture_output=True,
                             text=True, check=True)
-    return {os.path.basename(dest): dest for dest in json.loads(result.stdout).values()}
+    paths = {}
+    for dest in json.loads(result.stdout).values():
+        name = os.path.basename(dest)
+        # a program's name is also its bash completion's: the program wins
+        if name not in paths or os.path.basename(os.path.dirname(dest)) in ('bin', 'sbin'):
+            paths[name] = dest
+    return paths
 
 
 # ---------------------------------------------------------------------------------------------
@@ -252,8 +258,9 @@ def die_with_parent():
 class Container:
     """The cached root with this build laid over it, booted with systemd-nspawn."""
 
-    def __init__(self, build_root, leak_program):
+    def __init__(self, build_root, leak_program, install_build=True):
         self.build_root = build_root
+        self.install_build = install_build      # False: the test installs memleakd itself (a .deb)
         self.leak_program = leak_program
         self.runs_dir = os.path.join(CACHE_DIR, 'runs')
         self.run_dir = None
@@ -289,23 +296,26 @@ class Container:
                 if os.path.isdir(os.path.join(self.base, name)) and not os.path.isabs(target):
                     os.makedirs(os.path.join(self.upper, target), exist_ok=True)
 
-        subprocess.run(['meson', 'install', '-C', self.build_root, '--no-rebuild', '--quiet',
-                        '--destdir', self.upper], check=True, stdout=subprocess.DEVNULL)
         program = self.upper_path(LEAK_PROGRAM_IN_CONTAINER)
         os.makedirs(os.path.dirname(program), exist_ok=True)
         shutil.copy2(self.leak_program, program)
+        if self.install_build:
+            self._install_build()
+        for top, dirs, files in os.walk(self.upper):
+            for d in dirs:
+                lower = os.path.join(self.base, os.path.relpath(os.path.join(top, d), self.upper))
+                if os.path.islink(lower) and not os.path.islink(os.path.join(top, d)):
+                    raise RuntimeError(f'installing made a directory where the root has a link: {lower}')
 
+    def _install_build(self):
+        subprocess.run(['meson', 'install', '-C', self.build_root, '--no-rebuild', '--quiet',
+                        '--destdir', self.upper], check=True, stdout=subprocess.DEVNULL)
         self.paths = installed_paths(self.build_root)
         for name in ('memleakd', 'memleakctl', 'memleakd.service', 'memleakd.socket', 'memleakd.conf'):
             if name not in self.paths:
                 raise RuntimeError(f'meson install does not install {name}: {self.paths}')
             if not os.path.lexists(self.upper_path(self.paths[name])):
                 raise RuntimeError(f'{name} is not at {self.paths[name]} in the container root')
-        for top, dirs, files in os.walk(self.upper):
-            for d in dirs:
-                lower = os.path.join(self.base, os.path.relpath(os.path.join(top, d), self.upper))
-                if os.path.islink(lower) and not os.path.islink(os.path.join(top, d)):
-                    raise RuntimeError(f'installing made a directory where the root has a link: {lower}')
 
     def upper_path(self, path):
         """Where a path of the container's root goes in the layer over the cached root."""
@@ -842,25 +852,28 @@ class SystemdUnitsTest(unittest.TestCase):
         self.assert_stops_cleanly()
 
     def test_systemctl_reload_applies_the_config_and_keeps_memleakd_running(self):
-        conf = self.container.path(self.config)
-        with open(conf) as f:
-            original = f.read()
-        self.addCleanup(write_file, conf, original)
+        # The administrator's drop-in, over the shipped defaults (which installing put under
+        # /usr/share, and nothing under /etc but the empty drop-in directory).
+        self.assertTrue(self.config.startswith('/usr/'), self.config)
+        dropin_dir = self.container.path('/etc/memleakd/memleakd.conf.d')
+        self.assertEqual(os.listdir(dropin_dir), [])
+        self.assertFalse(os.path.exists(self.container.path('/etc/memleakd/memleakd.conf')))
+        dropin = '/etc/memleakd/memleakd.conf.d/50-interval.conf'
+        self.addCleanup(lambda: os.path.exists(self.container.path(dropin)) and os.unlink(self.container.path(dropin)))
 
         self.systemctl('start', SERVICE)
         main_pid = self.assert_running()
         program = self.attach_and_leak()
         self.assertEqual(json.loads(self.ctl('status', '--json'))['snapshot_interval_ms'], 1000)
 
-        with open(conf, 'a') as f:
-            f.write('snapshot_interval_ms = 250\n')
+        write_file(self.container.path(dropin), 'snapshot_interval_ms = 250\n')
         cursor = self.journal_cursor()
         self.systemctl('reload', SERVICE)
         interval = wait_until(lambda: json.loads(self.ctl('status', '--json'))['snapshot_interval_ms'] == 250, 10)
         self.assertTrue(interval, 'snapshot_interval_ms is not 250 after systemctl reload')
         self.assertEqual(self.assert_running(), main_pid, 'reload restarted memleakd')
         self.journal_since(cursor, f'{SERVICE}: Control process exited, code=exited, status=0/SUCCESS',
-                           f'Reloaded {self.config}')
+                           f'Reloaded {self.config}, {dropin} ')
         # The target stays attached through the reload, and its leak is still exact.
         self.assert_report_shows_exact_leak(program)
 

@@ -392,6 +392,179 @@ static void an_attached_process_roots_include_the_memory_between_its_blocks(void
         free(roots);
 }
 
+/* A large heap: blocks of 16 bytes to 40 KiB (many across the index's cells), in runs with gaps
+ * from none to 64 KiB between them (and to 64 GiB in a sparse one), words pointing inside random
+ * blocks or nowhere. The mark must reach exactly the blocks a plain search over every block says
+ * it reaches. */
+#define BIG_BLOCKS 20000
+#define BIG_WORDS 4                     /* words written per block (the rest is zero) */
+
+struct big_heap {
+        struct reach_block blocks[BIG_BLOCKS];
+        uint8_t *contents[BIG_BLOCKS];
+        uint64_t roots[64];
+};
+
+static uint64_t big_random(uint64_t *state)
+{
+        *state ^= *state << 13;
+        *state ^= *state >> 7;
+        *state ^= *state << 17;
+        return *state;
+}
+
+/* The block holding addr (not its next chunk's header slot), by a search over them all. */
+static long big_find(const struct big_heap *h, uint64_t addr)
+{
+        for (long i = 0; i < BIG_BLOCKS; i++)
+                if (addr >= h->blocks[i].addr && addr - h->blocks[i].addr < h->blocks[i].size)
+                        return addr == reachability_chunk_header_slot(h->blocks[i].addr, h->blocks[i].size) ?
+                                -1 : i;
+        return -1;
+}
+
+static ssize_t read_big(void *userdata, uint64_t addr, void *buf, size_t len)
+{
+        const struct big_heap *h = userdata;
+        size_t lo = 0, hi = BIG_BLOCKS;
+
+        while (lo < hi) {               /* the block starting at or before addr */
+                size_t mid = lo + (hi - lo) / 2;
+
+                if (h->blocks[mid].addr <= addr)
+                        lo = mid + 1;
+                else
+                        hi = mid;
+        }
+        if (lo == 0 || addr - h->blocks[lo - 1].addr >= h->blocks[lo - 1].size)
+                return -EFAULT;
+        lo--;
+        len = MIN(len, (size_t)(h->blocks[lo].addr + h->blocks[lo].size - addr));
+        memcpy(buf, h->contents[lo] + (addr - h->blocks[lo].addr), len);
+        return (ssize_t)len;
+}
+
+static uint64_t big_pointer(const struct big_heap *h, uint64_t *state)
+{
+        const struct reach_block *b = &h->blocks[big_random(state) % BIG_BLOCKS];
+
+        switch (big_random(state) % 4) {
+        case 0:
+                return b->addr;                                         /* its start */
+        case 1:
+                return b->addr + big_random(state) % b->size;           /* inside */
+        case 2:
+                return b->addr + b->size + big_random(state) % 64;      /* just past it */
+        default:
+                return big_random(state);                               /* anything */
+        }
+}
+
+static void mark_like_a_full_search(bool sparse)
+{
+        struct big_heap *h = calloc(1, sizeof(*h));
+        enum reachability *out = calloc(BIG_BLOCKS, sizeof(*out));
+        bool *reached = calloc(BIG_BLOCKS, sizeof(*reached));
+        long *todo = calloc(BIG_BLOCKS + 1, sizeof(*todo));
+        uint64_t state = 0x9e3779b97f4a7c15ULL, addr = 0x555500000000ULL;
+        size_t depth = 0, n_reached = 0, n_marked = 0;
+
+        ASSERT_TRUE(h && out && reached && todo);
+        for (size_t i = 0; i < BIG_BLOCKS; i++) {
+                uint64_t size = 16 + big_random(&state) % (big_random(&state) % 8 == 0 ? 40960 : 256);
+
+                switch (big_random(&state) % 16) {
+                case 0:
+                        if (sparse)
+                                addr += (big_random(&state) % 64) << 30;        /* another mapping, up to 64 GiB on */
+                        break;
+                case 1: case 2: case 3:
+                        addr += (big_random(&state) % 65536) & ~15ULL;       /* blocks stay 16-aligned */
+                        break;
+                default:
+                        break;                                          /* right after the last */
+                }
+                h->blocks[i] = (struct reach_block) { .addr = addr, .size = size };
+                addr += (size + 15) & ~15ULL;
+                h->contents[i] = calloc(1, size);
+                ASSERT_TRUE(h->contents[i]);
+        }
+        for (size_t i = 0; i < BIG_BLOCKS; i++)
+                for (int w = 0; w < BIG_WORDS; w++) {
+                        uint64_t slot = big_random(&state) % (h->blocks[i].size / 8);
+                        uint64_t v = big_pointer(h, &state);
+
+                        memcpy(h->contents[i] + slot * 8, &v, sizeof(v));
+                }
+        for (size_t i = 0; i < ELEMENTSOF(h->roots); i++)
+                h->roots[i] = big_pointer(h, &state);
+
+        struct reach_input in = {
+                .blocks = h->blocks, .n_blocks = BIG_BLOCKS, .root_words = h->roots,
+                .n_root_words = ELEMENTSOF(h->roots), .read = read_big, .userdata = h,
+        };
+        ASSERT_EQ(reachability_classify(&in, out, NULL), 0);
+
+        /* the truth: every aligned word of a reached block, looked for among all blocks */
+        for (size_t i = 0; i < ELEMENTSOF(h->roots); i++) {
+                long b = big_find(h, h->roots[i]);
+
+                if (b >= 0 && !reached[b]) {
+                        reached[b] = true;
+                        todo[depth++] = b;
+                }
+        }
+        while (depth > 0) {
+                long i = todo[--depth];
+
+                for (uint64_t off = 0; off + 8 <= h->blocks[i].size; off += 8) {
+                        uint64_t v;
+                        long b;
+
+                        memcpy(&v, h->contents[i] + off, sizeof(v));
+                        if (v == 0)
+                                continue;
+                        b = big_find(h, v);
+                        if (b >= 0 && !reached[b]) {
+                                reached[b] = true;
+                                todo[depth++] = b;
+                        }
+                }
+        }
+        for (size_t i = 0; i < BIG_BLOCKS; i++) {
+                n_reached += reached[i];
+                n_marked += out[i] == REACHABILITY_STILL_REACHABLE;
+                if (reached[i] != (out[i] == REACHABILITY_STILL_REACHABLE))
+                        fprintf(stderr, "block %zu at 0x%llx (+%llu): reached %d, marked %d\n", i,
+                                (unsigned long long)h->blocks[i].addr, (unsigned long long)h->blocks[i].size,
+                                reached[i], out[i]);
+                ASSERT_EQ(reached[i], out[i] == REACHABILITY_STILL_REACHABLE);
+        }
+        /* the case means something: some reached, some not, and a span far wider than the blocks */
+        ASSERT_TRUE(n_reached > BIG_BLOCKS / 10 && n_reached < BIG_BLOCKS - BIG_BLOCKS / 10);
+        if (sparse)
+                ASSERT_TRUE(h->blocks[BIG_BLOCKS - 1].addr - h->blocks[0].addr > (1ULL << 40));
+        ASSERT_EQ(n_marked, n_reached);
+        for (size_t i = 0; i < BIG_BLOCKS; i++)
+                free(h->contents[i]);
+        free(h);
+        free(out);
+        free(reached);
+        free(todo);
+}
+
+/* Blocks across many mappings far apart: the index's cells are coarse. */
+static void a_sparse_heap_is_marked_as_a_full_search_marks_it(void)
+{
+        mark_like_a_full_search(true);
+}
+
+/* Blocks packed in one mapping: cells of a page, blocks of up to ten pages across them. */
+static void a_dense_heap_is_marked_as_a_full_search_marks_it(void)
+{
+        mark_like_a_full_search(false);
+}
+
 int main(void)
 {
         static const struct unit_test tests[] = {
@@ -408,6 +581,8 @@ int main(void)
                 TEST(batched_reads_give_the_same_classes),
                 TEST(a_traced_process_roots_are_its_memory_outside_the_allocators),
                 TEST(an_attached_process_roots_include_the_memory_between_its_blocks),
+                TEST(a_sparse_heap_is_marked_as_a_full_search_marks_it),
+                TEST(a_dense_heap_is_marked_as_a_full_search_marks_it),
         };
         return run_unit_tests(tests, ELEMENTSOF(tests));
 }

@@ -1,11 +1,14 @@
 #!/bin/sh
 # Check the generated memleakd.service and memleakd.socket with `systemd-analyze verify`, which
 # exits 0 even when it warns: any output at all fails the test.
-# Usage: test-units.sh BUILT_SERVICE SOCKET
+# Usage: test-units.sh BUILT_SERVICE SOCKET [BUILT_MAN_PAGE...]
+# verify runs `man` on each Documentation=man:PAGE(N): it finds the pages this build made (given
+# after the units); without them (-Dman=disabled) the man: links are not checked.
 set -eu
 
 service=$1
 socket=$2
+shift 2
 
 dir=$(mktemp -d "${TMPDIR:-/tmp}/test-units.XXXXXX")
 trap 'rm -rf "$dir"' EXIT
@@ -38,7 +41,16 @@ for prog in $(sed -n 's/^Exec[A-Za-z]*=[-@:+!]*\([^ ]*\).*/\1/p' "$dir/memleakd.
 done
 [ $status -eq 0 ] || exit 1
 
-out=$(cd "$dir" && systemd-analyze verify \
+man=--man=no
+if [ $# -gt 0 ]; then
+        man=--man=yes
+        for page in "$@"; do
+                section=${page##*.}
+                mkdir -p "$dir/man/man$section"
+                ln -s "$(realpath "$page")" "$dir/man/man$section/"
+        done
+fi
+out=$(cd "$dir" && MANPATH="$dir/man" systemd-analyze verify $man \
         "$dir/memleakd.service" "$dir/memleakd.socket" 2>&1) || rc=$?
 if [ "${rc:-0}" -ne 0 ] || [ -n "$out" ]; then
         echo "systemd-analyze verify (exit ${rc:-0}) said:" >&2
