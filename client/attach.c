@@ -6,6 +6,7 @@
 #include "commands.h"
 #include "protocol.h"
 #include "render.h"
+#include "reply-fields.h"
 
 enum {
         ARG_MIN_SIZE = 0x100,
@@ -169,7 +170,7 @@ static int check(const struct ctl_context *ctx, const struct call_args *args)
 /* The target as text; with --json the reply less its envelope: {"target": {...}}. */
 static void view(const struct call_args *args, cJSON *reply, struct call_view *ret)
 {
-        const cJSON *target = cJSON_GetObjectItemCaseSensitive(reply, F_TARGET);
+        const cJSON *target = cJSON_GetObjectItemCaseSensitive(reply, RF_TARGET);
 
         *ret = (struct call_view) {
                 .what = "target",

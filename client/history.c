@@ -4,6 +4,7 @@
 #include "commands.h"
 #include "protocol.h"
 #include "render.h"
+#include "reply-fields.h"
 
 enum {
         ARG_STACK = 0x100,
@@ -52,7 +53,7 @@ static int check(const struct ctl_context *ctx, const struct call_args *args)
 
 static void view(const struct call_args *args, cJSON *reply, struct call_view *ret)
 {
-        const cJSON *history = cJSON_GetObjectItemCaseSensitive(reply, "history");
+        const cJSON *history = cJSON_GetObjectItemCaseSensitive(reply, RF_HISTORY);
 
         *ret = (struct call_view) { .what = "history", .text = history, .json = history, .render = render_history };
 }

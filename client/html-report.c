@@ -6,6 +6,7 @@
 #include "html-report.html.h"
 #include "json-util.h"
 #include "macro.h"
+#include "reply-fields.h"
 
 #define DATA_MARK "@MEMLEAKD_DATA@"
 
@@ -33,8 +34,8 @@ int html_report_write(FILE *f, const cJSON *report, const cJSON *history)
         /* copies: ids (stack_id) printed as the digits memleakd sent; cJSON's own printing takes
          * 5600849664053121 and 5600849664053120 for one number and prints the second */
         data = cJSON_CreateObject();
-        if (!data || !cJSON_AddItemToObject(data, "report", cJSON_Duplicate(report, true)) ||
-            (cJSON_IsObject(history) && !cJSON_AddItemToObject(data, "history", cJSON_Duplicate(history, true))) ||
+        if (!data || !cJSON_AddItemToObject(data, RF_REPORT, cJSON_Duplicate(report, true)) ||
+            (cJSON_IsObject(history) && !cJSON_AddItemToObject(data, RF_HISTORY, cJSON_Duplicate(history, true))) ||
             json_integers_exact(data) < 0) {
                 cJSON_Delete(data);
                 return -ENOMEM;

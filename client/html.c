@@ -14,6 +14,7 @@
 #include "json-util.h"
 #include "macro.h"
 #include "protocol.h"
+#include "reply-fields.h"
 
 #define HTML_DEFAULT_TOP 100
 /* stacks drawn over time per process, besides its total: the page's palette */
@@ -138,8 +139,8 @@ int cmd_html(struct ctl_context *ctx, int argc, char *argv[])
         r = call_daemon(ctx, "html", &history, &history_reply);
         if (r != CTL_EXIT_OK)
                 return r;
-        r = write_page(a.output, cJSON_GetObjectItemCaseSensitive(report_reply, F_REPORT),
-                       cJSON_GetObjectItemCaseSensitive(history_reply, "history"));
+        r = write_page(a.output, cJSON_GetObjectItemCaseSensitive(report_reply, RF_REPORT),
+                       cJSON_GetObjectItemCaseSensitive(history_reply, RF_HISTORY));
         if (r < 0) {
                 ctl_error(ctx, -r, "html: cannot write %s: %s", a.output ? a.output : "the page to stdout",
                           r == -EBADMSG ? "memleakd's reply is not a report" : strerror(-r));

@@ -6,6 +6,7 @@
 #include "commands.h"
 #include "protocol.h"
 #include "render.h"
+#include "reply-fields.h"
 
 static void help(void)
 {
@@ -60,41 +61,41 @@ static int parse_option(const struct ctl_context *ctx, struct call_args *args, i
 
 static bool is_growing(const cJSON *stack)
 {
-        const cJSON *v = cJSON_GetObjectItemCaseSensitive(stack, "verdict");
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(stack, RF_VERDICT);
 
         return cJSON_IsString(v) && strcmp(v->valuestring, "growing") == 0;
 }
 
 static uint64_t class_bytes(const cJSON *stack, const char *class)
 {
-        const cJSON *r = cJSON_GetObjectItemCaseSensitive(stack, "reachability");
-        const cJSON *b = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(r, class), "bytes");
+        const cJSON *r = cJSON_GetObjectItemCaseSensitive(stack, RF_REACHABILITY);
+        const cJSON *b = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(r, class), RF_BYTES);
 
         return cJSON_IsNumber(b) && b->valuedouble > 0 ? (uint64_t)b->valuedouble : 0;
 }
 
 static bool scanned(const cJSON *stack)
 {
-        return cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(stack, "reachability"));
+        return cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(stack, RF_REACHABILITY));
 }
 
 /* Growing, and a scan found every block of it still reachable (none lost, none undecided). */
 static bool is_growing_cache(const cJSON *stack)
 {
-        return is_growing(stack) && scanned(stack) && class_bytes(stack, "still_reachable") > 0 &&
-               class_bytes(stack, "definitely_lost") == 0 && class_bytes(stack, "indirectly_lost") == 0 &&
-               class_bytes(stack, "undecided") == 0;
+        return is_growing(stack) && scanned(stack) && class_bytes(stack, RF_STILL_REACHABLE) > 0 &&
+               class_bytes(stack, RF_DEFINITELY_LOST) == 0 && class_bytes(stack, RF_INDIRECTLY_LOST) == 0 &&
+               class_bytes(stack, RF_UNDECIDED) == 0;
 }
 
 /* 3: growing and definitely lost; 2: definitely lost; 1: growing; 0: neither (not a suspect). */
 static int evidence_of(const cJSON *stack)
 {
-        return 2 * (class_bytes(stack, "definitely_lost") > 0) + is_growing(stack);
+        return 2 * (class_bytes(stack, RF_DEFINITELY_LOST) > 0) + is_growing(stack);
 }
 
 static double growth_of(const cJSON *stack)
 {
-        const cJSON *g = cJSON_GetObjectItemCaseSensitive(stack, "growth_bytes_per_s");
+        const cJSON *g = cJSON_GetObjectItemCaseSensitive(stack, RF_GROWTH_BYTES_PER_S);
 
         return cJSON_IsNumber(g) ? g->valuedouble : 0;
 }
@@ -104,7 +105,7 @@ static int by_evidence(const void *a, const void *b)
         const cJSON *p = *(cJSON *const *)a, *q = *(cJSON *const *)b;
         int ep = evidence_of(p), eq = evidence_of(q);
         double x = growth_of(p), y = growth_of(q);
-        uint64_t lp = class_bytes(p, "definitely_lost"), lq = class_bytes(q, "definitely_lost");
+        uint64_t lp = class_bytes(p, RF_DEFINITELY_LOST), lq = class_bytes(q, RF_DEFINITELY_LOST);
 
         if (ep != eq)
                 return ep > eq ? -1 : 1;
@@ -113,10 +114,7 @@ static int by_evidence(const void *a, const void *b)
         return lp > lq ? -1 : lp < lq;
 }
 
-static const char *const suspect_fields[] = {
-        "pid", "stack_id", "verdict", "verdict_qualified", "bytes", "allocs", "expected_error", "growth_bytes_per_s",
-        "first_bytes", "reachability", "frames",
-};
+static const char *const suspect_fields[] = { REPLY_SUSPECT(REPLY_FIELD_NAME) };
 
 /* A suspect: the report's stack, its fields in the order leaks prints them, and last_bytes. */
 static cJSON *suspect_of(const cJSON *stack)
@@ -124,12 +122,11 @@ static cJSON *suspect_of(const cJSON *stack)
         cJSON *s = cJSON_CreateObject();
 
         for (size_t i = 0; s && i < sizeof(suspect_fields) / sizeof(*suspect_fields); i++) {
-                const cJSON *v = cJSON_GetObjectItemCaseSensitive(stack, suspect_fields[i]);
+                /* last_bytes is the stack's bytes, beside first_bytes */
+                const char *from = strcmp(suspect_fields[i], RF_LAST_BYTES) == 0 ? RF_BYTES : suspect_fields[i];
+                const cJSON *v = cJSON_GetObjectItemCaseSensitive(stack, from);
 
                 cJSON_AddItemToObject(s, suspect_fields[i], v ? cJSON_Duplicate(v, true) : cJSON_CreateNull());
-                if (strcmp(suspect_fields[i], "first_bytes") == 0)
-                        cJSON_AddItemToObject(s, "last_bytes",
-                                              cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(stack, "bytes"), false));
         }
         return s;
 }
@@ -149,9 +146,9 @@ static void add_sorted(cJSON *leaks, const char *name, cJSON **stacks, size_t n)
  * every block of which is still reachable], "targets": the report's}: built into reply. */
 static cJSON *leaks_of(cJSON *reply)
 {
-        const cJSON *report = cJSON_GetObjectItemCaseSensitive(reply, F_REPORT);
-        const cJSON *stacks = cJSON_GetObjectItemCaseSensitive(report, "stacks"), *stack;
-        cJSON *leaks = cJSON_AddObjectToObject(reply, "leaks"), **suspects, **caches;
+        const cJSON *report = cJSON_GetObjectItemCaseSensitive(reply, RF_REPORT);
+        const cJSON *stacks = cJSON_GetObjectItemCaseSensitive(report, RF_STACKS), *stack;
+        cJSON *leaks = cJSON_AddObjectToObject(reply, RF_LEAKS), **suspects, **caches;
         size_t n = 0, n_caches = 0, size;
 
         if (!leaks || !cJSON_IsArray(stacks))
@@ -170,12 +167,12 @@ static cJSON *leaks_of(cJSON *reply)
                 else if (evidence_of(stack) > 0)
                         suspects[n++] = (cJSON *)stack;
         }
-        add_sorted(leaks, "suspects", suspects, n);
-        add_sorted(leaks, "growing_caches", caches, n_caches);
+        add_sorted(leaks, RF_SUSPECTS, suspects, n);
+        add_sorted(leaks, RF_GROWING_CACHES, caches, n_caches);
         free(suspects);
         free(caches);
-        cJSON_AddItemToObject(leaks, "targets",
-                              cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(report, "targets"), true));
+        cJSON_AddItemToObject(leaks, RF_TARGETS,
+                              cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(report, RF_TARGETS), true));
         return leaks;
 }
 

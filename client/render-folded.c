@@ -5,6 +5,7 @@
 #include <string.h>
 #include "json-util.h"
 #include "render-folded.h"
+#include "reply-fields.h"
 #include "util.h"
 
 /* s with ';' (the frame separator) and control characters (a line break would split the stack)
@@ -17,16 +18,16 @@ static void put_name(FILE *f, const char *s)
 
 static void put_frame(FILE *f, const cJSON *frame)
 {
-        const char *symbol = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(frame, "symbol"));
-        const char *module = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(frame, "module"));
-        const char *addr = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(frame, "addr"));
+        const char *symbol = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(frame, RF_SYMBOL));
+        const char *module = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(frame, RF_MODULE));
+        const char *addr = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(frame, RF_ADDR));
         uint64_t offset;
 
         if (symbol) {
                 put_name(f, symbol);
         } else if (module) {
                 put_name(f, path_base_name(module));
-                if (json_get_u64(cJSON_GetObjectItemCaseSensitive(frame, "module_offset"), UINT64_MAX, &offset) >= 0)
+                if (json_get_u64(cJSON_GetObjectItemCaseSensitive(frame, RF_MODULE_OFFSET), UINT64_MAX, &offset) >= 0)
                         fprintf(f, "+0x%" PRIx64, offset);
         } else {
                 put_name(f, addr ? addr : "??");
@@ -36,18 +37,18 @@ static void put_frame(FILE *f, const cJSON *frame)
 /* The stack's process, as its root frame: "comm (pid N)", the kernel's "[kernel]". */
 static void put_process(FILE *f, const cJSON *report, const cJSON *stack)
 {
-        const cJSON *targets = cJSON_GetObjectItemCaseSensitive(report, "targets"), *t;
+        const cJSON *targets = cJSON_GetObjectItemCaseSensitive(report, RF_TARGETS), *t;
         uint64_t pid = 0, tpid;
 
-        (void)json_get_u64(cJSON_GetObjectItemCaseSensitive(stack, "pid"), UINT64_MAX, &pid);
+        (void)json_get_u64(cJSON_GetObjectItemCaseSensitive(stack, RF_PID), UINT64_MAX, &pid);
         if (pid == 0) {
                 fputs("[kernel]", f);
                 return;
         }
         cJSON_ArrayForEach(t, targets)
-                if (json_get_u64(cJSON_GetObjectItemCaseSensitive(t, "pid"), UINT64_MAX, &tpid) >= 0 && tpid == pid &&
-                    cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(t, "comm"))) {
-                        put_name(f, cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(t, "comm")));
+                if (json_get_u64(cJSON_GetObjectItemCaseSensitive(t, RF_PID), UINT64_MAX, &tpid) >= 0 && tpid == pid &&
+                    cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(t, RF_COMM))) {
+                        put_name(f, cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(t, RF_COMM)));
                         break;
                 }
         fprintf(f, " (pid %" PRIu64 ")", pid);
@@ -55,15 +56,15 @@ static void put_process(FILE *f, const cJSON *report, const cJSON *stack)
 
 int render_folded(FILE *f, const cJSON *report)
 {
-        const cJSON *stacks = cJSON_GetObjectItemCaseSensitive(report, "stacks"), *stack;
+        const cJSON *stacks = cJSON_GetObjectItemCaseSensitive(report, RF_STACKS), *stack;
 
         if (!cJSON_IsArray(stacks))
                 return -EBADMSG;
         cJSON_ArrayForEach(stack, stacks) {
-                const cJSON *frames = cJSON_GetObjectItemCaseSensitive(stack, "frames");
+                const cJSON *frames = cJSON_GetObjectItemCaseSensitive(stack, RF_FRAMES);
                 uint64_t bytes = 0;
 
-                (void)json_get_u64(cJSON_GetObjectItemCaseSensitive(stack, "bytes"), UINT64_MAX, &bytes);
+                (void)json_get_u64(cJSON_GetObjectItemCaseSensitive(stack, RF_BYTES), UINT64_MAX, &bytes);
                 put_process(f, report, stack);
                 for (int i = cJSON_GetArraySize(frames) - 1; i >= 0; i--) {
                         fputc(';', f);

@@ -10,6 +10,7 @@
 #include "macro.h"
 #include "protocol.h"
 #include "render.h"
+#include "reply-fields.h"
 #include "text-safe.h"
 #include "util.h"
 
@@ -102,20 +103,20 @@ static void print_clock(FILE *f, uint64_t s)
  * nothing when it did not. Returns whether it printed. */
 static bool print_auto_sample(FILE *f, const cJSON *target, const char *before, const char *after)
 {
-        const cJSON *a = cJSON_GetObjectItemCaseSensitive(target, "auto_sample");
-        const cJSON *changes = cJSON_GetObjectItemCaseSensitive(a, "changes");
+        const cJSON *a = cJSON_GetObjectItemCaseSensitive(target, RF_AUTO_SAMPLE);
+        const cJSON *changes = cJSON_GetObjectItemCaseSensitive(a, RF_CHANGES);
         const cJSON *last = cJSON_GetArrayItem(changes, cJSON_GetArraySize(changes) - 1);
-        uint64_t raised = get_u64(a, "changes_total");
+        uint64_t raised = get_u64(a, RF_CHANGES_TOTAL);
 
         if (!cJSON_IsObject(a))
                 return false;
         fprintf(f, "%ssampled since ", before);
-        print_clock(f, get_u64(a, "since"));
+        print_clock(f, get_u64(a, RF_SINCE));
         fprintf(f, " (its share of the allocation table %" PRIu64 "%% full), 1 in ~%" PRIu64 " bytes",
-                get_u64(a, "table_percent"), get_u64(a, "sample_bytes"));
+                get_u64(a, RF_TABLE_PERCENT), get_u64(a, RF_SAMPLE_BYTES));
         if (raised > 1 && cJSON_IsObject(last)) {
                 fprintf(f, ", raised %" PRIu64 " %s (last at ", raised - 1, plural(raised - 1, "time", "times"));
-                print_clock(f, get_u64(last, "at"));
+                print_clock(f, get_u64(last, RF_AT));
                 fputc(')', f);
         }
         fputs(after, f);
@@ -124,17 +125,17 @@ static bool print_auto_sample(FILE *f, const cJSON *target, const char *before, 
 
 static void print_target_name(FILE *f, const cJSON *target)
 {
-        fprintf(f, "pid %" PRIu64 " (%s", get_u64(target, "pid"), str_or(get_str(target, "comm"), "?"));
-        if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(target, "exited")))
+        fprintf(f, "pid %" PRIu64 " (%s", get_u64(target, RF_PID), str_or(get_str(target, RF_COMM), "?"));
+        if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(target, RF_EXITED)))
                 fputs(", exited", f);
-        if (get_u64(target, "forked_from") > 0)
-                fprintf(f, ", forked by pid %" PRIu64, get_u64(target, "forked_from"));
+        if (get_u64(target, RF_FORKED_FROM) > 0)
+                fprintf(f, ", forked by pid %" PRIu64, get_u64(target, RF_FORKED_FROM));
 }
 
 /* " (20 operators left to the malloc or free they call)": the C++ runtime's, unprobed */
 static void print_forwarded(FILE *f, const cJSON *object)
 {
-        uint64_t forwarded = get_u64(object, "forwarded");
+        uint64_t forwarded = get_u64(object, RF_FORWARDED);
 
         if (forwarded > 0)
                 fprintf(f, " (%" PRIu64 " %s left to the malloc or free %s)", forwarded,
@@ -144,19 +145,19 @@ static void print_forwarded(FILE *f, const cJSON *object)
 /* ", 10 probes in /lib/libc.so.6, 3 probes in /lib/libfoo.so" */
 static void print_objects(FILE *f, const cJSON *target)
 {
-        const cJSON *objects = cJSON_GetObjectItemCaseSensitive(target, "objects"), *o;
+        const cJSON *objects = cJSON_GetObjectItemCaseSensitive(target, RF_OBJECTS), *o;
 
         if (cJSON_GetArraySize(objects) == 0) {
                 fputs(", no probes", f);
                 return;
         }
         cJSON_ArrayForEach(o, objects) {
-                uint64_t probes = get_u64(o, "probes");
+                uint64_t probes = get_u64(o, RF_PROBES);
 
                 fprintf(f, ", %" PRIu64 " %s in %s", probes, plural(probes, "probe", "probes"),
-                        str_or(get_str(o, "path"), "?"));
-                if (get_str(o, "role"))
-                        fprintf(f, " (%s)", get_str(o, "role"));
+                        str_or(get_str(o, RF_PATH), "?"));
+                if (get_str(o, RF_ROLE))
+                        fprintf(f, " (%s)", get_str(o, RF_ROLE));
                 print_forwarded(f, o);
         }
 }
@@ -169,18 +170,18 @@ int render_attach(FILE *f, const cJSON *target)
                 return -EBADMSG;
         fputs("Attached to ", f);
         print_target_name(f, target);
-        fprintf(f, "): %s allocator", str_or(get_str(target, "allocator"), "unknown"));
+        fprintf(f, "): %s allocator", str_or(get_str(target, RF_ALLOCATOR), "unknown"));
         print_objects(f, target);
-        if (get_u64(target, "sample_bytes") > 0)
-                fprintf(f, ", sampled every %" PRIu64 " bytes on average", get_u64(target, "sample_bytes"));
+        if (get_u64(target, RF_SAMPLE_BYTES) > 0)
+                fprintf(f, ", sampled every %" PRIu64 " bytes on average", get_u64(target, RF_SAMPLE_BYTES));
         fputc('\n', f);
         return stream_result(f);
 }
 
 int render_detach(FILE *f, const cJSON *reply)
 {
-        const cJSON *target = cJSON_GetObjectItemCaseSensitive(reply, "target"), *child;
-        uint64_t left = get_u64(reply, "children_left");
+        const cJSON *target = cJSON_GetObjectItemCaseSensitive(reply, RF_TARGET), *child;
+        uint64_t left = get_u64(reply, RF_CHILDREN_LEFT);
 
         assert(f);
 
@@ -193,7 +194,7 @@ int render_detach(FILE *f, const cJSON *reply)
                 fprintf(f, "; the %" PRIu64 " %s followed from it %s (detach --children takes them too)", left,
                         plural(left, "process", "processes"), left == 1 ? "stays" : "stay");
         fputs("\n", f);
-        cJSON_ArrayForEach(child, cJSON_GetObjectItemCaseSensitive(reply, "children")) {
+        cJSON_ArrayForEach(child, cJSON_GetObjectItemCaseSensitive(reply, RF_CHILDREN)) {
                 fputs("Detached from ", f);
                 print_target_name(f, child);
                 fputs(")\n", f);
@@ -216,7 +217,7 @@ static void print_lost_as(FILE *f, const char *indent, const char *label, const 
 
                 if (!c->string || json_get_u64(c, UINT64_MAX, &v) < 0 || v == 0)
                         continue;
-                if (strcmp(c->string, "free_unknown") == 0) {
+                if (strcmp(c->string, RF_FREE_UNKNOWN) == 0) {
                         unknown = v;
                         continue;
                 }
@@ -247,19 +248,19 @@ static void format_clock(uint64_t epoch_s, char buf[16])
 
 static bool verdicts_qualified(const cJSON *target)
 {
-        return cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(target, "verdicts_qualified"));
+        return cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(target, RF_VERDICTS_QUALIFIED));
 }
 
 /* A target that lost allocations (or their stacks) within the snapshots its verdicts look at: say
  * what and from when, since a stack may grow where none is seen growing. */
 static void print_verdicts_qualified(FILE *f, const cJSON *target, const char *indent)
 {
-        const cJSON *lost = cJSON_GetObjectItemCaseSensitive(target, "lost_in_window"), *c;
+        const cJSON *lost = cJSON_GetObjectItemCaseSensitive(target, RF_LOST_IN_WINDOW), *c;
         char since[16];
 
         if (!verdicts_qualified(target))
                 return;
-        format_clock(get_u64(target, "blind_since"), since);
+        format_clock(get_u64(target, RF_BLIND_SINCE), since);
         fprintf(f, "%sVerdicts qualified: since %s it lost", indent, since);
         cJSON_ArrayForEach(c, lost)
                 fprintf(f, " %s=%" PRIu64, str_or(c->string, "?"), get_u64(lost, c->string));
@@ -287,11 +288,11 @@ static void print_counters(FILE *f, const cJSON *counters)
  * leaks a user looks for may be theirs (a wrapper script's program, a server's workers). */
 static void print_children_forked(FILE *f, const cJSON *t, const char *indent)
 {
-        uint64_t n = get_u64(t, "children_forked"), followed = get_u64(t, "children_followed");
+        uint64_t n = get_u64(t, RF_CHILDREN_FORKED), followed = get_u64(t, RF_CHILDREN_FOLLOWED);
 
         if (n == 0)
                 return;
-        if (followed == 0 && !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(t, "follow_forks"))) {
+        if (followed == 0 && !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(t, RF_FOLLOW_FORKS))) {
                 fprintf(f, "%sIt forked %" PRIu64 " %s while traced, which %s not traced: attach to a child's "
                         "pid, run the program that leaks itself, or trace with --follow-forks\n", indent, n,
                         plural(n, "process", "processes"), n == 1 ? "is" : "are");
@@ -300,7 +301,7 @@ static void print_children_forked(FILE *f, const cJSON *t, const char *indent)
         /* with follow_forks, the children it had running as it was attached count too */
         fprintf(f, "%sIt had %" PRIu64 " child %s while traced, %" PRIu64 " of them followed (report --pid %" PRIu64
                 " --children shows them with it)", indent, n, plural(n, "process", "processes"), followed,
-                get_u64(t, "pid"));
+                get_u64(t, RF_PID));
         if (followed < n)
                 fputs("; the others were gone before they could be attached, or could not be (memleakd's log "
                       "says why)", f);
@@ -309,34 +310,34 @@ static void print_children_forked(FILE *f, const cJSON *t, const char *indent)
 
 static void print_status_target(FILE *f, const cJSON *t)
 {
-        const cJSON *objects = cJSON_GetObjectItemCaseSensitive(t, "objects"), *o;
-        const char *reason = get_str(t, "allocator_reason");
-        uint64_t snapshots = get_u64(t, "snapshots");
+        const cJSON *objects = cJSON_GetObjectItemCaseSensitive(t, RF_OBJECTS), *o;
+        const char *reason = get_str(t, RF_ALLOCATOR_REASON);
+        uint64_t snapshots = get_u64(t, RF_SNAPSHOTS);
 
         fputs("  ", f);
         print_target_name(f, t);
         fputs("): ", f);
         fputs("attached ", f);
-        print_duration(f, get_u64(t, "attached_s"));
-        fprintf(f, " ago, %s allocator", str_or(get_str(t, "allocator"), "unknown"));
+        print_duration(f, get_u64(t, RF_ATTACHED_S));
+        fprintf(f, " ago, %s allocator", str_or(get_str(t, RF_ALLOCATOR), "unknown"));
         if (reason)
                 fprintf(f, " (%s)", reason);
         fprintf(f, ", %" PRIu64 " %s\n", snapshots, plural(snapshots, "snapshot", "snapshots"));
         print_auto_sample(f, t, "    ", "\n");
         cJSON_ArrayForEach(o, objects) {
-                uint64_t probes = get_u64(o, "probes");
+                uint64_t probes = get_u64(o, RF_PROBES);
 
-                fprintf(f, "    %s: %" PRIu64 " %s", str_or(get_str(o, "path"), "?"), probes,
+                fprintf(f, "    %s: %" PRIu64 " %s", str_or(get_str(o, RF_PATH), "?"), probes,
                         plural(probes, "probe", "probes"));
-                if (get_str(o, "role"))
-                        fprintf(f, " (%s)", get_str(o, "role"));
+                if (get_str(o, RF_ROLE))
+                        fprintf(f, " (%s)", get_str(o, RF_ROLE));
                 print_forwarded(f, o);
                 fputc('\n', f);
         }
         print_children_forked(f, t, "    ");
         /* its own, the daemon's below */
-        if (cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(t, "lost")))
-                print_lost_as(f, "    ", "Lost events", cJSON_GetObjectItemCaseSensitive(t, "lost"));
+        if (cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(t, RF_LOST)))
+                print_lost_as(f, "    ", "Lost events", cJSON_GetObjectItemCaseSensitive(t, RF_LOST));
 }
 
 static double mib(uint64_t bytes)
@@ -348,61 +349,61 @@ static double mib(uint64_t bytes)
  * daemon that does not say. */
 static double percent_of(const cJSON *budget)
 {
-        uint64_t max = get_u64(budget, "max");
+        uint64_t max = get_u64(budget, RF_MAX);
 
-        return max ? 100.0 * (double)get_u64(budget, "held") / (double)max : 0;
+        return max ? 100.0 * (double)get_u64(budget, RF_HELD) / (double)max : 0;
 }
 
 /* "Tables: heap blocks 1200 of 1048576 (0.1%; a target's share 1048576), ...". */
 static void print_table_budgets(FILE *f, const cJSON *tables)
 {
-        const cJSON *allocs = cJSON_GetObjectItemCaseSensitive(tables, "allocs");
-        const cJSON *stacks = cJSON_GetObjectItemCaseSensitive(tables, "stacks");
-        const cJSON *rows = cJSON_GetObjectItemCaseSensitive(tables, "per_stack_rows");
+        const cJSON *allocs = cJSON_GetObjectItemCaseSensitive(tables, RF_ALLOCS);
+        const cJSON *stacks = cJSON_GetObjectItemCaseSensitive(tables, RF_STACKS);
+        const cJSON *rows = cJSON_GetObjectItemCaseSensitive(tables, RF_PER_STACK_ROWS);
 
         if (!cJSON_IsObject(allocs) || !cJSON_IsObject(stacks) || !cJSON_IsObject(rows))
                 return;
         fprintf(f, "Tables: heap blocks %" PRIu64 " of %" PRIu64 " (%.1f%%; a target's share %" PRIu64
                 "), stacks %" PRIu64 " of %" PRIu64 " (%.1f%%), per-stack rows %" PRIu64 " of %" PRIu64 " (%.1f%%)\n",
-                get_u64(allocs, "held"), get_u64(allocs, "max"), percent_of(allocs), get_u64(allocs, "share"),
-                get_u64(stacks, "held"), get_u64(stacks, "max"), percent_of(stacks), get_u64(rows, "held"),
-                get_u64(rows, "max"), percent_of(rows));
+                get_u64(allocs, RF_HELD), get_u64(allocs, RF_MAX), percent_of(allocs), get_u64(allocs, RF_SHARE),
+                get_u64(stacks, RF_HELD), get_u64(stacks, RF_MAX), percent_of(stacks), get_u64(rows, RF_HELD),
+                get_u64(rows, RF_MAX), percent_of(rows));
 }
 
 static void print_limits(FILE *f, const cJSON *limits)
 {
-        const cJSON *exited = cJSON_GetObjectItemCaseSensitive(limits, "exited");
-        const cJSON *symbols = cJSON_GetObjectItemCaseSensitive(limits, "symbols");
-        const cJSON *clients = cJSON_GetObjectItemCaseSensitive(limits, "clients");
-        const cJSON *maps = cJSON_GetObjectItemCaseSensitive(limits, "maps");
+        const cJSON *exited = cJSON_GetObjectItemCaseSensitive(limits, RF_EXITED);
+        const cJSON *symbols = cJSON_GetObjectItemCaseSensitive(limits, RF_SYMBOLS);
+        const cJSON *clients = cJSON_GetObjectItemCaseSensitive(limits, RF_CLIENTS);
+        const cJSON *maps = cJSON_GetObjectItemCaseSensitive(limits, RF_MAPS);
 
         if (cJSON_IsObject(exited))
                 fprintf(f, "Exited targets' reports: %.1f of %.0f MiB, %" PRIu64 " dropped for room\n",
-                        mib(get_u64(exited, "bytes")), mib(get_u64(exited, "max_bytes")), get_u64(exited, "dropped"));
+                        mib(get_u64(exited, RF_BYTES)), mib(get_u64(exited, RF_MAX_BYTES)), get_u64(exited, RF_DROPPED));
         if (cJSON_IsObject(symbols))
                 fprintf(f, "Symbols: %" PRIu64 " files (%" PRIu64 " distinct), %" PRIu64 " of %" PRIu64 " open, "
                         "%.1f of %.0f MiB inflated debug info, %" PRIu64 " refused as too large, %" PRIu64
                         " could not be reopened\n",
-                        get_u64(symbols, "files"), get_u64(symbols, "distinct"), get_u64(symbols, "open"),
-                        get_u64(symbols, "max_open"), mib(get_u64(symbols, "inflated_bytes")),
-                        mib(get_u64(symbols, "max_bytes")), get_u64(symbols, "refused"),
-                        get_u64(symbols, "reopen_failed"));
-        print_table_budgets(f, cJSON_GetObjectItemCaseSensitive(limits, "tables"));
+                        get_u64(symbols, RF_FILES), get_u64(symbols, RF_DISTINCT), get_u64(symbols, RF_OPEN),
+                        get_u64(symbols, RF_MAX_OPEN), mib(get_u64(symbols, RF_INFLATED_BYTES)),
+                        mib(get_u64(symbols, RF_MAX_BYTES)), get_u64(symbols, RF_REFUSED),
+                        get_u64(symbols, RF_REOPEN_FAILED));
+        print_table_budgets(f, cJSON_GetObjectItemCaseSensitive(limits, RF_TABLES));
         if (cJSON_IsObject(maps)) {
-                const cJSON *now = cJSON_GetObjectItemCaseSensitive(maps, "kernel_bytes");
+                const cJSON *now = cJSON_GetObjectItemCaseSensitive(maps, RF_KERNEL_BYTES);
 
                 if (cJSON_IsNumber(now))
                         fprintf(f, "BPF maps: %.1f MiB of kernel memory, about %.0f MiB with every map full\n",
-                                mib(get_u64(maps, "kernel_bytes")), mib(get_u64(maps, "max_bytes")));
+                                mib(get_u64(maps, RF_KERNEL_BYTES)), mib(get_u64(maps, RF_MAX_BYTES)));
                 else
                         fprintf(f, "BPF maps: kernel memory unknown, about %.0f MiB with every map full\n",
-                                mib(get_u64(maps, "max_bytes")));
+                                mib(get_u64(maps, RF_MAX_BYTES)));
         }
         if (cJSON_IsObject(clients))
                 fprintf(f, "Clients: %" PRIu64 " connected, %" PRIu64 " refused (no room), %" PRIu64 " timed out, "
                         "accepting paused %" PRIu64 " times (out of fds)\n",
-                        get_u64(clients, "connections"), get_u64(clients, "refused"), get_u64(clients, "timed_out"),
-                        get_u64(clients, "accept_paused"));
+                        get_u64(clients, RF_CONNECTIONS), get_u64(clients, RF_REFUSED), get_u64(clients, RF_TIMED_OUT),
+                        get_u64(clients, RF_ACCEPT_PAUSED));
 }
 
 int render_status(FILE *f, const cJSON *status)
@@ -413,40 +414,40 @@ int render_status(FILE *f, const cJSON *status)
 
         if (!cJSON_IsObject(status))
                 return -EBADMSG;
-        targets = cJSON_GetObjectItemCaseSensitive(status, "targets");
-        fprintf(f, "memleakd %s, up ", str_or(get_str(status, "version"), "?"));
-        print_duration(f, get_u64(status, "uptime_s"));
+        targets = cJSON_GetObjectItemCaseSensitive(status, RF_TARGETS);
+        fprintf(f, "memleakd %s, up ", str_or(get_str(status, RF_VERSION), "?"));
+        print_duration(f, get_u64(status, RF_UPTIME_S));
         fprintf(f, ", snapshot every %" PRIu64 " ms, %" PRIu64 " kept per target\n",
-                get_u64(status, "snapshot_interval_ms"), get_u64(status, "ring_depth"));
-        probes = cJSON_GetObjectItemCaseSensitive(status, "probes");
+                get_u64(status, RF_SNAPSHOT_INTERVAL_MS), get_u64(status, RF_RING_DEPTH));
+        probes = cJSON_GetObjectItemCaseSensitive(status, RF_PROBES);
         if (cJSON_IsObject(probes))
                 fprintf(f, "Probes: %s, %s\n",
-                        cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(probes, "uprobe_multi"))
+                        cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(probes, RF_UPROBE_MULTI))
                                 ? "uprobe_multi links" : "one perf-event uprobe per site",
-                        cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(probes, "alloc_sessions"))
+                        cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(probes, RF_ALLOC_SESSIONS))
                                 ? "malloc's and calloc's returns run only when they record" : "every allocation's return runs");
-        cost = cJSON_GetObjectItemCaseSensitive(status, "snapshot_cost");
-        if (cJSON_IsObject(cost) && cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(cost, "last_ms")))
+        cost = cJSON_GetObjectItemCaseSensitive(status, RF_SNAPSHOT_COST);
+        if (cJSON_IsObject(cost) && cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(cost, RF_LAST_MS)))
                 fprintf(f, "Snapshot tick: %.1f ms for %" PRIu64 " per-stack rows (longest %.1f ms)\n",
-                        get_double(cost, "last_ms"), get_u64(cost, "last_rows"), get_double(cost, "max_ms"));
-        reclaim = cJSON_GetObjectItemCaseSensitive(status, "reclaim");
+                        get_double(cost, RF_LAST_MS), get_u64(cost, RF_LAST_ROWS), get_double(cost, RF_MAX_MS));
+        reclaim = cJSON_GetObjectItemCaseSensitive(status, RF_RECLAIM);
         if (cJSON_IsObject(reclaim))
                 fprintf(f, "Stack table: about %" PRIu64 " stacks; given back while attached: %" PRIu64
                         " per-stack rows and %" PRIu64 " stacks no outstanding block used (%" PRIu64
                         " put back) in %" PRIu64 " %s\n",
-                        get_u64(reclaim, "stacks_held"), get_u64(reclaim, "rows_freed"),
-                        get_u64(reclaim, "stacks_deleted"), get_u64(reclaim, "stacks_restored"),
-                        get_u64(reclaim, "passes"), plural(get_u64(reclaim, "passes"), "pass", "passes"));
+                        get_u64(reclaim, RF_STACKS_HELD), get_u64(reclaim, RF_ROWS_FREED),
+                        get_u64(reclaim, RF_STACKS_DELETED), get_u64(reclaim, RF_STACKS_RESTORED),
+                        get_u64(reclaim, RF_PASSES), plural(get_u64(reclaim, RF_PASSES), "pass", "passes"));
         if (cJSON_GetArraySize(targets) == 0)
                 fputs("Targets: none\n", f);
         else
                 fputs("Targets:\n", f);
         cJSON_ArrayForEach(t, targets)
                 print_status_target(f, t);
-        print_counters(f, cJSON_GetObjectItemCaseSensitive(status, "counters"));
+        print_counters(f, cJSON_GetObjectItemCaseSensitive(status, RF_COUNTERS));
         print_lost_as(f, "", "Lost events (every target since memleakd started)",
-                      cJSON_GetObjectItemCaseSensitive(status, "lost"));
-        print_limits(f, cJSON_GetObjectItemCaseSensitive(status, "limits"));
+                      cJSON_GetObjectItemCaseSensitive(status, RF_LOST));
+        print_limits(f, cJSON_GetObjectItemCaseSensitive(status, RF_LIMITS));
         return stream_result(f);
 }
 
@@ -454,21 +455,21 @@ int render_status(FILE *f, const cJSON *status)
 static void print_classes(FILE *f, const cJSON *o)
 {
         static const struct { const char *name, *text; } classes[] = {
-                { "definitely_lost", "definitely lost" },
-                { "indirectly_lost", "indirectly lost" },
-                { "still_reachable", "still reachable" },
-                { "undecided", "undecided" },
+                { RF_DEFINITELY_LOST, "definitely lost" },
+                { RF_INDIRECTLY_LOST, "indirectly lost" },
+                { RF_STILL_REACHABLE, "still reachable" },
+                { RF_UNDECIDED, "undecided" },
         };
         bool first = true;
 
         for (size_t i = 0; i < ELEMENTSOF(classes); i++) {
                 const cJSON *c = cJSON_GetObjectItemCaseSensitive(o, classes[i].name);
-                uint64_t allocs = get_u64(c, "allocs");
+                uint64_t allocs = get_u64(c, RF_ALLOCS);
 
                 if (allocs == 0)
                         continue;
                 fprintf(f, "%s%s: %" PRIu64 " bytes in %" PRIu64 " %s", first ? "" : ", ", classes[i].text,
-                        get_u64(c, "bytes"), allocs, plural(allocs, "block", "blocks"));
+                        get_u64(c, RF_BYTES), allocs, plural(allocs, "block", "blocks"));
                 first = false;
         }
         if (first)
@@ -478,9 +479,9 @@ static void print_classes(FILE *f, const cJSON *o)
 /* The target's reachability scan: when, how long it stopped the process, what it found. */
 static void print_target_reachability(FILE *f, const cJSON *r)
 {
-        const char *error = get_str(r, "error"), *method = get_str(r, "method"), *partial = get_str(r, "partial");
-        const char *no_snapshot = get_str(r, "no_snapshot");
-        const cJSON *paused = cJSON_GetObjectItemCaseSensitive(r, "paused_ms");
+        const char *error = get_str(r, RF_ERROR), *method = get_str(r, RF_METHOD), *partial = get_str(r, RF_PARTIAL);
+        const char *no_snapshot = get_str(r, RF_NO_SNAPSHOT);
+        const cJSON *paused = cJSON_GetObjectItemCaseSensitive(r, RF_PAUSED_MS);
 
         if (!cJSON_IsObject(r))
                 return;
@@ -489,11 +490,11 @@ static void print_target_reachability(FILE *f, const cJSON *r)
                 return;
         }
         fprintf(f, "\tReachability (%s, %" PRIu64 " %s stopped for %.1f ms, %.1f MiB read",
-                cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "at_exit")) ? "scanned at its exit" : "scanned live",
-                get_u64(r, "threads"), plural(get_u64(r, "threads"), "thread", "threads"),
-                get_double(r, "paused_ms"), mib(get_u64(r, "bytes_scanned")));
-        if (get_double(r, "scan_mib_per_s") > 0)
-                fprintf(f, " at %.0f MiB/s", get_double(r, "scan_mib_per_s"));
+                cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, RF_AT_EXIT)) ? "scanned at its exit" : "scanned live",
+                get_u64(r, RF_THREADS), plural(get_u64(r, RF_THREADS), "thread", "threads"),
+                get_double(r, RF_PAUSED_MS), mib(get_u64(r, RF_BYTES_SCANNED)));
+        if (get_double(r, RF_SCAN_MIB_PER_S) > 0)
+                fprintf(f, " at %.0f MiB/s", get_double(r, RF_SCAN_MIB_PER_S));
         if (method && strcmp(method, "snapshot") == 0)
                 fputs(", from a snapshot", f);
         else if (method && strcmp(method, "stopped") == 0)
@@ -513,34 +514,34 @@ static void print_target_reachability(FILE *f, const cJSON *r)
  * hundred commands would each take a line of the report to say nothing. */
 static bool left_nothing(const cJSON *t)
 {
-        return get_u64(t, "forked_from") > 0 && cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(t, "exited")) &&
-               get_u64(t, "outstanding_bytes") == 0 && get_u64(t, "outstanding_allocs") == 0 &&
-               get_u64(t, "outstanding_mmaps") == 0 && !cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(t, "reachability"));
+        return get_u64(t, RF_FORKED_FROM) > 0 && cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(t, RF_EXITED)) &&
+               get_u64(t, RF_OUTSTANDING_BYTES) == 0 && get_u64(t, RF_OUTSTANDING_ALLOCS) == 0 &&
+               get_u64(t, RF_OUTSTANDING_MMAPS) == 0 && !cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(t, RF_REACHABILITY));
 }
 
 static void print_report_target(FILE *f, const cJSON *t)
 {
-        const cJSON *trend = cJSON_GetObjectItemCaseSensitive(t, "trend");
-        const cJSON *delta = cJSON_GetObjectItemCaseSensitive(trend, "bytes_delta");
-        uint64_t allocs = get_u64(t, "outstanding_allocs");
-        const char *about = get_u64(t, "sample_bytes") > 0 ? "~" : "";        /* estimates */
+        const cJSON *trend = cJSON_GetObjectItemCaseSensitive(t, RF_TREND);
+        const cJSON *delta = cJSON_GetObjectItemCaseSensitive(trend, RF_BYTES_DELTA);
+        uint64_t allocs = get_u64(t, RF_OUTSTANDING_ALLOCS);
+        const char *about = get_u64(t, RF_SAMPLE_BYTES) > 0 ? "~" : "";        /* estimates */
 
         print_target_name(f, t);
-        fprintf(f, "): %s%" PRIu64 " bytes in %s%" PRIu64 " %s outstanding", about, get_u64(t, "outstanding_bytes"),
+        fprintf(f, "): %s%" PRIu64 " bytes in %s%" PRIu64 " %s outstanding", about, get_u64(t, RF_OUTSTANDING_BYTES),
                 about, allocs, plural(allocs, "allocation", "allocations"));
-        if (get_u64(t, "outstanding_mmaps") > 0)
-                fprintf(f, ", and %" PRIu64 " bytes in %" PRIu64 " anonymous %s", get_u64(t, "outstanding_mmap_bytes"),
-                        get_u64(t, "outstanding_mmaps"), plural(get_u64(t, "outstanding_mmaps"), "mapping", "mappings"));
+        if (get_u64(t, RF_OUTSTANDING_MMAPS) > 0)
+                fprintf(f, ", and %" PRIu64 " bytes in %" PRIu64 " anonymous %s", get_u64(t, RF_OUTSTANDING_MMAP_BYTES),
+                        get_u64(t, RF_OUTSTANDING_MMAPS), plural(get_u64(t, RF_OUTSTANDING_MMAPS), "mapping", "mappings"));
         if (cJSON_IsNumber(delta))
                 fprintf(f, ", %+" PRId64 " bytes over the last %" PRIu64 " s",
-                        (int64_t) delta->valuedouble, get_u64(trend, "window_s"));
+                        (int64_t) delta->valuedouble, get_u64(trend, RF_WINDOW_S));
         fputc('\n', f);
         print_auto_sample(f, t, "\t", "\n");
-        if (get_u64(t, "sample_bytes") > 0)
+        if (get_u64(t, RF_SAMPLE_BYTES) > 0)
                 fprintf(f, "\tSampled (a sample point every %" PRIu64 " bytes on average): its heap bytes and "
-                        "counts are estimates, each stack's expected error beside it\n", get_u64(t, "sample_bytes"));
+                        "counts are estimates, each stack's expected error beside it\n", get_u64(t, RF_SAMPLE_BYTES));
         print_children_forked(f, t, "\t");
-        print_target_reachability(f, cJSON_GetObjectItemCaseSensitive(t, "reachability"));
+        print_target_reachability(f, cJSON_GetObjectItemCaseSensitive(t, RF_REACHABILITY));
         print_verdicts_qualified(f, t, "\t");
 }
 
@@ -548,36 +549,36 @@ static void print_report_target(FILE *f, const cJSON *t)
  * names, "?? [module+0xoffset]" (the offset in the file, for addr2line) or "0xaddr [unknown]". */
 static void print_frame(FILE *f, const cJSON *frame, bool show_addresses)
 {
-        const char *symbol = get_str(frame, "symbol"), *module = get_str(frame, "module");
-        const char *file = get_str(frame, "file");
-        const cJSON *offset = cJSON_GetObjectItemCaseSensitive(frame, "offset");
-        const cJSON *module_offset = cJSON_GetObjectItemCaseSensitive(frame, "module_offset");
-        const cJSON *line = cJSON_GetObjectItemCaseSensitive(frame, "line");
+        const char *symbol = get_str(frame, RF_SYMBOL), *module = get_str(frame, RF_MODULE);
+        const char *file = get_str(frame, RF_FILE);
+        const cJSON *offset = cJSON_GetObjectItemCaseSensitive(frame, RF_OFFSET);
+        const cJSON *module_offset = cJSON_GetObjectItemCaseSensitive(frame, RF_MODULE_OFFSET);
+        const cJSON *line = cJSON_GetObjectItemCaseSensitive(frame, RF_LINE);
         const char *label = "unknown";
         int label_len = (int)strlen(label);
 
         if (symbol && cJSON_IsNumber(offset))
-                fprintf(f, "\t\t%s+0x%" PRIx64, symbol, get_u64(frame, "offset"));
+                fprintf(f, "\t\t%s+0x%" PRIx64, symbol, get_u64(frame, RF_OFFSET));
         else if (symbol)
                 fprintf(f, "\t\t%s", symbol);
         else if (module)
                 fputs("\t\t??", f);
         else
-                fprintf(f, "\t\t%s", str_or(get_str(frame, "addr"), "0x?"));
-        if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(frame, "inlined")))
+                fprintf(f, "\t\t%s", str_or(get_str(frame, RF_ADDR), "0x?"));
+        if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(frame, RF_INLINED)))
                 fputs(" [inlined]", f);
         if (module)
                 label_len = module_label(module, &label);
         if (!symbol && module && cJSON_IsNumber(module_offset))
-                fprintf(f, " [%.*s+0x%" PRIx64 "]", label_len, label, get_u64(frame, "module_offset"));
+                fprintf(f, " [%.*s+0x%" PRIx64 "]", label_len, label, get_u64(frame, RF_MODULE_OFFSET));
         else
                 fprintf(f, " [%.*s]", label_len, label);
         if (file && cJSON_IsNumber(line))
-                fprintf(f, " %s:%" PRIu64, file, get_u64(frame, "line"));
+                fprintf(f, " %s:%" PRIu64, file, get_u64(frame, RF_LINE));
         else if (file)
                 fprintf(f, " %s", file);
         if (show_addresses && (symbol || module))
-                fprintf(f, " (%s)", str_or(get_str(frame, "addr"), "0x?"));
+                fprintf(f, " (%s)", str_or(get_str(frame, RF_ADDR), "0x?"));
         fputc('\n', f);
 }
 
@@ -590,7 +591,7 @@ static void print_unwind_stopped(FILE *f, const cJSON *stopped)
                 { "unreadable", "stack memory unreadable at" },
                 { "no_table", "no unwind table loaded (yet) for" },
         };
-        const char *reason = get_str(stopped, "reason"), *text = NULL, *module = get_str(stopped, "module");
+        const char *reason = get_str(stopped, RF_REASON), *text = NULL, *module = get_str(stopped, RF_MODULE);
 
         if (!reason || strcmp(reason, "depth") == 0)
                 return;         /* "depth" is the truncated line's */
@@ -601,9 +602,9 @@ static void print_unwind_stopped(FILE *f, const cJSON *stopped)
                 fprintf(f, "\t\t[unwind stopped: %s]\n", reason);
                 return;
         }
-        if (module && cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(stopped, "module_offset")))
+        if (module && cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(stopped, RF_MODULE_OFFSET)))
                 fprintf(f, "\t\t[unwind stopped: %s %s+0x%" PRIx64 "]\n", text, module,
-                        get_u64(stopped, "module_offset"));
+                        get_u64(stopped, RF_MODULE_OFFSET));
         else
                 fprintf(f, "\t\t[unwind stopped: %s an address outside any file]\n", text);
 }
@@ -611,15 +612,15 @@ static void print_unwind_stopped(FILE *f, const cJSON *stopped)
 /* " [growing: +2220 B/s]", " [plateau]", " [pending: 3 more snapshots]"; "" without a verdict. */
 static const char *verdict_text(const cJSON *stack, char *buf, size_t size)
 {
-        const char *verdict = get_str(stack, "verdict");
-        const cJSON *growth = cJSON_GetObjectItemCaseSensitive(stack, "growth_bytes_per_s");
+        const char *verdict = get_str(stack, RF_VERDICT);
+        const cJSON *growth = cJSON_GetObjectItemCaseSensitive(stack, RF_GROWTH_BYTES_PER_S);
 
         if (!verdict)
                 return "";
-        if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(stack, "verdict_qualified")) && strcmp(verdict, "pending") != 0)
+        if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(stack, RF_VERDICT_QUALIFIED)) && strcmp(verdict, "pending") != 0)
                 snprintf(buf, size, " [%s?: allocations were lost meanwhile]", verdict);
         else if (strcmp(verdict, "pending") == 0)
-                snprintf(buf, size, " [pending: %" PRIu64 " more snapshots]", get_u64(stack, "snapshots_missing"));
+                snprintf(buf, size, " [pending: %" PRIu64 " more snapshots]", get_u64(stack, RF_SNAPSHOTS_MISSING));
         else if (strcmp(verdict, "growing") == 0 && cJSON_IsNumber(growth))
                 snprintf(buf, size, " [growing: %+.0f B/s]", growth->valuedouble);
         else
@@ -630,25 +631,25 @@ static const char *verdict_text(const cJSON *stack, char *buf, size_t size)
 static void print_stack(FILE *f, const cJSON *stack, bool show_addresses)
 {
         char verdict[64];
-        const char *error = get_str(stack, "stack_error");
-        const cJSON *frames = cJSON_GetObjectItemCaseSensitive(stack, "frames"), *frame;
-        const cJSON *reach = cJSON_GetObjectItemCaseSensitive(stack, "reachability");
-        const cJSON *expected_error = cJSON_GetObjectItemCaseSensitive(stack, "expected_error");
-        uint64_t allocs = get_u64(stack, "allocs");
+        const char *error = get_str(stack, RF_STACK_ERROR);
+        const cJSON *frames = cJSON_GetObjectItemCaseSensitive(stack, RF_FRAMES), *frame;
+        const cJSON *reach = cJSON_GetObjectItemCaseSensitive(stack, RF_REACHABILITY);
+        const cJSON *expected_error = cJSON_GetObjectItemCaseSensitive(stack, RF_EXPECTED_ERROR);
+        uint64_t allocs = get_u64(stack, RF_ALLOCS);
 
-        if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(stack, "mmap")))
+        if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(stack, RF_MMAP)))
                 fprintf(f, "\t%" PRIu64 " bytes in %" PRIu64 " anonymous %s from stack (pid %" PRIu64 ", mmap)\n",
-                        get_u64(stack, "bytes"), allocs, plural(allocs, "mapping", "mappings"),
-                        get_u64(stack, "pid"));
+                        get_u64(stack, RF_BYTES), allocs, plural(allocs, "mapping", "mappings"),
+                        get_u64(stack, RF_PID));
         else if (cJSON_IsNumber(expected_error))
                 fprintf(f, "\t~%" PRIu64 " bytes (+/-%.1f%%) in ~%" PRIu64 " %s from stack (pid %" PRIu64 ")%s\n",
-                        get_u64(stack, "bytes"), expected_error->valuedouble * 100, allocs,
-                        plural(allocs, "allocation", "allocations"), get_u64(stack, "pid"),
+                        get_u64(stack, RF_BYTES), expected_error->valuedouble * 100, allocs,
+                        plural(allocs, "allocation", "allocations"), get_u64(stack, RF_PID),
                         verdict_text(stack, verdict, sizeof(verdict)));
         else
                 fprintf(f, "\t%" PRIu64 " bytes in %" PRIu64 " %s from stack (pid %" PRIu64 ")%s\n",
-                        get_u64(stack, "bytes"), allocs, plural(allocs, "allocation", "allocations"),
-                        get_u64(stack, "pid"), verdict_text(stack, verdict, sizeof(verdict)));
+                        get_u64(stack, RF_BYTES), allocs, plural(allocs, "allocation", "allocations"),
+                        get_u64(stack, RF_PID), verdict_text(stack, verdict, sizeof(verdict)));
         if (cJSON_IsObject(reach)) {
                 fputs("\t  ", f);
                 print_classes(f, reach);
@@ -660,13 +661,13 @@ static void print_stack(FILE *f, const cJSON *stack, bool show_addresses)
         }
         cJSON_ArrayForEach(frame, frames)
                 print_frame(f, frame, show_addresses);
-        if (get_u64(stack, "addresses_cut") > 0)
+        if (get_u64(stack, RF_ADDRESSES_CUT) > 0)
                 fprintf(f, "\t\t[%" PRIu64 " more %s not shown: the frame-pointer chain broke there "
-                        "(code built without frame pointers)]\n", get_u64(stack, "addresses_cut"),
-                        plural(get_u64(stack, "addresses_cut"), "address", "addresses"));
-        if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(stack, "truncated")))
+                        "(code built without frame pointers)]\n", get_u64(stack, RF_ADDRESSES_CUT),
+                        plural(get_u64(stack, RF_ADDRESSES_CUT), "address", "addresses"));
+        if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(stack, RF_TRUNCATED)))
                 fputs("\t\t[deeper frames cut: max_stack_depth reached]\n", f);
-        print_unwind_stopped(f, cJSON_GetObjectItemCaseSensitive(stack, "unwind_stopped"));
+        print_unwind_stopped(f, cJSON_GetObjectItemCaseSensitive(stack, RF_UNWIND_STOPPED));
 }
 
 static int render_report_frames(FILE *f, const cJSON *report, bool show_addresses)
@@ -679,17 +680,17 @@ static int render_report_frames(FILE *f, const cJSON *report, bool show_addresse
 
         if (!cJSON_IsObject(report))
                 return -EBADMSG;
-        stacks = cJSON_GetObjectItemCaseSensitive(report, "stacks");
-        targets = cJSON_GetObjectItemCaseSensitive(report, "targets");
-        other = cJSON_GetObjectItemCaseSensitive(report, "other");
+        stacks = cJSON_GetObjectItemCaseSensitive(report, RF_STACKS);
+        targets = cJSON_GetObjectItemCaseSensitive(report, RF_TARGETS);
+        other = cJSON_GetObjectItemCaseSensitive(report, RF_OTHER);
         if (!cJSON_IsArray(stacks) || !cJSON_IsArray(targets))
                 return -EBADMSG;
 
-        generated_at = (time_t) get_u64(report, "generated_at");
+        generated_at = (time_t) get_u64(report, RF_GENERATED_AT);
         if (localtime_r(&generated_at, &tm))
                 strftime(clock, sizeof(clock), "%H:%M:%S", &tm);
         fprintf(f, "[%s] Top %d stacks with outstanding allocations:\n", clock, cJSON_GetArraySize(stacks));
-        min_age_s = get_u64(report, "min_age_s");
+        min_age_s = get_u64(report, RF_MIN_AGE_S);
         if (min_age_s > 0)
                 fprintf(f, "Only allocations at least %" PRIu64 " s old are counted.\n", min_age_s);
         if (cJSON_GetArraySize(targets) == 0)
@@ -705,25 +706,25 @@ static int render_report_frames(FILE *f, const cJSON *report, bool show_addresse
                         quiet_children == 1 ? "it" : "them");
         cJSON_ArrayForEach(item, stacks)
                 print_stack(f, item, show_addresses);
-        other_stacks = get_u64(other, "stacks");
+        other_stacks = get_u64(other, RF_STACKS);
         if (other_stacks > 0) {
-                uint64_t allocs = get_u64(other, "allocs");
+                uint64_t allocs = get_u64(other, RF_ALLOCS);
 
                 fprintf(f, "\t... and %" PRIu64 " more %s: %" PRIu64 " bytes in %" PRIu64 " %s\n",
-                        other_stacks, plural(other_stacks, "stack", "stacks"), get_u64(other, "bytes"),
+                        other_stacks, plural(other_stacks, "stack", "stacks"), get_u64(other, RF_BYTES),
                         allocs, plural(allocs, "allocation", "allocations"));
         }
-        print_lost(f, cJSON_GetObjectItemCaseSensitive(report, "lost"));
+        print_lost(f, cJSON_GetObjectItemCaseSensitive(report, RF_LOST));
         return stream_result(f);
 }
 
 static void print_suspect(FILE *f, const cJSON *item)
 {
         print_stack(f, item, false);
-        if (cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(item, "first_bytes")))
+        if (cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(item, RF_FIRST_BYTES)))
                 fprintf(f, "\t\t(%s%" PRIu64 " bytes at the oldest snapshot)\n",
-                        cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(item, "expected_error")) ? "~" : "",
-                        get_u64(item, "first_bytes"));
+                        cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(item, RF_EXPECTED_ERROR)) ? "~" : "",
+                        get_u64(item, RF_FIRST_BYTES));
 }
 
 /* The growing stacks a scan found every block of still reachable: apart from the leaks. */
@@ -742,9 +743,9 @@ static void print_growing_caches(FILE *f, const cJSON *caches)
 
 int render_leaks(FILE *f, const cJSON *leaks)
 {
-        const cJSON *suspects = cJSON_GetObjectItemCaseSensitive(leaks, "suspects");
-        const cJSON *caches = cJSON_GetObjectItemCaseSensitive(leaks, "growing_caches");
-        const cJSON *targets = cJSON_GetObjectItemCaseSensitive(leaks, "targets"), *item;
+        const cJSON *suspects = cJSON_GetObjectItemCaseSensitive(leaks, RF_SUSPECTS);
+        const cJSON *caches = cJSON_GetObjectItemCaseSensitive(leaks, RF_GROWING_CACHES);
+        const cJSON *targets = cJSON_GetObjectItemCaseSensitive(leaks, RF_TARGETS), *item;
         bool scanned = false, blind = false;
 
         if (!cJSON_IsArray(suspects) || !cJSON_IsArray(targets) || (caches && !cJSON_IsArray(caches)))
@@ -752,18 +753,18 @@ int render_leaks(FILE *f, const cJSON *leaks)
         if (cJSON_GetArraySize(targets) == 0)
                 fputs("No processes are traced; start with 'memleakctl attach --pid PID'.\n", f);
         cJSON_ArrayForEach(item, targets) {
-                const cJSON *reach = cJSON_GetObjectItemCaseSensitive(item, "reachability");
+                const cJSON *reach = cJSON_GetObjectItemCaseSensitive(item, RF_REACHABILITY);
 
                 fprintf(f, "pid %" PRIu64 " (%s): %s%" PRIu64 " bytes outstanding, verdicts from %" PRIu64 " snapshots\n",
-                        get_u64(item, "pid"), str_or(get_str(item, "comm"), "?"),
-                        get_u64(item, "sample_bytes") > 0 ? "~" : "", get_u64(item, "outstanding_bytes"),
-                        get_u64(item, "snapshots"));
+                        get_u64(item, RF_PID), str_or(get_str(item, RF_COMM), "?"),
+                        get_u64(item, RF_SAMPLE_BYTES) > 0 ? "~" : "", get_u64(item, RF_OUTSTANDING_BYTES),
+                        get_u64(item, RF_SNAPSHOTS));
                 print_auto_sample(f, item, "\t", ": its figures below are estimates\n");
                 print_target_reachability(f, reach);
-                scanned = scanned || (cJSON_IsObject(reach) && !get_str(reach, "error"));
+                scanned = scanned || (cJSON_IsObject(reach) && !get_str(reach, RF_ERROR));
                 /* its own losses, and whether they blind its verdicts */
-                if (cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(item, "lost")))
-                        print_lost_as(f, "\t", "Lost events", cJSON_GetObjectItemCaseSensitive(item, "lost"));
+                if (cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(item, RF_LOST)))
+                        print_lost_as(f, "\t", "Lost events", cJSON_GetObjectItemCaseSensitive(item, RF_LOST));
                 print_verdicts_qualified(f, item, "\t");
                 blind = blind || verdicts_qualified(item);
         }
@@ -795,20 +796,20 @@ int render_leaks(FILE *f, const cJSON *leaks)
 
 static double top_key(const cJSON *stack, enum render_top_sort sort)
 {
-        const cJSON *g = cJSON_GetObjectItemCaseSensitive(stack, "growth_bytes_per_s");
+        const cJSON *g = cJSON_GetObjectItemCaseSensitive(stack, RF_GROWTH_BYTES_PER_S);
 
         switch (sort) {
         case RENDER_TOP_BY_BYTES:
-                return (double)get_u64(stack, "bytes");
+                return (double)get_u64(stack, RF_BYTES);
         case RENDER_TOP_BY_COUNT:
-                return (double)get_u64(stack, "allocs");
+                return (double)get_u64(stack, RF_ALLOCS);
         case RENDER_TOP_BY_GROWTH:
                 break;
         }
         /* growing stacks first, by growth; then the rest by bytes */
-        if (cJSON_IsNumber(g) && str_or(get_str(stack, "verdict"), "")[0] == 'g')
+        if (cJSON_IsNumber(g) && str_or(get_str(stack, RF_VERDICT), "")[0] == 'g')
                 return 1e18 + g->valuedouble;
-        return (double)get_u64(stack, "bytes");
+        return (double)get_u64(stack, RF_BYTES);
 }
 
 static int top_cmp(const void *a, const void *b, void *sort)
@@ -825,16 +826,16 @@ static void print_stack_line(FILE *f, const cJSON *stack)
         const cJSON *frame;
         int shown = 0;
 
-        if (get_str(stack, "stack_error")) {
-                fprintf(f, "[%s]", get_str(stack, "stack_error"));
+        if (get_str(stack, RF_STACK_ERROR)) {
+                fprintf(f, "[%s]", get_str(stack, RF_STACK_ERROR));
                 return;
         }
-        cJSON_ArrayForEach(frame, cJSON_GetObjectItemCaseSensitive(stack, "frames")) {
+        cJSON_ArrayForEach(frame, cJSON_GetObjectItemCaseSensitive(stack, RF_FRAMES)) {
                 if (shown == 4) {
                         fputs(" <- ...", f);
                         break;
                 }
-                fprintf(f, "%s%s", shown++ ? " <- " : "", str_or(get_str(frame, "symbol"), "??"));
+                fprintf(f, "%s%s", shown++ ? " <- " : "", str_or(get_str(frame, RF_SYMBOL), "??"));
         }
 }
 
@@ -842,8 +843,8 @@ int render_top(FILE *f, const cJSON *unsafe, enum render_top_sort sort, unsigned
 {
         /* names a traced process chose are printed, not obeyed (render_text_safely) */
         _cleanup_json_ cJSON *report = cJSON_Duplicate(unsafe, true);
-        const cJSON *stacks = cJSON_GetObjectItemCaseSensitive(report, "stacks");
-        const cJSON *targets = cJSON_GetObjectItemCaseSensitive(report, "targets"), *item;
+        const cJSON *stacks = cJSON_GetObjectItemCaseSensitive(report, RF_STACKS);
+        const cJSON *targets = cJSON_GetObjectItemCaseSensitive(report, RF_TARGETS), *item;
         _cleanup_free_ const cJSON **sorted = NULL;
         size_t n = 0;
 
@@ -852,7 +853,7 @@ int render_top(FILE *f, const cJSON *unsafe, enum render_top_sort sort, unsigned
         if (!cJSON_IsArray(stacks) || !cJSON_IsArray(targets))
                 return -EBADMSG;
         cJSON_ArrayForEach(item, targets) {
-                const cJSON *rss = cJSON_GetObjectItemCaseSensitive(item, "rss_bytes");
+                const cJSON *rss = cJSON_GetObjectItemCaseSensitive(item, RF_RSS_BYTES);
 
                 print_report_target(f, item);
                 if (cJSON_IsNumber(rss))
@@ -866,19 +867,19 @@ int render_top(FILE *f, const cJSON *unsafe, enum render_top_sort sort, unsigned
         qsort_r(sorted, n, sizeof(*sorted), top_cmp, &sort);
         fprintf(f, "%12s %12s %8s %-8s %s\n", "GROWTH/s", "BYTES", "ALLOCS", "VERDICT", "STACK");
         for (size_t i = 0; i < n && i < rows; i++) {
-                const cJSON *g = cJSON_GetObjectItemCaseSensitive(sorted[i], "growth_bytes_per_s");
+                const cJSON *g = cJSON_GetObjectItemCaseSensitive(sorted[i], RF_GROWTH_BYTES_PER_S);
                 /* a sampled stack's figures are estimates */
-                const char *about = cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(sorted[i], "expected_error")) ?
+                const char *about = cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(sorted[i], RF_EXPECTED_ERROR)) ?
                                     "~" : "";
                 char growth[32] = "-", bytes[32], allocs[32], verdict[16];
 
                 if (cJSON_IsNumber(g))
                         snprintf(growth, sizeof(growth), "%+.0f", g->valuedouble);
-                snprintf(bytes, sizeof(bytes), "%s%" PRIu64, about, get_u64(sorted[i], "bytes"));
-                snprintf(allocs, sizeof(allocs), "%s%" PRIu64, about, get_u64(sorted[i], "allocs"));
+                snprintf(bytes, sizeof(bytes), "%s%" PRIu64, about, get_u64(sorted[i], RF_BYTES));
+                snprintf(allocs, sizeof(allocs), "%s%" PRIu64, about, get_u64(sorted[i], RF_ALLOCS));
                 /* "plateau?": its target lost allocations meanwhile (the target's line says what) */
-                snprintf(verdict, sizeof(verdict), "%s%s", str_or(get_str(sorted[i], "verdict"), "-"),
-                         cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(sorted[i], "verdict_qualified")) ? "?" : "");
+                snprintf(verdict, sizeof(verdict), "%s%s", str_or(get_str(sorted[i], RF_VERDICT), "-"),
+                         cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(sorted[i], RF_VERDICT_QUALIFIED)) ? "?" : "");
                 fprintf(f, "%12s %12s %8s %-8s ", growth, bytes, allocs, verdict);
                 print_stack_line(f, sorted[i]);
                 fputc('\n', f);
@@ -900,40 +901,40 @@ static void print_series(FILE *f, const cJSON *points)
                 fputs(" ...", f);
         cJSON_ArrayForEach(p, points)
                 if (i++ >= n - HISTORY_POINTS_SHOWN)
-                        fprintf(f, " %" PRIu64, get_u64(p, "bytes"));
+                        fprintf(f, " %" PRIu64, get_u64(p, RF_BYTES));
         fputc('\n', f);
 }
 
 int render_history(FILE *f, const cJSON *history)
 {
-        const cJSON *targets = cJSON_GetObjectItemCaseSensitive(history, "targets"), *t;
+        const cJSON *targets = cJSON_GetObjectItemCaseSensitive(history, RF_TARGETS), *t;
 
         if (!cJSON_IsArray(targets))
                 return -EBADMSG;
         if (cJSON_GetArraySize(targets) == 0)
                 fputs("No processes are traced; start with 'memleakctl attach --pid PID'.\n", f);
         cJSON_ArrayForEach(t, targets) {
-                const cJSON *totals = cJSON_GetObjectItemCaseSensitive(t, "totals"), *stack, *first, *last;
-                const cJSON *stacks = cJSON_GetObjectItemCaseSensitive(t, "stacks");
+                const cJSON *totals = cJSON_GetObjectItemCaseSensitive(t, RF_TOTALS), *stack, *first, *last;
+                const cJSON *stacks = cJSON_GetObjectItemCaseSensitive(t, RF_STACKS);
                 char verdict[64];
 
-                fprintf(f, "pid %" PRIu64 " (%s)%s: %" PRIu64 " snapshots", get_u64(t, "pid"),
-                        str_or(get_str(t, "comm"), "?"), cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(t, "exited")) ?
-                        ", exited" : "", get_u64(t, "snapshots"));
+                fprintf(f, "pid %" PRIu64 " (%s)%s: %" PRIu64 " snapshots", get_u64(t, RF_PID),
+                        str_or(get_str(t, RF_COMM), "?"), cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(t, RF_EXITED)) ?
+                        ", exited" : "", get_u64(t, RF_SNAPSHOTS));
                 first = cJSON_GetArrayItem(totals, 0);
                 last = cJSON_GetArrayItem(totals, cJSON_GetArraySize(totals) - 1);
                 if (first && last)
-                        fprintf(f, " over %.0f s", cJSON_GetObjectItemCaseSensitive(last, "t")->valuedouble -
-                                cJSON_GetObjectItemCaseSensitive(first, "t")->valuedouble);
+                        fprintf(f, " over %.0f s", cJSON_GetObjectItemCaseSensitive(last, RF_T)->valuedouble -
+                                cJSON_GetObjectItemCaseSensitive(first, RF_T)->valuedouble);
                 fputc('\n', f);
                 print_verdicts_qualified(f, t, "\t");
                 print_auto_sample(f, t, "\t", ": the bytes since are estimates\n");
                 fputs("\toutstanding bytes:", f);
                 print_series(f, totals);
                 cJSON_ArrayForEach(stack, stacks) {
-                        fprintf(f, "\tstack %" PRIu64 "%s:", get_u64(stack, "stack_id"),
+                        fprintf(f, "\tstack %" PRIu64 "%s:", get_u64(stack, RF_STACK_ID),
                                 verdict_text(stack, verdict, sizeof(verdict)));
-                        print_series(f, cJSON_GetObjectItemCaseSensitive(stack, "points"));
+                        print_series(f, cJSON_GetObjectItemCaseSensitive(stack, RF_POINTS));
                 }
         }
         return stream_result(f);

@@ -5,6 +5,7 @@
 #include "protocol.h"
 #include "render-folded.h"
 #include "render.h"
+#include "reply-fields.h"
 
 enum {
         ARG_MIN_AGE = 0x100,
@@ -78,7 +79,7 @@ static int check(const struct ctl_context *ctx, const struct call_args *args)
 /* The report object, as text and as JSON alike. */
 static void view(const struct call_args *args, cJSON *reply, struct call_view *ret)
 {
-        const cJSON *report = cJSON_GetObjectItemCaseSensitive(reply, F_REPORT);
+        const cJSON *report = cJSON_GetObjectItemCaseSensitive(reply, RF_REPORT);
 
         *ret = (struct call_view) {
                 .what = "report",

@@ -20,6 +20,7 @@
 #include "macro.h"
 #include "protocol.h"
 #include "render.h"
+#include "reply-fields.h"
 #include "text-safe.h"
 
 /* Exit statuses of their own, as env(1), nice(1) and timeout(1) have them; otherwise CMD's. */
@@ -224,7 +225,7 @@ static int print_report(const struct run_state *s, pid_t pid)
                           daemon_error(s->ctx, r, error, &buf));
                 return r;
         }
-        report = cJSON_GetObjectItemCaseSensitive(reply, F_REPORT);
+        report = cJSON_GetObjectItemCaseSensitive(reply, RF_REPORT);
         if (!cJSON_IsObject(report)) {
                 run_error(s, EBADMSG, "malformed reply from memleakd (no report)");
                 return -EBADMSG;

@@ -17,6 +17,7 @@
 #include "macro.h"
 #include "protocol.h"
 #include "render.h"
+#include "reply-fields.h"
 
 #define TOP_ROWS_DEFAULT 20
 #define TOP_REPORT_STACKS 1000          /* stacks asked for each frame (sorted here) */
@@ -143,7 +144,7 @@ static uint64_t snapshot_interval_ms(struct ctl_context *ctx)
 
         if (!reply)
                 return 0;
-        if (json_get_u64(cJSON_GetObjectItemCaseSensitive(reply, "snapshot_interval_ms"), 3600 * 1000, &ms) < 0)
+        if (json_get_u64(cJSON_GetObjectItemCaseSensitive(reply, RF_SNAPSHOT_INTERVAL_MS), 3600 * 1000, &ms) < 0)
                 return 1000;
         return MAX(ms, (uint64_t)TOP_MIN_INTERVAL_MS);
 }
@@ -151,7 +152,7 @@ static uint64_t snapshot_interval_ms(struct ctl_context *ctx)
 static int draw(struct ctl_context *ctx, struct top_state *s)
 {
         _cleanup_json_ cJSON *reply = ask(ctx, &s->req);
-        const cJSON *report = cJSON_GetObjectItemCaseSensitive(reply, F_REPORT);
+        const cJSON *report = cJSON_GetObjectItemCaseSensitive(reply, RF_REPORT);
         char clock[16] = "??:??:??";
         time_t now = time(NULL);
         struct tm tm;

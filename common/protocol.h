@@ -12,7 +12,9 @@
  *      "kernel_pid" and "kernel_comm" on attach filter it by the allocating process;
  *      "exec" on attach: the process is held before it execs that program (memleakctl run);
  *      "reachability_snapshot_only" on report: a live scan only from a snapshot, never stopping
- *      the process for the whole scan (memleakctl leaks by default).
+ *      the process for the whole scan (memleakctl leaks by default);
+ *      history: each target has the fields every reply's target has (the forks too), each stack
+ *      "first_bytes", as a report's do. Reply fields are named in reply-fields.h.
  * A new command does not bump the version; a changed message does.
  */
 #pragma once
@@ -42,7 +44,7 @@
 #define MEMLEAK_SOCKET_ENV         "MEMLEAKD_SOCKET"
 #define MEMLEAK_DEFAULT_TOP        10
 
-/* Field names. */
+/* Request and envelope field names (the replies' are reply-fields.h's). */
 #define F_VERSION       "v"
 #define F_ID            "id"
 #define F_CMD           "cmd"
@@ -57,8 +59,6 @@
 #define F_MAX_SIZE      "max_size"
 #define F_TOP           "top"
 #define F_MIN_AGE_S     "min_age_s"
-#define F_REPORT        "report"
-#define F_TARGET        "target"
 #define F_KERNEL        "kernel"
 #define F_KERNEL_PID    "kernel_pid"
 #define F_KERNEL_COMM   "kernel_comm"
@@ -71,7 +71,6 @@
 #define F_SAMPLE_BYTES  "sample_bytes"
 #define F_FOLLOW_FORKS  "follow_forks"
 #define F_CHILDREN      "children"
-#define F_CHILDREN_LEFT "children_left"
 
 enum memleak_command {
         MEMLEAK_CMD_ATTACH,

@@ -5,9 +5,9 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include "auto-sample-json.h"
 #include "bpf-loader.h"
 #include "counters.h"
+#include "counters-json.h"
 #include "detacher.h"
 #include "json-util.h"
 #include "kernel-symbols.h"
@@ -22,6 +22,7 @@
 #include "manager-requests.h"
 #include "manager.h"
 #include "auto-sample.h"
+#include "reply-fields.h"
 #include "stack-totals.h"
 #include "target-blocks.h"
 #include "protocol.h"
@@ -31,6 +32,7 @@
 #include "target-unwind.h"
 #include "text-safe.h"
 #include "table-store.h"
+#include "target-json.h"
 #include "unwind-cache.h"
 #include "util.h"
 
@@ -65,59 +67,55 @@ static void add_unwind(cJSON *o, const struct target *t)
 {
         const struct target_unwind *u = &t->unwind;
         struct target_unwind_stats st;
-        cJSON *w = cJSON_AddObjectToObject(o, "unwind"), *held;
+        cJSON *w = cJSON_AddObjectToObject(o, RF_UNWIND), *held;
 
         if (!w)
                 return;
         target_unwind_get_stats(u, &st);
-        cJSON_AddStringToObject(w, "mode", memleak_unwind_to_string(u->mode) ?: "fp");
-        cJSON_AddNumberToObject(w, "tables", (double)st.tables);
-        json_add_u64(w, "rows", st.rows);
-        json_add_u64(w, "table_bytes", st.bytes);
-        cJSON_AddNumberToObject(w, "mappings", st.mappings);
-        cJSON_AddNumberToObject(w, "mappings_dropped", st.mappings_dropped);
-        held = cJSON_AddObjectToObject(w, "held_at_new_code");
+        cJSON_AddStringToObject(w, RF_MODE, memleak_unwind_to_string(u->mode) ?: "fp");
+        cJSON_AddNumberToObject(w, RF_TABLES, (double)st.tables);
+        json_add_u64(w, RF_ROWS, st.rows);
+        json_add_u64(w, RF_TABLE_BYTES, st.bytes);
+        cJSON_AddNumberToObject(w, RF_MAPPINGS, st.mappings);
+        cJSON_AddNumberToObject(w, RF_MAPPINGS_DROPPED, st.mappings_dropped);
+        held = cJSON_AddObjectToObject(w, RF_HELD_AT_NEW_CODE);
         if (!held)
                 return;
-        json_add_u64(held, "holds", t->code_hold_stats.holds);
-        cJSON_AddNumberToObject(held, "held_ms", (double)t->code_hold_stats.held_usec / 1000.0);
-        cJSON_AddNumberToObject(held, "longest_ms", (double)t->code_hold_stats.longest_usec / 1000.0);
-        json_add_u64(held, "past_limit", t->code_hold_stats.past_limit);
+        json_add_u64(held, RF_HOLDS, t->code_hold_stats.holds);
+        cJSON_AddNumberToObject(held, RF_HELD_MS, (double)t->code_hold_stats.held_usec / 1000.0);
+        cJSON_AddNumberToObject(held, RF_LONGEST_MS, (double)t->code_hold_stats.longest_usec / 1000.0);
+        json_add_u64(held, RF_PAST_LIMIT, t->code_hold_stats.past_limit);
 }
 
+/* A target as status, attach and detach show it: its fields every reply has, then its objects
+ * and how its stacks are walked. */
 static cJSON *target_to_json(const struct target *t)
 {
-        cJSON *o = cJSON_CreateObject(), *objs;
+        cJSON *o = target_json_new(&(struct target_json) {
+                .pid = t->pid, .comm = t->comm, .exited = t->exited,
+                .has_attach = true, .mmap = t->track_mmap,
+                .attached_s = (now_realtime_usec() - t->attached_usec) / 1000000,
+                .allocator = t->allocator, .allocator_reason = t->allocator_reason,
+                .snapshots = snapshot_ring_count(t->ring),
+                .sample_bytes = t->filter.sample_bytes > 1 ? t->filter.sample_bytes : 0,
+                .auto_sample = &t->auto_sample,
+                .children_forked = t->children_forked, .follow_forks = t->follow_forks,
+                .children_followed = t->children_followed, .forked_from = t->parent_pid,
+        });
+        cJSON *objs;
 
         if (!o)
                 return NULL;
-        cJSON_AddNumberToObject(o, "pid", t->pid);
-        cJSON_AddStringToObject(o, "comm", t->comm);
-        cJSON_AddBoolToObject(o, "exited", t->exited);
-        cJSON_AddBoolToObject(o, "mmap", t->track_mmap);
-        json_add_u64(o, "sample_bytes", t->filter.sample_bytes > 1 ? t->filter.sample_bytes : 0);
-        (void)auto_sample_json_add(o, &t->auto_sample);
-        json_add_u64(o, "attached_s", (now_realtime_usec() - t->attached_usec) / 1000000);
-        json_add_string_or_null(o, "allocator", t->allocator);
-        json_add_string_or_null(o, "allocator_reason", t->allocator_reason);
-        json_add_u64(o, "children_forked", t->children_forked);
-        cJSON_AddBoolToObject(o, "follow_forks", t->follow_forks);
-        json_add_u64(o, "children_followed", t->children_followed);
-        if (t->parent_pid)
-                cJSON_AddNumberToObject(o, "forked_from", t->parent_pid);
-        else
-                cJSON_AddNullToObject(o, "forked_from");
-        objs = cJSON_AddArrayToObject(o, "objects");
+        objs = cJSON_AddArrayToObject(o, RF_OBJECTS);
         for (size_t i = 0; objs && i < t->n_objects; i++) {
                 cJSON *ob = cJSON_CreateObject();
 
-                cJSON_AddStringToObject(ob, "path", t->objects[i].path);
-                cJSON_AddNumberToObject(ob, "probes", t->objects[i].probes);
-                cJSON_AddNumberToObject(ob, "forwarded", t->objects[i].forwarded);
-                cJSON_AddStringToObject(ob, "role", target_object_role_to_string(t->objects[i].role));
+                cJSON_AddStringToObject(ob, RF_PATH, t->objects[i].path);
+                cJSON_AddNumberToObject(ob, RF_PROBES, t->objects[i].probes);
+                cJSON_AddNumberToObject(ob, RF_FORWARDED, t->objects[i].forwarded);
+                cJSON_AddStringToObject(ob, RF_ROLE, target_object_role_to_string(t->objects[i].role));
                 cJSON_AddItemToArray(objs, ob);
         }
-        cJSON_AddNumberToObject(o, "snapshots", snapshot_ring_count(t->ring));
         if (!t->kernel)
                 add_unwind(o, t);
         return o;
@@ -128,7 +126,7 @@ static void reply_target(struct server_request *sreq, uint64_t id, const struct 
         cJSON *r = memleak_response_new_ok(id);
 
         if (r)
-                cJSON_AddItemToObject(r, F_TARGET, target_to_json(t));
+                cJSON_AddItemToObject(r, RF_TARGET, target_to_json(t));
         reply(sreq, r);
 }
 
@@ -385,13 +383,13 @@ static void handle_detach(struct manager *m, struct server_request *sreq, struct
                 reply_error(sreq, req->id, -ENOMEM, "Out of memory");
                 return;
         }
-        cJSON_AddItemToObject(r, F_TARGET, target_to_json(t));
+        cJSON_AddItemToObject(r, RF_TARGET, target_to_json(t));
         if (req->children) {
-                children = cJSON_AddArrayToObject(r, F_CHILDREN);
+                children = cJSON_AddArrayToObject(r, RF_CHILDREN);
                 for (size_t i = 0; i < n && children; i++)
                         cJSON_AddItemToArray(children, target_to_json(family[i]));
         } else
-                json_add_u64(r, F_CHILDREN_LEFT, n);
+                json_add_u64(r, RF_CHILDREN_LEFT, n);
         reply(sreq, r);
         log_info("Detached from pid %d (%s)%s", (int)t->pid, t->comm,
                  req->children && n > 0 ? " and the processes followed from it" : "");
@@ -400,23 +398,12 @@ static void handle_detach(struct manager *m, struct server_request *sreq, struct
         manager_remove_target(m, t);
 }
 
-/* The event counters (losses false) or the loss counters (losses true) of one read. */
-static cJSON *counters_to_json(const uint64_t totals[_COUNTER_MAX], bool losses)
-{
-        cJSON *o = cJSON_CreateObject();
-
-        for (int c = 0; o && c < _COUNTER_MAX; c++)
-                if (counters_is_loss(c) == losses)
-                        json_add_u64(o, counters_to_string(c), totals[c]);
-        return o;
-}
-
 static void add_budget(cJSON *o, const char *name, uint64_t held, uint64_t max)
 {
         cJSON *x = cJSON_AddObjectToObject(o, name);
 
-        json_add_u64(x, "held", held);
-        json_add_u64(x, "max", max);
+        json_add_u64(x, RF_HELD, held);
+        json_add_u64(x, RF_MAX, max);
 }
 
 /* How full BPF's tables are: the heap blocks the process targets hold in the allocation table
@@ -424,7 +411,7 @@ static void add_budget(cJSON *o, const char *name, uint64_t held, uint64_t max)
  * (as the last snapshot tick found them). */
 static void add_table_budgets(cJSON *o, struct manager *m)
 {
-        cJSON *x = cJSON_AddObjectToObject(o, "tables");
+        cJSON *x = cJSON_AddObjectToObject(o, RF_TABLES);
         uint64_t blocks = 0;
 
         if (!x)
@@ -436,11 +423,11 @@ static void add_table_budgets(cJSON *o, struct manager *m)
                 if (!t->exited && !t->kernel && t->slot.set && target_blocks_read(m->env.skel, t->slot.slot, &n) >= 0)
                         blocks += n;
         }
-        add_budget(x, "allocs", blocks, m->config.max_allocs);
-        json_add_u64(cJSON_GetObjectItemCaseSensitive(x, "allocs"), "share",
+        add_budget(x, RF_ALLOCS, blocks, m->config.max_allocs);
+        json_add_u64(cJSON_GetObjectItemCaseSensitive(x, RF_ALLOCS), RF_SHARE,
                      auto_sample_share(m->config.max_allocs, manager_live_targets(m)));
-        add_budget(x, "stacks", bpf_loader_stacks_held(m->env.skel), m->config.max_stacks);
-        add_budget(x, "per_stack_rows", stack_totals_rows_held(m->totals),
+        add_budget(x, RF_STACKS, bpf_loader_stacks_held(m->env.skel), m->config.max_stacks);
+        add_budget(x, RF_PER_STACK_ROWS, stack_totals_rows_held(m->totals),
                    map_budget_combined_rows(m->config.max_combined));
 }
 
@@ -458,61 +445,61 @@ static cJSON *limits_to_json(struct manager *m)
                 return NULL;
         symbolizer_get_stats(m->env.syms, &syms);
         server_get_stats(m->server, &srv);
-        x = cJSON_AddObjectToObject(o, "exited");
-        json_add_u64(x, "bytes", manager_exited_bytes(m));
-        json_add_u64(x, "max_bytes", (uint64_t)m->config.exited_max_mb << 20);
-        json_add_u64(x, "dropped", m->exited_dropped);
-        x = cJSON_AddObjectToObject(o, "symbols");
-        json_add_u64(x, "files", syms.files);
-        json_add_u64(x, "distinct", syms.images);
-        json_add_u64(x, "open", syms.open);
-        json_add_u64(x, "max_open", syms.max_open);
-        json_add_u64(x, "inflated_bytes", syms.open_bytes);
-        json_add_u64(x, "cache_bytes", syms.cache_bytes);
-        json_add_u64(x, "max_bytes", (uint64_t)m->config.symbols_max_mb << 20);
-        json_add_u64(x, "closed_for_limits", syms.closed_for_limits);
-        json_add_u64(x, "reopened", syms.reopened);
-        json_add_u64(x, "reopen_failed", syms.reopen_failed);
-        json_add_u64(x, "refused", syms.refused);
+        x = cJSON_AddObjectToObject(o, RF_EXITED);
+        json_add_u64(x, RF_BYTES, manager_exited_bytes(m));
+        json_add_u64(x, RF_MAX_BYTES, (uint64_t)m->config.exited_max_mb << 20);
+        json_add_u64(x, RF_DROPPED, m->exited_dropped);
+        x = cJSON_AddObjectToObject(o, RF_SYMBOLS);
+        json_add_u64(x, RF_FILES, syms.files);
+        json_add_u64(x, RF_DISTINCT, syms.images);
+        json_add_u64(x, RF_OPEN, syms.open);
+        json_add_u64(x, RF_MAX_OPEN, syms.max_open);
+        json_add_u64(x, RF_INFLATED_BYTES, syms.open_bytes);
+        json_add_u64(x, RF_CACHE_BYTES, syms.cache_bytes);
+        json_add_u64(x, RF_MAX_BYTES, (uint64_t)m->config.symbols_max_mb << 20);
+        json_add_u64(x, RF_CLOSED_FOR_LIMITS, syms.closed_for_limits);
+        json_add_u64(x, RF_REOPENED, syms.reopened);
+        json_add_u64(x, RF_REOPEN_FAILED, syms.reopen_failed);
+        json_add_u64(x, RF_REFUSED, syms.refused);
         unwind_cache_get_stats(m->env.unwind, &tables);
-        x = cJSON_AddObjectToObject(o, "unwind_tables");
-        json_add_u64(x, "files", tables.tables);
-        json_add_u64(x, "max_files", UNWIND_TABLES_MAX);
-        json_add_u64(x, "rows", tables.rows);
-        json_add_u64(x, "bytes", tables.bytes);
-        json_add_u64(x, "files_without_cfi", tables.without_rows);
-        json_add_u64(x, "failed", tables.failed);
-        json_add_u64(x, "building", tables.pending);
+        x = cJSON_AddObjectToObject(o, RF_UNWIND_TABLES);
+        json_add_u64(x, RF_FILES, tables.tables);
+        json_add_u64(x, RF_MAX_FILES, UNWIND_TABLES_MAX);
+        json_add_u64(x, RF_ROWS, tables.rows);
+        json_add_u64(x, RF_BYTES, tables.bytes);
+        json_add_u64(x, RF_FILES_WITHOUT_CFI, tables.without_rows);
+        json_add_u64(x, RF_FAILED, tables.failed);
+        json_add_u64(x, RF_BUILDING, tables.pending);
         if (!m->table_store)
-                cJSON_AddNullToObject(x, "disk_cache");
+                cJSON_AddNullToObject(x, RF_DISK_CACHE);
         else {
                 struct table_store_stats st;
 
                 table_store_get_stats(m->table_store, &st);
-                x = cJSON_AddObjectToObject(x, "disk_cache");
-                cJSON_AddStringToObject(x, "directory", m->config.cache_directory);
-                json_add_u64(x, "files", st.files);
-                json_add_u64(x, "bytes", st.bytes);
-                json_add_u64(x, "max_bytes", st.max_bytes);
-                json_add_u64(x, "hits", st.hits);
-                json_add_u64(x, "misses", st.misses);
-                json_add_u64(x, "rejected", st.rejected);
-                json_add_u64(x, "written", st.written);
-                json_add_u64(x, "write_failed", st.write_failed);
-                json_add_u64(x, "evicted", st.evicted);
+                x = cJSON_AddObjectToObject(x, RF_DISK_CACHE);
+                cJSON_AddStringToObject(x, RF_DIRECTORY, m->config.cache_directory);
+                json_add_u64(x, RF_FILES, st.files);
+                json_add_u64(x, RF_BYTES, st.bytes);
+                json_add_u64(x, RF_MAX_BYTES, st.max_bytes);
+                json_add_u64(x, RF_HITS, st.hits);
+                json_add_u64(x, RF_MISSES, st.misses);
+                json_add_u64(x, RF_REJECTED, st.rejected);
+                json_add_u64(x, RF_WRITTEN, st.written);
+                json_add_u64(x, RF_WRITE_FAILED, st.write_failed);
+                json_add_u64(x, RF_EVICTED, st.evicted);
         }
         add_table_budgets(o, m);
-        x = cJSON_AddObjectToObject(o, "maps");
+        x = cJSON_AddObjectToObject(o, RF_MAPS);
         if (map_memory_now(m->env.skel, &map_bytes) < 0)
-                cJSON_AddNullToObject(x, "kernel_bytes");
+                cJSON_AddNullToObject(x, RF_KERNEL_BYTES);
         else
-                json_add_u64(x, "kernel_bytes", map_bytes);
-        json_add_u64(x, "max_bytes", map_budget_estimate(&sizes));
-        x = cJSON_AddObjectToObject(o, "clients");
-        json_add_u64(x, "connections", server_connections(m->server));
-        json_add_u64(x, "refused", srv.refused_full);
-        json_add_u64(x, "timed_out", srv.timed_out);
-        json_add_u64(x, "accept_paused", srv.accept_backoffs);
+                json_add_u64(x, RF_KERNEL_BYTES, map_bytes);
+        json_add_u64(x, RF_MAX_BYTES, map_budget_estimate(&sizes));
+        x = cJSON_AddObjectToObject(o, RF_CLIENTS);
+        json_add_u64(x, RF_CONNECTIONS, server_connections(m->server));
+        json_add_u64(x, RF_REFUSED, srv.refused_full);
+        json_add_u64(x, RF_TIMED_OUT, srv.timed_out);
+        json_add_u64(x, RF_ACCEPT_PAUSED, srv.accept_backoffs);
         return o;
 }
 
@@ -525,31 +512,31 @@ static void handle_status(struct manager *m, struct server_request *sreq, struct
                 server_request_reply(sreq, NULL);
                 return;
         }
-        cJSON_AddStringToObject(r, "version", MEMLEAKD_VERSION);
-        json_add_u64(r, "uptime_s", (now_realtime_usec() - m->started_usec) / 1000000);
-        json_add_u64(r, "snapshot_interval_ms", m->config.snapshot_interval_ms);
-        json_add_u64(r, "ring_depth", m->config.ring_depth);
-        arr = cJSON_AddObjectToObject(r, "probes");
+        cJSON_AddStringToObject(r, RF_VERSION, MEMLEAKD_VERSION);
+        json_add_u64(r, RF_UPTIME_S, (now_realtime_usec() - m->started_usec) / 1000000);
+        json_add_u64(r, RF_SNAPSHOT_INTERVAL_MS, m->config.snapshot_interval_ms);
+        json_add_u64(r, RF_RING_DEPTH, m->config.ring_depth);
+        arr = cJSON_AddObjectToObject(r, RF_PROBES);
         if (arr) {
-                cJSON_AddBoolToObject(arr, "uprobe_multi", bpf_loader_uprobe_multi(m->env.skel));
-                cJSON_AddBoolToObject(arr, "alloc_sessions", bpf_loader_uprobe_session(m->env.skel));
+                cJSON_AddBoolToObject(arr, RF_UPROBE_MULTI, bpf_loader_uprobe_multi(m->env.skel));
+                cJSON_AddBoolToObject(arr, RF_ALLOC_SESSIONS, bpf_loader_uprobe_session(m->env.skel));
         }
-        arr = cJSON_AddObjectToObject(r, "snapshot_cost");
+        arr = cJSON_AddObjectToObject(r, RF_SNAPSHOT_COST);
         if (arr) {
-                cJSON_AddNumberToObject(arr, "last_ms", (double)m->snapshot_cost.last_usec / 1000.0);
-                cJSON_AddNumberToObject(arr, "max_ms", (double)m->snapshot_cost.max_usec / 1000.0);
-                json_add_u64(arr, "last_rows", m->snapshot_cost.last_rows);
+                cJSON_AddNumberToObject(arr, RF_LAST_MS, (double)m->snapshot_cost.last_usec / 1000.0);
+                cJSON_AddNumberToObject(arr, RF_MAX_MS, (double)m->snapshot_cost.max_usec / 1000.0);
+                json_add_u64(arr, RF_LAST_ROWS, m->snapshot_cost.last_rows);
         }
-        arr = cJSON_AddObjectToObject(r, "reclaim");
+        arr = cJSON_AddObjectToObject(r, RF_RECLAIM);
         if (arr) {
-                json_add_u64(arr, "passes", m->reclaim.passes);
-                json_add_u64(arr, "rows_freed", m->reclaim.totals.rows_freed);
-                json_add_u64(arr, "rows_revived", m->reclaim.totals.rows_revived);
-                json_add_u64(arr, "stacks_deleted", m->reclaim.totals.stacks_deleted);
-                json_add_u64(arr, "stacks_restored", m->reclaim.totals.stacks_restored);
-                json_add_u64(arr, "stacks_held", bpf_loader_stacks_held(m->env.skel));
+                json_add_u64(arr, RF_PASSES, m->reclaim.passes);
+                json_add_u64(arr, RF_ROWS_FREED, m->reclaim.totals.rows_freed);
+                json_add_u64(arr, RF_ROWS_REVIVED, m->reclaim.totals.rows_revived);
+                json_add_u64(arr, RF_STACKS_DELETED, m->reclaim.totals.stacks_deleted);
+                json_add_u64(arr, RF_STACKS_RESTORED, m->reclaim.totals.stacks_restored);
+                json_add_u64(arr, RF_STACKS_HELD, bpf_loader_stacks_held(m->env.skel));
         }
-        arr = cJSON_AddArrayToObject(r, "targets");
+        arr = cJSON_AddArrayToObject(r, RF_TARGETS);
         for (size_t i = 0; arr && i < m->n_targets; i++) {
                 cJSON *o;
 
@@ -557,16 +544,16 @@ static void handle_status(struct manager *m, struct server_request *sreq, struct
                 o = target_to_json(m->targets[i]);
                 /* its own counters, beside the daemon's below */
                 if (o && target_counters_read(&m->env, m->targets[i], totals) >= 0) {
-                        cJSON_AddItemToObject(o, "counters", counters_to_json(totals, false));
-                        cJSON_AddItemToObject(o, "lost", counters_to_json(totals, true));
+                        cJSON_AddItemToObject(o, RF_COUNTERS, counters_json_new(totals, false));
+                        cJSON_AddItemToObject(o, RF_LOST, counters_json_new(totals, true));
                 }
                 cJSON_AddItemToArray(arr, o);
         }
         if (counters_read(m->env.skel, totals) < 0)
                 log_warning("Cannot read the BPF counters");
-        cJSON_AddItemToObject(r, "counters", counters_to_json(totals, false));
-        cJSON_AddItemToObject(r, "lost", counters_to_json(totals, true));
-        cJSON_AddItemToObject(r, "limits", limits_to_json(m));
+        cJSON_AddItemToObject(r, RF_COUNTERS, counters_json_new(totals, false));
+        cJSON_AddItemToObject(r, RF_LOST, counters_json_new(totals, true));
+        cJSON_AddItemToObject(r, RF_LIMITS, limits_to_json(m));
         reply(sreq, r);
 }
 
@@ -591,8 +578,8 @@ static void handle_history(struct manager *m, struct server_request *sreq, struc
         cJSON *r = memleak_response_new_ok(req->id), *h, *arr;
         size_t found = 0;
 
-        h = r ? cJSON_AddObjectToObject(r, "history") : NULL;
-        arr = h ? cJSON_AddArrayToObject(h, "targets") : NULL;
+        h = r ? cJSON_AddObjectToObject(r, RF_HISTORY) : NULL;
+        arr = h ? cJSON_AddArrayToObject(h, RF_TARGETS) : NULL;
         if (!arr) {
                 cJSON_Delete(r);
                 reply_error(sreq, req->id, -ENOMEM, "Out of memory");
@@ -609,13 +596,13 @@ static void handle_history(struct manager *m, struct server_request *sreq, struc
                 /* a live target's now, the last point of its window; an exited one's ring ends
                  * at its last snapshot */
                 counted = !t->exited && target_counters_read(&m->env, t, counters) >= 0;
-                th = history_to_json_counted(t->ring, t->pid, t->comm, t->exited, counted ? counters : NULL,
-                                             now_realtime_usec(), &p);
-
-                if (th) {
-                        json_add_u64(th, "sample_bytes", t->filter.sample_bytes > 1 ? t->filter.sample_bytes : 0);
-                        (void)auto_sample_json_add(th, &t->auto_sample);
-                }
+                th = history_to_json(t->ring, &(struct target_json) {
+                        .pid = t->pid, .comm = t->comm, .exited = t->exited,
+                        .sample_bytes = t->filter.sample_bytes > 1 ? t->filter.sample_bytes : 0,
+                        .auto_sample = &t->auto_sample,
+                        .children_forked = t->children_forked, .follow_forks = t->follow_forks,
+                        .children_followed = t->children_followed, .forked_from = t->parent_pid,
+                }, counted ? counters : NULL, now_realtime_usec(), &p);
                 cJSON_AddItemToArray(arr, th);
                 found++;
         }

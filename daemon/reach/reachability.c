@@ -7,13 +7,14 @@
 #include <string.h>
 #include "macro.h"
 #include "reachability.h"
+#include "reply-fields.h"
 #include "string-table.h"
 
 static const char *const reachability_table[_REACHABILITY_MAX] = {
-        [REACHABILITY_STILL_REACHABLE] = "still_reachable",
-        [REACHABILITY_DEFINITELY_LOST] = "definitely_lost",
-        [REACHABILITY_INDIRECTLY_LOST] = "indirectly_lost",
-        [REACHABILITY_UNDECIDED] = "undecided",
+        [REACHABILITY_STILL_REACHABLE] = RF_STILL_REACHABLE,
+        [REACHABILITY_DEFINITELY_LOST] = RF_DEFINITELY_LOST,
+        [REACHABILITY_INDIRECTLY_LOST] = RF_INDIRECTLY_LOST,
+        [REACHABILITY_UNDECIDED] = RF_UNDECIDED,
 };
 
 DEFINE_STRING_TABLE_LOOKUP_TO_STRING(reachability, enum reachability);

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include "auto-sample-json.h"
 #include "json-util.h"
+#include "reply-fields.h"
 
 static cJSON *change_to_json(const struct auto_sample_change *c)
 {
@@ -10,10 +11,10 @@ static cJSON *change_to_json(const struct auto_sample_change *c)
 
         if (!o)
                 return NULL;
-        json_add_u64(o, "at", c->at_usec / 1000000);
-        json_add_u64(o, "sample_bytes", c->sample_bytes);
-        json_add_u64(o, "table_percent", c->fill_percent);
-        json_add_u64(o, "table_blocks", c->blocks);
+        json_add_u64(o, RF_AT, c->at_usec / 1000000);
+        json_add_u64(o, RF_SAMPLE_BYTES, c->sample_bytes);
+        json_add_u64(o, RF_TABLE_PERCENT, c->fill_percent);
+        json_add_u64(o, RF_TABLE_BLOCKS, c->blocks);
         return o;
 }
 
@@ -27,15 +28,15 @@ int auto_sample_json_add(cJSON *o, const struct auto_sample_history *h)
         first = auto_sample_first(h);
         last = auto_sample_last(h);
         if (!first)
-                return cJSON_AddNullToObject(o, "auto_sample") ? 0 : -ENOMEM;
-        a = cJSON_AddObjectToObject(o, "auto_sample");
+                return cJSON_AddNullToObject(o, RF_AUTO_SAMPLE) ? 0 : -ENOMEM;
+        a = cJSON_AddObjectToObject(o, RF_AUTO_SAMPLE);
         if (!a)
                 return -ENOMEM;
-        json_add_u64(a, "since", first->at_usec / 1000000);
-        json_add_u64(a, "table_percent", first->fill_percent);
-        json_add_u64(a, "sample_bytes", last->sample_bytes);
-        json_add_u64(a, "changes_total", h->n_changes);
-        changes = cJSON_AddArrayToObject(a, "changes");
+        json_add_u64(a, RF_SINCE, first->at_usec / 1000000);
+        json_add_u64(a, RF_TABLE_PERCENT, first->fill_percent);
+        json_add_u64(a, RF_SAMPLE_BYTES, last->sample_bytes);
+        json_add_u64(a, RF_CHANGES_TOTAL, h->n_changes);
+        changes = cJSON_AddArrayToObject(a, RF_CHANGES);
         if (!changes)
                 return -ENOMEM;
         for (uint32_t i = 0; i < auto_sample_kept(h); i++) {

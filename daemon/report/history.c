@@ -8,6 +8,9 @@
 #include "leak-verdict.h"
 #include "loss-window.h"
 #include "macro.h"
+#include "reply-fields.h"
+#include "target-json.h"
+#include "verdict-json.h"
 
 static cJSON *point(uint64_t timestamp_usec, uint64_t bytes, uint64_t allocs)
 {
@@ -15,9 +18,9 @@ static cJSON *point(uint64_t timestamp_usec, uint64_t bytes, uint64_t allocs)
 
         if (!o)
                 return NULL;
-        cJSON_AddNumberToObject(o, "t", (double)timestamp_usec / 1e6);
-        json_add_u64(o, "bytes", bytes);
-        json_add_u64(o, "allocs", allocs);
+        cJSON_AddNumberToObject(o, RF_T, (double)timestamp_usec / 1e6);
+        json_add_u64(o, RF_BYTES, bytes);
+        json_add_u64(o, RF_ALLOCS, allocs);
         return o;
 }
 
@@ -46,7 +49,7 @@ static cJSON *stack_to_json(const struct snapshot_ring *ring, int64_t stack_id,
                 cJSON_Delete(o);
                 return NULL;
         }
-        json_add_u64_digits(o, "stack_id", (uint64_t)stack_id);
+        json_add_u64_digits(o, RF_STACK_ID, (uint64_t)stack_id);
         arr = cJSON_CreateArray();
         for (uint32_t i = 0; arr && i < n; i++) {
                 const struct snapshot *s = snapshot_ring_get(ring, i);
@@ -59,13 +62,8 @@ static cJSON *stack_to_json(const struct snapshot_ring *ring, int64_t stack_id,
                 cJSON_AddItemToArray(arr, point(s->timestamp_usec, r ? r->bytes : 0, r ? r->allocs : 0));
         }
         leak_verdict_assess(points, n, th, &a);
-        cJSON_AddStringToObject(o, "verdict", leak_verdict_to_string(a.verdict));
-        if (a.verdict == LEAK_VERDICT_PENDING)
-                cJSON_AddNumberToObject(o, "snapshots_missing", a.points_missing);
-        else
-                cJSON_AddNumberToObject(o, "growth_bytes_per_s", a.slope_bytes_per_s);
-        cJSON_AddBoolToObject(o, "verdict_qualified", qualified);
-        cJSON_AddItemToObject(o, "points", arr);
+        verdict_json_add(o, &a, qualified);
+        cJSON_AddItemToObject(o, RF_POINTS, arr);
         return o;
 }
 
@@ -125,29 +123,22 @@ static int assess_losses(const struct snapshot_ring *ring, const uint64_t *now_c
         return 0;
 }
 
-cJSON *history_to_json(const struct snapshot_ring *ring, pid_t pid, const char *comm, bool exited,
-                       const struct history_params *p)
+cJSON *history_to_json(const struct snapshot_ring *ring, const struct target_json *target,
+                       const uint64_t *now_counters, uint64_t now_usec, const struct history_params *p)
 {
-        return history_to_json_counted(ring, pid, comm, exited, NULL, 0, p);
-}
-
-cJSON *history_to_json_counted(const struct snapshot_ring *ring, pid_t pid, const char *comm, bool exited,
-                               const uint64_t *now_counters, uint64_t now_usec, const struct history_params *p)
-{
-        cJSON *o = cJSON_CreateObject();
+        struct target_json tj = *target;
         struct loss_window w = {};
+        cJSON *o;
 
         assert(p);
-        if (!o || assess_losses(ring, now_counters, now_usec, &w) < 0) {
-                cJSON_Delete(o);
+        if (assess_losses(ring, now_counters, now_usec, &w) < 0)
                 return NULL;
-        }
-        cJSON_AddNumberToObject(o, "pid", pid);
-        json_add_string_or_null(o, "comm", comm);
-        cJSON_AddBoolToObject(o, "exited", exited);
-        cJSON_AddNumberToObject(o, "snapshots", snapshot_ring_count(ring));
-        cJSON_AddItemToObject(o, "totals", totals_to_json(ring));
+        tj.snapshots = snapshot_ring_count(ring);
+        o = target_json_new(&tj);
+        if (!o)
+                return NULL;
+        cJSON_AddItemToObject(o, RF_TOTALS, totals_to_json(ring));
         loss_window_add_json(o, &w);
-        cJSON_AddItemToObject(o, "stacks", stacks_to_json(ring, p, w.total > 0));
+        cJSON_AddItemToObject(o, RF_STACKS, stacks_to_json(ring, p, w.total > 0));
         return o;
 }

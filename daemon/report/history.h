@@ -9,6 +9,7 @@
 #include <cjson/cJSON.h>
 #include "leak-verdict.h"
 #include "snapshot.h"
+#include "target-json.h"
 
 /* Stacks one history reply lists per target at most (each a series of ring_depth points). */
 #define HISTORY_STACKS_MAX 1000
@@ -20,14 +21,11 @@ struct history_params {
         int64_t stack_id;
 };
 
-/* {"pid", "comm", "exited", "snapshots", "totals": [{"t", "bytes", "allocs"}...], "stacks":
- * [{"stack_id", "verdict", ..., "points": [{"t", "bytes", "allocs"}...]}...]}; t in seconds since
- * the epoch. NULL without memory. */
-cJSON *history_to_json(const struct snapshot_ring *ring, pid_t pid, const char *comm, bool exited,
-                       const struct history_params *p);
-
-/* The same, for a target whose counters now are now_counters at now_usec (NULL: not known): with
- * what it lost within the ring's window ("verdicts_qualified", "blind_since", "lost_in_window",
- * loss-window.h), each stack's verdict saying so ("verdict_qualified"). */
-cJSON *history_to_json_counted(const struct snapshot_ring *ring, pid_t pid, const char *comm, bool exited,
-                               const uint64_t *now_counters, uint64_t now_usec, const struct history_params *p);
+/* target (target-json.h; its snapshots are the ring's), then "totals": [{"t", "bytes", "allocs"}...],
+ * what it lost within the ring's window for a target whose counters now are now_counters at
+ * now_usec (NULL: not known): "verdicts_qualified", "blind_since", "lost_in_window"
+ * (loss-window.h), and "stacks": [{"stack_id", "verdict", ..., "points": [{"t", "bytes",
+ * "allocs"}...]}...], each stack's verdict saying so ("verdict_qualified"); t in seconds since the
+ * epoch. NULL without memory. */
+cJSON *history_to_json(const struct snapshot_ring *ring, const struct target_json *target,
+                       const uint64_t *now_counters, uint64_t now_usec, const struct history_params *p);

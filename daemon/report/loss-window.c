@@ -5,6 +5,7 @@
 #include "counters.h"
 #include "json-util.h"
 #include "loss-window.h"
+#include "reply-fields.h"
 
 bool loss_window_blinds(enum memleak_counter c)
 {
@@ -74,12 +75,12 @@ void loss_window_add_json(cJSON *o, const struct loss_window *w)
         assert(w);
         if (!o)
                 return;
-        cJSON_AddBoolToObject(o, "verdicts_qualified", w->total > 0);
+        cJSON_AddBoolToObject(o, RF_VERDICTS_QUALIFIED, w->total > 0);
         if (w->total > 0)
-                json_add_u64(o, "blind_since", w->since_usec / 1000000);
+                json_add_u64(o, RF_BLIND_SINCE, w->since_usec / 1000000);
         else
-                cJSON_AddNullToObject(o, "blind_since");
-        in_window = cJSON_AddObjectToObject(o, "lost_in_window");
+                cJSON_AddNullToObject(o, RF_BLIND_SINCE);
+        in_window = cJSON_AddObjectToObject(o, RF_LOST_IN_WINDOW);
         for (int c = 0; in_window && c < _COUNTER_MAX; c++)
                 if (w->lost[c] > 0)
                         json_add_u64(in_window, counters_to_string(c), w->lost[c]);

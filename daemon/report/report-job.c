@@ -6,6 +6,7 @@
 #include <string.h>
 #include "bpf-loader.h"
 #include "counters.h"
+#include "counters-json.h"
 #include "json-util.h"
 #include "kernel-symbols.h"
 #include "macro.h"
@@ -14,6 +15,7 @@
 #include "protocol.h"
 #include "leak-verdict.h"
 #include "loss-window.h"
+#include "reply-fields.h"
 #include "report-job.h"
 #include "report.h"
 #include "symbolizer.h"
@@ -225,17 +227,6 @@ static int append_rows(struct stack_rows *all, struct stack_rows *more)
         return 0;
 }
 
-/* The event counters (losses false) or the loss counters (losses true) of one read. */
-static cJSON *counters_to_json(const uint64_t totals[_COUNTER_MAX], bool losses)
-{
-        cJSON *o = cJSON_CreateObject();
-
-        for (int c = 0; o && c < _COUNTER_MAX; c++)
-                if (counters_is_loss(c) == losses)
-                        json_add_u64(o, counters_to_string(c), totals[c]);
-        return o;
-}
-
 /* Each target's own counters: a live one's row read now, less what the row held when it took
  * it; an exited one's as it left them. */
 static void read_target_counters(struct report_job *j)
@@ -280,8 +271,8 @@ static cJSON *counted_to_json(const struct report_job_target *t, const struct lo
 
         if (!o)
                 return NULL;
-        cJSON_AddItemToObject(o, "counters", t->has_counters ? counters_to_json(t->counters, false) : cJSON_CreateNull());
-        cJSON_AddItemToObject(o, "lost", t->has_counters ? counters_to_json(t->counters, true) : cJSON_CreateNull());
+        cJSON_AddItemToObject(o, RF_COUNTERS, t->has_counters ? counters_json_new(t->counters, false) : cJSON_CreateNull());
+        cJSON_AddItemToObject(o, RF_LOST, t->has_counters ? counters_json_new(t->counters, true) : cJSON_CreateNull());
         loss_window_add_json(o, w);
         return o;
 }
@@ -305,7 +296,7 @@ static cJSON *count_targets(struct report_job *j)
                 for (int c = 0; t->has_counters && c < _COUNTER_MAX; c++)
                         sum[c] += t->counters[c];
         }
-        return counters_to_json(sum, true);
+        return counters_json_new(sum, true);
 }
 
 /* Every row the report shows: the live targets' from the maps, the exited targets' copies. */
@@ -400,7 +391,7 @@ static cJSON *build_reply(struct report_job *j, char **error)
                 error_set(error, -ENOMEM, "Out of memory");
                 return NULL;
         }
-        cJSON_AddItemToObject(reply, F_REPORT, report);
+        cJSON_AddItemToObject(reply, RF_REPORT, report);
         return TAKE_PTR(reply);
 }
 

@@ -7,13 +7,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "auto-sample-json.h"
 #include "bpf-types.h"
 #include "json-util.h"
 #include "macro.h"
 #include "leak-verdict.h"
 #include "reach-scan.h"
+#include "reply-fields.h"
 #include "report.h"
+#include "target-json.h"
+#include "verdict-json.h"
 
 const char *report_stack_error(int64_t stack_id, bool kernel)
 {
@@ -45,17 +47,17 @@ static void add_unwind_stopped(cJSON *s, const struct stack_row *row, cJSON *fra
         cJSON *o, *last = frames ? cJSON_GetArrayItem(frames, cJSON_GetArraySize(frames) - 1) : NULL;
 
         if (!reason) {
-                cJSON_AddNullToObject(s, "unwind_stopped");
+                cJSON_AddNullToObject(s, RF_UNWIND_STOPPED);
                 return;
         }
-        o = cJSON_AddObjectToObject(s, "unwind_stopped");
+        o = cJSON_AddObjectToObject(s, RF_UNWIND_STOPPED);
         if (!o)
                 return;
-        cJSON_AddStringToObject(o, "reason", reason);
-        cJSON_AddItemToObject(o, "module", last && cJSON_GetObjectItem(last, "module") ?
-                              cJSON_Duplicate(cJSON_GetObjectItem(last, "module"), false) : cJSON_CreateNull());
-        cJSON_AddItemToObject(o, "module_offset", last && cJSON_GetObjectItem(last, "module_offset") ?
-                              cJSON_Duplicate(cJSON_GetObjectItem(last, "module_offset"), false) : cJSON_CreateNull());
+        cJSON_AddStringToObject(o, RF_REASON, reason);
+        cJSON_AddItemToObject(o, RF_MODULE, last && cJSON_GetObjectItem(last, RF_MODULE) ?
+                              cJSON_Duplicate(cJSON_GetObjectItem(last, RF_MODULE), false) : cJSON_CreateNull());
+        cJSON_AddItemToObject(o, RF_MODULE_OFFSET, last && cJSON_GetObjectItem(last, RF_MODULE_OFFSET) ?
+                              cJSON_Duplicate(cJSON_GetObjectItem(last, RF_MODULE_OFFSET), false) : cJSON_CreateNull());
 }
 
 /* Is it leaking: "verdict" (growing, plateau, churn, pending) and what it rests on; null
@@ -66,17 +68,10 @@ static void add_verdict(cJSON *s, const struct report_params *p, const struct st
         struct leak_assessment a;
 
         if (!p->assess || row->stack_id < 0 || !p->assess(p->userdata, row, &a)) {
-                cJSON_AddNullToObject(s, "verdict");
+                cJSON_AddNullToObject(s, RF_VERDICT);
                 return;
         }
-        cJSON_AddStringToObject(s, "verdict", leak_verdict_to_string(a.verdict));
-        if (a.verdict == LEAK_VERDICT_PENDING)
-                cJSON_AddNumberToObject(s, "snapshots_missing", a.points_missing);
-        else
-                cJSON_AddNumberToObject(s, "growth_bytes_per_s", round(a.slope_bytes_per_s * 10) / 10);
-        json_add_u64(s, "first_bytes", (uint64_t)a.first_bytes);
-        /* its target lost allocations meanwhile: the series may miss some of this stack's */
-        cJSON_AddBoolToObject(s, "verdict_qualified", target && target->verdicts_qualified);
+        verdict_json_add(s, &a, target && target->verdicts_qualified);
 }
 
 /* The target whose stacks a row is. */
@@ -107,10 +102,10 @@ static void add_expected_error(cJSON *s, const struct report_target *targets, si
         const struct report_target *t = target_of(targets, n_targets, row->pid);
 
         if (!t || !t->sample_bytes || row->space != 0 || row->bytes == 0) {
-                cJSON_AddNullToObject(s, "expected_error");
+                cJSON_AddNullToObject(s, RF_EXPECTED_ERROR);
                 return;
         }
-        cJSON_AddNumberToObject(s, "expected_error",
+        cJSON_AddNumberToObject(s, RF_EXPECTED_ERROR,
                                 round(sqrt((double)t->sample_bytes / (double)row->bytes) * 1000) / 1000);
 }
 
@@ -149,8 +144,8 @@ static void add_tally(cJSON *o, const char *name, const struct reach_tally *t)
 
         if (!c)
                 return;
-        json_add_u64(c, "bytes", t->bytes);
-        json_add_u64(c, "allocs", t->allocs);
+        json_add_u64(c, RF_BYTES, t->bytes);
+        json_add_u64(c, RF_ALLOCS, t->allocs);
 }
 
 static void add_classes(cJSON *o, const struct reach_tally by_class[_REACHABILITY_MAX])
@@ -167,10 +162,10 @@ static void add_stack_reachability(cJSON *s, const struct reach_stack *r)
         cJSON *o;
 
         if (!r) {
-                cJSON_AddNullToObject(s, "reachability");
+                cJSON_AddNullToObject(s, RF_REACHABILITY);
                 return;
         }
-        o = cJSON_AddObjectToObject(s, "reachability");
+        o = cJSON_AddObjectToObject(s, RF_REACHABILITY);
         if (o)
                 add_classes(o, r->by_class);
 }
@@ -182,44 +177,44 @@ static void add_target_reachability(cJSON *t, const struct report_target *rt)
         cJSON *o;
 
         if (!r && !rt->reach_unavailable) {
-                cJSON_AddNullToObject(t, "reachability");
+                cJSON_AddNullToObject(t, RF_REACHABILITY);
                 return;
         }
-        o = cJSON_AddObjectToObject(t, "reachability");
+        o = cJSON_AddObjectToObject(t, RF_REACHABILITY);
         if (!o)
                 return;
         if (!r) {
-                cJSON_AddStringToObject(o, "error", rt->reach_unavailable);
+                cJSON_AddStringToObject(o, RF_ERROR, rt->reach_unavailable);
                 return;
         }
         if (r->error)
-                cJSON_AddStringToObject(o, "error", r->message ? r->message : strerror(-r->error));
+                cJSON_AddStringToObject(o, RF_ERROR, r->message ? r->message : strerror(-r->error));
         else
-                cJSON_AddNullToObject(o, "error");
-        cJSON_AddStringToObject(o, "method", reach_scan_method_to_string(r->method));
-        json_add_string_or_null(o, "no_snapshot", r->no_snapshot);
-        json_add_string_or_null(o, "partial", r->partial);
+                cJSON_AddNullToObject(o, RF_ERROR);
+        cJSON_AddStringToObject(o, RF_METHOD, reach_scan_method_to_string(r->method));
+        json_add_string_or_null(o, RF_NO_SNAPSHOT, r->no_snapshot);
+        json_add_string_or_null(o, RF_PARTIAL, r->partial);
         if (r->method == REACH_METHOD_SNAPSHOT)
-                cJSON_AddBoolToObject(o, "copy_reaped", r->copy_reaped);
+                cJSON_AddBoolToObject(o, RF_COPY_REAPED, r->copy_reaped);
         else
-                cJSON_AddNullToObject(o, "copy_reaped");
-        cJSON_AddBoolToObject(o, "at_exit", r->at_exit);
-        cJSON_AddBoolToObject(o, "traced_from_start", r->traced_from_start);
-        json_add_u64(o, "scanned_at", r->scanned_at_usec / 1000000);
-        cJSON_AddNumberToObject(o, "paused_ms", round((double)r->paused_usec / 100) / 10);
-        cJSON_AddNumberToObject(o, "scan_ms", round((double)r->scan_usec / 100) / 10);
-        json_add_u64(o, "threads", r->threads);
-        json_add_u64(o, "roots_bytes", r->roots_bytes);
-        json_add_u64(o, "bytes_scanned", r->stats.bytes_scanned);
-        json_add_u64(o, "bytes_unreadable", r->stats.bytes_unreadable);
-        json_add_u64(o, "blocks_unreadable", r->stats.blocks_unreadable);
-        json_add_u64(o, "blocks_overlapping", r->blocks_overlapping);
-        json_add_u64(o, "blocks_after_snapshot", r->blocks_after);
-        json_add_u64(o, "blocks_freed", r->blocks_freed);
-        json_add_u64(o, "blocks_bytes", r->blocks_bytes);
-        cJSON_AddNumberToObject(o, "mark_ms", round((double)r->mark_usec / 100) / 10);
-        cJSON_AddNumberToObject(o, "mark_cpu_ms", round((double)r->mark_cpu_usec / 100) / 10);
-        cJSON_AddNumberToObject(o, "scan_mib_per_s", r->mark_usec ? round((double)r->stats.bytes_scanned /
+                cJSON_AddNullToObject(o, RF_COPY_REAPED);
+        cJSON_AddBoolToObject(o, RF_AT_EXIT, r->at_exit);
+        cJSON_AddBoolToObject(o, RF_TRACED_FROM_START, r->traced_from_start);
+        json_add_u64(o, RF_SCANNED_AT, r->scanned_at_usec / 1000000);
+        cJSON_AddNumberToObject(o, RF_PAUSED_MS, round((double)r->paused_usec / 100) / 10);
+        cJSON_AddNumberToObject(o, RF_SCAN_MS, round((double)r->scan_usec / 100) / 10);
+        json_add_u64(o, RF_THREADS, r->threads);
+        json_add_u64(o, RF_ROOTS_BYTES, r->roots_bytes);
+        json_add_u64(o, RF_BYTES_SCANNED, r->stats.bytes_scanned);
+        json_add_u64(o, RF_BYTES_UNREADABLE, r->stats.bytes_unreadable);
+        json_add_u64(o, RF_BLOCKS_UNREADABLE, r->stats.blocks_unreadable);
+        json_add_u64(o, RF_BLOCKS_OVERLAPPING, r->blocks_overlapping);
+        json_add_u64(o, RF_BLOCKS_AFTER_SNAPSHOT, r->blocks_after);
+        json_add_u64(o, RF_BLOCKS_FREED, r->blocks_freed);
+        json_add_u64(o, RF_BLOCKS_BYTES, r->blocks_bytes);
+        cJSON_AddNumberToObject(o, RF_MARK_MS, round((double)r->mark_usec / 100) / 10);
+        cJSON_AddNumberToObject(o, RF_MARK_CPU_MS, round((double)r->mark_cpu_usec / 100) / 10);
+        cJSON_AddNumberToObject(o, RF_SCAN_MIB_PER_S, r->mark_usec ? round((double)r->stats.bytes_scanned /
                                 (1 << 20) / ((double)r->mark_usec / 1e6)) : 0);
         if (!r->error)
                 add_classes(o, r->totals);
@@ -233,23 +228,23 @@ static cJSON *frame_to_json(uint64_t addr, const struct frame_symbol *sym)
         if (!f)
                 return NULL;
         snprintf(hex, sizeof(hex), "0x%" PRIx64, addr);
-        cJSON_AddStringToObject(f, "addr", hex);
-        json_add_string_or_null(f, "symbol", sym->symbol);
+        cJSON_AddStringToObject(f, RF_ADDR, hex);
+        json_add_string_or_null(f, RF_SYMBOL, sym->symbol);
         if (sym->symbol && sym->has_offset)
-                json_add_u64(f, "offset", sym->offset);
+                json_add_u64(f, RF_OFFSET, sym->offset);
         else
-                cJSON_AddNullToObject(f, "offset");
-        cJSON_AddBoolToObject(f, "inlined", sym->inlined);
-        json_add_string_or_null(f, "module", sym->module);
+                cJSON_AddNullToObject(f, RF_OFFSET);
+        cJSON_AddBoolToObject(f, RF_INLINED, sym->inlined);
+        json_add_string_or_null(f, RF_MODULE, sym->module);
         if (sym->module && sym->has_module_offset)
-                json_add_u64(f, "module_offset", sym->module_offset);
+                json_add_u64(f, RF_MODULE_OFFSET, sym->module_offset);
         else
-                cJSON_AddNullToObject(f, "module_offset");
-        json_add_string_or_null(f, "file", sym->file);
+                cJSON_AddNullToObject(f, RF_MODULE_OFFSET);
+        json_add_string_or_null(f, RF_FILE, sym->file);
         if (sym->file && sym->line > 0)
-                cJSON_AddNumberToObject(f, "line", sym->line);
+                cJSON_AddNumberToObject(f, RF_LINE, sym->line);
         else
-                cJSON_AddNullToObject(f, "line");
+                cJSON_AddNullToObject(f, RF_LINE);
         return f;
 }
 
@@ -291,24 +286,24 @@ static cJSON *stack_to_json(const struct report_params *p, const struct stack_ro
 
         if (!s)
                 return NULL;
-        cJSON_AddNumberToObject(s, "pid", row->pid);
-        cJSON_AddBoolToObject(s, "mmap", row->space == ALLOC_SPACE_MMAP);
+        cJSON_AddNumberToObject(s, RF_PID, row->pid);
+        cJSON_AddBoolToObject(s, RF_MMAP, row->space == ALLOC_SPACE_MMAP);
         if (row->stack_id >= 0)
-                json_add_u64_digits(s, "stack_id", (uint64_t)row->stack_id);
+                json_add_u64_digits(s, RF_STACK_ID, (uint64_t)row->stack_id);
         else
-                cJSON_AddNullToObject(s, "stack_id");
-        json_add_u64(s, "bytes", row->bytes);
-        json_add_u64(s, "allocs", row->allocs);
+                cJSON_AddNullToObject(s, RF_STACK_ID);
+        json_add_u64(s, RF_BYTES, row->bytes);
+        json_add_u64(s, RF_ALLOCS, row->allocs);
         add_expected_error(s, targets, n_targets, row);
         if (row->stack_id < 0)
-                cJSON_AddStringToObject(s, "stack_error", report_stack_error(row->stack_id, kernel));
+                cJSON_AddStringToObject(s, RF_STACK_ERROR, report_stack_error(row->stack_id, kernel));
         else if (!row->ips || row->n_ips == 0)
-                cJSON_AddStringToObject(s, "stack_error", "stack no longer in the stack table");
+                cJSON_AddStringToObject(s, RF_STACK_ERROR, "stack no longer in the stack table");
         else
-                cJSON_AddNullToObject(s, "stack_error");
-        cJSON_AddBoolToObject(s, "truncated", row_truncated(p, row));
-        json_add_u64(s, "addresses_cut", row->n_cut);
-        frames = cJSON_AddArrayToObject(s, "frames");
+                cJSON_AddNullToObject(s, RF_STACK_ERROR);
+        cJSON_AddBoolToObject(s, RF_TRUNCATED, row_truncated(p, row));
+        json_add_u64(s, RF_ADDRESSES_CUT, row->n_cut);
+        frames = cJSON_AddArrayToObject(s, RF_FRAMES);
         for (size_t i = 0; frames && i < row->n_ips; i++)
                 add_address_frames(frames, p, row->pid, row->ips[i]);
         add_unwind_stopped(s, row, frames);
@@ -332,8 +327,14 @@ static cJSON *targets_to_json(const struct stack_rows *rows, const struct report
         cJSON *arr = cJSON_CreateArray();
 
         for (size_t i = 0; arr && i < n_targets; i++) {
-                cJSON *t = cJSON_CreateObject();
-                uint64_t bytes = 0, allocs = 0, mmap_bytes = 0, mmaps = 0;
+                struct target_json tj = {
+                        .pid = targets[i].pid, .comm = targets[i].comm, .exited = targets[i].exited,
+                        .has_outstanding = true, .snapshots = targets[i].snapshots,
+                        .sample_bytes = targets[i].sample_bytes, .auto_sample = targets[i].auto_sample,
+                        .children_forked = targets[i].children_forked, .follow_forks = targets[i].follow_forks,
+                        .children_followed = targets[i].children_followed, .forked_from = targets[i].forked_from,
+                };
+                cJSON *t;
 
                 for (size_t j = 0; j < rows->n; j++) {
                         const struct stack_row *row = &rows->rows[j];
@@ -341,51 +342,32 @@ static cJSON *targets_to_json(const struct stack_rows *rows, const struct report
                         if (row->pid != targets[i].pid)
                                 continue;
                         if (row->space == ALLOC_SPACE_MMAP) {
-                                mmap_bytes += row->bytes;
-                                mmaps += row->allocs;
+                                tj.outstanding_mmap_bytes += row->bytes;
+                                tj.outstanding_mmaps += row->allocs;
                         } else {
-                                bytes += row->bytes;
-                                allocs += row->allocs;
+                                tj.outstanding_bytes += row->bytes;
+                                tj.outstanding_allocs += row->allocs;
                         }
                 }
-                cJSON_AddNumberToObject(t, "pid", targets[i].pid);
-                json_add_string_or_null(t, "comm", targets[i].comm);
-                json_add_u64(t, "outstanding_bytes", bytes);
-                json_add_u64(t, "outstanding_allocs", allocs);
-                /* --mmap: anonymous mappings, kept apart from the heap */
-                json_add_u64(t, "outstanding_mmap_bytes", mmap_bytes);
-                json_add_u64(t, "outstanding_mmaps", mmaps);
-                cJSON_AddBoolToObject(t, "exited", targets[i].exited);
-                cJSON_AddNumberToObject(t, "snapshots", targets[i].snapshots);
-                json_add_u64(t, "sample_bytes", targets[i].sample_bytes);
-                if (targets[i].auto_sample)
-                        (void)auto_sample_json_add(t, targets[i].auto_sample);
-                else
-                        cJSON_AddNullToObject(t, "auto_sample");
-                json_add_u64(t, "children_forked", targets[i].children_forked);
-                cJSON_AddBoolToObject(t, "follow_forks", targets[i].follow_forks);
-                json_add_u64(t, "children_followed", targets[i].children_followed);
-                if (targets[i].forked_from)
-                        cJSON_AddNumberToObject(t, "forked_from", targets[i].forked_from);
-                else
-                        cJSON_AddNullToObject(t, "forked_from");
+                t = target_json_new(&tj);
                 if (targets[i].rss_bytes)
-                        json_add_u64(t, "rss_bytes", targets[i].rss_bytes);
+                        json_add_u64(t, RF_RSS_BYTES, targets[i].rss_bytes);
                 else
-                        cJSON_AddNullToObject(t, "rss_bytes");
+                        cJSON_AddNullToObject(t, RF_RSS_BYTES);
                 if (targets[i].has_trend && targets[i].trend_to_now) {
-                        cJSON *tr = cJSON_AddObjectToObject(t, "trend");
+                        cJSON *tr = cJSON_AddObjectToObject(t, RF_TREND);
                         uint64_t oldest_s = targets[i].trend_oldest_usec / 1000000;
 
-                        json_add_u64(tr, "window_s", p->generated_at > oldest_s ? p->generated_at - oldest_s : 0);
-                        cJSON_AddNumberToObject(tr, "bytes_delta", (double)bytes - (double)targets[i].trend_oldest_bytes);
+                        json_add_u64(tr, RF_WINDOW_S, p->generated_at > oldest_s ? p->generated_at - oldest_s : 0);
+                        cJSON_AddNumberToObject(tr, RF_BYTES_DELTA, (double)tj.outstanding_bytes -
+                                                (double)targets[i].trend_oldest_bytes);
                 } else if (targets[i].has_trend) {
-                        cJSON *tr = cJSON_AddObjectToObject(t, "trend");
+                        cJSON *tr = cJSON_AddObjectToObject(t, RF_TREND);
 
-                        json_add_u64(tr, "window_s", targets[i].trend_window_s);
-                        cJSON_AddNumberToObject(tr, "bytes_delta", (double)targets[i].trend_bytes);
+                        json_add_u64(tr, RF_WINDOW_S, targets[i].trend_window_s);
+                        cJSON_AddNumberToObject(tr, RF_BYTES_DELTA, (double)targets[i].trend_bytes);
                 } else
-                        cJSON_AddNullToObject(t, "trend");
+                        cJSON_AddNullToObject(t, RF_TREND);
                 add_target_reachability(t, &targets[i]);
                 add_target_counted(t, &targets[i]);
                 cJSON_AddItemToArray(arr, t);
@@ -423,11 +405,11 @@ cJSON *report_build(struct stack_rows *rows, const struct report_target *targets
         if (rows->n > 0)
                 qsort_r(rows->rows, rows->n, sizeof(*rows->rows), row_by_bytes,
                         &(struct row_order) { .targets = targets, .n_targets = n_targets });
-        json_add_u64(r, "generated_at", p->generated_at);
-        json_add_u64(r, "min_age_s", p->min_age_s);
-        json_add_u64(r, "top", p->top);
-        cJSON_AddItemToObject(r, "targets", targets_to_json(rows, targets, n_targets, p));
-        stacks = cJSON_AddArrayToObject(r, "stacks");
+        json_add_u64(r, RF_GENERATED_AT, p->generated_at);
+        json_add_u64(r, RF_MIN_AGE_S, p->min_age_s);
+        json_add_u64(r, RF_TOP, p->top);
+        cJSON_AddItemToObject(r, RF_TARGETS, targets_to_json(rows, targets, n_targets, p));
+        stacks = cJSON_AddArrayToObject(r, RF_STACKS);
         if (!stacks)
                 return NULL;
         for (size_t i = 0; i < rows->n; i++) {
@@ -450,19 +432,19 @@ cJSON *report_build(struct stack_rows *rows, const struct report_target *targets
                 other_bytes += row->bytes;
                 other_allocs += row->allocs;
         }
-        other = cJSON_AddObjectToObject(r, "other");
+        other = cJSON_AddObjectToObject(r, RF_OTHER);
         if (!other)
                 return NULL;
-        json_add_u64(other, "stacks", other_stacks);
-        json_add_u64(other, "bytes", other_bytes);
-        json_add_u64(other, "allocs", other_allocs);
+        json_add_u64(other, RF_STACKS, other_stacks);
+        json_add_u64(other, RF_BYTES, other_bytes);
+        json_add_u64(other, RF_ALLOCS, other_allocs);
         lost = p->lost ? cJSON_Duplicate(p->lost, true) : cJSON_CreateObject();
         if (!lost)
                 return NULL;
         /* Stacks deeper than max_stack_depth lose their outer frames: count them with the rest. */
         for (size_t i = 0; i < rows->n; i++)
                 truncated += row_truncated(p, &rows->rows[i]);
-        json_add_u64(lost, "stacks_truncated", truncated);
-        cJSON_AddItemToObject(r, "lost", lost);
+        json_add_u64(lost, RF_STACKS_TRUNCATED, truncated);
+        cJSON_AddItemToObject(r, RF_LOST, lost);
         return TAKE_PTR(r);
 }

@@ -9,7 +9,9 @@
 - memleakctl (client/) includes only its own headers and common/'s: the wire protocol is its one
   contract with the daemon;
 - a header's functions are named for its file: daemon/targets/probes.h exports probes_*
-  (`file name = exported prefix`).
+  (`file name = exported prefix`);
+- JSON field names are the contract's (common/reply-fields.h, common/protocol.h): no file of
+  daemon/ or client/ adds or reads an object member by a string literal.
 
 usage: check-components.py SOURCE_ROOT"""
 
@@ -113,6 +115,25 @@ def check_prefixes(root, order, problems):
                     problems.append(f'daemon/{comp}/{name} exports {fn}(), not {prefix}*')
 
 
+# A member added to or read from a JSON object by name: the name is the call's second argument.
+JSON_MEMBER = re.compile(r'\b(cJSON_Add\w*ToObject|cJSON_AddItemToObject(?:CS)?|cJSON_GetObjectItem(?:CaseSensitive)?|'
+                         r'cJSON_HasObjectItem|cJSON_(?:Detach|Delete|Replace)ItemInObject(?:CaseSensitive)?|'
+                         r'cJSON_(?:Detach|Delete)ItemFromObject(?:CaseSensitive)?|json_add_\w+|get_u64|get_str|'
+                         r'get_double|get_bool)\(\s*(?:[^(),]|\([^()]*\))+,\s*"([^"]*)"')
+
+
+def check_field_names(root, problems):
+    for top in ('daemon', 'client'):
+        for directory, _, files in sorted(os.walk(os.path.join(root, top))):
+            for name in sorted(files):
+                if not name.endswith('.c'):
+                    continue
+                path = os.path.join(directory, name)
+                for m in JSON_MEMBER.finditer(strip_comments(read(path))):
+                    problems.append(f'{os.path.relpath(path, root)}: {m.group(1)}() names "{m.group(2)}" by a literal: '
+                                    f'use its name from common/reply-fields.h (the reply contract)')
+
+
 def main():
     root = sys.argv[1] if len(sys.argv) > 1 else '.'
     order, deps = components(os.path.join(root, 'daemon'))
@@ -120,12 +141,14 @@ def main():
     check_order_and_cycles(order, deps, problems)
     check_includes(root, order, deps, problems)
     check_prefixes(root, order, problems)
+    check_field_names(root, problems)
     for p in problems:
         print(p)
     if problems:
         print(f'{len(problems)} problem(s): see docs/architecture.md')
         return 1
-    print(f'{len(order)} components, their includes and exported names as declared')
+    print(f'{len(order)} components, their includes and exported names as declared; JSON field names '
+          f'from the contract')
     return 0
 
 
