@@ -22,6 +22,7 @@
 #include "module-map.h"
 #include "perf-map.h"
 #include "proc-status.h"
+#include "proc-tasks.h"
 #include "tracee-family.h"
 #include "util.h"
 
@@ -326,44 +327,6 @@ static void child_exit_finish(struct exit_hold *h, pid_t pid, struct reach_resul
                 c->why_none = strdup(why);      /* NULL on ENOMEM: its report gives a reason of its own */
 }
 
-/* The threads of pid as /proc lists them: -errno. */
-static int list_threads(pid_t pid, pid_t **ret, size_t *ret_n)
-{
-        _cleanup_free_ pid_t *tids = NULL;
-        size_t n = 0, allocated = 0;
-        char path[64];
-        DIR *d;
-        struct dirent *de;
-
-        snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
-        d = opendir(path);
-        if (!d)
-                return errno == ENOENT ? -ESRCH : -errno;
-        while ((de = readdir(d))) {
-                char *end;
-                long tid = strtol(de->d_name, &end, 10);
-
-                if (*end || tid <= 0)
-                        continue;
-                if (n == allocated) {
-                        size_t want = MAX(allocated * 2, (size_t)8);
-                        pid_t *grown = reallocarray(tids, want, sizeof(*grown));
-
-                        if (!grown) {
-                                closedir(d);
-                                return -ENOMEM;
-                        }
-                        tids = grown;
-                        allocated = want;
-                }
-                tids[n++] = (pid_t)tid;
-        }
-        closedir(d);
-        *ret = TAKE_PTR(tids);
-        *ret_n = n;
-        return 0;
-}
-
 /* A followed child to scan, pid, is exiting and its thread tid is at its exit stop: hold its
  * threads there, scan it as the program is, keep the scan for the manager and let it go. */
 static void scan_child_at_exit(struct exit_hold *h, pid_t pid, pid_t tid, bool execd)
@@ -375,7 +338,7 @@ static void scan_child_at_exit(struct exit_hold *h, pid_t pid, pid_t tid, bool e
         size_t n_tids = 0, n_all, n = 0;
         const char *why = NULL;
 
-        if (list_threads(pid, &tids, &n_tids) < 0 || n_tids == 0) {
+        if (proc_tasks_list(pid, &tids, &n_tids) < 0 || n_tids == 0) {
                 free(tids);
                 tids = malloc(sizeof(*tids));
                 if (tids) {

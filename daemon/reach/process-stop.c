@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* Stop every thread of a process and read its registers; let it go. */
 #include <assert.h>
-#include <dirent.h>
 #include <elf.h>
 #include <errno.h>
 #include <stdio.h>
@@ -15,11 +14,9 @@
 #include <unistd.h>
 #include "macro.h"
 #include "proc-status.h"
+#include "proc-tasks.h"
 #include "process-stop.h"
 #include "util.h"
-
-DEFINE_TRIVIAL_CLEANUP_FUNC(DIR *, closedir);
-#define _cleanup_closedir_ _cleanup_(closedirp)
 
 _Static_assert(sizeof(struct user_regs_struct) == THREAD_REGS_WORDS * sizeof(uint64_t), "x86_64 registers");
 
@@ -78,20 +75,17 @@ static int tracer_of(pid_t pid)
 /* Seize and interrupt each thread of pid not seized yet: how many, or -errno. */
 static int seize_new_threads(struct process_stop *s, char **error)
 {
-        _cleanup_closedir_ DIR *d = NULL;
-        char path[64];
-        struct dirent *de;
-        int added = 0;
+        _cleanup_free_ pid_t *tids = NULL;
+        size_t n_tids = 0;
+        int added = 0, r;
 
-        snprintf(path, sizeof(path), "/proc/%d/task", (int)s->pid);
-        d = opendir(path);
-        if (!d)
-                return errno == ENOENT ? -ESRCH : -errno;
-        while ((de = readdir(d))) {
-                char *end;
-                long tid = strtol(de->d_name, &end, 10);
+        r = proc_tasks_list(s->pid, &tids, &n_tids);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < n_tids; i++) {
+                pid_t tid = tids[i];
 
-                if (*end || tid <= 0 || find(s, (pid_t)tid))
+                if (find(s, tid))
                         continue;
                 if (ptrace(PTRACE_SEIZE, (pid_t)tid, NULL, NULL) < 0) {
                         int e = errno;
