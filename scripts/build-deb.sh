@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 src=$PWD
 out=$(realpath -m "${1:-build-deb}")
 
-tools=(dpkg-dev debhelper lintian)
+tools=(build-essential dpkg-dev debhelper lintian)   # build-essential: dpkg-buildpackage's own need
 missing=()
 for p in "${tools[@]}"; do
         dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

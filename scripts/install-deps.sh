@@ -14,7 +14,7 @@ packages=(
         libc6-dbg                       # tests: name glibc's local functions (start_thread, __libc_start_call_main)
         valgrind                        # tests: memcheck is the reference for the reachability classes
         debootstrap systemd-container   # tests/e2e: boots a Debian root under systemd-nspawn
-        dpkg-dev debhelper lintian      # tests/e2e: builds and checks the .deb (scripts/build-deb.sh)
+        build-essential dpkg-dev debhelper lintian  # tests/e2e: builds and checks the .deb (scripts/build-deb.sh)
 )
 missing=()
 for p in "${packages[@]}"; do
