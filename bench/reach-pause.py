@@ -24,6 +24,8 @@ import sys
 import tempfile
 import time
 
+from benchlib import start_memleakd
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -73,20 +75,13 @@ def main():
     args = ap.parse_args()
     build = os.path.abspath(args.build)
     with tempfile.TemporaryDirectory(prefix='reach-pause-') as workdir:
-        sock = os.path.join(workdir, 'memleakd.sock')
-        conf = os.path.join(workdir, 'memleakd.conf')
-        with open(conf, 'w') as f:
-            f.write(f'socket_path = {sock}\nmax_allocs = 1048576\nsnapshot_interval_ms = 60000\n')
-            if args.max_pause_ms:
-                f.write(f'reachability_max_pause_ms = {args.max_pause_ms}\n')
-        daemon = subprocess.Popen([os.path.join(build, 'daemon', 'memleakd'), '--config', conf, '--socket', sock],
-                                  stderr=None if os.environ.get('SNAPDEBUG') else open(os.path.join(workdir, 'memleakd.log'), 'w'))
+        config = 'max_allocs = 1048576\nsnapshot_interval_ms = 60000\n'
+        if args.max_pause_ms:
+            config += f'reachability_max_pause_ms = {args.max_pause_ms}\n'
+        daemon, sock = start_memleakd(build, workdir, config,
+                                      stderr=sys.stderr if os.environ.get('SNAPDEBUG') else None)
         program = None
         try:
-            for _ in range(300):
-                if os.path.exists(sock):
-                    break
-                time.sleep(0.1)
             program = Program(os.path.join(build, 'tests', 'programs', 'leak-reach-big'),
                               ['noclone'] if args.noclone else [])
             assert program.line() == 'ready'

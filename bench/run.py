@@ -49,6 +49,8 @@ import sys
 import tempfile
 import time
 
+from benchlib import print_and_write
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LIBC = '/lib/x86_64-linux-gnu/libc.so.6'
 BPF_STATS = '/proc/sys/kernel/bpf_stats_enabled'
@@ -526,10 +528,7 @@ def main():
                 f'{args.redis_runs} round(s); each cell: requests per second and its share of the untraced '
                 'rate. "in BPF": memleakd\'s programs\' run time over the whole benchmark.', ''] + redis
     text = '\n'.join(out) + '\n'
-    print(text)
-    if args.output:
-        with open(args.output, 'w') as f:
-            f.write(text)
+    print_and_write(text, args.output)
 
 
 if __name__ == '__main__':

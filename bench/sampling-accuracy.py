@@ -25,6 +25,8 @@ import tempfile
 
 from run import daemon_start
 
+from benchlib import print_and_write
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LEAKERS = ('leak_one', 'leak_two', 'leak_three', 'leak_four')
 LEAK_BYTES = 64 << 20
@@ -88,10 +90,7 @@ def main():
         '|---:|---:|---:|---:|---:|---:|---:|',
         f'| {len(zs)} | {statistics.mean(finite):+.2f} | {statistics.pstdev(finite):.2f} | {within[1]:.0%} | '
         f'{within[2]:.0%} | {within[3]:.1%} | {all_within_3} of {args.runs} |', ''])
-    print(text)
-    if args.output:
-        with open(args.output, 'w') as f:
-            f.write(text)
+    print_and_write(text, args.output)
 
 
 if __name__ == '__main__':

@@ -23,6 +23,8 @@ import sys
 import tempfile
 import time
 
+from benchlib import rss_mib, start_memleakd
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 STACK_LOSSES = ('stack_table_full', 'stack_hash_clash', 'stack_no_scratch', 'stack_other')
 TABLE_LOSSES = ('allocs_map_full', 'combined_map_full')
@@ -34,14 +36,6 @@ def ctl(build, sock, *args):
     if r.returncode != 0:
         raise OSError(f'memleakctl {args}: {r.stderr.decode()}{r.stdout.decode()}')
     return json.loads(r.stdout)
-
-
-def rss_mib(pid):
-    with open(f'/proc/{pid}/status') as f:
-        for line in f:
-            if line.startswith('VmRSS:'):
-                return int(line.split()[1]) / 1024
-    return None
 
 
 def read_line(proc, timeout):
@@ -88,18 +82,9 @@ def main():
     build = os.path.abspath(args.build)
     rows = []
     with tempfile.TemporaryDirectory(prefix='stack-churn-') as workdir:
-        sock = os.path.join(workdir, 'memleakd.sock')
-        conf = os.path.join(workdir, 'memleakd.conf')
-        with open(conf, 'w') as f:
-            f.write(f'socket_path = {sock}\n')
-        daemon = subprocess.Popen([os.path.join(build, 'daemon', 'memleakd'), '--config', conf, '--socket', sock],
-                                  stderr=open(os.path.join(workdir, 'memleakd.log'), 'w'))
+        daemon, sock = start_memleakd(build, workdir)
         program = None
         try:
-            for _ in range(300):
-                if os.path.exists(sock):
-                    break
-                time.sleep(0.1)
             time.sleep(1)
             rss_start = rss_mib(daemon.pid)
             program = subprocess.Popen([os.path.join(build, 'bench', 'stack-churn'), str(args.seconds), str(args.rate)],

@@ -32,6 +32,8 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import run as bench_run  # noqa: E402  (daemon_start, machine_line)
 
+from benchlib import print_and_write
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CMD = ['cmake', '--version']
 TICK_S = os.sysconf('SC_CLK_TCK')
@@ -190,10 +192,7 @@ def main():
         lines.append(f'of which updates and deletes of unwind_tables (the map of maps; each call waits for an RCU '
                      f'grace period): {tables[0]} calls, {tables[1] * 1000:.0f} ms')
     text = '\n'.join(lines) + '\n'
-    print(text)
-    if args.output:
-        with open(args.output, 'w') as f:
-            f.write(text)
+    print_and_write(text, args.output)
 
 
 if __name__ == '__main__':

@@ -31,6 +31,8 @@ import sys
 import tempfile
 import time
 
+from benchlib import rss_mib
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 NOT_GROWING = 'No stack is growing'
 
@@ -110,14 +112,6 @@ class Redis:
 
     def info(self, section):
         return dict(l.split(':', 1) for l in self.call('INFO', section).splitlines() if ':' in l)
-
-
-def rss_mib(pid):
-    with open(f'/proc/{pid}/status') as f:
-        for line in f:
-            if line.startswith('VmRSS:'):
-                return int(line.split()[1]) / 1024
-    return None
 
 
 def wait_for(path, what, timeout=60, ready=None):
