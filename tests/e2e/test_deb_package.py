@@ -13,14 +13,12 @@ import glob
 import json
 import os
 import shutil
-import signal
 import subprocess
-import sys
 import time
 import unittest
 
 from test_systemd_units import (Container, LeakProgram, LEAK_COUNT, LEAK_FUNCTION, LEAK_SIZE, REPORT_TIMEOUT_S,
-                                SERVICE, SOCKET, env_path, log, wait_until)
+                                SERVICE, SOCKET, env_path, log, run_tests, wait_until)
 
 DEB_IN_CONTAINER = '/memleakd.deb'        # at the top: no directory of the root's to shadow
 BUILD_TIMEOUT_S = 600
@@ -127,20 +125,7 @@ class DebPackageTest(unittest.TestCase):
 
 
 def main():
-    def on_sigterm(signo, frame):
-        log('SIGTERM: stopping, tearing the container down')
-        raise KeyboardInterrupt
-
-    signal.signal(signal.SIGTERM, on_sigterm)
-    started = time.monotonic()
-    try:
-        unittest.main(verbosity=2)
-    finally:
-        container = DebPackageTest.container
-        if container and container.nspawn:
-            for problem in container.destroy():
-                log(f'teardown: {problem}')
-        log(f'total {time.monotonic() - started:.0f} s')
+    run_tests(DebPackageTest)
 
 
 if __name__ == '__main__':

@@ -880,8 +880,9 @@ class SystemdUnitsTest(unittest.TestCase):
         self.assert_stops_cleanly()
 
 
-def main():
-    # SIGTERM (meson's timeout, a kill) unwinds like Ctrl-C, so the container is torn down.
+def run_tests(test_class):
+    """unittest.main(), the class's container torn down whatever ends the run: SIGTERM (meson's
+    timeout, a kill) unwinds like Ctrl-C."""
     def on_sigterm(signo, frame):
         log('SIGTERM: stopping, tearing the container down')
         raise KeyboardInterrupt
@@ -889,13 +890,17 @@ def main():
     signal.signal(signal.SIGTERM, on_sigterm)
     started = time.monotonic()
     try:
-        unittest.main(verbosity=2)
+        unittest.main(module='__main__', verbosity=2)
     finally:
-        container = SystemdUnitsTest.container
+        container = test_class.container
         if container and container.nspawn:
             for problem in container.destroy():
                 log(f'teardown: {problem}')
         log(f'total {time.monotonic() - started:.0f} s')
+
+
+def main():
+    run_tests(SystemdUnitsTest)
 
 
 if __name__ == '__main__':
