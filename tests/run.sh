@@ -33,13 +33,18 @@ print(f"{passed} passed, {failed} failed")
 PY
 }
 
+# Integration tests that start their own daemons run side by side, as many as there are cores
+# (at most four): those that must run alone say so in tests/integration/meson.build.
+jobs=$(nproc)
+[ "$jobs" -le 4 ] || jobs=4
+
 run_suite() {  # builddir "meson test suite options" [meson setup options...]
         local builddir=$1 suites=$2; shift 2
         if [ ! -f "$builddir/build.ninja" ]; then
                 meson setup "$builddir" --sysconfdir=/etc -Dwerror=true "$@" || return 1
         fi
         ninja -C "$builddir" || return 1
-        meson test -C "$builddir" --print-errorlogs --num-processes 1 $suites
+        meson test -C "$builddir" --print-errorlogs --num-processes "$jobs" $suites
 }
 
 plain=${BUILDDIR:-build-test}
