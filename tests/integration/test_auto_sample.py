@@ -232,8 +232,21 @@ class AutoSampleTest(harness.DaemonTestCase):
         report_text = daemon.ctl_ok('report', '--pid', p.pid).stdout
         self.assertIn('sampled since', report_text)
         self.assertIn('a sample point every', report_text)
+
+        # the next target in its slot starts exact, with no switch of BPF's left from it
+        daemon.ctl_ok('detach', '--pid', p.pid)
         p.go()
         self.assertEqual(p.finish(), 0)
+        again = self.start_program(BURST_PROGRAM)
+        reply = daemon.attach(again.pid)
+        again.go()
+        again.expect('kept')
+        report, found = self.wait_for_totals(daemon, again.pid, ('keep_early',), BURST_EARLY)
+        self.assert_totals(report, found, BURST_EARLY, 'the next target')
+        time.sleep(0.5)                 # checks that would note a switch left in the slot
+        [target] = [t for t in daemon.status()['targets'] if t['pid'] == again.pid]
+        self.assertIsNone(target['auto_sample'], (reply, target))
+        self.assertEqual(target['sample_bytes'], 0, target)
 
     def test_off_when_the_config_says_so(self):
         daemon = self.start_daemon(config={'max_allocs': MAX_ALLOCS, 'auto_sample_percent': 0})
