@@ -93,22 +93,23 @@ const volatile __u32 counter_row_kernel = 64;
 const volatile __u32 counter_row_other = 65;
 
 /* The heap blocks each process target holds in the allocation table (alloc_table and the allocs
- * map), by its slot: what the daemon reads to see its share of the table fill (and turn it to
- * sampling). Per CPU: a block freed on another CPU than it was recorded on leaves one CPU's count
- * below zero, their sum is right. */
+ * map), by its slot, and whether BPF switched it to sampling at its limit (struct target_fill):
+ * what the daemon reads to see its share of the table fill. One count every CPU adds to
+ * atomically: the limit is checked against it at each allocator call, where a sum over the CPUs
+ * would cost a look-up per CPU. */
 struct {
-        __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+        __uint(type, BPF_MAP_TYPE_ARRAY);
         __uint(max_entries, 64);                /* max_targets */
         __type(key, __u32);
-        __type(value, __s64);
+        __type(value, struct target_fill);
 } target_blocks SEC(".maps");
 
 static __always_inline void target_blocks_add(__u32 slot, __s64 n)
 {
-        __s64 *v = bpf_map_lookup_elem(&target_blocks, &slot);
+        struct target_fill *f = bpf_map_lookup_elem(&target_blocks, &slot);
 
-        if (v)
-                *v += n;
+        if (f)
+                __sync_fetch_and_add(&f->blocks, n);
 }
 
 static __always_inline void count_by(__u32 row, enum memleak_counter c, __u64 n)
@@ -371,10 +372,35 @@ static __always_inline struct thread_state *outer_call_state(__u32 slot, __u32 t
         return th;
 }
 
+/* The mean to sample the target at slot at, from this call on: its own (0: exact), or, once an
+ * exact target holds its limit_blocks blocks in the allocation table, the limit_sample_bytes the
+ * daemon set for then. That switch is made here, by BPF, at the first call past the limit,
+ * whatever the daemon's checks (a burst may fill a share within one of them): the first CPU to
+ * get there notes the mean and the time in the target's struct target_fill for the daemon, and
+ * every CPU writes the mean into the target's settings, so that its frees and later calls see a
+ * sampled target. Calls in flight on other CPUs meanwhile are recorded exactly: a few blocks past
+ * the limit, none dropped. The blocks recorded before stay exact. */
+static __always_inline __u64 sample_mean_of(struct target_config *cfg, __u32 slot)
+{
+        __u64 mean = cfg->sample_bytes, limit = cfg->limit_blocks;
+        struct target_fill *f;
+
+        if (mean > 1 || limit == 0 || cfg->limit_sample_bytes <= 1)
+                return mean;
+        f = bpf_map_lookup_elem(&target_blocks, &slot);
+        if (!f || f->blocks < (__s64)limit)
+                return mean;
+        mean = cfg->limit_sample_bytes;
+        if (__sync_val_compare_and_swap(&f->switched_sample_bytes, 0, mean) == 0)
+                f->switched_ns = bpf_ktime_get_ns();
+        cfg->sample_bytes = mean;
+        return mean;
+}
+
 static __always_inline int on_entry2(struct pt_regs *ctx, __u32 slot, __u32 kind, __u64 size, __u64 arg,
                                      __u64 arg2)
 {
-        __u64 sp = PT_REGS_SP(ctx), now;
+        __u64 sp = PT_REGS_SP(ctx), now, mean;
         __u32 tgid = current_tgid();
         struct target_config *cfg = NULL;
         struct thread_state *th;
@@ -389,12 +415,13 @@ static __always_inline int on_entry2(struct pt_regs *ctx, __u32 slot, __u32 kind
                 .size = size, .arg = arg, .entry_sp = sp, .entry_ns = now,
                 .kind = kind, .tgid = tgid, .arg2 = arg2, .weight = size, .flags = INFLIGHT_ACTIVE,
         };
+        mean = kind_allocates(kind) ? sample_mean_of(cfg, slot) : cfg->sample_bytes;
         /* the outermost call decides, once, whether its block is a sample */
-        if (cfg->sample_bytes && kind_allocates(kind)) {
-                cur->weight = sample_weight_at(size, cfg->sample_bytes, &th->sample_remaining, &th->sample_mean);
+        if (mean && kind_allocates(kind)) {
+                cur->weight = sample_weight_at(size, mean, &th->sample_remaining, &th->sample_mean);
                 if (cur->weight == 0)
                         cur->flags |= INFLIGHT_UNSAMPLED;
-        } else if (!cfg->sample_bytes) {
+        } else if (!mean) {
                 th->sample_remaining = 0;       /* exact now: a later sampled attach draws afresh */
         }
         return 0;
@@ -415,7 +442,7 @@ static __always_inline int on_entry(struct pt_regs *ctx, __u32 slot, __u32 kind,
  * malloc maps its big blocks itself). */
 static __always_inline int on_leaf_entry(struct pt_regs *ctx, __u32 slot, __u32 kind, __u64 size)
 {
-        __u64 sp = PT_REGS_SP(ctx), weight = size;
+        __u64 sp = PT_REGS_SP(ctx), weight = size, mean;
         __u32 tgid = current_tgid();
         struct target_config *cfg = NULL;
         struct thread_state *th;
@@ -430,8 +457,9 @@ static __always_inline int on_leaf_entry(struct pt_regs *ctx, __u32 slot, __u32 
                 count_in(slot, COUNTER_ALLOCS_FILTERED);
                 return 1;
         }
-        if (cfg->sample_bytes) {
-                weight = sample_weight_at(size, cfg->sample_bytes, &th->sample_remaining, &th->sample_mean);
+        mean = sample_mean_of(cfg, slot);
+        if (mean) {
+                weight = sample_weight_at(size, mean, &th->sample_remaining, &th->sample_mean);
                 if (weight == 0) {
                         cur->flags = 0;
                         count_in(slot, COUNTER_ALLOCS_UNSAMPLED);

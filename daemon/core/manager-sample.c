@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* Never blind past the allocation table's limit: a target whose share of it nears full is
- * sampled from then on (targets/auto-sample.h), checked by the snapshot tick. */
+ * sampled from then on (targets/auto-sample.h), checked ten times a second; one that fills it
+ * faster is switched by BPF itself at the limit set here, and the switch noted here. */
 #include <assert.h>
 #include <inttypes.h>
 #include "log.h"
@@ -11,18 +12,55 @@
 #include "target.h"
 #include "util.h"
 
+/* BPF switched it at its limit (its share filled faster than these checks): noted as if it were
+ * made here, from when and at what mean BPF says, so that its reports say so as they do of any. */
+static void note_bpf_switch(struct manager *m, struct target *t, const struct target_fill *fill, uint64_t share)
+{
+        struct auto_sample_change c;
+        int r;
+
+        c = auto_sample_bpf_change(fill->switched_ns, fill->switched_sample_bytes, t->filter.limit_blocks, share,
+                                   now_realtime_usec(), now_monotonic_usec());
+        r = target_set_sample_bytes(&m->env, t, &c);
+        if (r < 0) {
+                log_warning_errno(r, "pid %d is sampled since its share of the allocation table filled, but "
+                                  "its settings cannot say so (its reports may call it exact): %m", (int)t->pid);
+                return;
+        }
+        log_info("pid %d (%s) filled %u%% of its share of the allocation table (%" PRIu64 ") faster than it is "
+                 "checked: sampled by BPF since, a sample point every %" PRIu64 " bytes on average",
+                 (int)t->pid, t->comm, c.fill_percent, share, c.sample_bytes);
+}
+
+/* While it is recorded exactly: the limit at which BPF switches it itself, and the mean it
+ * switches to, from its mean block now. */
+static void set_limit(struct manager *m, struct target *t, const struct auto_sample_view *v)
+{
+        uint64_t limit = auto_sample_limit(v->share, v->percent);
+        int r;
+
+        r = target_set_limit(&m->env, t, limit, auto_sample_preset(v, limit, MEMLEAK_MAX_SAMPLE_BYTES));
+        if (r < 0)
+                log_debug_errno(r, "Cannot set the sampling limit of pid %d (checked here only): %m", (int)t->pid);
+}
+
 static void check_target(struct manager *m, struct target *t, uint64_t share)
 {
         const struct snapshot *s = snapshot_ring_newest(t->ring);
-        const struct auto_sample_change *last = auto_sample_last(&t->auto_sample);
+        const struct auto_sample_change *last;
         uint64_t counters[_COUNTER_MAX], dropped = 0;
         struct auto_sample_view v;
         struct auto_sample_change c;
+        struct target_fill fill;
         uint64_t blocks, mean;
         int r;
 
-        if (target_blocks_read(m->env.skel, t->slot.slot, &blocks) < 0)
+        if (target_blocks_read_fill(m->env.skel, t->slot.slot, &fill) < 0)
                 return;
+        blocks = fill.blocks > 0 ? (uint64_t)fill.blocks : 0;
+        if (fill.switched_ns != 0 && fill.switched_sample_bytes > 1 && t->filter.sample_bytes <= 1)
+                note_bpf_switch(m, t, &fill, share);
+        last = auto_sample_last(&t->auto_sample);
         /* its own drops since the last check: the table was full for it (read only once it holds
          * half its share: the check runs ten times a second) */
         if (blocks >= share / 2 && target_counters_read(&m->env, t, counters) >= 0) {
@@ -41,8 +79,11 @@ static void check_target(struct manager *m, struct target *t, uint64_t share)
         };
         t->auto_sample.blocks_checked = blocks;
         mean = auto_sample_decide(&v, MEMLEAK_MAX_SAMPLE_BYTES);
-        if (mean == 0)
+        if (mean == 0) {
+                if (v.sample_bytes == 0 && fill.switched_sample_bytes == 0)
+                        set_limit(m, t, &v);
                 return;
+        }
         c = (struct auto_sample_change) {
                 .at_usec = now_realtime_usec(), .sample_bytes = mean,
                 .fill_percent = auto_sample_fill_percent(blocks, share), .blocks = blocks,
@@ -64,8 +105,16 @@ void manager_auto_sample(struct manager *m)
         uint64_t share;
 
         assert(m);
-        if (m->config.auto_sample_percent == 0)
+        if (m->config.auto_sample_percent == 0) {
+                /* off (maybe since a reload): BPF switches none itself either */
+                for (size_t i = 0; i < m->n_targets; i++) {
+                        struct target *t = m->targets[i];
+
+                        if (!t->exited && !t->kernel && !t->register_deferred && t->slot.set)
+                                (void)target_set_limit(&m->env, t, 0, 0);
+                }
                 return;
+        }
         share = auto_sample_share(m->config.max_allocs, manager_live_targets(m));
         for (size_t i = 0; i < m->n_targets; i++) {
                 struct target *t = m->targets[i];

@@ -65,6 +65,41 @@ uint64_t auto_sample_decide(const struct auto_sample_view *v, uint64_t max_mean)
         return mean > v->sample_bytes ? mean : 0;
 }
 
+uint64_t auto_sample_limit(uint64_t share, uint32_t percent)
+{
+        if (percent == 0 || share == 0)
+                return 0;
+        /* rounded up: where auto_sample_decide() switches too */
+        return (uint64_t)(((unsigned __int128)share * MIN(percent, 100u) + 99) / 100);
+}
+
+uint64_t auto_sample_preset(const struct auto_sample_view *v, uint64_t limit, uint64_t max_mean)
+{
+        uint64_t mean_block, mean, least;
+
+        assert(v);
+        if (v->percent == 0 || v->share == 0 || limit == 0)
+                return 0;
+        mean_block = v->allocs ? v->bytes / v->allocs : 0;
+        mean = mul_div(mul_div(mean_block, limit, 1), AUTO_SAMPLE_HEADROOM, room_left(v->share, limit));
+        least = MAX((uint64_t)AUTO_SAMPLE_MIN_BYTES, mean_block * 4);
+        return MIN(power_of_two_at_least(MAX(mean, least)), max_mean);
+}
+
+struct auto_sample_change auto_sample_bpf_change(uint64_t switched_ns, uint64_t sample_bytes, uint64_t limit,
+                                                 uint64_t share, uint64_t now_realtime_usec,
+                                                 uint64_t now_monotonic_usec)
+{
+        uint64_t ago = now_monotonic_usec > switched_ns / 1000 ? now_monotonic_usec - switched_ns / 1000 : 0;
+
+        return (struct auto_sample_change) {
+                .at_usec = now_realtime_usec > ago ? now_realtime_usec - ago : 0,
+                .sample_bytes = sample_bytes,
+                .fill_percent = auto_sample_fill_percent(limit, share),
+                .blocks = limit,
+        };
+}
+
 void auto_sample_note(struct auto_sample_history *h, const struct auto_sample_change *c)
 {
         assert(h);

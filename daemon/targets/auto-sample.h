@@ -44,6 +44,18 @@ uint32_t auto_sample_fill_percent(uint64_t blocks, uint64_t share);
  * times its mean block (blocks of the mean or more are always recorded). */
 uint64_t auto_sample_decide(const struct auto_sample_view *v, uint64_t max_mean);
 
+/* The blocks at which BPF itself switches an exact target to sampling (struct target_config's
+ * limit_blocks): percent of its share, rounded up (where auto_sample_decide() switches it); 0
+ * (no limit) when percent is 0. */
+uint64_t auto_sample_limit(uint64_t share, uint32_t percent);
+
+/* The mean BPF switches it to there (limit_sample_bytes), set ahead by the daemon for a target
+ * that fills its share faster than the daemon checks it: what auto_sample_decide() would pick if
+ * it held limit blocks of its mean block now (v->bytes / v->allocs), so that the room left in
+ * its share then holds AUTO_SAMPLE_HEADROOM times that heap again; at least AUTO_SAMPLE_MIN_BYTES
+ * and four times its mean block, a power of two, at most max_mean. */
+uint64_t auto_sample_preset(const struct auto_sample_view *v, uint64_t limit, uint64_t max_mean);
+
 /* One change of a target's mean. */
 struct auto_sample_change {
         uint64_t at_usec;               /* CLOCK_REALTIME */
@@ -52,6 +64,13 @@ struct auto_sample_change {
         uint32_t pad;
         uint64_t blocks;                /* the blocks it held in the table then */
 };
+
+/* BPF's switch of a target at its limit as the change the daemon notes: at switched_ns
+ * (CLOCK_MONOTONIC, nanoseconds) told in CLOCK_REALTIME by the clocks now, to sample_bytes,
+ * holding limit blocks of its share. */
+struct auto_sample_change auto_sample_bpf_change(uint64_t switched_ns, uint64_t sample_bytes, uint64_t limit,
+                                                 uint64_t share, uint64_t now_realtime_usec,
+                                                 uint64_t now_monotonic_usec);
 
 /* What a target remembers of being sampled by memleakd. */
 struct auto_sample_history {

@@ -307,6 +307,27 @@ int target_set_sample_bytes(const struct target_env *env, struct target *t, cons
         return 0;
 }
 
+int target_set_limit(const struct target_env *env, struct target *t, uint64_t limit_blocks, uint64_t limit_sample_bytes)
+{
+        struct target_config cfg;
+
+        assert(env);
+        assert(t);
+        if (t->kernel || t->exited || t->register_deferred || !t->slot.set)
+                return -EINVAL;
+        if (t->filter.limit_blocks == limit_blocks && t->filter.limit_sample_bytes == limit_sample_bytes)
+                return 0;
+        cfg = t->filter;
+        cfg.limit_blocks = limit_blocks;
+        cfg.limit_sample_bytes = limit_sample_bytes;
+        if (bpf_map_update_elem(t->slot.fd, &t->slot.slot,
+                                &(struct target_slot) { .tgid = (__u32)t->pid, .cfg = cfg }, BPF_EXIST) < 0 ||
+            bpf_map_update_elem(bpf_loader_targets_fd(env->skel), &(__u32){ t->pid }, &cfg, BPF_EXIST) < 0)
+                return -errno;
+        t->filter = cfg;
+        return 1;
+}
+
 bool target_note_child(struct target *t, pid_t child)
 {
         assert(t);

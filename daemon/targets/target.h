@@ -266,6 +266,13 @@ int target_attach(const struct target_env *env, const struct target_attach_param
  * 0 or -errno. Blocks recorded before keep their weight. */
 int target_set_sample_bytes(const struct target_env *env, struct target *t, const struct auto_sample_change *c);
 
+/* Have BPF switch t to sampling at a mean of limit_sample_bytes itself once it holds
+ * limit_blocks blocks in the allocation table (0: never), should its share fill before the
+ * daemon's next check; the daemon notes that switch as a change (target_set_sample_bytes) when it
+ * sees it (struct target_fill). Meant for a target recorded exactly; written to BPF only when
+ * either changed. 1 when written, 0 when unchanged, or -errno. */
+int target_set_limit(const struct target_env *env, struct target *t, uint64_t limit_blocks, uint64_t limit_sample_bytes);
+
 /* Enter t in the targets map, which BPF checks on every probe hit: recording starts here. A
  * running process's maps are read again then: it may have exec'd since the attach read them
  * (BPF records its exec from here on, not before), and then they are followed closely a while. */

@@ -188,6 +188,69 @@ static void allocations_dropped_switch_or_raise_at_once(void)
         ASSERT_EQ(auto_sample_decide(&v, MAX_MEAN), 0);
 }
 
+/* BPF's own switch, for a target that fills its share faster than the daemon checks it: at
+ * percent of its share, rounded up as auto_sample_decide()'s threshold is; none when off. */
+static void bpf_switches_at_percent_of_the_share(void)
+{
+        ASSERT_EQ(auto_sample_limit(SHARE, 80), 13108);        /* 13107.2: 80.005%, as decide's */
+        ASSERT_EQ(auto_sample_fill_percent(auto_sample_limit(SHARE, 80), SHARE), 80);
+        ASSERT_EQ(auto_sample_limit(8192, 80), 6554);
+        ASSERT_EQ(auto_sample_limit(SHARE, 100), SHARE);
+        ASSERT_EQ(auto_sample_limit(SHARE, 0), 0);               /* auto_sample_percent = 0: no limit */
+        ASSERT_EQ(auto_sample_limit(0, 80), 0);
+}
+
+/* The mean it switches to there is set ahead from its mean block now: the room left past the
+ * limit holds four times the heap it will have at the limit. */
+static void bpf_switches_at_a_mean_set_ahead_from_the_mean_block(void)
+{
+        struct auto_sample_view v = exact_target(1000);         /* 100-byte blocks */
+        uint64_t limit = auto_sample_limit(SHARE, 80);
+
+        /* 100 x 13108 x 4 / 3276 = 1600 */
+        ASSERT_EQ(auto_sample_preset(&v, limit, MAX_MEAN), 2048);
+        /* and what decide() picks when the daemon sees it at the limit itself */
+        v.blocks = limit;
+        v.bytes = 100 * limit;
+        v.allocs = limit;
+        ASSERT_EQ(auto_sample_decide(&v, MAX_MEAN), 2048);
+        /* no snapshot yet: the least mean */
+        v = exact_target(0);
+        v.bytes = v.allocs = 0;
+        ASSERT_EQ(auto_sample_preset(&v, limit, MAX_MEAN), AUTO_SAMPLE_MIN_BYTES);
+        /* big blocks: the estimate, above four of them */
+        v = exact_target(10);
+        v.allocs = 10;                                          /* 100,000-byte blocks */
+        ASSERT_EQ(auto_sample_preset(&v, limit, MAX_MEAN), UINT64_C(1) << 21);
+        ASSERT_EQ(auto_sample_preset(&v, limit, 65536), 65536);
+        /* off */
+        v.percent = 0;
+        ASSERT_EQ(auto_sample_preset(&v, limit, MAX_MEAN), 0);
+        v.percent = 80;
+        ASSERT_EQ(auto_sample_preset(&v, 0, MAX_MEAN), 0);
+        /* a limit at the full share: a sixteenth of it is the room */
+        v = exact_target(0);
+        ASSERT_EQ(auto_sample_preset(&v, SHARE, MAX_MEAN), 8192);   /* 100 x 16384 x 4 / 1024 = 6400 */
+}
+
+/* BPF's switch is noted as the daemon's own: when (its monotonic time told in real time), at
+ * what mean, at how full a share. */
+static void bpf_switch_noted_as_a_change(void)
+{
+        struct auto_sample_change c;
+
+        c = auto_sample_bpf_change(UINT64_C(5000000000), 2048, 13108, SHARE, UINT64_C(1700000000000000),
+                                   UINT64_C(7000000));
+        ASSERT_EQ(c.at_usec, UINT64_C(1700000000000000) - 2000000);   /* 2 s before now */
+        ASSERT_EQ(c.sample_bytes, 2048);
+        ASSERT_EQ(c.blocks, 13108);
+        ASSERT_EQ(c.fill_percent, 80);
+        /* a clock read before the switch (never, but not a wrap) */
+        c = auto_sample_bpf_change(UINT64_C(9000000000), 2048, 13108, SHARE, UINT64_C(1700000000000000),
+                                   UINT64_C(7000000));
+        ASSERT_EQ(c.at_usec, UINT64_C(1700000000000000));
+}
+
 int main(void)
 {
         static const struct unit_test tests[] = {
@@ -198,6 +261,9 @@ int main(void)
                 TEST(the_mean_never_passes_its_maximum),
                 TEST(raised_again_once_half_the_room_left_is_used),
                 TEST(a_target_filling_fast_is_switched_before_it_is_full),
+                TEST(bpf_switches_at_percent_of_the_share),
+                TEST(bpf_switches_at_a_mean_set_ahead_from_the_mean_block),
+                TEST(bpf_switch_noted_as_a_change),
                 TEST(allocations_dropped_switch_or_raise_at_once),
                 TEST(history_keeps_the_first_change_and_the_latest),
         };
