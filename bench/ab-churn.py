@@ -8,10 +8,11 @@ in bench/RESULTS.md that say "interleaved A/B runs").
 
 A side is BUILD or BUILD:CONFIG, CONFIG being memleakd.conf lines separated by ';'
 (`build:max_allocs = 65536`). The workload is the one of bench/run.py's churn table:
-alloc-churn ITERATIONS 1 (C malloc/free, or C++ new/delete with --cxx), one thread; or, with
+alloc-churn ITERATIONS THREADS (C malloc/free, or C++ new/delete with --cxx), one thread unless
+--threads says more; or, with
 --deep, its deep-stack one: bench/leak-deep (786,432 blocks leaked from 65,536 stacks).
 
-usage: bench/ab-churn.py SIDE SIDE... [--rounds R] [--iterations N] [--cxx | --deep] [--sample-bytes N]
+usage: bench/ab-churn.py SIDE SIDE... [--rounds R] [--iterations N] [--threads T] [--cxx | --deep] [--sample-bytes N]
 Needs root (BPF) and the builds (meson setup DIR && ninja -C DIR)."""
 
 import argparse
@@ -31,7 +32,7 @@ def churn_ms(bench_dir, ctl, sock, args):
     if args.deep:
         cmd = [os.path.join(bench_dir, 'leak-deep')]
     else:
-        cmd = [os.path.join(bench_dir, 'alloc-churn'), str(args.iterations), '1'] + (['cxx'] if args.cxx else [])
+        cmd = [os.path.join(bench_dir, 'alloc-churn'), str(args.iterations), str(args.threads)] + (['cxx'] if args.cxx else [])
     attach = ['--sample-bytes', str(args.sample_bytes)] if args.sample_bytes else []
     p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
@@ -60,6 +61,7 @@ def main():
     ap.add_argument('sides', nargs='+', metavar='SIDE', help='BUILD or BUILD:CONFIG')
     ap.add_argument('--rounds', type=int, default=8)
     ap.add_argument('--iterations', type=int, default=200000)
+    ap.add_argument('--threads', type=int, default=1, help='alloc-churn threads (one table of counts they share)')
     ap.add_argument('--cxx', action='store_true', help='C++ new/delete instead of malloc/free')
     ap.add_argument('--deep', action='store_true', help='bench/leak-deep instead of the churn')
     ap.add_argument('--sample-bytes', type=int, default=0, help='attach with --sample-bytes N')
@@ -83,7 +85,7 @@ def main():
             proc.terminate()
             proc.wait()
     base = statistics.median(times[args.sides[0]])
-    workload = 'leak-deep' if args.deep else f'alloc-churn {args.iterations} x 1 thread{" (C++)" if args.cxx else ""}'
+    workload = 'leak-deep' if args.deep else f'alloc-churn {args.iterations} x {args.threads} thread(s){" (C++)" if args.cxx else ""}'
     print(f'{workload}'
           f'{f", --sample-bytes {args.sample_bytes}" if args.sample_bytes else ""}, {args.rounds} rounds')
     for side in args.sides:
