@@ -186,7 +186,7 @@ static void follow(struct manager *m, struct target *parent, pid_t child, unsign
         struct target_config filter;
         int n_objs, r;
 
-        if (t && !t->exited) {
+        if (t && !target_phase_exited(t->phase)) {
                 release(m, parent, child, true, false, false);
                 return;         /* attached already (by a request of its own) */
         }
@@ -229,6 +229,7 @@ static void follow(struct manager *m, struct target *parent, pid_t child, unsign
                 release(m, parent, child, false, false, false);
                 return;
         }
+        (void)manager_target_phase(t, r > 0 ? TARGET_PHASE_AWAITING_TABLES : TARGET_PHASE_RECORDING);
         t->follow_forks = true;
         t->parent_id = parent->id;
         t->parent_pid = parent->pid;
@@ -266,7 +267,7 @@ void manager_follow_existing_children(struct manager *m, struct target *t)
 
         assert(m);
         assert(t);
-        if (!t->follow_forks || t->exited || t->kernel || t->exec || manager_family_hold(m, t))
+        if (!t->follow_forks || target_phase_exited(t->phase) || t->kernel || t->exec || manager_family_hold(m, t))
                 return;
         fork_watch_drain(m->forks);     /* the fork events in the ring first: each child once */
         r = proc_children(t->pid, &children, &n);
@@ -279,7 +280,7 @@ void manager_follow_existing_children(struct manager *m, struct target *t)
         for (size_t i = 0; i < n; i++) {
                 const struct target *c = manager_find_target(m, children[i]);
 
-                if (target_note_child(t, children[i]) || (c && !c->exited))
+                if (target_note_child(t, children[i]) || (c && !target_phase_exited(c->phase)))
                         continue;       /* counted at its fork already, or attached itself */
                 t->children_forked++;
                 follow(m, t, children[i], 0);

@@ -92,7 +92,7 @@ static void add_unwind(cJSON *o, const struct target *t)
 static cJSON *target_to_json(const struct target *t)
 {
         cJSON *o = target_json_new(&(struct target_json) {
-                .pid = t->pid, .comm = t->comm, .exited = t->exited,
+                .pid = t->pid, .comm = t->comm, .exited = target_phase_exited(t->phase),
                 .has_attach = true, .mmap = t->track_mmap,
                 .attached_s = (now_realtime_usec() - t->attached_usec) / 1000000,
                 .allocator = t->allocator, .allocator_reason = t->allocator_reason,
@@ -106,6 +106,7 @@ static cJSON *target_to_json(const struct target *t)
 
         if (!o)
                 return NULL;
+        cJSON_AddStringToObject(o, RF_PHASE, target_phase_to_string(t->phase));
         objs = cJSON_AddArrayToObject(o, RF_OBJECTS);
         for (size_t i = 0; objs && i < t->n_objects; i++) {
                 cJSON *ob = cJSON_CreateObject();
@@ -182,7 +183,7 @@ void manager_requests_tables_loaded(struct manager *m)
                         continue;
                 }
                 m->awaiting[i] = m->awaiting[--m->n_awaiting];
-                if (t && t->register_errno < 0)
+                if (t && t->phase == TARGET_PHASE_FAILED)
                         reply_error(a.request, a.id, t->register_errno, t->register_error ?: strerror(-t->register_errno));
                 else if (t) {
                         reply_target(a.request, a.id, t);
@@ -206,7 +207,7 @@ static bool attach_now(struct manager *m, struct server_request *sreq, struct me
         _cleanup_free_ char *error = NULL;
         int r;
 
-        if (t && !t->exited) {
+        if (t && !target_phase_exited(t->phase)) {
                 error_set(&error, -EEXIST, "Already attached to pid %d (%s)", (int)t->pid, t->comm);
                 reply_error(sreq, req->id, -EEXIST, error);
                 return true;
@@ -248,6 +249,8 @@ static bool attach_now(struct manager *m, struct server_request *sreq, struct me
                         .ring_depth = m->config.ring_depth, .track_mmap = req->mmap, .exec = req->exec,
                         .unwind = req->unwind != MEMLEAK_UNWIND_DEFAULT ? req->unwind : m->config.unwind,
                 }, &t, &error);
+        if (r >= 0)
+                (void)manager_target_phase(t, r > 0 ? TARGET_PHASE_AWAITING_TABLES : TARGET_PHASE_RECORDING);
         if (r < 0) {
                 log_info("Refused to attach to pid %d for uid %u: %s", (int)pid, (unsigned)peer->uid,
                          error ? error : strerror(-r));
@@ -420,7 +423,7 @@ static void add_table_budgets(cJSON *o, struct manager *m)
                 const struct target *t = m->targets[i];
                 uint64_t n;
 
-                if (!t->exited && !t->kernel && t->slot.set && target_blocks_read(m->env.skel, t->slot.slot, &n) >= 0)
+                if (!target_phase_exited(t->phase) && !t->kernel && t->slot.set && target_blocks_read(m->env.skel, t->slot.slot, &n) >= 0)
                         blocks += n;
         }
         add_budget(x, RF_ALLOCS, blocks, m->config.max_allocs);
@@ -595,9 +598,9 @@ static void handle_history(struct manager *m, struct server_request *sreq, struc
                         continue;
                 /* a live target's now, the last point of its window; an exited one's ring ends
                  * at its last snapshot */
-                counted = !t->exited && target_counters_read(&m->env, t, counters) >= 0;
+                counted = !target_phase_exited(t->phase) && target_counters_read(&m->env, t, counters) >= 0;
                 th = history_to_json(t->ring, &(struct target_json) {
-                        .pid = t->pid, .comm = t->comm, .exited = t->exited,
+                        .pid = t->pid, .comm = t->comm, .exited = target_phase_exited(t->phase),
                         .sample_bytes = t->filter.sample_bytes > 1 ? t->filter.sample_bytes : 0,
                         .auto_sample = &t->auto_sample,
                         .children_forked = t->children_forked, .follow_forks = t->follow_forks,

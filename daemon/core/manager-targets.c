@@ -40,7 +40,7 @@ unsigned manager_live_targets(const struct manager *m)
 
         assert(m);
         for (size_t i = 0; i < m->n_targets; i++)
-                n += !m->targets[i]->exited;
+                n += !target_phase_exited(m->targets[i]->phase);
         return n;
 }
 
@@ -53,7 +53,7 @@ void manager_targets_changed(struct manager *m)
         assert(m);
         /* Follow forks while some process is traced, and only then. */
         for (size_t i = 0; i < m->n_targets && !processes; i++)
-                processes = !m->targets[i]->exited && !m->targets[i]->kernel;
+                processes = !target_phase_exited(m->targets[i]->phase) && !m->targets[i]->kernel;
         r = fork_watch_set_active(m->forks, processes);
         if (r < 0)
                 log_warning_errno(r, "Cannot watch traced processes fork, ignoring: their children keep "
@@ -64,6 +64,18 @@ void manager_targets_changed(struct manager *m)
                 log_warning_errno(-errno, "Cannot watch traced processes exec, ignoring: a process that execs "
                                   "another program keeps its old image's blocks outstanding: %m");
         (void)sd_notifyf(false, "STATUS=Tracing %u process%s", live, live == 1 ? "" : "es");
+}
+
+bool manager_target_phase(struct target *t, enum target_phase to)
+{
+        assert(t);
+        if (target_phase_change(&t->phase, to) >= 0)
+                return true;
+        log_error("BUG: pid %d (%s), target %" PRIu64 ", cannot go from phase %s to %s; left %s. Please report "
+                  "this with the journal around it", (int)t->pid, t->comm, t->id,
+                  target_phase_to_string(t->phase) ?: "?", target_phase_to_string(to) ?: "?",
+                  target_phase_to_string(t->phase) ?: "?");
+        return false;
 }
 
 struct target *manager_find_target(struct manager *m, pid_t pid)
@@ -93,9 +105,12 @@ struct target *manager_find_kernel_target(struct manager *m)
 void manager_remove_target(struct manager *m, struct target *t)
 {
         struct exit_hold *family;
+        bool live;
 
         assert(m);
         assert(t);
+        live = !target_phase_exited(t->phase);
+        (void)manager_target_phase(t, TARGET_PHASE_DROPPED);
         /* a followed child detached (or dropped) while its family's tracer still traces it: no
          * answer would come for its new code, it is not held there any longer */
         family = t->exit_hold ? NULL : manager_family_hold(m, t);
@@ -113,7 +128,7 @@ void manager_remove_target(struct manager *m, struct target *t)
         for (size_t i = 0; i < m->n_targets; i++)
                 if (m->targets[i]->parent_id == t->id)
                         m->targets[i]->parent_id = t->parent_id;
-        if (!t->exited)
+        if (live)
                 (void)target_stop(&m->env, t, false);
         t->exit_hold = exit_hold_free(t->exit_hold);
         target_free(t);
@@ -126,7 +141,7 @@ uint64_t manager_exited_bytes(const struct manager *m)
 
         assert(m);
         for (size_t i = 0; i < m->n_targets; i++)
-                if (m->targets[i]->exited)
+                if (target_phase_exited(m->targets[i]->phase))
                         bytes += target_memory_bytes(m->targets[i]);
         return bytes;
 }
@@ -151,7 +166,7 @@ static struct target *first_to_drop(struct manager *m)
         for (size_t i = 0; i < m->n_targets; i++) {
                 struct target *t = m->targets[i];
 
-                if (!t->exited)
+                if (!target_phase_exited(t->phase))
                         continue;
                 if (!newest || t->exited_usec >= newest->exited_usec)
                         newest = t;
@@ -159,7 +174,7 @@ static struct target *first_to_drop(struct manager *m)
         for (size_t i = 0; i < m->n_targets; i++) {
                 struct target *t = m->targets[i];
 
-                if (!t->exited || t == newest)
+                if (!target_phase_exited(t->phase) || t == newest)
                         continue;
                 if (!oldest || t->exited_usec < oldest->exited_usec)
                         oldest = t;
@@ -178,7 +193,7 @@ static void prune_exited(struct manager *m)
         size_t exited = 0;
 
         for (size_t i = 0; i < m->n_targets; i++)
-                exited += m->targets[i]->exited;
+                exited += target_phase_exited(m->targets[i]->phase);
         while (exited > m->config.max_targets || (exited > 1 && manager_exited_bytes(m) > max_bytes)) {
                 struct target *oldest = first_to_drop(m);
 
@@ -196,6 +211,8 @@ static void target_exited(struct manager *m, struct target *t)
 {
         int r;
 
+        if (!manager_target_phase(t, TARGET_PHASE_EXITING))
+                return;
         target_refresh_comm(t);         /* it may have exec'd since the last tick */
         log_info("Target pid %d (%s) exited; keeping its last report", (int)t->pid, t->comm);
         if (t->exit_hold) {
@@ -222,7 +239,7 @@ static void target_exited(struct manager *m, struct target *t)
         if (r < 0)
                 log_warning_errno(r, "Cannot keep the last report of pid %d: %m", (int)t->pid);
         snapshot_ring_drop_rows(t->ring);       /* its trend needs the sums only */
-        t->exited = true;
+        (void)manager_target_phase(t, TARGET_PHASE_EXITED);
         t->exited_usec = now_realtime_usec();
         prune_exited(m);
         manager_targets_changed(m);
@@ -243,7 +260,7 @@ void manager_reap_exited_targets(struct manager *m)
                 struct target *t = m->targets[i];
                 struct pollfd p = { .fd = t->pidfd, .events = POLLIN };
 
-                if (!t->exited && t->pidfd >= 0 && poll(&p, 1, 0) > 0 && (p.revents & (POLLIN | POLLHUP)))
+                if (!target_phase_exited(t->phase) && t->pidfd >= 0 && poll(&p, 1, 0) > 0 && (p.revents & (POLLIN | POLLHUP)))
                         target_exited(m, t);
         }
 }
@@ -256,7 +273,7 @@ int manager_add_target(struct manager *m, struct target *t)
 
         assert(m);
         assert(t);
-        if (old && !old->exited)
+        if (old && !target_phase_exited(old->phase))
                 return -EEXIST;
         if (old)
                 manager_remove_target(m, old);
@@ -283,9 +300,11 @@ int manager_add_target(struct manager *m, struct target *t)
 void manager_free_targets(struct manager *m)
 {
         assert(m);
-        for (size_t i = 0; i < m->n_targets; i++)
-                if (!m->targets[i]->exited)
+        for (size_t i = 0; i < m->n_targets; i++) {
+                if (!target_phase_exited(m->targets[i]->phase))
                         (void)target_stop(&m->env, m->targets[i], false);
+                (void)manager_target_phase(m->targets[i], TARGET_PHASE_DROPPED);
+        }
         for (size_t i = 0; i < m->n_targets; i++) {
                 m->targets[i]->exit_hold = exit_hold_free(m->targets[i]->exit_hold);
                 target_free(m->targets[i]);
@@ -311,7 +330,7 @@ static void rescan_done(void *job, bool cancelled)
         size_t n = 0;
         int r;
 
-        if (t && t->id == j->target_id && t->probe_epoch == j->probe_epoch && !t->exited && t->rescanning) {
+        if (t && t->id == j->target_id && t->probe_epoch == j->probe_epoch && !target_phase_exited(t->phase) && t->rescanning) {
                 t->rescanning = false;
                 r = probes_rescan_finish(&j->manager->env, t, j->rescan, &objects, &n);
                 if (r < 0 && r != -ENOENT && r != -ESRCH)
@@ -414,7 +433,7 @@ size_t manager_take_snapshots(struct manager *m)
         for (size_t i = 0; i < m->n_targets; i++) {
                 struct target *t = m->targets[i];
 
-                if (t->exited)
+                if (target_phase_exited(t->phase))
                         continue;
                 pids[n++] = t->pid;
                 learn_new_files(m, t);
@@ -436,7 +455,7 @@ size_t manager_take_snapshots(struct manager *m)
                 struct snapshot_row *srows;
                 size_t n_srows;
 
-                if (t->exited)
+                if (target_phase_exited(t->phase))
                         continue;
                 srows = snapshot_rows_of(totals, n_totals, t->pid, &n_srows);
                 if (!srows)
@@ -451,7 +470,7 @@ size_t manager_take_snapshots(struct manager *m)
 
 static bool maps_followed(const struct target *t)
 {
-        return !t->exited && now_monotonic_usec() < t->maps_followed_until_usec;
+        return !target_phase_exited(t->phase) && now_monotonic_usec() < t->maps_followed_until_usec;
 }
 
 bool manager_follow_new_programs(struct manager *m)
@@ -493,10 +512,11 @@ static void register_deferred(struct manager *m, struct target *t)
         char *error = NULL;
         int r;
 
-        if (!t->register_deferred || t->exited || target_unwind_pending(t))
+        if (t->phase != TARGET_PHASE_AWAITING_TABLES || target_unwind_pending(t))
                 return;
         r = target_register(&m->env, t, &error);
         if (r >= 0) {
+                (void)manager_target_phase(t, TARGET_PHASE_RECORDING);
                 log_debug("Pid %d is recorded from now on: its unwind tables are in", (int)t->pid);
                 manager_follow_new_programs_start(m);   /* if it exec'd meanwhile */
                 return;
@@ -504,6 +524,7 @@ static void register_deferred(struct manager *m, struct target *t)
         log_warning("Cannot start recording pid %d (%s): %s", (int)t->pid, t->comm, error ?: strerror(-r));
         t->register_errno = r;
         t->register_error = error;
+        (void)manager_target_phase(t, TARGET_PHASE_FAILED);
 }
 
 /* A program its exit holder holds at each exec and new code (bpf/memleak.bpf.c, code_holds), and
@@ -546,7 +567,7 @@ void manager_unwind_tables_loaded(struct manager *m)
         }
         manager_requests_tables_loaded(m);
         for (size_t i = 0; i < m->n_targets;)
-                if (m->targets[i]->register_errno < 0)
+                if (m->targets[i]->phase == TARGET_PHASE_FAILED)
                         manager_remove_target(m, m->targets[i]);
                 else
                         i++;
@@ -558,7 +579,7 @@ void manager_target_forked(struct manager *m, pid_t parent, pid_t child, bool sh
         int r;
 
         assert(m);
-        if (!t || t->exited)
+        if (!t || target_phase_exited(t->phase))
                 return;
         /* the copy a reachability snapshot made: never runs, is killed after the scan */
         if (process_snapshot_owns(parent, child))
@@ -591,7 +612,7 @@ void manager_target_execd(struct manager *m, pid_t pid, bool from_thread, const 
                 return;
         /* its exit may have been heard first: the name is still the one it exec'd */
         target_name_after_exec(t, comm);
-        if (t->exited)
+        if (target_phase_exited(t->phase))
                 return;
         /* BPF emptied its mapping list: walks find frames by their vmas until it is written again,
          * now, from the new program's maps, and as its loader maps more */
@@ -618,7 +639,7 @@ void manager_target_code_mapped(struct manager *m, pid_t pid)
         struct target *t = manager_find_target(m, pid);
 
         assert(m);
-        if (!t || t->exited)
+        if (!t || target_phase_exited(t->phase))
                 return;
         note_code_held(m, t);
         if (t->unwind.cache) {

@@ -113,6 +113,9 @@ void manager_reclaim_tick(struct manager *m, size_t rows_held);
 void manager_reclaim_stop(struct manager *m);
 
 /* manager-targets.c */
+/* The one way a target's phase changes (target-phase.h draws them): false, its phase unchanged
+ * and the bug logged, for a change the machine does not allow. */
+bool manager_target_phase(struct target *t, enum target_phase to);
 struct target *manager_find_target(struct manager *m, pid_t pid);
 struct target *manager_find_kernel_target(struct manager *m);
 /* The target of that id (unique in the daemon's life), live or exited; NULL. */
