@@ -119,14 +119,8 @@ static void not_followed(struct manager *m, struct target *parent, pid_t child, 
 
 static void arm_timer(struct manager *m)
 {
-        uint64_t next = 0;
+        uint64_t next = pending_ops_next_due(&m->pending);
 
-        for (size_t i = 0; i < m->n_pending_follows; i++) {
-                uint64_t t = m->pending_follows[i].not_before_usec;
-
-                if (t && (!next || t < next))
-                        next = t;
-        }
         if (!next)
                 return;
         if (sd_event_source_set_time(m->follow_timer, next) < 0 ||
@@ -136,15 +130,10 @@ static void arm_timer(struct manager *m)
 
 static void defer(struct manager *m, struct target *parent, pid_t child, unsigned tries, uint64_t not_before_usec)
 {
-        struct pending_follow *n = realloc(m->pending_follows, (m->n_pending_follows + 1) * sizeof(*n));
-
-        if (!n) {
+        if (pending_ops_add(&m->pending, &(struct pending_op) {
+                        .kind = PENDING_FOLLOW, .state = PENDING_QUEUED, .pid = child, .parent_id = parent->id,
+                        .tries = tries, .not_before_usec = not_before_usec }) < 0)
                 not_followed(m, parent, child, "out of memory");
-                return;
-        }
-        m->pending_follows = n;
-        m->pending_follows[m->n_pending_follows++] = (struct pending_follow) {
-                .parent_id = parent->id, .child = child, .tries = tries, .not_before_usec = not_before_usec };
 }
 
 /* Whether pid exited (a zombie too): a child gone before it could be attached or held is no
@@ -290,31 +279,30 @@ void manager_follow_existing_children(struct manager *m, struct target *t)
 
 void manager_follow_pending(struct manager *m)
 {
-        _cleanup_free_ struct pending_follow *due = NULL;
+        _cleanup_free_ struct pending_op *due = NULL;
         uint64_t now = now_monotonic_usec();
         size_t n_due = 0;
 
         assert(m);
-        /* taken out first: following one may defer it again */
-        due = malloc(MAX(m->n_pending_follows, (size_t)1) * sizeof(*due));
+        /* taken out first: following one may queue it again */
+        due = malloc(MAX(m->pending.n, (size_t)1) * sizeof(*due));
         if (!due)
                 return;
-        for (size_t i = 0; i < m->n_pending_follows;) {
-                struct pending_follow p = m->pending_follows[i];
+        for (size_t i = 0; i < m->pending.n; i++) {
+                struct pending_op *op = &m->pending.ops[i];
 
-                if (p.not_before_usec > now) {
-                        i++;
+                if (op->kind != PENDING_FOLLOW || op->state != PENDING_QUEUED || op->not_before_usec > now)
                         continue;
-                }
-                due[n_due++] = p;
-                m->pending_follows[i] = m->pending_follows[--m->n_pending_follows];
+                due[n_due++] = *op;
+                op->state = PENDING_DONE;
         }
+        pending_ops_prune(&m->pending);
         for (size_t i = 0; i < n_due; i++) {
                 struct target *parent = manager_find_target_by_id(m, due[i].parent_id);
 
                 /* a parent gone meanwhile (dropped, detached) takes its followers with it */
                 if (parent)
-                        follow(m, parent, due[i].child, due[i].tries);
+                        follow(m, parent, due[i].pid, due[i].tries);
         }
         arm_timer(m);
 }
@@ -322,7 +310,8 @@ void manager_follow_pending(struct manager *m)
 void manager_follow_done(struct manager *m)
 {
         assert(m);
-        free(m->pending_follows);
-        m->pending_follows = NULL;
-        m->n_pending_follows = 0;
+        for (size_t i = 0; i < m->pending.n; i++)
+                if (m->pending.ops[i].kind == PENDING_FOLLOW)
+                        m->pending.ops[i].state = PENDING_DONE;
+        pending_ops_prune(&m->pending);
 }

@@ -418,6 +418,7 @@ struct manager *manager_free(struct manager *m)
         manager_reclaim_stop(m);
         manager_requests_done(m);
         manager_follow_done(m);
+        pending_ops_done(&m->pending);
         /* Each target's probes take the kernel a grace period to remove: all at once, then wait. */
         manager_free_targets(m);
         m->env.detacher = detacher_free(m->env.detacher);

@@ -10,6 +10,7 @@
 #include "config.h"
 #include "leak-verdict.h"
 #include "macro.h"
+#include "pending-ops.h"
 #include "reclaim.h"
 #include "slot-set.h"
 #include "target.h"
@@ -20,30 +21,6 @@ struct worker;
 struct fork_watch;
 struct stack_totals;
 struct memleak_request;
-
-/* An attach that waits until the pid's previous probes are gone (detacher_busy()). */
-struct deferred_attach {
-        struct server_request *request;
-        struct memleak_request *parsed;
-        uint64_t id;
-};
-
-/* An attach answered once the unwind tables of the files the target maps (or, memleakctl run,
- * its program will map) are built: from then on its stacks are walked complete. */
-struct awaiting_tables {
-        struct server_request *request;
-        uint64_t id;
-        uint64_t target_id;
-};
-
-/* A forked child to follow once the detacher lets new targets in (detacher_busy()), or again a
- * moment later: it was exec'ing, its libraries not mapped yet. */
-struct pending_follow {
-        uint64_t parent_id;
-        pid_t child;
-        unsigned tries;                 /* attaches that found no allocator yet */
-        uint64_t not_before_usec;       /* CLOCK_MONOTONIC; 0: once the detacher is idle */
-};
 
 struct manager {
         sd_event *event;
@@ -56,12 +33,7 @@ struct manager {
         struct target **targets;
         size_t n_targets;
         uint64_t next_target_id;
-        struct deferred_attach *deferred;
-        size_t n_deferred;
-        struct awaiting_tables *awaiting;
-        size_t n_awaiting;
-        struct pending_follow *pending_follows;
-        size_t n_pending_follows;
+        struct pending_ops pending;     /* attaches and follows not done yet (pending-ops.h) */
         uint64_t follow_warned_usec;    /* the last "not following" warning (one a second at most) */
         uint64_t follow_warnings_held;  /* since then */
         struct server *server;
@@ -70,7 +42,7 @@ struct manager {
         sd_event_source *snapshot_timer;
         sd_event_source *children_timer;        /* clears the probes forked children inherited */
         sd_event_source *exec_timer;            /* follows the maps of targets that just exec'd */
-        sd_event_source *follow_timer;          /* tries the pending follows again */
+        sd_event_source *follow_timer;          /* tries the queued follows again */
         sd_event_source *fill_timer;            /* how full each target's share of the allocation
                                                  * table is (manager-sample.c) */
         struct stack_totals *totals;    /* the snapshot tick's reader, its buffers kept */

@@ -208,6 +208,29 @@ class TargetsTest(harness.DaemonTestCase):
         stays.run_leaks()
         self.assertEqual(stays.finish(), 0)
 
+    def test_an_attach_right_after_a_detach_waits_for_the_old_probes_and_counts_once(self):
+        # A detach hands the probes to the detacher; an attach to the same pid right after is
+        # queued in the manager's pending operations until the detacher lets the pid go, then
+        # awaits its tables like any attach, and is answered once, recording. Two sets of probes
+        # never run at once: each allocation counts once.
+        def scenario():
+            daemon = self.start_daemon()
+            program = self.start_program(EVERY_HOOK)
+            daemon.attach(program.pid)
+            for _ in range(3):
+                daemon.ctl_json('detach', '--pid', program.pid)
+                reply = daemon.attach(program.pid)
+                self.assertEqual((reply['target']['pid'], reply['target']['phase']), (program.pid, 'recording'))
+            self.assertIn(f'Attach to pid {program.pid} queued', daemon.log())
+            self.assertEqual([(t['pid'], t['phase']) for t in daemon.status()['targets']],
+                             [(program.pid, 'recording')])
+            program.run_leaks()
+            report, totals = self.wait_for_totals(daemon, program.pid, EVERY_HOOK_NAMES, EVERY_HOOK_EXPECTED)
+            self.assert_totals(report, totals, EVERY_HOOK_EXPECTED, 'attached again right after detaches')
+            return program
+
+        self.assertEqual(scenario().finish(), 0)
+
     def exec_scenario(self, exec_line, freed_by_exec):
         """leak-exec leaks, execs itself (exec_line says from which thread), leaks again: the first
         image's blocks are gone, the second's exact, and the target named as the process is now."""
