@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-/* Following a target's forks (attach with "follow_forks"): each process it forks is attached as
- * a target of its own, with its parent's options, and remembers whose child it is; a report or
- * history of the parent's pid with "children" takes the whole family in. */
+/* A target's forks: each counted; followed (attach with "follow_forks"): attached as a target of
+ * its own, with its parent's options, remembering whose child it is (a report or history of the
+ * parent's pid with "children" takes the whole family in); else the probes it inherited cleared. */
 #include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -17,63 +17,10 @@
 #include "macro.h"
 #include "manager.h"
 #include "proc-children.h"
+#include "process-snapshot.h"
 #include "protocol.h"
 #include "target-files.h"
 #include "util.h"
-
-/* t, then the target it was followed from, and so on up: the first that pred() accepts, or NULL.
- * Parents are older targets: the walk ends, at most one step per target. */
-static const struct target *find_up(const struct manager *m, const struct target *t,
-                                    bool (*pred)(const struct target *t, const void *arg), const void *arg)
-{
-        for (size_t steps = 0; t && steps <= m->n_targets; steps++) {
-                if (pred(t, arg))
-                        return t;
-                t = t->parent_id ? manager_find_target_by_id(m, t->parent_id) : NULL;
-        }
-        return NULL;
-}
-
-static bool has_pid(const struct target *t, const void *pid)
-{
-        return t->pid == *(const pid_t *)pid;
-}
-
-static bool has_id(const struct target *t, const void *id)
-{
-        return t->id == *(const uint64_t *)id;
-}
-
-static bool holds_at_exit(const struct target *t, const void *unused)
-{
-        return t->exit_hold != NULL;
-}
-
-bool manager_target_in_family(const struct manager *m, const struct target *t, pid_t pid)
-{
-        assert(m);
-        assert(t);
-        return find_up(m, t, has_pid, &pid) != NULL;
-}
-
-bool manager_target_followed_from(const struct manager *m, const struct target *t, const struct target *ancestor)
-{
-        assert(m);
-        assert(t);
-        assert(ancestor);
-        return t != ancestor && find_up(m, t, has_id, &ancestor->id) != NULL;
-}
-
-bool manager_request_names_target(const struct manager *m, const struct memleak_request *req,
-                                  const struct target *t)
-{
-        assert(req);
-        if (req->kernel)
-                return t->kernel != NULL;
-        if (!req->has_pid)
-                return true;
-        return req->children ? manager_target_in_family(m, t, req->pid) : t->pid == req->pid;
-}
 
 /* The paths of the objects a target attached with --obj was told to probe. */
 static int named_objects(const struct target *t, char ***ret)
@@ -145,15 +92,6 @@ static bool gone(pid_t pid)
         if (fd < 0)
                 return errno == ESRCH;
         return poll(&(struct pollfd) { .fd = fd, .events = POLLIN }, 1, 0) > 0;
-}
-
-struct exit_hold *manager_family_hold(const struct manager *m, const struct target *t)
-{
-        const struct target *holder;
-
-        assert(m);
-        holder = t ? find_up(m, t, holds_at_exit, NULL) : NULL;
-        return holder ? holder->exit_hold : NULL;
 }
 
 /* Answer for a child held at its birth, if it is: it goes on, traced (and scanned at its exit when
@@ -314,4 +252,53 @@ void manager_follow_done(struct manager *m)
                 if (m->pending.ops[i].kind == PENDING_FOLLOW)
                         m->pending.ops[i].state = PENDING_DONE;
         pending_ops_prune(&m->pending);
+}
+
+/* How long after a target forks its child's inherited probes are cleared: forks close together
+ * (a server starting its workers) share the sweep. */
+#define CHILDREN_SWEEP_DELAY_USEC (20ULL * 1000)
+
+void manager_target_forked(struct manager *m, pid_t parent, pid_t child, bool shares_memory)
+{
+        struct target *t = manager_find_target(m, parent);
+        int r;
+
+        assert(m);
+        if (!t || target_phase_exited(t->phase))
+                return;
+        /* the copy a reachability snapshot made: never runs, is killed after the scan */
+        if (process_snapshot_owns(parent, child))
+                return;
+        /* not when it was found running as t was attached, its fork event coming later */
+        if (!target_note_child(t, child)) {
+                t->children_forked++;
+                if (t->follow_forks)
+                        manager_follow_child(m, t, child);
+        }
+        if (shares_memory)
+                return;         /* no breakpoints of its own to clear */
+        log_debug("Traced pid %d forked pid %d: clearing the probes it inherited unless it is traced", (int)parent,
+                  (int)child);
+        t->children_pending = true;
+        r = sd_event_source_set_time_relative(m->children_timer, CHILDREN_SWEEP_DELAY_USEC);
+        if (r >= 0)
+                r = sd_event_source_set_enabled(m->children_timer, SD_EVENT_ONESHOT);
+        if (r < 0)
+                log_warning_errno(r, "Cannot schedule clearing the probes of pid %d's children: %m", (int)parent);
+}
+
+void manager_clear_children(struct manager *m)
+{
+        assert(m);
+        for (size_t i = 0; i < m->n_targets; i++) {
+                struct target *t = m->targets[i];
+                int r;
+
+                if (!t->children_pending)
+                        continue;
+                t->children_pending = false;
+                r = target_clear_inherited_probes(&m->env, t);
+                if (r < 0)
+                        log_warning_errno(r, "Cannot clear the probes pid %d's children inherited: %m", (int)t->pid);
+        }
 }

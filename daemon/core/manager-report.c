@@ -264,3 +264,14 @@ int manager_report_start(struct manager *m, struct server_request *sreq, const s
         }
         return 0;
 }
+
+struct leak_verdict_thresholds manager_verdict_thresholds(const struct manager *m)
+{
+        assert(m);
+        return (struct leak_verdict_thresholds) {
+                .min_points = m->config.verdict_min_snapshots,
+                .noise_factor = m->config.verdict_noise_factor,
+                .flat_bytes = m->config.verdict_flat_bytes,
+                .flat_ratio = m->config.verdict_flat_percent / 100.0,
+        };
+}

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-/* The manager's targets: added, noticed when they exit, kept within bounds once exited, looked
- * at on each snapshot tick (mappings, libraries loaded since, totals), their forks followed. */
+/* The manager's targets: added, each change of phase made (manager_target_phase()), noticed when
+ * they exit, kept within bounds once exited, looked at on each snapshot tick (mappings, libraries
+ * loaded since, totals), their execs and new code followed. */
 #include <assert.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
@@ -12,12 +13,9 @@
 #include <systemd/sd-daemon.h>
 #include "bpf-loader.h"
 #include "fork-watch.h"
-#include "process-snapshot.h"
-#include "kernel-target.h"
 #include "exit-hold.h"
 #include "log.h"
 #include "macro.h"
-#include "manager-requests.h"
 #include "manager.h"
 #include "mapping-log.h"
 #include "perf-map.h"
@@ -29,20 +27,6 @@
 #include "target-unwind.h"
 #include "util.h"
 #include "worker.h"
-
-/* How long after a target forks its child's inherited probes are cleared: forks close together
- * (a server starting its workers) share the sweep. */
-#define CHILDREN_SWEEP_DELAY_USEC (20ULL * 1000)
-
-unsigned manager_live_targets(const struct manager *m)
-{
-        unsigned n = 0;
-
-        assert(m);
-        for (size_t i = 0; i < m->n_targets; i++)
-                n += !target_phase_exited(m->targets[i]->phase);
-        return n;
-}
 
 void manager_targets_changed(struct manager *m)
 {
@@ -76,30 +60,6 @@ bool manager_target_phase(struct target *t, enum target_phase to)
                   target_phase_to_string(t->phase) ?: "?", target_phase_to_string(to) ?: "?",
                   target_phase_to_string(t->phase) ?: "?");
         return false;
-}
-
-struct target *manager_find_target(struct manager *m, pid_t pid)
-{
-        assert(m);
-        for (size_t i = 0; i < m->n_targets; i++)
-                if (m->targets[i]->pid == pid)
-                        return m->targets[i];
-        return NULL;
-}
-
-struct target *manager_find_target_by_id(const struct manager *m, uint64_t id)
-{
-        assert(m);
-        for (size_t i = 0; i < m->n_targets; i++)
-                if (m->targets[i]->id == id)
-                        return m->targets[i];
-        return NULL;
-}
-
-struct target *manager_find_kernel_target(struct manager *m)
-{
-        assert(m);
-        return manager_find_target(m, KERNEL_TARGET_PID);
 }
 
 void manager_remove_target(struct manager *m, struct target *t)
@@ -565,41 +525,16 @@ void manager_unwind_tables_loaded(struct manager *m)
                 (void)target_unwind_refresh(m->targets[i]);
                 release_code_holds(m, m->targets[i]);
         }
-        manager_requests_tables_loaded(m);
+}
+
+void manager_drop_failed_targets(struct manager *m)
+{
+        assert(m);
         for (size_t i = 0; i < m->n_targets;)
                 if (m->targets[i]->phase == TARGET_PHASE_FAILED)
                         manager_remove_target(m, m->targets[i]);
                 else
                         i++;
-}
-
-void manager_target_forked(struct manager *m, pid_t parent, pid_t child, bool shares_memory)
-{
-        struct target *t = manager_find_target(m, parent);
-        int r;
-
-        assert(m);
-        if (!t || target_phase_exited(t->phase))
-                return;
-        /* the copy a reachability snapshot made: never runs, is killed after the scan */
-        if (process_snapshot_owns(parent, child))
-                return;
-        /* not when it was found running as t was attached, its fork event coming later */
-        if (!target_note_child(t, child)) {
-                t->children_forked++;
-                if (t->follow_forks)
-                        manager_follow_child(m, t, child);
-        }
-        if (shares_memory)
-                return;         /* no breakpoints of its own to clear */
-        log_debug("Traced pid %d forked pid %d: clearing the probes it inherited unless it is traced", (int)parent,
-                  (int)child);
-        t->children_pending = true;
-        r = sd_event_source_set_time_relative(m->children_timer, CHILDREN_SWEEP_DELAY_USEC);
-        if (r >= 0)
-                r = sd_event_source_set_enabled(m->children_timer, SD_EVENT_ONESHOT);
-        if (r < 0)
-                log_warning_errno(r, "Cannot schedule clearing the probes of pid %d's children: %m", (int)parent);
 }
 
 void manager_target_execd(struct manager *m, pid_t pid, bool from_thread, const char comm[MEMLEAK_COMM_LEN])
@@ -650,18 +585,3 @@ void manager_target_code_mapped(struct manager *m, pid_t pid)
         release_code_holds(m, t);
 }
 
-void manager_clear_children(struct manager *m)
-{
-        assert(m);
-        for (size_t i = 0; i < m->n_targets; i++) {
-                struct target *t = m->targets[i];
-                int r;
-
-                if (!t->children_pending)
-                        continue;
-                t->children_pending = false;
-                r = target_clear_inherited_probes(&m->env, t);
-                if (r < 0)
-                        log_warning_errno(r, "Cannot clear the probes pid %d's children inherited: %m", (int)t->pid);
-        }
-}
