@@ -311,12 +311,15 @@ static void print_children_forked(FILE *f, const cJSON *t, const char *indent)
 static void print_status_target(FILE *f, const cJSON *t)
 {
         const cJSON *objects = cJSON_GetObjectItemCaseSensitive(t, RF_OBJECTS), *o;
-        const char *reason = get_str(t, RF_ALLOCATOR_REASON);
+        const char *reason = get_str(t, RF_ALLOCATOR_REASON), *phase = get_str(t, RF_PHASE);
         uint64_t snapshots = get_u64(t, RF_SNAPSHOTS);
 
         fputs("  ", f);
         print_target_name(f, t);
         fputs("): ", f);
+        /* where it is in its life ("exited" is in its name already) */
+        if (phase && !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(t, RF_EXITED)))
+                fprintf(f, "%s, ", phase);
         fputs("attached ", f);
         print_duration(f, get_u64(t, RF_ATTACHED_S));
         fprintf(f, " ago, %s allocator", str_or(get_str(t, RF_ALLOCATOR), "unknown"));

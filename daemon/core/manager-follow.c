@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-/* Following a target's forks (attach with "follow_forks"): each process it forks is attached as
- * a target of its own, with its parent's options, and remembers whose child it is; a report or
- * history of the parent's pid with "children" takes the whole family in. */
+/* A target's forks: each counted; followed (attach with "follow_forks"): attached as a target of
+ * its own, with its parent's options, remembering whose child it is (a report or history of the
+ * parent's pid with "children" takes the whole family in); else the probes it inherited cleared. */
 #include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -17,63 +17,10 @@
 #include "macro.h"
 #include "manager.h"
 #include "proc-children.h"
+#include "process-snapshot.h"
 #include "protocol.h"
 #include "target-files.h"
 #include "util.h"
-
-/* t, then the target it was followed from, and so on up: the first that pred() accepts, or NULL.
- * Parents are older targets: the walk ends, at most one step per target. */
-static const struct target *find_up(const struct manager *m, const struct target *t,
-                                    bool (*pred)(const struct target *t, const void *arg), const void *arg)
-{
-        for (size_t steps = 0; t && steps <= m->n_targets; steps++) {
-                if (pred(t, arg))
-                        return t;
-                t = t->parent_id ? manager_find_target_by_id(m, t->parent_id) : NULL;
-        }
-        return NULL;
-}
-
-static bool has_pid(const struct target *t, const void *pid)
-{
-        return t->pid == *(const pid_t *)pid;
-}
-
-static bool has_id(const struct target *t, const void *id)
-{
-        return t->id == *(const uint64_t *)id;
-}
-
-static bool holds_at_exit(const struct target *t, const void *unused)
-{
-        return t->exit_hold != NULL;
-}
-
-bool manager_target_in_family(const struct manager *m, const struct target *t, pid_t pid)
-{
-        assert(m);
-        assert(t);
-        return find_up(m, t, has_pid, &pid) != NULL;
-}
-
-bool manager_target_followed_from(const struct manager *m, const struct target *t, const struct target *ancestor)
-{
-        assert(m);
-        assert(t);
-        assert(ancestor);
-        return t != ancestor && find_up(m, t, has_id, &ancestor->id) != NULL;
-}
-
-bool manager_request_names_target(const struct manager *m, const struct memleak_request *req,
-                                  const struct target *t)
-{
-        assert(req);
-        if (req->kernel)
-                return t->kernel != NULL;
-        if (!req->has_pid)
-                return true;
-        return req->children ? manager_target_in_family(m, t, req->pid) : t->pid == req->pid;
-}
 
 /* The paths of the objects a target attached with --obj was told to probe. */
 static int named_objects(const struct target *t, char ***ret)
@@ -119,14 +66,8 @@ static void not_followed(struct manager *m, struct target *parent, pid_t child, 
 
 static void arm_timer(struct manager *m)
 {
-        uint64_t next = 0;
+        uint64_t next = pending_ops_next_due(&m->pending);
 
-        for (size_t i = 0; i < m->n_pending_follows; i++) {
-                uint64_t t = m->pending_follows[i].not_before_usec;
-
-                if (t && (!next || t < next))
-                        next = t;
-        }
         if (!next)
                 return;
         if (sd_event_source_set_time(m->follow_timer, next) < 0 ||
@@ -136,15 +77,10 @@ static void arm_timer(struct manager *m)
 
 static void defer(struct manager *m, struct target *parent, pid_t child, unsigned tries, uint64_t not_before_usec)
 {
-        struct pending_follow *n = realloc(m->pending_follows, (m->n_pending_follows + 1) * sizeof(*n));
-
-        if (!n) {
+        if (pending_ops_add(&m->pending, &(struct pending_op) {
+                        .kind = PENDING_FOLLOW, .state = PENDING_QUEUED, .pid = child, .parent_id = parent->id,
+                        .tries = tries, .not_before_usec = not_before_usec }) < 0)
                 not_followed(m, parent, child, "out of memory");
-                return;
-        }
-        m->pending_follows = n;
-        m->pending_follows[m->n_pending_follows++] = (struct pending_follow) {
-                .parent_id = parent->id, .child = child, .tries = tries, .not_before_usec = not_before_usec };
 }
 
 /* Whether pid exited (a zombie too): a child gone before it could be attached or held is no
@@ -156,15 +92,6 @@ static bool gone(pid_t pid)
         if (fd < 0)
                 return errno == ESRCH;
         return poll(&(struct pollfd) { .fd = fd, .events = POLLIN }, 1, 0) > 0;
-}
-
-struct exit_hold *manager_family_hold(const struct manager *m, const struct target *t)
-{
-        const struct target *holder;
-
-        assert(m);
-        holder = t ? find_up(m, t, holds_at_exit, NULL) : NULL;
-        return holder ? holder->exit_hold : NULL;
 }
 
 /* Answer for a child held at its birth, if it is: it goes on, traced (and scanned at its exit when
@@ -186,7 +113,7 @@ static void follow(struct manager *m, struct target *parent, pid_t child, unsign
         struct target_config filter;
         int n_objs, r;
 
-        if (t && !t->exited) {
+        if (t && !target_phase_exited(t->phase)) {
                 release(m, parent, child, true, false, false);
                 return;         /* attached already (by a request of its own) */
         }
@@ -229,6 +156,7 @@ static void follow(struct manager *m, struct target *parent, pid_t child, unsign
                 release(m, parent, child, false, false, false);
                 return;
         }
+        (void)manager_target_phase(t, r > 0 ? TARGET_PHASE_AWAITING_TABLES : TARGET_PHASE_RECORDING);
         t->follow_forks = true;
         t->parent_id = parent->id;
         t->parent_pid = parent->pid;
@@ -266,7 +194,7 @@ void manager_follow_existing_children(struct manager *m, struct target *t)
 
         assert(m);
         assert(t);
-        if (!t->follow_forks || t->exited || t->kernel || t->exec || manager_family_hold(m, t))
+        if (!t->follow_forks || target_phase_exited(t->phase) || t->kernel || t->exec || manager_family_hold(m, t))
                 return;
         fork_watch_drain(m->forks);     /* the fork events in the ring first: each child once */
         r = proc_children(t->pid, &children, &n);
@@ -279,7 +207,7 @@ void manager_follow_existing_children(struct manager *m, struct target *t)
         for (size_t i = 0; i < n; i++) {
                 const struct target *c = manager_find_target(m, children[i]);
 
-                if (target_note_child(t, children[i]) || (c && !c->exited))
+                if (target_note_child(t, children[i]) || (c && !target_phase_exited(c->phase)))
                         continue;       /* counted at its fork already, or attached itself */
                 t->children_forked++;
                 follow(m, t, children[i], 0);
@@ -289,31 +217,30 @@ void manager_follow_existing_children(struct manager *m, struct target *t)
 
 void manager_follow_pending(struct manager *m)
 {
-        _cleanup_free_ struct pending_follow *due = NULL;
+        _cleanup_free_ struct pending_op *due = NULL;
         uint64_t now = now_monotonic_usec();
         size_t n_due = 0;
 
         assert(m);
-        /* taken out first: following one may defer it again */
-        due = malloc(MAX(m->n_pending_follows, (size_t)1) * sizeof(*due));
+        /* taken out first: following one may queue it again */
+        due = malloc(MAX(m->pending.n, (size_t)1) * sizeof(*due));
         if (!due)
                 return;
-        for (size_t i = 0; i < m->n_pending_follows;) {
-                struct pending_follow p = m->pending_follows[i];
+        for (size_t i = 0; i < m->pending.n; i++) {
+                struct pending_op *op = &m->pending.ops[i];
 
-                if (p.not_before_usec > now) {
-                        i++;
+                if (op->kind != PENDING_FOLLOW || op->state != PENDING_QUEUED || op->not_before_usec > now)
                         continue;
-                }
-                due[n_due++] = p;
-                m->pending_follows[i] = m->pending_follows[--m->n_pending_follows];
+                due[n_due++] = *op;
+                op->state = PENDING_DONE;
         }
+        pending_ops_prune(&m->pending);
         for (size_t i = 0; i < n_due; i++) {
                 struct target *parent = manager_find_target_by_id(m, due[i].parent_id);
 
                 /* a parent gone meanwhile (dropped, detached) takes its followers with it */
                 if (parent)
-                        follow(m, parent, due[i].child, due[i].tries);
+                        follow(m, parent, due[i].pid, due[i].tries);
         }
         arm_timer(m);
 }
@@ -321,7 +248,57 @@ void manager_follow_pending(struct manager *m)
 void manager_follow_done(struct manager *m)
 {
         assert(m);
-        free(m->pending_follows);
-        m->pending_follows = NULL;
-        m->n_pending_follows = 0;
+        for (size_t i = 0; i < m->pending.n; i++)
+                if (m->pending.ops[i].kind == PENDING_FOLLOW)
+                        m->pending.ops[i].state = PENDING_DONE;
+        pending_ops_prune(&m->pending);
+}
+
+/* How long after a target forks its child's inherited probes are cleared: forks close together
+ * (a server starting its workers) share the sweep. */
+#define CHILDREN_SWEEP_DELAY_USEC (20ULL * 1000)
+
+void manager_target_forked(struct manager *m, pid_t parent, pid_t child, bool shares_memory)
+{
+        struct target *t = manager_find_target(m, parent);
+        int r;
+
+        assert(m);
+        if (!t || target_phase_exited(t->phase))
+                return;
+        /* the copy a reachability snapshot made: never runs, is killed after the scan */
+        if (process_snapshot_owns(parent, child))
+                return;
+        /* not when it was found running as t was attached, its fork event coming later */
+        if (!target_note_child(t, child)) {
+                t->children_forked++;
+                if (t->follow_forks)
+                        manager_follow_child(m, t, child);
+        }
+        if (shares_memory)
+                return;         /* no breakpoints of its own to clear */
+        log_debug("Traced pid %d forked pid %d: clearing the probes it inherited unless it is traced", (int)parent,
+                  (int)child);
+        t->children_pending = true;
+        r = sd_event_source_set_time_relative(m->children_timer, CHILDREN_SWEEP_DELAY_USEC);
+        if (r >= 0)
+                r = sd_event_source_set_enabled(m->children_timer, SD_EVENT_ONESHOT);
+        if (r < 0)
+                log_warning_errno(r, "Cannot schedule clearing the probes of pid %d's children: %m", (int)parent);
+}
+
+void manager_clear_children(struct manager *m)
+{
+        assert(m);
+        for (size_t i = 0; i < m->n_targets; i++) {
+                struct target *t = m->targets[i];
+                int r;
+
+                if (!t->children_pending)
+                        continue;
+                t->children_pending = false;
+                r = target_clear_inherited_probes(&m->env, t);
+                if (r < 0)
+                        log_warning_errno(r, "Cannot clear the probes pid %d's children inherited: %m", (int)t->pid);
+        }
 }

@@ -35,7 +35,7 @@ static void copy_trend(const struct target *t, struct report_job_target *jt)
         const struct snapshot *oldest = snapshot_ring_get(t->ring, 0);
         const struct snapshot *newest = snapshot_ring_newest(t->ring);
 
-        if (oldest && !t->exited) {
+        if (oldest && !target_phase_exited(t->phase)) {
                 jt->has_trend = jt->trend_to_now = true;
                 jt->trend_oldest_bytes = oldest->bytes;
                 jt->trend_oldest_usec = oldest->timestamp_usec;
@@ -53,7 +53,7 @@ static int copy_history(const struct target *t, struct report_job_target *jt)
 {
         uint32_t n = snapshot_ring_count(t->ring);
 
-        if (t->exited || n == 0)
+        if (target_phase_exited(t->phase) || n == 0)
                 return 0;
         jt->history = calloc(n, sizeof(*jt->history));
         if (!jt->history)
@@ -76,7 +76,7 @@ static uint64_t rss_of(const struct target *t)
         char path[64];
         unsigned long long size, resident;
 
-        if (t->exited || t->kernel)
+        if (target_phase_exited(t->phase) || t->kernel)
                 return 0;
         snprintf(path, sizeof(path), "/proc/%d/statm", (int)t->pid);
         f = fopen(path, "re");
@@ -101,7 +101,7 @@ static int copy_reachability(const struct manager *m, const struct target *t, bo
                                                "filled: a scan needs every block recorded");
                 return jt->reach_unavailable ? 0 : -ENOMEM;
         }
-        if (family && t->auto_sample.n_changes > 0 && t->exited) {
+        if (family && t->auto_sample.n_changes > 0 && target_phase_exited(t->phase)) {
                 jt->reach_unavailable = strdup("memleakd sampled it once its share of the allocation table "
                                                "filled: a scan needs every block recorded");
                 return jt->reach_unavailable ? 0 : -ENOMEM;
@@ -124,13 +124,13 @@ static int copy_reachability(const struct manager *m, const struct target *t, bo
                       "block recorded";
         else if (t->filter.sample_bytes > 1)
                 why = "its allocations are sampled (sample_bytes): a scan needs every block recorded";
-        else if (t->exit_hold && !t->exited)
+        else if (t->exit_hold && !target_phase_exited(t->phase))
                 why = "memleakd holds it for the scan at its exit (memleakctl run): it is scanned then";
-        else if (family && !t->exited)
+        else if (family && !target_phase_exited(t->phase))
                 why = "memleakctl run's tracer holds it, followed: it is scanned at its exit";
         else if (family)
                 why = "it exited before a scan: memleakd did not hold it at its exit";
-        else if (t->exited)
+        else if (target_phase_exited(t->phase))
                 why = "it exited before a scan: only a program started by memleakctl run (and the children it "
                       "forks, with --follow-forks) is scanned at its exit";
         else {
@@ -147,7 +147,7 @@ static int copy_target(const struct manager *m, const struct target *t, bool sca
 
         jt->pid = t->pid;
         memcpy(jt->comm, t->comm, sizeof(jt->comm));
-        jt->exited = t->exited;
+        jt->exited = target_phase_exited(t->phase);
         jt->rss_bytes = rss_of(t);
         /* 1 records every allocation of a byte or more: exact */
         jt->sample_bytes = t->filter.sample_bytes > 1 ? t->filter.sample_bytes : 0;
@@ -167,7 +167,7 @@ static int copy_target(const struct manager *m, const struct target *t, bool sca
         r = copy_history(t, jt);
         if (r < 0)
                 return r;
-        if (t->exited && t->frozen) {
+        if (target_phase_exited(t->phase) && t->frozen) {
                 r = stack_collect_frozen(t->frozen, &jt->frozen);
                 if (r < 0)
                         return r;
@@ -233,7 +233,7 @@ int manager_report_start(struct manager *m, struct server_request *sreq, const s
                 return error_set(error, -ESRCH, "Not attached to pid %d", (int)req->pid);
         for (size_t i = 0; i < m->n_targets; i++)
                 if (manager_request_names_target(m, req, m->targets[i])) {
-                        if (!m->targets[i]->exited)
+                        if (!target_phase_exited(m->targets[i]->phase))
                                 (void)target_files_refresh(&m->env, m->targets[i], false);
                         n++;
                 }
@@ -263,4 +263,15 @@ int manager_report_start(struct manager *m, struct server_request *sreq, const s
                 return error_set(error, -ENOMEM, "Out of memory");
         }
         return 0;
+}
+
+struct leak_verdict_thresholds manager_verdict_thresholds(const struct manager *m)
+{
+        assert(m);
+        return (struct leak_verdict_thresholds) {
+                .min_points = m->config.verdict_min_snapshots,
+                .noise_factor = m->config.verdict_noise_factor,
+                .flat_bytes = m->config.verdict_flat_bytes,
+                .flat_ratio = m->config.verdict_flat_percent / 100.0,
+        };
 }

@@ -92,7 +92,7 @@ static void add_unwind(cJSON *o, const struct target *t)
 static cJSON *target_to_json(const struct target *t)
 {
         cJSON *o = target_json_new(&(struct target_json) {
-                .pid = t->pid, .comm = t->comm, .exited = t->exited,
+                .pid = t->pid, .comm = t->comm, .exited = target_phase_exited(t->phase),
                 .has_attach = true, .mmap = t->track_mmap,
                 .attached_s = (now_realtime_usec() - t->attached_usec) / 1000000,
                 .allocator = t->allocator, .allocator_reason = t->allocator_reason,
@@ -106,6 +106,7 @@ static cJSON *target_to_json(const struct target *t)
 
         if (!o)
                 return NULL;
+        cJSON_AddStringToObject(o, RF_PHASE, target_phase_to_string(t->phase));
         objs = cJSON_AddArrayToObject(o, RF_OBJECTS);
         for (size_t i = 0; objs && i < t->n_objects; i++) {
                 cJSON *ob = cJSON_CreateObject();
@@ -152,117 +153,110 @@ static void log_kernel_symbols(const struct target *t)
                 log_warning_errno(r, "Cannot read /proc/kallsyms, kernel frames are shown as addresses: %m");
 }
 
-/* Attach now; false when the pid's previous probes are still going (the caller waits). */
+/* The one place an attach is answered: with why it failed (r < 0), or with its target, whose
+ * children are then followed (follow_forks). */
+static void answer_attach(struct manager *m, struct server_request *sreq, uint64_t id, struct target *t, int r,
+                          const char *error)
+{
+        if (r < 0) {
+                reply_error(sreq, id, r, error);
+                return;
+        }
+        reply_target(sreq, id, t);
+        manager_follow_existing_children(m, t);
+}
+
 /* Answer the attach of t once the tables of the files it maps (or its program will) are built:
  * what it allocates before is walked by frame pointer only, and a program memleakctl run starts
  * would make its first allocations then. */
 static int await_tables(struct manager *m, struct server_request *sreq, uint64_t id, const struct target *t)
 {
-        struct awaiting_tables *n = realloc(m->awaiting, (m->n_awaiting + 1) * sizeof(*n));
-
-        if (!n)
-                return -ENOMEM;
-        m->awaiting = n;
-        m->awaiting[m->n_awaiting++] = (struct awaiting_tables) { .request = sreq, .id = id, .target_id = t->id };
-        return 0;
+        return pending_ops_add(&m->pending, &(struct pending_op) {
+                .kind = PENDING_ATTACH, .state = PENDING_AWAITING_TABLES, .pid = t->pid,
+                .request = sreq, .id = id, .target_id = t->id });
 }
 
 void manager_requests_tables_loaded(struct manager *m)
 {
         assert(m);
-        for (size_t i = 0; i < m->n_awaiting;) {
-                struct awaiting_tables a = m->awaiting[i];
-                struct target *t = NULL;
+        for (size_t i = 0, n = m->pending.n; i < n; i++) {
+                struct pending_op op = m->pending.ops[i];
+                struct target *t;
 
-                for (size_t k = 0; k < m->n_targets; k++)
-                        if (m->targets[k]->id == a.target_id)
-                                t = m->targets[k];
-                if (t && target_unwind_pending(t)) {
-                        i++;
+                if (op.kind != PENDING_ATTACH || op.state != PENDING_AWAITING_TABLES)
                         continue;
-                }
-                m->awaiting[i] = m->awaiting[--m->n_awaiting];
-                if (t && t->register_errno < 0)
-                        reply_error(a.request, a.id, t->register_errno, t->register_error ?: strerror(-t->register_errno));
-                else if (t) {
-                        reply_target(a.request, a.id, t);
-                        manager_follow_existing_children(m, t);
-                }
+                t = manager_find_target_by_id(m, op.target_id);
+                if (t && target_unwind_pending(t))
+                        continue;
+                m->pending.ops[i].state = PENDING_DONE;         /* answering may add to the list */
+                if (t && t->phase == TARGET_PHASE_FAILED)
+                        answer_attach(m, op.request, op.id, t, t->register_errno,
+                                      t->register_error ?: strerror(-t->register_errno));
                 else
-                        reply_error(a.request, a.id, -ESRCH, "The process went before it could run");
+                        answer_attach(m, op.request, op.id, t, t ? 0 : -ESRCH, "The process went before it could run");
         }
+        pending_ops_prune(&m->pending);
 }
 
-static bool attach_now(struct manager *m, struct server_request *sreq, struct memleak_request *req)
+/* Why an attach of req is refused before any work (a negative errno and *error), or 0. */
+static int attach_refused(struct manager *m, const struct memleak_request *req, const struct target_config *sizes,
+                          char **error)
+{
+        pid_t pid = req->kernel ? KERNEL_TARGET_PID : req->pid;
+        const struct target *t = manager_find_target(m, pid);
+
+        if (t && !target_phase_exited(t->phase))
+                return error_set(error, -EEXIST, "Already attached to pid %d (%s)", (int)t->pid, t->comm);
+        if (manager_live_targets(m) >= m->config.max_targets)
+                return error_set(error, -ENOSPC, "Already tracing %u processes (max_targets)", m->config.max_targets);
+        if (sizes->max_size && sizes->min_size > sizes->max_size)
+                return error_set(error, -EINVAL, "min_size is larger than max_size");
+        if (req->kernel && req->sample_bytes)
+                return error_set(error, -EINVAL, "\"sample_bytes\" samples a process's allocations; the kernel "
+                                 "target records each");
+        if (req->reachability && sizes->sample_bytes > 1)
+                return error_set(error, -EINVAL, "\"reachability\" needs every block recorded: a sampled target "
+                                 "(sample_bytes) cannot be scanned");
+        if (req->reachability && !req->exec)
+                return error_set(error, -EINVAL, "\"reachability\" on attach holds a program about to run "
+                                 "(memleakctl run) at its exit; scan a running process with memleakctl report "
+                                 "--reachability");
+        return 0;
+}
+
+/* Make req's target, probe it and keep it: 0 and *ret, or a negative errno and *error. */
+static int attach_target(struct manager *m, struct server_request *sreq, const struct memleak_request *req,
+                         const struct target_config *sizes, struct target **ret, char **error)
 {
         const struct ucred *peer = server_request_peer(sreq);
-        struct target_config sizes = {
-                .min_size = req->min_size ? req->min_size : m->config.min_size,
-                .max_size = req->max_size ? req->max_size : m->config.max_size,
-                .sample_bytes = req->kernel ? 0 : req->sample_bytes ? req->sample_bytes : m->config.sample_bytes,
-        };
         pid_t pid = req->kernel ? KERNEL_TARGET_PID : req->pid;
-        struct target *t = manager_find_target(m, pid);
-        _cleanup_free_ char *error = NULL;
+        struct target *t = NULL;
         int r;
 
-        if (t && !t->exited) {
-                error_set(&error, -EEXIST, "Already attached to pid %d (%s)", (int)t->pid, t->comm);
-                reply_error(sreq, req->id, -EEXIST, error);
-                return true;
-        }
-        if (manager_live_targets(m) >= m->config.max_targets) {
-                error_set(&error, -ENOSPC, "Already tracing %u processes (max_targets)", m->config.max_targets);
-                reply_error(sreq, req->id, -ENOSPC, error);
-                return true;
-        }
-        if (sizes.max_size && sizes.min_size > sizes.max_size) {
-                reply_error(sreq, req->id, -EINVAL, "min_size is larger than max_size");
-                return true;
-        }
-        if (req->kernel && req->sample_bytes) {
-                reply_error(sreq, req->id, -EINVAL, "\"sample_bytes\" samples a process's allocations; the "
-                            "kernel target records each");
-                return true;
-        }
-        if (req->reachability && sizes.sample_bytes > 1) {
-                reply_error(sreq, req->id, -EINVAL, "\"reachability\" needs every block recorded: a sampled "
-                            "target (sample_bytes) cannot be scanned");
-                return true;
-        }
-        if (req->reachability && !req->exec) {
-                reply_error(sreq, req->id, -EINVAL, "\"reachability\" on attach holds a program about to run "
-                            "(memleakctl run) at its exit; scan a running process with memleakctl report "
-                            "--reachability");
-                return true;
-        }
-        /* Two sets of probes on one process must never be live at once. */
-        if (detacher_busy(m->env.detacher, pid))
-                return false;
         if (req->kernel)
                 r = kernel_target_attach(&m->env, &(struct kernel_target_params) {
-                        .filter = kernel_filter(req, &sizes), .ring_depth = m->config.ring_depth }, &t, &error);
+                        .filter = kernel_filter(req, sizes), .ring_depth = m->config.ring_depth }, &t, error);
         else
                 r = target_attach(&m->env, &(struct target_attach_params) {
-                        .pid = req->pid, .objs = req->objs, .n_objs = req->n_objs, .filter = sizes,
+                        .pid = req->pid, .objs = req->objs, .n_objs = req->n_objs, .filter = *sizes,
                         .ring_depth = m->config.ring_depth, .track_mmap = req->mmap, .exec = req->exec,
                         .unwind = req->unwind != MEMLEAK_UNWIND_DEFAULT ? req->unwind : m->config.unwind,
-                }, &t, &error);
+                }, &t, error);
         if (r < 0) {
                 log_info("Refused to attach to pid %d for uid %u: %s", (int)pid, (unsigned)peer->uid,
-                         error ? error : strerror(-r));
-                reply_error(sreq, req->id, r, error);
-                return true;
+                         *error ? *error : strerror(-r));
+                return r;
         }
+        (void)manager_target_phase(t, r > 0 ? TARGET_PHASE_AWAITING_TABLES : TARGET_PHASE_RECORDING);
         log_kernel_symbols(t);
         t->follow_forks = req->follow_forks;
         r = manager_add_target(m, t);
         if (r < 0) {
                 (void)target_stop(&m->env, t, false);
                 target_free(t);
-                error_set(&error, r, "Cannot watch pid %d: %s", (int)pid, strerror(-r));
-                reply_error(sreq, req->id, r, error);
-                return true;
+                free(*error);
+                *error = NULL;
+                return error_set(error, r, "Cannot watch pid %d: %s", (int)pid, strerror(-r));
         }
         /* run: held at its exit, its memory scanned before it goes (failing that, it runs anyway);
          * and at its execs and new code until their tables are in */
@@ -278,70 +272,85 @@ static bool attach_now(struct manager *m, struct server_request *sreq, struct me
         log_info("Attached to pid %d (%s) for uid %u: %s allocator, %zu object(s)%s%s", (int)t->pid, t->comm,
                  (unsigned)peer->uid, t->allocator, t->n_objects, t->exec ? ", before it execs " : "",
                  t->exec ? t->exec->path : "");
+        *ret = t;
+        return 0;
+}
+
+/* Attach req's pid and answer: now, or once its target's tables are in. False, unanswered, while
+ * the pid's previous probes are still going: two sets on one process must never be live at once. */
+static bool attach_now(struct manager *m, struct server_request *sreq, struct memleak_request *req)
+{
+        struct target_config sizes = {
+                .min_size = req->min_size ? req->min_size : m->config.min_size,
+                .max_size = req->max_size ? req->max_size : m->config.max_size,
+                .sample_bytes = req->kernel ? 0 : req->sample_bytes ? req->sample_bytes : m->config.sample_bytes,
+        };
+        _cleanup_free_ char *error = NULL;
+        struct target *t = NULL;
+        int r = attach_refused(m, req, &sizes, &error);
+
+        if (r == 0 && detacher_busy(m->env.detacher, req->kernel ? KERNEL_TARGET_PID : req->pid))
+                return false;
+        if (r == 0)
+                r = attach_target(m, sreq, req, &sizes, &t, &error);
         /* answered once its stacks are walked complete: its files' tables are built */
-        if (target_unwind_pending(t) && await_tables(m, sreq, req->id, t) >= 0)
+        if (r >= 0 && target_unwind_pending(t) && await_tables(m, sreq, req->id, t) >= 0)
                 return true;
-        reply_target(sreq, req->id, t);
-        manager_follow_existing_children(m, t);
+        answer_attach(m, sreq, req->id, t, r, error);
         return true;
 }
 
 static void handle_attach(struct manager *m, struct server_request *sreq, struct memleak_request *req)
 {
-        struct deferred_attach *n;
-        struct memleak_request *copy;
+        struct pending_op op = {
+                .kind = PENDING_ATTACH, .state = PENDING_QUEUED, .pid = req->kernel ? KERNEL_TARGET_PID : req->pid,
+                .request = sreq, .id = req->id,
+        };
 
         if (attach_now(m, sreq, req))
                 return;
         /* Answered once the detacher is done with the pid (manager_requests_pid_idle()). */
-        copy = malloc(sizeof(*copy));
-        n = copy ? realloc(m->deferred, (m->n_deferred + 1) * sizeof(*n)) : NULL;
-        if (!n) {
-                free(copy);
-                reply_error(sreq, req->id, -ENOMEM, "Out of memory");
+        op.parsed = malloc(sizeof(*op.parsed));
+        if (!op.parsed || pending_ops_add(&m->pending, &op) < 0) {
+                free(op.parsed);
+                answer_attach(m, sreq, req->id, NULL, -ENOMEM, "Out of memory");
                 return;
         }
-        m->deferred = n;
-        *copy = *req;
-        *req = (struct memleak_request) {};     /* its strings are the copy's now */
-        m->deferred[m->n_deferred++] = (struct deferred_attach) { .request = sreq, .parsed = copy, .id = copy->id };
+        *op.parsed = *req;
+        *req = (struct memleak_request) {};     /* its strings are the list's now */
+        log_info("Attach to pid %d queued: the probes of its earlier target are still being removed", (int)op.pid);
 }
 
 void manager_requests_pid_idle(struct manager *m, pid_t pid)
 {
         assert(m);
-        for (size_t i = 0; i < m->n_deferred;) {
-                struct deferred_attach d = m->deferred[i];
-                pid_t want = d.parsed->kernel ? KERNEL_TARGET_PID : d.parsed->pid;
+        for (size_t i = 0, n = m->pending.n; i < n; i++) {
+                struct pending_op op = m->pending.ops[i];
 
-                if (detacher_busy(m->env.detacher, want)) {
-                        i++;
+                if (op.kind != PENDING_ATTACH || op.state != PENDING_QUEUED || detacher_busy(m->env.detacher, op.pid))
                         continue;
-                }
-                m->deferred[i] = m->deferred[--m->n_deferred];
-                if (!attach_now(m, d.request, d.parsed))
-                        reply_error(d.request, d.id, -EBUSY, "The probes of an earlier attach are still going");
-                memleak_request_done(d.parsed);
-                free(d.parsed);
+                m->pending.ops[i].state = PENDING_DONE;
+                m->pending.ops[i].parsed = NULL;        /* ours: attaching may add to the list */
+                if (!attach_now(m, op.request, op.parsed))
+                        answer_attach(m, op.request, op.id, NULL, -EBUSY, "The probes of an earlier attach are still going");
+                memleak_request_done(op.parsed);
+                free(op.parsed);
         }
+        pending_ops_prune(&m->pending);
 }
 
 void manager_requests_done(struct manager *m)
 {
         assert(m);
-        for (size_t i = 0; i < m->n_deferred; i++) {
-                reply_error(m->deferred[i].request, m->deferred[i].id, -ECANCELED, "memleakd is shutting down");
-                memleak_request_done(m->deferred[i].parsed);
-                free(m->deferred[i].parsed);
+        for (size_t i = 0; i < m->pending.n; i++) {
+                struct pending_op *op = &m->pending.ops[i];
+
+                if (op->kind != PENDING_ATTACH || op->state == PENDING_DONE)
+                        continue;
+                op->state = PENDING_DONE;
+                reply_error(op->request, op->id, -ECANCELED, "memleakd is shutting down");
         }
-        free(m->deferred);
-        m->deferred = NULL;
-        for (size_t i = 0; i < m->n_awaiting; i++)
-                reply_error(m->awaiting[i].request, m->awaiting[i].id, -ECANCELED, "memleakd is shutting down");
-        free(m->awaiting);
-        m->awaiting = NULL;
-        m->n_awaiting = 0;
-        m->n_deferred = 0;
+        pending_ops_prune(&m->pending);
 }
 
 /* The targets followed from t (its family below it): a malloc'd array of *ret_n; NULL without
@@ -420,7 +429,7 @@ static void add_table_budgets(cJSON *o, struct manager *m)
                 const struct target *t = m->targets[i];
                 uint64_t n;
 
-                if (!t->exited && !t->kernel && t->slot.set && target_blocks_read(m->env.skel, t->slot.slot, &n) >= 0)
+                if (!target_phase_exited(t->phase) && !t->kernel && t->slot.set && target_blocks_read(m->env.skel, t->slot.slot, &n) >= 0)
                         blocks += n;
         }
         add_budget(x, RF_ALLOCS, blocks, m->config.max_allocs);
@@ -595,9 +604,9 @@ static void handle_history(struct manager *m, struct server_request *sreq, struc
                         continue;
                 /* a live target's now, the last point of its window; an exited one's ring ends
                  * at its last snapshot */
-                counted = !t->exited && target_counters_read(&m->env, t, counters) >= 0;
+                counted = !target_phase_exited(t->phase) && target_counters_read(&m->env, t, counters) >= 0;
                 th = history_to_json(t->ring, &(struct target_json) {
-                        .pid = t->pid, .comm = t->comm, .exited = t->exited,
+                        .pid = t->pid, .comm = t->comm, .exited = target_phase_exited(t->phase),
                         .sample_bytes = t->filter.sample_bytes > 1 ? t->filter.sample_bytes : 0,
                         .auto_sample = &t->auto_sample,
                         .children_forked = t->children_forked, .follow_forks = t->follow_forks,

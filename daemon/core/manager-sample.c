@@ -110,7 +110,7 @@ void manager_auto_sample(struct manager *m)
                 for (size_t i = 0; i < m->n_targets; i++) {
                         struct target *t = m->targets[i];
 
-                        if (!t->exited && !t->kernel && !t->register_deferred && t->slot.set)
+                        if (t->phase == TARGET_PHASE_RECORDING && !t->kernel && t->slot.set)
                                 (void)target_set_limit(&m->env, t, 0, 0);
                 }
                 return;
@@ -119,7 +119,7 @@ void manager_auto_sample(struct manager *m)
         for (size_t i = 0; i < m->n_targets; i++) {
                 struct target *t = m->targets[i];
 
-                if (!t->exited && !t->kernel && !t->register_deferred && t->slot.set)
+                if (t->phase == TARGET_PHASE_RECORDING && !t->kernel && t->slot.set)
                         check_target(m, t, share);
         }
 }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-/* The manager's targets: added, noticed when they exit, kept within bounds once exited, looked
- * at on each snapshot tick (mappings, libraries loaded since, totals), their forks followed. */
+/* The manager's targets: added, each change of phase made (manager_target_phase()), noticed when
+ * they exit, kept within bounds once exited, looked at on each snapshot tick (mappings, libraries
+ * loaded since, totals), their execs and new code followed. */
 #include <assert.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
@@ -12,12 +13,9 @@
 #include <systemd/sd-daemon.h>
 #include "bpf-loader.h"
 #include "fork-watch.h"
-#include "process-snapshot.h"
-#include "kernel-target.h"
 #include "exit-hold.h"
 #include "log.h"
 #include "macro.h"
-#include "manager-requests.h"
 #include "manager.h"
 #include "mapping-log.h"
 #include "perf-map.h"
@@ -30,20 +28,6 @@
 #include "util.h"
 #include "worker.h"
 
-/* How long after a target forks its child's inherited probes are cleared: forks close together
- * (a server starting its workers) share the sweep. */
-#define CHILDREN_SWEEP_DELAY_USEC (20ULL * 1000)
-
-unsigned manager_live_targets(const struct manager *m)
-{
-        unsigned n = 0;
-
-        assert(m);
-        for (size_t i = 0; i < m->n_targets; i++)
-                n += !m->targets[i]->exited;
-        return n;
-}
-
 void manager_targets_changed(struct manager *m)
 {
         bool processes = false;
@@ -53,7 +37,7 @@ void manager_targets_changed(struct manager *m)
         assert(m);
         /* Follow forks while some process is traced, and only then. */
         for (size_t i = 0; i < m->n_targets && !processes; i++)
-                processes = !m->targets[i]->exited && !m->targets[i]->kernel;
+                processes = !target_phase_exited(m->targets[i]->phase) && !m->targets[i]->kernel;
         r = fork_watch_set_active(m->forks, processes);
         if (r < 0)
                 log_warning_errno(r, "Cannot watch traced processes fork, ignoring: their children keep "
@@ -66,36 +50,27 @@ void manager_targets_changed(struct manager *m)
         (void)sd_notifyf(false, "STATUS=Tracing %u process%s", live, live == 1 ? "" : "es");
 }
 
-struct target *manager_find_target(struct manager *m, pid_t pid)
+bool manager_target_phase(struct target *t, enum target_phase to)
 {
-        assert(m);
-        for (size_t i = 0; i < m->n_targets; i++)
-                if (m->targets[i]->pid == pid)
-                        return m->targets[i];
-        return NULL;
-}
-
-struct target *manager_find_target_by_id(const struct manager *m, uint64_t id)
-{
-        assert(m);
-        for (size_t i = 0; i < m->n_targets; i++)
-                if (m->targets[i]->id == id)
-                        return m->targets[i];
-        return NULL;
-}
-
-struct target *manager_find_kernel_target(struct manager *m)
-{
-        assert(m);
-        return manager_find_target(m, KERNEL_TARGET_PID);
+        assert(t);
+        if (target_phase_change(&t->phase, to) >= 0)
+                return true;
+        log_error("BUG: pid %d (%s), target %" PRIu64 ", cannot go from phase %s to %s; left %s. Please report "
+                  "this with the journal around it", (int)t->pid, t->comm, t->id,
+                  target_phase_to_string(t->phase) ?: "?", target_phase_to_string(to) ?: "?",
+                  target_phase_to_string(t->phase) ?: "?");
+        return false;
 }
 
 void manager_remove_target(struct manager *m, struct target *t)
 {
         struct exit_hold *family;
+        bool live;
 
         assert(m);
         assert(t);
+        live = !target_phase_exited(t->phase);
+        (void)manager_target_phase(t, TARGET_PHASE_DROPPED);
         /* a followed child detached (or dropped) while its family's tracer still traces it: no
          * answer would come for its new code, it is not held there any longer */
         family = t->exit_hold ? NULL : manager_family_hold(m, t);
@@ -113,7 +88,7 @@ void manager_remove_target(struct manager *m, struct target *t)
         for (size_t i = 0; i < m->n_targets; i++)
                 if (m->targets[i]->parent_id == t->id)
                         m->targets[i]->parent_id = t->parent_id;
-        if (!t->exited)
+        if (live)
                 (void)target_stop(&m->env, t, false);
         t->exit_hold = exit_hold_free(t->exit_hold);
         target_free(t);
@@ -126,7 +101,7 @@ uint64_t manager_exited_bytes(const struct manager *m)
 
         assert(m);
         for (size_t i = 0; i < m->n_targets; i++)
-                if (m->targets[i]->exited)
+                if (target_phase_exited(m->targets[i]->phase))
                         bytes += target_memory_bytes(m->targets[i]);
         return bytes;
 }
@@ -151,7 +126,7 @@ static struct target *first_to_drop(struct manager *m)
         for (size_t i = 0; i < m->n_targets; i++) {
                 struct target *t = m->targets[i];
 
-                if (!t->exited)
+                if (!target_phase_exited(t->phase))
                         continue;
                 if (!newest || t->exited_usec >= newest->exited_usec)
                         newest = t;
@@ -159,7 +134,7 @@ static struct target *first_to_drop(struct manager *m)
         for (size_t i = 0; i < m->n_targets; i++) {
                 struct target *t = m->targets[i];
 
-                if (!t->exited || t == newest)
+                if (!target_phase_exited(t->phase) || t == newest)
                         continue;
                 if (!oldest || t->exited_usec < oldest->exited_usec)
                         oldest = t;
@@ -178,7 +153,7 @@ static void prune_exited(struct manager *m)
         size_t exited = 0;
 
         for (size_t i = 0; i < m->n_targets; i++)
-                exited += m->targets[i]->exited;
+                exited += target_phase_exited(m->targets[i]->phase);
         while (exited > m->config.max_targets || (exited > 1 && manager_exited_bytes(m) > max_bytes)) {
                 struct target *oldest = first_to_drop(m);
 
@@ -196,6 +171,8 @@ static void target_exited(struct manager *m, struct target *t)
 {
         int r;
 
+        if (!manager_target_phase(t, TARGET_PHASE_EXITING))
+                return;
         target_refresh_comm(t);         /* it may have exec'd since the last tick */
         log_info("Target pid %d (%s) exited; keeping its last report", (int)t->pid, t->comm);
         if (t->exit_hold) {
@@ -222,7 +199,7 @@ static void target_exited(struct manager *m, struct target *t)
         if (r < 0)
                 log_warning_errno(r, "Cannot keep the last report of pid %d: %m", (int)t->pid);
         snapshot_ring_drop_rows(t->ring);       /* its trend needs the sums only */
-        t->exited = true;
+        (void)manager_target_phase(t, TARGET_PHASE_EXITED);
         t->exited_usec = now_realtime_usec();
         prune_exited(m);
         manager_targets_changed(m);
@@ -243,7 +220,7 @@ void manager_reap_exited_targets(struct manager *m)
                 struct target *t = m->targets[i];
                 struct pollfd p = { .fd = t->pidfd, .events = POLLIN };
 
-                if (!t->exited && t->pidfd >= 0 && poll(&p, 1, 0) > 0 && (p.revents & (POLLIN | POLLHUP)))
+                if (!target_phase_exited(t->phase) && t->pidfd >= 0 && poll(&p, 1, 0) > 0 && (p.revents & (POLLIN | POLLHUP)))
                         target_exited(m, t);
         }
 }
@@ -256,7 +233,7 @@ int manager_add_target(struct manager *m, struct target *t)
 
         assert(m);
         assert(t);
-        if (old && !old->exited)
+        if (old && !target_phase_exited(old->phase))
                 return -EEXIST;
         if (old)
                 manager_remove_target(m, old);
@@ -283,9 +260,11 @@ int manager_add_target(struct manager *m, struct target *t)
 void manager_free_targets(struct manager *m)
 {
         assert(m);
-        for (size_t i = 0; i < m->n_targets; i++)
-                if (!m->targets[i]->exited)
+        for (size_t i = 0; i < m->n_targets; i++) {
+                if (!target_phase_exited(m->targets[i]->phase))
                         (void)target_stop(&m->env, m->targets[i], false);
+                (void)manager_target_phase(m->targets[i], TARGET_PHASE_DROPPED);
+        }
         for (size_t i = 0; i < m->n_targets; i++) {
                 m->targets[i]->exit_hold = exit_hold_free(m->targets[i]->exit_hold);
                 target_free(m->targets[i]);
@@ -311,7 +290,7 @@ static void rescan_done(void *job, bool cancelled)
         size_t n = 0;
         int r;
 
-        if (t && t->id == j->target_id && t->probe_epoch == j->probe_epoch && !t->exited && t->rescanning) {
+        if (t && t->id == j->target_id && t->probe_epoch == j->probe_epoch && !target_phase_exited(t->phase) && t->rescanning) {
                 t->rescanning = false;
                 r = probes_rescan_finish(&j->manager->env, t, j->rescan, &objects, &n);
                 if (r < 0 && r != -ENOENT && r != -ESRCH)
@@ -414,7 +393,7 @@ size_t manager_take_snapshots(struct manager *m)
         for (size_t i = 0; i < m->n_targets; i++) {
                 struct target *t = m->targets[i];
 
-                if (t->exited)
+                if (target_phase_exited(t->phase))
                         continue;
                 pids[n++] = t->pid;
                 learn_new_files(m, t);
@@ -436,7 +415,7 @@ size_t manager_take_snapshots(struct manager *m)
                 struct snapshot_row *srows;
                 size_t n_srows;
 
-                if (t->exited)
+                if (target_phase_exited(t->phase))
                         continue;
                 srows = snapshot_rows_of(totals, n_totals, t->pid, &n_srows);
                 if (!srows)
@@ -451,7 +430,7 @@ size_t manager_take_snapshots(struct manager *m)
 
 static bool maps_followed(const struct target *t)
 {
-        return !t->exited && now_monotonic_usec() < t->maps_followed_until_usec;
+        return !target_phase_exited(t->phase) && now_monotonic_usec() < t->maps_followed_until_usec;
 }
 
 bool manager_follow_new_programs(struct manager *m)
@@ -493,10 +472,11 @@ static void register_deferred(struct manager *m, struct target *t)
         char *error = NULL;
         int r;
 
-        if (!t->register_deferred || t->exited || target_unwind_pending(t))
+        if (t->phase != TARGET_PHASE_AWAITING_TABLES || target_unwind_pending(t))
                 return;
         r = target_register(&m->env, t, &error);
         if (r >= 0) {
+                (void)manager_target_phase(t, TARGET_PHASE_RECORDING);
                 log_debug("Pid %d is recorded from now on: its unwind tables are in", (int)t->pid);
                 manager_follow_new_programs_start(m);   /* if it exec'd meanwhile */
                 return;
@@ -504,6 +484,7 @@ static void register_deferred(struct manager *m, struct target *t)
         log_warning("Cannot start recording pid %d (%s): %s", (int)t->pid, t->comm, error ?: strerror(-r));
         t->register_errno = r;
         t->register_error = error;
+        (void)manager_target_phase(t, TARGET_PHASE_FAILED);
 }
 
 /* A program its exit holder holds at each exec and new code (bpf/memleak.bpf.c, code_holds), and
@@ -544,41 +525,16 @@ void manager_unwind_tables_loaded(struct manager *m)
                 (void)target_unwind_refresh(m->targets[i]);
                 release_code_holds(m, m->targets[i]);
         }
-        manager_requests_tables_loaded(m);
+}
+
+void manager_drop_failed_targets(struct manager *m)
+{
+        assert(m);
         for (size_t i = 0; i < m->n_targets;)
-                if (m->targets[i]->register_errno < 0)
+                if (m->targets[i]->phase == TARGET_PHASE_FAILED)
                         manager_remove_target(m, m->targets[i]);
                 else
                         i++;
-}
-
-void manager_target_forked(struct manager *m, pid_t parent, pid_t child, bool shares_memory)
-{
-        struct target *t = manager_find_target(m, parent);
-        int r;
-
-        assert(m);
-        if (!t || t->exited)
-                return;
-        /* the copy a reachability snapshot made: never runs, is killed after the scan */
-        if (process_snapshot_owns(parent, child))
-                return;
-        /* not when it was found running as t was attached, its fork event coming later */
-        if (!target_note_child(t, child)) {
-                t->children_forked++;
-                if (t->follow_forks)
-                        manager_follow_child(m, t, child);
-        }
-        if (shares_memory)
-                return;         /* no breakpoints of its own to clear */
-        log_debug("Traced pid %d forked pid %d: clearing the probes it inherited unless it is traced", (int)parent,
-                  (int)child);
-        t->children_pending = true;
-        r = sd_event_source_set_time_relative(m->children_timer, CHILDREN_SWEEP_DELAY_USEC);
-        if (r >= 0)
-                r = sd_event_source_set_enabled(m->children_timer, SD_EVENT_ONESHOT);
-        if (r < 0)
-                log_warning_errno(r, "Cannot schedule clearing the probes of pid %d's children: %m", (int)parent);
 }
 
 void manager_target_execd(struct manager *m, pid_t pid, bool from_thread, const char comm[MEMLEAK_COMM_LEN])
@@ -591,7 +547,7 @@ void manager_target_execd(struct manager *m, pid_t pid, bool from_thread, const 
                 return;
         /* its exit may have been heard first: the name is still the one it exec'd */
         target_name_after_exec(t, comm);
-        if (t->exited)
+        if (target_phase_exited(t->phase))
                 return;
         /* BPF emptied its mapping list: walks find frames by their vmas until it is written again,
          * now, from the new program's maps, and as its loader maps more */
@@ -618,7 +574,7 @@ void manager_target_code_mapped(struct manager *m, pid_t pid)
         struct target *t = manager_find_target(m, pid);
 
         assert(m);
-        if (!t || t->exited)
+        if (!t || target_phase_exited(t->phase))
                 return;
         note_code_held(m, t);
         if (t->unwind.cache) {
@@ -629,18 +585,3 @@ void manager_target_code_mapped(struct manager *m, pid_t pid)
         release_code_holds(m, t);
 }
 
-void manager_clear_children(struct manager *m)
-{
-        assert(m);
-        for (size_t i = 0; i < m->n_targets; i++) {
-                struct target *t = m->targets[i];
-                int r;
-
-                if (!t->children_pending)
-                        continue;
-                t->children_pending = false;
-                r = target_clear_inherited_probes(&m->env, t);
-                if (r < 0)
-                        log_warning_errno(r, "Cannot clear the probes pid %d's children inherited: %m", (int)t->pid);
-        }
-}

@@ -132,17 +132,6 @@ static int on_snapshot_timer(sd_event_source *s, uint64_t usec, void *userdata)
         return 0;
 }
 
-struct leak_verdict_thresholds manager_verdict_thresholds(const struct manager *m)
-{
-        assert(m);
-        return (struct leak_verdict_thresholds) {
-                .min_points = m->config.verdict_min_snapshots,
-                .noise_factor = m->config.verdict_noise_factor,
-                .flat_bytes = m->config.verdict_flat_bytes,
-                .flat_ratio = m->config.verdict_flat_percent / 100.0,
-        };
-}
-
 static int on_exec_timer(sd_event_source *s, uint64_t usec, void *userdata)
 {
         if (!manager_follow_new_programs(userdata))
@@ -180,9 +169,14 @@ static void on_fork(void *userdata, const struct fork_event *e)
                 manager_target_execd(userdata, (pid_t)e->parent_tgid, e->exec_kind == FORK_EVENT_EXEC_THREAD, e->comm);
 }
 
+/* Targets waiting for their tables record, their lists are written again and holds at new code
+ * answered; then the attaches waiting for them are answered, and the targets that could not start
+ * recording go (their attach answered with why). */
 static void on_tables_loaded(void *userdata)
 {
         manager_unwind_tables_loaded(userdata);
+        manager_requests_tables_loaded(userdata);
+        manager_drop_failed_targets(userdata);
 }
 
 static void on_pid_idle(void *userdata, pid_t pid)
@@ -418,6 +412,7 @@ struct manager *manager_free(struct manager *m)
         manager_reclaim_stop(m);
         manager_requests_done(m);
         manager_follow_done(m);
+        pending_ops_done(&m->pending);
         /* Each target's probes take the kernel a grace period to remove: all at once, then wait. */
         manager_free_targets(m);
         m->env.detacher = detacher_free(m->env.detacher);

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* The daemon's core: owns the event loop, the BPF object, the targets, the socket, the worker
  * thread and the lifecycle. manager.c makes and runs it; manager-targets.c keeps the targets;
- * manager-requests.c answers clients; manager-report.c hands reports to the worker. */
+ * manager-requests.c answers clients; manager-report.c hands reports to the worker;
+ * manager-find.c finds targets. Each calls only the parts below it (docs/architecture.md, "The
+ * manager's parts"): the event loop's callbacks in manager.c call down, none calls back up. */
 #pragma once
 
 #include <stdint.h>
@@ -10,6 +12,7 @@
 #include "config.h"
 #include "leak-verdict.h"
 #include "macro.h"
+#include "pending-ops.h"
 #include "reclaim.h"
 #include "slot-set.h"
 #include "target.h"
@@ -20,30 +23,6 @@ struct worker;
 struct fork_watch;
 struct stack_totals;
 struct memleak_request;
-
-/* An attach that waits until the pid's previous probes are gone (detacher_busy()). */
-struct deferred_attach {
-        struct server_request *request;
-        struct memleak_request *parsed;
-        uint64_t id;
-};
-
-/* An attach answered once the unwind tables of the files the target maps (or, memleakctl run,
- * its program will map) are built: from then on its stacks are walked complete. */
-struct awaiting_tables {
-        struct server_request *request;
-        uint64_t id;
-        uint64_t target_id;
-};
-
-/* A forked child to follow once the detacher lets new targets in (detacher_busy()), or again a
- * moment later: it was exec'ing, its libraries not mapped yet. */
-struct pending_follow {
-        uint64_t parent_id;
-        pid_t child;
-        unsigned tries;                 /* attaches that found no allocator yet */
-        uint64_t not_before_usec;       /* CLOCK_MONOTONIC; 0: once the detacher is idle */
-};
 
 struct manager {
         sd_event *event;
@@ -56,12 +35,7 @@ struct manager {
         struct target **targets;
         size_t n_targets;
         uint64_t next_target_id;
-        struct deferred_attach *deferred;
-        size_t n_deferred;
-        struct awaiting_tables *awaiting;
-        size_t n_awaiting;
-        struct pending_follow *pending_follows;
-        size_t n_pending_follows;
+        struct pending_ops pending;     /* attaches and follows not done yet (pending-ops.h) */
         uint64_t follow_warned_usec;    /* the last "not following" warning (one a second at most) */
         uint64_t follow_warnings_held;  /* since then */
         struct server *server;
@@ -70,7 +44,7 @@ struct manager {
         sd_event_source *snapshot_timer;
         sd_event_source *children_timer;        /* clears the probes forked children inherited */
         sd_event_source *exec_timer;            /* follows the maps of targets that just exec'd */
-        sd_event_source *follow_timer;          /* tries the pending follows again */
+        sd_event_source *follow_timer;          /* tries the queued follows again */
         sd_event_source *fill_timer;            /* how full each target's share of the allocation
                                                  * table is (manager-sample.c) */
         struct stack_totals *totals;    /* the snapshot tick's reader, its buffers kept */
@@ -100,6 +74,24 @@ int manager_run(struct manager *m, uint64_t watchdog_usec);
 struct manager *manager_free(struct manager *m);
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct manager *, manager_free)
 
+/* manager-find.c: which target (the parts of the manager find theirs here, nowhere else) */
+struct target *manager_find_target(struct manager *m, pid_t pid);
+struct target *manager_find_kernel_target(struct manager *m);
+/* The target of that id (unique in the daemon's life), live or exited; NULL. */
+struct target *manager_find_target_by_id(const struct manager *m, uint64_t id);
+unsigned manager_live_targets(const struct manager *m);
+/* Whether t was followed from ancestor's forks (from its children's, and so on). */
+bool manager_target_followed_from(const struct manager *m, const struct target *t, const struct target *ancestor);
+/* Whether t is pid's target or was followed from it, at any depth. */
+bool manager_target_in_family(const struct manager *m, const struct target *t, pid_t pid);
+/* The exit hold of memleakctl run's program that t is (or was followed from, at any depth): its
+ * tracer holds the family at birth and scans its followed children at their exit. NULL if none. */
+struct exit_hold *manager_family_hold(const struct manager *m, const struct target *t);
+/* Whether a report or history request names t: the kernel's, pid's (and the processes followed
+ * from it, with "children"), or every target. */
+bool manager_request_names_target(const struct manager *m, const struct memleak_request *req,
+                                  const struct target *t);
+
 /* manager-reclaim.c: rows of per-stack totals at zero and the stacks no row names given back
  * while targets stay attached (daemon/bpf/reclaim.h), in a pass at most every this many snapshot
  * ticks (twice as many after each pass that gave nothing back, up to the most), when the
@@ -113,16 +105,14 @@ void manager_reclaim_tick(struct manager *m, size_t rows_held);
 void manager_reclaim_stop(struct manager *m);
 
 /* manager-targets.c */
-struct target *manager_find_target(struct manager *m, pid_t pid);
-struct target *manager_find_kernel_target(struct manager *m);
-/* The target of that id (unique in the daemon's life), live or exited; NULL. */
-struct target *manager_find_target_by_id(const struct manager *m, uint64_t id);
+/* The one way a target's phase changes (target-phase.h draws them): false, its phase unchanged
+ * and the bug logged, for a change the machine does not allow. */
+bool manager_target_phase(struct target *t, enum target_phase to);
 /* Keep t (started): watch its exit, drop the oldest exited records past the bounds. Replaces an
  * exited record of the same pid; -EEXIST for a live one. */
 int manager_add_target(struct manager *m, struct target *t);
 /* Stop t if it still runs, and forget it. */
 void manager_remove_target(struct manager *m, struct target *t);
-unsigned manager_live_targets(const struct manager *m);
 /* The memory the records of exited targets hold. */
 uint64_t manager_exited_bytes(const struct manager *m);
 /* Mark the targets that exited and whose exit the event loop has not dispatched yet (a request
@@ -131,17 +121,12 @@ void manager_reap_exited_targets(struct manager *m);
 /* The snapshot tick: each live target's mappings refreshed, rescans started, totals snapshot. */
 /* Returns the per-stack rows read (0 without live targets). */
 size_t manager_take_snapshots(struct manager *m);
-/* A target forked: follow the child (follow_forks), or clear the probes it inherited, shortly
- * (none when it shares the parent's memory: a vfork child). */
-void manager_target_forked(struct manager *m, pid_t parent, pid_t child, bool shares_memory);
 /* A target exec'd: its maps followed closely for a while (its new program's tables loaded as the
  * loader maps them); from a thread other than its leader: its new image probed again. */
 void manager_target_execd(struct manager *m, pid_t pid, bool from_thread, const char comm[MEMLEAK_COMM_LEN]);
 /* A target mapped code of a file whose unwind table is not loaded (dlopen, its loader mapping a
  * new program's libraries): its maps read now, the file's table queued to be built. */
 void manager_target_code_mapped(struct manager *m, pid_t pid);
-/* Clear them now (the children timer). */
-void manager_clear_children(struct manager *m);
 
 /* manager-sample.c */
 /* Called every MANAGER_FILL_CHECK_USEC (the fill timer: a target can fill its share well within
@@ -149,6 +134,10 @@ void manager_clear_children(struct manager *m);
  * (auto_sample_percent) is sampled from now on, or more sparsely. */
 #define MANAGER_FILL_CHECK_USEC (100 * 1000ULL)
 void manager_auto_sample(struct manager *m);
+
+/* manager-report.c (manager-report.h: the report requests) */
+/* The leak verdicts' thresholds, from the config. */
+struct leak_verdict_thresholds manager_verdict_thresholds(const struct manager *m);
 
 /* manager-jit.c */
 /* t exited: read the perf map it left, on the worker, if it ran JIT code (its source is let go
@@ -167,21 +156,18 @@ void manager_follow_existing_children(struct manager *m, struct target *t);
 void manager_follow_pending(struct manager *m);
 /* Forget them (shutdown). */
 void manager_follow_done(struct manager *m);
-/* Whether t was followed from ancestor's forks (from its children's, and so on). */
-bool manager_target_followed_from(const struct manager *m, const struct target *t, const struct target *ancestor);
-/* Whether t is pid's target or was followed from it, at any depth. */
-bool manager_target_in_family(const struct manager *m, const struct target *t, pid_t pid);
-/* The exit hold of memleakctl run's program that t is (or was followed from, at any depth): its
- * tracer holds the family at birth and scans its followed children at their exit. NULL if none. */
-struct exit_hold *manager_family_hold(const struct manager *m, const struct target *t);
-/* Whether a report or history request names t: the kernel's, pid's (and the processes followed
- * from it, with "children"), or every target. */
-bool manager_request_names_target(const struct manager *m, const struct memleak_request *req,
-                                  const struct target *t);
+/* A target forked: follow the child (follow_forks), or clear the probes it inherited, shortly
+ * (none when it shares the parent's memory: a vfork child). */
+void manager_target_forked(struct manager *m, pid_t parent, pid_t child, bool shares_memory);
+/* Clear them now (the children timer). */
+void manager_clear_children(struct manager *m);
 
-/* An unwind table was built: targets write their mapping lists again, and the attaches waiting
- * for their program's tables are answered. */
+/* An unwind table was built: targets waiting for their tables record (or fail: phase failed),
+ * targets write their mapping lists again, holds at new code are answered. The attaches waiting
+ * are answered next (manager_requests_tables_loaded()), then manager_drop_failed_targets(). */
 void manager_unwind_tables_loaded(struct manager *m);
+/* Forget the targets whose recording could not start (their attach answered). */
+void manager_drop_failed_targets(struct manager *m);
 
 /* A target that execs (or is about to: memleakctl run) maps its program and libraries right
  * after: its maps are followed every few milliseconds for a while (target_follow_maps()), so that
@@ -190,8 +176,6 @@ void manager_unwind_tables_loaded(struct manager *m);
 #define EXEC_FOLLOW_INTERVAL_USEC (10ULL * 1000)
 bool manager_follow_new_programs(struct manager *m);
 
-/* The leak verdicts' thresholds, from the config. */
-struct leak_verdict_thresholds manager_verdict_thresholds(const struct manager *m);
 /* Arm that following, if a target is to be followed so and it is not armed already (after an
  * attach, a registration or an exec). */
 void manager_follow_new_programs_start(struct manager *m);

@@ -392,7 +392,7 @@ int probes_rescan_new(const struct target_env *env, const struct target *t, stru
         assert(t);
         assert(ret);
         *ret = NULL;
-        if (t->exited || t->kernel || t->objects_named)
+        if (target_phase_exited(t->phase) || t->kernel || t->objects_named)
                 return 0;       /* the kernel maps no files; --obj said what to probe */
         if (!maps_unexamined(t))
                 return 0;       /* most ticks: no job for the worker */

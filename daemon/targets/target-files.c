@@ -159,7 +159,7 @@ int target_files_refresh(const struct target_env *env, struct target *t, bool pr
 
         assert(env);
         assert(t);
-        if (t->exited || t->kernel)
+        if (target_phase_exited(t->phase) || t->kernel)
                 return 0;       /* the kernel maps no files */
         if (!process_gone && runs_its_program(t)) {
                 r = module_map_refresh(&t->modules, t->pid);

@@ -190,7 +190,7 @@ int target_unwind_refresh(struct target *t)
 
         assert(t);
         u = &t->unwind;
-        if (!u->cache || t->exited || !t->slot.set)
+        if (!u->cache || target_phase_exited(t->phase) || !t->slot.set)
                 return 0;       /* not walked by tables, or stopped: its slot is another's */
         list = calloc(UNWIND_MAPPINGS_MAX, sizeof(*list));
         if (!list)

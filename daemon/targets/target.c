@@ -61,7 +61,7 @@ void target_refresh_comm(struct target *t)
         char comm[sizeof(t->comm)];
 
         assert(t);
-        if (t->exited || t->kernel)
+        if (target_phase_exited(t->phase) || t->kernel)
                 return;
         read_comm(t->pid, comm);
         /* memleakctl run's child keeps its program's name until it execs (it, or another) */
@@ -248,7 +248,6 @@ int target_register(const struct target_env *env, struct target *t, char **error
         assert(env);
         assert(t);
         assert(error);
-        t->register_deferred = false;
         t->filter.registered_ns = now_monotonic_usec() * 1000;
         if (!t->kernel) {
                 /* its count of table blocks starts from none (an earlier target had the slot) */
@@ -290,7 +289,7 @@ int target_set_sample_bytes(const struct target_env *env, struct target *t, cons
         assert(env);
         assert(t);
         assert(c);
-        if (t->kernel || t->exited || t->register_deferred || !t->slot.set)
+        if (t->kernel || target_phase_exited(t->phase) || t->phase == TARGET_PHASE_AWAITING_TABLES || !t->slot.set)
                 return -EINVAL;
         cfg = t->filter;
         cfg.sample_bytes = c->sample_bytes;
@@ -313,7 +312,7 @@ int target_set_limit(const struct target_env *env, struct target *t, uint64_t li
 
         assert(env);
         assert(t);
-        if (t->kernel || t->exited || t->register_deferred || !t->slot.set)
+        if (t->kernel || target_phase_exited(t->phase) || t->phase == TARGET_PHASE_AWAITING_TABLES || !t->slot.set)
                 return -EINVAL;
         if (t->filter.limit_blocks == limit_blocks && t->filter.limit_sample_bytes == limit_sample_bytes)
                 return 0;
@@ -420,6 +419,7 @@ int target_attach(const struct target_env *env, const struct target_attach_param
                   struct target **ret, char **error)
 {
         struct target *t;
+        bool deferred = false;
         int r;
 
         assert(env);
@@ -436,7 +436,7 @@ int target_attach(const struct target_env *env, const struct target_attach_param
         target_unwind_init(env, t, p->unwind);
         r = p->exec ? attach_before_exec(env, t, p, error) : attach_running(env, t, p, error);
         if (r >= 0 && !p->exec && (t->n_forwarders > 0 || !p->record_at_once) && target_unwind_pending(t)) {
-                t->register_deferred = true;
+                deferred = true;
                 t->attached_usec = now_realtime_usec();
         } else if (r >= 0)
                 r = target_register(env, t, error);     /* from here on BPF records this process */
@@ -447,7 +447,7 @@ int target_attach(const struct target_env *env, const struct target_attach_param
                 return r;
         }
         *ret = t;
-        return 0;
+        return deferred;
 }
 
 /* The recording of its mappings, once its module map is final (or it never ran). */
@@ -497,7 +497,7 @@ int target_clear_inherited_probes(const struct target_env *env, struct target *t
 
         assert(env);
         assert(t);
-        if (t->exited || t->n_objects == 0)
+        if (target_phase_exited(t->phase) || t->n_objects == 0)
                 return 0;
         r = probes_sweep_work(t, &w);
         if (r < 0) {
@@ -546,7 +546,7 @@ int target_reprobe(const struct target_env *env, struct target *t)
 
         assert(env);
         assert(t);
-        if (t->exited || t->kernel)
+        if (target_phase_exited(t->phase) || t->kernel)
                 return 0;
         probes_links_to_work(t, &w);
         (void)detacher_submit(env->detacher, &w);

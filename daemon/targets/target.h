@@ -16,6 +16,7 @@
 #include "module-map.h"
 #include "protocol.h"
 #include "stack-collect.h"
+#include "target-phase.h"
 
 struct memleak_bpf;
 struct bpf_link;
@@ -147,7 +148,7 @@ struct perf_map;
 struct target {
         pid_t pid;
         char comm[17];
-        bool exited;
+        enum target_phase phase;        /* changed by its owner only (manager_target_phase()) */
         uint64_t attached_usec;         /* CLOCK_REALTIME */
         uint64_t exited_usec;
         const char *allocator;          /* "glibc", "tcmalloc", "jemalloc", "mimalloc", "musl", "kernel", "other" */
@@ -177,9 +178,8 @@ struct target {
         struct target_exec *exec;       /* attached before it execs a program; NULL otherwise */
         struct kernel_symbols *kernel;  /* the kernel target's symbols; NULL for a process */
         bool rescanning;                /* a rescan of its files is under way (on the worker) */
-        bool register_deferred;         /* probed, recording from when its tables are built
-                                         * (target_attach()); target_register() then */
-        int register_errno;             /* why that registration failed (its message below): the */
+        int register_errno;             /* why its registration failed, in phase failed (its
+                                         * message below): the */
         char *register_error;           /* attach's answer, the target removed */
         uint32_t probe_epoch;           /* raised when its probes are forgotten (target_reprobe()): a
                                          * rescan started before does not apply */
@@ -248,16 +248,17 @@ struct target_attach_params {
 };
 
 /* The one constructor: a target for pid (a process: with its pidfd; KERNEL_TARGET_PID: the
- * kernel) with its snapshot ring, not yet probing. */
+ * kernel) with its snapshot ring, in phase probing, not probing yet. */
 int target_new(const struct target_env *env, pid_t pid, const struct target_config *filter, uint32_t ring_depth,
                struct target **ret, char **error);
 
 /* Attach to a process (before it execs p->exec, if set): find what to probe, probe it, start
- * recording. A running process starts recording only once its unwind tables are built
- * (register_deferred): until then its stacks would be walked by frame pointers, cut short in code
- * built without them, and a walk from inside a C++ operator left to the malloc it calls
- * (probes.c) would skip its caller; with p->record_at_once only the latter waits. On failure
- * returns -errno and a malloc'd message for the client in *error. */
+ * recording: returns 0 when it records. A running process starts recording only once its unwind
+ * tables are built (returns 1: its owner calls target_register() then): until then its stacks
+ * would be walked by frame pointers, cut short in code built without them, and a walk from inside
+ * a C++ operator left to the malloc it calls (probes.c) would skip its caller; with
+ * p->record_at_once only the latter waits. On failure returns -errno and a malloc'd message for
+ * the client in *error. */
 int target_attach(const struct target_env *env, const struct target_attach_params *p,
                   struct target **ret, char **error);
 

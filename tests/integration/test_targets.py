@@ -173,6 +173,64 @@ class TargetsTest(harness.DaemonTestCase):
         full = daemon.report()
         self.assertEqual(harness.per_function(full, EXIT_NAMES, pid=program.pid), EXIT_EXPECTED)
 
+    def test_each_target_s_phase_follows_its_life(self):
+        # The manager's state machine (targets/target-phase.h) shows in every target it names: an
+        # attach is answered once the target records; one that exits is exited; a detach names
+        # the phase it left in.
+        def scenario():
+            daemon = self.start_daemon()
+            stays = self.start_program(EVERY_HOOK)
+            goes = self.start_program(EXIT_PROGRAM)
+            for p in (stays, goes):
+                self.assertEqual(daemon.attach(p.pid)['target']['phase'], 'recording')
+            self.assertEqual({t['pid']: t['phase'] for t in daemon.status()['targets']},
+                             {stays.pid: 'recording', goes.pid: 'recording'})
+            goes.go()
+            goes.expect('done')
+            self.assertEqual(goes.proc.wait(harness.PROGRAM_TIMEOUT_S), 0)
+
+            def phases():
+                return {t['pid']: (t['phase'], t['exited']) for t in daemon.status()['targets']}
+
+            self.assertTrue(harness.wait_until(lambda: phases()[goes.pid] == ('exited', True),
+                                               harness.REPORT_TIMEOUT_S, interval=0.1),
+                            f'status never showed pid {goes.pid} exited: {phases()}')
+            return daemon, stays, goes
+
+        daemon, stays, goes = scenario()
+        comm = {t['pid']: t['comm'] for t in daemon.status()['targets']}
+        text = daemon.ctl_ok('status').stdout
+        self.assertIn(f'pid {stays.pid} ({comm[stays.pid]}): recording, attached ', text)
+        self.assertIn(f'pid {goes.pid} ({comm[goes.pid]}, exited): attached ', text)
+        self.assertEqual(daemon.ctl_json('detach', '--pid', goes.pid)['target']['phase'], 'exited')
+        self.assertEqual(daemon.ctl_json('detach', '--pid', stays.pid)['target']['phase'], 'recording')
+        self.assertEqual(daemon.status()['targets'], [])
+        stays.run_leaks()
+        self.assertEqual(stays.finish(), 0)
+
+    def test_an_attach_right_after_a_detach_waits_for_the_old_probes_and_counts_once(self):
+        # A detach hands the probes to the detacher; an attach to the same pid right after is
+        # queued in the manager's pending operations until the detacher lets the pid go, then
+        # awaits its tables like any attach, and is answered once, recording. Two sets of probes
+        # never run at once: each allocation counts once.
+        def scenario():
+            daemon = self.start_daemon()
+            program = self.start_program(EVERY_HOOK)
+            daemon.attach(program.pid)
+            for _ in range(3):
+                daemon.ctl_json('detach', '--pid', program.pid)
+                reply = daemon.attach(program.pid)
+                self.assertEqual((reply['target']['pid'], reply['target']['phase']), (program.pid, 'recording'))
+            self.assertIn(f'Attach to pid {program.pid} queued', daemon.log())
+            self.assertEqual([(t['pid'], t['phase']) for t in daemon.status()['targets']],
+                             [(program.pid, 'recording')])
+            program.run_leaks()
+            report, totals = self.wait_for_totals(daemon, program.pid, EVERY_HOOK_NAMES, EVERY_HOOK_EXPECTED)
+            self.assert_totals(report, totals, EVERY_HOOK_EXPECTED, 'attached again right after detaches')
+            return program
+
+        self.assertEqual(scenario().finish(), 0)
+
     def exec_scenario(self, exec_line, freed_by_exec):
         """leak-exec leaks, execs itself (exec_line says from which thread), leaks again: the first
         image's blocks are gone, the second's exact, and the target named as the process is now."""
