@@ -208,8 +208,15 @@ class AutoSampleTest(harness.DaemonTestCase):
         self.assertEqual(mean & (mean - 1), 0, auto)
         self.assertGreaterEqual(mean, 256, auto)
 
-        time.sleep(3)
-        self.assert_leak_named(daemon, p.pid, '3 s after the burst')
+        # growth needs a few snapshots of the sampled leak: named within the report timeout
+        # (3 s on a quiet machine), whatever else loads the machine
+        def named():
+            leaks = daemon.ctl_json('leaks', '--pid', p.pid)
+            return any(s['frames'] and s['frames'][0]['symbol'] == 'leak_steadily' and s['verdict'] == 'growing'
+                       for s in leaks['suspects'])
+
+        harness.wait_until(named, harness.REPORT_TIMEOUT_S, interval=0.5)
+        self.assert_leak_named(daemon, p.pid, 'after the burst')
         p.go()
         leaked = int(p.line('"done <leaked>"').split()[1])
 
