@@ -641,6 +641,34 @@ static void a_mark_in_steps_cut_short_stays_partial(void)
         reachability_marker_free(m);
 }
 
+/* Written pages read again: less the blocks kept out (not reached), each of them noted. */
+static void written_pages_are_roots_less_the_blocks_kept_out(void)
+{
+        const struct reach_block blocks[] = {
+                { 0x1000, 0x100 }, { 0x1ff0, 0x20 }, { 0x2100, 0x10 }, { 0x2200, 0x2000 }, { 0x5000, 0x10 },
+        };
+        const struct reach_span pages[] = { { 0x2000, 0x1000 }, { 0x4000, 0x1000 } };
+        const bool keep_out[] = { true, true, false, true, true };
+        bool touched[5] = {};
+        struct reach_root *roots = NULL;
+        size_t n = 0;
+
+        ASSERT_EQ(reach_scan_written_roots(pages, 2, blocks, 5, keep_out, touched, &roots, &n), 0);
+        /* page 0x2000: block 1 overlaps its start (kept out to 0x2010), block 2 is read (reached),
+         * block 3 from 0x2200 on is kept out; page 0x4000: block 3's tail covers it to 0x4200 */
+        ASSERT_EQ(n, 2u);
+        ASSERT_EQ(roots[0].addr, 0x2010u);
+        ASSERT_EQ(roots[0].size, 0x1f0u);
+        ASSERT_EQ(roots[1].addr, 0x4200u);
+        ASSERT_EQ(roots[1].size, 0xe00u);
+        /* block 0 lies on no page, block 4 past the last: neither noted */
+        ASSERT_TRUE(!touched[0] && touched[1] && !touched[2] && touched[3] && !touched[4]);
+        free(roots);
+        ASSERT_EQ(reach_scan_written_roots(pages, 0, blocks, 5, keep_out, NULL, &roots, &n), 0);
+        ASSERT_EQ(n, 0u);
+        free(roots);
+}
+
 int main(void)
 {
         static const struct unit_test tests[] = {
@@ -661,6 +689,7 @@ int main(void)
                 TEST(a_dense_heap_is_marked_as_a_full_search_marks_it),
                 TEST(a_mark_in_steps_follows_pointers_moved_between_them),
                 TEST(a_mark_in_steps_cut_short_stays_partial),
+                TEST(written_pages_are_roots_less_the_blocks_kept_out),
         };
         return run_unit_tests(tests, ELEMENTSOF(tests));
 }
