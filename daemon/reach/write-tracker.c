@@ -16,14 +16,13 @@
 #include "write-tracker.h"
 
 /* What Debian 12's headers lack (Linux 6.7's uapi) */
-#ifndef UFFD_FEATURE_WP_UNPOPULATED
-#define UFFD_FEATURE_WP_UNPOPULATED (1 << 13)
-#endif
 #ifndef UFFD_FEATURE_WP_ASYNC
 #define UFFD_FEATURE_WP_ASYNC (1 << 15)
 #endif
 #ifndef PAGEMAP_SCAN
 #define PAGE_IS_WRITTEN (1 << 1)
+#define PAGE_IS_PRESENT (1 << 3)
+#define PAGE_IS_SWAPPED (1 << 4)
 struct page_region {
         __u64 start;
         __u64 end;
@@ -76,7 +75,8 @@ static long call_in(struct thread_state *t, uint64_t insn, long nr, const uint64
 
 int write_tracker_open(struct process_stop *stop, struct write_tracker *ret, char **error)
 {
-        struct uffdio_api api = { .api = UFFD_API, .features = UFFD_FEATURE_WP_ASYNC | UFFD_FEATURE_WP_UNPOPULATED };
+        /* no UFFD_FEATURE_WP_UNPOPULATED: pages not there are not protected (protect()) */
+        struct uffdio_api api = { .api = UFFD_API, .features = UFFD_FEATURE_WP_ASYNC };
         struct thread_state *t;
         uint64_t insn = 0;
         int pidfd = -1, theirs, r;
@@ -126,6 +126,9 @@ int write_tracker_open(struct process_stop *stop, struct write_tracker *ret, cha
         return 0;
 }
 
+static int64_t protect(struct write_tracker *w, uint64_t start, uint64_t end, struct reach_span **spans, size_t *n,
+                       size_t *allocated);
+
 static int open_pagemap(struct write_tracker *w)
 {
         char path[64];
@@ -140,8 +143,7 @@ static int open_pagemap(struct write_tracker *w)
 int write_tracker_watch(struct write_tracker *w, uint64_t start, uint64_t end)
 {
         struct uffdio_register reg = { .range = { .start = start, .len = end - start }, .mode = UFFDIO_REGISTER_MODE_WP };
-        struct uffdio_writeprotect wp = { .range = { .start = start, .len = end - start },
-                                          .mode = UFFDIO_WRITEPROTECT_MODE_WP };
+        int64_t bytes;
         int r;
 
         assert(w);
@@ -160,37 +162,44 @@ int write_tracker_watch(struct write_tracker *w, uint64_t start, uint64_t end)
         if (ioctl(w->uffd, UFFDIO_REGISTER, &reg) < 0)
                 return ioctl_error();
         w->watched[w->n_watched++] = (struct reach_span) { .addr = start, .len = end - start };
-        /* a range unmapped meanwhile: nothing to protect there */
-        if (ioctl(w->uffd, UFFDIO_WRITEPROTECT, &wp) < 0 && errno != ENOENT && errno != EAGAIN)
-                return ioctl_error();
-        return 0;
+        /* its pages protected: every one, now, counts as written (not yet protected) */
+        bytes = protect(w, start, end, NULL, NULL, NULL);
+        return bytes < 0 ? (int)bytes : 0;
 }
 
-int64_t write_tracker_written(struct write_tracker *w, uint64_t start, uint64_t end, struct reach_span **spans,
-                              size_t *n, size_t *allocated)
+/* PAGEMAP_SCAN over [start, end): the pages written (not protected) protected, and appended to
+ * (*spans)[*n] unless spans is NULL. Only pages that are there (present or swapped) count: a page
+ * never touched needs no protection (the page a later fault brings is not protected, so written),
+ * and protecting one would fill page tables for the whole range (2 MiB a GiB: ruinous over a
+ * sparse reservation, as a sanitizer's shadow). */
+static int64_t protect(struct write_tracker *w, uint64_t start, uint64_t end, struct reach_span **spans, size_t *n,
+                       size_t *allocated)
 {
         struct page_region regions[REGIONS_PER_SCAN];
         int64_t bytes = 0;
         uint64_t at = start;
-        size_t first = *n;
+        size_t first = n ? *n : 0;
 
-        assert(w);
-        assert(spans && n && allocated);
         if (w->pagemap_fd < 0)
                 return -EPERM;
         while (at < end) {
                 struct pm_scan_arg a = {
                         .size = sizeof(a), .flags = PM_SCAN_WP_MATCHING | PM_SCAN_CHECK_WPASYNC,
                         .start = at, .end = end, .vec = (uint64_t)(uintptr_t)regions, .vec_len = REGIONS_PER_SCAN,
-                        .category_mask = PAGE_IS_WRITTEN, .return_mask = PAGE_IS_WRITTEN,
+                        .category_mask = PAGE_IS_WRITTEN, .category_anyof_mask = PAGE_IS_PRESENT | PAGE_IS_SWAPPED,
+                        .return_mask = PAGE_IS_WRITTEN,
                 };
                 long k = ioctl(w->pagemap_fd, PAGEMAP_SCAN, &a);
 
                 if (k < 0) {
-                        *n = first;
+                        if (n)
+                                *n = first;
                         return ioctl_error();
                 }
                 for (long i = 0; i < k; i++) {
+                        bytes += (int64_t)(regions[i].end - regions[i].start);
+                        if (!spans)
+                                continue;
                         if (*n == *allocated) {
                                 size_t g = MAX(*allocated * 2, (size_t)256);
                                 struct reach_span *s = realloc(*spans, g * sizeof(*s));
@@ -202,13 +211,20 @@ int64_t write_tracker_written(struct write_tracker *w, uint64_t start, uint64_t 
                         }
                         (*spans)[(*n)++] = (struct reach_span) { .addr = regions[i].start,
                                                                  .len = regions[i].end - regions[i].start };
-                        bytes += (int64_t)(regions[i].end - regions[i].start);
                 }
                 if (a.walk_end <= at)
                         break;
                 at = a.walk_end;
         }
         return bytes;
+}
+
+int64_t write_tracker_written(struct write_tracker *w, uint64_t start, uint64_t end, struct reach_span **spans,
+                              size_t *n, size_t *allocated)
+{
+        assert(w);
+        assert(spans && n && allocated);
+        return protect(w, start, end, spans, n, allocated);
 }
 
 void write_tracker_close(struct write_tracker *w)

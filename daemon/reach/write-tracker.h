@@ -5,8 +5,9 @@
  * pidfd_getfd, closed in the process at once), its ioctls acting on the process's memory from the
  * daemon while it runs: UFFDIO_API with UFFD_FEATURE_WP_ASYNC (the kernel resolves each write fault
  * itself, the process never waits for us, and marks the page written), UFFDIO_REGISTER (mode WP)
- * and UFFDIO_WRITEPROTECT over the mappings to watch, then PAGEMAP_SCAN on /proc/PID/pagemap:
- * the pages written since, write-protected again in the same walk. Closing the userfaultfd (or
+ * over the mappings to watch, their pages protected and later the pages written since found and
+ * protected again in one walk by PAGEMAP_SCAN on /proc/PID/pagemap (only pages that are there:
+ * protecting untouched ones would fill page tables over a sparse reservation). Closing the userfaultfd (or
  * the daemon dying) unregisters everything: the process is as it was. */
 #pragma once
 
