@@ -202,7 +202,8 @@ static int inject_clone(struct thread_state *t, uint64_t insn, pid_t *ret_copy, 
 
         /* the copy inherits the options: it dies with its tracer. Only for this step: a failure of
          * the daemon must not kill the process itself. */
-        r = process_inject_syscall(t, insn, SYS_clone, args, PTRACE_O_TRACEFORK | PTRACE_O_EXITKILL, &rax, &copy, error);
+        r = process_inject_syscall(t, insn, SYS_clone, args, PTRACE_O_TRACEFORK | PTRACE_O_EXITKILL, &rax, &copy,
+                                   error);
         if (r == 0 && rax < 0) {
                 r = (int)rax;
                 (void)asprintf(error, "clone in thread %d failed: %s", (int)t->tid, strerror(-r));

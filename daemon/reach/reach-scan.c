@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-/* A reachability scan of a stopped process, summed per stack. */
+/* A reachability scan of a stopped, copied or running process, summed per stack. */
 #include <assert.h>
 #include <errno.h>
 #include <inttypes.h>

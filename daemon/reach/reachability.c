@@ -430,8 +430,8 @@ int reachability_marker_new(const struct reach_input *in, struct reach_marker **
         return 0;
 }
 
-int reachability_marker_add(struct reach_marker *rm, const struct reach_root *roots, size_t n_roots, const uint64_t *words,
-                     size_t n_words)
+int reachability_marker_add(struct reach_marker *rm, const struct reach_root *roots, size_t n_roots,
+                            const uint64_t *words, size_t n_words)
 {
         struct marker *m;
 

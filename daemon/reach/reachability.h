@@ -101,8 +101,8 @@ void reachability_marker_free(struct reach_marker *m);
 /* Scan n_roots ranges and n_words words as roots, and follow what they reach. -ETIME when
  * in->expired said so: the marker stays cut short (its classes partial), later calls add nothing
  * more. */
-int reachability_marker_add(struct reach_marker *m, const struct reach_root *roots, size_t n_roots, const uint64_t *words,
-                     size_t n_words);
+int reachability_marker_add(struct reach_marker *m, const struct reach_root *roots, size_t n_roots,
+                            const uint64_t *words, size_t n_words);
 /* Whether blocks[i] was reached so far. */
 bool reachability_marker_reached(const struct reach_marker *m, size_t i);
 void reachability_marker_stats(const struct reach_marker *m, struct reach_stats *ret);

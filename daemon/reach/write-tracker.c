@@ -142,7 +142,8 @@ static int open_pagemap(struct write_tracker *w)
 
 int write_tracker_watch(struct write_tracker *w, uint64_t start, uint64_t end)
 {
-        struct uffdio_register reg = { .range = { .start = start, .len = end - start }, .mode = UFFDIO_REGISTER_MODE_WP };
+        struct uffdio_register reg = { .range = { .start = start, .len = end - start },
+                                       .mode = UFFDIO_REGISTER_MODE_WP };
         int64_t bytes;
         int r;
 
