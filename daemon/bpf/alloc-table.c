@@ -3,6 +3,7 @@
 #include <assert.h>
 #include <bpf/bpf.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include "alloc-table.h"
 #include "bpf-types.h"
@@ -76,10 +77,16 @@ static uint64_t mix64(uint64_t h)
 int alloc_table_times(int table_fd, int allocs_fd, pid_t pid, const uint64_t *addrs, size_t n, uint64_t *ret)
 {
         struct mapped_array v = {};
+        struct alloc_key first;
+        bool in_allocs;
         int r = 0;
 
         assert(addrs || n == 0);
         assert(ret || n == 0);
+        /* the allocs map holds only the blocks whose windows were full: most often none, and then
+         * no look-up there (a system call each) is needed. pid is stopped: none of its own come
+         * meanwhile. */
+        in_allocs = allocs_fd >= 0 && bpf_map_get_next_key(allocs_fd, NULL, &first) == 0;
         if (table_fd >= 0) {
                 r = mapped_array_open(table_fd, sizeof(struct alloc_slot), &v);
                 if (r < 0)
@@ -103,7 +110,7 @@ int alloc_table_times(int table_fd, int allocs_fd, pid_t pid, const uint64_t *ad
                                 break;
                         }
                 }
-                if (ret[i] == 0 && allocs_fd >= 0 && bpf_map_lookup_elem(allocs_fd, &key, &info) == 0)
+                if (ret[i] == 0 && in_allocs && bpf_map_lookup_elem(allocs_fd, &key, &info) == 0)
                         ret[i] = info.timestamp_ns;
         }
         mapped_array_close(&v);
