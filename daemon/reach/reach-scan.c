@@ -691,8 +691,10 @@ static int scan_stopping(struct memleak_bpf *skel, const struct map_limits *lim,
  *    the roots chosen and marked from, reading its memory while it runs.
  * 3. Rounds while it runs: the pages written since the last (write-protected again in the same
  *    walk) read again as roots, and what they reach marked; a mapping made since is watched and
- *    read whole. While a round finds more than CONCURRENT_SETTLED_BYTES written, another (at most
- *    CONCURRENT_MAX_ROUNDS).
+ *    read whole. While a round finds more written than the last stop could read again in a quarter
+ *    of the pause limit, at the rate the mark read so far (settled_bytes()), another (at most
+ *    CONCURRENT_MAX_ROUNDS): what the process writes between the last round and the last stop is
+ *    what that stop reads.
  * 4. A final short stop: the pages written since the last round, the mappings that cannot be
  *    watched (shared ones: another process's writes leave no trace in ours) read whole, the
  *    threads' registers and stacks (from their stack pointers on, as a stopped scan reads them:
@@ -717,7 +719,19 @@ static int scan_stopping(struct memleak_bpf *skel, const struct map_limits *lim,
  * block ever left out so): one freed meanwhile may hold a new block's pointers, and is then read
  * as roots. A block freed during the scan is left out of the verdict afterwards (drop_freed()). */
 #define CONCURRENT_MAX_ROUNDS 8
-#define CONCURRENT_SETTLED_BYTES (4ULL << 20)
+#define CONCURRENT_SETTLED_MIN_BYTES (1ULL << 20)
+
+/* What the last stop may read again within a quarter of max_pause_ms, at the rate the mark read
+ * so far (bytes over the wall time since mark_started), at least CONCURRENT_SETTLED_MIN_BYTES. */
+static uint64_t settled_bytes(const struct reach_marker *m, uint64_t mark_started, uint64_t max_pause_ms)
+{
+        struct reach_stats st;
+        uint64_t elapsed = MAX(now_monotonic_usec() - mark_started, (uint64_t)1);
+
+        reachability_marker_stats(m, &st);
+        return MAX((uint64_t)((double)st.bytes_scanned / (double)elapsed * (double)max_pause_ms * 1000 / 4),
+                   CONCURRENT_SETTLED_MIN_BYTES);
+}
 
 int reach_scan_written_roots(const struct reach_span *pages, size_t n_pages, const struct reach_block *blocks,
                              size_t n_blocks, const bool *keep_out, bool *touched, struct reach_root **ret,
@@ -1035,7 +1049,7 @@ static int scan_concurrent(struct memleak_bpf *skel, const struct map_limits *li
                 ret->rounds++;
                 ret->written_bytes += bytes;
                 r = mark_written(&c, skel, &b, m, NULL, 0, false);
-                if (bytes <= CONCURRENT_SETTLED_BYTES)
+                if (bytes <= settled_bytes(m, mark_started, max_pause_ms))
                         break;
         }
         if (r < 0 && r != -ETIME) {
