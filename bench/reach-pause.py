@@ -9,9 +9,12 @@ longest gap between two readings. memleakd attaches to it (every block tracked);
 `report --reachability`, each time the program's longest stall read before and after. With
 --noclone the program forbids itself clone (seccomp): no snapshot can be taken, and the scan
 stops it all along, within reachability_max_pause_ms (--max-pause-ms; the daemon's default when
-not given). With --build DIR another build (an older commit) is measured the same way.
+not given). With --snapshot the concurrent scan is turned off (reachability_concurrent = 0): a
+snapshot is taken. --block-bytes N makes the 262,144 reachable blocks N bytes each (8192: 2 GiB).
+With --build DIR another build (an older commit) is measured the same way.
 
-usage: bench/reach-pause.py [--build DIR] [--runs N] [--noclone] [--max-pause-ms MS]
+usage: bench/reach-pause.py [--build DIR] [--runs N] [--noclone] [--snapshot] [--block-bytes N]
+                            [--max-pause-ms MS]
 Needs root (BPF) and a build (meson setup build && ninja -C build)."""
 
 import argparse
@@ -72,18 +75,23 @@ def main():
     ap.add_argument('--runs', type=int, default=5)
     ap.add_argument('--noclone', action='store_true')
     ap.add_argument('--max-pause-ms', type=int)
+    ap.add_argument('--snapshot', action='store_true')
+    ap.add_argument('--block-bytes', type=int)
     args = ap.parse_args()
     build = os.path.abspath(args.build)
     with tempfile.TemporaryDirectory(prefix='reach-pause-') as workdir:
         config = 'max_allocs = 1048576\nsnapshot_interval_ms = 60000\n'
         if args.max_pause_ms:
             config += f'reachability_max_pause_ms = {args.max_pause_ms}\n'
+        if args.snapshot:
+            config += 'reachability_concurrent = 0\n'
         daemon, sock = start_memleakd(build, workdir, config,
                                       stderr=sys.stderr if os.environ.get('SNAPDEBUG') else None)
         program = None
         try:
             program = Program(os.path.join(build, 'tests', 'programs', 'leak-reach-big'),
-                              ['noclone'] if args.noclone else [])
+                              ['noclone' if args.noclone else '-'] +
+                              ([str(args.block_bytes)] if args.block_bytes else []))
             assert program.line() == 'ready'
             ctl(build, sock, 'attach', '--pid', program.proc.pid)
             program.send('go')
@@ -103,6 +111,8 @@ def main():
                       f'method {reach.get("method", "stopped")}  scan {reach.get("scan_ms")} ms (mark {reach.get("mark_ms")} ms, cpu {reach.get("mark_cpu_ms")} ms)  '
                       f'read {reach.get("bytes_scanned", 0) / 2**20:.1f} MiB  '
                       f'rate {reach.get("scan_mib_per_s", "?")} MiB/s  '
+                      f'rounds {reach.get("rounds")} written {(reach.get("written_bytes") or 0) / 2**20:.1f} MiB  '
+                      f'lost {reach.get("definitely_lost")} {reach.get("indirectly_lost")}  '
                       f'error {reach.get("error")}  partial {reach.get("partial")}')
             stalls = [s / 1000 for s, _ in rows]
             rates = [r.get('scan_mib_per_s') or (r['bytes_scanned'] / 2**20 / (r['scan_ms'] / 1000) if r.get('scan_ms') else 0)

@@ -124,6 +124,7 @@
 #define RF_MODULE                   "module"
 #define RF_MODULE_OFFSET            "module_offset"
 #define RF_NESTED_CALLS             "nested_calls"
+#define RF_NO_CONCURRENT            "no_concurrent"
 #define RF_NO_SNAPSHOT              "no_snapshot"
 #define RF_OBJECTS                  "objects"
 #define RF_OFFSET                   "offset"
@@ -154,6 +155,7 @@
 #define RF_RETURN_WITHOUT_ENTRY     "return_without_entry"
 #define RF_RING_DEPTH               "ring_depth"
 #define RF_ROLE                     "role"
+#define RF_ROUNDS                   "rounds"
 #define RF_ROOTS_BYTES              "roots_bytes"
 #define RF_ROWS                     "rows"
 #define RF_ROWS_FREED               "rows_freed"
@@ -220,6 +222,7 @@
 #define RF_WINDOW_S                 "window_s"
 #define RF_WRITE_FAILED             "write_failed"
 #define RF_WRITTEN                  "written"
+#define RF_WRITTEN_BYTES            "written_bytes"
 
 /* The status reply, beside the envelope.
  * docs: status */
@@ -420,8 +423,9 @@
 /* A report target's "reachability": the scan.
  * docs: reachability */
 #define REPLY_REACH_TARGET(X) \
-        X(RF_ERROR) X(RF_METHOD) X(RF_NO_SNAPSHOT) X(RF_PARTIAL) X(RF_COPY_REAPED) X(RF_AT_EXIT) \
-        X(RF_TRACED_FROM_START) X(RF_SCANNED_AT) X(RF_PAUSED_MS) X(RF_SCAN_MS) X(RF_THREADS) \
+        X(RF_ERROR) X(RF_METHOD) X(RF_NO_CONCURRENT) X(RF_NO_SNAPSHOT) X(RF_PARTIAL) X(RF_COPY_REAPED) \
+        X(RF_AT_EXIT) X(RF_ROUNDS) X(RF_WRITTEN_BYTES) X(RF_TRACED_FROM_START) X(RF_SCANNED_AT) \
+        X(RF_PAUSED_MS) X(RF_SCAN_MS) X(RF_THREADS) \
         X(RF_ROOTS_BYTES) X(RF_BYTES_SCANNED) X(RF_BYTES_UNREADABLE) X(RF_BLOCKS_UNREADABLE) \
         X(RF_BLOCKS_OVERLAPPING) X(RF_BLOCKS_AFTER_SNAPSHOT) X(RF_BLOCKS_FREED) \
         X(RF_BLOCKS_BYTES) X(RF_MARK_MS) X(RF_MARK_CPU_MS) X(RF_SCAN_MIB_PER_S) \

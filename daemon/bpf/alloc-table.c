@@ -3,6 +3,7 @@
 #include <assert.h>
 #include <bpf/bpf.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include "alloc-table.h"
 #include "bpf-types.h"
@@ -58,6 +59,60 @@ int alloc_table_purge(int fd, pid_t pid)
         if (r < 0)
                 return r;
         r = mapped_array_free_slots(&v, pid);
+        mapped_array_close(&v);
+        return r;
+}
+
+/* bpf/stack-table.h's mix64, which bpf/alloc-table.h hashes a block's (tgid, addr) with */
+static uint64_t mix64(uint64_t h)
+{
+        h ^= h >> 33;
+        h *= 0xff51afd7ed558ccdull;
+        h ^= h >> 33;
+        h *= 0xc4ceb9fe1a85ec53ull;
+        h ^= h >> 33;
+        return h;
+}
+
+int alloc_table_times(int table_fd, int allocs_fd, pid_t pid, const uint64_t *addrs, size_t n, uint64_t *ret)
+{
+        struct mapped_array v = {};
+        struct alloc_key first;
+        bool in_allocs;
+        int r = 0;
+
+        assert(addrs || n == 0);
+        assert(ret || n == 0);
+        /* the allocs map holds only the blocks whose windows were full: most often none, and then
+         * no look-up there (a system call each) is needed. pid is stopped: none of its own come
+         * meanwhile. */
+        in_allocs = allocs_fd >= 0 && bpf_map_get_next_key(allocs_fd, NULL, &first) == 0;
+        if (table_fd >= 0) {
+                r = mapped_array_open(table_fd, sizeof(struct alloc_slot), &v);
+                if (r < 0)
+                        return r;
+        }
+        for (size_t i = 0; i < n; i++) {
+                uint32_t h = (uint32_t)mix64(addrs[i] ^ ((uint64_t)(uint32_t)pid << 40));
+                uint64_t live = ALLOC_SLOT_WORD((uint32_t)pid, ALLOC_SLOT_LIVE);
+                struct alloc_key key = { .tgid = (uint32_t)pid, .space = ALLOC_SPACE_USER, .addr = addrs[i] };
+                struct alloc_info info;
+
+                ret[i] = 0;
+                for (uint32_t k = 0; v.n > 0 && k < ALLOC_TABLE_WINDOW; k++) {
+                        const struct alloc_slot *s = (const struct alloc_slot *)v.values + ((h + k) & (v.n - 1));
+                        uint64_t word = __atomic_load_n(&s->word, __ATOMIC_ACQUIRE);
+
+                        if (word == ALLOC_SLOT_EMPTY)
+                                break;
+                        if (word == live && s->addr == addrs[i]) {
+                                ret[i] = s->info.timestamp_ns;
+                                break;
+                        }
+                }
+                if (ret[i] == 0 && in_allocs && bpf_map_lookup_elem(allocs_fd, &key, &info) == 0)
+                        ret[i] = info.timestamp_ns;
+        }
         mapped_array_close(&v);
         return r;
 }

@@ -14,3 +14,9 @@ int alloc_table_append(int fd, struct map_dump *d);
 
 /* Free every live slot of pid's (its target gone): how many, or -errno. */
 int alloc_table_purge(int fd, pid_t pid);
+
+/* When pid's blocks at addrs[0..n) were allocated, as the table (fd table_fd, -1: none) or the
+ * allocs map (allocs_fd) hold them now: ret[i], 0 for a block not outstanding. One look-up each,
+ * not a dump; pid must be stopped (none of its blocks may go into the allocs map meanwhile).
+ * 0 or -errno. */
+int alloc_table_times(int table_fd, int allocs_fd, pid_t pid, const uint64_t *addrs, size_t n, uint64_t *ret);

@@ -327,3 +327,9 @@ int stack_collect_purge(struct memleak_bpf *skel, const struct map_limits *lim, 
                              lim->max_mmaps, alloc_of, &pid);
         return purged;
 }
+
+int stack_collect_block_times(struct memleak_bpf *skel, pid_t pid, const uint64_t *addrs, size_t n, uint64_t *ret)
+{
+        assert(skel);
+        return alloc_table_times(bpf_loader_alloc_table_fd(skel), bpf_loader_allocs_fd(skel), pid, addrs, n, ret);
+}

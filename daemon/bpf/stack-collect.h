@@ -56,3 +56,7 @@ int stack_collect_blocks(struct memleak_bpf *skel, const struct map_limits *lim,
  * other target's allocations use. Returns how many stacks went, or -errno (the entries went
  * anyway, as far as they could be read). */
 int stack_collect_purge(struct memleak_bpf *skel, const struct map_limits *lim, pid_t pid);
+
+/* When pid's heap blocks at addrs[0..n) were allocated (their timestamp_ns), as the maps hold them
+ * now: ret[i], 0 for one not outstanding (freed). A look-up each. 0 or -errno. */
+int stack_collect_block_times(struct memleak_bpf *skel, pid_t pid, const uint64_t *addrs, size_t n, uint64_t *ret);

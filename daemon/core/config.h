@@ -83,6 +83,9 @@ struct memleakd_config {
         uint32_t reachability_max_pause_ms; /* reachability_max_pause_ms: longest a live scan
                                              * that could take no snapshot stops a process
                                              * (report --reachability); run's exit: 5 s at least */
+        uint32_t reachability_concurrent; /* reachability_concurrent: 1 (default) a live scan reads
+                                           * the process while it runs, stopping it only briefly
+                                           * (reach/write-tracker.h); 0: a snapshot first */
         uint32_t auto_sample_percent;   /* auto_sample_percent: how full a target's share of the
                                          * allocation table turns it to sampling, 0..100, 0 = never */
         char *cache_directory;          /* cache_directory: absolute; what memleakd keeps across runs

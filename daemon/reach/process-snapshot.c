@@ -20,18 +20,10 @@
 #include "macro.h"
 #include "proc-maps.h"
 #include "proc-status.h"
+#include "process-inject.h"
 #include "process-snapshot.h"
 #include "util.h"
 
-/* The kernel's restart codes (include/linux/errno.h): a thread stopped inside a system call
- * returns one of them, and the kernel restarts the call when the thread resumes. */
-#define ERESTARTSYS 512
-#define ERESTARTNOINTR 513
-#define ERESTARTNOHAND 514
-#define ERESTART_RESTARTBLOCK 516
-
-#define USER64_CS 0x33                  /* a 64-bit thread's code segment */
-#define SCAN_CODE_BYTES (256 * 1024)    /* read of an executable mapping, looking for `syscall` */
 /* A single step of clone (the kernel copies the page tables): bound, far above what it takes. */
 #define CLONE_STEP_USEC (2000 * 1000)
 #define OWNED_KEEP_USEC (60ULL * 1000 * 1000)
@@ -81,45 +73,6 @@ static void owned_add(pid_t parent, pid_t child)
         owned.made[owned.next] = (typeof(owned.made[0])) { parent, child, now_monotonic_usec() };
         owned.next = (owned.next + 1) % OWNED_SLOTS;
         pthread_mutex_unlock(&owned.lock);
-}
-
-/* The address of a `syscall` instruction (0f 05) in an executable mapping of pid: the vDSO's
- * first, then the others'. -ENOEXEC when there is none. */
-static int find_syscall_insn(pid_t pid, uint64_t *ret)
-{
-        _cleanup_(proc_maps_done) struct proc_maps maps = {};
-        _cleanup_free_ uint8_t *buf = malloc(SCAN_CODE_BYTES);
-        char path[64];
-        int r;
-
-        if (!buf)
-                return -ENOMEM;
-        snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-        r = proc_maps_parse_file(path, &maps);
-        if (r < 0)
-                return r;
-        for (int pass = 0; pass < 2; pass++)
-                for (size_t i = 0; i < maps.n; i++) {
-                        const struct map_entry *e = &maps.entries[i];
-                        bool vdso = e->path && strcmp(e->path, "[vdso]") == 0;
-                        size_t len = (size_t)MIN(e->end - e->start, (uint64_t)SCAN_CODE_BYTES);
-                        struct iovec local = { .iov_base = buf, .iov_len = len };
-                        struct iovec remote = { .iov_base = (void *)(uintptr_t)e->start, .iov_len = len };
-                        ssize_t n;
-                        uint64_t off;
-
-                        if (e->perms[0] != 'r' || e->perms[2] != 'x' || vdso != (pass == 0))
-                                continue;
-                        n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
-                        if (n < 2)
-                                continue;
-                        for (off = 0; off + 1 < (uint64_t)n; off++)
-                                if (buf[off] == 0x0f && buf[off + 1] == 0x05) {
-                                        *ret = e->start + off;
-                                        return 0;
-                                }
-                }
-        return -ENOEXEC;
 }
 
 /* Filters a thread may have (the kernel allows a chain of up to 32 KiB of instructions). */
@@ -238,132 +191,6 @@ static int check_cloneable(pid_t tid, bool stopped, char **error)
         return 0;
 }
 
-/* Wait for tid's next stop, at most until deadline: its wait status, or -ETIME, -ECHILD. */
-static int wait_stop(pid_t tid, uint64_t deadline_usec)
-{
-        for (;;) {
-                int status = 0;
-                pid_t r = waitpid(tid, &status, __WALL | WNOHANG);
-
-                if (r < 0 && errno == EINTR)
-                        continue;
-                if (r < 0)
-                        return -errno;
-                if (r > 0) {
-                        if (!WIFSTOPPED(status))
-                                return -ESRCH;          /* it died */
-                        return status;
-                }
-                if (now_monotonic_usec() >= deadline_usec)
-                        return -ETIME;
-                (void)nanosleep(&(struct timespec) { .tv_nsec = 20 * 1000 }, NULL);
-        }
-}
-
-/* The registers tid is to get back: those it stopped with, a system call it was interrupted in
- * set to be made again (as the kernel would have on its way back to user space, which a stop of
- * another kind, after the clone, does not promise). */
-static struct user_regs_struct regs_to_restore(const struct user_regs_struct *saved)
-{
-        struct user_regs_struct r = *saved;
-        long error = -(long)r.rax;
-
-        if ((long)r.orig_rax < 0)
-                return r;
-        switch (error) {
-        case ERESTARTSYS:
-        case ERESTARTNOINTR:
-        case ERESTARTNOHAND:
-                r.rax = r.orig_rax;
-                r.rip -= 2;
-                break;
-        case ERESTART_RESTARTBLOCK:
-                r.rax = SYS_restart_syscall;
-                r.rip -= 2;
-                break;
-        default:
-                return r;
-        }
-        r.orig_rax = (unsigned long long)-1;
-        return r;
-}
-
-/* Make t (stopped, without a signal to take) run system call nr with args at insn, the ptrace
- * options set for that step only; its return value in *ret_rax, the event message of a fork it made
- * in *ret_forked (0: none). t's registers are put back in every case it can be reached. -errno. */
-static int inject_syscall(struct thread_state *t, uint64_t insn, long nr, const uint64_t args[6],
-                          unsigned long options, long *ret_rax, unsigned long *ret_forked, char **error)
-{
-        pid_t tid = t->tid;
-        struct user_regs_struct saved, call, after, restore;
-        unsigned long forked = 0;
-        int pending = 0, r = 0, status;
-
-        if (ptrace(PTRACE_GETREGS, tid, NULL, &saved) < 0)
-                return -errno;
-        if (saved.cs != USER64_CS) {
-                (void)asprintf(error, "thread %d runs 32-bit code", (int)tid);
-                return -EPROTONOSUPPORT;
-        }
-        if (options && ptrace(PTRACE_SETOPTIONS, tid, NULL, (void *)(uintptr_t)options) < 0)
-                return -errno;
-        call = saved;
-        call.rip = insn;
-        call.rax = (unsigned long long)nr;
-        call.orig_rax = (unsigned long long)-1;        /* no restart of what it was in */
-        call.rdi = args[0];
-        call.rsi = args[1];
-        call.rdx = args[2];
-        call.r10 = args[3];
-        call.r8 = args[4];
-        call.r9 = args[5];
-        if (ptrace(PTRACE_SETREGS, tid, NULL, &call) < 0) {
-                r = -errno;
-                goto out;
-        }
-        for (;;) {
-                if (ptrace(PTRACE_SINGLESTEP, tid, NULL, NULL) < 0) {
-                        r = -errno;
-                        break;
-                }
-                /* no deadline: the thread must come back to have its registers put back */
-                status = wait_stop(tid, UINT64_MAX);
-                if (status < 0) {
-                        r = status;
-                        break;
-                }
-                if (status >> 8 == (SIGTRAP | (PTRACE_EVENT_FORK << 8))) {
-                        if (ptrace(PTRACE_GETEVENTMSG, tid, NULL, &forked) < 0)
-                                forked = 0;
-                        continue;       /* on to the end of the call */
-                }
-                if ((status >> 16) != 0)
-                        continue;       /* another event stop (an interrupt): step on */
-                if (WSTOPSIG(status) == SIGTRAP)
-                        break;          /* the step is done */
-                /* a signal came meanwhile: given back when the thread is let go */
-                pending = WSTOPSIG(status);
-        }
-        if (r == 0) {
-                if (ptrace(PTRACE_GETREGS, tid, NULL, &after) < 0)
-                        r = -errno;
-                else
-                        *ret_rax = (long)after.rax;
-        }
-        if (r != -ESRCH && r != -ECHILD) {
-                restore = regs_to_restore(&saved);
-                if (ptrace(PTRACE_SETREGS, tid, NULL, &restore) < 0 && r == 0)
-                        r = -errno;
-        }
-out:
-        if (options)
-                (void)ptrace(PTRACE_SETOPTIONS, tid, NULL, NULL);
-        if (pending)
-                t->pending_signal = pending;    /* given back as it is let go */
-        *ret_forked = forked;
-        return r;
-}
-
 /* Make t call clone(SIGCHLD) at insn: the copy's pid in *ret_copy, or -errno. */
 static int inject_clone(struct thread_state *t, uint64_t insn, pid_t *ret_copy, char **error)
 {
@@ -375,7 +202,8 @@ static int inject_clone(struct thread_state *t, uint64_t insn, pid_t *ret_copy, 
 
         /* the copy inherits the options: it dies with its tracer. Only for this step: a failure of
          * the daemon must not kill the process itself. */
-        r = inject_syscall(t, insn, SYS_clone, args, PTRACE_O_TRACEFORK | PTRACE_O_EXITKILL, &rax, &copy, error);
+        r = process_inject_syscall(t, insn, SYS_clone, args, PTRACE_O_TRACEFORK | PTRACE_O_EXITKILL, &rax, &copy,
+                                   error);
         if (r == 0 && rax < 0) {
                 r = (int)rax;
                 (void)asprintf(error, "clone in thread %d failed: %s", (int)t->tid, strerror(-r));
@@ -395,15 +223,6 @@ static int inject_clone(struct thread_state *t, uint64_t insn, pid_t *ret_copy, 
         return r;
 }
 
-/* A stopped thread without a signal to take: the one that clones. */
-static struct thread_state *pick_thread(struct process_stop *stop)
-{
-        for (size_t i = 0; i < stop->n; i++)
-                if (stop->threads[i].has_regs && stop->threads[i].pending_signal == 0)
-                        return &stop->threads[i];
-        return NULL;
-}
-
 int process_snapshot_take(pid_t pid, uint64_t timeout_ms, struct process_snapshot *ret, char **error)
 {
         struct process_stop stop = {};
@@ -417,7 +236,7 @@ int process_snapshot_take(pid_t pid, uint64_t timeout_ms, struct process_snapsho
         r = check_cloneable(pid, false, error);
         if (r < 0)
                 return r;
-        r = find_syscall_insn(pid, &insn);
+        r = process_inject_find_insn(pid, &insn);
         if (r < 0) {
                 if (r == -ENOEXEC)
                         (void)asprintf(error, "no `syscall` instruction in pid %d's code", (int)pid);
@@ -429,7 +248,7 @@ int process_snapshot_take(pid_t pid, uint64_t timeout_ms, struct process_snapsho
         /* from here until the copy is registered, a fork event of pid's may be the copy's */
         owned_set_freezing(pid);
         taken_at = now_monotonic_usec() * 1000;
-        t = pick_thread(&stop);
+        t = process_inject_pick_thread(&stop);
         if (!t) {
                 (void)asprintf(error, "every thread of pid %d stopped with a signal to take", (int)pid);
                 r = -EAGAIN;
@@ -442,7 +261,7 @@ int process_snapshot_take(pid_t pid, uint64_t timeout_ms, struct process_snapsho
         if (r == 0) {
                 owned_add(pid, copy);
                 /* its first stop: it is born stopped, never having run */
-                status = wait_stop(copy, now_monotonic_usec() + CLONE_STEP_USEC);
+                status = process_inject_wait_stop(copy, now_monotonic_usec() + CLONE_STEP_USEC);
                 if (status < 0) {
                         (void)asprintf(error, "the copy %d of pid %d did not stop at its birth: %s", (int)copy,
                                        (int)pid, strerror(-status));
@@ -488,8 +307,8 @@ static bool kill_and_reap(struct process_snapshot *s, uint64_t *paused_usec)
                 ;
         stopped = process_stop(s->pid, REAP_STOP_MS, &stop, &error) >= 0;
         if (stopped) {
-                t = pick_thread(&stop);
-                if (t && inject_syscall(t, s->insn, SYS_wait4, args, 0, &rax, &forked, &error) < 0)
+                t = process_inject_pick_thread(&stop);
+                if (t && process_inject_syscall(t, s->insn, SYS_wait4, args, 0, &rax, &forked, &error) < 0)
                         rax = 0;
                 *paused_usec = process_stop_release(&stop);
         }

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-/* A reachability scan of a stopped process, summed per stack. */
+/* A reachability scan of a stopped, copied or running process, summed per stack. */
 #include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -14,12 +14,15 @@
 #include "macro.h"
 #include "reach-scan.h"
 #include "string-table.h"
+#include "proc-status.h"
 #include "util.h"
+#include "write-tracker.h"
 
 static const char *const reach_scan_method_table[_REACH_METHOD_MAX] = {
         [REACH_METHOD_EXIT] = "exit",
         [REACH_METHOD_SNAPSHOT] = "snapshot",
         [REACH_METHOD_STOPPED] = "stopped",
+        [REACH_METHOD_CONCURRENT] = "concurrent",
 };
 
 DEFINE_STRING_TABLE_LOOKUP_TO_STRING(reach_scan_method, enum reach_method);
@@ -31,6 +34,7 @@ void reach_scan_result_free(struct reach_result *r)
         free(r->message);
         free(r->partial);
         free(r->no_snapshot);
+        free(r->no_concurrent);
         free(r->stacks);
         free(r);
 }
@@ -47,12 +51,16 @@ int reach_scan_result_copy(const struct reach_result *r, struct reach_result **r
         c->message = NULL;
         c->partial = NULL;
         c->no_snapshot = NULL;
+        c->no_concurrent = NULL;
         c->stacks = NULL;
         if ((r->message && !(c->message = strdup(r->message))) ||
             (r->partial && !(c->partial = strdup(r->partial))) ||
-            (r->no_snapshot && !(c->no_snapshot = strdup(r->no_snapshot)))) {
+            (r->no_snapshot && !(c->no_snapshot = strdup(r->no_snapshot))) ||
+            (r->no_concurrent && !(c->no_concurrent = strdup(r->no_concurrent)))) {
                 free(c->message);
                 free(c->partial);
+                free(c->no_snapshot);
+                free(c->no_concurrent);
                 return -ENOMEM;
         }
         if (r->n_stacks > 0) {
@@ -61,6 +69,7 @@ int reach_scan_result_copy(const struct reach_result *r, struct reach_result **r
                         free(c->message);
                         free(c->partial);
                         free(c->no_snapshot);
+                        free(c->no_concurrent);
                         return -ENOMEM;
                 }
                 memcpy(c->stacks, r->stacks, r->n_stacks * sizeof(*c->stacks));
@@ -606,7 +615,7 @@ static int scan_snapshot(struct memleak_bpf *skel, const struct map_limits *lim,
         int r;
 
         ret->method = REACH_METHOD_SNAPSHOT;
-        ret->paused_usec = snap->paused_usec;
+        ret->paused_usec += snap->paused_usec;
         r = scan_stopped(skel, lim, snap->pid, snap->copy, snap->threads, snap->n, now_monotonic_usec(),
                          REACH_SNAPSHOT_MAX_SCAN_MS, false, traced_from_start, snap->taken_at_ns, ret);
         (void)malloc_trim(0);
@@ -660,7 +669,7 @@ static int scan_stopping(struct memleak_bpf *skel, const struct map_limits *lim,
         }
         r = mark(stop.threads[0].tid, stop.threads, stop.n, stop.stopped_usec, max_pause_ms, true, traced_from_start,
                  &b, ret);
-        ret->paused_usec = process_stop_release(&stop);
+        ret->paused_usec += process_stop_release(&stop);
         ret->scan_usec = now_monotonic_usec() - started;
         (void)malloc_trim(0);
         if (r < 0 || ret->error)
@@ -673,18 +682,473 @@ static int scan_stopping(struct memleak_bpf *skel, const struct map_limits *lim,
         return tally(b.found, b.classes, b.n, ret);
 }
 
+/* The concurrent scan (REACH_METHOD_CONCURRENT): Boehm's "mostly parallel" mark, with the kernel's
+ * write-protect as its dirty bits.
+ *
+ * 1. A short stop: the process made to create a userfaultfd, which we take (write-tracker.h); every
+ *    private writable mapping watched (write-protected) from then on; the threads let go.
+ * 2. Its blocks read from BPF (after the protection: a block allocated later is written later),
+ *    the roots chosen and marked from, reading its memory while it runs.
+ * 3. Rounds while it runs: the pages written since the last (write-protected again in the same
+ *    walk) read again as roots, and what they reach marked; a mapping made since is watched and
+ *    read whole. While a round finds more written than the last stop could read again in a quarter
+ *    of the pause limit, at the rate the mark read so far (settled_bytes()), another (at most
+ *    CONCURRENT_MAX_ROUNDS): what the process writes between the last round and the last stop is
+ *    what that stop reads.
+ * 4. A final short stop: the pages written since the last round, the mappings that cannot be
+ *    watched (shared ones: another process's writes leave no trace in ours) read whole, the
+ *    threads' registers and stacks (from their stack pointers on, as a stopped scan reads them:
+ *    never read again while it runs, what lies below a stack pointer being dead); the mark goes
+ *    on to its end; the threads let go. The unreached blocks are
+ *    classified after (nothing can write into a block nothing points to).
+ *
+ * Why every block reachable at the final stop (at T) is marked. Each page read is read after the
+ * protection, and a write after any read of it clears its protection, so it is in a later set of
+ * written pages, read again after that set was taken; the last one is taken with every thread
+ * stopped. So the last read of each page read is what it holds at T. A chain to a block at T
+ * starts at a register or a stack (read at T), or at a root mapping (read whole at the start, or made since
+ * and read whole when found, or unwatchable and read whole at T) and runs through blocks, each
+ * marked block read after it was marked and again with every page of it written since: every
+ * link is seen as it is at T, so the chain is followed to its end.
+ *
+ * What a written page holds besides marked blocks: memory between blocks (a block allocated during
+ * the scan is not in our copy of the table, and its pointers must count: they are roots), and
+ * blocks not reached (yet). Those are left out, or a lost block written to (its neighbour's page)
+ * would make what it points to reachable; but only when they are still the same allocation at T
+ * (the same address and time of allocation in the BPF table, looked up in the final stop for each
+ * block ever left out so): one freed meanwhile may hold a new block's pointers, and is then read
+ * as roots. A block freed during the scan is left out of the verdict afterwards (drop_freed()). */
+#define CONCURRENT_MAX_ROUNDS 8
+#define CONCURRENT_SETTLED_MIN_BYTES (1ULL << 20)
+
+/* What the last stop may read again within a quarter of max_pause_ms, at the rate the mark read
+ * so far (bytes over the wall time since mark_started), at least CONCURRENT_SETTLED_MIN_BYTES. */
+static uint64_t settled_bytes(const struct reach_marker *m, uint64_t mark_started, uint64_t max_pause_ms)
+{
+        struct reach_stats st;
+        uint64_t elapsed = MAX(now_monotonic_usec() - mark_started, (uint64_t)1);
+
+        reachability_marker_stats(m, &st);
+        return MAX((uint64_t)((double)st.bytes_scanned / (double)elapsed * (double)max_pause_ms * 1000 / 4),
+                   CONCURRENT_SETTLED_MIN_BYTES);
+}
+
+int reach_scan_written_roots(const struct reach_span *pages, size_t n_pages, const struct reach_block *blocks,
+                             size_t n_blocks, const bool *keep_out, bool *touched, struct reach_root **ret,
+                             size_t *ret_n)
+{
+        _cleanup_free_ struct reach_root *roots = NULL;
+        size_t n = 0, allocated = 0;
+
+        assert(pages || n_pages == 0);
+        assert(blocks || n_blocks == 0);
+        assert(ret && ret_n);
+        for (size_t p = 0; p < n_pages; p++) {
+                uint64_t from = pages[p].addr, end = pages[p].addr + pages[p].len;
+                size_t i = first_range_from(blocks, n_blocks, from);
+
+                if (i > 0 && blocks[i - 1].addr + blocks[i - 1].size > from)
+                        i--;
+                for (;; i++) {
+                        bool last = i >= n_blocks || blocks[i].addr >= end;
+                        uint64_t to = last ? end : MAX(from, blocks[i].addr);
+
+                        if (!last && !keep_out[i])
+                                continue;
+                        if (n + 1 >= allocated) {
+                                size_t a = MAX(allocated * 2, (size_t)64);
+                                struct reach_root *g = realloc(roots, a * sizeof(*g));
+
+                                if (!g)
+                                        return -ENOMEM;
+                                roots = g;
+                                allocated = a;
+                        }
+                        if (to > from)
+                                roots[n++] = (struct reach_root) { .addr = from, .size = to - from };
+                        if (last)
+                                break;
+                        if (touched)
+                                touched[i] = true;
+                        from = MAX(from, MIN(blocks[i].addr + blocks[i].size, end));
+                }
+        }
+        *ret = TAKE_PTR(roots);
+        *ret_n = n;
+        return 0;
+}
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct reach_marker *, reachability_marker_free)
+
+struct concurrent {
+        pid_t pid;
+        struct write_tracker w;
+        struct reach_span *pages;       /* written, to read again */
+        size_t n_pages, allocated;
+        bool *touched;                  /* blocks once left out of written pages (not reached) */
+        bool *keep_out;
+        uint64_t *sps;                  /* the threads' stack pointers at the first stop */
+        size_t n_sps;
+};
+
+static void concurrent_done(struct concurrent *c)
+{
+        write_tracker_close(&c->w);
+        free(c->pages);
+        free(c->touched);
+        free(c->keep_out);
+        free(c->sps);
+}
+
+static bool watchable(const struct map_entry *e)
+{
+        return may_hold_roots(e) && e->perms[3] == 'p';
+}
+
+static int add_page_span(struct concurrent *c, uint64_t addr, uint64_t len)
+{
+        if (c->n_pages == c->allocated) {
+                size_t a = MAX(c->allocated * 2, (size_t)256);
+                struct reach_span *g = realloc(c->pages, a * sizeof(*g));
+
+                if (!g)
+                        return -ENOMEM;
+                c->pages = g;
+                c->allocated = a;
+        }
+        c->pages[c->n_pages++] = (struct reach_span) { .addr = addr, .len = len };
+        return 0;
+}
+
+/* Into c->pages, what to read again: the pages written since the last call; the mappings not
+ * watched read whole (and, while it runs, watched from now on). A thread's stack is not: it is
+ * read at the final stop from its stack pointer on (threads[], stopped), as a stopped scan reads
+ * it, and not while it runs (the stacks the threads had at the first stop, sps[]): what lies
+ * below a stack pointer is dead, and would keep blocks it once pointed to reachable. *ret_bytes:
+ * how much. -ENOMEM, or /proc's error. */
+static int gather_written(struct concurrent *c, bool final, const struct thread_state *threads, size_t n_threads,
+                          uint64_t *ret_bytes)
+{
+        _cleanup_(proc_maps_done) struct proc_maps maps = {};
+        char path[64];
+        int r;
+
+        c->n_pages = 0;
+        *ret_bytes = 0;
+        snprintf(path, sizeof(path), "/proc/%d/maps", (int)c->pid);
+        r = proc_maps_parse_file(path, &maps);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < maps.n; i++) {
+                const struct map_entry *e = &maps.entries[i];
+                size_t before = c->n_pages;
+
+                bool stack = false;
+
+                if (!may_hold_roots(e))
+                        continue;
+                for (size_t t = 0; final && t < n_threads; t++)
+                        if (threads[t].has_regs && threads[t].sp >= e->start && threads[t].sp < e->end) {
+                                uint64_t from = MAX(e->start, threads[t].sp - MIN(threads[t].sp,
+                                                                                 (uint64_t)REACH_STACK_RED_ZONE));
+
+                                r = add_page_span(c, from, e->end - from);
+                                if (r < 0)
+                                        return r;
+                                *ret_bytes += e->end - from;
+                                stack = true;
+                        }
+                for (size_t t = 0; !final && t < c->n_sps; t++)
+                        stack = stack || (c->sps[t] >= e->start && c->sps[t] < e->end);
+                if (stack)
+                        continue;
+                if (watchable(e)) {
+                        int64_t bytes = write_tracker_written(&c->w, e->start, e->end, &c->pages, &c->n_pages,
+                                                              &c->allocated);
+
+                        if (bytes == -ENOMEM)
+                                return -ENOMEM;
+                        if (bytes >= 0) {
+                                *ret_bytes += (uint64_t)bytes;
+                                continue;
+                        }
+                        /* mapped since (or again): watched from now on, read whole now */
+                        c->n_pages = before;
+                        if (!final && write_tracker_watch(&c->w, e->start, e->end) == -ENOMEM)
+                                return -ENOMEM;
+                }
+                r = add_page_span(c, e->start, e->end - e->start);
+                if (r < 0)
+                        return r;
+                *ret_bytes += e->end - e->start;
+        }
+        return 0;
+}
+
+/* Read again, as roots, c's written pages less the blocks not reached; for the blocks once left
+ * out so and still not reached, at the final stop (changed_too), those no longer the same
+ * allocation are read whole as roots. -ENOMEM, -ETIME. */
+static int mark_written(struct concurrent *c, struct memleak_bpf *skel, const struct scan_blocks *b,
+                        struct reach_marker *m, const uint64_t *words, size_t n_words, bool changed_too)
+{
+        _cleanup_free_ struct reach_root *roots = NULL;
+        _cleanup_free_ uint64_t *addrs = NULL, *times = NULL;
+        _cleanup_free_ size_t *which = NULL;
+        size_t n_roots = 0, n = 0;
+        int r;
+
+        for (size_t i = 0; i < b->n; i++)
+                c->keep_out[i] = !reachability_marker_reached(m, i);
+        r = reach_scan_written_roots(c->pages, c->n_pages, b->blocks, b->n, c->keep_out, c->touched, &roots,
+                                     &n_roots);
+        if (r < 0)
+                return r;
+        if (changed_too) {
+                size_t k = 0;
+
+                for (size_t i = 0; i < b->n; i++)
+                        n += c->touched[i] && c->keep_out[i];
+                addrs = calloc(MAX(n, (size_t)1), sizeof(*addrs));
+                times = calloc(MAX(n, (size_t)1), sizeof(*times));
+                which = calloc(MAX(n, (size_t)1), sizeof(*which));
+                if (!addrs || !times || !which)
+                        return -ENOMEM;
+                for (size_t i = 0; i < b->n; i++)
+                        if (c->touched[i] && c->keep_out[i]) {
+                                which[k] = i;
+                                addrs[k++] = b->found[i].addr;
+                        }
+                /* a failed look-up: every one counts as changed (read as roots: never a reachable
+                 * block called lost) */
+                if (stack_collect_block_times(skel, c->pid, addrs, n, times) < 0)
+                        memset(times, 0, n * sizeof(*times));
+                k = 0;
+                for (size_t j = 0; j < n; j++)
+                        if (times[j] != b->found[which[j]].timestamp_ns)
+                                which[k++] = which[j];
+                if (k > 0) {
+                        struct reach_root *g = realloc(roots, (n_roots + k) * sizeof(*g));
+
+                        if (!g)
+                                return -ENOMEM;
+                        roots = g;
+                        for (size_t j = 0; j < k; j++)
+                                roots[n_roots++] = (struct reach_root) { .addr = b->blocks[which[j]].addr,
+                                                                         .size = b->blocks[which[j]].size };
+                }
+        }
+        return reachability_marker_add(m, roots, n_roots, words, n_words);
+}
+
+/* The concurrent scan of pid into ret: 0 (ret->error set where it failed after it began), or, where
+ * the process cannot be watched, -errno (-EEXIST: it uses userfaultfd itself; -ESRCH, -EBUSY,
+ * -ETIME: it cannot be stopped) and *why (nothing of it left in the process, ret as it
+ * was but for paused_usec); -ENOMEM. */
+static int scan_concurrent(struct memleak_bpf *skel, const struct map_limits *lim, pid_t pid, uint64_t max_pause_ms,
+                           bool traced_from_start, struct reach_result *ret, char **why)
+{
+        _cleanup_(scan_blocks_done) struct scan_blocks b = {};
+        _cleanup_(concurrent_done) struct concurrent c = { .pid = pid, .w = { .uffd = -1, .pagemap_fd = -1 } };
+        _cleanup_(reader_close) struct reader rd = { .mem_fd = -1 };
+        _cleanup_(reachability_marker_freep) struct reach_marker *m = NULL;
+        _cleanup_(proc_maps_done) struct proc_maps maps = {};
+        _cleanup_free_ struct reach_root *roots = NULL;
+        _cleanup_free_ struct reach_block *chunks = NULL;
+        _cleanup_free_ struct outstanding_block *now = NULL;
+        _cleanup_free_ uint64_t *words = NULL;
+        _cleanup_free_ struct thread_state *first = NULL;
+        _cleanup_free_ char *error = NULL;
+        struct process_stop stop = {};
+        size_t n_roots = 0, n_chunks = 0, n_words = 0, n_now = 0, n_first = 0;
+        uint64_t started = now_monotonic_usec(), mark_started, cpu_started, bytes = 0;
+        int seccomp = 0, r;
+        char path[64];
+
+        if (proc_status_int(pid, "Seccomp:", &seccomp) >= 0 && seccomp != 0) {
+                (void)asprintf(why, "pid %d runs under seccomp: it is not made to call userfaultfd", (int)pid);
+                return -EPERM;
+        }
+        r = process_stop(pid, max_pause_ms, &stop, why);
+        if (r < 0)
+                return r;
+        r = write_tracker_open(&stop, &c.w, why);
+        /* the first stop's stacks: roots from their stack pointers on (as they were then) */
+        first = calloc(MAX(stop.n, (size_t)1), sizeof(*first));
+        c.sps = calloc(MAX(stop.n, (size_t)1), sizeof(*c.sps));
+        if (first && c.sps) {
+                memcpy(first, stop.threads, stop.n * sizeof(*first));
+                n_first = stop.n;
+                for (size_t i = 0; i < stop.n; i++)
+                        if (stop.threads[i].has_regs)
+                                c.sps[c.n_sps++] = stop.threads[i].sp;
+        } else if (r == 0)
+                r = -ENOMEM;
+        ret->paused_usec += process_stop_release(&stop);
+        if (r < 0)
+                return r;
+        snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+        r = proc_maps_parse_file(path, &maps);
+        if (r < 0) {
+                (void)asprintf(why, "cannot read %s: %s", path, strerror(-r));
+                return r;
+        }
+        for (size_t i = 0; i < maps.n; i++) {
+                const struct map_entry *e = &maps.entries[i];
+
+                if (!watchable(e))
+                        continue;
+                r = write_tracker_watch(&c.w, e->start, e->end);
+                if (r == -ENOMEM)
+                        return r;
+                if (r == -EBUSY || r == -EPERM || r == -ENOSYS) {
+                        (void)asprintf(why, r == -EBUSY ? "pid %d uses userfaultfd itself (on its mapping at "
+                                       "0x%" PRIx64 ")" : "pid %d's mapping at 0x%" PRIx64 " cannot be "
+                                       "write-protected: %s", (int)pid, e->start, strerror(-r));
+                        /* not "another tracer" (-EBUSY of a stop): a snapshot may still be taken */
+                        return r == -EBUSY ? -EEXIST : r;
+                }
+                /* another error: a mapping that cannot be watched is read whole at the final stop */
+        }
+        ret->method = REACH_METHOD_CONCURRENT;
+        ret->scanned_at_usec = now_realtime_usec();
+        ret->traced_from_start = traced_from_start;
+        /* its blocks now, after the protection: one allocated later is written later */
+        r = collect(skel, lim, pid, 0, &b, ret);
+        if (r < 0 || ret->error)
+                return r;
+        r = reader_open(pid, started + REACH_SNAPSHOT_MAX_SCAN_MS * 1000, &rd);
+        if (r < 0)
+                return r == -ENOMEM ? r : fail(ret, r, "cannot open the memory of pid %d: %s", (int)pid,
+                                                strerror(-r));
+        r = find_mmapped_chunks(b.blocks, b.n, &rd, &chunks, &n_chunks);
+        if (r < 0)
+                return r;
+        r = reach_scan_roots_select(&maps, first, n_first, b.blocks, b.n, chunks, n_chunks, traced_from_start,
+                                    &roots, &n_roots);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < n_roots; i++)
+                ret->roots_bytes += roots[i].size;
+        c.touched = calloc(MAX(b.n, (size_t)1), sizeof(*c.touched));
+        c.keep_out = calloc(MAX(b.n, (size_t)1), sizeof(*c.keep_out));
+        if (!c.touched || !c.keep_out)
+                return -ENOMEM;
+        r = reachability_marker_new(&(struct reach_input) {
+                        .blocks = b.blocks, .n_blocks = b.n, .read = read_process, .read_many = read_process_many,
+                        .expired = past_deadline, .userdata = &rd,
+                }, &m);
+        if (r < 0)
+                return r;
+        mark_started = now_monotonic_usec();
+        cpu_started = thread_cpu_usec();
+        r = reachability_marker_add(m, roots, n_roots, NULL, 0);
+        for (unsigned round = 0; r == 0 && round < CONCURRENT_MAX_ROUNDS; round++) {
+                r = gather_written(&c, false, NULL, 0, &bytes);
+                if (r < 0)
+                        break;
+                ret->rounds++;
+                ret->written_bytes += bytes;
+                r = mark_written(&c, skel, &b, m, NULL, 0, false);
+                if (bytes <= settled_bytes(m, mark_started, max_pause_ms))
+                        break;
+        }
+        if (r < 0 && r != -ETIME) {
+                if (r == -ENOMEM)
+                        return r;
+                if (r == -ENOENT || r == -ESRCH)
+                        return fail(ret, r, "pid %d exited during the scan", (int)pid);
+                return fail(ret, r, "the scan of pid %d failed while it ran: %s", (int)pid, strerror(-r));
+        }
+        if (r == 0) {
+                /* the final stop */
+                r = process_stop(pid, max_pause_ms, &stop, &error);
+                if (r < 0)
+                        return r == -ENOMEM ? r : fail(ret, r, "cannot stop pid %d for the scan's last pass: %s",
+                                                        (int)pid, error ? error : strerror(-r));
+                rd.deadline_usec = stop.stopped_usec + max_pause_ms * 1000;
+                words = calloc(MAX(stop.n, (size_t)1) * THREAD_REGS_WORDS, sizeof(*words));
+                if (!words)
+                        r = -ENOMEM;
+                for (size_t i = 0; words && i < stop.n; i++)
+                        if (stop.threads[i].has_regs) {
+                                memcpy(words + n_words, stop.threads[i].regs, sizeof(stop.threads[i].regs));
+                                n_words += THREAD_REGS_WORDS;
+                                ret->threads++;
+                        }
+                if (r == 0)
+                        r = gather_written(&c, true, stop.threads, stop.n, &bytes);
+                if (r == 0) {
+                        ret->rounds++;
+                        ret->written_bytes += bytes;
+                        r = mark_written(&c, skel, &b, m, words, n_words, true);
+                }
+                ret->paused_usec += process_stop_release(&stop);
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0 && r != -ETIME)
+                        return fail(ret, r, "the scan's last pass over pid %d failed: %s", (int)pid, strerror(-r));
+        }
+        /* the rest while it runs: nothing writes into a block nothing points to */
+        write_tracker_close(&c.w);
+        rd.deadline_usec = now_monotonic_usec() + REACH_SNAPSHOT_MAX_SCAN_MS * 1000;
+        r = reachability_marker_classify(m, b.classes, &ret->stats);
+        ret->mark_usec = now_monotonic_usec() - mark_started;
+        ret->mark_cpu_usec = thread_cpu_usec() - cpu_started;
+        if (r < 0 && r != -ETIME)
+                return r;
+        if (r == -ETIME &&
+            asprintf(&ret->partial, "the scan stopped at its limit (%" PRIu64 " ms for its last pass with the "
+                     "process stopped: reachability_max_pause_ms in memleakd.conf), %.1f MiB read: the blocks it "
+                     "reached are still reachable, the others undecided", max_pause_ms,
+                     (double)ret->stats.bytes_scanned / (1 << 20)) < 0) {
+                ret->partial = NULL;
+                return -ENOMEM;
+        }
+        ret->scan_usec = now_monotonic_usec() - started;
+        (void)malloc_trim(0);
+        r = stack_collect_blocks(skel, lim, pid, &now, &n_now);
+        if (r < 0)
+                return r == -ENOMEM ? r : fail(ret, r, "cannot read its allocations from the BPF map again: %s",
+                                                strerror(-r));
+        drop_freed(&b, now, n_now, ret);
+        return tally(b.found, b.classes, b.n, ret);
+}
+
 int reach_scan_live(struct memleak_bpf *skel, const struct map_limits *lim, pid_t pid, uint64_t max_pause_ms,
-                    bool snapshot_only, bool traced_from_start, struct reach_result **ret)
+                    bool concurrent, bool snapshot_only, bool traced_from_start, struct reach_result **ret)
 {
         _cleanup_free_ struct reach_result *result = calloc(1, sizeof(*result));
-        _cleanup_free_ char *error = NULL;
+        _cleanup_free_ char *error = NULL, *why = NULL;
         struct process_snapshot snap = {};
-        int r;
+        int r = -EOPNOTSUPP;
 
         assert(ret);
         if (!result)
                 return -ENOMEM;
         result->scanned_at_usec = now_realtime_usec();
+        if (concurrent) {
+                r = scan_concurrent(skel, lim, pid, max_pause_ms, traced_from_start, result, &why);
+                if (r == -ENOMEM) {
+                        reach_scan_result_free(TAKE_PTR(result));
+                        return r;
+                }
+        }
+        if (r == 0) {
+                *ret = TAKE_PTR(result);
+                return 0;
+        }
+        /* not concurrently: why, and the pause its attempt made */
+        if (asprintf(&result->no_concurrent, "%s", !concurrent ? "turned off (reachability_concurrent in "
+                     "memleakd.conf)" : why ? why : strerror(-r)) < 0) {
+                result->no_concurrent = NULL;
+                return -ENOMEM;
+        }
+        if (r == -ESRCH || r == -EBUSY || r == -ETIME) {
+                /* what a snapshot would meet as well */
+                (void)fail(result, r, "cannot stop pid %d: %s", (int)pid, why ? why : strerror(-r));
+                *ret = TAKE_PTR(result);
+                return 0;
+        }
         r = process_snapshot_take(pid, max_pause_ms, &snap, &error);
         if (r == 0) {
                 r = scan_snapshot(skel, lim, &snap, traced_from_start, result);
@@ -692,7 +1156,7 @@ int reach_scan_live(struct memleak_bpf *skel, const struct map_limits *lim, pid_
                 result->paused_usec += process_snapshot_done(&snap);
                 result->copy_reaped = snap.copy_reaped;
         } else if (r == -ENOMEM)
-                return r;
+                ;
         else if (r == -ESRCH || r == -EBUSY || r == -ETIME)
                 /* what a stopped scan would meet as well */
                 r = fail(result, r, "cannot stop pid %d: %s", (int)pid, error ? error : strerror(-r));
@@ -703,15 +1167,12 @@ int reach_scan_live(struct memleak_bpf *skel, const struct map_limits *lim, pid_
         else {
                 if (asprintf(&result->no_snapshot, "%s", error ? error : strerror(-r)) < 0) {
                         result->no_snapshot = NULL;
-                        return -ENOMEM;
-                }
-                r = scan_stopping(skel, lim, pid, max_pause_ms, traced_from_start, result);
+                        r = -ENOMEM;
+                } else
+                        r = scan_stopping(skel, lim, pid, max_pause_ms, traced_from_start, result);
         }
         if (r < 0) {
-                free(result->message);
-                free(result->partial);
-                free(result->no_snapshot);
-                free(result->stacks);
+                reach_scan_result_free(TAKE_PTR(result));
                 return r;
         }
         *ret = TAKE_PTR(result);

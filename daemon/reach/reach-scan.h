@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-/* A reachability scan of a stopped process: its roots (writable mappings that hold no block, its
- * threads' stacks from their stack pointers, their registers), its outstanding blocks from the
- * BPF maps, the mark (reachability.h), and what it found summed per stack. */
+/* A reachability scan of a stopped process, of a snapshot's copy, or of a running process whose
+ * writes meanwhile are read again (write-tracker.h): its roots (writable mappings that hold no
+ * block, its threads' stacks from their stack pointers, their registers), its outstanding blocks
+ * from the BPF maps, the mark (reachability.h), and what it found summed per stack. */
 #pragma once
 
 #include <stdbool.h>
@@ -34,6 +35,8 @@ enum reach_method {
         REACH_METHOD_EXIT = 0,          /* held at its exit (memleakctl run) */
         REACH_METHOD_SNAPSHOT,          /* a copy-on-write copy, made in a short freeze */
         REACH_METHOD_STOPPED,           /* stopped all along the scan (no copy could be made) */
+        REACH_METHOD_CONCURRENT,        /* read while it ran, the pages it wrote meanwhile read
+                                         * again in a short final stop (write-tracker.h) */
         _REACH_METHOD_MAX,
 };
 
@@ -47,6 +50,9 @@ struct reach_result {
         char *message;
         char *partial;                  /* classes given, but the scan was cut short: why */
         char *no_snapshot;              /* a live scan stopped the process: why no snapshot */
+        char *no_concurrent;            /* a live scan not made concurrently: why */
+        uint32_t rounds;                /* a concurrent scan's: its passes over written pages */
+        uint64_t written_bytes;         /* a concurrent scan's: the pages written meanwhile, read again */
         enum reach_method method;
         bool copy_reaped;               /* a snapshot's copy: the process waited for it */
         bool at_exit;                   /* held at its exit (memleakctl run), not stopped live */
@@ -95,10 +101,19 @@ int reach_scan(struct memleak_bpf *skel, const struct map_limits *lim, pid_t pid
                const struct thread_state *threads, size_t n_threads, uint64_t paused_from_usec,
                uint64_t max_pause_ms, bool traced_from_start, struct reach_result *ret);
 
-/* Scan the running process pid: a snapshot taken (process-snapshot.h), the process let go at once,
- * the copy scanned at leisure; where no snapshot can be taken, the process stopped all along, for
- * at most max_pause_ms (a partial verdict past it), unless snapshot_only (then no classes, and the
- * message says why there was no snapshot). *ret says what it found, or why it could not (its error
- * and message); -ENOMEM only. */
+/* Roots from written pages (pure; pages sorted and apart): each page less the blocks (sorted and
+ * apart) with keep_out[i] set, and for those, touched[i] set (NULL: not kept). What a concurrent
+ * scan reads again. -ENOMEM. */
+int reach_scan_written_roots(const struct reach_span *pages, size_t n_pages, const struct reach_block *blocks,
+                             size_t n_blocks, const bool *keep_out, bool *touched, struct reach_root **ret,
+                             size_t *ret_n);
+
+/* Scan the running process pid: concurrently (REACH_METHOD_CONCURRENT, unless concurrent is false
+ * or the process cannot be watched: no_concurrent says why), else a snapshot taken
+ * (process-snapshot.h), the process let go at once, the copy scanned at leisure; where no snapshot
+ * can be taken, the process stopped all along, for at most max_pause_ms (a partial verdict past
+ * it), unless snapshot_only (then no classes, and the message says why there was no snapshot).
+ * A concurrent scan's last stop has the same bound. *ret says what it found, or why it could not
+ * (its error and message); -ENOMEM only. */
 int reach_scan_live(struct memleak_bpf *skel, const struct map_limits *lim, pid_t pid, uint64_t max_pause_ms,
-                    bool snapshot_only, bool traced_from_start, struct reach_result **ret);
+                    bool concurrent, bool snapshot_only, bool traced_from_start, struct reach_result **ret);

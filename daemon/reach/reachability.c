@@ -371,58 +371,151 @@ static void walk_lost(struct marker *m, size_t i)
         m->marks[i] = MARK_LEADER;
 }
 
-int reachability_classify(const struct reach_input *in, enum reachability *ret, struct reach_stats *stats)
+struct reach_marker {
+        struct reach_input in;
+        struct marker m;
+        bool finished;
+};
+
+void reachability_marker_free(struct reach_marker *rm)
 {
-        size_t n = in->n_blocks;
-        _cleanup_free_ enum mark *marks = calloc(MAX(n, (size_t)1), sizeof(*marks));
-        _cleanup_free_ size_t *stack = calloc(n + 1, sizeof(*stack));   /* a leader goes on twice */
-        _cleanup_free_ size_t *frontier = calloc(n + 1, sizeof(*frontier));
-        _cleanup_free_ uint8_t *buf = malloc(READ_CHUNK_BYTES);
-        _cleanup_free_ struct reach_span *spans = calloc(REACH_READ_MANY_MAX, sizeof(*spans));
-        _cleanup_free_ size_t *batch = calloc(REACH_READ_MANY_MAX, sizeof(*batch));
-        struct marker m = { .in = in, .marks = marks, .stack = stack, .frontier = frontier, .buf = buf, .spans = spans,
-                            .batch = batch };
+        if (!rm)
+                return;
+        free(rm->m.marks);
+        free(rm->m.stack);
+        free(rm->m.frontier);
+        free(rm->m.buf);
+        free(rm->m.spans);
+        free(rm->m.batch);
+        free(rm->m.grid);
+        free(rm->m.index);
+        free(rm);
+}
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct reach_marker *, reachability_marker_free)
+
+int reachability_marker_new(const struct reach_input *in, struct reach_marker **ret)
+{
+        _cleanup_(reachability_marker_freep) struct reach_marker *rm = calloc(1, sizeof(*rm));
+        size_t n;
         int r;
 
         assert(in);
-        assert(in->blocks || n == 0);
-        assert(in->roots || in->n_roots == 0);
-        assert(in->root_words || in->n_root_words == 0);
+        assert(in->blocks || in->n_blocks == 0);
         assert(in->read);
-        assert(ret || n == 0);
-        if (!marks || !stack || !frontier || !buf || !spans || !batch)
+        assert(ret);
+        if (!rm)
                 return -ENOMEM;
-        r = filter_build(&m);
-        if (r < 0) {
-                free(m.grid);
+        rm->in = *in;
+        rm->in.roots = NULL;
+        rm->in.n_roots = 0;
+        rm->in.root_words = NULL;
+        rm->in.n_root_words = 0;
+        n = in->n_blocks;
+        rm->m = (struct marker) {
+                .in = &rm->in,
+                .marks = calloc(MAX(n, (size_t)1), sizeof(*rm->m.marks)),
+                .stack = calloc(n + 1, sizeof(*rm->m.stack)),   /* a leader goes on twice */
+                .frontier = calloc(n + 1, sizeof(*rm->m.frontier)),
+                .buf = malloc(READ_CHUNK_BYTES),
+                .spans = calloc(REACH_READ_MANY_MAX, sizeof(*rm->m.spans)),
+                .batch = calloc(REACH_READ_MANY_MAX, sizeof(*rm->m.batch)),
+        };
+        if (!rm->m.marks || !rm->m.stack || !rm->m.frontier || !rm->m.buf || !rm->m.spans || !rm->m.batch)
+                return -ENOMEM;
+        r = filter_build(&rm->m);
+        if (r < 0)
                 return r;
-        }
-        for (size_t i = 0; i < in->n_root_words; i++)
-                reach_word(&m, in->root_words[i], MARK_UNREACHED, MARK_REACHED);
-        flood(&m, MARK_UNREACHED, MARK_REACHED, MARK_UNREACHED);
-        for (size_t i = 0; i < in->n_roots && !m.expired; ) {
-                size_t k = in->read_many ? scan_roots_batch(&m, i) : 0;
+        *ret = TAKE_PTR(rm);
+        return 0;
+}
+
+int reachability_marker_add(struct reach_marker *rm, const struct reach_root *roots, size_t n_roots,
+                            const uint64_t *words, size_t n_words)
+{
+        struct marker *m;
+
+        assert(rm);
+        assert(roots || n_roots == 0);
+        assert(words || n_words == 0);
+        assert(!rm->finished);
+        m = &rm->m;
+        /* the batch reader reads in->roots */
+        rm->in.roots = roots;
+        rm->in.n_roots = n_roots;
+        for (size_t i = 0; i < n_words; i++)
+                reach_word(m, words[i], MARK_UNREACHED, MARK_REACHED);
+        flood(m, MARK_UNREACHED, MARK_REACHED, MARK_UNREACHED);
+        for (size_t i = 0; i < n_roots && !m->expired; ) {
+                size_t k = rm->in.read_many ? scan_roots_batch(m, i) : 0;
 
                 if (k == 0) {
-                        (void)scan_range(&m, in->roots[i].addr, in->roots[i].size, MARK_UNREACHED, MARK_REACHED,
+                        (void)scan_range(m, roots[i].addr, roots[i].size, MARK_UNREACHED, MARK_REACHED,
                                          MARK_UNREACHED);
                         k = 1;
                 }
                 i += k;
-                flood(&m, MARK_UNREACHED, MARK_REACHED, MARK_UNREACHED);
+                flood(m, MARK_UNREACHED, MARK_REACHED, MARK_UNREACHED);
         }
-        for (size_t i = 0; i < n && !m.expired; i++)
-                if (marks[i] == MARK_UNREACHED) {
-                        marks[i] = MARK_LEADER;
-                        walk_lost(&m, i);
-                }
-        free(m.grid);
-        free(m.index);
-        if (stats)
-                *stats = m.stats;
-        for (size_t i = 0; i < n; i++)
-                ret[i] = marks[i] == MARK_REACHED ? REACHABILITY_STILL_REACHABLE :
-                         m.expired ? REACHABILITY_UNDECIDED :
-                         marks[i] == MARK_LEADER ? REACHABILITY_DEFINITELY_LOST : REACHABILITY_INDIRECTLY_LOST;
-        return m.expired ? -ETIME : 0;
+        rm->in.roots = NULL;
+        rm->in.n_roots = 0;
+        return m->expired ? -ETIME : 0;
 }
+
+bool reachability_marker_reached(const struct reach_marker *rm, size_t i)
+{
+        assert(rm);
+        assert(i < rm->in.n_blocks);
+        return rm->m.marks[i] == MARK_REACHED;
+}
+
+void reachability_marker_stats(const struct reach_marker *rm, struct reach_stats *ret)
+{
+        assert(rm);
+        assert(ret);
+        *ret = rm->m.stats;
+}
+
+int reachability_marker_classify(struct reach_marker *rm, enum reachability *ret, struct reach_stats *stats)
+{
+        struct marker *m;
+        size_t n;
+
+        assert(rm);
+        assert(!rm->finished);
+        m = &rm->m;
+        n = rm->in.n_blocks;
+        assert(ret || n == 0);
+        rm->finished = true;
+        for (size_t i = 0; i < n && !m->expired; i++)
+                if (m->marks[i] == MARK_UNREACHED) {
+                        m->marks[i] = MARK_LEADER;
+                        walk_lost(m, i);
+                }
+        if (stats)
+                *stats = m->stats;
+        for (size_t i = 0; i < n; i++)
+                ret[i] = m->marks[i] == MARK_REACHED ? REACHABILITY_STILL_REACHABLE :
+                         m->expired ? REACHABILITY_UNDECIDED :
+                         m->marks[i] == MARK_LEADER ? REACHABILITY_DEFINITELY_LOST : REACHABILITY_INDIRECTLY_LOST;
+        return m->expired ? -ETIME : 0;
+}
+
+int reachability_classify(const struct reach_input *in, enum reachability *ret, struct reach_stats *stats)
+{
+        _cleanup_(reachability_marker_freep) struct reach_marker *rm = NULL;
+        int r;
+
+        assert(in);
+        assert(in->roots || in->n_roots == 0);
+        assert(in->root_words || in->n_root_words == 0);
+        assert(ret || in->n_blocks == 0);
+        r = reachability_marker_new(in, &rm);
+        if (r < 0)
+                return r;
+        r = reachability_marker_add(rm, in->roots, in->n_roots, in->root_words, in->n_root_words);
+        if (r < 0 && r != -ETIME)
+                return r;
+        return reachability_marker_classify(rm, ret, stats);
+}
+

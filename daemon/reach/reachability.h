@@ -89,3 +89,23 @@ uint64_t reachability_chunk_header_slot(uint64_t addr, uint64_t size);
  * A word that passes is searched for only among the blocks that start in its cell of an index
  * over the span (about two cells a block), and the one before. */
 int reachability_classify(const struct reach_input *in, enum reachability *ret, struct reach_stats *stats);
+
+/* The same mark in steps, for a process that runs on between them (reach-concurrent): roots
+ * added as they come (reachability_marker_add: what they reach, and what that reaches, is still
+ * reachable, and stays so), the blocks not reached classified at the end. The blocks and reading
+ * functions of in are kept (they must outlive the marker); its roots and root words are not used.
+ * -ENOMEM, -E2BIG as reachability_classify. */
+struct reach_marker;
+int reachability_marker_new(const struct reach_input *in, struct reach_marker **ret);
+void reachability_marker_free(struct reach_marker *m);
+/* Scan n_roots ranges and n_words words as roots, and follow what they reach. -ETIME when
+ * in->expired said so: the marker stays cut short (its classes partial), later calls add nothing
+ * more. */
+int reachability_marker_add(struct reach_marker *m, const struct reach_root *roots, size_t n_roots,
+                            const uint64_t *words, size_t n_words);
+/* Whether blocks[i] was reached so far. */
+bool reachability_marker_reached(const struct reach_marker *m, size_t i);
+void reachability_marker_stats(const struct reach_marker *m, struct reach_stats *ret);
+/* The classes, as reachability_classify's (the blocks not reached are lost; a marker cut short
+ * leaves them undecided: -ETIME). The last call on m but reachability_marker_free(). */
+int reachability_marker_classify(struct reach_marker *m, enum reachability *ret, struct reach_stats *stats);

@@ -192,6 +192,7 @@ static void add_target_reachability(cJSON *t, const struct report_target *rt)
         else
                 cJSON_AddNullToObject(o, RF_ERROR);
         cJSON_AddStringToObject(o, RF_METHOD, reach_scan_method_to_string(r->method));
+        json_add_string_or_null(o, RF_NO_CONCURRENT, r->no_concurrent);
         json_add_string_or_null(o, RF_NO_SNAPSHOT, r->no_snapshot);
         json_add_string_or_null(o, RF_PARTIAL, r->partial);
         if (r->method == REACH_METHOD_SNAPSHOT)
@@ -199,6 +200,13 @@ static void add_target_reachability(cJSON *t, const struct report_target *rt)
         else
                 cJSON_AddNullToObject(o, RF_COPY_REAPED);
         cJSON_AddBoolToObject(o, RF_AT_EXIT, r->at_exit);
+        if (r->method == REACH_METHOD_CONCURRENT) {
+                json_add_u64(o, RF_ROUNDS, r->rounds);
+                json_add_u64(o, RF_WRITTEN_BYTES, r->written_bytes);
+        } else {
+                cJSON_AddNullToObject(o, RF_ROUNDS);
+                cJSON_AddNullToObject(o, RF_WRITTEN_BYTES);
+        }
         cJSON_AddBoolToObject(o, RF_TRACED_FROM_START, r->traced_from_start);
         json_add_u64(o, RF_SCANNED_AT, r->scanned_at_usec / 1000000);
         cJSON_AddNumberToObject(o, RF_PAUSED_MS, round((double)r->paused_usec / 100) / 10);

@@ -6,10 +6,12 @@ an attached one live and leaves it running. valgrind's memcheck, run on the same
 reference for every class."""
 
 import ctypes
+import json
 import os
 import re
 import signal
 import subprocess
+import time
 import unittest
 
 import harness
@@ -46,6 +48,23 @@ EXPECTED_BIG = {
     'make_lost_child': {'indirectly_lost': (40 * 200, 200)},
 }
 EXPECTED_NOT_BIG = {k: v for k, v in EXPECTED.items() if k not in BIG_BLOCK_NAMES}
+# tests/programs/leak-reach-churn.c: the blocks it made before the scan (those it makes during it
+# are not in the scan's copy of the table; holders it frees during it are left out)
+CHURN_PROGRAM = 'leak-reach-churn'
+CHURN_DATA, CHURN_HOLDERS = 100000, 20000
+EXPECTED_CHURN_LOST = {
+    'lose_block': {'definitely_lost': (72 * 2000, 2000)},
+    'make_lost_child': {'indirectly_lost': (32 * 500, 500)},
+}
+EXPECTED_CHURN_KEPT = {
+    'keep_table': {'still_reachable': (CHURN_HOLDERS * 8, 1)},
+    'keep_data': {'still_reachable': (CHURN_DATA * 512, CHURN_DATA)},
+    'keep_child': {'still_reachable': (CHURN_DATA * 32, CHURN_DATA)},
+}
+# a concurrent scan's pauses, as the daemon measures them (its two short stops), and the longest
+# stall the program's own thread saw, generous on a loaded 2-core machine (bench/ has the figure)
+CONCURRENT_MAX_PAUSE_MS = 50
+CONCURRENT_MAX_STALL_US = 200000
 # tests/programs/leak-reach-cxx.cpp
 EXPECTED_CXX = {
     'lose_ints()': {'definitely_lost': (80, 2)},
@@ -278,7 +297,7 @@ class ReachabilityTest(harness.DaemonTestCase):
     def test_a_snapshot_scan_is_not_bound_by_the_pause_limit(self):
         # 256 MiB to read, a pause limit of 10 ms: the process is stopped only while its copy is
         # made, and the copy is scanned whole
-        daemon = self.start_daemon(config={'reachability_max_pause_ms': 10})
+        daemon = self.start_daemon(config={'reachability_max_pause_ms': 10, 'reachability_concurrent': 0})
         p = harness.LeakProgram(PROGRAM, command=[program(PROGRAM), 'big'])
         self.addCleanup(p.kill)
         p.expect('ready')
@@ -315,7 +334,8 @@ class ReachabilityTest(harness.DaemonTestCase):
         return found
 
     def test_a_big_heap_is_scanned_from_a_snapshot_and_classified_exactly(self):
-        daemon = self.start_daemon(config={'snapshot_interval_ms': 60000, 'max_allocs': BIG_MAX_ALLOCS})
+        daemon = self.start_daemon(config={'snapshot_interval_ms': 60000, 'max_allocs': BIG_MAX_ALLOCS,
+                                           'reachability_concurrent': 0})
         # its forks followed: the copy a snapshot makes is not one of them
         p = self.big_program(daemon, attach_options=('--follow-forks',))
         report = daemon.ctl_json('report', '--pid', p.pid, '--reachability', '--top', harness.UNLIMITED_TOP)
@@ -323,6 +343,7 @@ class ReachabilityTest(harness.DaemonTestCase):
         reach = target['reachability']
         self.assertEqual((reach['method'], reach['error'], reach['partial'], reach['no_snapshot']),
                          ('snapshot', None, None, None), reach)
+        self.assertEqual(reach['no_concurrent'], 'turned off (reachability_concurrent in memleakd.conf)', reach)
         self.assertEqual(reach['threads'], 2, reach)
         self.assertEqual((reach['bytes_unreadable'], reach['blocks_unreadable'], reach['blocks_overlapping'],
                           reach['blocks_after_snapshot']), (0, 0, 0, 0), reach)
@@ -352,6 +373,136 @@ class ReachabilityTest(harness.DaemonTestCase):
                                r'at \d+ MiB/s, from a snapshot\): definitely lost: 96000 bytes in 1000 blocks, '
                                r'indirectly lost: 8000 bytes in 200 blocks, still reachable: ')
         self.assert_alive(p)
+
+    def stall_us(self, p):
+        p.proc.stdin.write(b'stall\n')
+        p.proc.stdin.flush()
+        line = p.proc.stdout.readline().decode().split()
+        self.assertEqual(line[0], 'stall', line)
+        return int(line[1])
+
+    def assert_nothing_left_in(self, pid):
+        """No userfaultfd of ours left in the process, no page of it write-protected, no tracer."""
+        for fd in os.listdir(f'/proc/{pid}/fd'):
+            try:
+                self.assertNotIn('userfaultfd', os.readlink(f'/proc/{pid}/fd/{fd}'))
+            except FileNotFoundError:
+                pass
+        with open(f'/proc/{pid}/smaps') as f:
+            flags = [line.split()[1:] for line in f if line.startswith('VmFlags:')]
+        self.assertFalse([f for f in flags if 'uw' in f], flags)
+        with open(f'/proc/{pid}/status') as f:
+            self.assertIn('TracerPid:\t0\n', f.read())
+
+    def test_a_big_heap_is_scanned_concurrently_with_short_pauses(self):
+        # the issue's test: 256 MiB of reachable blocks, 1,000 definitely lost ones; the process is
+        # read while it runs, stopped twice briefly, and every class is exact
+        daemon = self.start_daemon(config={'snapshot_interval_ms': 60000, 'max_allocs': BIG_MAX_ALLOCS})
+        p = self.big_program(daemon)
+        self.stall_us(p)        # from here on
+        report = daemon.ctl_json('report', '--pid', p.pid, '--reachability', '--top', harness.UNLIMITED_TOP)
+        stall = self.stall_us(p)
+        [target] = report['targets']
+        reach = target['reachability']
+        self.assertEqual((reach['method'], reach['error'], reach['partial'], reach['no_concurrent'],
+                          reach['no_snapshot'], reach['copy_reaped']),
+                         ('concurrent', None, None, None, None, None), reach)
+        self.assertEqual(classes_by_first_frame(report, set(EXPECTED_BIG)), EXPECTED_BIG,
+                         harness.format_stacks(report))
+        for c, (b, n) in (('definitely_lost', EXPECTED_BIG['lose_block']['definitely_lost']),
+                          ('indirectly_lost', EXPECTED_BIG['make_lost_child']['indirectly_lost'])):
+            self.assertEqual((reach[c]['bytes'], reach[c]['allocs']), (b, n), reach)
+        self.assertEqual(reach['undecided'], {'bytes': 0, 'allocs': 0}, reach)
+        self.assertEqual(reach['threads'], 2, reach)
+        self.assertGreaterEqual(reach['rounds'], 2, reach)
+        self.assertGreaterEqual(reach['bytes_scanned'], BIG_KEEP_BLOCKS * BIG_KEEP_BYTES, reach)
+        self.assertGreater(reach['paused_ms'], 0, reach)
+        self.assertLess(reach['paused_ms'], CONCURRENT_MAX_PAUSE_MS, reach)
+        self.assertLess(stall, CONCURRENT_MAX_STALL_US, reach)
+        self.assert_nothing_left_in(p.pid)
+        self.assertEqual(self.copies_of(p.pid), {})
+        text = daemon.ctl_ok('report', '--pid', p.pid, '--reachability').stdout
+        self.assertRegex(text, r'Reachability \(scanned live, 2 threads stopped for [\d.]+ ms, [\d.]+ MiB read '
+                               r'at \d+ MiB/s, concurrently: \d+ passes over [\d.]+ MiB written meanwhile\): '
+                               r'definitely lost: 96000 bytes in 1000 blocks, indirectly lost: 8000 bytes in 200 '
+                               r'blocks, still reachable: ')
+        self.assert_alive(p)
+
+    def test_a_concurrent_scan_of_a_process_that_moves_its_pointers_calls_no_reachable_block_lost(self):
+        # it moves pointers between holders, replaces holders, maps and unmaps memory all along
+        # the scan: every block it holds is still reachable, the lost ones exactly those it lost
+        daemon = self.start_daemon(config={'snapshot_interval_ms': 60000, 'max_allocs': BIG_MAX_ALLOCS})
+        for attempt in range(2):
+            p = harness.LeakProgram(CHURN_PROGRAM, command=[program(CHURN_PROGRAM)])
+            self.addCleanup(p.kill)
+            p.expect('ready')
+            daemon.attach(p.pid)
+            p.go()
+            p.expect('made', timeout=120)
+            report = daemon.ctl_json('report', '--pid', p.pid, '--reachability', '--top', harness.UNLIMITED_TOP)
+            reach = report['targets'][0]['reachability']
+            self.assertEqual((reach['method'], reach['error'], reach['partial']), ('concurrent', None, None), reach)
+            self.assertGreater(reach['written_bytes'], 0, reach)
+            # the holders it freed during the scan are left out, not called lost
+            self.assertGreater(reach['blocks_freed'], 0, reach)
+            found = classes_by_first_frame(report, set(EXPECTED_CHURN_LOST) | set(EXPECTED_CHURN_KEPT)
+                                           | {'make_holder'})
+            holders = found.pop('make_holder')
+            self.assertEqual(set(holders), {'still_reachable'}, holders)
+            self.assertEqual(found, {**EXPECTED_CHURN_LOST, **EXPECTED_CHURN_KEPT}, harness.format_stacks(report))
+            self.assertEqual((reach['definitely_lost']['allocs'], reach['indirectly_lost']['allocs'],
+                              reach['undecided']['allocs']), (2000, 500, 0), reach)
+            self.assert_nothing_left_in(p.pid)
+            self.assert_alive(p)
+            p.kill()
+
+    def test_a_process_that_uses_userfaultfd_itself_is_snapshot_and_says_why(self):
+        daemon = self.start_daemon(config={'snapshot_interval_ms': 60000, 'max_allocs': BIG_MAX_ALLOCS})
+        p = self.big_program(daemon, 'uffd')
+        report = daemon.ctl_json('report', '--pid', p.pid, '--reachability', '--top', harness.UNLIMITED_TOP)
+        reach = report['targets'][0]['reachability']
+        self.assertEqual((reach['method'], reach['error'], reach['partial'], reach['rounds']),
+                         ('snapshot', None, None, None), reach)
+        self.assertRegex(reach['no_concurrent'] or '', rf'^pid {p.pid} uses userfaultfd itself \(on its mapping at '
+                                                       r'0x[0-9a-f]+\)$', reach)
+        self.assertEqual(classes_by_first_frame(report, set(EXPECTED_BIG)), EXPECTED_BIG,
+                         harness.format_stacks(report))
+        # its own userfaultfd is still there, ours is not; none of its pages write-protected
+        fds = [os.readlink(f'/proc/{p.pid}/fd/{fd}') for fd in os.listdir(f'/proc/{p.pid}/fd')]
+        self.assertEqual(len([f for f in fds if 'userfaultfd' in f]), 1, fds)
+        with open(f'/proc/{p.pid}/smaps') as f:
+            self.assertNotIn(' uw', ''.join(line for line in f if line.startswith('VmFlags:')))
+        self.assert_alive(p)
+
+    def watched(self, pid):
+        with open(f'/proc/{pid}/smaps') as f:
+            return any(line.startswith('VmFlags:') and ' uw' in line for line in f)
+
+    def test_a_process_that_exits_during_a_concurrent_scan(self):
+        # the scan reads 256 MiB while it runs; the program is killed right after the first stop:
+        # the scan says it could not end, and the daemon serves the next request
+        daemon = self.start_daemon(config={'snapshot_interval_ms': 60000, 'max_allocs': BIG_MAX_ALLOCS})
+        p = self.big_program(daemon)
+        scan = subprocess.Popen([harness.MEMLEAKCTL, '--socket', daemon.socket_path, 'report', '--json', '--pid',
+                                 str(p.pid), '--reachability'], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE)
+        self.addCleanup(lambda: scan.poll() is None and scan.kill())
+        # its memory watched (write-protect): past the first stop, the mark runs
+        self.assertTrue(harness.wait_until(lambda: self.watched(p.pid), 10, interval=0.01))
+        time.sleep(0.3)         # its blocks read from BPF meanwhile (most often)
+        os.kill(p.pid, signal.SIGKILL)
+        p.proc.wait(10)
+        out, err = scan.communicate(timeout=60)
+        self.assertEqual(scan.returncode, 0, err)
+        reach = json.loads(out)['targets'][0]['reachability']
+        self.assertEqual(reach['method'], 'concurrent', reach)
+        # no verdict, and why: it could not be read, or stopped for the last pass
+        self.assertRegex(reach['error'] or '', rf'pid {p.pid}', reach)
+        self.assertEqual(len(daemon.status()['targets']), 1)
+        # the daemon goes on: another program is scanned
+        q = self.start_reach_program(daemon)
+        report = daemon.ctl_json('report', '--pid', q.pid, '--reachability', '--top', harness.UNLIMITED_TOP)
+        self.assert_classes(report, EXPECTED, 'leak-reach scanned after another target died mid-scan')
 
     def test_a_process_under_a_seccomp_filter_that_lets_clone_through_is_snapshot(self):
         # a service under SystemCallFilter=, or any process in a systemd-nspawn container, runs
@@ -405,7 +556,7 @@ class ReachabilityTest(harness.DaemonTestCase):
 
     def test_leaks_lists_a_growing_cache_apart_from_the_leak(self):
         # leak-table-fill grows a list it keeps (grow_cache) while leak_steadily() drops a block
-        # each time: both grow; by default leaks scans the process from a snapshot and tells them
+        # each time: both grow; by default leaks scans the process concurrently and tells them
         # apart, the leak first, the cache listed as still reachable
         daemon = self.start_daemon()
         p = self.start_program('leak-table-fill')
@@ -423,7 +574,7 @@ class ReachabilityTest(harness.DaemonTestCase):
         leaks = harness.wait_until(both_growing, harness.REPORT_TIMEOUT_S, interval=0.5)
         self.assertTrue(leaks, daemon.ctl_json('leaks', '--pid', p.pid))
         [target] = leaks['targets']
-        self.assertEqual((target['reachability']['method'], target['reachability']['error']), ('snapshot', None),
+        self.assertEqual((target['reachability']['method'], target['reachability']['error']), ('concurrent', None),
                          target['reachability'])
         leak = leaks['suspects'][0]
         self.assertEqual((leak['frames'][0]['symbol'], leak['verdict']), ('leak_steadily', 'growing'), leaks['suspects'])

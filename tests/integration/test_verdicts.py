@@ -65,9 +65,9 @@ class VerdictsTest(harness.DaemonTestCase):
         # exact figures, and verdicts that saw every allocation
         self.assertIsNone(suspect['expected_error'], suspect)
         self.assertFalse(suspect['verdict_qualified'], suspect)
-        # scanned from a snapshot by default: the leaked blocks are definitely lost (the newest
+        # scanned concurrently by default: the leaked blocks are definitely lost (the newest
         # may still sit in a register or on the stack); the plateau's are reachable, not listed
-        self.assertEqual(leaks['targets'][0]['reachability']['method'], 'snapshot', leaks['targets'])
+        self.assertEqual(leaks['targets'][0]['reachability']['method'], 'concurrent', leaks['targets'])
         self.assertGreater(suspect['reachability']['definitely_lost']['allocs'], 0, suspect)
         self.assertLessEqual(suspect['reachability']['still_reachable']['allocs'], 1, suspect)
         self.assertEqual(leaks['growing_caches'], [], leaks)

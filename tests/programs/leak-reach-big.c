@@ -2,7 +2,8 @@
 /* A big heap for a live reachability scan (tests/integration/test_reachability.py, bench/
  * reach-pause.py), each kind of block from a function of its own:
  *   keep_index()       one block of KEEP_BLOCKS pointers, a global points to it: still reachable
- *   keep_block()       KEEP_BLOCKS blocks of KEEP_BYTES (256 MiB), each pointed to from the index
+ *   keep_block()       KEEP_BLOCKS blocks of 1 KiB (256 MiB; a second argument, after the mode
+ *                      ("-" for none), sets their size), each pointed to from the index
  *                      and from the next one's first word: still reachable
  *   lose_block()       LOST_BLOCKS blocks of LOST_BYTES, their pointers dropped: definitely lost
  *   make_lost_child()  LOST_CHILDREN blocks of CHILD_BYTES, each pointed to only from one of
@@ -14,11 +15,17 @@
  * line "stall" is answered with "stall MICROSECONDS" (the longest gap since the last such line),
  * any other with "alive", until stdin closes. With "noclone" as its argument, once the blocks are
  * made it forbids itself clone, clone3, fork and vfork with a seccomp filter (every thread): no
- * copy of it can be made. With "filtered", a seccomp filter forbids it only syslog: a copy can. */
+ * copy of it can be made. With "filtered", a seccomp filter forbids it only syslog: a copy can.
+ * With "uffd", it registers a mapping of its own with a userfaultfd of its own (missing-page mode,
+ * the pages never touched): a concurrent scan cannot watch that mapping. */
 #include <errno.h>
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
+#include <linux/userfaultfd.h>
+#include <fcntl.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -33,7 +40,8 @@
 
 #define noinline __attribute__((noinline))
 
-#define KEEP_BYTES 1024
+#define KEEP_BYTES_DEFAULT 1024
+static size_t keep_bytes = KEEP_BYTES_DEFAULT;  /* a second argument sets it (bench/: a bigger heap) */
 #define KEEP_BLOCKS (256u * 1024)       /* 256 MiB */
 #define LOST_BYTES 96
 #define LOST_BLOCKS 1000
@@ -54,11 +62,11 @@ static noinline void **keep_index(void)
 /* Words like a program's data: the block before it, then small numbers. */
 static noinline void *keep_block(void *previous, uint64_t i)
 {
-        uint64_t *p = malloc(KEEP_BYTES);
+        uint64_t *p = malloc(keep_bytes);
 
         require(p);
         p[0] = (uint64_t)(uintptr_t)previous;
-        for (size_t k = 1; k < KEEP_BYTES / sizeof(*p); k++)
+        for (size_t k = 1; k < keep_bytes / sizeof(*p); k++)
                 p[k] = i * 131 + k;
         return p;
 }
@@ -159,6 +167,22 @@ static void forbid_clone(void)
         require(syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC, &prog) == 0);
 }
 
+/* A userfaultfd of its own over 16 pages it never touches (the fd and mapping kept). */
+static void use_userfaultfd(void)
+{
+        size_t len = 16 * 4096;
+        void *area = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        int fd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK | UFFD_USER_MODE_ONLY);
+        struct uffdio_api api = { .api = UFFD_API };
+        struct uffdio_register reg = { .range = { .start = (uintptr_t)area, .len = len },
+                                       .mode = UFFDIO_REGISTER_MODE_MISSING };
+
+        require(area != MAP_FAILED);
+        require(fd >= 0);
+        require(ioctl(fd, UFFDIO_API, &api) == 0);
+        require(ioctl(fd, UFFDIO_REGISTER, &reg) == 0);
+}
+
 /* Old frames below the stack pointer keep the addresses the calls above handled: clear them. */
 static noinline void scrub_stack(void)
 {
@@ -172,8 +196,12 @@ int main(int argc, char **argv)
         pthread_t stalls;
         int noclone = argc > 1 && strcmp(argv[1], "noclone") == 0;
         int filtered = argc > 1 && strcmp(argv[1], "filtered") == 0;
+        int uffd = argc > 1 && strcmp(argv[1], "uffd") == 0;
         char line[64];
 
+        if (argc > 2)
+                keep_bytes = (size_t)strtoull(argv[2], NULL, 10);
+        require(keep_bytes >= sizeof(uint64_t));
         setup_stdio();
         say("ready");
         if (wait_line() < 0)
@@ -185,6 +213,8 @@ int main(int argc, char **argv)
                 forbid_clone();
         if (filtered)
                 forbid_syslog();
+        if (uffd)
+                use_userfaultfd();
         scrub_stack();
         say("made");
         for (;;) {

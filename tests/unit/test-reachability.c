@@ -565,6 +565,110 @@ static void a_dense_heap_is_marked_as_a_full_search_marks_it(void)
         mark_like_a_full_search(false);
 }
 
+/* The mark in steps (a process that runs on between them): a pointer moved, after its old place was
+ * read, to a place read already is seen when that place is read again; what was reached stays so;
+ * the classes at the end are those a mark of the final memory in one go gives. */
+static void a_mark_in_steps_follows_pointers_moved_between_them(void)
+{
+        struct space s, once;
+        struct reach_marker *m = NULL;
+        struct reach_input in;
+        struct reach_root global = { .addr = GLOBAL_ADDR, .size = sizeof(s.global) };
+        struct reach_root stack = { .addr = STACK_ADDR, .size = sizeof(s.stack) };
+        struct reach_root block2 = { .addr = block_addr(2), .size = BLOCK_BYTES };
+
+        space_init(&s);
+        put(s.global, 0, block_addr(0));                /* 0 -> 1 */
+        put(s.contents[0], 0, block_addr(1));
+        put(s.stack, 0, block_addr(2));                 /* 2 -> 3 on the stack, for now */
+        put(s.contents[2], 8, block_addr(3));
+        put(s.contents[4], 0, block_addr(5));           /* 4 -> 5: lost throughout */
+        in = (struct reach_input) { .blocks = s.blocks, .n_blocks = 8, .read = read_space, .userdata = &s };
+        ASSERT_EQ(reachability_marker_new(&in, &m), 0);
+        ASSERT_EQ(reachability_marker_add(m, &global, 1, NULL, 0), 0);
+        ASSERT_TRUE(reachability_marker_reached(m, 0));
+        ASSERT_TRUE(reachability_marker_reached(m, 1));
+        ASSERT_TRUE(!reachability_marker_reached(m, 2));
+        /* it runs: 2 moves from the stack into block 1 (read already), the stack forgets it */
+        put(s.contents[1], 16, block_addr(2));
+        put(s.stack, 0, 0);
+        ASSERT_EQ(reachability_marker_add(m, &stack, 1, NULL, 0), 0);
+        ASSERT_TRUE(!reachability_marker_reached(m, 2));
+        /* block 1's page, written, read again: 2 and what it points to */
+        ASSERT_EQ(reachability_marker_add(m, &(struct reach_root) { .addr = block_addr(1), .size = BLOCK_BYTES },
+                                          1, NULL, 0), 0);
+        ASSERT_TRUE(reachability_marker_reached(m, 2));
+        ASSERT_TRUE(reachability_marker_reached(m, 3));
+        /* a register at the final stop: block 6; a root read twice changes nothing */
+        ASSERT_EQ(reachability_marker_add(m, &block2, 1, (const uint64_t[]) { block_addr(6) + 3 }, 1), 0);
+        ASSERT_TRUE(reachability_marker_reached(m, 6));
+        ASSERT_EQ(reachability_marker_classify(m, s.out, &s.stats), 0);
+        reachability_marker_free(m);
+        /* the same as one mark of the memory as it ends */
+        once = s;
+        once.registers[0] = block_addr(6);
+        classify(&once);
+        for (int i = 0; i < 8; i++)
+                ASSERT_EQ(s.out[i], once.out[i]);
+        ASSERT_EQ(s.out[4], REACHABILITY_DEFINITELY_LOST);
+        ASSERT_EQ(s.out[5], REACHABILITY_INDIRECTLY_LOST);
+        ASSERT_EQ(s.out[7], REACHABILITY_DEFINITELY_LOST);
+        reachability_marker_free(NULL);
+}
+
+/* A marker cut short stays so: its classes are partial, what it reached still reachable. */
+static void a_mark_in_steps_cut_short_stays_partial(void)
+{
+        struct space s;
+        struct reach_marker *m = NULL;
+        struct reach_root global = { .addr = GLOBAL_ADDR, .size = sizeof(s.global) };
+        struct reach_input in;
+
+        space_init(&s);
+        put(s.global, 0, block_addr(1));
+        in = (struct reach_input) { .blocks = s.blocks, .n_blocks = 8, .read = read_space, .expired = out_of_reads,
+                                    .userdata = &s };
+        ASSERT_EQ(reachability_marker_new(&in, &m), 0);
+        ASSERT_EQ(reachability_marker_add(m, &global, 1, NULL, 0), 0);
+        s.reads_left = 0;
+        ASSERT_EQ(reachability_marker_add(m, &global, 1, (const uint64_t[]) { block_addr(2) }, 1), -ETIME);
+        s.reads_left = -1;
+        ASSERT_EQ(reachability_marker_add(m, &global, 1, NULL, 0), -ETIME);
+        ASSERT_EQ(reachability_marker_classify(m, s.out, NULL), -ETIME);
+        ASSERT_EQ(s.out[1], REACHABILITY_STILL_REACHABLE);
+        ASSERT_EQ(s.out[2], REACHABILITY_STILL_REACHABLE);
+        ASSERT_EQ(s.out[3], REACHABILITY_UNDECIDED);
+        reachability_marker_free(m);
+}
+
+/* Written pages read again: less the blocks kept out (not reached), each of them noted. */
+static void written_pages_are_roots_less_the_blocks_kept_out(void)
+{
+        const struct reach_block blocks[] = {
+                { 0x1000, 0x100 }, { 0x1ff0, 0x20 }, { 0x2100, 0x10 }, { 0x2200, 0x2000 }, { 0x5000, 0x10 },
+        };
+        const struct reach_span pages[] = { { 0x2000, 0x1000 }, { 0x4000, 0x1000 } };
+        const bool keep_out[] = { true, true, false, true, true };
+        bool touched[5] = {};
+        struct reach_root *roots = NULL;
+        size_t n = 0;
+
+        ASSERT_EQ(reach_scan_written_roots(pages, 2, blocks, 5, keep_out, touched, &roots, &n), 0);
+        /* page 0x2000: block 1 overlaps its start (kept out to 0x2010), block 2 is read (reached),
+         * block 3 from 0x2200 on is kept out; page 0x4000: block 3's tail covers it to 0x4200 */
+        ASSERT_EQ(n, 2u);
+        ASSERT_EQ(roots[0].addr, 0x2010u);
+        ASSERT_EQ(roots[0].size, 0x1f0u);
+        ASSERT_EQ(roots[1].addr, 0x4200u);
+        ASSERT_EQ(roots[1].size, 0xe00u);
+        /* block 0 lies on no page, block 4 past the last: neither noted */
+        ASSERT_TRUE(!touched[0] && touched[1] && !touched[2] && touched[3] && !touched[4]);
+        free(roots);
+        ASSERT_EQ(reach_scan_written_roots(pages, 0, blocks, 5, keep_out, NULL, &roots, &n), 0);
+        ASSERT_EQ(n, 0u);
+        free(roots);
+}
+
 int main(void)
 {
         static const struct unit_test tests[] = {
@@ -583,6 +687,9 @@ int main(void)
                 TEST(an_attached_process_roots_include_the_memory_between_its_blocks),
                 TEST(a_sparse_heap_is_marked_as_a_full_search_marks_it),
                 TEST(a_dense_heap_is_marked_as_a_full_search_marks_it),
+                TEST(a_mark_in_steps_follows_pointers_moved_between_them),
+                TEST(a_mark_in_steps_cut_short_stays_partial),
+                TEST(written_pages_are_roots_less_the_blocks_kept_out),
         };
         return run_unit_tests(tests, ELEMENTSOF(tests));
 }
