@@ -22,6 +22,7 @@
 #include "proc-status.h"
 #include "process-inject.h"
 #include "process-snapshot.h"
+#include "seccomp-check.h"
 #include "util.h"
 
 /* A single step of clone (the kernel copies the page tables): bound, far above what it takes. */
@@ -75,122 +76,6 @@ static void owned_add(pid_t parent, pid_t child)
         pthread_mutex_unlock(&owned.lock);
 }
 
-/* Filters a thread may have (the kernel allows a chain of up to 32 KiB of instructions). */
-#define SECCOMP_FILTERS_MAX 64u
-
-struct seccomp_filters {
-        struct sock_fprog progs[SECCOMP_FILTERS_MAX];   /* newest first, as the kernel numbers them */
-        size_t n;
-};
-
-static void seccomp_filters_done(struct seccomp_filters *f)
-{
-        for (size_t i = 0; i < f->n; i++)
-                free(f->progs[i].filter);
-        f->n = 0;
-}
-
-/* The seccomp filters of tid, our stopped tracee (PTRACE_SECCOMP_GET_FILTER, CAP_SYS_ADMIN). */
-static int seccomp_filters_read(pid_t tid, struct seccomp_filters *ret)
-{
-        for (unsigned long i = 0; i < SECCOMP_FILTERS_MAX; i++) {
-                long n = ptrace(PTRACE_SECCOMP_GET_FILTER, tid, (void *)i, NULL);
-                struct sock_filter *insns;
-
-                if (n < 0 && errno == ENOENT)
-                        return 0;       /* that was all */
-                if (n <= 0 || n > BPF_MAXINSNS)
-                        return n < 0 ? -errno : -EINVAL;
-                insns = calloc((size_t)n, sizeof(*insns));
-                if (!insns)
-                        return -ENOMEM;
-                if (ptrace(PTRACE_SECCOMP_GET_FILTER, tid, (void *)i, insns) != n) {
-                        free(insns);
-                        return -EIO;
-                }
-                ret->progs[ret->n++] = (struct sock_fprog) { .len = (unsigned short)n, .filter = insns };
-        }
-        return -E2BIG;
-}
-
-/* Whether the filters f let a fork-like clone through: the kernel itself decides, in a child of
- * ours that installs them (oldest first) and makes the call. It makes only system calls between
- * its fork and its exit (this process has threads). */
-static bool seccomp_filters_allow_clone(const struct seccomp_filters *f)
-{
-        int status = 0;
-        pid_t probe, r;
-
-        probe = fork();
-        if (probe < 0)
-                return false;
-        if (probe == 0) {
-                long c;
-
-                if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-                        _exit(2);
-                /* prctl() where seccomp() is filtered itself (it is the older way in) */
-                for (size_t i = f->n; i-- > 0;)
-                        if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &f->progs[i]) < 0 &&
-                            prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &f->progs[i], 0, 0) < 0)
-                                _exit(3);
-                c = syscall(SYS_clone, SIGCHLD, 0, 0, 0, 0);
-                _exit(c < 0 ? 4 : 0);   /* the clone and its parent alike: it went through */
-        }
-        do
-                r = waitpid(probe, &status, __WALL);
-        while (r < 0 && errno == EINTR);
-        return r == probe && WIFEXITED(status) && WEXITSTATUS(status) == 0;
-}
-
-/* Whether tid's seccomp filters are those this process and PID 1 (as our /proc numbers it: the
- * container's init, whose filters every process in it inherits) have, as many of each: filters
- * only accumulate, so the same count on a descendant of PID 1 that started none of its own. */
-static bool filters_are_everyones(pid_t tid)
-{
-        int theirs = -1, ours = -2, init = -3;
-
-        if (proc_status_int(tid, "Seccomp_filters:", &theirs) < 0 ||
-            proc_status_int(getpid(), "Seccomp_filters:", &ours) < 0 ||
-            proc_status_int(1, "Seccomp_filters:", &init) < 0)
-                return false;
-        return theirs > 0 && theirs == ours && ours == init;
-}
-
-/* Why tid cannot be made to clone safely: strict seccomp forbids it; a filter (mode 2) is asked
- * once tid is our stopped tracee (stopped false: not yet, let it be), and one that would not let
- * the clone through (kill, trap, an error, a tracer's or supervisor's say) refuses it. */
-static int check_cloneable(pid_t tid, bool stopped, char **error)
-{
-        _cleanup_(seccomp_filters_done) struct seccomp_filters filters = {};
-        int seccomp = 0, r;
-
-        if (proc_status_int(tid, "Seccomp:", &seccomp) < 0 || seccomp == 0)
-                return 0;
-        if (seccomp != 2) {
-                (void)asprintf(error, "pid %d runs under strict seccomp: it may not clone", (int)tid);
-                return -EPERM;
-        }
-        if (!stopped)
-                return 0;
-        r = seccomp_filters_read(tid, &filters);
-        /* the kernel shows no filter to a tracer under seccomp itself (a container's): where tid
-         * has just the filters everything here inherits, ours among them, our own clone answers */
-        if (r == -EACCES && filters_are_everyones(tid) && seccomp_filters_allow_clone(&filters))
-                return 0;
-        if (r < 0) {
-                (void)asprintf(error, "pid %d runs under seccomp and its filters cannot be read (%s): a clone "
-                               "there might kill it", (int)tid, strerror(-r));
-                return -EPERM;
-        }
-        if (!seccomp_filters_allow_clone(&filters)) {
-                (void)asprintf(error, "pid %d runs under seccomp whose filters do not let a clone through",
-                               (int)tid);
-                return -EPERM;
-        }
-        return 0;
-}
-
 /* Make t call clone(SIGCHLD) at insn: the copy's pid in *ret_copy, or -errno. */
 static int inject_clone(struct thread_state *t, uint64_t insn, pid_t *ret_copy, char **error)
 {
@@ -233,7 +118,7 @@ int process_snapshot_take(pid_t pid, uint64_t timeout_ms, struct process_snapsho
 
         assert(ret);
         assert(error);
-        r = check_cloneable(pid, false, error);
+        r = seccomp_check_call(pid, false, SECCOMP_CALL_CLONE, error);
         if (r < 0)
                 return r;
         r = process_inject_find_insn(pid, &insn);
@@ -254,7 +139,7 @@ int process_snapshot_take(pid_t pid, uint64_t timeout_ms, struct process_snapsho
                 r = -EAGAIN;
         } else {
                 /* filters are per thread: the one that clones may have one its leader has not */
-                r = check_cloneable(t->tid, true, error);
+                r = seccomp_check_call(t->tid, true, SECCOMP_CALL_CLONE, error);
                 if (r == 0)
                         r = inject_clone(t, insn, &copy, error);
         }

@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include "macro.h"
 #include "reach-scan.h"
+#include "seccomp-check.h"
 #include "string-table.h"
 #include "proc-status.h"
 #include "util.h"
@@ -961,13 +962,12 @@ static int scan_concurrent(struct memleak_bpf *skel, const struct map_limits *li
         struct process_stop stop = {};
         size_t n_roots = 0, n_chunks = 0, n_words = 0, n_now = 0, n_first = 0;
         uint64_t started = now_monotonic_usec(), mark_started, cpu_started, bytes = 0;
-        int seccomp = 0, r;
         char path[64];
+        int r;
 
-        if (proc_status_int(pid, "Seccomp:", &seccomp) >= 0 && seccomp != 0) {
-                (void)asprintf(why, "pid %d runs under seccomp: it is not made to call userfaultfd", (int)pid);
-                return -EPERM;
-        }
+        r = seccomp_check_call(pid, false, SECCOMP_CALL_USERFAULTFD, why);
+        if (r < 0)
+                return r;
         r = process_stop(pid, max_pause_ms, &stop, why);
         if (r < 0)
                 return r;

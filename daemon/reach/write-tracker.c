@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include "macro.h"
 #include "process-inject.h"
+#include "seccomp-check.h"
 #include "write-tracker.h"
 
 /* What Debian 12's headers lack (Linux 6.7's uapi) */
@@ -91,6 +92,10 @@ int write_tracker_open(struct process_stop *stop, struct write_tracker *ret, cha
                 (void)asprintf(error, "every thread of pid %d stopped with a signal to take", (int)stop->pid);
                 return -EAGAIN;
         }
+        /* filters are per thread: the one that calls may have one its leader has not */
+        r = seccomp_check_call(t->tid, true, SECCOMP_CALL_USERFAULTFD, error);
+        if (r < 0)
+                return r;
         r = process_inject_find_insn(stop->pid, &insn);
         if (r < 0) {
                 (void)asprintf(error, "no `syscall` instruction in pid %d's code", (int)stop->pid);

@@ -504,20 +504,29 @@ class ReachabilityTest(harness.DaemonTestCase):
         report = daemon.ctl_json('report', '--pid', q.pid, '--reachability', '--top', harness.UNLIMITED_TOP)
         self.assert_classes(report, EXPECTED, 'leak-reach scanned after another target died mid-scan')
 
+    def daemon_under_seccomp(self, daemon):
+        """Whether memleakd itself runs under seccomp (a container's filter: CI's systemd-nspawn):
+        then the kernel shows it no process's filters."""
+        with open(f'/proc/{daemon.proc.pid}/status') as f:
+            return 'Seccomp:\t0\n' not in f.read()
+
+    def assert_filters_unreadable(self, reach):
+        # under a container's seccomp, a process with a filter beyond those everyone there
+        # inherits: neither kind of snapshot is tried, it is stopped for the scan and says why
+        self.assertEqual(reach['method'], 'stopped', reach)
+        self.assertRegex(reach['no_concurrent'] or '', r'its filters cannot be read', reach)
+        self.assertRegex(reach['no_snapshot'] or '', r'its filters cannot be read', reach)
+
     def test_a_process_under_a_seccomp_filter_that_lets_clone_through_is_snapshot(self):
         # a service under SystemCallFilter=, or any process in a systemd-nspawn container, runs
         # under a seccomp filter: memleakd has the kernel try the filter on a clone (a probe of its
         # own that installs it), and makes the copy when it goes through
-        daemon = self.start_daemon(config={'snapshot_interval_ms': 60000, 'max_allocs': BIG_MAX_ALLOCS})
+        daemon = self.start_daemon(config={'snapshot_interval_ms': 60000, 'max_allocs': BIG_MAX_ALLOCS,
+                                           'reachability_concurrent': 0})
         p = self.big_program(daemon, 'filtered')
         report = daemon.ctl_json('report', '--pid', p.pid, '--reachability', '--top', harness.UNLIMITED_TOP)
         reach = report['targets'][0]['reachability']
-        with open(f'/proc/{daemon.proc.pid}/status') as f:
-            daemon_under_seccomp = 'Seccomp:\t0\n' not in f.read()
-        if daemon_under_seccomp:
-            # memleakd itself runs under seccomp (a container's filter: CI's systemd-nspawn): the
-            # kernel shows it no process's filters, and this one has a filter of its own beyond
-            # those everyone here inherits: not snapshot, stopped for the scan, and it says why
+        if self.daemon_under_seccomp(daemon):
             self.assertEqual(reach['method'], 'stopped', reach)
             self.assertRegex(reach['no_snapshot'] or '', r'its filters cannot be read', reach)
         else:
@@ -525,6 +534,42 @@ class ReachabilityTest(harness.DaemonTestCase):
                              ('snapshot', None, None, None), reach)
             self.assertEqual(classes_by_first_frame(report, set(EXPECTED_BIG)), EXPECTED_BIG,
                              harness.format_stacks(report))
+        self.assertEqual(self.copies_of(p.pid), {})
+        self.assert_alive(p)
+
+    def test_a_process_under_a_seccomp_filter_that_lets_userfaultfd_through_is_scanned_concurrently(self):
+        # the same probe asks the filter about userfaultfd: let through, the scan is concurrent
+        daemon = self.start_daemon(config={'snapshot_interval_ms': 60000, 'max_allocs': BIG_MAX_ALLOCS})
+        p = self.big_program(daemon, 'filtered')
+        report = daemon.ctl_json('report', '--pid', p.pid, '--reachability', '--top', harness.UNLIMITED_TOP)
+        reach = report['targets'][0]['reachability']
+        if self.daemon_under_seccomp(daemon):
+            self.assert_filters_unreadable(reach)
+        else:
+            self.assertEqual((reach['method'], reach['error'], reach['partial'], reach['no_concurrent']),
+                             ('concurrent', None, None, None), reach)
+            self.assertEqual(classes_by_first_frame(report, set(EXPECTED_BIG)), EXPECTED_BIG,
+                             harness.format_stacks(report))
+        self.assert_nothing_left_in(p.pid)
+        self.assert_alive(p)
+
+    def test_a_process_whose_filter_refuses_userfaultfd_is_snapshot_and_says_why(self):
+        # a filter that refuses userfaultfd (an error here; a kill elsewhere would end the
+        # service): the call is never made, the snapshot is taken instead
+        daemon = self.start_daemon(config={'snapshot_interval_ms': 60000, 'max_allocs': BIG_MAX_ALLOCS})
+        p = self.big_program(daemon, 'nouffd')
+        report = daemon.ctl_json('report', '--pid', p.pid, '--reachability', '--top', harness.UNLIMITED_TOP)
+        reach = report['targets'][0]['reachability']
+        if self.daemon_under_seccomp(daemon):
+            self.assert_filters_unreadable(reach)
+        else:
+            self.assertEqual((reach['method'], reach['error'], reach['partial'], reach['no_snapshot']),
+                             ('snapshot', None, None, None), reach)
+            self.assertEqual(reach['no_concurrent'],
+                             f'pid {p.pid} runs under seccomp whose filters do not let a userfaultfd through', reach)
+            self.assertEqual(classes_by_first_frame(report, set(EXPECTED_BIG)), EXPECTED_BIG,
+                             harness.format_stacks(report))
+        self.assert_nothing_left_in(p.pid)
         self.assertEqual(self.copies_of(p.pid), {})
         self.assert_alive(p)
 

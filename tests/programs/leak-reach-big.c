@@ -14,8 +14,10 @@
  * Protocol: print "ready", wait for a line, make the blocks, print "made". Then for each line: a
  * line "stall" is answered with "stall MICROSECONDS" (the longest gap since the last such line),
  * any other with "alive", until stdin closes. With "noclone" as its argument, once the blocks are
- * made it forbids itself clone, clone3, fork and vfork with a seccomp filter (every thread): no
- * copy of it can be made. With "filtered", a seccomp filter forbids it only syslog: a copy can.
+ * made it forbids itself clone, clone3, fork, vfork and userfaultfd with a seccomp filter (every
+ * thread): no copy of it can be made, nor can it be scanned concurrently. With "filtered", a
+ * seccomp filter forbids it only syslog: a copy can, and a concurrent scan. With "nouffd", one
+ * forbids it only userfaultfd: a copy can be made, a concurrent scan cannot.
  * With "uffd", it registers a mapping of its own with a userfaultfd of its own (missing-page mode,
  * the pages never touched): a concurrent scan cannot watch that mapping. */
 #include <errno.h>
@@ -146,7 +148,8 @@ static void forbid_syslog(void)
         require(syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC, &prog) == 0);
 }
 
-/* clone, clone3, fork and vfork fail with EPERM, in every thread. */
+/* clone, clone3, fork and vfork (no snapshot) and userfaultfd (no concurrent scan) fail with
+ * EPERM, in every thread. */
 static void forbid_clone(void)
 {
         struct sock_filter filter[] = {
@@ -154,12 +157,28 @@ static void forbid_clone(void)
                 BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
                 BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
                 BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-                BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_clone, 4, 0),
-                BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_clone3, 3, 0),
-                BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_fork, 2, 0),
-                BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_vfork, 1, 0),
+                BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_clone, 5, 0),
+                BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_clone3, 4, 0),
+                BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_fork, 3, 0),
+                BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_vfork, 2, 0),
+                BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_userfaultfd, 1, 0),
                 BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
                 BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+        };
+        struct sock_fprog prog = { .len = sizeof(filter) / sizeof(filter[0]), .filter = filter };
+
+        require(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0);
+        require(syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC, &prog) == 0);
+}
+
+/* userfaultfd fails with EPERM, in every thread; clone goes through. */
+static void forbid_userfaultfd(void)
+{
+        struct sock_filter filter[] = {
+                BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+                BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_userfaultfd, 0, 1),
+                BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+                BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
         };
         struct sock_fprog prog = { .len = sizeof(filter) / sizeof(filter[0]), .filter = filter };
 
@@ -197,6 +216,7 @@ int main(int argc, char **argv)
         int noclone = argc > 1 && strcmp(argv[1], "noclone") == 0;
         int filtered = argc > 1 && strcmp(argv[1], "filtered") == 0;
         int uffd = argc > 1 && strcmp(argv[1], "uffd") == 0;
+        int nouffd = argc > 1 && strcmp(argv[1], "nouffd") == 0;
         char line[64];
 
         if (argc > 2)
@@ -211,6 +231,8 @@ int main(int argc, char **argv)
         require(pthread_create(&stalls, NULL, measure_stalls, NULL) == 0);
         if (noclone)
                 forbid_clone();
+        if (nouffd)
+                forbid_userfaultfd();
         if (filtered)
                 forbid_syslog();
         if (uffd)
