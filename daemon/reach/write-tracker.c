@@ -119,7 +119,10 @@ int write_tracker_open(struct process_stop *stop, struct write_tracker *ret, cha
         /* the process's own copy goes at once: it never sees it */
         (void)call_in(t, insn, SYS_close, (const uint64_t[6]) { (uint64_t)theirs, 0, 0, 0, 0, 0 }, error);
         if (r < 0) {
-                (void)asprintf(error, "cannot take pid %d's userfaultfd: %s", (int)stop->pid, strerror(-r));
+                /* EPERM: memleakd's own seccomp filter refuses pidfd_getfd (a container's, as
+                 * systemd-nspawn's; a unit's SystemCallFilter=) */
+                (void)asprintf(error, "cannot take pid %d's userfaultfd: pidfd_getfd: %s%s", (int)stop->pid,
+                               strerror(-r), r == -EPERM ? " (memleakd's own seccomp filter may refuse it)" : "");
                 return r;
         }
         if (ioctl(ret->uffd, UFFDIO_API, &api) < 0) {

@@ -5,6 +5,7 @@ Paths come from the environment meson's test() sets: MEMLEAKD, MEMLEAKCTL, PROGR
 SOURCE_ROOT. Every wait polls with short sleeps against a deadline.
 """
 
+import ctypes
 import json
 import os
 import re
@@ -59,6 +60,27 @@ def wait_until(predicate, timeout, interval=0.05):
         if value or time.monotonic() >= deadline:
             return value
         time.sleep(interval)
+
+
+def can_take_fds():
+    """Whether this process may take another's file descriptor (pidfd_getfd): what memleakd's
+    concurrent scan needs to take the userfaultfd it makes a process create. A container's seccomp
+    filter (CI's systemd-nspawn) refuses it to every process in it, the daemon and the tests alike:
+    there the scan is made from a snapshot, and says why."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    pidfd = libc.syscall(434, os.getpid(), 0)           # pidfd_open
+    if pidfd < 0:
+        return False
+    fd = libc.syscall(438, pidfd, 0, 0)                 # pidfd_getfd: our own stdin
+    os.close(pidfd)
+    if fd < 0:
+        return False
+    os.close(fd)
+    return True
+
+
+CAN_TAKE_FDS = can_take_fds()
+NO_TAKE_FDS_RE = r"cannot take pid \d+'s userfaultfd: pidfd_getfd: Operation not permitted"
 
 
 def kernel_at_least(major, minor):
