@@ -260,10 +260,11 @@ static __always_inline void record_free(const struct target_config *cfg, __u32 t
         count_in(cfg->counter_row, cfg->sample_bytes ? COUNTER_FREE_UNSAMPLED : COUNTER_FREE_UNKNOWN);
 }
 
-/* weight: the bytes it stands for (its size when exact); entry_ns: when its call began, which
- * the entry already read (the block's age counts from it). */
+/* weight: the bytes it stands for (its size when exact). The block's time is now, when its call
+ * returns, not when it began: a snapshot taken while the call ran holds no pointer to the block
+ * yet, and a time before the snapshot's would have it classified there, lost. */
 static __always_inline void record_alloc(void *ctx, const struct target_config *cfg, __u32 slot, __u32 tgid,
-                                         __u64 addr, __u64 size, __u64 weight, __u64 entry_ns)
+                                         __u64 addr, __u64 size, __u64 weight)
 {
         struct alloc_key key = { .tgid = tgid, .addr = addr };
         struct alloc_info info = {}, old;
@@ -276,7 +277,7 @@ static __always_inline void record_alloc(void *ctx, const struct target_config *
         }
         info.size = size;
         info.weight = weight;
-        info.timestamp_ns = striped_timestamp(entry_ns);
+        info.timestamp_ns = striped_timestamp(bpf_ktime_get_ns());
         info.stack_id = user_stack_id(ctx, tgid, slot);
         /* A live entry of the same block means its free was missed: it is retired first. */
         switch (alloc_table_put(tgid, addr, &info, &old, &elsewhere)) {
@@ -737,7 +738,7 @@ static __always_inline int on_return(struct pt_regs *ctx, __u32 slot)
                 count_in(slot, COUNTER_ALLOCS_UNSAMPLED);
                 return 0;
         }
-        record_alloc(ctx, cfg, slot, tgid, addr, state.size, state.weight, state.entry_ns);
+        record_alloc(ctx, cfg, slot, tgid, addr, state.size, state.weight);
         return 0;
 }
 

@@ -96,6 +96,22 @@ def classes_by_first_frame(report, names=None):
     return found
 
 
+def lost_by_first_frame(report):
+    """{first frame's symbol: {class: (bytes, allocs)}} of the lost classes over every scanned
+    stack: where an unexpected lost block came from."""
+    found = {}
+    for stack in report['stacks']:
+        reach = stack['reachability']
+        if not stack['frames'] or reach is None:
+            continue
+        for c in ('definitely_lost', 'indirectly_lost'):
+            if reach[c]['allocs']:
+                per_class = found.setdefault(stack['frames'][0].get('symbol'), {})
+                b, n = per_class.get(c, (0, 0))
+                per_class[c] = (b + reach[c]['bytes'], n + reach[c]['allocs'])
+    return found
+
+
 VALGRIND_RECORD = re.compile(r'==\d+== ([\d,]+)(?: \(([\d,]+) direct, [\d,]+ indirect\))? bytes in ([\d,]+) '
                              r'blocks are (definitely lost|indirectly lost|possibly lost|still reachable) '
                              r'in loss record')
@@ -468,7 +484,8 @@ class ReachabilityTest(harness.DaemonTestCase):
             self.assertEqual(set(holders), {'still_reachable'}, holders)
             self.assertEqual(found, {**EXPECTED_CHURN_LOST, **EXPECTED_CHURN_KEPT}, harness.format_stacks(report))
             self.assertEqual((reach['definitely_lost']['allocs'], reach['indirectly_lost']['allocs'],
-                              reach['undecided']['allocs']), (2000, 500, 0), reach)
+                              reach['undecided']['allocs']), (2000, 500, 0),
+                             (reach, lost_by_first_frame(report)))
             self.assert_nothing_left_in(p.pid)
             self.assert_alive(p)
             p.kill()
