@@ -56,9 +56,19 @@ class ReclaimTest(harness.DaemonTestCase):
         # the churn's stacks did not all fit: the loss is counted
         lost = daemon.status()['lost']
         self.assertGreater(lost[full_counter], 0, lost)
-        # what the churn left (nothing outstanding) is given back while the target stays attached
-        reclaim = harness.wait_until(lambda: (lambda r: r if r[reclaimed_key] >= 1000 else None)(
-            daemon.status()['reclaim']), RECLAIM_TIMEOUT_S)
+        # what the churn left (nothing outstanding) is given back while the target stays attached:
+        # most of it, or (stacks) enough that the table is below half full, where passes stop (a
+        # pass made while the churn's last blocks were still out left their stacks; on a loaded
+        # machine it gave back 854 and held 170 of 1,024)
+        def given_back(r):
+            if r[reclaimed_key] >= 1000:
+                return r
+            if reclaimed_key == 'stacks_deleted' and r['stacks_deleted'] > 0 and r['stacks_held'] < max_stacks // 2:
+                return r
+            return None
+
+        max_stacks = config.get('max_stacks', 0)
+        reclaim = harness.wait_until(lambda: given_back(daemon.status()['reclaim']), RECLAIM_TIMEOUT_S)
         self.assertTrue(reclaim, daemon.status()['reclaim'])
         before = daemon.status()['lost']
         program.go()
