@@ -5,7 +5,7 @@
  * map's insert takes a bucket lock and an element from its allocator, its delete gives them back;
  * here a block costs a few loads and two atomic operations. A block whose window is full goes to
  * the allocs hash map instead, and alloc_overflow says whether any is there, so that a free finds
- * a block in either. Included once, by memleak.bpf.c, after stack-table.h (mix64). */
+ * a block in either. Included once, by memleak.bpf.c, after stack-table.h. */
 #pragma once
 
 struct {
@@ -33,7 +33,7 @@ __u32 alloc_overflow_raced = 0;
 
 static __always_inline __u32 alloc_table_hash(__u32 tgid, __u64 addr)
 {
-        return (__u32)mix64(addr ^ ((__u64)tgid << 40));
+        return memleak_alloc_hash(tgid, addr);
 }
 
 static __always_inline struct alloc_slot *alloc_table_slot(__u32 index)

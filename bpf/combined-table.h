@@ -10,7 +10,7 @@
  * pass if nothing came back to it meanwhile: an add to a retiring row makes it live again first,
  * a take finds it as it is (daemon/bpf/reclaim.c). The daemon frees a target's rows once it is
  * gone. Two CPUs making the same row at once may make two: the daemon sums the rows of a key,
- * and a free takes from the first. Included once, by memleak.bpf.c, after alloc-table.h (mix64,
+ * and a free takes from the first. Included once, by memleak.bpf.c, after alloc-table.h (GOLDEN64,
  * compiler_barrier). */
 #pragma once
 
@@ -30,7 +30,7 @@ const volatile __u32 combined_mask = 0;
 
 static __always_inline __u32 combined_hash(__u64 live, __s64 stack_id)
 {
-        return (__u32)mix64((__u64)stack_id ^ live * GOLDEN64);
+        return (__u32)memleak_mix64((__u64)stack_id ^ live * GOLDEN64);
 }
 
 static __always_inline struct combined_row *combined_row(__u32 index)

@@ -45,16 +45,6 @@ struct {
 #define STACK_PROBES 4                          /* keys tried before a stack counts as a clash */
 #define GOLDEN64 0x9e3779b97f4a7c15ull
 
-static __always_inline __u64 mix64(__u64 h)
-{
-        h ^= h >> 33;
-        h *= 0xff51afd7ed558ccdull;
-        h ^= h >> 33;
-        h *= 0xc4ceb9fe1a85ec53ull;
-        h ^= h >> 33;
-        return h;
-}
-
 static __always_inline __u64 stack_hash(const struct stack_trace *t)
 {
         __u64 h = GOLDEN64 ^ ((__u64)t->depth << 32 | t->stop);
@@ -65,7 +55,7 @@ static __always_inline __u64 stack_hash(const struct stack_trace *t)
                 h = (h ^ t->ips[i]) * GOLDEN64;
                 h ^= h >> 29;
         }
-        return mix64(h);
+        return memleak_mix64(h);
 }
 
 static __always_inline bool stack_equal(const struct stack_trace *a, const struct stack_trace *b)

@@ -622,7 +622,7 @@ static __always_inline int unwind_step(struct unwind_walk *w)
         int stop;
 
         if (w->cache)
-                c = &w->cache->entries[mix64(pc) & (UNWIND_ROW_CACHE_SIZE - 1)];
+                c = &w->cache->entries[memleak_mix64(pc) & (UNWIND_ROW_CACHE_SIZE - 1)];
         if (c && c->kind != ROW_CACHE_EMPTY && c->pc == pc && c->tgid == w->tgid && c->generation == w->generation) {
                 kind = c->kind;
                 row = c->row;

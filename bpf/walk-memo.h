@@ -61,7 +61,7 @@ __u32 stack_purges = 0;
  * thread allocating from a few call sites in turn (a server's request path) keeps one for each. */
 static __always_inline __u32 walk_memo_set_first(__u64 pc, __u64 sp)
 {
-        return ((__u32)mix64(pc ^ (sp << 16)) & (WALK_MEMO_SETS - 1)) * WALK_MEMO_WAYS;
+        return ((__u32)memleak_mix64(pc ^ (sp << 16)) & (WALK_MEMO_SETS - 1)) * WALK_MEMO_WAYS;
 }
 
 /* The set of the memo at index. */

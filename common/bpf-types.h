@@ -8,6 +8,25 @@
 #include <linux/types.h>
 #endif
 
+/* The 64-bit mixer (MurmurHash3's finalizer) BPF's tables hash their keys with, and the daemon
+ * too where it finds a block's slot in BPF's allocation table itself: one definition, so that
+ * both sides agree. */
+static inline __attribute__((always_inline)) __u64 memleak_mix64(__u64 h)
+{
+        h ^= h >> 33;
+        h *= 0xff51afd7ed558ccdull;
+        h ^= h >> 33;
+        h *= 0xc4ceb9fe1a85ec53ull;
+        h ^= h >> 33;
+        return h;
+}
+
+/* Where a block of process tgid at addr hashes in the allocation table (bpf/alloc-table.h). */
+static inline __attribute__((always_inline)) __u32 memleak_alloc_hash(__u32 tgid, __u64 addr)
+{
+        return (__u32)memleak_mix64(addr ^ ((__u64)tgid << 40));
+}
+
 /* Deepest user stack we record; frames past this are cut (counted as depth-limited). */
 #define MEMLEAK_MAX_STACK_DEPTH 127
 

@@ -63,17 +63,6 @@ int alloc_table_purge(int fd, pid_t pid)
         return r;
 }
 
-/* bpf/stack-table.h's mix64, which bpf/alloc-table.h hashes a block's (tgid, addr) with */
-static uint64_t mix64(uint64_t h)
-{
-        h ^= h >> 33;
-        h *= 0xff51afd7ed558ccdull;
-        h ^= h >> 33;
-        h *= 0xc4ceb9fe1a85ec53ull;
-        h ^= h >> 33;
-        return h;
-}
-
 int alloc_table_times(int table_fd, int allocs_fd, pid_t pid, const uint64_t *addrs, size_t n, uint64_t *ret)
 {
         struct mapped_array v = {};
@@ -93,7 +82,7 @@ int alloc_table_times(int table_fd, int allocs_fd, pid_t pid, const uint64_t *ad
                         return r;
         }
         for (size_t i = 0; i < n; i++) {
-                uint32_t h = (uint32_t)mix64(addrs[i] ^ ((uint64_t)(uint32_t)pid << 40));
+                uint32_t h = memleak_alloc_hash((uint32_t)pid, addrs[i]);
                 uint64_t live = ALLOC_SLOT_WORD((uint32_t)pid, ALLOC_SLOT_LIVE);
                 struct alloc_key key = { .tgid = (uint32_t)pid, .space = ALLOC_SPACE_USER, .addr = addrs[i] };
                 struct alloc_info info;
