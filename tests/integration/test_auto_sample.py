@@ -121,10 +121,19 @@ class AutoSampleTest(harness.DaemonTestCase):
         history = daemon.ctl_json('history', '--pid', p.pid)
         self.assertEqual(history['targets'][0]['auto_sample']['since'], auto['since'])
         self.assertIn('sampled since', daemon.ctl_ok('history', '--pid', p.pid).stdout)
-        r = daemon.ctl('top', '--pid', p.pid, '--frames', 1, '--interval', 100)
+        # one screen of top each time; the leak's row shows growing within the report timeout
+        # (under ASan a screen once came before it did)
+        growing_row = re.compile(r'~\d+ +~\d+ +growing +leak_steadily')
+
+        def top_screen():
+            r = daemon.ctl('top', '--pid', p.pid, '--frames', 1, '--interval', 100)
+            return r if r.returncode != 0 or growing_row.search(r.stdout) else None
+
+        r = harness.wait_until(top_screen, harness.REPORT_TIMEOUT_S, interval=0.5) or \
+            daemon.ctl('top', '--pid', p.pid, '--frames', 1, '--interval', 100)
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn('sampled since', r.stdout)
-        self.assertRegex(r.stdout, r'~\d+ +~\d+ +growing +leak_steadily')
+        self.assertRegex(r.stdout, growing_row)
 
         # the page shows the same data (its script draws the line from auto_sample)
         page_path = os.path.join(self.workdir, 'report.html')
