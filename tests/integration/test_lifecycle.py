@@ -2,10 +2,12 @@
 """memleakd's life: sd_notify READY/STATUS/WATCHDOG/STOPPING, socket activation, signals,
 memleakctl without a daemon, a config file it must refuse."""
 
+import grp
 import json
 import os
 import signal
 import socket
+import stat
 import subprocess
 import time
 import unittest
@@ -227,6 +229,51 @@ class LifecycleTest(harness.DaemonTestCase):
         self.assertNotEqual(second.returncode, 0, second.stderr)
         self.assertIn(f'Another memleakd answers on {daemon.socket_path}', second.stderr)
         self.assertTrue(daemon.alive(), daemon.log())
+        self.assertIn('targets', daemon.status())
+
+    def refused_socket(self, socket_path, why):
+        """A daemon told to listen on socket_path refuses to start, naming the directory and why,
+        and makes nothing there."""
+        daemon = self.start_daemon(wait=False, socket_path=socket_path)
+        try:
+            status = daemon.proc.wait(harness.DAEMON_START_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            self.fail(f'memleakd listened on {socket_path}; stderr:\n{daemon.log()}')
+        daemon.stopped_on_purpose = True
+        self.assertNotEqual(status, 0, daemon.log())
+        self.assertIn(why, daemon.log())
+        self.assertIn('refusing to put the socket', daemon.log())
+        self.assertFalse(os.path.lexists(socket_path), daemon.log())
+
+    def test_a_socket_where_another_user_could_swap_it_is_refused(self):
+        # memleakd chmod()ed and chown()ed its socket by path after bind(): in a directory another
+        # user owns, a symbolic link swapped in there gave that user's choice of root file the
+        # socket's mode and group. Now the directory and all above it must be root's and not
+        # writable by others (sticky ones above it, as /tmp, will do), and the mode is given at
+        # the socket's making.
+        nobody = 65534
+        theirs = os.path.join(self.workdir, 'theirs')
+        os.mkdir(theirs, 0o755)
+        os.chown(theirs, nobody, nobody)
+        self.refused_socket(os.path.join(theirs, 'memleakd.sock'), f'{theirs} is owned by another user')
+        # a root directory made for it under theirs: not made
+        self.refused_socket(os.path.join(theirs, 'sub', 'memleakd.sock'), f'{theirs} is owned by another user')
+        self.assertFalse(os.path.exists(os.path.join(theirs, 'sub')))
+        # root's but writable by everyone, sticky or not
+        for mode in (0o777, 0o1777):
+            shared = os.path.join(self.workdir, f'shared-{mode:o}')
+            os.mkdir(shared)
+            os.chmod(shared, mode)
+            self.refused_socket(os.path.join(shared, 'memleakd.sock'), f'{shared} is writable by others')
+        # root's and only root's: the socket with its mode and group from its making
+        mine = os.path.join(self.workdir, 'mine')
+        os.mkdir(mine, 0o755)
+        socket_path = os.path.join(mine, 'memleakd.sock')
+        daemon = self.start_daemon(socket_path=socket_path,
+                                   extra_config_lines=['socket_mode = 0640', 'socket_group = nogroup'])
+        st = os.lstat(socket_path)
+        self.assertTrue(stat.S_ISSOCK(st.st_mode), st)
+        self.assertEqual((stat.S_IMODE(st.st_mode), st.st_uid, st.st_gid), (0o640, 0, grp.getgrnam('nogroup').gr_gid))
         self.assertIn('targets', daemon.status())
 
     def test_daemon_mounts_tracefs_and_bpffs_when_absent(self):
