@@ -411,7 +411,7 @@ static void print_limits(FILE *f, const cJSON *limits)
 
 int render_status(FILE *f, const cJSON *status)
 {
-        const cJSON *targets, *t, *cost, *probes, *reclaim;
+        const cJSON *targets, *t, *cost, *probes, *reclaim, *pending;
 
         assert(f);
 
@@ -422,6 +422,18 @@ int render_status(FILE *f, const cJSON *status)
         print_duration(f, get_u64(status, RF_UPTIME_S));
         fprintf(f, ", snapshot every %" PRIu64 " ms, %" PRIu64 " kept per target\n",
                 get_u64(status, RF_SNAPSHOT_INTERVAL_MS), get_u64(status, RF_RING_DEPTH));
+        pending = cJSON_GetObjectItemCaseSensitive(status, RF_RESTART_PENDING);
+        if (cJSON_GetArraySize(pending) > 0) {
+                const cJSON *k;
+                bool first = true;
+
+                fprintf(f, "Changed in the configuration, in force only after a restart of memleakd: ");
+                cJSON_ArrayForEach(k, pending) {
+                        fprintf(f, "%s%s", first ? "" : ", ", str_or(cJSON_GetStringValue(k), "?"));
+                        first = false;
+                }
+                fputc('\n', f);
+        }
         probes = cJSON_GetObjectItemCaseSensitive(status, RF_PROBES);
         if (cJSON_IsObject(probes))
                 fprintf(f, "Probes: %s, %s\n",

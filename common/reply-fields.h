@@ -145,6 +145,7 @@
 #define RF_POINTS                   "points"
 #define RF_PROBES                   "probes"
 #define RF_REACHABILITY             "reachability"
+#define RF_REACHABILITY_MAX_PAUSE_MS "reachability_max_pause_ms"
 #define RF_REASON                   "reason"
 #define RF_RECLAIM                  "reclaim"
 #define RF_REFUSED                  "refused"
@@ -154,6 +155,7 @@
 #define RF_REPORT                   "report"
 #define RF_RETURN_WITHOUT_ENTRY     "return_without_entry"
 #define RF_RING_DEPTH               "ring_depth"
+#define RF_RESTART_PENDING          "restart_pending"
 #define RF_ROLE                     "role"
 #define RF_ROUNDS                   "rounds"
 #define RF_ROOTS_BYTES              "roots_bytes"
@@ -227,7 +229,8 @@
 /* The status reply, beside the envelope.
  * docs: status */
 #define REPLY_STATUS(X) \
-        X(RF_VERSION) X(RF_UPTIME_S) X(RF_SNAPSHOT_INTERVAL_MS) X(RF_RING_DEPTH) X(RF_PROBES) \
+        X(RF_VERSION) X(RF_UPTIME_S) X(RF_SNAPSHOT_INTERVAL_MS) X(RF_RING_DEPTH) \
+        X(RF_REACHABILITY_MAX_PAUSE_MS) X(RF_RESTART_PENDING) X(RF_PROBES) \
         X(RF_SNAPSHOT_COST) X(RF_RECLAIM) X(RF_TARGETS) X(RF_COUNTERS) X(RF_LOST) X(RF_LIMITS)
 
 /* status "probes": how this kernel lets memleakd probe.

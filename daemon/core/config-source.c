@@ -54,6 +54,7 @@ void config_source_done(struct config_source *s)
         free(s->explicit_path);
         free(s->vendor_dir);
         free(s->admin_dir);
+        free(s->socket_path);
         *s = (struct config_source) {};
 }
 
@@ -330,6 +331,15 @@ int config_source_load(const struct config_source *s, struct memleakd_config *c,
         r = config_copy(c, &t);
         for (size_t i = 0; r >= 0 && paths[i]; i++)
                 r = config_parse_file(paths[i], &t, error);
+        if (r >= 0 && s->socket_path) {
+                char *p = strdup(s->socket_path);
+
+                if (p) {
+                        free(t.socket_path);
+                        t.socket_path = p;
+                } else
+                        r = -ENOMEM;
+        }
         if (r >= 0 && ret_files)
                 r = files_join(paths, ret_files);
         config_source_files_free(paths);

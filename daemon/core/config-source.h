@@ -14,6 +14,7 @@ struct config_source {
         char *explicit_path;            /* --config FILE: that file alone, which must exist */
         char *vendor_dir;
         char *admin_dir;
+        char *socket_path;              /* --socket or $MEMLEAKD_SOCKET: over the files' (NULL: none) */
 };
 
 int config_source_init(struct config_source *s, const char *explicit_path, const char *vendor_dir,
@@ -36,7 +37,8 @@ size_t config_source_dropins_order(struct config_dropin *dropins, size_t n, cons
 int config_source_files(const struct config_source *s, char ***ret_paths, char **error);
 void config_source_files_free(char **paths);
 
-/* Parse the files of s over c, in order. *c changes only if every file is valid. *ret_files (if
+/* Parse the files of s over c, in order, then its socket_path over theirs. *c changes only if
+ * every file is valid. *ret_files (if
  * not NULL) gets the files read, joined by ", " (an empty string when there were none: the
  * built-in defaults). */
 int config_source_load(const struct config_source *s, struct memleakd_config *c, char **ret_files,

@@ -36,55 +36,56 @@ struct config_key {
         enum key_type type;
         size_t offset;
         uint64_t min, max;
+        bool restart;           /* takes effect only when memleakd starts (map sizes, the socket) */
 };
 
 static const struct config_key config_keys[] = {
         { "snapshot_interval_ms", KEY_INTERVAL_MS, offsetof(struct memleakd_config, snapshot_interval_ms),
-          CONFIG_SNAPSHOT_INTERVAL_MS_MIN, CONFIG_SNAPSHOT_INTERVAL_MS_MAX },
+          CONFIG_SNAPSHOT_INTERVAL_MS_MIN, CONFIG_SNAPSHOT_INTERVAL_MS_MAX, false },
         { "ring_depth",   KEY_U32, offsetof(struct memleakd_config, ring_depth),
-          CONFIG_RING_DEPTH_MIN, CONFIG_RING_DEPTH_MAX },
+          CONFIG_RING_DEPTH_MIN, CONFIG_RING_DEPTH_MAX, false },
         { "max_targets",  KEY_U32, offsetof(struct memleakd_config, max_targets),
-          CONFIG_MAX_TARGETS_MIN, CONFIG_MAX_TARGETS_MAX },
+          CONFIG_MAX_TARGETS_MIN, CONFIG_MAX_TARGETS_MAX, true },
         { "max_allocs",   KEY_U32, offsetof(struct memleakd_config, max_allocs),
-          CONFIG_MAX_ALLOCS_MIN, CONFIG_MAX_ALLOCS_MAX },
+          CONFIG_MAX_ALLOCS_MIN, CONFIG_MAX_ALLOCS_MAX, true },
         { "max_stacks",   KEY_U32, offsetof(struct memleakd_config, max_stacks),
-          CONFIG_MAP_ENTRIES_MIN, CONFIG_MAP_ENTRIES_MAX },
+          CONFIG_MAP_ENTRIES_MIN, CONFIG_MAP_ENTRIES_MAX, true },
         { "max_combined", KEY_U32, offsetof(struct memleakd_config, max_combined),
-          CONFIG_MAP_ENTRIES_MIN, CONFIG_MAP_ENTRIES_MAX },
+          CONFIG_MAP_ENTRIES_MIN, CONFIG_MAP_ENTRIES_MAX, true },
         { "max_inflight", KEY_U32, offsetof(struct memleakd_config, max_inflight),
-          CONFIG_MAP_ENTRIES_MIN, CONFIG_MAP_ENTRIES_MAX },
+          CONFIG_MAP_ENTRIES_MIN, CONFIG_MAP_ENTRIES_MAX, true },
         { "max_mmaps",    KEY_U32, offsetof(struct memleakd_config, max_mmaps),
-          CONFIG_MAP_ENTRIES_MIN, CONFIG_MAP_ENTRIES_MAX },
+          CONFIG_MAP_ENTRIES_MIN, CONFIG_MAP_ENTRIES_MAX, true },
         { "max_stack_depth", KEY_U32, offsetof(struct memleakd_config, max_stack_depth),
-          CONFIG_MAX_STACK_DEPTH_MIN, CONFIG_MAX_STACK_DEPTH_MAX },
-        { "socket_path",  KEY_SOCKET_PATH, offsetof(struct memleakd_config, socket_path), 0, 0 },
-        { "socket_mode",  KEY_MODE, offsetof(struct memleakd_config, socket_mode), 0, 0777 },
-        { "socket_group", KEY_GROUP, offsetof(struct memleakd_config, socket_group), 0, 0 },
-        { "default_min_size", KEY_SIZE, offsetof(struct memleakd_config, min_size), 0, UINT64_MAX },
-        { "default_max_size", KEY_SIZE, offsetof(struct memleakd_config, max_size), 0, UINT64_MAX },
-        { "sample_bytes", KEY_SIZE, offsetof(struct memleakd_config, sample_bytes), 0, MEMLEAK_MAX_SAMPLE_BYTES },
+          CONFIG_MAX_STACK_DEPTH_MIN, CONFIG_MAX_STACK_DEPTH_MAX, true },
+        { "socket_path",  KEY_SOCKET_PATH, offsetof(struct memleakd_config, socket_path), 0, 0, true },
+        { "socket_mode",  KEY_MODE, offsetof(struct memleakd_config, socket_mode), 0, 0777, true },
+        { "socket_group", KEY_GROUP, offsetof(struct memleakd_config, socket_group), 0, 0, true },
+        { "default_min_size", KEY_SIZE, offsetof(struct memleakd_config, min_size), 0, UINT64_MAX, false },
+        { "default_max_size", KEY_SIZE, offsetof(struct memleakd_config, max_size), 0, UINT64_MAX, false },
+        { "sample_bytes", KEY_SIZE, offsetof(struct memleakd_config, sample_bytes), 0, MEMLEAK_MAX_SAMPLE_BYTES, false },
         { "symbols_max_open_files", KEY_U32, offsetof(struct memleakd_config, symbols_max_open_files),
-          CONFIG_SYMBOLS_MAX_OPEN_FILES_MIN, CONFIG_SYMBOLS_MAX_OPEN_FILES_MAX },
+          CONFIG_SYMBOLS_MAX_OPEN_FILES_MIN, CONFIG_SYMBOLS_MAX_OPEN_FILES_MAX, false },
         { "symbols_max_mb", KEY_U32, offsetof(struct memleakd_config, symbols_max_mb),
-          CONFIG_SYMBOLS_MAX_MB_MIN, CONFIG_SYMBOLS_MAX_MB_MAX },
+          CONFIG_SYMBOLS_MAX_MB_MIN, CONFIG_SYMBOLS_MAX_MB_MAX, false },
         { "symbols_max_section_mb", KEY_U32, offsetof(struct memleakd_config, symbols_max_section_mb),
-          CONFIG_SYMBOLS_MAX_SECTION_MB_MIN, CONFIG_SYMBOLS_MAX_SECTION_MB_MAX },
+          CONFIG_SYMBOLS_MAX_SECTION_MB_MIN, CONFIG_SYMBOLS_MAX_SECTION_MB_MAX, false },
         { "exited_max_mb", KEY_U32, offsetof(struct memleakd_config, exited_max_mb),
-          CONFIG_EXITED_MAX_MB_MIN, CONFIG_EXITED_MAX_MB_MAX },
-        { "unwind", KEY_UNWIND, offsetof(struct memleakd_config, unwind), 0, 0 },
+          CONFIG_EXITED_MAX_MB_MIN, CONFIG_EXITED_MAX_MB_MAX, false },
+        { "unwind", KEY_UNWIND, offsetof(struct memleakd_config, unwind), 0, 0, false },
         { "verdict_min_snapshots", KEY_U32, offsetof(struct memleakd_config, verdict_min_snapshots),
-          CONFIG_VERDICT_MIN_SNAPSHOTS_MIN, CONFIG_VERDICT_MIN_SNAPSHOTS_MAX },
+          CONFIG_VERDICT_MIN_SNAPSHOTS_MIN, CONFIG_VERDICT_MIN_SNAPSHOTS_MAX, false },
         { "verdict_noise_factor", KEY_U32, offsetof(struct memleakd_config, verdict_noise_factor),
-          1, CONFIG_VERDICT_NOISE_FACTOR_MAX },
-        { "verdict_flat_bytes", KEY_SIZE, offsetof(struct memleakd_config, verdict_flat_bytes), 0, UINT64_MAX },
-        { "verdict_flat_percent", KEY_U32, offsetof(struct memleakd_config, verdict_flat_percent), 0, 100 },
-        { "auto_sample_percent", KEY_U32, offsetof(struct memleakd_config, auto_sample_percent), 0, 100 },
+          1, CONFIG_VERDICT_NOISE_FACTOR_MAX, false },
+        { "verdict_flat_bytes", KEY_SIZE, offsetof(struct memleakd_config, verdict_flat_bytes), 0, UINT64_MAX, false },
+        { "verdict_flat_percent", KEY_U32, offsetof(struct memleakd_config, verdict_flat_percent), 0, 100, false },
+        { "auto_sample_percent", KEY_U32, offsetof(struct memleakd_config, auto_sample_percent), 0, 100, false },
         { "reachability_max_pause_ms", KEY_U32, offsetof(struct memleakd_config, reachability_max_pause_ms),
-          CONFIG_REACHABILITY_MAX_PAUSE_MS_MIN, CONFIG_REACHABILITY_MAX_PAUSE_MS_MAX },
-        { "reachability_concurrent", KEY_U32, offsetof(struct memleakd_config, reachability_concurrent), 0, 1 },
-        { "cache_directory", KEY_DIRECTORY, offsetof(struct memleakd_config, cache_directory), 0, 0 },
+          CONFIG_REACHABILITY_MAX_PAUSE_MS_MIN, CONFIG_REACHABILITY_MAX_PAUSE_MS_MAX, false },
+        { "reachability_concurrent", KEY_U32, offsetof(struct memleakd_config, reachability_concurrent), 0, 1, false },
+        { "cache_directory", KEY_DIRECTORY, offsetof(struct memleakd_config, cache_directory), 0, 0, true },
         { "unwind_cache_max_mb", KEY_U32, offsetof(struct memleakd_config, unwind_cache_max_mb),
-          0, CONFIG_UNWIND_CACHE_MAX_MB_MAX },
+          0, CONFIG_UNWIND_CACHE_MAX_MB_MAX, true },
 };
 
 int config_init_defaults(struct memleakd_config *c)
@@ -553,5 +554,90 @@ int config_parse_file(const char *path, struct memleakd_config *c, char **error)
         config_done(c);
         *c = t;
         t = (struct memleakd_config) {};
+        return 0;
+}
+
+/* Whether the field k names holds the same in a and b. */
+static bool key_same(const struct config_key *k, const struct memleakd_config *a, const struct memleakd_config *b)
+{
+        const void *x = (const char *)a + k->offset, *y = (const char *)b + k->offset;
+
+        switch (k->type) {
+        case KEY_U32:
+        case KEY_MODE:
+                return *(const uint32_t *)x == *(const uint32_t *)y;
+        case KEY_INTERVAL_MS:
+        case KEY_SIZE:
+                return *(const uint64_t *)x == *(const uint64_t *)y;
+        case KEY_UNWIND:
+                return *(const enum memleak_unwind *)x == *(const enum memleak_unwind *)y;
+        case KEY_SOCKET_PATH:
+        case KEY_DIRECTORY:
+        case KEY_GROUP: {
+                const char *s = *(char *const *)x, *t = *(char *const *)y;
+
+                return s == t || (s && t && streq(s, t));
+        }
+        }
+        return false;
+}
+
+/* Copy the field k names from src to dst: a number (restart keys, the strings among them, are
+ * never copied). */
+static void key_copy(const struct config_key *k, struct memleakd_config *dst, const struct memleakd_config *src)
+{
+        void *x = (char *)dst + k->offset;
+        const void *y = (const char *)src + k->offset;
+
+        switch (k->type) {
+        case KEY_U32:
+        case KEY_MODE:
+                *(uint32_t *)x = *(const uint32_t *)y;
+                return;
+        case KEY_INTERVAL_MS:
+        case KEY_SIZE:
+                *(uint64_t *)x = *(const uint64_t *)y;
+                return;
+        case KEY_UNWIND:
+                *(enum memleak_unwind *)x = *(const enum memleak_unwind *)y;
+                return;
+        case KEY_SOCKET_PATH:
+        case KEY_DIRECTORY:
+        case KEY_GROUP:
+                assert(!"a string key applied at run time");
+                return;
+        }
+}
+
+bool config_key_reloadable(const char *name)
+{
+        const struct config_key *k = key_find(name);
+
+        return k && !k->restart;
+}
+
+int config_reload(struct memleakd_config *c, const struct memleakd_config *fresh, char **ret_restart)
+{
+        _cleanup_free_ char *restart = NULL;
+
+        assert(c);
+        assert(fresh);
+        for (size_t i = 0; i < ELEMENTSOF(config_keys); i++) {
+                const struct config_key *k = &config_keys[i];
+                char *joined;
+
+                if (key_same(k, c, fresh))
+                        continue;
+                if (!k->restart) {
+                        key_copy(k, c, fresh);
+                        continue;
+                }
+                if (asprintf(&joined, "%s%s%s", restart ?: "", restart ? ", " : "", k->name) < 0)
+                        return -ENOMEM;
+                free(restart);
+                restart = joined;
+        }
+        if (ret_restart)
+                *ret_restart = TAKE_PTR(restart);
         return 0;
 }

@@ -2,6 +2,7 @@
 /* The daemon's configuration: defaults, and parsing memleakd.conf into one validated struct. */
 #pragma once
 
+#include <stdbool.h>
 #include <stdint.h>
 #include "protocol.h"
 
@@ -93,6 +94,15 @@ struct memleakd_config {
         uint32_t unwind_cache_max_mb;   /* unwind_cache_max_mb: the unwind tables kept on disk, MiB;
                                          * 0: none kept */
 };
+
+/* Whether the key named name (a known one) takes effect at a reload; false for an unknown one. */
+bool config_key_reloadable(const char *name);
+
+/* A reload: apply to c every key of fresh that takes effect at run time; the keys that differ
+ * but take effect only when memleakd starts (map sizes, the socket, the cache) keep c's values,
+ * and *ret_restart (if not NULL) gets their names joined by ", " (NULL when none). 0 or -ENOMEM
+ * (c may then hold some of fresh's values: all valid). */
+int config_reload(struct memleakd_config *c, const struct memleakd_config *fresh, char **ret_restart);
 
 /* Fill *c with the defaults. Returns 0, or -ENOMEM (then *c holds no allocations). */
 int config_init_defaults(struct memleakd_config *c);

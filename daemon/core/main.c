@@ -94,21 +94,16 @@ static int load_config(const struct arguments *a, struct memleakd_config *c, str
         r = config_init_defaults(c);
         if (r >= 0)
                 r = config_source_init(source, a->config_path, MEMLEAKD_VENDOR_CONFIG_DIR, MEMLEAKD_CONFIG_DIR);
+        /* The command line wins over the environment, which wins over the files (at a reload too). */
+        if (r >= 0 && (a->socket_path || (env_socket && *env_socket)) &&
+            !(source->socket_path = strdup(a->socket_path ? a->socket_path : env_socket)))
+                r = -ENOMEM;
         if (r < 0)
                 return log_error_errno(r, "Out of memory");
         r = config_source_load(source, c, &files, &error);
         if (r < 0)
                 return log_error_errno(r, "%s", error ? error : "Cannot read the configuration");
         log_info("Configuration: %s", *files ? files : "the built-in defaults (no configuration file)");
-        /* The command line wins over the environment, which wins over the files. */
-        if (a->socket_path || (env_socket && *env_socket)) {
-                char *p = strdup(a->socket_path ? a->socket_path : env_socket);
-
-                if (!p)
-                        return log_error_errno(ENOMEM, "Out of memory");
-                free(c->socket_path);
-                c->socket_path = p;
-        }
         if (c->socket_path[0] != '/')
                 return log_error_errno(EINVAL, "The socket path must be absolute: %s", c->socket_path);
         return 0;

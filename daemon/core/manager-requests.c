@@ -525,6 +525,17 @@ static void handle_status(struct manager *m, struct server_request *sreq, struct
         json_add_u64(r, RF_UPTIME_S, (now_realtime_usec() - m->started_usec) / 1000000);
         json_add_u64(r, RF_SNAPSHOT_INTERVAL_MS, m->config.snapshot_interval_ms);
         json_add_u64(r, RF_RING_DEPTH, m->config.ring_depth);
+        json_add_u64(r, RF_REACHABILITY_MAX_PAUSE_MS, m->config.reachability_max_pause_ms);
+        arr = cJSON_AddArrayToObject(r, RF_RESTART_PENDING);
+        for (const char *k = m->restart_pending; arr && k && *k;) {
+                size_t n = strcspn(k, ",");
+                _cleanup_free_ char *name = strndup(k, n);
+
+                if (name)
+                        cJSON_AddItemToArray(arr, cJSON_CreateString(name));
+                k += n;
+                k += strspn(k, ", ");
+        }
         arr = cJSON_AddObjectToObject(r, RF_PROBES);
         if (arr) {
                 cJSON_AddBoolToObject(arr, RF_UPROBE_MULTI, bpf_loader_uprobe_multi(m->env.skel));

@@ -79,7 +79,7 @@ static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void
 {
         struct manager *m = userdata;
         _cleanup_(config_done) struct memleakd_config fresh = {};
-        _cleanup_free_ char *error = NULL, *files = NULL;
+        _cleanup_free_ char *error = NULL, *files = NULL, *restart = NULL;
         struct symbolizer_limits limits;
         int r;
 
@@ -90,22 +90,21 @@ static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void
                 log_error("Not reloading: %s", error ? error : strerror(-r));
                 return 0;
         }
-        /* What can change at run time; map sizes and the socket need a restart. */
-        m->config.snapshot_interval_ms = fresh.snapshot_interval_ms;
-        m->config.min_size = fresh.min_size;
-        m->config.max_size = fresh.max_size;
-        m->config.sample_bytes = fresh.sample_bytes;
-        m->config.ring_depth = fresh.ring_depth;
-        m->config.max_targets = fresh.max_targets;
-        m->config.symbols_max_open_files = fresh.symbols_max_open_files;
-        m->config.symbols_max_mb = fresh.symbols_max_mb;
-        m->config.symbols_max_section_mb = fresh.symbols_max_section_mb;
-        m->config.exited_max_mb = fresh.exited_max_mb;
-        m->config.auto_sample_percent = fresh.auto_sample_percent;
+        r = config_reload(&m->config, &fresh, &restart);
+        if (r < 0) {
+                log_error_errno(r, "Reloaded only in part: out of memory");
+                return 0;
+        }
         limits = symbolizer_limits_of(&m->config);
         symbolizer_set_limits(m->env.syms, &limits);
-        log_info("Reloaded %s (map sizes and the socket change only on restart)",
-                 *files ? files : "the built-in defaults (no configuration file)");
+        free(m->restart_pending);
+        m->restart_pending = restart ? strdup(restart) : NULL;
+        if (restart)
+                log_warning("Reloaded %s; these keys changed but take effect only when memleakd restarts, and keep "
+                            "their values until then: %s",
+                            *files ? files : "the built-in defaults (no configuration file)", restart);
+        else
+                log_info("Reloaded %s", *files ? files : "the built-in defaults (no configuration file)");
         return 0;
 }
 
@@ -435,6 +434,7 @@ struct manager *manager_free(struct manager *m)
         sd_event_unref(m->event);
         config_done(&m->config);
         config_source_done(&m->config_source);
+        free(m->restart_pending);
         free(m);
         return NULL;
 }

@@ -28,6 +28,8 @@ struct manager {
         sd_event *event;
         struct memleakd_config config;
         struct config_source config_source;     /* what SIGHUP reads again */
+        char *restart_pending;                  /* keys the last reload changed that need a
+                                                 * restart, joined by ", " (NULL: none) */
         struct target_env env;
         struct slot_set target_slots;   /* env.target_slots */
         struct table_store *table_store;        /* unwind tables on disk (env.unwind's), or NULL */

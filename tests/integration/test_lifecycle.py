@@ -221,6 +221,28 @@ class LifecycleTest(harness.DaemonTestCase):
         self.assertEqual(daemon.status()['snapshot_interval_ms'], 250)
         self.assertTrue(daemon.alive())
 
+    def test_a_reload_applies_every_run_time_key_and_names_those_needing_a_restart(self):
+        # a reload logged "Reloaded" yet left reachability_max_pause_ms (and the verdicts' and
+        # the attach's defaults) at their old values; a changed map size went unmentioned
+        daemon = self.start_daemon()
+        status = daemon.status()
+        self.assertEqual((status['reachability_max_pause_ms'], status['restart_pending']), (200, []), status)
+        settings = dict(harness.TEST_CONFIG, cache_directory=os.path.join(daemon.workdir, 'cache'),
+                        reachability_max_pause_ms=50, max_allocs=harness.TEST_CONFIG['max_allocs'] // 2)
+        harness.write_config(daemon.config_path, settings)
+        daemon.proc.send_signal(signal.SIGHUP)
+        self.assertTrue(harness.wait_until(lambda: daemon.status()['reachability_max_pause_ms'] == 50, 10),
+                        daemon.log())
+        # --socket wins over the files at a reload too: not named as changed
+        self.assertEqual(daemon.status()['restart_pending'], ['max_allocs'], daemon.log())
+        self.assertRegex(daemon.log(), r'take effect only when memleakd restarts.*: max_allocs\n')
+        self.assertIn('in force only after a restart of memleakd: max_allocs', daemon.ctl_ok('status').stdout)
+        # the file back as it runs: nothing pending
+        harness.write_config(daemon.config_path, dict(settings, max_allocs=harness.TEST_CONFIG['max_allocs']))
+        daemon.proc.send_signal(signal.SIGHUP)
+        self.assertTrue(harness.wait_until(lambda: daemon.status()['restart_pending'] == [], 10), daemon.log())
+        self.assertEqual(daemon.status()['reachability_max_pause_ms'], 50)
+
     def test_a_second_daemon_on_the_same_socket_refuses_to_start(self):
         # it used to take the socket over: the first one, probes and all, could no longer be reached
         daemon = self.start_daemon()

@@ -572,6 +572,69 @@ static void empty_file_keeps_values(void)
         config_done(&defaults);
 }
 
+/* A reload applies what takes effect at run time and names, without applying them, the keys
+ * that need a restart (map sizes, the socket, the cache). */
+static void reload_applies_run_time_keys_and_names_the_rest(void)
+{
+        struct memleakd_config c, fresh;
+        _cleanup_free_ char *error = NULL, *restart = NULL, *none = NULL;
+
+        ASSERT_EQ(config_init_defaults(&c), 0);
+        ASSERT_EQ(config_init_defaults(&fresh), 0);
+        ASSERT_EQ(parse_text("[memleakd]\nreachability_max_pause_ms = 75\nverdict_min_snapshots = 9\n"
+                             "unwind = fp\nsnapshot_interval_ms = 2s\nreachability_concurrent = 0\n"
+                             "max_allocs = 4096\nsocket_group = nogroup\nsocket_path = /run/other.sock\n",
+                             &fresh, &error), 0);
+        ASSERT_EQ(config_reload(&c, &fresh, &restart), 0);
+        ASSERT_EQ(c.reachability_max_pause_ms, 75);
+        ASSERT_EQ(c.verdict_min_snapshots, 9);
+        ASSERT_EQ(c.unwind, MEMLEAK_UNWIND_FP);
+        ASSERT_EQ(c.snapshot_interval_ms, 2000);
+        ASSERT_EQ(c.reachability_concurrent, 0);
+        ASSERT_EQ(c.max_allocs, CONFIG_MAX_ALLOCS_DEFAULT);
+        ASSERT_TRUE(c.socket_group == NULL);
+        ASSERT_STREQ(c.socket_path, MEMLEAK_DEFAULT_SOCKET);
+        ASSERT_STREQ(restart, "max_allocs, socket_path, socket_group");
+        /* the same again: nothing left to apply or name */
+        ASSERT_EQ(config_reload(&c, &c, &none), 0);
+        ASSERT_TRUE(none == NULL);
+        config_done(&c);
+        config_done(&fresh);
+}
+
+/* memleakd.conf(5) marks "Reloadable." exactly the keys a reload applies. */
+static void man_page_marks_the_reloadable_keys(void)
+{
+        _cleanup_fclose_ FILE *f = fopen(MEMLEAKD_CONF_MAN_PATH, "re");
+        _cleanup_free_ char *text = NULL;
+        size_t n = 0;
+
+        ASSERT_TRUE(f != NULL);
+        ASSERT_TRUE(getdelim(&text, &n, 0, f) > 0);
+        for (size_t i = 0; i < ELEMENTSOF(all_keys); i++) {
+                _cleanup_free_ char *heading = NULL;
+                const char *entry, *next;
+                bool marked;
+
+                ASSERT_TRUE(asprintf(&heading, "\n*%s =*", all_keys[i]) > 0);
+                entry = strstr(text, heading);
+                if (!entry) {
+                        fprintf(stderr, "%s: no entry\n", all_keys[i]);
+                        abort();
+                }
+                /* up to the next entry or section */
+                next = strstr(entry + 1, "\n*");
+                if (!next || (strstr(entry + 1, "\n# ") && strstr(entry + 1, "\n# ") < next))
+                        next = strstr(entry + 1, "\n# ");
+                marked = memmem(entry, next ? (size_t)(next - entry) : strlen(entry), "Reloadable.", 11) != NULL;
+                if (marked != config_key_reloadable(all_keys[i])) {
+                        fprintf(stderr, "%s: the man page says it is %s, the code that it is not\n",
+                                all_keys[i], marked ? "reloadable" : "applied only at a restart");
+                        abort();
+                }
+        }
+}
+
 /* A "#key = value" line documenting a known key, or NULL. */
 static const char *commented_key(const char *line)
 {
@@ -666,6 +729,8 @@ static void shipped_conf_documents_every_key_with_its_default(void)
 
 static const struct unit_test tests[] = {
         TEST(defaults_match_documented_values),
+        TEST(reload_applies_run_time_keys_and_names_the_rest),
+        TEST(man_page_marks_the_reloadable_keys),
         TEST(done_accepts_zeroed_struct_and_twice),
         TEST(every_key_accepts_a_good_value),
         TEST(range_limits_are_inclusive),
