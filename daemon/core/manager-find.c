@@ -19,11 +19,20 @@ unsigned manager_live_targets(const struct manager *m)
 
 struct target *manager_find_target(struct manager *m, pid_t pid)
 {
+        struct target *exited = NULL;
+
         assert(m);
-        for (size_t i = 0; i < m->n_targets; i++)
-                if (m->targets[i]->pid == pid)
-                        return m->targets[i];
-        return NULL;
+        /* the live one (at most one), else the newest of the exited ones kept (a pid reused) */
+        for (size_t i = 0; i < m->n_targets; i++) {
+                struct target *t = m->targets[i];
+
+                if (t->pid != pid)
+                        continue;
+                if (!target_phase_exited(t->phase))
+                        return t;
+                exited = t;
+        }
+        return exited;
 }
 
 struct target *manager_find_target_by_id(const struct manager *m, uint64_t id)

@@ -141,11 +141,23 @@ static int copy_reachability(const struct manager *m, const struct target *t, bo
         return jt->reach_unavailable ? 0 : -ENOMEM;
 }
 
+/* An exited target whose pid a later one took (the targets are in the order they came) keys its
+ * rows by a pid below 0 of its own in the job: each target's rows stay its own. */
+static void key_reused_pids(struct report_job *job)
+{
+        for (size_t i = 0; i < job->n_targets; i++)
+                for (size_t k = i + 1; job->targets[i].exited && k < job->n_targets; k++)
+                        if (job->targets[k].shown_pid == job->targets[i].shown_pid) {
+                                job->targets[i].pid = -(pid_t)(i + 1);
+                                break;
+                        }
+}
+
 static int copy_target(const struct manager *m, const struct target *t, bool scan, struct report_job_target *jt)
 {
         int r;
 
-        jt->pid = t->pid;
+        jt->pid = jt->shown_pid = t->pid;
         memcpy(jt->comm, t->comm, sizeof(jt->comm));
         jt->exited = target_phase_exited(t->phase);
         jt->rss_bytes = rss_of(t);
@@ -255,6 +267,7 @@ int manager_report_start(struct manager *m, struct server_request *sreq, const s
                         target_refresh_comm(m->targets[i]);
                         r = copy_target(m, m->targets[i], req->reachability, &job->targets[k++]);
                 }
+        key_reused_pids(job);
         rr = r >= 0 ? malloc(sizeof(*rr)) : NULL;
         if (rr)
                 *rr = (struct report_request) { .job = job, .request = sreq };

@@ -233,10 +233,9 @@ int manager_add_target(struct manager *m, struct target *t)
 
         assert(m);
         assert(t);
+        /* an exited one of that pid (a pid reused) stays, with its last report, until pruned */
         if (old && !target_phase_exited(old->phase))
                 return -EEXIST;
-        if (old)
-                manager_remove_target(m, old);
         n = realloc(m->targets, (m->n_targets + 1) * sizeof(*n));
         if (!n)
                 return -ENOMEM;

@@ -311,9 +311,16 @@ static int collect_rows(struct report_job *j, struct stack_rows *ret, char **err
         if (!live)
                 return error_set(error, -ENOMEM, "Out of memory");
         for (size_t i = 0; i < j->n_targets; i++) {
-                if (!j->targets[i].exited)
-                        live[n_live++] = j->targets[i].pid;
-                else if ((r = append_rows(&rows, &j->targets[i].frozen)) < 0)
+                struct report_job_target *t = &j->targets[i];
+
+                if (!t->exited) {
+                        live[n_live++] = t->pid;
+                        continue;
+                }
+                for (size_t k = 0; k < t->frozen.n; k++)
+                        t->frozen.rows[k].pid = t->pid;         /* its key: a pid reused keys it apart */
+                r = append_rows(&rows, &t->frozen);
+                if (r < 0)
                         return error_set(error, r, "Out of memory");
         }
         if (n_live > 0) {
@@ -345,8 +352,8 @@ static cJSON *build_reply(struct report_job *j, char **error)
                 return rts ? NULL : (error_set(error, -ENOMEM, "Out of memory"), NULL);
         for (size_t i = 0; i < j->n_targets; i++)
                 rts[i] = (struct report_target) {
-                        .pid = j->targets[i].pid, .comm = j->targets[i].comm, .exited = j->targets[i].exited,
-                        .kernel = j->targets[i].kernel != NULL, .has_trend = j->targets[i].has_trend,
+                        .pid = j->targets[i].pid, .shown_pid = j->targets[i].shown_pid, .comm = j->targets[i].comm,
+                        .exited = j->targets[i].exited, .kernel = j->targets[i].kernel != NULL, .has_trend = j->targets[i].has_trend,
                         .trend_window_s = j->targets[i].trend_window_s, .trend_bytes = j->targets[i].trend_bytes,
                         .trend_to_now = j->targets[i].trend_to_now,
                         .trend_oldest_bytes = j->targets[i].trend_oldest_bytes,

@@ -23,7 +23,8 @@ struct perf_map;
 
 /* One target as the report sees it, owned by the job. */
 struct report_job_target {
-        pid_t pid;
+        pid_t pid;                      /* the key of its rows (report_target's) */
+        pid_t shown_pid;                /* its pid */
         char comm[17];
         bool exited;
         bool has_trend;                 /* growth over its snapshot ring */

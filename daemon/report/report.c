@@ -278,6 +278,12 @@ static bool row_truncated(const struct report_params *p, const struct stack_row 
         return p->max_stack_depth && row->n_ips + row->n_allocator >= p->max_stack_depth;
 }
 
+/* The pid t shows (its rows' key, pid, where it has no other); pid when there is no t. */
+static pid_t shown_pid(const struct report_target *t, pid_t pid)
+{
+        return t ? (t->shown_pid ?: t->pid) : pid;
+}
+
 static bool row_is_kernel(const struct stack_row *row, const struct report_target *targets, size_t n_targets)
 {
         for (size_t i = 0; i < n_targets; i++)
@@ -294,7 +300,7 @@ static cJSON *stack_to_json(const struct report_params *p, const struct stack_ro
 
         if (!s)
                 return NULL;
-        cJSON_AddNumberToObject(s, RF_PID, row->pid);
+        cJSON_AddNumberToObject(s, RF_PID, shown_pid(target_of(targets, n_targets, row->pid), row->pid));
         cJSON_AddBoolToObject(s, RF_MMAP, row->space == ALLOC_SPACE_MMAP);
         if (row->stack_id >= 0)
                 json_add_u64_digits(s, RF_STACK_ID, (uint64_t)row->stack_id);
@@ -336,7 +342,7 @@ static cJSON *targets_to_json(const struct stack_rows *rows, const struct report
 
         for (size_t i = 0; arr && i < n_targets; i++) {
                 struct target_json tj = {
-                        .pid = targets[i].pid, .comm = targets[i].comm, .exited = targets[i].exited,
+                        .pid = shown_pid(&targets[i], targets[i].pid), .comm = targets[i].comm, .exited = targets[i].exited,
                         .has_outstanding = true, .snapshots = targets[i].snapshots,
                         .sample_bytes = targets[i].sample_bytes, .auto_sample = targets[i].auto_sample,
                         .children_forked = targets[i].children_forked, .follow_forks = targets[i].follow_forks,

@@ -11,7 +11,9 @@
 struct auto_sample_history;
 
 struct report_target {
-        pid_t pid;
+        pid_t pid;                      /* its rows' pid: the key rows are matched by */
+        pid_t shown_pid;                /* the pid shown (0: pid): set for an exited target whose
+                                         * pid a later one took, its rows then keyed by a pid below 0 */
         const char *comm;
         bool exited;
         bool kernel;                    /* the kernel target: its stacks are the kernel's */

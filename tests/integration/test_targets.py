@@ -173,6 +173,49 @@ class TargetsTest(harness.DaemonTestCase):
         full = daemon.report()
         self.assertEqual(harness.per_function(full, EXIT_NAMES, pid=program.pid), EXIT_EXPECTED)
 
+    def start_program_at_pid(self, name, pid, tries=200):
+        """name started with pid (free again: the process that had it was reaped), by having the
+        kernel hand out pid - 1 last (ns_last_pid, as CRIU does); None when other forks kept
+        taking it first."""
+        for _ in range(tries):
+            with open('/proc/sys/kernel/ns_last_pid', 'w') as f:
+                f.write(str(pid - 1))
+            p = harness.LeakProgram(name)
+            if p.pid == pid:
+                self.addCleanup(p.kill)
+                p.expect('ready')
+                return p
+            p.kill()
+        return None
+
+    def test_a_new_process_on_an_exited_target_s_pid_keeps_its_report(self):
+        # attaching to a process that reused an exited target's pid dropped that target's last
+        # report, silently; now both are kept and reported under the pid, the exited one marked
+        daemon = self.start_daemon()
+        program = self.start_program(EXIT_PROGRAM)
+        daemon.attach(program.pid)
+        program.go()
+        program.expect('done')
+        self.assertEqual(program.proc.wait(harness.PROGRAM_TIMEOUT_S), 0)
+        pid = program.pid
+        self.assertTrue(harness.wait_until(
+            lambda: [t for t in daemon.status()['targets'] if t['pid'] == pid and t['exited']],
+            harness.REPORT_TIMEOUT_S, interval=0.1), daemon.status()['targets'])
+        again = self.start_program_at_pid(EXIT_PROGRAM, pid)
+        self.assertIsNotNone(again, f'pid {pid} never came back')
+        reply = daemon.attach(pid)
+        self.assertEqual(reply['target']['phase'], 'recording', reply)
+        report = daemon.report(pid=pid)
+        self.assertEqual(sorted((t['exited'], t['outstanding_bytes'], t['outstanding_allocs'])
+                                for t in report['targets'] if t['pid'] == pid),
+                         [(False, 0, 0), (True, 3001 * 13, 13)], report['targets'])
+        self.assertEqual(sorted(t['exited'] for t in daemon.status()['targets'] if t['pid'] == pid), [False, True])
+        # a detach by the pid is the live process's; the exited one's report stays
+        self.assertFalse(daemon.ctl_json('detach', '--pid', pid)['target']['exited'])
+        report = daemon.report(pid=pid)
+        self.assertEqual([(t['exited'], t['outstanding_bytes']) for t in report['targets'] if t['pid'] == pid],
+                         [(True, 3001 * 13)], report['targets'])
+
     def test_each_target_s_phase_follows_its_life(self):
         # The manager's state machine (targets/target-phase.h) shows in every target it names: an
         # attach is answered once the target records; one that exits is exited; a detach names

@@ -92,6 +92,38 @@ static void report_sorts_stacks_by_bytes_then_allocs(void)
         stack_rows_done(&rows);
 }
 
+/* A pid reused: the exited target's rows keyed apart (a pid below 0) are its own, each target
+ * and each stack shown with the real pid. */
+static void a_reused_pid_keeps_each_target_s_rows_apart(void)
+{
+        struct stack_rows rows = { .rows = calloc(2, sizeof(struct stack_row)), .n = 2 };
+        struct report_target targets[] = {
+                { .pid = -1, .shown_pid = 10, .comm = "before", .exited = true },
+                { .pid = 10, .comm = "after", .exited = false },
+        };
+        _cleanup_json_ cJSON *lost = cJSON_CreateObject(), *r = NULL;
+        cJSON *t, *stacks;
+        int calls = 0;
+
+        rows.rows[0] = make_row(-1, 1, 700, 7, 1, 0x1000);
+        rows.rows[1] = make_row(10, 2, 30, 3, 1, 0x1000);
+        r = report_build(&rows, targets, 2, &(struct report_params) {
+                .top = 10, .generated_at = 1000, .lost = lost, .resolve = fake_resolve, .userdata = &calls,
+        });
+        ASSERT_TRUE(r);
+        t = cJSON_GetObjectItem(r, "targets");
+        ASSERT_EQ(cJSON_GetArraySize(t), 2);
+        ASSERT_EQ(cJSON_GetObjectItem(cJSON_GetArrayItem(t, 0), "pid")->valuedouble, 10);
+        ASSERT_EQ(cJSON_GetObjectItem(cJSON_GetArrayItem(t, 0), "outstanding_bytes")->valuedouble, 700);
+        ASSERT_EQ(cJSON_GetObjectItem(cJSON_GetArrayItem(t, 1), "pid")->valuedouble, 10);
+        ASSERT_EQ(cJSON_GetObjectItem(cJSON_GetArrayItem(t, 1), "outstanding_bytes")->valuedouble, 30);
+        stacks = cJSON_GetObjectItem(r, "stacks");
+        ASSERT_EQ(cJSON_GetArraySize(stacks), 2);
+        ASSERT_EQ(cJSON_GetObjectItem(cJSON_GetArrayItem(stacks, 0), "pid")->valuedouble, 10);
+        ASSERT_EQ(cJSON_GetObjectItem(cJSON_GetArrayItem(stacks, 1), "pid")->valuedouble, 10);
+        stack_rows_done(&rows);
+}
+
 static void report_folds_stacks_past_top_into_other(void)
 {
         struct stack_rows rows = { .rows = calloc(3, sizeof(struct stack_row)), .n = 3 };
@@ -327,6 +359,7 @@ int main(void)
 {
         static const struct unit_test tests[] = {
                 TEST(report_sorts_stacks_by_bytes_then_allocs),
+                TEST(a_reused_pid_keeps_each_target_s_rows_apart),
                 TEST(report_folds_stacks_past_top_into_other),
                 TEST(report_totals_per_target_include_folded_stacks),
                 TEST(report_trend_of_a_live_target_ends_at_its_current_bytes),
