@@ -60,8 +60,8 @@ char *connection_open_error(const char *socket_path, int r)
                 k = asprintf(&m, "memleakd is not running (nothing listens on %s); start it with "
                              "'systemctl start memleakd' or run 'memleakd' as root", socket_path);
         else if (r == -EACCES || r == -EPERM)
-                k = asprintf(&m, "cannot connect to memleakd at %s: %s (the socket is root's: run memleakctl "
-                             "as root)", socket_path, strerror(-r));
+                k = asprintf(&m, "cannot connect to memleakd at %s: %s (run memleakctl as root, or as a member "
+                             "of memleakd's socket_group)", socket_path, strerror(-r));
         else
                 k = asprintf(&m, "cannot connect to memleakd at %s: %s (%s)", socket_path, strerror(-r),
                              memleak_errno_to_code(r));

@@ -61,6 +61,7 @@ static const struct config_key config_keys[] = {
         { "socket_path",  KEY_SOCKET_PATH, offsetof(struct memleakd_config, socket_path), 0, 0, true },
         { "socket_mode",  KEY_MODE, offsetof(struct memleakd_config, socket_mode), 0, 0777, true },
         { "socket_group", KEY_GROUP, offsetof(struct memleakd_config, socket_group), 0, 0, true },
+        { "admin_group",  KEY_GROUP, offsetof(struct memleakd_config, admin_group), 0, 0, true },
         { "default_min_size", KEY_SIZE, offsetof(struct memleakd_config, min_size), 0, UINT64_MAX, false },
         { "default_max_size", KEY_SIZE, offsetof(struct memleakd_config, max_size), 0, UINT64_MAX, false },
         { "sample_bytes", KEY_SIZE, offsetof(struct memleakd_config, sample_bytes), 0, MEMLEAK_MAX_SAMPLE_BYTES, false },
@@ -142,6 +143,8 @@ void config_done(struct memleakd_config *c)
         c->socket_path = NULL;
         free(c->socket_group);
         c->socket_group = NULL;
+        free(c->admin_group);
+        c->admin_group = NULL;
         free(c->cache_directory);
         c->cache_directory = NULL;
 }
@@ -482,9 +485,11 @@ int config_copy(const struct memleakd_config *src, struct memleakd_config *ret)
 
         t.socket_path = NULL;
         t.socket_group = NULL;
+        t.admin_group = NULL;
         t.cache_directory = NULL;
         if ((src->socket_path && !(t.socket_path = strdup(src->socket_path))) ||
             (src->socket_group && !(t.socket_group = strdup(src->socket_group))) ||
+            (src->admin_group && !(t.admin_group = strdup(src->admin_group))) ||
             (src->cache_directory && !(t.cache_directory = strdup(src->cache_directory)))) {
                 config_done(&t);
                 return -ENOMEM;

@@ -68,6 +68,7 @@ struct memleakd_config {
         char *socket_path;              /* socket_path: absolute, at most 107 bytes */
         uint32_t socket_mode;           /* socket_mode: octal, <= 0777 */
         char *socket_group;             /* socket_group: a group name, NULL for root's group */
+        char *admin_group;              /* admin_group: members may do what root may (NULL: none) */
         uint64_t min_size;              /* default_min_size: bytes, K/M/G suffix allowed, 0 = none */
         uint64_t max_size;              /* default_max_size: bytes, K/M/G suffix allowed, 0 = none */
         uint64_t sample_bytes;          /* sample_bytes: the attach default, 0 = every allocation */

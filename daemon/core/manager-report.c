@@ -225,9 +225,10 @@ static void done(void *data, bool cancelled)
 int manager_report_start(struct manager *m, struct server_request *sreq, const struct memleak_request *req,
                          char **error)
 {
+        _cleanup_free_ bool *shown = NULL;
         struct report_request *rr;
         struct report_job *job;
-        size_t n = 0, k = 0;
+        size_t n = 0, k = 0, refused = 0;
         int r;
 
         assert(m);
@@ -243,12 +244,27 @@ int manager_report_start(struct manager *m, struct server_request *sreq, const s
                 return error_set(error, -ESRCH, "Not tracing the kernel (memleakctl attach --kernel)");
         if (req->has_pid && !manager_find_target(m, req->pid))
                 return error_set(error, -ESRCH, "Not attached to pid %d", (int)req->pid);
-        for (size_t i = 0; i < m->n_targets; i++)
-                if (manager_request_names_target(m, req, m->targets[i])) {
-                        if (!target_phase_exited(m->targets[i]->phase))
-                                (void)target_files_refresh(&m->env, m->targets[i], false);
-                        n++;
+        /* which ones, decided once: its sender sees only the processes it could trace */
+        shown = calloc(MAX(m->n_targets, (size_t)1), sizeof(*shown));
+        if (!shown)
+                return error_set(error, -ENOMEM, "Out of memory");
+        for (size_t i = 0; i < m->n_targets; i++) {
+                if (!manager_request_names_target(m, req, m->targets[i]))
+                        continue;
+                if (!manager_peer_sees(m, sreq, m->targets[i])) {
+                        refused++;
+                        continue;
                 }
+                shown[i] = true;
+                if (!target_phase_exited(m->targets[i]->phase))
+                        (void)target_files_refresh(&m->env, m->targets[i], false);
+                n++;
+        }
+        if (n == 0 && refused > 0 && (req->has_pid || req->kernel)) {
+                log_info("Refused uid %u a report on %s", (unsigned)server_request_peer(sreq)->uid,
+                         req->kernel ? "the kernel" : "a process it could not trace");
+                return error_set(error, -EPERM, "Not permitted: not a process you could trace");
+        }
         r = report_job_new(n, &job);
         if (r < 0)
                 return error_set(error, r, "Out of memory");
@@ -263,7 +279,7 @@ int manager_report_start(struct manager *m, struct server_request *sreq, const s
                 .snapshot_only = req->snapshot_only,
         };
         for (size_t i = 0; i < m->n_targets && r >= 0; i++)
-                if (manager_request_names_target(m, req, m->targets[i])) {
+                if (shown[i]) {
                         target_refresh_comm(m->targets[i]);
                         r = copy_target(m, m->targets[i], req->reachability, &job->targets[k++]);
                 }

@@ -36,12 +36,6 @@
 #include "unwind-cache.h"
 #include "util.h"
 
-/* Who may run a command. */
-enum access {
-        ACCESS_ANY,     /* anyone who can connect (the socket's mode decides) */
-        ACCESS_ROOT,    /* uid 0 only: attaching, detaching and reading stacks */
-};
-
 /* A command: answers req, now (server_request_reply()) or later. */
 typedef void (*command_fn)(struct manager *m, struct server_request *sreq, struct memleak_request *req);
 
@@ -289,6 +283,11 @@ static bool attach_now(struct manager *m, struct server_request *sreq, struct me
         struct target *t = NULL;
         int r = attach_refused(m, req, &sizes, &error);
 
+        if (r == 0 && req->kernel && !manager_peer_admin(m, sreq)) {
+                log_info("Refused uid %u an attach to the kernel", (unsigned)server_request_peer(sreq)->uid);
+                r = error_set(&error, -EPERM, "Only root (or admin_group) may trace the kernel");
+        } else if (r == 0 && !req->kernel)
+                r = manager_peer_may_trace(m, sreq, req->pid, &error);
         if (r == 0 && detacher_busy(m->env.detacher, req->kernel ? KERNEL_TARGET_PID : req->pid))
                 return false;
         if (r == 0)
@@ -384,6 +383,12 @@ static void handle_detach(struct manager *m, struct server_request *sreq, struct
         if (!t) {
                 error_set(&error, -ESRCH, "Not attached to pid %d", (int)req->pid);
                 reply_error(sreq, req->id, -ESRCH, error);
+                return;
+        }
+        if (!manager_peer_sees(m, sreq, t)) {
+                log_info("Refused uid %u a detach from pid %d", (unsigned)server_request_peer(sreq)->uid, (int)t->pid);
+                reply_error(sreq, req->id, -EPERM, req->kernel ? "Only root (or admin_group) may detach the kernel"
+                                                               : "Not permitted: not a process you could trace");
                 return;
         }
         family = followed_from(m, t, &n);
@@ -560,6 +565,8 @@ static void handle_status(struct manager *m, struct server_request *sreq, struct
         for (size_t i = 0; arr && i < m->n_targets; i++) {
                 cJSON *o;
 
+                if (!manager_peer_sees(m, sreq, m->targets[i]))
+                        continue;       /* another user's: not shown */
                 target_refresh_comm(m->targets[i]);
                 o = target_to_json(m->targets[i]);
                 /* its own counters, beside the daemon's below */
@@ -596,7 +603,7 @@ static void handle_history(struct manager *m, struct server_request *sreq, struc
                 .top = MIN(req->top, (uint64_t)HISTORY_STACKS_MAX), .has_stack_id = req->has_stack_id, .stack_id = (int64_t)req->stack_id,
         };
         cJSON *r = memleak_response_new_ok(req->id), *h, *arr;
-        size_t found = 0;
+        size_t found = 0, refused = 0;
 
         h = r ? cJSON_AddObjectToObject(r, RF_HISTORY) : NULL;
         arr = h ? cJSON_AddArrayToObject(h, RF_TARGETS) : NULL;
@@ -613,6 +620,10 @@ static void handle_history(struct manager *m, struct server_request *sreq, struc
 
                 if (!manager_request_names_target(m, req, t))
                         continue;
+                if (!manager_peer_sees(m, sreq, t)) {
+                        refused++;
+                        continue;
+                }
                 /* a live target's now, the last point of its window; an exited one's ring ends
                  * at its last snapshot */
                 counted = !target_phase_exited(t->phase) && target_counters_read(&m->env, t, counters) >= 0;
@@ -626,6 +637,13 @@ static void handle_history(struct manager *m, struct server_request *sreq, struc
                 cJSON_AddItemToArray(arr, th);
                 found++;
         }
+        if (found == 0 && refused > 0 && (req->has_pid || req->kernel)) {
+                cJSON_Delete(r);
+                log_info("Refused uid %u the history of %s", (unsigned)server_request_peer(sreq)->uid,
+                         req->kernel ? "the kernel" : "a process it could not trace");
+                reply_error(sreq, req->id, -EPERM, "Not permitted: not a process you could trace");
+                return;
+        }
         if (found == 0 && (req->has_pid || req->kernel)) {
                 cJSON_Delete(r);
                 reply_error(sreq, req->id, -ESRCH, req->kernel ? "The kernel is not traced" : "Not attached to that pid");
@@ -636,13 +654,12 @@ static void handle_history(struct manager *m, struct server_request *sreq, struc
 
 static const struct {
         command_fn fn;
-        enum access access;
 } commands[_MEMLEAK_CMD_MAX] = {
-        [MEMLEAK_CMD_ATTACH] = { handle_attach, ACCESS_ROOT },
-        [MEMLEAK_CMD_DETACH] = { handle_detach, ACCESS_ROOT },
-        [MEMLEAK_CMD_STATUS] = { handle_status, ACCESS_ANY },
-        [MEMLEAK_CMD_REPORT] = { handle_report, ACCESS_ROOT },
-        [MEMLEAK_CMD_HISTORY] = { handle_history, ACCESS_ROOT },
+        [MEMLEAK_CMD_ATTACH] = { handle_attach },
+        [MEMLEAK_CMD_DETACH] = { handle_detach },
+        [MEMLEAK_CMD_STATUS] = { handle_status },
+        [MEMLEAK_CMD_REPORT] = { handle_report },
+        [MEMLEAK_CMD_HISTORY] = { handle_history },
 };
 
 void manager_requests_dispatch(void *userdata, struct server_request *sreq, const char *line, size_t len)
@@ -661,9 +678,6 @@ void manager_requests_dispatch(void *userdata, struct server_request *sreq, cons
                 return;
         }
         req.id = id;
-        if (commands[req.cmd].access == ACCESS_ROOT && server_request_peer(sreq)->uid != 0) {
-                reply_error(sreq, id, -EPERM, "Only root may do this");
-                return;
-        }
+        /* each command answers only about what its sender may see (manager-access.c) */
         commands[req.cmd].fn(m, sreq, &req);
 }

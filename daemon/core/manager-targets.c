@@ -17,6 +17,7 @@
 #include "log.h"
 #include "macro.h"
 #include "manager.h"
+#include "proc-creds.h"
 #include "mapping-log.h"
 #include "perf-map.h"
 #include "probes.h"
@@ -249,6 +250,8 @@ int manager_add_target(struct manager *m, struct target *t)
         }
         t->owner = m;
         t->id = ++m->next_target_id;
+        /* who else may see it once it exited (manager-access.c) */
+        t->creds_read = !t->kernel && proc_creds_read(t->pid, &t->creds) >= 0;
         m->targets[m->n_targets++] = t;
         prune_exited(m);
         manager_targets_changed(m);
@@ -539,6 +542,7 @@ void manager_drop_failed_targets(struct manager *m)
 void manager_target_execd(struct manager *m, pid_t pid, bool from_thread, const char comm[MEMLEAK_COMM_LEN])
 {
         struct target *t = manager_find_target(m, pid);
+        struct proc_creds c;
         int r;
 
         assert(m);
@@ -548,6 +552,11 @@ void manager_target_execd(struct manager *m, pid_t pid, bool from_thread, const 
         target_name_after_exec(t, comm);
         if (target_phase_exited(t->phase))
                 return;
+        /* a set-user-ID program: no longer its user's to see */
+        if (proc_creds_read(t->pid, &c) >= 0) {
+                t->creds = c;
+                t->creds_read = true;
+        }
         /* BPF emptied its mapping list: walks find frames by their vmas until it is written again,
          * now, from the new program's maps, and as its loader maps more */
         target_unwind_execd(t);

@@ -76,6 +76,15 @@ int manager_run(struct manager *m, uint64_t watchdog_usec);
 struct manager *manager_free(struct manager *m);
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct manager *, manager_free)
 
+/* manager-access.c: who may do what (root and admin_group: all; any other user: what ptrace
+ * would let it do, to the processes it could trace) */
+struct server_request;
+bool manager_peer_admin(const struct manager *m, const struct server_request *sreq);
+/* 0 when sreq's sender may trace pid, else -EPERM (or -ESRCH: no such process) and *error. */
+int manager_peer_may_trace(const struct manager *m, const struct server_request *sreq, pid_t pid, char **error);
+/* Whether sreq's sender may see t (a live one as it is now; an exited one as it was). */
+bool manager_peer_sees(const struct manager *m, const struct server_request *sreq, const struct target *t);
+
 /* manager-find.c: which target (the parts of the manager find theirs here, nowhere else) */
 struct target *manager_find_target(struct manager *m, pid_t pid);
 struct target *manager_find_kernel_target(struct manager *m);

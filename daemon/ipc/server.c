@@ -21,10 +21,19 @@ enum connection_phase {
         PHASE_REPLY,            /* the client reading its answer: SERVER_IDLE_TIMEOUT_USEC */
 };
 
+/* The peer's supplementary groups kept (SO_PEERGROUPS): those past it are not looked at. */
+#define PEER_GROUPS_MAX 64
+
+struct peer_groups {
+        gid_t gids[PEER_GROUPS_MAX];
+        size_t n;
+};
+
 struct connection {
         struct server *server;
         int fd;
         struct ucred peer;
+        struct peer_groups groups;
         sd_event_source *io;
         sd_event_source *deadline;
         enum connection_phase phase;
@@ -42,6 +51,7 @@ struct connection {
 struct server_request {
         struct connection *conn;                /* NULL once the client left */
         struct ucred peer;
+        struct peer_groups groups;
 };
 
 struct server {
@@ -212,7 +222,7 @@ static int connection_process(struct connection *c)
                         r = -ENOMEM;
                         break;
                 }
-                *c->pending = (struct server_request) { .conn = c, .peer = c->peer };
+                *c->pending = (struct server_request) { .conn = c, .peer = c->peer, .groups = c->groups };
                 c->phase = PHASE_NONE;          /* what follows gets its own deadline */
                 /* Answered now (server_request_reply() inside) or later: the line stays until then. */
                 c->server->on_request(c->server->userdata, c->pending, c->in, nl - c->in + 1);
@@ -266,6 +276,37 @@ const struct ucred *server_request_peer(const struct server_request *r)
 {
         assert(r);
         return &r->peer;
+}
+
+bool server_request_peer_in_group(const struct server_request *r, gid_t gid)
+{
+        assert(r);
+        if (r->peer.gid == gid)
+                return true;
+        for (size_t i = 0; i < r->groups.n; i++)
+                if (r->groups.gids[i] == gid)
+                        return true;
+        return false;
+}
+
+/* The supplementary groups of the peer on fd, the first PEER_GROUPS_MAX of them; none when the
+ * kernel will not say. */
+static void read_peer_groups(int fd, struct peer_groups *ret)
+{
+        socklen_t len = sizeof(ret->gids);
+        _cleanup_free_ gid_t *all = NULL;
+
+        *ret = (struct peer_groups) {};
+        if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, ret->gids, &len) == 0) {
+                ret->n = len / sizeof(gid_t);
+                return;
+        }
+        if (errno != ERANGE || !(all = malloc(len)))
+                return;
+        if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, all, &len) < 0)
+                return;
+        ret->n = MIN(len / sizeof(gid_t), (size_t)PEER_GROUPS_MAX);
+        memcpy(ret->gids, all, ret->n * sizeof(gid_t));
 }
 
 void server_request_reply(struct server_request *r, cJSON *reply)
@@ -438,6 +479,7 @@ static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdat
                 connection_free(c);
                 return 0;
         }
+        read_peer_groups(cfd, &c->groups);
         refusal = connection_refusal(srv, c->peer.uid);
         c->server = srv;
         c->next = srv->conns;

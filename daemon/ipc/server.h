@@ -3,6 +3,7 @@
  * request on and send its answer, whenever it comes, in order. */
 #pragma once
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/socket.h>
 #include <sys/types.h>
@@ -48,6 +49,8 @@ unsigned server_connections(const struct server *s);
 
 /* Who sent the request. */
 const struct ucred *server_request_peer(const struct server_request *r);
+/* Whether its sender is in group gid (its own, or among the first 64 of its supplementary). */
+bool server_request_peer_in_group(const struct server_request *r, gid_t gid);
 /* Answer r with reply (taken; NULL: out of memory, the connection is closed). r is gone after
  * this; if its client left meanwhile, the answer is dropped. */
 void server_request_reply(struct server_request *r, cJSON *reply);

@@ -14,6 +14,7 @@
 #include "macro.h"
 #include "jit-names.h"
 #include "module-map.h"
+#include "proc-creds.h"
 #include "protocol.h"
 #include "stack-collect.h"
 #include "target-phase.h"
@@ -148,6 +149,10 @@ struct perf_map;
 struct target {
         pid_t pid;
         char comm[17];
+        /* its credentials when attached, and after each exec: who else but an admin may see it
+         * once it exited (core/manager-access); creds_read false: not known (the kernel's) */
+        struct proc_creds creds;
+        bool creds_read;
         enum target_phase phase;        /* changed by its owner only (manager_target_phase()) */
         uint64_t attached_usec;         /* CLOCK_REALTIME */
         uint64_t exited_usec;

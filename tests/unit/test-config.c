@@ -20,6 +20,7 @@
 static const char *const all_keys[] = {
         "snapshot_interval_ms", "ring_depth", "max_targets", "max_allocs", "max_stacks",
         "max_combined", "max_inflight", "max_mmaps", "max_stack_depth", "socket_path", "socket_mode", "socket_group",
+        "admin_group",
         "default_min_size", "default_max_size", "symbols_max_open_files", "symbols_max_mb",
         "symbols_max_section_mb", "exited_max_mb", "unwind", "verdict_min_snapshots", "verdict_noise_factor",
         "verdict_flat_bytes", "verdict_flat_percent", "auto_sample_percent", "cache_directory", "unwind_cache_max_mb",
@@ -68,6 +69,7 @@ static bool config_equal(const struct memleakd_config *a, const struct memleakd_
                 str_eq_or_null(a->socket_path, b->socket_path) &&
                 a->socket_mode == b->socket_mode &&
                 str_eq_or_null(a->socket_group, b->socket_group) &&
+                str_eq_or_null(a->admin_group, b->admin_group) &&
                 a->min_size == b->min_size &&
                 a->max_size == b->max_size &&
                 a->symbols_max_open_files == b->symbols_max_open_files &&
@@ -198,6 +200,7 @@ static void every_key_accepts_a_good_value(void)
                              "socket_path = /run/other/leaks.sock\n"
                              "socket_mode = 0640\n"
                              "socket_group = memleak\n"
+                             "admin_group = sre\n"
                              "default_min_size = 16\n"
                              "default_max_size = 1048576\n", &c, &error), 0);
         ASSERT_TRUE(error == NULL);
@@ -212,6 +215,7 @@ static void every_key_accepts_a_good_value(void)
         ASSERT_STREQ(c.socket_path, "/run/other/leaks.sock");
         ASSERT_EQ(c.socket_mode, 0640);
         ASSERT_STREQ(c.socket_group, "memleak");
+        ASSERT_STREQ(c.admin_group, "sre");
         ASSERT_EQ(c.min_size, 16);
         ASSERT_EQ(c.max_size, 1048576);
         config_done(&c);
