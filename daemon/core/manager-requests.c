@@ -281,13 +281,17 @@ static bool attach_now(struct manager *m, struct server_request *sreq, struct me
         };
         _cleanup_free_ char *error = NULL;
         struct target *t = NULL;
-        int r = attach_refused(m, req, &sizes, &error);
+        int r = 0;
 
-        if (r == 0 && req->kernel && !manager_peer_admin(m, sreq)) {
+        /* who asks first: nothing about another user's process is told (not even that it is
+         * traced already) */
+        if (req->kernel && !manager_peer_admin(m, sreq)) {
                 log_info("Refused uid %u an attach to the kernel", (unsigned)server_request_peer(sreq)->uid);
                 r = error_set(&error, -EPERM, "Only root (or admin_group) may trace the kernel");
-        } else if (r == 0 && !req->kernel)
+        } else if (!req->kernel)
                 r = manager_peer_may_trace(m, sreq, req->pid, &error);
+        if (r == 0)
+                r = attach_refused(m, req, &sizes, &error);
         if (r == 0 && detacher_busy(m->env.detacher, req->kernel ? KERNEL_TARGET_PID : req->pid))
                 return false;
         if (r == 0)

@@ -92,6 +92,8 @@ class AccessTest(harness.DaemonTestCase):
         # another user's and root's: refused, as ptrace would; the kernel too
         self.assert_refused(self.ctl_as(self.user, 'attach', '--pid', theirs.pid), "another user's")
         self.assert_refused(self.ctl_as(self.user, 'attach', '--pid', os.getpid()), "root's")
+        # root's target: not even told it is traced already
+        self.assert_refused(self.ctl_as(self.user, 'attach', '--pid', roots.pid), "root's target")
         self.assert_refused(self.ctl_as(self.user, 'attach', '--kernel'), 'the kernel')
         self.assertIn('Refused uid', self.daemon.log())
         # root's target: not shown to it anywhere, and not its to detach or read
