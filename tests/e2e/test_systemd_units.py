@@ -496,8 +496,12 @@ class Container:
 class LeakProgram:
     """leak-fixed-blocks started inside the container through nsenter, spoken to over pipes."""
 
-    def __init__(self, container):
-        self.proc = container.popen(LEAK_PROGRAM_IN_CONTAINER, stdin=subprocess.PIPE,
+    def __init__(self, container, user=None):
+        """user: run it as that user of the container's (setpriv), else as root."""
+        command = [LEAK_PROGRAM_IN_CONTAINER]
+        if user:
+            command = ['setpriv', f'--reuid={user}', f'--regid={user}', '--init-groups', *command]
+        self.proc = container.popen(*command, stdin=subprocess.PIPE,
                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         self.pending = b''
         line = self.read_line()
@@ -633,8 +637,8 @@ class SystemdUnitsTest(unittest.TestCase):
         """The inode of the socket file, read through the container's root (its /run is a tmpfs)."""
         return os.stat(self.container.path(SOCKET_PATH)).st_ino
 
-    def start_program(self):
-        program = LeakProgram(self.container)
+    def start_program(self, user=None):
+        program = LeakProgram(self.container, user)
         self.programs.append(program)
         return program
 
@@ -741,6 +745,42 @@ class SystemdUnitsTest(unittest.TestCase):
         # memleakd serves the socket systemd made (it would unlink and bind anew otherwise).
         self.assertEqual(self.socket_inode(), inode, 'memleakd replaced the socket systemd passed it')
         self.assertEqual(self.active_state(SOCKET), 'active')
+
+    def test_a_member_of_the_socket_s_group_traces_its_own_process_and_no_other(self):
+        # the socket's group, made by sysusers.d/memleakd.conf at boot; a user in it
+        self.container.run('useradd', '--no-create-home', '--user-group', '--groups', 'memleakd', 'tracer')
+        self.addCleanup(self.container.run, 'userdel', 'tracer', check=False)
+        self.systemctl('start', SOCKET)
+        st = os.stat(self.container.path(SOCKET_PATH))
+        with open(self.container.path('/etc/group')) as f:
+            gid = {line.split(':')[0]: int(line.split(':')[2]) for line in f if line.count(':') >= 3}['memleakd']
+        self.assertEqual((st.st_mode & 0o777, st.st_gid), (0o660, gid))
+        roots = self.attach_and_leak()
+        mine = self.start_program(user='tracer')
+
+        def ctl_as_tracer(*args):
+            return self.container.run('setpriv', '--reuid=tracer', '--regid=tracer', '--init-groups',
+                                      self.ctl_path, *map(str, args), check=False)
+
+        r = ctl_as_tracer('attach', '--pid', mine.pid)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        mine.leak()
+        r = ctl_as_tracer('attach', '--pid', roots.pid)
+        self.assertNotEqual(r.returncode, 0, r.stdout)
+        self.assertIn('(EPERM)', r.stderr)
+        status = json.loads(ctl_as_tracer('status', '--json').stdout)
+        self.assertEqual([t['pid'] for t in status['targets']], [mine.pid])
+
+        def exact():
+            report = json.loads(ctl_as_tracer('report', '--json').stdout)
+            return [(t['pid'], t['outstanding_bytes'], t['outstanding_allocs']) for t in report['targets']]
+
+        expected = [(mine.pid, LEAK_SIZE * LEAK_COUNT, LEAK_COUNT)]
+        self.assertEqual(wait_until(lambda: exact() == expected, REPORT_TIMEOUT_S) and exact(), expected)
+        # root sees both
+        self.assertEqual(sorted(t['pid'] for t in json.loads(self.ctl('status', '--json'))['targets']),
+                         sorted([mine.pid, roots.pid]))
+        self.assert_stops_cleanly()
 
     def test_systemctl_start_runs_memleakd_without_its_socket_unit(self):
         cursor = self.journal_cursor()
@@ -871,9 +911,10 @@ class SystemdUnitsTest(unittest.TestCase):
         self.systemctl('reload', SERVICE)
         interval = wait_until(lambda: json.loads(self.ctl('status', '--json'))['snapshot_interval_ms'] == 250, 10)
         self.assertTrue(interval, 'snapshot_interval_ms is not 250 after systemctl reload')
+        self.assertEqual(json.loads(self.ctl('status', '--json'))['restart_pending'], [])
         self.assertEqual(self.assert_running(), main_pid, 'reload restarted memleakd')
         self.journal_since(cursor, f'{SERVICE}: Control process exited, code=exited, status=0/SUCCESS',
-                           f'Reloaded {self.config}, {dropin} ')
+                           f'Reloaded {self.config}, {dropin}\n')
         # The target stays attached through the reload, and its leak is still exact.
         self.assert_report_shows_exact_leak(program)
 
