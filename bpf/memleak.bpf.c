@@ -373,29 +373,56 @@ static __always_inline struct thread_state *outer_call_state(__u32 slot, __u32 t
         return th;
 }
 
-/* The mean to sample the target at slot at, from this call on: its own (0: exact), or, once an
- * exact target holds its limit_blocks blocks in the allocation table, the limit_sample_bytes the
- * daemon set for then. That switch is made here, by BPF, at the first call past the limit,
- * whatever the daemon's checks (a burst may fill a share within one of them): the first CPU to
- * get there notes the mean and the time in the target's struct target_fill for the daemon, and
- * every CPU writes the mean into the target's settings, so that its frees and later calls see a
- * sampled target. Calls in flight on other CPUs meanwhile are recorded exactly: a few blocks past
- * the limit, none dropped. The blocks recorded before stay exact. */
+/* The mean to sample the target at slot at, from this call on: its own (0: exact), or, once it
+ * holds its limit_blocks blocks in the allocation table, the limit_sample_bytes the daemon set
+ * for then (an exact target), and four times its mean each time it passes half the room left
+ * after that to its limit_share blocks. Those raises are made here, by BPF, at the first call
+ * past each step, whatever the daemon's checks (a burst may fill a share within one of them):
+ * the one CPU that moves the step on notes the mean and the time in the target's struct
+ * target_fill for the daemon, and writes the mean into the target's settings, so that its frees
+ * and later calls see it. Calls in flight on other CPUs meanwhile are recorded at the mean
+ * before: a few blocks past the step, none dropped. The blocks recorded before keep theirs. */
 static __always_inline __u64 sample_mean_of(struct target_config *cfg, __u32 slot)
 {
-        __u64 mean = cfg->sample_bytes, limit = cfg->limit_blocks;
+        __u64 mean = cfg->sample_bytes, limit = cfg->limit_blocks, share = cfg->limit_share, raised;
         struct target_fill *f;
+        __s64 seen, at, next;
 
-        if (mean > 1 || limit == 0 || cfg->limit_sample_bytes <= 1)
+        if (limit == 0 || cfg->limit_sample_bytes <= 1)
                 return mean;
         f = bpf_map_lookup_elem(&target_blocks, &slot);
-        if (!f || f->blocks < (__s64)limit)
+        if (!f)
                 return mean;
-        mean = cfg->limit_sample_bytes;
-        if (__sync_val_compare_and_swap(&f->switched_sample_bytes, 0, mean) == 0)
-                f->switched_ns = bpf_ktime_get_ns();
-        cfg->sample_bytes = mean;
-        return mean;
+        /* the daemon's settings written over a raise of BPF's made meanwhile (it never sets a
+         * mean below BPF's latest): BPF's again */
+        if (f->switched_sample_bytes > mean && f->switched_sample_bytes > 1) {
+                mean = f->switched_sample_bytes;
+                cfg->sample_bytes = mean;
+        }
+        seen = f->next_at;
+        at = seen ? seen : (__s64)limit;
+        if (f->blocks < at)
+                return mean;
+        if (mean > 1 && mean >= MEMLEAK_BPF_MAX_SAMPLE_BYTES)
+                return mean;    /* as sparse as it goes */
+        /* the next step half way to the share's end; past it, a sixteenth of the share further */
+        next = (__s64)share > at + 1 ? at + (__s64)(((__u64)share - (__u64)at) >> 1) : at + (__s64)(share >> 4) + 1;
+        if (__sync_val_compare_and_swap(&f->next_at, seen, next) != seen)
+                return cfg->sample_bytes;       /* another CPU moved it on: its mean, once written */
+        raised = mean > 1 ? mean * 4 : cfg->limit_sample_bytes;
+        if (raised < cfg->limit_sample_bytes)
+                raised = cfg->limit_sample_bytes;
+        if (raised > MEMLEAK_BPF_MAX_SAMPLE_BYTES)
+                raised = MEMLEAK_BPF_MAX_SAMPLE_BYTES;
+        f->switched_ns = bpf_ktime_get_ns();
+        f->switched_at = at;
+        if (mean <= 1)
+                f->first_ns = f->switched_ns;
+        /* the step and time first, the mean after it (an atomic: a full barrier): the daemon that sees a
+         * new mean sees its time */
+        __sync_lock_test_and_set(&f->switched_sample_bytes, raised);
+        cfg->sample_bytes = raised;
+        return raised;
 }
 
 static __always_inline int on_entry2(struct pt_regs *ctx, __u32 slot, __u32 kind, __u64 size, __u64 arg,

@@ -197,24 +197,33 @@ struct target_config {
         /* Processes only: its slot (as in its probes' cookies), where target_blocks counts the
          * heap blocks it holds in the allocation table (bpf/alloc-table.h and the allocs map). */
         __u32 slot;
-        /* Processes recorded exactly only (sample_bytes 0 or 1): once it holds limit_blocks blocks
-         * in the allocation table (its share times auto_sample_percent; 0: no limit), BPF itself
-         * switches it to sampling at a mean of limit_sample_bytes, at its next allocator call,
-         * and says so in its struct target_fill: a burst that fills its share between two of the
-         * daemon's checks is sampled, not dropped. */
+        /* Processes only: once it holds limit_blocks blocks in the allocation table (its share
+         * times auto_sample_percent; 0: no limit), BPF itself switches an exact target to
+         * sampling at a mean of limit_sample_bytes, at its next allocator call, and says so in its
+         * struct target_fill: a burst that fills its share between two of the daemon's checks is
+         * sampled, not dropped. Should it go on filling (a burst the first mean does not fit),
+         * BPF raises its mean fourfold each time it passes half the room left to limit_share
+         * blocks (its whole share), whatever its mean then (its own or the daemon's). */
         __u64 limit_blocks;
         __u64 limit_sample_bytes;
+        __u64 limit_share;
 };
 /* What BPF keeps of a process target's share of the allocation table, in target_blocks[slot]:
  * the blocks it holds there (added to and taken from atomically by every CPU), and whether BPF
- * switched it to sampling at its limit_blocks (struct target_config), at what mean and when. The
- * daemon zeroes it before a target takes the slot, and notes a switch as if it had made it. */
+ * switched it to sampling, or raised its mean, at its limits (struct target_config): the latest
+ * mean it set, when, and the blocks at which it raises it next. The daemon zeroes it before a
+ * target takes the slot, and notes each of BPF's raises as if it had made it. */
 struct target_fill {
         __s64 blocks;                   /* below zero for an instant at most (a free seen first) */
-        __u64 switched_sample_bytes;    /* 0: not switched; set once, by one CPU */
-        __u64 switched_ns;              /* CLOCK_MONOTONIC (bpf_ktime_get_ns), set after the mean */
-        __u64 pad;
+        __u64 switched_sample_bytes;    /* 0: never switched; else the latest mean BPF set */
+        __u64 switched_ns;              /* CLOCK_MONOTONIC (bpf_ktime_get_ns), set before the mean */
+        __s64 next_at;                  /* 0: limit_blocks; else where BPF raises the mean next */
+        __s64 switched_at;              /* the blocks at which it set the latest mean */
+        __u64 first_ns;                 /* when it switched it from exact (0: never did) */
 };
+
+/* The sparsest mean BPF raises a target to: MEMLEAK_MAX_SAMPLE_BYTES (common/protocol.h). */
+#define MEMLEAK_BPF_MAX_SAMPLE_BYTES (1ULL << 32)
 
 /* sample_bytes is at most MEMLEAK_MAX_SAMPLE_BYTES (common/protocol.h, 2^32): N times the gap
  * table's entries (bpf/sample.h) stays far below 2^64. */

@@ -133,6 +133,7 @@ static void follow(struct manager *m, struct target *parent, pid_t child, unsign
         filter = parent->filter;
         if (parent->auto_sample.n_changes > 0)
                 filter.sample_bytes = parent->auto_sample.sample_bytes_asked;
+        manager_sample_first_limit(m, &filter);
         n_objs = named_objects(parent, &objs);
         if (n_objs < 0) {
                 not_followed(m, parent, child, "out of memory");

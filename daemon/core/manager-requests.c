@@ -230,12 +230,16 @@ static int attach_target(struct manager *m, struct server_request *sreq, const s
         if (req->kernel)
                 r = kernel_target_attach(&m->env, &(struct kernel_target_params) {
                         .filter = kernel_filter(req, sizes), .ring_depth = m->config.ring_depth }, &t, error);
-        else
+        else {
+                struct target_config filter = *sizes;
+
+                manager_sample_first_limit(m, &filter);
                 r = target_attach(&m->env, &(struct target_attach_params) {
-                        .pid = req->pid, .objs = req->objs, .n_objs = req->n_objs, .filter = *sizes,
+                        .pid = req->pid, .objs = req->objs, .n_objs = req->n_objs, .filter = filter,
                         .ring_depth = m->config.ring_depth, .track_mmap = req->mmap, .exec = req->exec,
                         .unwind = req->unwind != MEMLEAK_UNWIND_DEFAULT ? req->unwind : m->config.unwind,
                 }, &t, error);
+        }
         if (r < 0) {
                 log_info("Refused to attach to pid %d for uid %u: %s", (int)pid, (unsigned)peer->uid,
                          *error ? *error : strerror(-r));

@@ -12,36 +12,57 @@
 #include "target.h"
 #include "util.h"
 
-/* BPF switched it at its limit (its share filled faster than these checks): noted as if it were
- * made here, from when and at what mean BPF says, so that its reports say so as they do of any. */
-static void note_bpf_switch(struct manager *m, struct target *t, const struct target_fill *fill, uint64_t share)
+/* Note the change c BPF made (t's settings say it): 0 or -errno. */
+static int note_change(struct manager *m, struct target *t, const struct auto_sample_change *c)
 {
-        struct auto_sample_change c;
         int r;
 
-        c = auto_sample_bpf_change(fill->switched_ns, fill->switched_sample_bytes, t->filter.limit_blocks, share,
-                                   now_realtime_usec(), now_monotonic_usec());
-        r = target_set_sample_bytes(&m->env, t, &c);
-        if (r < 0) {
+        r = target_set_sample_bytes(&m->env, t, c, NULL);
+        if (r < 0)
                 log_warning_errno(r, "pid %d is sampled since its share of the allocation table filled, but "
                                   "its settings cannot say so (its reports may call it exact): %m", (int)t->pid);
-                return;
-        }
-        log_info("pid %d (%s) filled %u%% of its share of the allocation table (%" PRIu64 ") faster than it is "
-                 "checked: sampled by BPF since, a sample point every %" PRIu64 " bytes on average",
-                 (int)t->pid, t->comm, c.fill_percent, share, c.sample_bytes);
+        return r;
 }
 
-/* While it is recorded exactly: the limit at which BPF switches it itself, and the mean it
- * switches to, from its mean block now. */
-static void set_limit(struct manager *m, struct target *t, const struct auto_sample_view *v)
+/* BPF switched it at its limit, or raised its mean at a later step (its share filled faster than
+ * these checks): noted as if it were made here, from when, at what mean and at how many blocks
+ * BPF says, so that its reports say so as they do of any. Of an exact target BPF switched and
+ * raised since, both: its switch (at its limit, to the mean set for it) and the latest raise (the
+ * steps between, if any, are not kept). */
+static void note_bpf_switch(struct manager *m, struct target *t, const struct target_fill *fill, uint64_t share)
 {
-        uint64_t limit = auto_sample_limit(v->share, v->percent);
-        int r;
+        uint64_t now = now_realtime_usec(), mono = now_monotonic_usec();
+        bool switched = t->filter.sample_bytes <= 1;
+        struct auto_sample_change c;
 
-        r = target_set_limit(&m->env, t, limit, auto_sample_preset(v, limit, MEMLEAK_MAX_SAMPLE_BYTES));
-        if (r < 0)
-                log_debug_errno(r, "Cannot set the sampling limit of pid %d (checked here only): %m", (int)t->pid);
+        if (switched && fill->first_ns != 0 && fill->switched_sample_bytes != t->filter.limit_sample_bytes) {
+                c = auto_sample_bpf_change(fill->first_ns, t->filter.limit_sample_bytes, t->filter.limit_blocks,
+                                           share, now, mono);
+                if (note_change(m, t, &c) < 0)
+                        return;
+        }
+        c = auto_sample_bpf_change(fill->switched_ns, fill->switched_sample_bytes,
+                                   fill->switched_at > 0 ? (uint64_t)fill->switched_at : t->filter.limit_blocks, share,
+                                   now, mono);
+        if (note_change(m, t, &c) < 0)
+                return;
+        log_info("pid %d (%s) filled %u%% of its share of the allocation table (%" PRIu64 ") faster than it is "
+                 "checked: %s by BPF, a sample point every %" PRIu64 " bytes on average",
+                 (int)t->pid, t->comm, c.fill_percent, share, switched ? "sampled since" : "sampled more sparsely",
+                 c.sample_bytes);
+}
+
+/* Where BPF raises its mean itself, should it fill faster than these checks: from v (its mean,
+ * and the blocks it held at its last change, as they are to be). */
+static struct target_limit limit_of(const struct auto_sample_view *v)
+{
+        uint64_t limit = auto_sample_bpf_limit(v);
+
+        return (struct target_limit) {
+                .blocks = limit,
+                .sample_bytes = auto_sample_preset(v, limit, MEMLEAK_MAX_SAMPLE_BYTES),
+                .share = v->share,
+        };
 }
 
 static void check_target(struct manager *m, struct target *t, uint64_t share)
@@ -52,13 +73,16 @@ static void check_target(struct manager *m, struct target *t, uint64_t share)
         struct auto_sample_view v;
         struct auto_sample_change c;
         struct target_fill fill;
+        struct target_limit l;
         uint64_t blocks, mean;
+        bool resampled;
         int r;
 
         if (target_blocks_read_fill(m->env.skel, t->slot.slot, &fill) < 0)
                 return;
         blocks = fill.blocks > 0 ? (uint64_t)fill.blocks : 0;
-        if (fill.switched_ns != 0 && fill.switched_sample_bytes > 1 && t->filter.sample_bytes <= 1)
+        /* BPF's latest mean above the one known here: it switched or raised it since */
+        if (fill.switched_sample_bytes > 1 && fill.switched_sample_bytes > t->filter.sample_bytes)
                 note_bpf_switch(m, t, &fill, share);
         last = auto_sample_last(&t->auto_sample);
         /* its own drops since the last check: the table was full for it (read only once it holds
@@ -80,15 +104,24 @@ static void check_target(struct manager *m, struct target *t, uint64_t share)
         t->auto_sample.blocks_checked = blocks;
         mean = auto_sample_decide(&v, MEMLEAK_MAX_SAMPLE_BYTES);
         if (mean == 0) {
-                if (v.sample_bytes == 0 && fill.switched_sample_bytes == 0)
-                        set_limit(m, t, &v);
+                l = limit_of(&v);
+                r = target_set_limit(&m->env, t, &l);
+                if (r < 0)
+                        log_debug_errno(r, "Cannot set the sampling limit of pid %d (checked here only): %m",
+                                        (int)t->pid);
                 return;
         }
         c = (struct auto_sample_change) {
                 .at_usec = now_realtime_usec(), .sample_bytes = mean,
                 .fill_percent = auto_sample_fill_percent(blocks, share), .blocks = blocks,
         };
-        r = target_set_sample_bytes(&m->env, t, &c);
+        resampled = v.sample_bytes > 0;
+        /* BPF's next step from this change on, in the same write (else BPF could raise it again
+         * at the step before, at once) */
+        v.sample_bytes = mean;
+        v.blocks_at_change = blocks;
+        l = limit_of(&v);
+        r = target_set_sample_bytes(&m->env, t, &c, &l);
         if (r < 0) {
                 log_warning_errno(r, "Cannot sample pid %d, whose share of the allocation table is %u%% full "
                                   "(its allocations past it will be dropped, counted): %m", (int)t->pid,
@@ -97,7 +130,27 @@ static void check_target(struct manager *m, struct target *t, uint64_t share)
         }
         log_info("pid %d (%s) holds %" PRIu64 " blocks, %u%% of its share of the allocation table (%" PRIu64 "): "
                  "sampling its heap%s from now on, a sample point every %" PRIu64 " bytes on average",
-                 (int)t->pid, t->comm, blocks, c.fill_percent, share, v.sample_bytes ? " more sparsely" : "", mean);
+                 (int)t->pid, t->comm, blocks, c.fill_percent, share, resampled ? " more sparsely" : "", mean);
+}
+
+void manager_sample_first_limit(const struct manager *m, struct target_config *filter)
+{
+        struct auto_sample_view v;
+        struct target_limit l = {};
+
+        assert(m);
+        assert(filter);
+        if (m->config.auto_sample_percent > 0) {
+                v = (struct auto_sample_view) {
+                        .share = auto_sample_share(m->config.max_allocs, manager_live_targets(m) + 1),
+                        .sample_bytes = filter->sample_bytes > 1 ? filter->sample_bytes : 0,
+                        .percent = m->config.auto_sample_percent,
+                };
+                l = limit_of(&v);
+        }
+        filter->limit_blocks = l.blocks;
+        filter->limit_sample_bytes = l.sample_bytes;
+        filter->limit_share = l.share;
 }
 
 void manager_auto_sample(struct manager *m)
@@ -111,7 +164,7 @@ void manager_auto_sample(struct manager *m)
                         struct target *t = m->targets[i];
 
                         if (t->phase == TARGET_PHASE_RECORDING && !t->kernel && t->slot.set)
-                                (void)target_set_limit(&m->env, t, 0, 0);
+                                (void)target_set_limit(&m->env, t, &(struct target_limit) {});
                 }
                 return;
         }

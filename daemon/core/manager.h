@@ -144,6 +144,11 @@ void manager_target_code_mapped(struct manager *m, pid_t pid);
  * a snapshot interval): each live process target whose share of the allocation table nears full
  * (auto_sample_percent) is sampled from now on, or more sparsely. */
 #define MANAGER_FILL_CHECK_USEC (100 * 1000ULL)
+/* Set in filter (a new process target's settings) where BPF switches it to sampling itself should
+ * its share of the allocation table fill before the first check (its heap not seen yet: at the
+ * least mean, raised fourfold each time half the room left is used); none when auto sampling
+ * is off. */
+void manager_sample_first_limit(const struct manager *m, struct target_config *filter);
 void manager_auto_sample(struct manager *m);
 
 /* manager-report.c (manager-report.h: the report requests) */

@@ -73,6 +73,17 @@ uint64_t auto_sample_limit(uint64_t share, uint32_t percent)
         return (uint64_t)(((unsigned __int128)share * MIN(percent, 100u) + 99) / 100);
 }
 
+uint64_t auto_sample_bpf_limit(const struct auto_sample_view *v)
+{
+        uint64_t limit;
+
+        assert(v);
+        limit = auto_sample_limit(v->share, v->percent);
+        if (limit == 0 || v->sample_bytes == 0 || v->blocks_at_change == 0)
+                return limit;
+        return MAX(limit, v->blocks_at_change + room_left(v->share, v->blocks_at_change) / 2);
+}
+
 uint64_t auto_sample_preset(const struct auto_sample_view *v, uint64_t limit, uint64_t max_mean)
 {
         uint64_t mean_block, mean, least;
@@ -86,7 +97,7 @@ uint64_t auto_sample_preset(const struct auto_sample_view *v, uint64_t limit, ui
         return MIN(power_of_two_at_least(MAX(mean, least)), max_mean);
 }
 
-struct auto_sample_change auto_sample_bpf_change(uint64_t switched_ns, uint64_t sample_bytes, uint64_t limit,
+struct auto_sample_change auto_sample_bpf_change(uint64_t switched_ns, uint64_t sample_bytes, uint64_t blocks,
                                                  uint64_t share, uint64_t now_realtime_usec,
                                                  uint64_t now_monotonic_usec)
 {
@@ -95,8 +106,8 @@ struct auto_sample_change auto_sample_bpf_change(uint64_t switched_ns, uint64_t 
         return (struct auto_sample_change) {
                 .at_usec = now_realtime_usec > ago ? now_realtime_usec - ago : 0,
                 .sample_bytes = sample_bytes,
-                .fill_percent = auto_sample_fill_percent(limit, share),
-                .blocks = limit,
+                .fill_percent = auto_sample_fill_percent(blocks, share),
+                .blocks = blocks,
         };
 }
 

@@ -49,6 +49,13 @@ uint64_t auto_sample_decide(const struct auto_sample_view *v, uint64_t max_mean)
  * (no limit) when percent is 0. */
 uint64_t auto_sample_limit(uint64_t share, uint32_t percent);
 
+/* The blocks at which BPF itself raises the mean of a target v describes, should it get there
+ * before the daemon's next check (struct target_config's limit_blocks): while exact, or sampled
+ * at a mean it was attached with, auto_sample_limit(); once memleakd changed its mean, half the
+ * room it had left then used (where auto_sample_decide() raises it again), and never below
+ * auto_sample_limit(). 0 (no limit) when percent is 0. */
+uint64_t auto_sample_bpf_limit(const struct auto_sample_view *v);
+
 /* The mean BPF switches it to there (limit_sample_bytes), set ahead by the daemon for a target
  * that fills its share faster than the daemon checks it: what auto_sample_decide() would pick if
  * it held limit blocks of its mean block now (v->bytes / v->allocs), so that the room left in
@@ -65,10 +72,10 @@ struct auto_sample_change {
         uint64_t blocks;                /* the blocks it held in the table then */
 };
 
-/* BPF's switch of a target at its limit as the change the daemon notes: at switched_ns
- * (CLOCK_MONOTONIC, nanoseconds) told in CLOCK_REALTIME by the clocks now, to sample_bytes,
- * holding limit blocks of its share. */
-struct auto_sample_change auto_sample_bpf_change(uint64_t switched_ns, uint64_t sample_bytes, uint64_t limit,
+/* BPF's switch of a target at its limit, or raise of its mean at a later step, as the change the
+ * daemon notes: at switched_ns (CLOCK_MONOTONIC, nanoseconds) told in CLOCK_REALTIME by the
+ * clocks now, to sample_bytes, holding blocks (the step's) of its share. */
+struct auto_sample_change auto_sample_bpf_change(uint64_t switched_ns, uint64_t sample_bytes, uint64_t blocks,
                                                  uint64_t share, uint64_t now_realtime_usec,
                                                  uint64_t now_monotonic_usec);
 

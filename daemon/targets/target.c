@@ -282,49 +282,73 @@ int target_register(const struct target_env *env, struct target *t, char **error
         return 0;
 }
 
-int target_set_sample_bytes(const struct target_env *env, struct target *t, const struct auto_sample_change *c)
+/* t's settings cfg where its probes' programs read them (at its slot) and the tracepoints' (by
+ * its pid), each a whole value written at once: a program sees the old settings or the new. */
+static int write_config(const struct target_env *env, struct target *t, const struct target_config *cfg)
 {
+        if (bpf_map_update_elem(t->slot.fd, &t->slot.slot,
+                                &(struct target_slot) { .tgid = (__u32)t->pid, .cfg = *cfg }, BPF_EXIST) < 0 ||
+            bpf_map_update_elem(bpf_loader_targets_fd(env->skel), &(__u32){ t->pid }, cfg, BPF_EXIST) < 0)
+                return -errno;
+        t->filter = *cfg;
+        return 0;
+}
+
+static bool settable(const struct target *t)
+{
+        return !t->kernel && !target_phase_exited(t->phase) && t->phase != TARGET_PHASE_AWAITING_TABLES && t->slot.set;
+}
+
+static void config_set_limit(struct target_config *cfg, const struct target_limit *l)
+{
+        cfg->limit_blocks = l->blocks;
+        cfg->limit_sample_bytes = l->sample_bytes;
+        cfg->limit_share = l->share;
+}
+
+int target_set_sample_bytes(const struct target_env *env, struct target *t, const struct auto_sample_change *c,
+                            const struct target_limit *l)
+{
+        uint64_t before;
         struct target_config cfg;
+        int r;
 
         assert(env);
         assert(t);
         assert(c);
-        if (t->kernel || target_phase_exited(t->phase) || t->phase == TARGET_PHASE_AWAITING_TABLES || !t->slot.set)
+        if (!settable(t))
                 return -EINVAL;
+        before = t->filter.sample_bytes;
         cfg = t->filter;
         cfg.sample_bytes = c->sample_bytes;
-        /* the probes' programs read the mean at the slot, the tracepoints' by pid (each a whole
-         * value written at once: a program sees the old settings or the new) */
-        if (bpf_map_update_elem(t->slot.fd, &t->slot.slot,
-                                &(struct target_slot) { .tgid = (__u32)t->pid, .cfg = cfg }, BPF_EXIST) < 0 ||
-            bpf_map_update_elem(bpf_loader_targets_fd(env->skel), &(__u32){ t->pid }, &cfg, BPF_EXIST) < 0)
-                return -errno;
+        if (l)
+                config_set_limit(&cfg, l);
+        r = write_config(env, t, &cfg);
+        if (r < 0)
+                return r;
         if (t->auto_sample.n_changes == 0)
-                t->auto_sample.sample_bytes_asked = t->filter.sample_bytes;
-        t->filter = cfg;
+                t->auto_sample.sample_bytes_asked = before;
         auto_sample_note(&t->auto_sample, c);
         return 0;
 }
 
-int target_set_limit(const struct target_env *env, struct target *t, uint64_t limit_blocks, uint64_t limit_sample_bytes)
+int target_set_limit(const struct target_env *env, struct target *t, const struct target_limit *l)
 {
         struct target_config cfg;
+        int r;
 
         assert(env);
         assert(t);
-        if (t->kernel || target_phase_exited(t->phase) || t->phase == TARGET_PHASE_AWAITING_TABLES || !t->slot.set)
+        assert(l);
+        if (!settable(t))
                 return -EINVAL;
-        if (t->filter.limit_blocks == limit_blocks && t->filter.limit_sample_bytes == limit_sample_bytes)
+        if (t->filter.limit_blocks == l->blocks && t->filter.limit_sample_bytes == l->sample_bytes &&
+            t->filter.limit_share == l->share)
                 return 0;
         cfg = t->filter;
-        cfg.limit_blocks = limit_blocks;
-        cfg.limit_sample_bytes = limit_sample_bytes;
-        if (bpf_map_update_elem(t->slot.fd, &t->slot.slot,
-                                &(struct target_slot) { .tgid = (__u32)t->pid, .cfg = cfg }, BPF_EXIST) < 0 ||
-            bpf_map_update_elem(bpf_loader_targets_fd(env->skel), &(__u32){ t->pid }, &cfg, BPF_EXIST) < 0)
-                return -errno;
-        t->filter = cfg;
-        return 1;
+        config_set_limit(&cfg, l);
+        r = write_config(env, t, &cfg);
+        return r < 0 ? r : 1;
 }
 
 bool target_note_child(struct target *t, pid_t child)

@@ -267,17 +267,26 @@ int target_new(const struct target_env *env, pid_t pid, const struct target_conf
 int target_attach(const struct target_env *env, const struct target_attach_params *p,
                   struct target **ret, char **error);
 
-/* Sample t's heap at a mean of sample_bytes from now on (its share of the allocation table
- * fills), in BPF and in t->filter, and remember the change c (c->sample_bytes is sample_bytes):
- * 0 or -errno. Blocks recorded before keep their weight. */
-int target_set_sample_bytes(const struct target_env *env, struct target *t, const struct auto_sample_change *c);
+/* Where BPF raises a target's mean itself, should its share of the allocation table fill before
+ * the daemon's next check (struct target_config's limit_*): at blocks held in the table (0:
+ * never) to sample_bytes if it is exact, or four times its mean if more (at least sample_bytes),
+ * then again each time it passes half the room left to share. */
+struct target_limit {
+        uint64_t blocks;
+        uint64_t sample_bytes;
+        uint64_t share;
+};
 
-/* Have BPF switch t to sampling at a mean of limit_sample_bytes itself once it holds
- * limit_blocks blocks in the allocation table (0: never), should its share fill before the
- * daemon's next check; the daemon notes that switch as a change (target_set_sample_bytes) when it
- * sees it (struct target_fill). Meant for a target recorded exactly; written to BPF only when
- * either changed. 1 when written, 0 when unchanged, or -errno. */
-int target_set_limit(const struct target_env *env, struct target *t, uint64_t limit_blocks, uint64_t limit_sample_bytes);
+/* Sample t's heap at a mean of c->sample_bytes from now on (its share of the allocation table
+ * fills), in BPF and in t->filter, with BPF's next limit l (NULL: as it was) in the same write,
+ * and remember the change c: 0 or -errno. Blocks recorded before keep their weight. */
+int target_set_sample_bytes(const struct target_env *env, struct target *t, const struct auto_sample_change *c,
+                            const struct target_limit *l);
+
+/* Have BPF raise t's mean itself at l; the daemon notes each raise as a change
+ * (target_set_sample_bytes) when it sees it (struct target_fill). Written to BPF only when
+ * changed: 1 when written, 0 when unchanged, or -errno. */
+int target_set_limit(const struct target_env *env, struct target *t, const struct target_limit *l);
 
 /* Enter t in the targets map, which BPF checks on every probe hit: recording starts here. A
  * running process's maps are read again then: it may have exec'd since the attach read them

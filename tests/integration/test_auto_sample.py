@@ -30,6 +30,7 @@ LEAK_SIZE = 256
 BURST_BLOCKS = 20000
 BURST_EARLY = {'keep_early': {'bytes': 5000 * 100, 'allocs': 5000}}
 BURST_SIZE = 48
+FIRST_BURST_BLOCKS = 60000
 
 
 class AutoSampleTest(harness.DaemonTestCase):
@@ -263,6 +264,50 @@ class AutoSampleTest(harness.DaemonTestCase):
         [target] = [t for t in daemon.status()['targets'] if t['pid'] == again.pid]
         self.assertIsNone(target['auto_sample'], (reply, target))
         self.assertEqual(target['sample_bytes'], 0, target)
+
+    def test_a_burst_before_any_check_is_sampled_ever_more_sparsely_not_dropped(self):
+        # leak-table-burst first: 60,000 blocks of 48 bytes at once, right after the attach,
+        # before the daemon saw any of its heap (its preset mean is the least, 256 bytes: at it,
+        # the 20% of an 8,192-block share left past the limit fills after ~10,000 of them). BPF
+        # switches it at the limit, then raises its mean fourfold each time half the room left is
+        # used: nothing dropped, each raise in its history, the burst estimated within the error.
+        # (Before, BPF switched once and the rest of the burst was dropped until the daemon's
+        # next check.)
+        daemon = self.start_daemon(config={'max_allocs': BURST_MAX_ALLOCS})
+        p = harness.LeakProgram(BURST_PROGRAM, command=[os.path.join(harness.PROGRAMS_DIR, BURST_PROGRAM), 'first'])
+        self.addCleanup(p.kill)
+        p.expect('ready')
+        daemon.attach(p.pid)
+        p.go()
+        burst_usec = int(p.line('"burst <usec>"').split()[1])
+
+        def raised_twice():
+            [t] = [t for t in daemon.status()['targets'] if t['pid'] == p.pid]
+            auto = t['auto_sample']
+            return auto if auto and len(auto['changes']) >= 2 else None
+
+        auto = harness.wait_until(raised_twice, harness.REPORT_TIMEOUT_S, interval=0.1)
+        self.assertIsNotNone(auto, (daemon.status()['targets'], burst_usec))
+        changes = auto['changes']
+        limit = (BURST_MAX_ALLOCS * PERCENT + 99) // 100
+        self.assertEqual(changes[0]['table_blocks'], limit, auto)
+        means = [c['sample_bytes'] for c in changes]
+        self.assertEqual(means, sorted(set(means)), auto)
+        blocks = [c['table_blocks'] for c in changes]
+        self.assertEqual(blocks, sorted(blocks), auto)
+        self.assertLessEqual(blocks[-1], BURST_MAX_ALLOCS, auto)
+
+        p.go()
+        p.expect('done 0')
+        report = daemon.report(pid=p.pid)
+        self.assertEqual(report['lost']['allocs_map_full'], 0, (report['lost'], auto, burst_usec))
+        mean = report['targets'][0]['sample_bytes']
+        self.assertEqual(mean, means[-1], (report['targets'][0], auto))
+        estimated = harness.per_function(report, ('fill_burst',), pid=p.pid)
+        truth = FIRST_BURST_BLOCKS * BURST_SIZE
+        error = math.sqrt(mean / truth)
+        self.assertLessEqual(abs(estimated['fill_burst']['bytes'] - truth), 4 * error * truth,
+                             (estimated, truth, auto))
 
     def test_off_when_the_config_says_so(self):
         daemon = self.start_daemon(config={'max_allocs': MAX_ALLOCS, 'auto_sample_percent': 0})

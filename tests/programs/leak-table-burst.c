@@ -8,9 +8,15 @@
  * of LEAK_SIZE bytes a millisecond until a line comes; then fill_burst() keeps BURST_BLOCKS
  * blocks of BURST_SIZE bytes in a list (reachable), as fast as malloc goes, and it says
  * "burst <microseconds the burst took>"; then leak_steadily() again until a line; then
- * "done <blocks leak_steadily leaked in all>", and it waits for EOF. */
+ * "done <blocks leak_steadily leaked in all>", and it waits for EOF.
+ *
+ * With the argument "first": on the first line after "ready", fill_burst() keeps
+ * FIRST_BURST_BLOCKS blocks at once (before the daemon has seen any of its heap: a burst past
+ * what the first sampling mean fits), says "burst <microseconds>", and on the next line "done 0";
+ * then it waits for EOF. */
 #include <poll.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 #include "leak-util.h"
@@ -19,6 +25,7 @@
 #define EARLY_SIZE 100
 #define EARLY_PER_MS 20         /* at most: not a burst itself */
 #define BURST_BLOCKS 20000
+#define FIRST_BURST_BLOCKS 60000
 #define BURST_SIZE 48
 #define LEAK_SIZE 256
 
@@ -41,9 +48,9 @@ static void keep_early(void)
         }
 }
 
-static void fill_burst(void)
+static void fill_burst(int blocks)
 {
-        for (int i = 0; i < BURST_BLOCKS; i++) {
+        for (int i = 0; i < blocks; i++) {
                 struct node *n = malloc(sizeof(*n));    /* site: fill_burst */
 
                 require(n);
@@ -85,7 +92,23 @@ static long long now_usec(void)
         return ts.tv_sec * 1000000LL + ts.tv_nsec / 1000;
 }
 
-int main(void)
+static int burst_first(void)
+{
+        long long start;
+
+        start = now_usec();
+        fill_burst(FIRST_BURST_BLOCKS);
+        printf("burst %lld\n", now_usec() - start);
+        fflush(stdout);
+        if (wait_line() < 0)
+                return 0;
+        say("done 0");
+        wait_line();
+        require(burst);
+        return 0;
+}
+
+int main(int argc, char **argv)
 {
         long long start;
 
@@ -93,13 +116,15 @@ int main(void)
         say("ready");
         if (wait_line() < 0)
                 return 0;
+        if (argc > 1 && strcmp(argv[1], "first") == 0)
+                return burst_first();
         keep_early();
         say("kept");
         if (wait_line() < 0)
                 return 0;
         leak_until_a_line();
         start = now_usec();
-        fill_burst();
+        fill_burst(BURST_BLOCKS);
         printf("burst %lld\n", now_usec() - start);
         fflush(stdout);
         leak_until_a_line();

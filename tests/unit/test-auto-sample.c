@@ -233,6 +233,26 @@ static void bpf_switches_at_a_mean_set_ahead_from_the_mean_block(void)
         ASSERT_EQ(auto_sample_preset(&v, SHARE, MAX_MEAN), 8192);   /* 100 x 16384 x 4 / 1024 = 6400 */
 }
 
+/* Where BPF raises the mean itself: at the switch's threshold while exact (or at a mean it was
+ * attached with), then where the daemon would raise it again: half the room left at its last
+ * change used. */
+static void bpf_raises_where_the_daemon_would(void)
+{
+        struct auto_sample_view v = exact_target(0);
+
+        ASSERT_EQ(auto_sample_bpf_limit(&v), auto_sample_limit(SHARE, 80));
+        v.sample_bytes = 4096;                                  /* attached sampled: no change yet */
+        ASSERT_EQ(auto_sample_bpf_limit(&v), auto_sample_limit(SHARE, 80));
+        v.blocks_at_change = 13108;                             /* changed at 80%: half the rest */
+        ASSERT_EQ(auto_sample_bpf_limit(&v), 13108 + (SHARE - 13108) / 2);
+        v.blocks_at_change = SHARE;                             /* full: a sixteenth past it */
+        ASSERT_EQ(auto_sample_bpf_limit(&v), SHARE + SHARE / 16 / 2);
+        v.blocks_at_change = 100;                               /* never below the threshold */
+        ASSERT_EQ(auto_sample_bpf_limit(&v), auto_sample_limit(SHARE, 80));
+        v.percent = 0;                                          /* off */
+        ASSERT_EQ(auto_sample_bpf_limit(&v), 0);
+}
+
 /* BPF's switch is noted as the daemon's own: when (its monotonic time told in real time), at
  * what mean, at how full a share. */
 static void bpf_switch_noted_as_a_change(void)
@@ -255,6 +275,7 @@ int main(void)
 {
         static const struct unit_test tests[] = {
                 TEST(the_share_is_the_table_over_the_live_targets),
+                TEST(bpf_raises_where_the_daemon_would),
                 TEST(below_the_threshold_nothing_changes),
                 TEST(at_the_threshold_the_mean_fits_four_heaps_more_in_the_room_left),
                 TEST(the_mean_is_well_above_the_mean_block_and_the_least_mean),
