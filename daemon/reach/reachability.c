@@ -296,8 +296,19 @@ static void flood(struct marker *m, enum mark from, enum mark to, enum mark from
                 m->frontier = frontier;
                 m->depth = 0;
                 qsort(frontier, n, sizeof(*frontier), by_block);
-                for (size_t at = 0; at < n && !m->expired;)
+                for (size_t at = 0; at < n;) {
+                        size_t step = at;
+
                         scan_frontier_step(m, frontier, n, &at, from, to, from2);
+                        if (m->expired) {
+                                /* cut: the blocks of this step on (this one perhaps half read: read
+                                 * again whole) stay to scan, with those reached meanwhile. Each
+                                 * block is on the stack or the frontier at most once: room enough */
+                                memcpy(m->stack + m->depth, frontier + step, (n - step) * sizeof(*frontier));
+                                m->depth += n - step;
+                                return;
+                        }
+                }
         }
 }
 
@@ -375,6 +386,9 @@ struct reach_marker {
         struct reach_input in;
         struct marker m;
         bool finished;
+        /* roots of calls cut short, not read yet (or not whole): read at the next call */
+        struct reach_root *pending;
+        size_t n_pending, allocated;
 };
 
 void reachability_marker_free(struct reach_marker *rm)
@@ -389,6 +403,7 @@ void reachability_marker_free(struct reach_marker *rm)
         free(rm->m.batch);
         free(rm->m.grid);
         free(rm->m.index);
+        free(rm->pending);
         free(rm);
 }
 
@@ -430,23 +445,17 @@ int reachability_marker_new(const struct reach_input *in, struct reach_marker **
         return 0;
 }
 
-int reachability_marker_add(struct reach_marker *rm, const struct reach_root *roots, size_t n_roots,
-                            const uint64_t *words, size_t n_words)
+/* Scan roots[0 .. n) and what they reach: how many were scanned whole before the time ran out
+ * (n: all; what they reached is kept on the stack when the flood was cut). */
+static size_t scan_roots(struct reach_marker *rm, const struct reach_root *roots, size_t n)
 {
-        struct marker *m;
+        struct marker *m = &rm->m;
+        size_t i = 0;
 
-        assert(rm);
-        assert(roots || n_roots == 0);
-        assert(words || n_words == 0);
-        assert(!rm->finished);
-        m = &rm->m;
         /* the batch reader reads in->roots */
         rm->in.roots = roots;
-        rm->in.n_roots = n_roots;
-        for (size_t i = 0; i < n_words; i++)
-                reach_word(m, words[i], MARK_UNREACHED, MARK_REACHED);
-        flood(m, MARK_UNREACHED, MARK_REACHED, MARK_UNREACHED);
-        for (size_t i = 0; i < n_roots && !m->expired; ) {
+        rm->in.n_roots = n;
+        while (i < n && !m->expired) {
                 size_t k = rm->in.read_many ? scan_roots_batch(m, i) : 0;
 
                 if (k == 0) {
@@ -454,12 +463,84 @@ int reachability_marker_add(struct reach_marker *rm, const struct reach_root *ro
                                          MARK_UNREACHED);
                         k = 1;
                 }
+                if (m->expired)
+                        break;          /* roots[i .. i + k) perhaps not read whole: again */
                 i += k;
                 flood(m, MARK_UNREACHED, MARK_REACHED, MARK_UNREACHED);
         }
         rm->in.roots = NULL;
         rm->in.n_roots = 0;
+        return i;
+}
+
+static int pending_append(struct reach_marker *rm, const struct reach_root *roots, size_t n)
+{
+        if (n == 0)
+                return 0;
+        if (rm->n_pending + n > rm->allocated) {
+                size_t a = MAX(rm->allocated * 2, rm->n_pending + n);
+                struct reach_root *g = realloc(rm->pending, a * sizeof(*g));
+
+                if (!g)
+                        return -ENOMEM;
+                rm->pending = g;
+                rm->allocated = a;
+        }
+        memcpy(rm->pending + rm->n_pending, roots, n * sizeof(*roots));
+        rm->n_pending += n;
+        return 0;
+}
+
+/* Go on with what the last call left (its flood, then its roots kept), then words and roots;
+ * keep: roots not read when the time runs out are kept for the next call, else dropped. */
+static int marker_add(struct reach_marker *rm, const struct reach_root *roots, size_t n_roots,
+                      const uint64_t *words, size_t n_words, bool keep)
+{
+        struct marker *m;
+        size_t done;
+        int r;
+
+        assert(rm);
+        assert(roots || n_roots == 0);
+        assert(words || n_words == 0);
+        assert(!rm->finished);
+        m = &rm->m;
+        m->expired = false;
+        for (size_t i = 0; i < n_words; i++)
+                reach_word(m, words[i], MARK_UNREACHED, MARK_REACHED);
+        flood(m, MARK_UNREACHED, MARK_REACHED, MARK_UNREACHED);
+        if (keep) {
+                r = pending_append(rm, roots, n_roots);
+                if (r < 0)
+                        return r;
+                n_roots = 0;
+        }
+        if (!m->expired && rm->n_pending > 0) {
+                done = scan_roots(rm, rm->pending, rm->n_pending);
+                memmove(rm->pending, rm->pending + done, (rm->n_pending - done) * sizeof(*rm->pending));
+                rm->n_pending -= done;
+        }
+        if (!m->expired)
+                (void)scan_roots(rm, roots, n_roots);
         return m->expired ? -ETIME : 0;
+}
+
+int reachability_marker_add(struct reach_marker *rm, const struct reach_root *roots, size_t n_roots,
+                            const uint64_t *words, size_t n_words)
+{
+        return marker_add(rm, roots, n_roots, words, n_words, true);
+}
+
+int reachability_marker_add_transient(struct reach_marker *rm, const struct reach_root *roots, size_t n_roots,
+                                      const uint64_t *words, size_t n_words)
+{
+        return marker_add(rm, roots, n_roots, words, n_words, false);
+}
+
+bool reachability_marker_done(const struct reach_marker *rm)
+{
+        assert(rm);
+        return !rm->m.expired && rm->m.depth == 0 && rm->n_pending == 0;
 }
 
 bool reachability_marker_reached(const struct reach_marker *rm, size_t i)
