@@ -30,6 +30,8 @@ DEFINE_STRING_TABLE_LOOKUP_TO_STRING(reachability, enum reachability);
  * block (and 65,536 cells, whatever the count). */
 #define INDEX_CELLS_PER_BLOCK 2ULL
 #define INDEX_MIN_CELLS 65536ULL
+/* The unreached counts' cells: the filter's, coarser past this many (16 MiB of counts). */
+#define UNREACHED_MAX_CELLS (4ULL * 1024 * 1024)
 
 enum mark {
         MARK_UNREACHED = 0,
@@ -58,6 +60,11 @@ struct marker {
         uint32_t *index;
         struct reach_span *spans;       /* REACH_READ_MANY_MAX */
         size_t *batch;
+        /* per cell of unreached_shift over [lo, lo + span): how many blocks still unreached
+         * overlap it. A word into a cell with none cannot reach anything new: no look-up (the
+         * words of pages read again point mostly at blocks reached already) */
+        unsigned unreached_shift;
+        uint32_t *unreached;
 };
 
 uint64_t reachability_chunk_header_slot(uint64_t addr, uint64_t size)
@@ -105,6 +112,33 @@ static inline bool may_hold(const struct marker *m, uint64_t v)
         return (m->grid[off / 64] >> (off % 64)) & 1;
 }
 
+/* The cells of the unreached counts block b overlaps: [*first, *last]. */
+static void block_cells(const struct marker *m, size_t b, uint64_t *first, uint64_t *last)
+{
+        const struct reach_block *blk = &m->in->blocks[b];
+
+        *first = (blk->addr - m->lo) >> m->unreached_shift;
+        *last = (blk->addr + MAX(blk->size, (uint64_t)1) - 1 - m->lo) >> m->unreached_shift;
+}
+
+static void set_mark(struct marker *m, size_t b, enum mark to)
+{
+        if (m->marks[b] == MARK_UNREACHED && to != MARK_UNREACHED) {
+                uint64_t first, last;
+
+                block_cells(m, b, &first, &last);
+                for (uint64_t c = first; c <= last; c++)
+                        m->unreached[c]--;
+        }
+        m->marks[b] = to;
+}
+
+/* Whether no unreached block overlaps v's cell (v within the span). */
+static inline bool none_unreached_at(const struct marker *m, uint64_t v)
+{
+        return m->unreached[(v - m->lo) >> m->unreached_shift] == 0;
+}
+
 static void reach_word(struct marker *m, uint64_t v, enum mark from, enum mark to)
 {
         size_t b;
@@ -113,11 +147,15 @@ static void reach_word(struct marker *m, uint64_t v, enum mark from, enum mark t
                 m->stats.words_filtered++;
                 return;
         }
+        if (from == MARK_UNREACHED && none_unreached_at(m, v)) {
+                m->stats.words_settled++;
+                return;
+        }
         m->stats.words_looked_up++;
         b = block_at(m, v);
         if (b == m->in->n_blocks || m->marks[b] != from)
                 return;
-        m->marks[b] = to;
+        set_mark(m, b, to);
         m->stack[m->depth++] = b;
 }
 
@@ -351,7 +389,8 @@ static int filter_build(struct marker *m)
         if (n == 0) {
                 m->lo = m->span = 0;
                 m->grid = calloc(1, sizeof(*m->grid));
-                return m->grid ? 0 : -ENOMEM;
+                m->unreached = calloc(1, sizeof(*m->unreached));
+                return m->grid && m->unreached ? 0 : -ENOMEM;
         }
         m->lo = blocks[0].addr;
         for (size_t i = 0; i < n; i++)
@@ -368,6 +407,19 @@ static int filter_build(struct marker *m)
 
                 for (uint64_t g = first; g <= last; g++)
                         m->grid[g / 64] |= 1ULL << (g % 64);
+        }
+        m->unreached_shift = m->shift;
+        while ((m->span >> m->unreached_shift) + 1 > UNREACHED_MAX_CELLS)
+                m->unreached_shift++;
+        m->unreached = calloc((m->span >> m->unreached_shift) + 1, sizeof(*m->unreached));
+        if (!m->unreached)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++) {
+                uint64_t first, last;
+
+                block_cells(m, i, &first, &last);
+                for (uint64_t c = first; c <= last; c++)
+                        m->unreached[c]++;
         }
         return index_build(m);
 }
@@ -403,6 +455,7 @@ void reachability_marker_free(struct reach_marker *rm)
         free(rm->m.batch);
         free(rm->m.grid);
         free(rm->m.index);
+        free(rm->m.unreached);
         free(rm->pending);
         free(rm);
 }
@@ -570,7 +623,7 @@ int reachability_marker_classify(struct reach_marker *rm, enum reachability *ret
         rm->finished = true;
         for (size_t i = 0; i < n && !m->expired; i++)
                 if (m->marks[i] == MARK_UNREACHED) {
-                        m->marks[i] = MARK_LEADER;
+                        set_mark(m, i, MARK_LEADER);
                         walk_lost(m, i);
                 }
         if (stats)

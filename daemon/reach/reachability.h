@@ -74,6 +74,8 @@ struct reach_stats {
         uint64_t blocks_unreadable;             /* blocks not (wholly) read: they reach nothing */
         uint64_t words_filtered;                /* words no block can hold, ruled out at once */
         uint64_t words_looked_up;               /* words searched for among the blocks */
+        uint64_t words_settled;                 /* words into memory whose blocks were all reached
+                                                 * already: nothing new to find, not searched */
 };
 
 /* The glibc chunk-header address in a block of size bytes at addr that is not a reference. */
