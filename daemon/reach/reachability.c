@@ -20,6 +20,9 @@ static const char *const reachability_table[_REACHABILITY_MAX] = {
 DEFINE_STRING_TABLE_LOOKUP_TO_STRING(reachability, enum reachability);
 
 #define READ_CHUNK_BYTES (1024 * 1024)
+/* How often a scan of what was read checks the time: a stop's budget is passed by at most the
+ * scan of this much (about 0.1-0.5 ms), not of a whole read. */
+#define SCAN_CHECK_BYTES (64 * 1024)
 #define PAGE_BYTES 4096ULL
 /* Blocks up to this size are read many at once (read_many); bigger ones in chunks of their own. */
 #define BATCH_BLOCK_MAX_BYTES (64 * 1024)
@@ -159,12 +162,18 @@ static void reach_word(struct marker *m, uint64_t v, enum mark from, enum mark t
         m->stack[m->depth++] = b;
 }
 
+/* The words of buf; the time checked every SCAN_CHECK_BYTES, the scan cut there when it ran out
+ * (m->expired: what was being scanned is scanned again whole at the next call). */
 static void scan_words(struct marker *m, const uint8_t *buf, size_t len, enum mark from, enum mark to,
                        enum mark from2)
 {
         for (size_t off = 0; off + 8 <= len; off += 8) {
                 uint64_t v;
 
+                if (off % SCAN_CHECK_BYTES == 0 && off > 0 && m->in->expired && m->in->expired(m->in->userdata)) {
+                        m->expired = true;
+                        return;
+                }
                 memcpy(&v, buf + off, sizeof(v));
                 if (!may_hold(m, v)) {
                         m->stats.words_filtered++;
@@ -198,6 +207,8 @@ static bool scan_range(struct marker *m, uint64_t addr, uint64_t size, enum mark
                 if (n < 0)
                         n = 0;
                 scan_words(m, m->buf, (size_t)n, from, to, from2);
+                if (m->expired)
+                        return whole;
                 m->stats.bytes_scanned += (uint64_t)n & ~7ULL;
                 if ((size_t)n < want) {
                         /* unreadable from at + n: skip to the next page */
@@ -245,10 +256,19 @@ static int scan_spans(struct marker *m, size_t k, enum mark from, enum mark to, 
         n = m->in->read_many(m->in->userdata, m->spans, k, m->buf);
         if (n < 0)
                 n = 0;
-        for (size_t j = 0, off = 0; j < k; off += m->spans[j++].len) {
+        for (size_t j = 0, off = 0, check = SCAN_CHECK_BYTES; j < k; off += m->spans[j++].len) {
                 if (off + m->spans[j].len > (uint64_t)n)
                         break;
+                if (off >= check) {
+                        check = off + SCAN_CHECK_BYTES;
+                        if (m->in->expired && m->in->expired(m->in->userdata)) {
+                                m->expired = true;
+                                break;
+                        }
+                }
                 scan_words(m, m->buf + off, m->spans[j].len, from, to, from2);
+                if (m->expired)
+                        break;
                 m->stats.bytes_scanned += m->spans[j].len;
                 (*done)++;
         }
