@@ -510,11 +510,15 @@ static void print_target_reachability(FILE *f, const cJSON *r)
                 get_double(r, RF_PAUSED_MS), mib(get_u64(r, RF_BYTES_SCANNED)));
         if (get_double(r, RF_SCAN_MIB_PER_S) > 0)
                 fprintf(f, " at %.0f MiB/s", get_double(r, RF_SCAN_MIB_PER_S));
-        if (method && strcmp(method, "concurrent") == 0)
+        if (method && strcmp(method, "concurrent") == 0) {
                 fprintf(f, ", concurrently: %" PRIu64 " %s over %.1f MiB written meanwhile",
                         get_u64(r, RF_ROUNDS), plural(get_u64(r, RF_ROUNDS), "pass", "passes"),
                         mib(get_u64(r, RF_WRITTEN_BYTES)));
-        else if (method && strcmp(method, "snapshot") == 0)
+                if (get_u64(r, RF_LAST_STOPS) > 1)
+                        fprintf(f, ", %" PRIu64 " last stops (each let go for another round but the last), "
+                                "the longest %.1f ms", get_u64(r, RF_LAST_STOPS),
+                                get_double(r, RF_LONGEST_PAUSE_MS));
+        } else if (method && strcmp(method, "snapshot") == 0)
                 fputs(", from a snapshot", f);
         else if (method && strcmp(method, "stopped") == 0)
                 fprintf(f, ", stopped all along: %s", no_snapshot ? no_snapshot : "no snapshot");

@@ -97,10 +97,12 @@
 #define RF_KERNEL_BYTES             "kernel_bytes"
 #define RF_LAST_BYTES               "last_bytes"
 #define RF_LAST_MS                  "last_ms"
+#define RF_LAST_STOPS               "last_stops"
 #define RF_LAST_ROWS                "last_rows"
 #define RF_LEAKS                    "leaks"
 #define RF_LIMITS                   "limits"
 #define RF_LINE                     "line"
+#define RF_LONGEST_PAUSE_MS         "longest_pause_ms"
 #define RF_LONGEST_MS               "longest_ms"
 #define RF_LOST                     "lost"
 #define RF_LOST_IN_WINDOW           "lost_in_window"
@@ -428,7 +430,7 @@
 #define REPLY_REACH_TARGET(X) \
         X(RF_ERROR) X(RF_METHOD) X(RF_NO_CONCURRENT) X(RF_NO_SNAPSHOT) X(RF_PARTIAL) X(RF_COPY_REAPED) \
         X(RF_AT_EXIT) X(RF_ROUNDS) X(RF_WRITTEN_BYTES) X(RF_TRACED_FROM_START) X(RF_SCANNED_AT) \
-        X(RF_PAUSED_MS) X(RF_SCAN_MS) X(RF_THREADS) \
+        X(RF_PAUSED_MS) X(RF_LONGEST_PAUSE_MS) X(RF_LAST_STOPS) X(RF_SCAN_MS) X(RF_THREADS) \
         X(RF_ROOTS_BYTES) X(RF_BYTES_SCANNED) X(RF_BYTES_UNREADABLE) X(RF_BLOCKS_UNREADABLE) \
         X(RF_BLOCKS_OVERLAPPING) X(RF_BLOCKS_AFTER_SNAPSHOT) X(RF_BLOCKS_FREED) \
         X(RF_BLOCKS_BYTES) X(RF_MARK_MS) X(RF_MARK_CPU_MS) X(RF_SCAN_MIB_PER_S) \

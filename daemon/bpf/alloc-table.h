@@ -5,6 +5,7 @@
 
 #include <sys/types.h>
 #include "map-dump.h"
+#include "mapped-array.h"
 
 /* The live blocks of the table fd added to d, a dump of the allocs map (map_dump_hash()): keys
  * struct alloc_key, values struct alloc_info. A slot BPF rewrites while it is read may come out
@@ -20,3 +21,17 @@ int alloc_table_purge(int fd, pid_t pid);
  * not a dump; pid must be stopped (none of its blocks may go into the allocs map meanwhile).
  * 0 or -errno. */
 int alloc_table_times(int table_fd, int allocs_fd, pid_t pid, const uint64_t *addrs, size_t n, uint64_t *ret);
+
+/* The same look-ups, many times over (a concurrent reachability scan's rounds and stops): the
+ * table mapped once, its pages brought in by the first look-ups, not by those in a stop. */
+struct alloc_table_view {
+        struct mapped_array table;      /* not mapped: no table */
+        int allocs_fd;
+};
+/* 0 or -errno. The fds must outlive the view. */
+int alloc_table_view_open(int table_fd, int allocs_fd, struct alloc_table_view *ret);
+void alloc_table_view_close(struct alloc_table_view *t);
+/* As alloc_table_times(). A block moved into the allocs map while pid runs is not: BPF puts a
+ * block there when it is allocated, so one looked up (older) is already there, or never. */
+int alloc_table_view_times(const struct alloc_table_view *t, pid_t pid, const uint64_t *addrs, size_t n,
+                           uint64_t *ret);

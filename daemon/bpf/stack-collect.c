@@ -328,6 +328,12 @@ int stack_collect_purge(struct memleak_bpf *skel, const struct map_limits *lim, 
         return purged;
 }
 
+int stack_collect_times_open(struct memleak_bpf *skel, struct alloc_table_view *ret)
+{
+        assert(skel);
+        return alloc_table_view_open(bpf_loader_alloc_table_fd(skel), bpf_loader_allocs_fd(skel), ret);
+}
+
 int stack_collect_block_times(struct memleak_bpf *skel, pid_t pid, const uint64_t *addrs, size_t n, uint64_t *ret)
 {
         assert(skel);

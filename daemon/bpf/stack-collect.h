@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include "alloc-table.h"
 #include "bpf-types.h"
 #include "stack-rows.h"
 
@@ -60,3 +61,5 @@ int stack_collect_purge(struct memleak_bpf *skel, const struct map_limits *lim, 
 /* When pid's heap blocks at addrs[0..n) were allocated (their timestamp_ns), as the maps hold them
  * now: ret[i], 0 for one not outstanding (freed). A look-up each. 0 or -errno. */
 int stack_collect_block_times(struct memleak_bpf *skel, pid_t pid, const uint64_t *addrs, size_t n, uint64_t *ret);
+/* The maps those look-ups read, for many (alloc_table_view_times(), alloc_table_view_close()). */
+int stack_collect_times_open(struct memleak_bpf *skel, struct alloc_table_view *ret);

@@ -280,6 +280,7 @@ static void scan_at_exit(struct exit_hold *h, pid_t tid)
                 finish(h, NULL, "out of memory for the scan at exit");
         } else {
                 result->paused_usec = now_monotonic_usec() - paused_from;
+                result->longest_pause_usec = result->paused_usec;
                 finish(h, result, NULL);
         }
         for (size_t i = 0; i < n; i++)
@@ -366,8 +367,10 @@ static void scan_child_at_exit(struct exit_hold *h, pid_t pid, pid_t tid, bool e
                                MAX(h->max_pause_ms, (uint64_t)EXIT_SCAN_MIN_MS), execd, result) < 0) {
                         why = "out of memory for the scan at exit";
                         reach_scan_result_free(TAKE_PTR(result));
-                } else
+                } else {
                         result->paused_usec = now_monotonic_usec() - paused_from;
+                        result->longest_pause_usec = result->paused_usec;
+                }
                 for (size_t i = 0; i < n; i++)
                         (void)ptrace(PTRACE_DETACH, held[i].tid, NULL, NULL);
         }

@@ -617,6 +617,7 @@ static int scan_snapshot(struct memleak_bpf *skel, const struct map_limits *lim,
 
         ret->method = REACH_METHOD_SNAPSHOT;
         ret->paused_usec += snap->paused_usec;
+        ret->longest_pause_usec = MAX(ret->longest_pause_usec, snap->paused_usec);
         r = scan_stopped(skel, lim, snap->pid, snap->copy, snap->threads, snap->n, now_monotonic_usec(),
                          REACH_SNAPSHOT_MAX_SCAN_MS, false, traced_from_start, snap->taken_at_ns, ret);
         (void)malloc_trim(0);
@@ -653,7 +654,7 @@ static int scan_stopping(struct memleak_bpf *skel, const struct map_limits *lim,
         _cleanup_free_ struct outstanding_block *now = NULL;
         _cleanup_free_ char *error = NULL;
         struct process_stop stop = {};
-        uint64_t started = now_monotonic_usec();
+        uint64_t started = now_monotonic_usec(), paused;
         size_t n_now = 0;
         int r;
 
@@ -670,7 +671,9 @@ static int scan_stopping(struct memleak_bpf *skel, const struct map_limits *lim,
         }
         r = mark(stop.threads[0].tid, stop.threads, stop.n, stop.stopped_usec, max_pause_ms, true, traced_from_start,
                  &b, ret);
-        ret->paused_usec += process_stop_release(&stop);
+        paused = process_stop_release(&stop);
+        ret->paused_usec += paused;
+        ret->longest_pause_usec = MAX(ret->longest_pause_usec, paused);
         ret->scan_usec = now_monotonic_usec() - started;
         (void)malloc_trim(0);
         if (r < 0 || ret->error)
@@ -720,6 +723,10 @@ static int scan_stopping(struct memleak_bpf *skel, const struct map_limits *lim,
  * block ever left out so): one freed meanwhile may hold a new block's pointers, and is then read
  * as roots. A block freed during the scan is left out of the verdict afterwards (drop_freed()). */
 #define CONCURRENT_MAX_ROUNDS 8
+/* Last stops made before a verdict is given partial; those before the last read for this share of
+ * the pause limit at most, then let the process go for another round. */
+#define CONCURRENT_MAX_LAST_STOPS 4
+#define CONCURRENT_STOP_SHARE_PERCENT 75
 #define CONCURRENT_SETTLED_MIN_BYTES (1ULL << 20)
 
 /* What the last stop may read again within a quarter of max_pause_ms, at the rate the mark read
@@ -786,8 +793,13 @@ struct concurrent {
         struct write_tracker w;
         struct reach_span *pages;       /* written, to read again */
         size_t n_pages, allocated;
+        struct reach_span *stop_pages;  /* read in a stop only, and again at each: the stacks, the
+                                         * mappings not watched */
+        size_t n_stop_pages, stop_allocated;
         bool *touched;                  /* blocks once left out of written pages (not reached) */
+        bool *changed;                  /* found no longer the same allocation: never left out again */
         bool *keep_out;
+        struct alloc_table_view times;  /* the BPF maps, for those look-ups */
         uint64_t *sps;                  /* the threads' stack pointers at the first stop */
         size_t n_sps;
 };
@@ -796,8 +808,11 @@ static void concurrent_done(struct concurrent *c)
 {
         write_tracker_close(&c->w);
         free(c->pages);
+        free(c->stop_pages);
         free(c->touched);
+        free(c->changed);
         free(c->keep_out);
+        alloc_table_view_close(&c->times);
         free(c->sps);
 }
 
@@ -806,25 +821,35 @@ static bool watchable(const struct map_entry *e)
         return may_hold_roots(e) && e->perms[3] == 'p';
 }
 
-static int add_page_span(struct concurrent *c, uint64_t addr, uint64_t len)
+static int add_span(struct reach_span **spans, size_t *n, size_t *allocated, uint64_t addr, uint64_t len)
 {
-        if (c->n_pages == c->allocated) {
-                size_t a = MAX(c->allocated * 2, (size_t)256);
-                struct reach_span *g = realloc(c->pages, a * sizeof(*g));
+        if (*n == *allocated) {
+                size_t a = MAX(*allocated * 2, (size_t)256);
+                struct reach_span *g = realloc(*spans, a * sizeof(*g));
 
                 if (!g)
                         return -ENOMEM;
-                c->pages = g;
-                c->allocated = a;
+                *spans = g;
+                *allocated = a;
         }
-        c->pages[c->n_pages++] = (struct reach_span) { .addr = addr, .len = len };
+        (*spans)[(*n)++] = (struct reach_span) { .addr = addr, .len = len };
         return 0;
 }
 
+/* A span to read again: while it runs, at the next round (c->pages, kept by the mark if a stop
+ * cuts it: its pages are protected again, so a write after that read is seen later); in a stop
+ * (final), stop_pages: read in each stop, whole, from the threads' stack pointers then. */
+static int add_page_span(struct concurrent *c, bool final, uint64_t addr, uint64_t len)
+{
+        if (final)
+                return add_span(&c->stop_pages, &c->n_stop_pages, &c->stop_allocated, addr, len);
+        return add_span(&c->pages, &c->n_pages, &c->allocated, addr, len);
+}
+
 /* Into c->pages, what to read again: the pages written since the last call; the mappings not
- * watched read whole (and, while it runs, watched from now on). A thread's stack is not: it is
- * read at the final stop from its stack pointer on (threads[], stopped), as a stopped scan reads
- * it, and not while it runs (the stacks the threads had at the first stop, sps[]): what lies
+ * watched read whole (while it runs, watched from now on; in a stop, final, into c->stop_pages).
+ * A thread's stack is not: it is read in each final stop from its stack pointer on (threads[],
+ * stopped; into c->stop_pages), as a stopped scan reads it, and not while it runs (the stacks the threads had at the first stop, sps[]): what lies
  * below a stack pointer is dead, and would keep blocks it once pointed to reachable. *ret_bytes:
  * how much. -ENOMEM, or /proc's error. */
 static int gather_written(struct concurrent *c, bool final, const struct thread_state *threads, size_t n_threads,
@@ -835,6 +860,7 @@ static int gather_written(struct concurrent *c, bool final, const struct thread_
         int r;
 
         c->n_pages = 0;
+        c->n_stop_pages = 0;
         *ret_bytes = 0;
         snprintf(path, sizeof(path), "/proc/%d/maps", (int)c->pid);
         r = proc_maps_parse_file(path, &maps);
@@ -853,7 +879,7 @@ static int gather_written(struct concurrent *c, bool final, const struct thread_
                                 uint64_t from = MAX(e->start, threads[t].sp - MIN(threads[t].sp,
                                                                                  (uint64_t)REACH_STACK_RED_ZONE));
 
-                                r = add_page_span(c, from, e->end - from);
+                                r = add_page_span(c, true, from, e->end - from);
                                 if (r < 0)
                                         return r;
                                 *ret_bytes += e->end - from;
@@ -878,7 +904,7 @@ static int gather_written(struct concurrent *c, bool final, const struct thread_
                         if (!final && write_tracker_watch(&c->w, e->start, e->end) == -ENOMEM)
                                 return -ENOMEM;
                 }
-                r = add_page_span(c, e->start, e->end - e->start);
+                r = add_page_span(c, final, e->start, e->end - e->start);
                 if (r < 0)
                         return r;
                 *ret_bytes += e->end - e->start;
@@ -886,59 +912,132 @@ static int gather_written(struct concurrent *c, bool final, const struct thread_
         return 0;
 }
 
-/* Read again, as roots, c's written pages less the blocks not reached; for the blocks once left
- * out so and still not reached, at the final stop (changed_too), those no longer the same
- * allocation are read whole as roots. -ENOMEM, -ETIME. */
-static int mark_written(struct concurrent *c, struct memleak_bpf *skel, const struct scan_blocks *b,
-                        struct reach_marker *m, const uint64_t *words, size_t n_words, bool changed_too)
+/* The blocks left out of written pages (touched) and still not reached that are no longer the
+ * same allocation (the same address and time of allocation in BPF's maps; a failed look-up: all
+ * of them): marked changed for good (a freed block may hold a new block's pointers: read whole
+ * now, and with the pages written from now on), their ranges appended to *roots. -ENOMEM. */
+static int find_changed(struct concurrent *c, const struct scan_blocks *b, struct reach_root **roots, size_t *n_roots)
 {
-        _cleanup_free_ struct reach_root *roots = NULL;
         _cleanup_free_ uint64_t *addrs = NULL, *times = NULL;
         _cleanup_free_ size_t *which = NULL;
-        size_t n_roots = 0, n = 0;
-        int r;
+        size_t n = 0, k = 0;
+        struct reach_root *g;
 
         for (size_t i = 0; i < b->n; i++)
-                c->keep_out[i] = !reachability_marker_reached(m, i);
+                n += c->touched[i] && c->keep_out[i];
+        if (n == 0)
+                return 0;
+        addrs = calloc(n, sizeof(*addrs));
+        times = calloc(n, sizeof(*times));
+        which = calloc(n, sizeof(*which));
+        if (!addrs || !times || !which)
+                return -ENOMEM;
+        for (size_t i = 0; i < b->n; i++)
+                if (c->touched[i] && c->keep_out[i]) {
+                        which[k] = i;
+                        addrs[k++] = b->found[i].addr;
+                }
+        if (alloc_table_view_times(&c->times, c->pid, addrs, n, times) < 0)
+                memset(times, 0, n * sizeof(*times));
+        k = 0;
+        for (size_t j = 0; j < n; j++)
+                if (times[j] != b->found[which[j]].timestamp_ns)
+                        which[k++] = which[j];
+        if (k == 0)
+                return 0;
+        g = realloc(*roots, (*n_roots + k) * sizeof(*g));
+        if (!g)
+                return -ENOMEM;
+        *roots = g;
+        for (size_t j = 0; j < k; j++) {
+                c->changed[which[j]] = true;
+                c->keep_out[which[j]] = false;
+                (*roots)[(*n_roots)++] = (struct reach_root) { .addr = b->blocks[which[j]].addr,
+                                                               .size = b->blocks[which[j]].size };
+        }
+        return 0;
+}
+
+/* Read again, as roots, c's written pages less the blocks not reached (and not changed), and the
+ * blocks found changed; in a stop (final), its stop_pages too. -ENOMEM, -ETIME (cut: the written
+ * pages' and changed blocks' roots not read are kept by the marker for its next call, while it
+ * runs: their pages are protected, a write after the read is seen later; the stop's own are read
+ * again in the next stop). */
+static int mark_written(struct concurrent *c, const struct scan_blocks *b, struct reach_marker *m,
+                        const uint64_t *words, size_t n_words, bool final)
+{
+        _cleanup_free_ struct reach_root *roots = NULL, *stop_roots = NULL;
+        size_t n_roots = 0, n_stop_roots = 0;
+        int r, r2;
+
+        for (size_t i = 0; i < b->n; i++)
+                c->keep_out[i] = !c->changed[i] && !reachability_marker_reached(m, i);
         r = reach_scan_written_roots(c->pages, c->n_pages, b->blocks, b->n, c->keep_out, c->touched, &roots,
                                      &n_roots);
         if (r < 0)
                 return r;
-        if (changed_too) {
-                size_t k = 0;
-
-                for (size_t i = 0; i < b->n; i++)
-                        n += c->touched[i] && c->keep_out[i];
-                addrs = calloc(MAX(n, (size_t)1), sizeof(*addrs));
-                times = calloc(MAX(n, (size_t)1), sizeof(*times));
-                which = calloc(MAX(n, (size_t)1), sizeof(*which));
-                if (!addrs || !times || !which)
-                        return -ENOMEM;
-                for (size_t i = 0; i < b->n; i++)
-                        if (c->touched[i] && c->keep_out[i]) {
-                                which[k] = i;
-                                addrs[k++] = b->found[i].addr;
-                        }
-                /* a failed look-up: every one counts as changed (read as roots: never a reachable
-                 * block called lost) */
-                if (stack_collect_block_times(skel, c->pid, addrs, n, times) < 0)
-                        memset(times, 0, n * sizeof(*times));
-                k = 0;
-                for (size_t j = 0; j < n; j++)
-                        if (times[j] != b->found[which[j]].timestamp_ns)
-                                which[k++] = which[j];
-                if (k > 0) {
-                        struct reach_root *g = realloc(roots, (n_roots + k) * sizeof(*g));
-
-                        if (!g)
-                                return -ENOMEM;
-                        roots = g;
-                        for (size_t j = 0; j < k; j++)
-                                roots[n_roots++] = (struct reach_root) { .addr = b->blocks[which[j]].addr,
-                                                                         .size = b->blocks[which[j]].size };
-                }
+        if (final) {
+                r = reach_scan_written_roots(c->stop_pages, c->n_stop_pages, b->blocks, b->n, c->keep_out,
+                                             c->touched, &stop_roots, &n_stop_roots);
+                if (r < 0)
+                        return r;
         }
-        return reachability_marker_add(m, roots, n_roots, words, n_words);
+        r = find_changed(c, b, &roots, &n_roots);
+        if (r < 0)
+                return r;
+        if (!final)
+                return reachability_marker_add(m, roots, n_roots, words, n_words);
+        r = reachability_marker_add_transient(m, stop_roots, n_stop_roots, words, n_words);
+        if (r == -ENOMEM)
+                return r;
+        /* cut already, it keeps them all */
+        r2 = reachability_marker_add(m, roots, n_roots, NULL, 0);
+        return r2 < 0 ? r2 : r;
+}
+
+/* A last stop: the registers, the stacks and the pages written since the last round read, and
+ * the mark followed to its end, within the budget (last: the whole pause limit; else a share of
+ * it, leaving room for another try); the threads let go. 0; -ETIME (cut: what is left is kept, see
+ * mark_written()); -ENOMEM; other failures in ret->error, or -errno of the reading. */
+static int last_stop(struct concurrent *c, const struct scan_blocks *b,
+                     struct reach_marker *m, struct reader *rd, uint64_t max_pause_ms, bool last,
+                     struct reach_result *ret)
+{
+        _cleanup_free_ uint64_t *words = NULL;
+        _cleanup_free_ char *error = NULL;
+        struct process_stop stop = {};
+        uint64_t bytes = 0, paused;
+        size_t n_words = 0;
+        int r;
+
+        r = process_stop(c->pid, max_pause_ms, &stop, &error);
+        if (r < 0)
+                return r == -ENOMEM ? r : fail(ret, r, "cannot stop pid %d for the scan's last pass: %s",
+                                                (int)c->pid, error ? error : strerror(-r));
+        rd->deadline_usec = stop.stopped_usec + (last ? max_pause_ms * 1000 :
+                                                 max_pause_ms * 1000 * CONCURRENT_STOP_SHARE_PERCENT / 100);
+        ret->threads = 0;
+        words = calloc(MAX(stop.n, (size_t)1) * THREAD_REGS_WORDS, sizeof(*words));
+        if (!words)
+                r = -ENOMEM;
+        for (size_t i = 0; words && i < stop.n; i++)
+                if (stop.threads[i].has_regs) {
+                        memcpy(words + n_words, stop.threads[i].regs, sizeof(stop.threads[i].regs));
+                        n_words += THREAD_REGS_WORDS;
+                        ret->threads++;
+                }
+        if (r == 0)
+                r = gather_written(c, true, stop.threads, stop.n, &bytes);
+        if (r == 0) {
+                ret->rounds++;
+                ret->written_bytes += bytes;
+                r = mark_written(c, b, m, words, n_words, true);
+        }
+        paused = process_stop_release(&stop);
+        ret->paused_usec += paused;
+        ret->longest_pause_usec = MAX(ret->longest_pause_usec, paused);
+        ret->last_stops++;
+        return r;
 }
 
 /* The concurrent scan of pid into ret: 0 (ret->error set where it failed after it began), or, where
@@ -949,18 +1048,17 @@ static int scan_concurrent(struct memleak_bpf *skel, const struct map_limits *li
                            bool traced_from_start, struct reach_result *ret, char **why)
 {
         _cleanup_(scan_blocks_done) struct scan_blocks b = {};
-        _cleanup_(concurrent_done) struct concurrent c = { .pid = pid, .w = { .uffd = -1, .pagemap_fd = -1 } };
+        _cleanup_(concurrent_done) struct concurrent c = { .pid = pid, .w = { .uffd = -1, .pagemap_fd = -1 },
+                                                           .times = { .allocs_fd = -1 } };
         _cleanup_(reader_close) struct reader rd = { .mem_fd = -1 };
         _cleanup_(reachability_marker_freep) struct reach_marker *m = NULL;
         _cleanup_(proc_maps_done) struct proc_maps maps = {};
         _cleanup_free_ struct reach_root *roots = NULL;
         _cleanup_free_ struct reach_block *chunks = NULL;
         _cleanup_free_ struct outstanding_block *now = NULL;
-        _cleanup_free_ uint64_t *words = NULL;
         _cleanup_free_ struct thread_state *first = NULL;
-        _cleanup_free_ char *error = NULL;
         struct process_stop stop = {};
-        size_t n_roots = 0, n_chunks = 0, n_words = 0, n_now = 0, n_first = 0;
+        size_t n_roots = 0, n_chunks = 0, n_now = 0, n_first = 0;
         uint64_t started = now_monotonic_usec(), mark_started, cpu_started, bytes = 0;
         char path[64];
         int r;
@@ -984,6 +1082,7 @@ static int scan_concurrent(struct memleak_bpf *skel, const struct map_limits *li
         } else if (r == 0)
                 r = -ENOMEM;
         ret->paused_usec += process_stop_release(&stop);
+        ret->longest_pause_usec = ret->paused_usec;
         if (r < 0)
                 return r;
         snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
@@ -1031,8 +1130,12 @@ static int scan_concurrent(struct memleak_bpf *skel, const struct map_limits *li
                 ret->roots_bytes += roots[i].size;
         c.touched = calloc(MAX(b.n, (size_t)1), sizeof(*c.touched));
         c.keep_out = calloc(MAX(b.n, (size_t)1), sizeof(*c.keep_out));
-        if (!c.touched || !c.keep_out)
+        c.changed = calloc(MAX(b.n, (size_t)1), sizeof(*c.changed));
+        if (!c.touched || !c.keep_out || !c.changed)
                 return -ENOMEM;
+        r = stack_collect_times_open(skel, &c.times);
+        if (r < 0)
+                return fail(ret, r, "cannot map BPF's allocation table: %s", strerror(-r));
         r = reachability_marker_new(&(struct reach_input) {
                         .blocks = b.blocks, .n_blocks = b.n, .read = read_process, .read_many = read_process_many,
                         .expired = past_deadline, .userdata = &rd,
@@ -1042,52 +1145,42 @@ static int scan_concurrent(struct memleak_bpf *skel, const struct map_limits *li
         mark_started = now_monotonic_usec();
         cpu_started = thread_cpu_usec();
         r = reachability_marker_add(m, roots, n_roots, NULL, 0);
-        for (unsigned round = 0; r == 0 && round < CONCURRENT_MAX_ROUNDS; round++) {
-                r = gather_written(&c, false, NULL, 0, &bytes);
-                if (r < 0)
-                        break;
-                ret->rounds++;
-                ret->written_bytes += bytes;
-                r = mark_written(&c, skel, &b, m, NULL, 0, false);
-                if (bytes <= settled_bytes(m, mark_started, max_pause_ms))
-                        break;
-        }
-        if (r < 0 && r != -ETIME) {
-                if (r == -ENOMEM)
-                        return r;
-                if (r == -ENOENT || r == -ESRCH)
-                        return fail(ret, r, "pid %d exited during the scan", (int)pid);
-                return fail(ret, r, "the scan of pid %d failed while it ran: %s", (int)pid, strerror(-r));
-        }
-        if (r == 0) {
-                /* the final stop */
-                r = process_stop(pid, max_pause_ms, &stop, &error);
-                if (r < 0)
-                        return r == -ENOMEM ? r : fail(ret, r, "cannot stop pid %d for the scan's last pass: %s",
-                                                        (int)pid, error ? error : strerror(-r));
-                rd.deadline_usec = stop.stopped_usec + max_pause_ms * 1000;
-                words = calloc(MAX(stop.n, (size_t)1) * THREAD_REGS_WORDS, sizeof(*words));
-                if (!words)
-                        r = -ENOMEM;
-                for (size_t i = 0; words && i < stop.n; i++)
-                        if (stop.threads[i].has_regs) {
-                                memcpy(words + n_words, stop.threads[i].regs, sizeof(stop.threads[i].regs));
-                                n_words += THREAD_REGS_WORDS;
-                                ret->threads++;
-                        }
-                if (r == 0)
-                        r = gather_written(&c, true, stop.threads, stop.n, &bytes);
-                if (r == 0) {
+        for (unsigned stops = 0;; stops++) {
+                bool last = stops + 1 >= CONCURRENT_MAX_LAST_STOPS;
+
+                for (unsigned round = 0; r == 0 && round < CONCURRENT_MAX_ROUNDS; round++) {
+                        r = gather_written(&c, false, NULL, 0, &bytes);
+                        if (r < 0)
+                                break;
                         ret->rounds++;
                         ret->written_bytes += bytes;
-                        r = mark_written(&c, skel, &b, m, words, n_words, true);
+                        r = mark_written(&c, &b, m, NULL, 0, false);
+                        if (bytes <= settled_bytes(m, mark_started, max_pause_ms))
+                                break;
                 }
-                ret->paused_usec += process_stop_release(&stop);
-                if (r == -ENOMEM)
-                        return r;
-                if (r < 0 && r != -ETIME)
+                if (r < 0 && r != -ETIME) {
+                        if (r == -ENOMEM)
+                                return r;
+                        if (r == -ENOENT || r == -ESRCH)
+                                return fail(ret, r, "pid %d exited during the scan", (int)pid);
+                        return fail(ret, r, "the scan of pid %d failed while it ran: %s", (int)pid, strerror(-r));
+                }
+                if (r == -ETIME)
+                        break;          /* while it ran: its own bound (REACH_SNAPSHOT_MAX_SCAN_MS) */
+                r = last_stop(&c, &b, m, &rd, max_pause_ms, last, ret);
+                if (r == 0 || r == -ENOMEM || ret->error || (r == -ETIME && last))
+                        break;
+                if (r != -ETIME)
                         return fail(ret, r, "the scan's last pass over pid %d failed: %s", (int)pid, strerror(-r));
+                /* it would pass the pause limit: let go, the mark goes on while it runs, and another
+                 * round reads the pages written meanwhile, before it stops again */
+                rd.deadline_usec = now_monotonic_usec() + REACH_SNAPSHOT_MAX_SCAN_MS * 1000;
+                r = reachability_marker_add(m, NULL, 0, NULL, 0);
         }
+        if (r == -ENOMEM)
+                return r;
+        if (ret->error)
+                return 0;
         /* the rest while it runs: nothing writes into a block nothing points to */
         write_tracker_close(&c.w);
         rd.deadline_usec = now_monotonic_usec() + REACH_SNAPSHOT_MAX_SCAN_MS * 1000;
@@ -1098,8 +1191,9 @@ static int scan_concurrent(struct memleak_bpf *skel, const struct map_limits *li
                 return r;
         if (r == -ETIME &&
             asprintf(&ret->partial, "the scan stopped at its limit (%" PRIu64 " ms for its last pass with the "
-                     "process stopped: reachability_max_pause_ms in memleakd.conf), %.1f MiB read: the blocks it "
-                     "reached are still reachable, the others undecided", max_pause_ms,
+                     "process stopped: reachability_max_pause_ms in memleakd.conf; %" PRIu32 " %s), %.1f MiB "
+                     "read: the blocks it reached are still reachable, the others undecided", max_pause_ms,
+                     ret->last_stops, ret->last_stops == 1 ? "stop" : "stops, each let go for another round",
                      (double)ret->stats.bytes_scanned / (1 << 20)) < 0) {
                 ret->partial = NULL;
                 return -ENOMEM;
@@ -1153,7 +1247,10 @@ int reach_scan_live(struct memleak_bpf *skel, const struct map_limits *lim, pid_
         if (r == 0) {
                 r = scan_snapshot(skel, lim, &snap, traced_from_start, result);
                 /* the second freeze, that reaps the copy, is a pause too */
-                result->paused_usec += process_snapshot_done(&snap);
+                uint64_t paused = process_snapshot_done(&snap);
+
+                result->paused_usec += paused;
+                result->longest_pause_usec = MAX(result->longest_pause_usec, paused);
                 result->copy_reaped = snap.copy_reaped;
         } else if (r == -ENOMEM)
                 ;

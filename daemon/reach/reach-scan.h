@@ -59,7 +59,11 @@ struct reach_result {
         bool traced_from_start;         /* every block it allocated is known (memleakctl run); else
                                          * what lies between them was read as roots too */
         uint64_t scanned_at_usec;       /* CLOCK_REALTIME */
-        uint64_t paused_usec;           /* how long the process was stopped */
+        uint64_t paused_usec;           /* how long the process was stopped, in all */
+        uint64_t longest_pause_usec;    /* of which its longest stop */
+        uint32_t last_stops;            /* a concurrent scan's: its last stops (more than one when one
+                                         * would have passed its budget: the process let go, another
+                                         * round, a stop again) */
         uint64_t scan_usec;
         uint64_t mark_usec;             /* of which the mark: reading memory, following pointers */
         uint64_t mark_cpu_usec;         /* the CPU time the mark took (the rest: waiting for one) */

@@ -20,6 +20,9 @@ static const char *const reachability_table[_REACHABILITY_MAX] = {
 DEFINE_STRING_TABLE_LOOKUP_TO_STRING(reachability, enum reachability);
 
 #define READ_CHUNK_BYTES (1024 * 1024)
+/* How often a scan of what was read checks the time: a stop's budget is passed by at most the
+ * scan of this much (about 0.1-0.5 ms), not of a whole read. */
+#define SCAN_CHECK_BYTES (64 * 1024)
 #define PAGE_BYTES 4096ULL
 /* Blocks up to this size are read many at once (read_many); bigger ones in chunks of their own. */
 #define BATCH_BLOCK_MAX_BYTES (64 * 1024)
@@ -30,6 +33,8 @@ DEFINE_STRING_TABLE_LOOKUP_TO_STRING(reachability, enum reachability);
  * block (and 65,536 cells, whatever the count). */
 #define INDEX_CELLS_PER_BLOCK 2ULL
 #define INDEX_MIN_CELLS 65536ULL
+/* The unreached counts' cells: the filter's, coarser past this many (16 MiB of counts). */
+#define UNREACHED_MAX_CELLS (4ULL * 1024 * 1024)
 
 enum mark {
         MARK_UNREACHED = 0,
@@ -58,6 +63,11 @@ struct marker {
         uint32_t *index;
         struct reach_span *spans;       /* REACH_READ_MANY_MAX */
         size_t *batch;
+        /* per cell of unreached_shift over [lo, lo + span): how many blocks still unreached
+         * overlap it. A word into a cell with none cannot reach anything new: no look-up (the
+         * words of pages read again point mostly at blocks reached already) */
+        unsigned unreached_shift;
+        uint32_t *unreached;
 };
 
 uint64_t reachability_chunk_header_slot(uint64_t addr, uint64_t size)
@@ -105,6 +115,33 @@ static inline bool may_hold(const struct marker *m, uint64_t v)
         return (m->grid[off / 64] >> (off % 64)) & 1;
 }
 
+/* The cells of the unreached counts block b overlaps: [*first, *last]. */
+static void block_cells(const struct marker *m, size_t b, uint64_t *first, uint64_t *last)
+{
+        const struct reach_block *blk = &m->in->blocks[b];
+
+        *first = (blk->addr - m->lo) >> m->unreached_shift;
+        *last = (blk->addr + MAX(blk->size, (uint64_t)1) - 1 - m->lo) >> m->unreached_shift;
+}
+
+static void set_mark(struct marker *m, size_t b, enum mark to)
+{
+        if (m->marks[b] == MARK_UNREACHED && to != MARK_UNREACHED) {
+                uint64_t first, last;
+
+                block_cells(m, b, &first, &last);
+                for (uint64_t c = first; c <= last; c++)
+                        m->unreached[c]--;
+        }
+        m->marks[b] = to;
+}
+
+/* Whether no unreached block overlaps v's cell (v within the span). */
+static inline bool none_unreached_at(const struct marker *m, uint64_t v)
+{
+        return m->unreached[(v - m->lo) >> m->unreached_shift] == 0;
+}
+
 static void reach_word(struct marker *m, uint64_t v, enum mark from, enum mark to)
 {
         size_t b;
@@ -113,20 +150,30 @@ static void reach_word(struct marker *m, uint64_t v, enum mark from, enum mark t
                 m->stats.words_filtered++;
                 return;
         }
+        if (from == MARK_UNREACHED && none_unreached_at(m, v)) {
+                m->stats.words_settled++;
+                return;
+        }
         m->stats.words_looked_up++;
         b = block_at(m, v);
         if (b == m->in->n_blocks || m->marks[b] != from)
                 return;
-        m->marks[b] = to;
+        set_mark(m, b, to);
         m->stack[m->depth++] = b;
 }
 
+/* The words of buf; the time checked every SCAN_CHECK_BYTES, the scan cut there when it ran out
+ * (m->expired: what was being scanned is scanned again whole at the next call). */
 static void scan_words(struct marker *m, const uint8_t *buf, size_t len, enum mark from, enum mark to,
                        enum mark from2)
 {
         for (size_t off = 0; off + 8 <= len; off += 8) {
                 uint64_t v;
 
+                if (off % SCAN_CHECK_BYTES == 0 && off > 0 && m->in->expired && m->in->expired(m->in->userdata)) {
+                        m->expired = true;
+                        return;
+                }
                 memcpy(&v, buf + off, sizeof(v));
                 if (!may_hold(m, v)) {
                         m->stats.words_filtered++;
@@ -160,6 +207,8 @@ static bool scan_range(struct marker *m, uint64_t addr, uint64_t size, enum mark
                 if (n < 0)
                         n = 0;
                 scan_words(m, m->buf, (size_t)n, from, to, from2);
+                if (m->expired)
+                        return whole;
                 m->stats.bytes_scanned += (uint64_t)n & ~7ULL;
                 if ((size_t)n < want) {
                         /* unreadable from at + n: skip to the next page */
@@ -207,10 +256,19 @@ static int scan_spans(struct marker *m, size_t k, enum mark from, enum mark to, 
         n = m->in->read_many(m->in->userdata, m->spans, k, m->buf);
         if (n < 0)
                 n = 0;
-        for (size_t j = 0, off = 0; j < k; off += m->spans[j++].len) {
+        for (size_t j = 0, off = 0, check = SCAN_CHECK_BYTES; j < k; off += m->spans[j++].len) {
                 if (off + m->spans[j].len > (uint64_t)n)
                         break;
+                if (off >= check) {
+                        check = off + SCAN_CHECK_BYTES;
+                        if (m->in->expired && m->in->expired(m->in->userdata)) {
+                                m->expired = true;
+                                break;
+                        }
+                }
                 scan_words(m, m->buf + off, m->spans[j].len, from, to, from2);
+                if (m->expired)
+                        break;
                 m->stats.bytes_scanned += m->spans[j].len;
                 (*done)++;
         }
@@ -296,8 +354,19 @@ static void flood(struct marker *m, enum mark from, enum mark to, enum mark from
                 m->frontier = frontier;
                 m->depth = 0;
                 qsort(frontier, n, sizeof(*frontier), by_block);
-                for (size_t at = 0; at < n && !m->expired;)
+                for (size_t at = 0; at < n;) {
+                        size_t step = at;
+
                         scan_frontier_step(m, frontier, n, &at, from, to, from2);
+                        if (m->expired) {
+                                /* cut: the blocks of this step on (this one perhaps half read: read
+                                 * again whole) stay to scan, with those reached meanwhile. Each
+                                 * block is on the stack or the frontier at most once: room enough */
+                                memcpy(m->stack + m->depth, frontier + step, (n - step) * sizeof(*frontier));
+                                m->depth += n - step;
+                                return;
+                        }
+                }
         }
 }
 
@@ -340,7 +409,8 @@ static int filter_build(struct marker *m)
         if (n == 0) {
                 m->lo = m->span = 0;
                 m->grid = calloc(1, sizeof(*m->grid));
-                return m->grid ? 0 : -ENOMEM;
+                m->unreached = calloc(1, sizeof(*m->unreached));
+                return m->grid && m->unreached ? 0 : -ENOMEM;
         }
         m->lo = blocks[0].addr;
         for (size_t i = 0; i < n; i++)
@@ -357,6 +427,19 @@ static int filter_build(struct marker *m)
 
                 for (uint64_t g = first; g <= last; g++)
                         m->grid[g / 64] |= 1ULL << (g % 64);
+        }
+        m->unreached_shift = m->shift;
+        while ((m->span >> m->unreached_shift) + 1 > UNREACHED_MAX_CELLS)
+                m->unreached_shift++;
+        m->unreached = calloc((m->span >> m->unreached_shift) + 1, sizeof(*m->unreached));
+        if (!m->unreached)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++) {
+                uint64_t first, last;
+
+                block_cells(m, i, &first, &last);
+                for (uint64_t c = first; c <= last; c++)
+                        m->unreached[c]++;
         }
         return index_build(m);
 }
@@ -375,6 +458,9 @@ struct reach_marker {
         struct reach_input in;
         struct marker m;
         bool finished;
+        /* roots of calls cut short, not read yet (or not whole): read at the next call */
+        struct reach_root *pending;
+        size_t n_pending, allocated;
 };
 
 void reachability_marker_free(struct reach_marker *rm)
@@ -389,6 +475,8 @@ void reachability_marker_free(struct reach_marker *rm)
         free(rm->m.batch);
         free(rm->m.grid);
         free(rm->m.index);
+        free(rm->m.unreached);
+        free(rm->pending);
         free(rm);
 }
 
@@ -430,23 +518,17 @@ int reachability_marker_new(const struct reach_input *in, struct reach_marker **
         return 0;
 }
 
-int reachability_marker_add(struct reach_marker *rm, const struct reach_root *roots, size_t n_roots,
-                            const uint64_t *words, size_t n_words)
+/* Scan roots[0 .. n) and what they reach: how many were scanned whole before the time ran out
+ * (n: all; what they reached is kept on the stack when the flood was cut). */
+static size_t scan_roots(struct reach_marker *rm, const struct reach_root *roots, size_t n)
 {
-        struct marker *m;
+        struct marker *m = &rm->m;
+        size_t i = 0;
 
-        assert(rm);
-        assert(roots || n_roots == 0);
-        assert(words || n_words == 0);
-        assert(!rm->finished);
-        m = &rm->m;
         /* the batch reader reads in->roots */
         rm->in.roots = roots;
-        rm->in.n_roots = n_roots;
-        for (size_t i = 0; i < n_words; i++)
-                reach_word(m, words[i], MARK_UNREACHED, MARK_REACHED);
-        flood(m, MARK_UNREACHED, MARK_REACHED, MARK_UNREACHED);
-        for (size_t i = 0; i < n_roots && !m->expired; ) {
+        rm->in.n_roots = n;
+        while (i < n && !m->expired) {
                 size_t k = rm->in.read_many ? scan_roots_batch(m, i) : 0;
 
                 if (k == 0) {
@@ -454,12 +536,84 @@ int reachability_marker_add(struct reach_marker *rm, const struct reach_root *ro
                                          MARK_UNREACHED);
                         k = 1;
                 }
+                if (m->expired)
+                        break;          /* roots[i .. i + k) perhaps not read whole: again */
                 i += k;
                 flood(m, MARK_UNREACHED, MARK_REACHED, MARK_UNREACHED);
         }
         rm->in.roots = NULL;
         rm->in.n_roots = 0;
+        return i;
+}
+
+static int pending_append(struct reach_marker *rm, const struct reach_root *roots, size_t n)
+{
+        if (n == 0)
+                return 0;
+        if (rm->n_pending + n > rm->allocated) {
+                size_t a = MAX(rm->allocated * 2, rm->n_pending + n);
+                struct reach_root *g = realloc(rm->pending, a * sizeof(*g));
+
+                if (!g)
+                        return -ENOMEM;
+                rm->pending = g;
+                rm->allocated = a;
+        }
+        memcpy(rm->pending + rm->n_pending, roots, n * sizeof(*roots));
+        rm->n_pending += n;
+        return 0;
+}
+
+/* Go on with what the last call left (its flood, then its roots kept), then words and roots;
+ * keep: roots not read when the time runs out are kept for the next call, else dropped. */
+static int marker_add(struct reach_marker *rm, const struct reach_root *roots, size_t n_roots,
+                      const uint64_t *words, size_t n_words, bool keep)
+{
+        struct marker *m;
+        size_t done;
+        int r;
+
+        assert(rm);
+        assert(roots || n_roots == 0);
+        assert(words || n_words == 0);
+        assert(!rm->finished);
+        m = &rm->m;
+        m->expired = false;
+        for (size_t i = 0; i < n_words; i++)
+                reach_word(m, words[i], MARK_UNREACHED, MARK_REACHED);
+        flood(m, MARK_UNREACHED, MARK_REACHED, MARK_UNREACHED);
+        if (keep) {
+                r = pending_append(rm, roots, n_roots);
+                if (r < 0)
+                        return r;
+                n_roots = 0;
+        }
+        if (!m->expired && rm->n_pending > 0) {
+                done = scan_roots(rm, rm->pending, rm->n_pending);
+                memmove(rm->pending, rm->pending + done, (rm->n_pending - done) * sizeof(*rm->pending));
+                rm->n_pending -= done;
+        }
+        if (!m->expired)
+                (void)scan_roots(rm, roots, n_roots);
         return m->expired ? -ETIME : 0;
+}
+
+int reachability_marker_add(struct reach_marker *rm, const struct reach_root *roots, size_t n_roots,
+                            const uint64_t *words, size_t n_words)
+{
+        return marker_add(rm, roots, n_roots, words, n_words, true);
+}
+
+int reachability_marker_add_transient(struct reach_marker *rm, const struct reach_root *roots, size_t n_roots,
+                                      const uint64_t *words, size_t n_words)
+{
+        return marker_add(rm, roots, n_roots, words, n_words, false);
+}
+
+bool reachability_marker_done(const struct reach_marker *rm)
+{
+        assert(rm);
+        return !rm->m.expired && rm->m.depth == 0 && rm->n_pending == 0;
 }
 
 bool reachability_marker_reached(const struct reach_marker *rm, size_t i)
@@ -489,7 +643,7 @@ int reachability_marker_classify(struct reach_marker *rm, enum reachability *ret
         rm->finished = true;
         for (size_t i = 0; i < n && !m->expired; i++)
                 if (m->marks[i] == MARK_UNREACHED) {
-                        m->marks[i] = MARK_LEADER;
+                        set_mark(m, i, MARK_LEADER);
                         walk_lost(m, i);
                 }
         if (stats)

@@ -74,6 +74,8 @@ struct reach_stats {
         uint64_t blocks_unreadable;             /* blocks not (wholly) read: they reach nothing */
         uint64_t words_filtered;                /* words no block can hold, ruled out at once */
         uint64_t words_looked_up;               /* words searched for among the blocks */
+        uint64_t words_settled;                 /* words into memory whose blocks were all reached
+                                                 * already: nothing new to find, not searched */
 };
 
 /* The glibc chunk-header address in a block of size bytes at addr that is not a reference. */
@@ -98,14 +100,24 @@ int reachability_classify(const struct reach_input *in, enum reachability *ret, 
 struct reach_marker;
 int reachability_marker_new(const struct reach_input *in, struct reach_marker **ret);
 void reachability_marker_free(struct reach_marker *m);
-/* Scan n_roots ranges and n_words words as roots, and follow what they reach. -ETIME when
- * in->expired said so: the marker stays cut short (its classes partial), later calls add nothing
- * more. */
+/* Scan n_roots ranges and n_words words as roots, and follow what they reach, after what earlier
+ * calls cut short left. -ETIME when in->expired said so: the work left is kept (the blocks reached
+ * and not scanned yet, those half scanned from their start; the roots not read whole, copied), and
+ * the next call goes on with it first, so a mark cut and resumed at any point reaches what one
+ * uncut does. -ENOMEM. */
 int reachability_marker_add(struct reach_marker *m, const struct reach_root *roots, size_t n_roots,
                             const uint64_t *words, size_t n_words);
+/* The same, but roots not read when the time runs out are dropped, not kept: memory read again
+ * at each call (a stopped process's stacks, from their stack pointers then), whose old contents
+ * would be stale later. What they reached before the cut stays reached, and is followed. */
+int reachability_marker_add_transient(struct reach_marker *m, const struct reach_root *roots, size_t n_roots,
+                                      const uint64_t *words, size_t n_words);
+/* Whether the last call ran to its end, nothing left to scan. */
+bool reachability_marker_done(const struct reach_marker *m);
 /* Whether blocks[i] was reached so far. */
 bool reachability_marker_reached(const struct reach_marker *m, size_t i);
 void reachability_marker_stats(const struct reach_marker *m, struct reach_stats *ret);
-/* The classes, as reachability_classify's (the blocks not reached are lost; a marker cut short
- * leaves them undecided: -ETIME). The last call on m but reachability_marker_free(). */
+/* The classes, as reachability_classify's (the blocks not reached are lost; a marker whose last
+ * call was cut short leaves them undecided: -ETIME). The last call on m but
+ * reachability_marker_free(). */
 int reachability_marker_classify(struct reach_marker *m, enum reachability *ret, struct reach_stats *stats);

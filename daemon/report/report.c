@@ -203,13 +203,16 @@ static void add_target_reachability(cJSON *t, const struct report_target *rt)
         if (r->method == REACH_METHOD_CONCURRENT) {
                 json_add_u64(o, RF_ROUNDS, r->rounds);
                 json_add_u64(o, RF_WRITTEN_BYTES, r->written_bytes);
+                json_add_u64(o, RF_LAST_STOPS, r->last_stops);
         } else {
                 cJSON_AddNullToObject(o, RF_ROUNDS);
                 cJSON_AddNullToObject(o, RF_WRITTEN_BYTES);
+                cJSON_AddNullToObject(o, RF_LAST_STOPS);
         }
         cJSON_AddBoolToObject(o, RF_TRACED_FROM_START, r->traced_from_start);
         json_add_u64(o, RF_SCANNED_AT, r->scanned_at_usec / 1000000);
         cJSON_AddNumberToObject(o, RF_PAUSED_MS, round((double)r->paused_usec / 100) / 10);
+        cJSON_AddNumberToObject(o, RF_LONGEST_PAUSE_MS, round((double)r->longest_pause_usec / 100) / 10);
         cJSON_AddNumberToObject(o, RF_SCAN_MS, round((double)r->scan_usec / 100) / 10);
         json_add_u64(o, RF_THREADS, r->threads);
         json_add_u64(o, RF_ROOTS_BYTES, r->roots_bytes);

@@ -468,6 +468,7 @@ static void mark_like_a_full_search(bool sparse)
         long *todo = calloc(BIG_BLOCKS + 1, sizeof(*todo));
         uint64_t state = 0x9e3779b97f4a7c15ULL, addr = 0x555500000000ULL;
         size_t depth = 0, n_reached = 0, n_marked = 0;
+        struct reach_stats stats;
 
         ASSERT_TRUE(h && out && reached && todo);
         for (size_t i = 0; i < BIG_BLOCKS; i++) {
@@ -503,7 +504,9 @@ static void mark_like_a_full_search(bool sparse)
                 .blocks = h->blocks, .n_blocks = BIG_BLOCKS, .root_words = h->roots,
                 .n_root_words = ELEMENTSOF(h->roots), .read = read_big, .userdata = h,
         };
-        ASSERT_EQ(reachability_classify(&in, out, NULL), 0);
+        ASSERT_EQ(reachability_classify(&in, out, &stats), 0);
+        /* words into memory whose blocks were all reached already are not searched for */
+        ASSERT_TRUE(stats.words_settled > 0 && stats.words_looked_up > 0);
 
         /* the truth: every aligned word of a reached block, looked for among all blocks */
         for (size_t i = 0; i < ELEMENTSOF(h->roots); i++) {
@@ -616,29 +619,199 @@ static void a_mark_in_steps_follows_pointers_moved_between_them(void)
         reachability_marker_free(NULL);
 }
 
-/* A marker cut short stays so: its classes are partial, what it reached still reachable. */
-static void a_mark_in_steps_cut_short_stays_partial(void)
+/* A marker cut short keeps its work: classified then, its classes are partial (what it reached
+ * still reachable); a later call goes on first with what was left (the blocks reached and not
+ * scanned, the roots not read), but for transient roots (read again at each call), dropped. */
+static void a_mark_in_steps_cut_short_goes_on_at_the_next_call(void)
 {
         struct space s;
         struct reach_marker *m = NULL;
         struct reach_root global = { .addr = GLOBAL_ADDR, .size = sizeof(s.global) };
+        struct reach_root stack = { .addr = STACK_ADDR, .size = sizeof(s.stack) };
         struct reach_input in;
 
-        space_init(&s);
-        put(s.global, 0, block_addr(1));
-        in = (struct reach_input) { .blocks = s.blocks, .n_blocks = 8, .read = read_space, .expired = out_of_reads,
-                                    .userdata = &s };
+        for (int classify_cut = 0; classify_cut < 2; classify_cut++) {
+                space_init(&s);
+                put(s.global, 0, block_addr(1));
+                put(s.global, 8, block_addr(5));
+                put(s.contents[2], 0, block_addr(3));
+                put(s.stack, 0, block_addr(4));
+                in = (struct reach_input) { .blocks = s.blocks, .n_blocks = 8, .read = read_space,
+                                            .expired = out_of_reads, .userdata = &s };
+                ASSERT_EQ(reachability_marker_new(&in, &m), 0);
+                ASSERT_EQ(reachability_marker_add(m, &global, 1, NULL, 0), 0);
+                ASSERT_TRUE(reachability_marker_reached(m, 1) && reachability_marker_reached(m, 5));
+                ASSERT_TRUE(reachability_marker_done(m));
+                s.reads_left = 0;
+                ASSERT_EQ(reachability_marker_add(m, &global, 1, (const uint64_t[]) { block_addr(2) }, 1), -ETIME);
+                ASSERT_TRUE(reachability_marker_reached(m, 2));
+                ASSERT_TRUE(!reachability_marker_reached(m, 3));
+                ASSERT_TRUE(!reachability_marker_done(m));
+                ASSERT_EQ(reachability_marker_add_transient(m, &stack, 1, NULL, 0), -ETIME);
+                if (classify_cut) {
+                        ASSERT_EQ(reachability_marker_classify(m, s.out, NULL), -ETIME);
+                        ASSERT_EQ(s.out[2], REACHABILITY_STILL_REACHABLE);
+                        ASSERT_EQ(s.out[3], REACHABILITY_UNDECIDED);
+                        ASSERT_EQ(s.out[4], REACHABILITY_UNDECIDED);
+                        reachability_marker_free(m);
+                        continue;
+                }
+                s.reads_left = -1;
+                ASSERT_EQ(reachability_marker_add(m, NULL, 0, NULL, 0), 0);
+                ASSERT_TRUE(reachability_marker_done(m));
+                ASSERT_TRUE(reachability_marker_reached(m, 3));
+                ASSERT_TRUE(!reachability_marker_reached(m, 4));
+                ASSERT_EQ(reachability_marker_classify(m, s.out, NULL), 0);
+                for (int i = 0; i < 8; i++)
+                        ASSERT_EQ(s.out[i], i == 1 || i == 2 || i == 3 || i == 5 ? REACHABILITY_STILL_REACHABLE :
+                                  REACHABILITY_DEFINITELY_LOST);
+                reachability_marker_free(m);
+        }
+}
+
+/* A random heap marked from roots (ranges and words) by a marker cut after each possible number of
+ * checks of its time, then resumed, or cut again and again every few checks: the same classes as
+ * one mark uncut, blocks read in batches or one by one. */
+#define CUT_BLOCKS 300
+#define CUT_ROOTS 6
+
+struct cut_heap {
+        struct big_heap *h;
+        long checks;
+        long cut_at;                    /* the check that says the time is out; < 0: none */
+        long every;                     /* > 0: every so many checks */
+        long add_checks;                /* made by the calls that add */
+};
+
+static ssize_t read_cut(void *userdata, uint64_t addr, void *buf, size_t len)
+{
+        return read_big(((struct cut_heap *)userdata)->h, addr, buf, len);
+}
+
+static ssize_t read_cut_many(void *userdata, const struct reach_span *spans, size_t n, void *buf)
+{
+        ssize_t total = 0;
+
+        for (size_t i = 0; i < n; i++) {
+                ssize_t r = read_cut(userdata, spans[i].addr, (uint8_t *)buf + total, spans[i].len);
+
+                if (r != (ssize_t)spans[i].len)
+                        return total;
+                total += r;
+        }
+        return total;
+}
+
+static bool cut_expired(void *userdata)
+{
+        struct cut_heap *c = userdata;
+
+        c->checks++;
+        if (c->every > 0)
+                return c->checks % c->every == 0;
+        return c->checks == c->cut_at;
+}
+
+static int mark_cut(struct cut_heap *c, bool many, const struct reach_root *roots, const uint64_t *words,
+                    enum reachability *out, int *calls)
+{
+        struct reach_marker *m = NULL;
+        struct reach_input in = {
+                .blocks = c->h->blocks, .n_blocks = CUT_BLOCKS, .read = read_cut,
+                .read_many = many ? read_cut_many : NULL, .expired = cut_expired, .userdata = c,
+        };
+        int r;
+
+        c->checks = 0;
         ASSERT_EQ(reachability_marker_new(&in, &m), 0);
-        ASSERT_EQ(reachability_marker_add(m, &global, 1, NULL, 0), 0);
-        s.reads_left = 0;
-        ASSERT_EQ(reachability_marker_add(m, &global, 1, (const uint64_t[]) { block_addr(2) }, 1), -ETIME);
-        s.reads_left = -1;
-        ASSERT_EQ(reachability_marker_add(m, &global, 1, NULL, 0), -ETIME);
-        ASSERT_EQ(reachability_marker_classify(m, s.out, NULL), -ETIME);
-        ASSERT_EQ(s.out[1], REACHABILITY_STILL_REACHABLE);
-        ASSERT_EQ(s.out[2], REACHABILITY_STILL_REACHABLE);
-        ASSERT_EQ(s.out[3], REACHABILITY_UNDECIDED);
+        r = reachability_marker_add(m, roots, CUT_ROOTS, words, 8);
+        for (*calls = 1; r == -ETIME && *calls < 100000; (*calls)++) {
+                if (c->every == 0)
+                        c->cut_at = -1;
+                r = reachability_marker_add(m, NULL, 0, NULL, 0);
+        }
+        ASSERT_EQ(r, 0);
+        ASSERT_TRUE(reachability_marker_done(m));
+        /* the walks through lost blocks are not cut here */
+        c->add_checks = c->checks;
+        c->every = 0;
+        c->cut_at = -1;
+        r = reachability_marker_classify(m, out, NULL);
         reachability_marker_free(m);
+        return r;
+}
+
+static void a_mark_cut_anywhere_and_resumed_gives_the_classes_of_one_uncut(void)
+{
+        struct big_heap *h = calloc(1, sizeof(*h));
+        struct cut_heap c = { .h = h, .cut_at = -1 };
+        enum reachability want[CUT_BLOCKS], got[CUT_BLOCKS];
+        struct reach_root roots[CUT_ROOTS];
+        uint64_t state = 0x2545f4914f6cdd1dULL, addr = 0x7f0000000000ULL, words[8];
+        size_t n_lost = 0;
+        int calls;
+
+        ASSERT_TRUE(h);
+        /* CUT_BLOCKS blocks, then the roots' memory: blocks the mark does not know of */
+        for (size_t i = 0; i < CUT_BLOCKS + CUT_ROOTS; i++) {
+                uint64_t size = 16 + big_random(&state) % 200;
+
+                addr += big_random(&state) % 4 == 0 ? 4096 : 0;
+                h->blocks[i] = (struct reach_block) { .addr = addr, .size = size };
+                addr += (size + 15) & ~15ULL;
+                h->contents[i] = calloc(1, size);
+                ASSERT_TRUE(h->contents[i]);
+        }
+        for (size_t i = CUT_BLOCKS + CUT_ROOTS; i < BIG_BLOCKS; i++)
+                h->blocks[i] = (struct reach_block) { .addr = UINT64_MAX - BIG_BLOCKS + i, .size = 0 };
+        for (size_t i = 0; i < CUT_BLOCKS + CUT_ROOTS; i++) {
+                /* about two pointers a block: long chains, some blocks never reached */
+                for (int w = 0; w < 3; w++) {
+                        const struct reach_block *to = &h->blocks[big_random(&state) % CUT_BLOCKS];
+                        uint64_t slot = big_random(&state) % (h->blocks[i].size / 8);
+                        uint64_t v = big_random(&state) % 3 == 0 ? 0 : to->addr + big_random(&state) % to->size;
+
+                        memcpy(h->contents[i] + slot * 8, &v, sizeof(v));
+                }
+        }
+        for (size_t i = 0; i < CUT_ROOTS; i++)
+                roots[i] = (struct reach_root) { .addr = h->blocks[CUT_BLOCKS + i].addr,
+                                                 .size = h->blocks[CUT_BLOCKS + i].size };
+        for (size_t i = 0; i < ELEMENTSOF(words); i++)
+                words[i] = i % 2 ? h->blocks[big_random(&state) % CUT_BLOCKS].addr : big_random(&state);
+
+        for (int many = 0; many < 2; many++) {
+                long total;
+
+                c.every = 0;
+                c.cut_at = -1;
+                ASSERT_EQ(mark_cut(&c, many, roots, words, want, &calls), 0);
+                ASSERT_EQ(calls, 1);
+                total = c.add_checks;
+                n_lost = 0;
+                for (size_t i = 0; i < CUT_BLOCKS; i++)
+                        n_lost += want[i] != REACHABILITY_STILL_REACHABLE;
+                /* the case means something: many reads, some blocks lost, most reached */
+                ASSERT_TRUE(total > (many ? 3 : 100));
+                ASSERT_TRUE(n_lost > 5 && n_lost < CUT_BLOCKS / 2);
+                for (long cut = 1; cut <= total; cut++) {
+                        c.every = 0;
+                        c.cut_at = cut;
+                        ASSERT_EQ(mark_cut(&c, many, roots, words, got, &calls), 0);
+                        ASSERT_EQ(calls, 2);
+                        ASSERT_EQ(memcmp(got, want, sizeof(want)), 0);
+                }
+                for (long every = 2; every <= 7; every++) {
+                        c.every = every;
+                        c.cut_at = -1;
+                        ASSERT_EQ(mark_cut(&c, many, roots, words, got, &calls), 0);
+                        ASSERT_TRUE(calls > 1);
+                        ASSERT_EQ(memcmp(got, want, sizeof(want)), 0);
+                }
+        }
+        for (size_t i = 0; i < CUT_BLOCKS + CUT_ROOTS; i++)
+                free(h->contents[i]);
+        free(h);
 }
 
 /* Written pages read again: less the blocks kept out (not reached), each of them noted. */
@@ -688,7 +861,8 @@ int main(void)
                 TEST(a_sparse_heap_is_marked_as_a_full_search_marks_it),
                 TEST(a_dense_heap_is_marked_as_a_full_search_marks_it),
                 TEST(a_mark_in_steps_follows_pointers_moved_between_them),
-                TEST(a_mark_in_steps_cut_short_stays_partial),
+                TEST(a_mark_in_steps_cut_short_goes_on_at_the_next_call),
+                TEST(a_mark_cut_anywhere_and_resumed_gives_the_classes_of_one_uncut),
                 TEST(written_pages_are_roots_less_the_blocks_kept_out),
         };
         return run_unit_tests(tests, ELEMENTSOF(tests));
