@@ -413,11 +413,12 @@ static uint64_t big_random(uint64_t *state)
         return *state;
 }
 
-/* The block holding addr (not its next chunk's header slot), by a search over them all. */
-static long big_find(const struct big_heap *h, uint64_t addr)
+/* The block holding addr (not its next chunk's header slot), by a search over them all (but those
+ * that are roots' memory, is_root[i], when is_root is not NULL). */
+static long big_find(const struct big_heap *h, const bool *is_root, uint64_t addr)
 {
         for (long i = 0; i < BIG_BLOCKS; i++)
-                if (addr >= h->blocks[i].addr && addr - h->blocks[i].addr < h->blocks[i].size)
+                if ((!is_root || !is_root[i]) && addr >= h->blocks[i].addr && addr - h->blocks[i].addr < h->blocks[i].size)
                         return addr == reachability_chunk_header_slot(h->blocks[i].addr, h->blocks[i].size) ?
                                 -1 : i;
         return -1;
@@ -460,17 +461,36 @@ static uint64_t big_pointer(const struct big_heap *h, uint64_t *state)
         }
 }
 
-static void mark_like_a_full_search(bool sparse)
+static ssize_t read_big_many(void *userdata, const struct reach_span *spans, size_t n, void *buf)
+{
+        ssize_t total = 0;
+
+        for (size_t i = 0; i < n; i++) {
+                ssize_t r = read_big(userdata, spans[i].addr, (uint8_t *)buf + total, spans[i].len);
+
+                if (r != (ssize_t)spans[i].len)
+                        return total;
+                total += r;
+        }
+        return total;
+}
+
+/* many: blocks read in batches (read_many), and one in 13 of the heap's ranges is not a block but
+ * a root's memory, between the blocks (as a process attached while it ran has them). */
+static void mark_like_a_full_search(bool sparse, bool many)
 {
         struct big_heap *h = calloc(1, sizeof(*h));
         enum reachability *out = calloc(BIG_BLOCKS, sizeof(*out));
-        bool *reached = calloc(BIG_BLOCKS, sizeof(*reached));
+        bool *reached = calloc(BIG_BLOCKS, sizeof(*reached)), *is_root = calloc(BIG_BLOCKS, sizeof(*is_root));
         long *todo = calloc(BIG_BLOCKS + 1, sizeof(*todo));
+        struct reach_block *blocks = calloc(BIG_BLOCKS, sizeof(*blocks));
+        struct reach_root *ranges = calloc(BIG_BLOCKS, sizeof(*ranges));
+        size_t *which = calloc(BIG_BLOCKS, sizeof(*which));
         uint64_t state = 0x9e3779b97f4a7c15ULL, addr = 0x555500000000ULL;
-        size_t depth = 0, n_reached = 0, n_marked = 0;
+        size_t depth = 0, n_reached = 0, n_marked = 0, n_blocks = 0, n_ranges = 0;
         struct reach_stats stats;
 
-        ASSERT_TRUE(h && out && reached && todo);
+        ASSERT_TRUE(h && out && reached && is_root && todo && blocks && ranges && which);
         for (size_t i = 0; i < BIG_BLOCKS; i++) {
                 uint64_t size = 16 + big_random(&state) % (big_random(&state) % 8 == 0 ? 40960 : 256);
 
@@ -499,24 +519,39 @@ static void mark_like_a_full_search(bool sparse)
                 }
         for (size_t i = 0; i < ELEMENTSOF(h->roots); i++)
                 h->roots[i] = big_pointer(h, &state);
+        for (size_t i = 0; i < BIG_BLOCKS; i++) {
+                is_root[i] = many && i % 13 == 5;
+                if (is_root[i])
+                        ranges[n_ranges++] = (struct reach_root) { .addr = h->blocks[i].addr,
+                                                                   .size = h->blocks[i].size };
+                else {
+                        which[n_blocks] = i;
+                        blocks[n_blocks++] = h->blocks[i];
+                }
+        }
 
         struct reach_input in = {
-                .blocks = h->blocks, .n_blocks = BIG_BLOCKS, .root_words = h->roots,
-                .n_root_words = ELEMENTSOF(h->roots), .read = read_big, .userdata = h,
+                .blocks = blocks, .n_blocks = n_blocks, .roots = ranges, .n_roots = n_ranges,
+                .root_words = h->roots, .n_root_words = ELEMENTSOF(h->roots), .read = read_big,
+                .read_many = many ? read_big_many : NULL, .userdata = h,
         };
         ASSERT_EQ(reachability_classify(&in, out, &stats), 0);
         /* words into memory whose blocks were all reached already are not searched for */
         ASSERT_TRUE(stats.words_settled > 0 && stats.words_looked_up > 0);
 
-        /* the truth: every aligned word of a reached block, looked for among all blocks */
+        /* the truth: every aligned word of a reached block or of a root's memory, looked for
+         * among all blocks */
         for (size_t i = 0; i < ELEMENTSOF(h->roots); i++) {
-                long b = big_find(h, h->roots[i]);
+                long b = big_find(h, is_root, h->roots[i]);
 
                 if (b >= 0 && !reached[b]) {
                         reached[b] = true;
                         todo[depth++] = b;
                 }
         }
+        for (size_t i = 0; i < BIG_BLOCKS; i++)
+                if (is_root[i])
+                        todo[depth++] = (long)i;
         while (depth > 0) {
                 long i = todo[--depth];
 
@@ -527,24 +562,26 @@ static void mark_like_a_full_search(bool sparse)
                         memcpy(&v, h->contents[i] + off, sizeof(v));
                         if (v == 0)
                                 continue;
-                        b = big_find(h, v);
+                        b = big_find(h, is_root, v);
                         if (b >= 0 && !reached[b]) {
                                 reached[b] = true;
                                 todo[depth++] = b;
                         }
                 }
         }
-        for (size_t i = 0; i < BIG_BLOCKS; i++) {
+        for (size_t j = 0; j < n_blocks; j++) {
+                size_t i = which[j];
+
                 n_reached += reached[i];
-                n_marked += out[i] == REACHABILITY_STILL_REACHABLE;
-                if (reached[i] != (out[i] == REACHABILITY_STILL_REACHABLE))
+                n_marked += out[j] == REACHABILITY_STILL_REACHABLE;
+                if (reached[i] != (out[j] == REACHABILITY_STILL_REACHABLE))
                         fprintf(stderr, "block %zu at 0x%llx (+%llu): reached %d, marked %d\n", i,
                                 (unsigned long long)h->blocks[i].addr, (unsigned long long)h->blocks[i].size,
-                                reached[i], out[i]);
-                ASSERT_EQ(reached[i], out[i] == REACHABILITY_STILL_REACHABLE);
+                                reached[i], out[j]);
+                ASSERT_EQ(reached[i], out[j] == REACHABILITY_STILL_REACHABLE);
         }
         /* the case means something: some reached, some not, and a span far wider than the blocks */
-        ASSERT_TRUE(n_reached > BIG_BLOCKS / 10 && n_reached < BIG_BLOCKS - BIG_BLOCKS / 10);
+        ASSERT_TRUE(n_reached > n_blocks / 10 && n_reached < n_blocks - n_blocks / 10);
         if (sparse)
                 ASSERT_TRUE(h->blocks[BIG_BLOCKS - 1].addr - h->blocks[0].addr > (1ULL << 40));
         ASSERT_EQ(n_marked, n_reached);
@@ -553,19 +590,32 @@ static void mark_like_a_full_search(bool sparse)
         free(h);
         free(out);
         free(reached);
+        free(is_root);
         free(todo);
+        free(blocks);
+        free(ranges);
+        free(which);
 }
 
 /* Blocks across many mappings far apart: the index's cells are coarse. */
 static void a_sparse_heap_is_marked_as_a_full_search_marks_it(void)
 {
-        mark_like_a_full_search(true);
+        mark_like_a_full_search(true, false);
 }
 
-/* Blocks packed in one mapping: cells of a page, blocks of up to ten pages across them. */
+/* Blocks packed in one mapping: cells of 16 bytes, blocks of up to ten pages across them. */
 static void a_dense_heap_is_marked_as_a_full_search_marks_it(void)
 {
-        mark_like_a_full_search(false);
+        mark_like_a_full_search(false, false);
+}
+
+/* The same read in batches, with roots' memory between the blocks: the sweeps in address order
+ * (blocks reached above the finger scanned in the same sweep, the roots read with the blocks)
+ * reach what the plain search reaches. */
+static void a_heap_swept_in_batches_with_roots_between_is_marked_as_a_full_search_marks_it(void)
+{
+        mark_like_a_full_search(false, true);
+        mark_like_a_full_search(true, true);
 }
 
 /* The mark in steps (a process that runs on between them): a pointer moved, after its old place was
@@ -860,6 +910,7 @@ int main(void)
                 TEST(an_attached_process_roots_include_the_memory_between_its_blocks),
                 TEST(a_sparse_heap_is_marked_as_a_full_search_marks_it),
                 TEST(a_dense_heap_is_marked_as_a_full_search_marks_it),
+                TEST(a_heap_swept_in_batches_with_roots_between_is_marked_as_a_full_search_marks_it),
                 TEST(a_mark_in_steps_follows_pointers_moved_between_them),
                 TEST(a_mark_in_steps_cut_short_goes_on_at_the_next_call),
                 TEST(a_mark_cut_anywhere_and_resumed_gives_the_classes_of_one_uncut),
