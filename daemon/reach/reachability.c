@@ -93,14 +93,10 @@ uint64_t reachability_chunk_header_slot(uint64_t addr, uint64_t size)
 
 /* The block holding address v (start or inside), or n. v is within [lo, lo + span) (may_hold()):
  * only the blocks that start in v's cell, and the last one before it, can hold it. */
-static size_t block_at(const struct marker *m, uint64_t v)
+static size_t block_in(const struct marker *m, uint64_t v, size_t lo, size_t hi)
 {
         const struct reach_block *blocks = m->in->blocks;
-        uint64_t cell = (v - m->lo) >> m->index_shift;
-        size_t lo = m->index[cell], hi = m->index[cell + 1];
 
-        if (lo > 0)
-                lo--;
         while (lo < hi) {
                 size_t mid = lo + (hi - lo) / 2;
 
@@ -113,6 +109,25 @@ static size_t block_at(const struct marker *m, uint64_t v)
                         lo = mid + 1;
         }
         return m->in->n_blocks;
+}
+
+/* The blocks a look-up of v searches: [*lo, *hi). */
+static inline void block_range(const struct marker *m, uint64_t v, size_t *lo, size_t *hi)
+{
+        uint64_t cell = (v - m->lo) >> m->index_shift;
+
+        *lo = m->index[cell];
+        *hi = m->index[cell + 1];
+        if (*lo > 0)
+                (*lo)--;
+}
+
+static size_t block_at(const struct marker *m, uint64_t v)
+{
+        size_t lo, hi;
+
+        block_range(m, v, &lo, &hi);
+        return block_in(m, v, lo, hi);
 }
 
 /* A word that points into a block in state from: that block goes to state to, and on the stack
@@ -233,11 +248,74 @@ static void reach_word(struct marker *m, uint64_t v, enum mark from, enum mark t
         reach_candidate(m, v, from, to);
 }
 
+/* Words that passed the filter and are to be looked up, cand[0 .. n) (n <= LOOKUP_BATCH), in three
+ * passes, each fetching what the next reads for all of them at once (their index cells, then their
+ * blocks and marks), so that their cache misses overlap: the index, the blocks and the marks of
+ * millions of blocks are tens of MiB, and a word's look-up waited for three misses in a row. */
+#define LOOKUP_BATCH 16
+
+static void look_up_batch(struct marker *m, const uint64_t *cand, size_t n, enum mark from, enum mark to)
+{
+        size_t lo[LOOKUP_BATCH], hi[LOOKUP_BATCH];
+
+        for (size_t i = 0; i < n; i++) {
+                block_range(m, cand[i], &lo[i], &hi[i]);
+                __builtin_prefetch(&m->in->blocks[lo[i]]);
+                __builtin_prefetch(&m->marks[lo[i]]);
+        }
+        for (size_t i = 0; i < n; i++) {
+                size_t b = block_in(m, cand[i], lo[i], hi[i]);
+
+                m->stats.words_looked_up++;
+                if (b == m->in->n_blocks || m->marks[b] != from)
+                        continue;
+                set_mark(m, b, to);
+                to_scan(m, b);
+        }
+}
+
 /* The words of buf; the time checked every SCAN_CHECK_BYTES, the scan cut there when it ran out
  * (m->expired: what was being scanned is scanned again whole at the next call). */
 static void scan_words(struct marker *m, const uint8_t *buf, size_t len, enum mark from, enum mark to,
                        enum mark from2)
 {
+        uint64_t cand[LOOKUP_BATCH];
+        size_t n = 0;
+
+        if (from2 != from)
+                goto one_by_one;
+        /* from the roots: the words that pass the filter looked up LOOKUP_BATCH at a time */
+        for (size_t off = 0; off + 8 <= len; off += 8) {
+                uint64_t v;
+
+                if (off % SCAN_CHECK_BYTES == 0 && off > 0) {
+                        look_up_batch(m, cand, n, from, to);
+                        n = 0;
+                        if (m->in->expired && m->in->expired(m->in->userdata)) {
+                                m->expired = true;
+                                return;
+                        }
+                }
+                memcpy(&v, buf + off, sizeof(v));
+                if (!may_hold(m, v)) {
+                        m->stats.words_filtered++;
+                        continue;
+                }
+                if (from == MARK_UNREACHED && none_unreached_at(m, v)) {
+                        m->stats.words_settled++;
+                        continue;
+                }
+                __builtin_prefetch(&m->index[(v - m->lo) >> m->index_shift]);
+                cand[n++] = v;
+                if (n == LOOKUP_BATCH) {
+                        look_up_batch(m, cand, n, from, to);
+                        n = 0;
+                }
+        }
+        look_up_batch(m, cand, n, from, to);
+        return;
+
+one_by_one:
         for (size_t off = 0; off + 8 <= len; off += 8) {
                 uint64_t v;
 
