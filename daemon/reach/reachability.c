@@ -469,8 +469,10 @@ static size_t sweep(struct marker *m, const struct reach_root *roots, size_t n_r
                         }
                         alone = !m->in->read_many || item.size > BATCH_BLOCK_MAX_BYTES ||
                                 bytes + len > READ_CHUNK_BYTES;
-                        if (k > 0 && (alone || k == REACH_READ_MANY_MAX))
+                        if (k > 0 && (alone || k == REACH_READ_MANY_MAX)) {
+                                alone = false;  /* the next is, not this step's */
                                 break;
+                        }
                         if (root)
                                 m->batch[k] = ri++;
                         else {

@@ -618,6 +618,59 @@ static void a_heap_swept_in_batches_with_roots_between_is_marked_as_a_full_searc
         mark_like_a_full_search(true, true);
 }
 
+/* Blocks of 1 KiB side by side, all reached at once: read a chunk (1 MiB) at a time, in one call
+ * each, whichever item comes next (a block that would pass the chunk, a big one). */
+#define SIDE_BLOCKS 3000
+
+struct counted_heap {
+        struct big_heap h;
+        unsigned reads, many_reads;
+};
+
+static ssize_t read_counted(void *userdata, uint64_t addr, void *buf, size_t len)
+{
+        ((struct counted_heap *)userdata)->reads++;
+        return read_big(userdata, addr, buf, len);
+}
+
+static ssize_t read_counted_many(void *userdata, const struct reach_span *spans, size_t n, void *buf)
+{
+        ((struct counted_heap *)userdata)->many_reads++;
+        return read_big_many(userdata, spans, n, buf);
+}
+
+static void blocks_side_by_side_are_read_a_chunk_at_a_time(void)
+{
+        struct counted_heap *c = calloc(1, sizeof(*c));
+        uint64_t *words = calloc(SIDE_BLOCKS, sizeof(*words)), addr = 0x7f0000000000ULL;
+        enum reachability *out = calloc(SIDE_BLOCKS, sizeof(*out));
+
+        ASSERT_TRUE(c && words && out);
+        for (size_t i = 0; i < SIDE_BLOCKS; i++) {
+                c->h.blocks[i] = (struct reach_block) { .addr = addr, .size = 1024 };
+                c->h.contents[i] = calloc(1, 1024);
+                ASSERT_TRUE(c->h.contents[i]);
+                words[i] = addr;
+                addr += 1024;
+        }
+        for (size_t i = SIDE_BLOCKS; i < BIG_BLOCKS; i++)
+                c->h.blocks[i] = (struct reach_block) { .addr = UINT64_MAX - BIG_BLOCKS + i, .size = 0 };
+        ASSERT_EQ(reachability_classify(&(struct reach_input) {
+                        .blocks = c->h.blocks, .n_blocks = SIDE_BLOCKS, .root_words = words,
+                        .n_root_words = SIDE_BLOCKS, .read = read_counted, .read_many = read_counted_many,
+                        .userdata = c,
+                }, out, NULL), 0);
+        for (size_t i = 0; i < SIDE_BLOCKS; i++)
+                ASSERT_EQ(out[i], REACHABILITY_STILL_REACHABLE);
+        ASSERT_EQ(c->reads, 0u);
+        ASSERT_TRUE(c->many_reads <= (SIDE_BLOCKS * 1024 + (1 << 20) - 1) / (1 << 20) + 1);
+        for (size_t i = 0; i < SIDE_BLOCKS; i++)
+                free(c->h.contents[i]);
+        free(c);
+        free(words);
+        free(out);
+}
+
 /* The mark in steps (a process that runs on between them): a pointer moved, after its old place was
  * read, to a place read already is seen when that place is read again; what was reached stays so;
  * the classes at the end are those a mark of the final memory in one go gives. */
@@ -911,6 +964,7 @@ int main(void)
                 TEST(a_sparse_heap_is_marked_as_a_full_search_marks_it),
                 TEST(a_dense_heap_is_marked_as_a_full_search_marks_it),
                 TEST(a_heap_swept_in_batches_with_roots_between_is_marked_as_a_full_search_marks_it),
+                TEST(blocks_side_by_side_are_read_a_chunk_at_a_time),
                 TEST(a_mark_in_steps_follows_pointers_moved_between_them),
                 TEST(a_mark_in_steps_cut_short_goes_on_at_the_next_call),
                 TEST(a_mark_cut_anywhere_and_resumed_gives_the_classes_of_one_uncut),
