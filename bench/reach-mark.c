@@ -12,7 +12,7 @@
  * words filtered, settled and looked up, the classes and a hash of every block's class (equal
  * hashes: the same verdict block by block, for A/B runs).
  * usage: reach-mark [--shape redis|list] [--keys N] [--block-bytes B] [--runs N] [--malloc]
- *        (--malloc: glibc's malloc in the child, not jemalloc) */
+ *        (--malloc: glibc's malloc in the child, not jemalloc; needed in a sanitized build) */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -304,19 +304,21 @@ static int parent(pid_t pid, int fd, unsigned runs)
         size_t n = 0, allocated = 0, n_roots = 0;
         struct reach_root *roots = NULL;
         struct proc_maps maps = {};
-        struct reader rd = { .scratch = malloc(READ_SCRATCH_BYTES) };
+        struct reader rd = { .fd = -1, .scratch = malloc(READ_SCRATCH_BYTES) };
         uint64_t roots_bytes = 0, blocks_bytes = 0;
         char path[64];
-        int status, r;
+        int status, r, ret = 1;
 
         for (;;) {
                 ssize_t got;
 
                 if (n == allocated) {
                         allocated = allocated ? allocated * 2 : 1 << 16;
-                        blocks = realloc(blocks, allocated * sizeof(*blocks));
-                        if (!blocks)
-                                return 1;
+                        struct reach_block *g = realloc(blocks, allocated * sizeof(*blocks));
+
+                        if (!g)
+                                goto out;
+                        blocks = g;
                 }
                 got = read(fd, blocks + n, (allocated - n) * sizeof(*blocks));
                 if (got <= 0)
@@ -325,15 +327,15 @@ static int parent(pid_t pid, int fd, unsigned runs)
         }
         if (waitpid(pid, &status, WUNTRACED) != pid || !WIFSTOPPED(status)) {
                 fprintf(stderr, "the child did not stop\n");
-                return 1;
+                goto out;
         }
         snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
         r = proc_maps_parse_file(path, &maps);
         if (r < 0)
-                return 1;
+                goto out;
         r = reach_scan_roots_select(&maps, NULL, 0, blocks, n, NULL, 0, false, &roots, &n_roots);
         if (r < 0)
-                return 1;
+                goto out;
         for (size_t i = 0; i < n_roots; i++)
                 roots_bytes += roots[i].size;
         for (size_t i = 0; i < n; i++)
@@ -341,13 +343,16 @@ static int parent(pid_t pid, int fd, unsigned runs)
         snprintf(path, sizeof(path), "/proc/%d/mem", (int)pid);
         rd.fd = open(path, O_RDONLY | O_CLOEXEC);
         if (rd.fd < 0 || !rd.scratch)
-                return 1;
+                goto out;
         printf("%zu blocks (%.1f MiB), %zu roots (%.1f MiB)\n", n, blocks_bytes / 1048576.0, n_roots,
                roots_bytes / 1048576.0);
         for (unsigned run = 0; run < runs; run++) {
                 enum reachability *classes = calloc(n, sizeof(*classes));
                 uint64_t counts[_REACHABILITY_MAX] = {}, h = 14695981039346656037ULL;
                 struct reach_stats st = {};
+
+                if (!classes)
+                        goto out;
                 double wall = clock_ms(CLOCK_MONOTONIC), cpu = clock_ms(CLOCK_PROCESS_CPUTIME_ID);
 
                 r = reachability_classify(&(struct reach_input) {
@@ -358,7 +363,8 @@ static int parent(pid_t pid, int fd, unsigned runs)
                 cpu = clock_ms(CLOCK_PROCESS_CPUTIME_ID) - cpu;
                 if (r < 0) {
                         fprintf(stderr, "mark: %s\n", strerror(-r));
-                        return 1;
+                        free(classes);
+                        goto out;
                 }
                 for (size_t i = 0; i < n; i++) {
                         counts[classes[i]]++;
@@ -375,12 +381,15 @@ static int parent(pid_t pid, int fd, unsigned runs)
                 preads = pread_bytes = 0;
                 free(classes);
         }
-        close(rd.fd);
+        ret = 0;
+out:
+        if (rd.fd >= 0)
+                close(rd.fd);
         free(rd.scratch);
         free(roots);
         free(blocks);
         proc_maps_done(&maps);
-        return 0;
+        return ret;
 }
 
 int main(int argc, char **argv)
