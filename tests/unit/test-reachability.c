@@ -671,6 +671,97 @@ static void blocks_side_by_side_are_read_a_chunk_at_a_time(void)
         free(out);
 }
 
+/* Chains of 8 blocks of 64 bytes (a hash table's buckets, 16,384 of them) whose blocks lie in
+ * random order in one region, the heads reached from the roots. Read level by level, each level
+ * (an eighth of the region, its blocks a few hundred bytes apart) is read with what lies between
+ * its blocks: the region 8 times over. In sweeps with a finger, a block reached above the last
+ * one taken is scanned in the same sweep: fewer sweeps, the region read 5.4 times. */
+#define CHAIN_LENGTH 8
+#define CHAINS 16384
+
+struct chain_heap {
+        uint8_t *memory;
+        uint64_t start, end;
+        uint64_t covered;               /* bytes from each read's first span to its last's end */
+};
+
+static ssize_t read_chains(void *userdata, uint64_t addr, void *buf, size_t len)
+{
+        struct chain_heap *c = userdata;
+
+        if (addr < c->start || addr >= c->end)
+                return -EFAULT;
+        len = MIN(len, (size_t)(c->end - addr));
+        memcpy(buf, c->memory + (addr - c->start), len);
+        c->covered += len;
+        return (ssize_t)len;
+}
+
+/* As reach-scan.c reads them: spans (in address order) apart by at most a page in one read, what
+ * lies between them read too. */
+static ssize_t read_chains_many(void *userdata, const struct reach_span *spans, size_t n, void *buf)
+{
+        struct chain_heap *c = userdata;
+        uint64_t covered = c->covered, from = 0, to = 0;
+        ssize_t total = 0;
+
+        for (size_t i = 0; i < n; i++) {
+                ssize_t r = read_chains(userdata, spans[i].addr, (uint8_t *)buf + total, spans[i].len);
+
+                if (r != (ssize_t)spans[i].len)
+                        break;
+                total += r;
+                if (i == 0 || spans[i].addr > to + 4096 || spans[i].addr < from) {
+                        covered += to - from;
+                        from = spans[i].addr;
+                }
+                to = MAX(to, spans[i].addr + spans[i].len);
+        }
+        c->covered = covered + (to - from);
+        return total;
+}
+
+static void chains_in_random_order_are_read_in_fewer_sweeps_than_levels(void)
+{
+        size_t n = CHAINS * CHAIN_LENGTH, *order = calloc(n, sizeof(*order));
+        struct reach_block *blocks = calloc(n, sizeof(*blocks));
+        uint64_t *heads = calloc(CHAINS, sizeof(*heads)), state = 0x853c49e6748fea9bULL;
+        enum reachability *out = calloc(n, sizeof(*out));
+        struct chain_heap c = { .memory = calloc(n, 64), .start = 0x7f0000000000ULL };
+
+        ASSERT_TRUE(order && blocks && heads && out && c.memory);
+        c.end = c.start + n * 64;
+        for (size_t i = 0; i < n; i++) {
+                blocks[i] = (struct reach_block) { .addr = c.start + i * 64, .size = 64 };
+                order[i] = i;
+        }
+        for (size_t i = n - 1; i > 0; i--) {             /* the blocks of the chains, shuffled */
+                size_t j = big_random(&state) % (i + 1), t = order[i];
+
+                order[i] = order[j];
+                order[j] = t;
+        }
+        for (size_t k = 0; k < CHAINS; k++) {
+                heads[k] = blocks[order[k * CHAIN_LENGTH]].addr;
+                for (size_t l = 0; l + 1 < CHAIN_LENGTH; l++)
+                        memcpy(c.memory + order[k * CHAIN_LENGTH + l] * 64 + 16,
+                               &blocks[order[k * CHAIN_LENGTH + l + 1]].addr, sizeof(uint64_t));
+        }
+        ASSERT_EQ(reachability_classify(&(struct reach_input) {
+                        .blocks = blocks, .n_blocks = n, .root_words = heads, .n_root_words = CHAINS,
+                        .read = read_chains, .read_many = read_chains_many, .userdata = &c,
+                }, out, NULL), 0);
+        for (size_t i = 0; i < n; i++)
+                ASSERT_EQ(out[i], REACHABILITY_STILL_REACHABLE);
+        fprintf(stderr, "read %.1f times the region\n", (double)c.covered / (double)(c.end - c.start));
+        ASSERT_TRUE(c.covered < 6 * (c.end - c.start));
+        free(order);
+        free(blocks);
+        free(heads);
+        free(out);
+        free(c.memory);
+}
+
 /* The mark in steps (a process that runs on between them): a pointer moved, after its old place was
  * read, to a place read already is seen when that place is read again; what was reached stays so;
  * the classes at the end are those a mark of the final memory in one go gives. */
@@ -965,6 +1056,7 @@ int main(void)
                 TEST(a_dense_heap_is_marked_as_a_full_search_marks_it),
                 TEST(a_heap_swept_in_batches_with_roots_between_is_marked_as_a_full_search_marks_it),
                 TEST(blocks_side_by_side_are_read_a_chunk_at_a_time),
+                TEST(chains_in_random_order_are_read_in_fewer_sweeps_than_levels),
                 TEST(a_mark_in_steps_follows_pointers_moved_between_them),
                 TEST(a_mark_in_steps_cut_short_goes_on_at_the_next_call),
                 TEST(a_mark_cut_anywhere_and_resumed_gives_the_classes_of_one_uncut),
