@@ -282,7 +282,12 @@ static ssize_t read_process_many(void *userdata, const struct reach_span *spans,
                 offset[i + 1] = offset[i] + spans[i].len;
                 r->order[i] = i;
         }
-        qsort_r(r->order, n, sizeof(r->order[0]), by_span_addr, (void *)spans);
+        /* the marker asks in address order: sorted already, mostly */
+        for (size_t i = 1; i < n; i++)
+                if (spans[i].addr < spans[i - 1].addr) {
+                        qsort_r(r->order, n, sizeof(r->order[0]), by_span_addr, (void *)spans);
+                        break;
+                }
         for (size_t i = 0; i < n; ) {
                 const struct reach_span *first = &spans[r->order[i]];
                 uint64_t from = first->addr, to = first->addr + first->len;

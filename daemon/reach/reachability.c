@@ -29,8 +29,11 @@ DEFINE_STRING_TABLE_LOOKUP_TO_STRING(reachability, enum reachability);
 /* The filter's grid: a bit per page of the blocks' span, coarser when that takes more bits. */
 #define FILTER_MAX_BITS (32ULL * 1024 * 1024)
 #define FILTER_MIN_SHIFT 12
-/* The index's cells: a page at the finest, coarser while there would be more than this many a
- * block (and 65,536 cells, whatever the count). */
+/* The index's cells: 16 bytes at the finest (no two blocks start closer: malloc's alignment),
+ * coarser while there would be more than this many a block (and 65,536 cells, whatever the
+ * count). A cell of a page held some 50 blocks of redis's heap: a search among them cost a few
+ * cache misses a word, a cell the size of a block one. */
+#define INDEX_MIN_SHIFT 4
 #define INDEX_CELLS_PER_BLOCK 2ULL
 #define INDEX_MIN_CELLS 65536ULL
 /* The unreached counts' cells: the filter's, coarser past this many (16 MiB of counts). */
@@ -45,9 +48,8 @@ enum mark {
 
 struct marker {
         const struct reach_input *in;
-        enum mark *marks;
-        size_t *stack;                  /* blocks reached, still to scan */
-        size_t *frontier;               /* what the stack held, sorted: the blocks being scanned */
+        uint8_t *marks;                 /* enum mark: a byte each, for the cache's sake */
+        size_t *stack;                  /* blocks reached, to scan in the next sweep */
         size_t depth;
         uint8_t *buf;                   /* READ_CHUNK_BYTES */
         struct reach_stats stats;
@@ -62,7 +64,17 @@ struct marker {
         unsigned index_shift;
         uint32_t *index;
         struct reach_span *spans;       /* REACH_READ_MANY_MAX */
-        size_t *batch;
+        size_t *batch;                  /* a step's blocks, or roots where batch_root */
+        bool *batch_root;
+        /* a sweep's blocks still to scan: a bit per block (level), a bit per word of it that is not
+         * zero (level_any), how many; a block reached above the finger (the last one taken to
+         * scan: below finger_next) is scanned in the same sweep, one below it in the next (the
+         * stack) */
+        uint64_t *level;
+        uint64_t *level_any;
+        size_t level_count;
+        size_t finger_next;
+        bool sweeping;
         /* per cell of unreached_shift over [lo, lo + span): how many blocks still unreached
          * overlap it. A word into a cell with none cannot reach anything new: no look-up (the
          * words of pages read again point mostly at blocks reached already) */
@@ -81,14 +93,10 @@ uint64_t reachability_chunk_header_slot(uint64_t addr, uint64_t size)
 
 /* The block holding address v (start or inside), or n. v is within [lo, lo + span) (may_hold()):
  * only the blocks that start in v's cell, and the last one before it, can hold it. */
-static size_t block_at(const struct marker *m, uint64_t v)
+static size_t block_in(const struct marker *m, uint64_t v, size_t lo, size_t hi)
 {
         const struct reach_block *blocks = m->in->blocks;
-        uint64_t cell = (v - m->lo) >> m->index_shift;
-        size_t lo = m->index[cell], hi = m->index[cell + 1];
 
-        if (lo > 0)
-                lo--;
         while (lo < hi) {
                 size_t mid = lo + (hi - lo) / 2;
 
@@ -101,6 +109,25 @@ static size_t block_at(const struct marker *m, uint64_t v)
                         lo = mid + 1;
         }
         return m->in->n_blocks;
+}
+
+/* The blocks a look-up of v searches: [*lo, *hi). */
+static inline void block_range(const struct marker *m, uint64_t v, size_t *lo, size_t *hi)
+{
+        uint64_t cell = (v - m->lo) >> m->index_shift;
+
+        *lo = m->index[cell];
+        *hi = m->index[cell + 1];
+        if (*lo > 0)
+                (*lo)--;
+}
+
+static size_t block_at(const struct marker *m, uint64_t v)
+{
+        size_t lo, hi;
+
+        block_range(m, v, &lo, &hi);
+        return block_in(m, v, lo, hi);
 }
 
 /* A word that points into a block in state from: that block goes to state to, and on the stack
@@ -142,14 +169,64 @@ static inline bool none_unreached_at(const struct marker *m, uint64_t v)
         return m->unreached[(v - m->lo) >> m->unreached_shift] == 0;
 }
 
-static void reach_word(struct marker *m, uint64_t v, enum mark from, enum mark to)
+static void level_set(struct marker *m, size_t b)
+{
+        uint64_t bit = 1ULL << (b % 64);
+
+        if (m->level[b / 64] & bit)
+                return;
+        m->level[b / 64] |= bit;
+        m->level_any[b / 4096] |= 1ULL << (b / 64 % 64);
+        m->level_count++;
+}
+
+static void level_clear(struct marker *m, size_t b)
+{
+        m->level[b / 64] &= ~(1ULL << (b % 64));
+        if (m->level[b / 64] == 0)
+                m->level_any[b / 4096] &= ~(1ULL << (b / 64 % 64));
+        m->level_count--;
+}
+
+/* The first block at or above from still to scan in this sweep, or n_blocks. */
+static size_t level_next(const struct marker *m, size_t from)
+{
+        size_t n = m->in->n_blocks, last = (n + 63) / 64 / 64, w = from / 64, a;
+        uint64_t bits;
+
+        if (m->level_count == 0 || from >= n)
+                return n;
+        bits = m->level[w] & (~0ULL << (from % 64));
+        if (bits)
+                return w * 64 + (size_t)__builtin_ctzll(bits);
+        w++;
+        a = w / 64;
+        if (a > last)
+                return n;
+        bits = m->level_any[a] & (~0ULL << (w % 64));
+        while (!bits) {
+                if (++a > last)
+                        return n;
+                bits = m->level_any[a];
+        }
+        w = a * 64 + (size_t)__builtin_ctzll(bits);
+        return w * 64 + (size_t)__builtin_ctzll(m->level[w]);
+}
+
+/* Block b, just reached: to scan in this sweep (above the finger), or the next. */
+static inline void to_scan(struct marker *m, size_t b)
+{
+        if (m->sweeping && b >= m->finger_next)
+                level_set(m, b);
+        else
+                m->stack[m->depth++] = b;
+}
+
+/* A word that passed the filter (may_hold()). */
+static inline void reach_candidate(struct marker *m, uint64_t v, enum mark from, enum mark to)
 {
         size_t b;
 
-        if (!may_hold(m, v)) {
-                m->stats.words_filtered++;
-                return;
-        }
         if (from == MARK_UNREACHED && none_unreached_at(m, v)) {
                 m->stats.words_settled++;
                 return;
@@ -159,7 +236,42 @@ static void reach_word(struct marker *m, uint64_t v, enum mark from, enum mark t
         if (b == m->in->n_blocks || m->marks[b] != from)
                 return;
         set_mark(m, b, to);
-        m->stack[m->depth++] = b;
+        to_scan(m, b);
+}
+
+static void reach_word(struct marker *m, uint64_t v, enum mark from, enum mark to)
+{
+        if (!may_hold(m, v)) {
+                m->stats.words_filtered++;
+                return;
+        }
+        reach_candidate(m, v, from, to);
+}
+
+/* Words that passed the filter and are to be looked up, cand[0 .. n) (n <= LOOKUP_BATCH), in three
+ * passes, each fetching what the next reads for all of them at once (their index cells, then their
+ * blocks and marks), so that their cache misses overlap: the index, the blocks and the marks of
+ * millions of blocks are tens of MiB, and a word's look-up waited for three misses in a row. */
+#define LOOKUP_BATCH 16
+
+static void look_up_batch(struct marker *m, const uint64_t *cand, size_t n, enum mark from, enum mark to)
+{
+        size_t lo[LOOKUP_BATCH], hi[LOOKUP_BATCH];
+
+        for (size_t i = 0; i < n; i++) {
+                block_range(m, cand[i], &lo[i], &hi[i]);
+                __builtin_prefetch(&m->in->blocks[lo[i]]);
+                __builtin_prefetch(&m->marks[lo[i]]);
+        }
+        for (size_t i = 0; i < n; i++) {
+                size_t b = block_in(m, cand[i], lo[i], hi[i]);
+
+                m->stats.words_looked_up++;
+                if (b == m->in->n_blocks || m->marks[b] != from)
+                        continue;
+                set_mark(m, b, to);
+                to_scan(m, b);
+        }
 }
 
 /* The words of buf; the time checked every SCAN_CHECK_BYTES, the scan cut there when it ran out
@@ -167,6 +279,43 @@ static void reach_word(struct marker *m, uint64_t v, enum mark from, enum mark t
 static void scan_words(struct marker *m, const uint8_t *buf, size_t len, enum mark from, enum mark to,
                        enum mark from2)
 {
+        uint64_t cand[LOOKUP_BATCH];
+        size_t n = 0;
+
+        if (from2 != from)
+                goto one_by_one;
+        /* from the roots: the words that pass the filter looked up LOOKUP_BATCH at a time */
+        for (size_t off = 0; off + 8 <= len; off += 8) {
+                uint64_t v;
+
+                if (off % SCAN_CHECK_BYTES == 0 && off > 0) {
+                        look_up_batch(m, cand, n, from, to);
+                        n = 0;
+                        if (m->in->expired && m->in->expired(m->in->userdata)) {
+                                m->expired = true;
+                                return;
+                        }
+                }
+                memcpy(&v, buf + off, sizeof(v));
+                if (!may_hold(m, v)) {
+                        m->stats.words_filtered++;
+                        continue;
+                }
+                if (from == MARK_UNREACHED && none_unreached_at(m, v)) {
+                        m->stats.words_settled++;
+                        continue;
+                }
+                __builtin_prefetch(&m->index[(v - m->lo) >> m->index_shift]);
+                cand[n++] = v;
+                if (n == LOOKUP_BATCH) {
+                        look_up_batch(m, cand, n, from, to);
+                        n = 0;
+                }
+        }
+        look_up_batch(m, cand, n, from, to);
+        return;
+
+one_by_one:
         for (size_t off = 0; off + 8 <= len; off += 8) {
                 uint64_t v;
 
@@ -179,9 +328,9 @@ static void scan_words(struct marker *m, const uint8_t *buf, size_t len, enum ma
                         m->stats.words_filtered++;
                         continue;
                 }
-                reach_word(m, v, from, to);
+                reach_candidate(m, v, from, to);
                 if (from2 != from)
-                        reach_word(m, v, from2, to);
+                        reach_candidate(m, v, from2, to);
         }
 }
 
@@ -275,99 +424,105 @@ static int scan_spans(struct marker *m, size_t k, enum mark from, enum mark to, 
         return 0;
 }
 
-/* From frontier[*at] on: the small blocks in a row read in one call, or one big block alone. */
-static void scan_frontier_step(struct marker *m, const size_t *frontier, size_t n, size_t *at, enum mark from,
-                               enum mark to, enum mark from2)
+/* One sweep in address order over the blocks to scan (those on the stack, and those reached
+ * meanwhile above the finger) and roots[0 .. n_roots) (in their order, a block taken before a root
+ * that starts above it): the small ones in a row read in one call (read_many), a big one alone.
+ * Returns how many roots were scanned whole: all, or when the time ran out, those before the
+ * step it cut (that step's blocks, perhaps half read, and the sweep's left are on the stack).
+ *
+ * The sweep reads the blocks reached so far in address order, so those close together are read
+ * in one go, and a block reached meanwhile above the last one taken (the finger) is scanned in
+ * the same sweep, one below it in the next (Printezis and Detlefs' finger); the roots in the same
+ * reads, so the gaps between the blocks of a process attached while it ran (its roots) and the
+ * blocks they reach are read once. Reached one by one, a heap's blocks were read a few at a time;
+ * level by level, in each level's order, a level read several times its bytes (what lay between
+ * its blocks, read with them), and the roots another time. */
+static size_t sweep(struct marker *m, const struct reach_root *roots, size_t n_roots, enum mark from, enum mark to,
+                    enum mark from2)
 {
         const struct reach_block *blocks = m->in->blocks;
-        size_t k = 0, done = 0;
-        uint64_t bytes = 0;
+        size_t n = m->in->n_blocks, ri = 0;
 
-        while (m->in->read_many && *at + k < n && k < REACH_READ_MANY_MAX) {
-                const struct reach_block *b = &blocks[frontier[*at + k]];
-                uint64_t addr, len;
+        for (size_t i = 0; i < m->depth; i++)
+                level_set(m, m->stack[i]);
+        m->depth = 0;
+        m->sweeping = true;
+        m->finger_next = 0;
+        while (!m->expired && (ri < n_roots || m->level_count > 0)) {
+                size_t b = level_next(m, m->finger_next), ri_start = ri, k = 0, done = 0;
+                uint64_t bytes = 0;
+                bool alone = false;
 
-                block_words(b, &addr, &len);
-                if (b->size > BATCH_BLOCK_MAX_BYTES || bytes + len > READ_CHUNK_BYTES)
-                        break;
-                m->batch[k] = frontier[*at + k];
-                m->spans[k++] = (struct reach_span) { .addr = addr, .len = len };
-                bytes += len;
-        }
-        if (k == 0) {
-                scan_block(m, frontier[(*at)++], from, to, from2);
-                return;
-        }
-        *at += k;
-        if (scan_spans(m, k, from, to, from2, &done) < 0)
-                return;
-        /* those not read whole: one by one, skipping what cannot be read */
-        for (size_t j = done; j < k && !m->expired; j++)
-                scan_block(m, m->batch[j], from, to, from2);
-}
+                for (;;) {
+                        bool root = b == n || (ri < n_roots && roots[ri].addr < blocks[b].addr);
+                        struct reach_block item;
+                        uint64_t addr, len;
 
-static int by_block(const void *a, const void *b)
-{
-        size_t x = *(const size_t *)a, y = *(const size_t *)b;
-
-        return x < y ? -1 : x > y;
-}
-
-/* Small roots from roots[first] on (the gaps between blocks of a process attached while it ran),
- * read in one call: how many, 0 when roots[first] is big. */
-static size_t scan_roots_batch(struct marker *m, size_t first)
-{
-        const struct reach_root *roots = m->in->roots;
-        size_t k = 0, done = 0;
-        uint64_t bytes = 0;
-
-        while (first + k < m->in->n_roots && k < REACH_READ_MANY_MAX) {
-                const struct reach_root *r = &roots[first + k];
-                uint64_t addr, len;
-
-                block_words(&(struct reach_block) { .addr = r->addr, .size = r->size }, &addr, &len);
-                if (r->size > BATCH_BLOCK_MAX_BYTES || bytes + len > READ_CHUNK_BYTES)
-                        break;
-                m->spans[k++] = (struct reach_span) { .addr = addr, .len = len };
-                bytes += len;
-        }
-        if (k <= 1)
-                return 0;
-        if (scan_spans(m, k, MARK_UNREACHED, MARK_REACHED, MARK_UNREACHED, &done) < 0)
-                return k;
-        for (size_t j = done; j < k && !m->expired; j++)
-                (void)scan_range(m, roots[first + j].addr, roots[first + j].size, MARK_UNREACHED, MARK_REACHED,
-                                 MARK_UNREACHED);
-        return k;
-}
-
-/* Scan what is on the stack, and what that reaches, moving blocks from state from to to. Level
- * by level: the blocks reached so far are sorted (by address: the blocks are) and read in that
- * order, so blocks close together are read in one go (read_many), while what they reach waits
- * for the next level. In the order they were reached, a heap's blocks are read a few at a time. */
-static void flood(struct marker *m, enum mark from, enum mark to, enum mark from2)
-{
-        while (m->depth > 0 && !m->expired) {
-                size_t *frontier = m->stack, n = m->depth;
-
-                m->stack = m->frontier;
-                m->frontier = frontier;
-                m->depth = 0;
-                qsort(frontier, n, sizeof(*frontier), by_block);
-                for (size_t at = 0; at < n;) {
-                        size_t step = at;
-
-                        scan_frontier_step(m, frontier, n, &at, from, to, from2);
-                        if (m->expired) {
-                                /* cut: the blocks of this step on (this one perhaps half read: read
-                                 * again whole) stay to scan, with those reached meanwhile. Each
-                                 * block is on the stack or the frontier at most once: room enough */
-                                memcpy(m->stack + m->depth, frontier + step, (n - step) * sizeof(*frontier));
-                                m->depth += n - step;
-                                return;
+                        if (root && ri == n_roots)
+                                break;
+                        item = root ? (struct reach_block) { .addr = roots[ri].addr, .size = roots[ri].size } :
+                                blocks[b];
+                        block_words(&item, &addr, &len);
+                        if (root && len == 0) {
+                                ri++;           /* no word: nothing to read */
+                                continue;
                         }
+                        alone = !m->in->read_many || item.size > BATCH_BLOCK_MAX_BYTES ||
+                                bytes + len > READ_CHUNK_BYTES;
+                        if (k > 0 && (alone || k == REACH_READ_MANY_MAX)) {
+                                alone = false;  /* the next is, not this step's */
+                                break;
+                        }
+                        if (root)
+                                m->batch[k] = ri++;
+                        else {
+                                level_clear(m, b);
+                                m->batch[k] = b;
+                                m->finger_next = b + 1;
+                                b = level_next(m, b + 1);
+                        }
+                        m->batch_root[k] = root;
+                        m->spans[k++] = (struct reach_span) { .addr = addr, .len = len };
+                        bytes += len;
+                        if (alone)
+                                break;
+                }
+                if (k == 0)
+                        break;
+                if (!alone && scan_spans(m, k, from, to, from2, &done) < 0)
+                        done = k;               /* expired before the read: nothing read */
+                /* those not read whole (or alone): one by one, skipping what cannot be read */
+                for (size_t j = done; j < k && !m->expired; j++) {
+                        if (!m->batch_root[j])
+                                scan_block(m, m->batch[j], from, to, from2);
+                        else
+                                (void)scan_range(m, roots[m->batch[j]].addr, roots[m->batch[j]].size, from, to,
+                                                 from2);
+                }
+                if (m->expired) {
+                        /* cut: this step's blocks and the sweep's left stay to scan, with those
+                         * reached meanwhile (each block is on the stack or in the sweep at most
+                         * once: room enough); this step's roots are read again */
+                        for (size_t j = 0; j < k; j++)
+                                if (!m->batch_root[j])
+                                        m->stack[m->depth++] = m->batch[j];
+                        for (size_t x = level_next(m, 0); x < n; x = level_next(m, x + 1)) {
+                                level_clear(m, x);
+                                m->stack[m->depth++] = x;
+                        }
+                        ri = ri_start;
                 }
         }
+        m->sweeping = false;
+        return ri;
+}
+
+/* Scan what is on the stack, and what that reaches, moving blocks from state from to to: sweeps
+ * until none is left. */
+static void flood(struct marker *m, enum mark from, enum mark to, enum mark from2)
+{
+        while (m->depth > 0 && !m->expired)
+                (void)sweep(m, NULL, 0, from, to, from2);
 }
 
 /* The index over the blocks (sorted, apart, n > 0): for each cell of the span, the first block
@@ -380,7 +535,7 @@ static int index_build(struct marker *m)
 
         if (n >= UINT32_MAX)
                 return -E2BIG;
-        m->index_shift = FILTER_MIN_SHIFT;
+        m->index_shift = INDEX_MIN_SHIFT;
         while ((m->span >> m->index_shift) + 1 > max_cells)
                 m->index_shift++;
         cells = (m->span >> m->index_shift) + 1;
@@ -469,10 +624,12 @@ void reachability_marker_free(struct reach_marker *rm)
                 return;
         free(rm->m.marks);
         free(rm->m.stack);
-        free(rm->m.frontier);
         free(rm->m.buf);
         free(rm->m.spans);
         free(rm->m.batch);
+        free(rm->m.batch_root);
+        free(rm->m.level);
+        free(rm->m.level_any);
         free(rm->m.grid);
         free(rm->m.index);
         free(rm->m.unreached);
@@ -504,12 +661,16 @@ int reachability_marker_new(const struct reach_input *in, struct reach_marker **
                 .in = &rm->in,
                 .marks = calloc(MAX(n, (size_t)1), sizeof(*rm->m.marks)),
                 .stack = calloc(n + 1, sizeof(*rm->m.stack)),   /* a leader goes on twice */
-                .frontier = calloc(n + 1, sizeof(*rm->m.frontier)),
                 .buf = malloc(READ_CHUNK_BYTES),
                 .spans = calloc(REACH_READ_MANY_MAX, sizeof(*rm->m.spans)),
                 .batch = calloc(REACH_READ_MANY_MAX, sizeof(*rm->m.batch)),
+                .batch_root = calloc(REACH_READ_MANY_MAX, sizeof(*rm->m.batch_root)),
+                .level = calloc((n + 63) / 64 + 1, sizeof(*rm->m.level)),
+                .level_any = calloc((n + 63) / 64 / 64 + 1, sizeof(*rm->m.level_any)),
         };
-        if (!rm->m.marks || !rm->m.stack || !rm->m.frontier || !rm->m.buf || !rm->m.spans || !rm->m.batch)
+        if (!rm->m.marks || !rm->m.stack || !rm->m.buf || !rm->m.spans || !rm->m.batch || !rm->m.batch_root ||
+            !rm->m.level ||
+            !rm->m.level_any)
                 return -ENOMEM;
         r = filter_build(&rm->m);
         if (r < 0)
@@ -523,27 +684,10 @@ int reachability_marker_new(const struct reach_input *in, struct reach_marker **
 static size_t scan_roots(struct reach_marker *rm, const struct reach_root *roots, size_t n)
 {
         struct marker *m = &rm->m;
-        size_t i = 0;
+        size_t done = sweep(m, roots, n, MARK_UNREACHED, MARK_REACHED, MARK_UNREACHED);
 
-        /* the batch reader reads in->roots */
-        rm->in.roots = roots;
-        rm->in.n_roots = n;
-        while (i < n && !m->expired) {
-                size_t k = rm->in.read_many ? scan_roots_batch(m, i) : 0;
-
-                if (k == 0) {
-                        (void)scan_range(m, roots[i].addr, roots[i].size, MARK_UNREACHED, MARK_REACHED,
-                                         MARK_UNREACHED);
-                        k = 1;
-                }
-                if (m->expired)
-                        break;          /* roots[i .. i + k) perhaps not read whole: again */
-                i += k;
-                flood(m, MARK_UNREACHED, MARK_REACHED, MARK_UNREACHED);
-        }
-        rm->in.roots = NULL;
-        rm->in.n_roots = 0;
-        return i;
+        flood(m, MARK_UNREACHED, MARK_REACHED, MARK_UNREACHED);
+        return done;
 }
 
 static int pending_append(struct reach_marker *rm, const struct reach_root *roots, size_t n)

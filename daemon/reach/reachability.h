@@ -89,7 +89,12 @@ uint64_t reachability_chunk_header_slot(uint64_t addr, uint64_t size);
  * Before any search among the blocks a word is ruled out when it lies below the first block or
  * past the end of the last, or on a page (of a coarse grid over that span) that holds no block.
  * A word that passes is searched for only among the blocks that start in its cell of an index
- * over the span (about two cells a block), and the one before. */
+ * over the span (about two cells a block, 16 bytes at the finest), and the one before; words are
+ * looked up 16 at a time, their cache misses overlapped.
+ *
+ * The blocks reached are read in sweeps in address order (with the roots, in the first), those
+ * close together in one read_many call: a block reached during a sweep above the last one it took
+ * is scanned in that sweep, one below it in the next. */
 int reachability_classify(const struct reach_input *in, enum reachability *ret, struct reach_stats *stats);
 
 /* The same mark in steps, for a process that runs on between them (reach-concurrent): roots

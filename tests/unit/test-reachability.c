@@ -413,11 +413,12 @@ static uint64_t big_random(uint64_t *state)
         return *state;
 }
 
-/* The block holding addr (not its next chunk's header slot), by a search over them all. */
-static long big_find(const struct big_heap *h, uint64_t addr)
+/* The block holding addr (not its next chunk's header slot), by a search over them all (but those
+ * that are roots' memory, is_root[i], when is_root is not NULL). */
+static long big_find(const struct big_heap *h, const bool *is_root, uint64_t addr)
 {
         for (long i = 0; i < BIG_BLOCKS; i++)
-                if (addr >= h->blocks[i].addr && addr - h->blocks[i].addr < h->blocks[i].size)
+                if ((!is_root || !is_root[i]) && addr >= h->blocks[i].addr && addr - h->blocks[i].addr < h->blocks[i].size)
                         return addr == reachability_chunk_header_slot(h->blocks[i].addr, h->blocks[i].size) ?
                                 -1 : i;
         return -1;
@@ -460,17 +461,36 @@ static uint64_t big_pointer(const struct big_heap *h, uint64_t *state)
         }
 }
 
-static void mark_like_a_full_search(bool sparse)
+static ssize_t read_big_many(void *userdata, const struct reach_span *spans, size_t n, void *buf)
+{
+        ssize_t total = 0;
+
+        for (size_t i = 0; i < n; i++) {
+                ssize_t r = read_big(userdata, spans[i].addr, (uint8_t *)buf + total, spans[i].len);
+
+                if (r != (ssize_t)spans[i].len)
+                        return total;
+                total += r;
+        }
+        return total;
+}
+
+/* many: blocks read in batches (read_many), and one in 13 of the heap's ranges is not a block but
+ * a root's memory, between the blocks (as a process attached while it ran has them). */
+static void mark_like_a_full_search(bool sparse, bool many)
 {
         struct big_heap *h = calloc(1, sizeof(*h));
         enum reachability *out = calloc(BIG_BLOCKS, sizeof(*out));
-        bool *reached = calloc(BIG_BLOCKS, sizeof(*reached));
+        bool *reached = calloc(BIG_BLOCKS, sizeof(*reached)), *is_root = calloc(BIG_BLOCKS, sizeof(*is_root));
         long *todo = calloc(BIG_BLOCKS + 1, sizeof(*todo));
+        struct reach_block *blocks = calloc(BIG_BLOCKS, sizeof(*blocks));
+        struct reach_root *ranges = calloc(BIG_BLOCKS, sizeof(*ranges));
+        size_t *which = calloc(BIG_BLOCKS, sizeof(*which));
         uint64_t state = 0x9e3779b97f4a7c15ULL, addr = 0x555500000000ULL;
-        size_t depth = 0, n_reached = 0, n_marked = 0;
+        size_t depth = 0, n_reached = 0, n_marked = 0, n_blocks = 0, n_ranges = 0;
         struct reach_stats stats;
 
-        ASSERT_TRUE(h && out && reached && todo);
+        ASSERT_TRUE(h && out && reached && is_root && todo && blocks && ranges && which);
         for (size_t i = 0; i < BIG_BLOCKS; i++) {
                 uint64_t size = 16 + big_random(&state) % (big_random(&state) % 8 == 0 ? 40960 : 256);
 
@@ -499,24 +519,39 @@ static void mark_like_a_full_search(bool sparse)
                 }
         for (size_t i = 0; i < ELEMENTSOF(h->roots); i++)
                 h->roots[i] = big_pointer(h, &state);
+        for (size_t i = 0; i < BIG_BLOCKS; i++) {
+                is_root[i] = many && i % 13 == 5;
+                if (is_root[i])
+                        ranges[n_ranges++] = (struct reach_root) { .addr = h->blocks[i].addr,
+                                                                   .size = h->blocks[i].size };
+                else {
+                        which[n_blocks] = i;
+                        blocks[n_blocks++] = h->blocks[i];
+                }
+        }
 
         struct reach_input in = {
-                .blocks = h->blocks, .n_blocks = BIG_BLOCKS, .root_words = h->roots,
-                .n_root_words = ELEMENTSOF(h->roots), .read = read_big, .userdata = h,
+                .blocks = blocks, .n_blocks = n_blocks, .roots = ranges, .n_roots = n_ranges,
+                .root_words = h->roots, .n_root_words = ELEMENTSOF(h->roots), .read = read_big,
+                .read_many = many ? read_big_many : NULL, .userdata = h,
         };
         ASSERT_EQ(reachability_classify(&in, out, &stats), 0);
         /* words into memory whose blocks were all reached already are not searched for */
         ASSERT_TRUE(stats.words_settled > 0 && stats.words_looked_up > 0);
 
-        /* the truth: every aligned word of a reached block, looked for among all blocks */
+        /* the truth: every aligned word of a reached block or of a root's memory, looked for
+         * among all blocks */
         for (size_t i = 0; i < ELEMENTSOF(h->roots); i++) {
-                long b = big_find(h, h->roots[i]);
+                long b = big_find(h, is_root, h->roots[i]);
 
                 if (b >= 0 && !reached[b]) {
                         reached[b] = true;
                         todo[depth++] = b;
                 }
         }
+        for (size_t i = 0; i < BIG_BLOCKS; i++)
+                if (is_root[i])
+                        todo[depth++] = (long)i;
         while (depth > 0) {
                 long i = todo[--depth];
 
@@ -527,24 +562,26 @@ static void mark_like_a_full_search(bool sparse)
                         memcpy(&v, h->contents[i] + off, sizeof(v));
                         if (v == 0)
                                 continue;
-                        b = big_find(h, v);
+                        b = big_find(h, is_root, v);
                         if (b >= 0 && !reached[b]) {
                                 reached[b] = true;
                                 todo[depth++] = b;
                         }
                 }
         }
-        for (size_t i = 0; i < BIG_BLOCKS; i++) {
+        for (size_t j = 0; j < n_blocks; j++) {
+                size_t i = which[j];
+
                 n_reached += reached[i];
-                n_marked += out[i] == REACHABILITY_STILL_REACHABLE;
-                if (reached[i] != (out[i] == REACHABILITY_STILL_REACHABLE))
+                n_marked += out[j] == REACHABILITY_STILL_REACHABLE;
+                if (reached[i] != (out[j] == REACHABILITY_STILL_REACHABLE))
                         fprintf(stderr, "block %zu at 0x%llx (+%llu): reached %d, marked %d\n", i,
                                 (unsigned long long)h->blocks[i].addr, (unsigned long long)h->blocks[i].size,
-                                reached[i], out[i]);
-                ASSERT_EQ(reached[i], out[i] == REACHABILITY_STILL_REACHABLE);
+                                reached[i], out[j]);
+                ASSERT_EQ(reached[i], out[j] == REACHABILITY_STILL_REACHABLE);
         }
         /* the case means something: some reached, some not, and a span far wider than the blocks */
-        ASSERT_TRUE(n_reached > BIG_BLOCKS / 10 && n_reached < BIG_BLOCKS - BIG_BLOCKS / 10);
+        ASSERT_TRUE(n_reached > n_blocks / 10 && n_reached < n_blocks - n_blocks / 10);
         if (sparse)
                 ASSERT_TRUE(h->blocks[BIG_BLOCKS - 1].addr - h->blocks[0].addr > (1ULL << 40));
         ASSERT_EQ(n_marked, n_reached);
@@ -553,19 +590,176 @@ static void mark_like_a_full_search(bool sparse)
         free(h);
         free(out);
         free(reached);
+        free(is_root);
         free(todo);
+        free(blocks);
+        free(ranges);
+        free(which);
 }
 
 /* Blocks across many mappings far apart: the index's cells are coarse. */
 static void a_sparse_heap_is_marked_as_a_full_search_marks_it(void)
 {
-        mark_like_a_full_search(true);
+        mark_like_a_full_search(true, false);
 }
 
-/* Blocks packed in one mapping: cells of a page, blocks of up to ten pages across them. */
+/* Blocks packed in one mapping: cells of 16 bytes, blocks of up to ten pages across them. */
 static void a_dense_heap_is_marked_as_a_full_search_marks_it(void)
 {
-        mark_like_a_full_search(false);
+        mark_like_a_full_search(false, false);
+}
+
+/* The same read in batches, with roots' memory between the blocks: the sweeps in address order
+ * (blocks reached above the finger scanned in the same sweep, the roots read with the blocks)
+ * reach what the plain search reaches. */
+static void a_heap_swept_in_batches_with_roots_between_is_marked_as_a_full_search_marks_it(void)
+{
+        mark_like_a_full_search(false, true);
+        mark_like_a_full_search(true, true);
+}
+
+/* Blocks of 1 KiB side by side, all reached at once: read a chunk (1 MiB) at a time, in one call
+ * each, whichever item comes next (a block that would pass the chunk, a big one). */
+#define SIDE_BLOCKS 3000
+
+struct counted_heap {
+        struct big_heap h;
+        unsigned reads, many_reads;
+};
+
+static ssize_t read_counted(void *userdata, uint64_t addr, void *buf, size_t len)
+{
+        ((struct counted_heap *)userdata)->reads++;
+        return read_big(userdata, addr, buf, len);
+}
+
+static ssize_t read_counted_many(void *userdata, const struct reach_span *spans, size_t n, void *buf)
+{
+        ((struct counted_heap *)userdata)->many_reads++;
+        return read_big_many(userdata, spans, n, buf);
+}
+
+static void blocks_side_by_side_are_read_a_chunk_at_a_time(void)
+{
+        struct counted_heap *c = calloc(1, sizeof(*c));
+        uint64_t *words = calloc(SIDE_BLOCKS, sizeof(*words)), addr = 0x7f0000000000ULL;
+        enum reachability *out = calloc(SIDE_BLOCKS, sizeof(*out));
+
+        ASSERT_TRUE(c && words && out);
+        for (size_t i = 0; i < SIDE_BLOCKS; i++) {
+                c->h.blocks[i] = (struct reach_block) { .addr = addr, .size = 1024 };
+                c->h.contents[i] = calloc(1, 1024);
+                ASSERT_TRUE(c->h.contents[i]);
+                words[i] = addr;
+                addr += 1024;
+        }
+        for (size_t i = SIDE_BLOCKS; i < BIG_BLOCKS; i++)
+                c->h.blocks[i] = (struct reach_block) { .addr = UINT64_MAX - BIG_BLOCKS + i, .size = 0 };
+        ASSERT_EQ(reachability_classify(&(struct reach_input) {
+                        .blocks = c->h.blocks, .n_blocks = SIDE_BLOCKS, .root_words = words,
+                        .n_root_words = SIDE_BLOCKS, .read = read_counted, .read_many = read_counted_many,
+                        .userdata = c,
+                }, out, NULL), 0);
+        for (size_t i = 0; i < SIDE_BLOCKS; i++)
+                ASSERT_EQ(out[i], REACHABILITY_STILL_REACHABLE);
+        ASSERT_EQ(c->reads, 0u);
+        ASSERT_TRUE(c->many_reads <= (SIDE_BLOCKS * 1024 + (1 << 20) - 1) / (1 << 20) + 1);
+        for (size_t i = 0; i < SIDE_BLOCKS; i++)
+                free(c->h.contents[i]);
+        free(c);
+        free(words);
+        free(out);
+}
+
+/* Chains of 8 blocks of 64 bytes (a hash table's buckets, 16,384 of them) whose blocks lie in
+ * random order in one region, the heads reached from the roots. Read level by level, each level
+ * (an eighth of the region, its blocks a few hundred bytes apart) is read with what lies between
+ * its blocks: the region 8 times over. In sweeps with a finger, a block reached above the last
+ * one taken is scanned in the same sweep: fewer sweeps, the region read 5.4 times. */
+#define CHAIN_LENGTH 8
+#define CHAINS 16384
+
+struct chain_heap {
+        uint8_t *memory;
+        uint64_t start, end;
+        uint64_t covered;               /* bytes from each read's first span to its last's end */
+};
+
+static ssize_t read_chains(void *userdata, uint64_t addr, void *buf, size_t len)
+{
+        struct chain_heap *c = userdata;
+
+        if (addr < c->start || addr >= c->end)
+                return -EFAULT;
+        len = MIN(len, (size_t)(c->end - addr));
+        memcpy(buf, c->memory + (addr - c->start), len);
+        c->covered += len;
+        return (ssize_t)len;
+}
+
+/* As reach-scan.c reads them: spans (in address order) apart by at most a page in one read, what
+ * lies between them read too. */
+static ssize_t read_chains_many(void *userdata, const struct reach_span *spans, size_t n, void *buf)
+{
+        struct chain_heap *c = userdata;
+        uint64_t covered = c->covered, from = 0, to = 0;
+        ssize_t total = 0;
+
+        for (size_t i = 0; i < n; i++) {
+                ssize_t r = read_chains(userdata, spans[i].addr, (uint8_t *)buf + total, spans[i].len);
+
+                if (r != (ssize_t)spans[i].len)
+                        break;
+                total += r;
+                if (i == 0 || spans[i].addr > to + 4096 || spans[i].addr < from) {
+                        covered += to - from;
+                        from = spans[i].addr;
+                }
+                to = MAX(to, spans[i].addr + spans[i].len);
+        }
+        c->covered = covered + (to - from);
+        return total;
+}
+
+static void chains_in_random_order_are_read_in_fewer_sweeps_than_levels(void)
+{
+        size_t n = CHAINS * CHAIN_LENGTH, *order = calloc(n, sizeof(*order));
+        struct reach_block *blocks = calloc(n, sizeof(*blocks));
+        uint64_t *heads = calloc(CHAINS, sizeof(*heads)), state = 0x853c49e6748fea9bULL;
+        enum reachability *out = calloc(n, sizeof(*out));
+        struct chain_heap c = { .memory = calloc(n, 64), .start = 0x7f0000000000ULL };
+
+        ASSERT_TRUE(order && blocks && heads && out && c.memory);
+        c.end = c.start + n * 64;
+        for (size_t i = 0; i < n; i++) {
+                blocks[i] = (struct reach_block) { .addr = c.start + i * 64, .size = 64 };
+                order[i] = i;
+        }
+        for (size_t i = n - 1; i > 0; i--) {             /* the blocks of the chains, shuffled */
+                size_t j = big_random(&state) % (i + 1), t = order[i];
+
+                order[i] = order[j];
+                order[j] = t;
+        }
+        for (size_t k = 0; k < CHAINS; k++) {
+                heads[k] = blocks[order[k * CHAIN_LENGTH]].addr;
+                for (size_t l = 0; l + 1 < CHAIN_LENGTH; l++)
+                        memcpy(c.memory + order[k * CHAIN_LENGTH + l] * 64 + 16,
+                               &blocks[order[k * CHAIN_LENGTH + l + 1]].addr, sizeof(uint64_t));
+        }
+        ASSERT_EQ(reachability_classify(&(struct reach_input) {
+                        .blocks = blocks, .n_blocks = n, .root_words = heads, .n_root_words = CHAINS,
+                        .read = read_chains, .read_many = read_chains_many, .userdata = &c,
+                }, out, NULL), 0);
+        for (size_t i = 0; i < n; i++)
+                ASSERT_EQ(out[i], REACHABILITY_STILL_REACHABLE);
+        fprintf(stderr, "read %.1f times the region\n", (double)c.covered / (double)(c.end - c.start));
+        ASSERT_TRUE(c.covered < 6 * (c.end - c.start));
+        free(order);
+        free(blocks);
+        free(heads);
+        free(out);
+        free(c.memory);
 }
 
 /* The mark in steps (a process that runs on between them): a pointer moved, after its old place was
@@ -860,6 +1054,9 @@ int main(void)
                 TEST(an_attached_process_roots_include_the_memory_between_its_blocks),
                 TEST(a_sparse_heap_is_marked_as_a_full_search_marks_it),
                 TEST(a_dense_heap_is_marked_as_a_full_search_marks_it),
+                TEST(a_heap_swept_in_batches_with_roots_between_is_marked_as_a_full_search_marks_it),
+                TEST(blocks_side_by_side_are_read_a_chunk_at_a_time),
+                TEST(chains_in_random_order_are_read_in_fewer_sweeps_than_levels),
                 TEST(a_mark_in_steps_follows_pointers_moved_between_them),
                 TEST(a_mark_in_steps_cut_short_goes_on_at_the_next_call),
                 TEST(a_mark_cut_anywhere_and_resumed_gives_the_classes_of_one_uncut),
