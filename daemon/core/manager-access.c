@@ -77,3 +77,10 @@ bool manager_peer_sees(const struct manager *m, const struct server_request *sre
                 return refusal(server_request_peer(sreq), &c, t->pid, true) == NULL;
         return t->creds_read && refusal(server_request_peer(sreq), &t->creds, t->pid, false) == NULL;
 }
+
+bool manager_target_beyond_asker(const struct target *t)
+{
+        assert(t);
+        return t->asked_by_user && !t->kernel && t->creds_read &&
+               proc_creds_ptrace_refusal(&t->creds, t->asker_uid, t->asker_gid, 0, true) != NULL;
+}

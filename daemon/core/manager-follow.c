@@ -161,6 +161,9 @@ static void follow(struct manager *m, struct target *parent, pid_t child, unsign
         t->follow_forks = true;
         t->parent_id = parent->id;
         t->parent_pid = parent->pid;
+        t->asker_uid = parent->asker_uid;
+        t->asker_gid = parent->asker_gid;
+        t->asked_by_user = parent->asked_by_user;
         r = manager_add_target(m, t);
         if (r < 0) {
                 (void)target_stop(&m->env, t, false);

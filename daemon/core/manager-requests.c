@@ -248,6 +248,9 @@ static int attach_target(struct manager *m, struct server_request *sreq, const s
         (void)manager_target_phase(t, r > 0 ? TARGET_PHASE_AWAITING_TABLES : TARGET_PHASE_RECORDING);
         log_kernel_symbols(t);
         t->follow_forks = req->follow_forks;
+        t->asker_uid = peer->uid;
+        t->asker_gid = peer->gid;
+        t->asked_by_user = !manager_peer_admin(m, sreq);
         r = manager_add_target(m, t);
         if (r < 0) {
                 (void)target_stop(&m->env, t, false);

@@ -557,6 +557,12 @@ void manager_target_execd(struct manager *m, pid_t pid, bool from_thread, const 
                 t->creds = c;
                 t->creds_read = true;
         }
+        if (manager_target_beyond_asker(t)) {
+                log_info("pid %d exec'd %s, which uid %u, who asked for it, could not trace (set-user-ID, or "
+                         "not dumpable): no longer traced", (int)t->pid, comm, (unsigned)t->asker_uid);
+                manager_remove_target(m, t);
+                return;
+        }
         /* BPF emptied its mapping list: walks find frames by their vmas until it is written again,
          * now, from the new program's maps, and as its loader maps more */
         target_unwind_execd(t);

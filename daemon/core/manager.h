@@ -82,6 +82,8 @@ struct server_request;
 bool manager_peer_admin(const struct manager *m, const struct server_request *sreq);
 /* 0 when sreq's sender may trace pid, else -EPERM (or -ESRCH: no such process) and *error. */
 int manager_peer_may_trace(const struct manager *m, const struct server_request *sreq, pid_t pid, char **error);
+/* Whether t, after an exec, runs as its asker could not trace it (and no admin asked). */
+bool manager_target_beyond_asker(const struct target *t);
 /* Whether sreq's sender may see t (a live one as it is now; an exited one as it was). */
 bool manager_peer_sees(const struct manager *m, const struct server_request *sreq, const struct target *t);
 

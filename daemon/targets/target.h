@@ -153,6 +153,12 @@ struct target {
          * once it exited (core/manager-access); creds_read false: not known (the kernel's) */
         struct proc_creds creds;
         bool creds_read;
+        /* who asked for it (a followed child: as its parent was), when not root or an admin
+         * (asked_by_user): one that execs a program its asker could not ptrace (set-user-ID) is
+         * let go */
+        bool asked_by_user;
+        uid_t asker_uid;
+        gid_t asker_gid;
         enum target_phase phase;        /* changed by its owner only (manager_target_phase()) */
         uint64_t attached_usec;         /* CLOCK_REALTIME */
         uint64_t exited_usec;

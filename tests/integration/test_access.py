@@ -130,5 +130,20 @@ class AccessTest(harness.DaemonTestCase):
         self.assertEqual(pwd.getpwuid(os.stat(out).st_uid).pw_name, self.user)
 
 
+    def test_a_user_s_child_that_execs_a_set_user_id_program_is_let_go(self):
+        # traced on a user's behalf, a followed child that execs mount (set-user-ID root) would
+        # have been traced as root's; it is let go at its exec, as ptrace would not let that user
+        # trace it
+        out = os.path.join(self.home, 'report.json')
+        r = subprocess.run(self.as_user(self.user, os.path.join(self.bin, 'memleakctl'), '--socket',
+                                        self.daemon.socket_path, 'run', '--follow-forks', '--json', '--output', out,
+                                        '--', '/bin/sh', '-c', '/usr/bin/mount >/dev/null; exit 0'),
+                           capture_output=True, timeout=harness.RUN_TIMEOUT_S)
+        self.assertEqual(r.returncode, 0, (r.stderr, self.daemon.log()))
+        self.assertRegex(self.daemon.log(), r"exec'd mount, which uid \d+, who asked for it, could not trace")
+        with open(out) as f:
+            report = json.load(f)
+        self.assertNotIn('mount', [t['comm'] for t in report['targets']], report['targets'])
+
 if __name__ == '__main__':
     unittest.main()
