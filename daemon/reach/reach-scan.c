@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <malloc.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1208,8 +1209,8 @@ static int scan_concurrent(struct memleak_bpf *skel, const struct map_limits *li
         return tally(b.found, b.classes, b.n, ret);
 }
 
-int reach_scan_live(struct memleak_bpf *skel, const struct map_limits *lim, pid_t pid, uint64_t max_pause_ms,
-                    bool concurrent, bool snapshot_only, bool traced_from_start, struct reach_result **ret)
+static int scan_live(struct memleak_bpf *skel, const struct map_limits *lim, pid_t pid, uint64_t max_pause_ms,
+                     bool concurrent, bool snapshot_only, bool traced_from_start, struct reach_result **ret)
 {
         _cleanup_free_ struct reach_result *result = calloc(1, sizeof(*result));
         _cleanup_free_ char *error = NULL, *why = NULL;
@@ -1273,5 +1274,51 @@ int reach_scan_live(struct memleak_bpf *skel, const struct map_limits *lim, pid_
                 return r;
         }
         *ret = TAKE_PTR(result);
+        return 0;
+}
+
+struct live_scan {
+        struct memleak_bpf *skel;
+        const struct map_limits *lim;
+        pid_t pid;
+        uint64_t max_pause_ms;
+        bool concurrent, snapshot_only, traced_from_start;
+        struct reach_result *result;
+        int r;
+};
+
+static void *live_scan_run(void *userdata)
+{
+        struct live_scan *s = userdata;
+
+        s->r = scan_live(s->skel, s->lim, s->pid, s->max_pause_ms, s->concurrent, s->snapshot_only,
+                         s->traced_from_start, &s->result);
+        return NULL;
+}
+
+/* Each live scan runs on a thread of its own, the tracer of every stop it makes, that ends with it.
+ * A thread asked to stop that had not stopped when the stop was given up (one in uninterruptible
+ * sleep, or one a loaded machine had not run yet) cannot be let go then (ptrace lets go of a
+ * stopped tracee only): it stays a tracee, to stop on its way back to user space, and would stay
+ * stopped for good (and once killed, unreaped: its parent waiting for it too). Its tracer's exit
+ * lets go of it, stopped or not (the kernel's exit_ptrace()). */
+int reach_scan_live(struct memleak_bpf *skel, const struct map_limits *lim, pid_t pid, uint64_t max_pause_ms,
+                    bool concurrent, bool snapshot_only, bool traced_from_start, struct reach_result **ret)
+{
+        struct live_scan s = {
+                .skel = skel, .lim = lim, .pid = pid, .max_pause_ms = max_pause_ms, .concurrent = concurrent,
+                .snapshot_only = snapshot_only, .traced_from_start = traced_from_start,
+        };
+        pthread_t thread;
+        int r;
+
+        assert(ret);
+        r = pthread_create(&thread, NULL, live_scan_run, &s);
+        if (r != 0)
+                return -ENOMEM;         /* EAGAIN: no room for a thread */
+        (void)pthread_join(thread, NULL);
+        if (s.r < 0)
+                return s.r;
+        *ret = s.result;
         return 0;
 }

@@ -61,6 +61,17 @@ EXPECTED_CHURN_KEPT = {
     'keep_data': {'still_reachable': (CHURN_DATA * 512, CHURN_DATA)},
     'keep_child': {'still_reachable': (CHURN_DATA * 32, CHURN_DATA)},
 }
+# tests/programs/leak-reach-stops.c: a list of blocks only a register holds, met in a last stop
+STOPS_PROGRAM = 'leak-reach-stops'
+STOPS_NODES = 500000
+EXPECTED_STOPS = {
+    'make_node': {'still_reachable': (32 * STOPS_NODES, STOPS_NODES)},
+    'lose_block': {'definitely_lost': (64 * 100, 100)},
+    'make_lost_child': {'indirectly_lost': (24 * 100, 100)},
+}
+# the pause limit the program's scans run with
+STOPS_MAX_PAUSE_MS = 50
+STOPS_VFORK_S = 3               # how long the program's vforker waits for its child
 # a concurrent scan's pauses, as the daemon measures them (its two short stops), and the longest
 # stall the program's own thread saw, generous on a loaded 2-core machine (bench/ has the figure)
 CONCURRENT_MAX_PAUSE_MS = 50
@@ -489,6 +500,70 @@ class ReachabilityTest(harness.DaemonTestCase):
             self.assert_nothing_left_in(p.pid)
             self.assert_alive(p)
             p.kill()
+
+    def stops_program(self, daemon):
+        p = harness.LeakProgram(STOPS_PROGRAM, command=[program(STOPS_PROGRAM)])
+        self.addCleanup(p.kill)
+        p.expect('ready')
+        daemon.attach(p.pid)
+        p.go()
+        p.expect('made', timeout=120)
+        return p
+
+    def assert_exact_stops_classes(self, report):
+        reach = report['targets'][0]['reachability']
+        self.assertEqual(classes_by_first_frame(report, set(EXPECTED_STOPS)), EXPECTED_STOPS,
+                         harness.format_stacks(report))
+        self.assertEqual((reach['definitely_lost']['allocs'], reach['indirectly_lost']['allocs'],
+                          reach['undecided']['allocs']), (100, 100, 0), (reach, lost_by_first_frame(report)))
+
+    def test_a_thread_that_does_not_stop_in_time_is_let_go(self):
+        # a thread waiting for its vfork child is in the kernel, where a stop does not reach it:
+        # the scan gives up at its limit and says so; the thread, asked to stop, would stop on its
+        # way back (ptrace cannot let go of a thread before it stops): it must not stay stopped,
+        # and the program must run on and be scanned again
+        daemon = self.start_daemon(config={'snapshot_interval_ms': 60000, 'max_allocs': BIG_MAX_ALLOCS,
+                                           'reachability_max_pause_ms': STOPS_MAX_PAUSE_MS})
+        p = self.stops_program(daemon)
+        p.proc.stdin.write(b'vfork\n')
+        p.proc.stdin.flush()
+        p.expect('vforking')
+        self.assertTrue(harness.wait_until(lambda: 'D' in self.thread_states(p.pid).values(), 10, interval=0.01),
+                        self.thread_states(p.pid))
+        report = daemon.ctl_json('report', '--pid', p.pid, '--reachability')
+        reach = report['targets'][0]['reachability']
+        self.assertRegex(reach['error'] or '', rf'^cannot stop pid {p.pid}: thread \d+ of pid {p.pid} did not stop '
+                                               r'in time \(state D', reach)
+        self.assertTrue(all(s['reachability'] is None for s in report['stacks']), report['stacks'])
+        # its child gone, the vforker is back and says so: not stopped, not traced
+        p.expect('back', timeout=STOPS_VFORK_S + 30)
+        self.assert_alive(p)
+        self.assertEqual(self.tracers(p.pid), {0})
+        report = daemon.ctl_json('report', '--pid', p.pid, '--reachability', '--top', harness.UNLIMITED_TOP)
+        self.assertEqual((report['targets'][0]['reachability']['error'],
+                          report['targets'][0]['reachability']['partial']), (None, None), report['targets'])
+        self.assert_exact_stops_classes(report)
+        self.assert_nothing_left_in(p.pid)
+        self.assert_alive(p)
+
+    def thread_states(self, pid):
+        """{tid: state letter} of pid's threads."""
+        found = {}
+        for tid in os.listdir(f'/proc/{pid}/task'):
+            try:
+                with open(f'/proc/{pid}/task/{tid}/stat') as f:
+                    found[int(tid)] = f.read().rsplit(')', 1)[1].split()[0]
+            except FileNotFoundError:
+                pass
+        return found
+
+    def tracers(self, pid):
+        """The TracerPid of each of pid's threads."""
+        found = set()
+        for tid in os.listdir(f'/proc/{pid}/task'):
+            with open(f'/proc/{pid}/task/{tid}/status') as f:
+                found |= {int(line.split()[1]) for line in f if line.startswith('TracerPid:')}
+        return found
 
     def test_a_process_that_uses_userfaultfd_itself_is_snapshot_and_says_why(self):
         daemon = self.start_daemon(config={'snapshot_interval_ms': 60000, 'max_allocs': BIG_MAX_ALLOCS})
