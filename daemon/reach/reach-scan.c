@@ -700,21 +700,42 @@ static int scan_stopping(struct memleak_bpf *skel, const struct map_limits *lim,
  *    of the pause limit, at the rate the mark read so far (settled_bytes()), another (at most
  *    CONCURRENT_MAX_ROUNDS): what the process writes between the last round and the last stop is
  *    what that stop reads.
- * 4. A final short stop: the pages written since the last round, the mappings that cannot be
+ * 4. A last short stop: the pages written since the last round, the mappings that cannot be
  *    watched (shared ones: another process's writes leave no trace in ours) read whole, the
  *    threads' registers and stacks (from their stack pointers on, as a stopped scan reads them:
  *    never read again while it runs, what lies below a stack pointer being dead); the mark goes
  *    on to its end; the threads let go. The unreached blocks are
  *    classified after (nothing can write into a block nothing points to).
+ * 5. Unless the mark would pass the stop's budget (CONCURRENT_STOP_SHARE_PERCENT of the pause
+ *    limit; the whole limit for the last of CONCURRENT_MAX_LAST_STOPS): then the stop is cut, the
+ *    threads let go, the work left goes on while they run, and steps 3 and 4 are made again. So
+ *    too, but for the last, when a thread does not stop within the pause limit (nothing read).
  *
- * Why every block reachable at the final stop (at T) is marked. Each page read is read after the
- * protection, and a write after any read of it clears its protection, so it is in a later set of
- * written pages, read again after that set was taken; the last one is taken with every thread
- * stopped. So the last read of each page read is what it holds at T. A chain to a block at T
- * starts at a register or a stack (read at T), or at a root mapping (read whole at the start, or made since
- * and read whole when found, or unwatchable and read whole at T) and runs through blocks, each
- * marked block read after it was marked and again with every page of it written since: every
- * link is seen as it is at T, so the chain is followed to its end.
+ * Why every block reachable at the last stop (at T, the stop that ran to its end) is marked. Each
+ * page read is read after the protection, and a write after any read of it clears its protection,
+ * so it is in a later set of written pages, read again after that set was taken; the last one is
+ * taken with every thread stopped. So the last read of each page read is what it holds at T. A
+ * chain to a block at T starts at a register or a stack (read at T), or at a root mapping (read
+ * whole at the start, or made since and read whole when found, or unwatchable and read whole at
+ * T) and runs through blocks, each marked block read after it was marked and again with every
+ * page of it written since: every link is seen as it is at T, so the chain is followed to its end.
+ *
+ * Why a stop cut short (at S, before T) changes none of that. What it took falls in two kinds:
+ * - the written pages (and the blocks found changed): taken, and protected again, in the stop.
+ *   Those it did not read are kept by the marker (its pending roots), and read after the process
+ *   is let go: still after their protection, so a write after the read is in a later set, as for
+ *   any round. The blocks it reached and had not scanned are kept too (the marker's stack) and
+ *   scanned while it runs, each read after it was marked, as any block is.
+ * - the registers, the stacks (from the stack pointers at S) and the mappings not watched: not
+ *   protected, they may change after S unseen. They are not kept (reachability_marker_add_
+ *   transient(): what was not read is dropped), and every stop reads them again whole, as they
+ *   are then: at T, the last stop reads them all.
+ * What S read and the process changed since can only have marked more: a block reached from a
+ * register or a stack at S stays reached. So do blocks reachable at any moment of the scan that
+ * were dropped before T (any concurrent mark keeps such "floating garbage"): a lost block may pass
+ * for reachable, a reachable block never for lost. The blocks left out of written pages at S are
+ * looked up again in each later stop (find_changed()), as in each round. And when the last stop is
+ * cut too, the verdict is partial: the blocks reached are reachable, the others undecided.
  *
  * What a written page holds besides marked blocks: memory between blocks (a block allocated during
  * the scan is not in our copy of the table, and its pointers must count: they are roots), and
@@ -999,7 +1020,8 @@ static int mark_written(struct concurrent *c, const struct scan_blocks *b, struc
 /* A last stop: the registers, the stacks and the pages written since the last round read, and
  * the mark followed to its end, within the budget (last: the whole pause limit; else a share of
  * it, leaving room for another try); the threads let go. 0; -ETIME (cut: what is left is kept, see
- * mark_written()); -ENOMEM; other failures in ret->error, or -errno of the reading. */
+ * mark_written(); or, but for the last, a thread did not stop within the pause limit: nothing
+ * read, those stopped let go); -ENOMEM; other failures in ret->error, or -errno of the reading. */
 static int last_stop(struct concurrent *c, const struct scan_blocks *b,
                      struct reach_marker *m, struct reader *rd, uint64_t max_pause_ms, bool last,
                      struct reach_result *ret)
@@ -1011,7 +1033,17 @@ static int last_stop(struct concurrent *c, const struct scan_blocks *b,
         size_t n_words = 0;
         int r;
 
+        paused = now_monotonic_usec();
         r = process_stop(c->pid, max_pause_ms, &stop, &error);
+        if (r == -ETIME && !last) {
+                /* a thread a loaded machine did not run in time, say: those stopped were let go;
+                 * at most this long */
+                paused = now_monotonic_usec() - paused;
+                ret->paused_usec += paused;
+                ret->longest_pause_usec = MAX(ret->longest_pause_usec, paused);
+                ret->last_stops++;
+                return r;
+        }
         if (r < 0)
                 return r == -ENOMEM ? r : fail(ret, r, "cannot stop pid %d for the scan's last pass: %s",
                                                 (int)c->pid, error ? error : strerror(-r));
@@ -1039,6 +1071,36 @@ static int last_stop(struct concurrent *c, const struct scan_blocks *b,
         ret->longest_pause_usec = MAX(ret->longest_pause_usec, paused);
         ret->last_stops++;
         return r;
+}
+
+/* Why a concurrent scan's verdict is partial, into ret->partial: cut at its last stops, or (none
+ * made) while it ran. -ENOMEM. */
+static int partial_reason(struct reach_result *ret, uint64_t max_pause_ms)
+{
+        double read_mib = (double)ret->stats.bytes_scanned / (1 << 20);
+        int r;
+
+        if (ret->last_stops == 0)
+                r = asprintf(&ret->partial, "the scan stopped at its limit of %" PRIu64 " s while the process ran, "
+                             "%.1f MiB read: the blocks it reached are still reachable, the others undecided",
+                             (uint64_t)REACH_SNAPSHOT_MAX_SCAN_MS / 1000, read_mib);
+        else if (ret->last_stops == 1)
+                r = asprintf(&ret->partial, "the scan stopped at its limit: 1 last stop with the process stopped, "
+                             "cut at %" PRIu64 " ms (reachability_max_pause_ms in memleakd.conf), %.1f MiB read: "
+                             "the blocks it reached are still reachable, the others undecided", max_pause_ms,
+                             read_mib);
+        else
+                r = asprintf(&ret->partial, "the scan stopped at its limit: %" PRIu32 " last stops with the "
+                             "process stopped, none ended within its budget (%" PRIu64 " ms for the last: "
+                             "reachability_max_pause_ms in memleakd.conf; %d%% of it for those before, each "
+                             "followed by the process let go for another round), %.1f MiB read: the blocks it "
+                             "reached are still reachable, the others undecided", ret->last_stops, max_pause_ms,
+                             CONCURRENT_STOP_SHARE_PERCENT, read_mib);
+        if (r < 0) {
+                ret->partial = NULL;
+                return -ENOMEM;
+        }
+        return 0;
 }
 
 /* The concurrent scan of pid into ret: 0 (ret->error set where it failed after it began), or, where
@@ -1190,15 +1252,8 @@ static int scan_concurrent(struct memleak_bpf *skel, const struct map_limits *li
         ret->mark_cpu_usec = thread_cpu_usec() - cpu_started;
         if (r < 0 && r != -ETIME)
                 return r;
-        if (r == -ETIME &&
-            asprintf(&ret->partial, "the scan stopped at its limit (%" PRIu64 " ms for its last pass with the "
-                     "process stopped: reachability_max_pause_ms in memleakd.conf; %" PRIu32 " %s), %.1f MiB "
-                     "read: the blocks it reached are still reachable, the others undecided", max_pause_ms,
-                     ret->last_stops, ret->last_stops == 1 ? "stop" : "stops, each let go for another round",
-                     (double)ret->stats.bytes_scanned / (1 << 20)) < 0) {
-                ret->partial = NULL;
+        if (r == -ETIME && partial_reason(ret, max_pause_ms) < 0)
                 return -ENOMEM;
-        }
         ret->scan_usec = now_monotonic_usec() - started;
         (void)malloc_trim(0);
         r = stack_collect_blocks(skel, lim, pid, &now, &n_now);

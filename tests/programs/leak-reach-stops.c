@@ -25,7 +25,7 @@
 
 #define noinline __attribute__((noinline))
 
-#define NODES 500000
+#define NODES 200000
 #define NODE_BYTES 32
 #define LOST_BLOCKS 100
 #define LOST_BYTES 64
