@@ -709,7 +709,8 @@ static int scan_stopping(struct memleak_bpf *skel, const struct map_limits *lim,
  * 5. Unless the mark would pass the stop's budget (CONCURRENT_STOP_SHARE_PERCENT of the pause
  *    limit; the whole limit for the last of CONCURRENT_MAX_LAST_STOPS): then the stop is cut, the
  *    threads let go, the work left goes on while they run, and steps 3 and 4 are made again. So
- *    too, but for the last, when a thread does not stop within the pause limit (nothing read).
+ *    too when a thread does not stop within the pause limit (nothing read); when that is the last
+ *    stop, nothing it would have read was, and the blocks not reached are undecided.
  *
  * Why every block reachable at the last stop (at T, the stop that ran to its end) is marked. Each
  * page read is read after the protection, and a write after any read of it clears its protection,
@@ -824,6 +825,7 @@ struct concurrent {
         struct alloc_table_view times;  /* the BPF maps, for those look-ups */
         uint64_t *sps;                  /* the threads' stack pointers at the first stop */
         size_t n_sps;
+        bool not_stopped;               /* the last stop made could not stop every thread in time */
 };
 
 static void concurrent_done(struct concurrent *c)
@@ -1020,8 +1022,8 @@ static int mark_written(struct concurrent *c, const struct scan_blocks *b, struc
 /* A last stop: the registers, the stacks and the pages written since the last round read, and
  * the mark followed to its end, within the budget (last: the whole pause limit; else a share of
  * it, leaving room for another try); the threads let go. 0; -ETIME (cut: what is left is kept, see
- * mark_written(); or, but for the last, a thread did not stop within the pause limit: nothing
- * read, those stopped let go); -ENOMEM; other failures in ret->error, or -errno of the reading. */
+ * mark_written(); or a thread did not stop within the pause limit, c->not_stopped: nothing read,
+ * those stopped let go); -ENOMEM; other failures in ret->error, or -errno of the reading. */
 static int last_stop(struct concurrent *c, const struct scan_blocks *b,
                      struct reach_marker *m, struct reader *rd, uint64_t max_pause_ms, bool last,
                      struct reach_result *ret)
@@ -1035,7 +1037,8 @@ static int last_stop(struct concurrent *c, const struct scan_blocks *b,
 
         paused = now_monotonic_usec();
         r = process_stop(c->pid, max_pause_ms, &stop, &error);
-        if (r == -ETIME && !last) {
+        c->not_stopped = r == -ETIME;
+        if (r == -ETIME) {
                 /* a thread a loaded machine did not run in time, say: those stopped were let go;
                  * at most this long */
                 paused = now_monotonic_usec() - paused;
@@ -1073,11 +1076,12 @@ static int last_stop(struct concurrent *c, const struct scan_blocks *b,
         return r;
 }
 
-/* Why a concurrent scan's verdict is partial, into ret->partial: cut at its last stops, or (none
- * made) while it ran. -ENOMEM. */
-static int partial_reason(struct reach_result *ret, uint64_t max_pause_ms)
+/* Why a concurrent scan's verdict is partial, into ret->partial: cut at its last stops (the last
+ * one perhaps unable to stop every thread: not_stopped), or (none made) while it ran. -ENOMEM. */
+static int partial_reason(struct reach_result *ret, uint64_t max_pause_ms, bool not_stopped)
 {
         double read_mib = (double)ret->stats.bytes_scanned / (1 << 20);
+        const char *why = not_stopped ? ", the last unable to stop every thread within it" : "";
         int r;
 
         if (ret->last_stops == 0)
@@ -1086,16 +1090,16 @@ static int partial_reason(struct reach_result *ret, uint64_t max_pause_ms)
                              (uint64_t)REACH_SNAPSHOT_MAX_SCAN_MS / 1000, read_mib);
         else if (ret->last_stops == 1)
                 r = asprintf(&ret->partial, "the scan stopped at its limit: 1 last stop with the process stopped, "
-                             "cut at %" PRIu64 " ms (reachability_max_pause_ms in memleakd.conf), %.1f MiB read: "
-                             "the blocks it reached are still reachable, the others undecided", max_pause_ms,
-                             read_mib);
+                             "not ended within %" PRIu64 " ms (reachability_max_pause_ms in memleakd.conf)%s, "
+                             "%.1f MiB read: the blocks it reached are still reachable, the others undecided",
+                             max_pause_ms, why, read_mib);
         else
                 r = asprintf(&ret->partial, "the scan stopped at its limit: %" PRIu32 " last stops with the "
                              "process stopped, none ended within its budget (%" PRIu64 " ms for the last: "
                              "reachability_max_pause_ms in memleakd.conf; %d%% of it for those before, each "
-                             "followed by the process let go for another round), %.1f MiB read: the blocks it "
+                             "followed by the process let go for another round%s), %.1f MiB read: the blocks it "
                              "reached are still reachable, the others undecided", ret->last_stops, max_pause_ms,
-                             CONCURRENT_STOP_SHARE_PERCENT, read_mib);
+                             CONCURRENT_STOP_SHARE_PERCENT, why, read_mib);
         if (r < 0) {
                 ret->partial = NULL;
                 return -ENOMEM;
@@ -1252,7 +1256,15 @@ static int scan_concurrent(struct memleak_bpf *skel, const struct map_limits *li
         ret->mark_cpu_usec = thread_cpu_usec() - cpu_started;
         if (r < 0 && r != -ETIME)
                 return r;
-        if (r == -ETIME && partial_reason(ret, max_pause_ms) < 0)
+        if (c.not_stopped) {
+                /* the last stop read nothing (its registers, stacks, last written pages): what was
+                 * not reached is undecided, not lost */
+                for (size_t i = 0; i < b.n; i++)
+                        if (b.classes[i] != REACHABILITY_STILL_REACHABLE)
+                                b.classes[i] = REACHABILITY_UNDECIDED;
+                r = -ETIME;
+        }
+        if (r == -ETIME && partial_reason(ret, max_pause_ms, c.not_stopped) < 0)
                 return -ENOMEM;
         ret->scan_usec = now_monotonic_usec() - started;
         (void)malloc_trim(0);
