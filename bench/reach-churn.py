@@ -27,6 +27,7 @@ from benchlib import start_memleakd
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXPECTED = {'definitely_lost': 2000, 'indirectly_lost': 500, 'undecided': 0}
+KILL_WAIT_S = 30
 
 
 def ctl(build, sock, *args):
@@ -75,7 +76,13 @@ def main():
                               f'error {r.get("error")}', flush=True)
                 finally:
                     p.kill()
-                    p.wait()
+                    try:
+                        p.wait(KILL_WAIT_S)
+                    except subprocess.TimeoutExpired:
+                        # a thread of it still traced (by memleakd: a stop that gave up and never let
+                        # it go): its tracer must reap it before its parent can
+                        sys.exit(f'leak-reach-churn (pid {p.pid}) killed but not reaped in {KILL_WAIT_S} s: '
+                                 f'is a thread of it still traced?')
         finally:
             daemon.terminate()
             daemon.wait(30)
@@ -85,7 +92,8 @@ def main():
     paused = [r.get('paused_ms') for r in rows]
     print(f'{len(rows)} scans: paused median {statistics.median(paused):.1f} ms ({min(paused):.1f}-{max(paused):.1f}); '
           f'longest stop median {statistics.median(longest):.1f} ms ({min(longest):.1f}-{max(longest):.1f}); '
-          f'partial {sum(1 for r in rows if r.get("partial"))}')
+          f'partial {sum(1 for r in rows if r.get("partial"))}; no verdict {sum(1 for r in rows if r.get("error"))}; '
+          f'last stops {sorted(r.get("last_stops") for r in rows if r.get("last_stops") is not None)}')
 
 
 if __name__ == '__main__':

@@ -22,6 +22,9 @@ _Static_assert(sizeof(struct user_regs_struct) == THREAD_REGS_WORDS * sizeof(uin
 
 /* Rounds of listing /proc/PID/task: a thread may start one more before it stops. */
 #define MAX_ROUNDS 64
+/* How long a release waits for a thread asked to stop that had not stopped yet (one a loaded
+ * machine had not run in time stops within that; one in uninterruptible sleep may not). */
+#define RELEASE_LATE_MS 100
 
 int process_stop_read_thread(pid_t tid, struct thread_state *ret)
 {
@@ -96,6 +99,12 @@ static int seize_new_threads(struct process_stop *s, char **error)
                         state = thread_state_letter(s->pid, (pid_t)tid);
                         if (e == EPERM && (state == 'Z' || state == 'X'))
                                 continue;       /* gone, not reaped: nothing to stop */
+                        if (e == EPERM && tracer_of((pid_t)tid) == gettid()) {
+                                /* ours: asked to stop by an earlier stop, it has not stopped since */
+                                (void)asprintf(error, "thread %d of pid %d did not stop in time (state %c: "
+                                               "uninterruptible sleep?)", (int)tid, (int)s->pid, state);
+                                return -ETIME;
+                        }
                         if (e == EPERM && tracer_of((pid_t)tid) > 0) {
                                 (void)asprintf(error, "pid %d is traced by pid %d (a debugger?): a process has "
                                                "one tracer", (int)s->pid, tracer_of((pid_t)tid));
@@ -208,17 +217,49 @@ int process_stop(pid_t pid, uint64_t timeout_ms, struct process_stop *ret, char 
         return 0;
 }
 
+/* Let go of tid, asked to stop and not stopped yet (PTRACE_DETACH fails on a tracee that runs):
+ * wait for its stop, until deadline_usec, and detach it then. false when it did not stop in time:
+ * it stays the calling thread's tracee. */
+static bool release_late(pid_t tid, uint64_t deadline_usec)
+{
+        for (;;) {
+                int status = 0;
+                pid_t r = waitpid(tid, &status, __WALL | WNOHANG);
+
+                if (r < 0 && errno == EINTR)
+                        continue;
+                if (r < 0 || (r > 0 && !WIFSTOPPED(status)))
+                        return true;            /* gone */
+                if (r > 0) {
+                        /* a signal-delivery stop: the signal is given back */
+                        int sig = (status >> 16) == 0 ? WSTOPSIG(status) : 0;
+
+                        return ptrace(PTRACE_DETACH, tid, NULL, (void *)(uintptr_t)sig) == 0 || errno != ESRCH;
+                }
+                if (now_monotonic_usec() >= deadline_usec)
+                        return false;
+                (void)nanosleep(&(struct timespec) { .tv_nsec = 100 * 1000 }, NULL);
+        }
+}
+
 uint64_t process_stop_release(struct process_stop *s)
 {
-        uint64_t stopped = 0;
+        uint64_t stopped = 0, deadline;
 
         if (!s)
                 return 0;
         for (size_t i = 0; i < s->n; i++)
-                (void)ptrace(PTRACE_DETACH, s->threads[i].tid, NULL,
-                             (void *)(uintptr_t)s->threads[i].pending_signal);
+                if (ptrace(PTRACE_DETACH, s->threads[i].tid, NULL,
+                           (void *)(uintptr_t)s->threads[i].pending_signal) == 0 || errno != ESRCH ||
+                    s->threads[i].has_regs)
+                        s->threads[i].tid = 0;
         if (s->stopped_usec)
                 stopped = now_monotonic_usec() - s->stopped_usec;
+        /* those asked to stop that had not stopped yet (a stop that gave up) */
+        deadline = now_monotonic_usec() + RELEASE_LATE_MS * 1000;
+        for (size_t i = 0; i < s->n; i++)
+                if (s->threads[i].tid > 0)
+                        (void)release_late(s->threads[i].tid, deadline);
         free(s->threads);
         *s = (struct process_stop) {};
         return stopped;

@@ -29,7 +29,11 @@ struct process_stop {
 
 /* Stop every thread of pid from the calling thread, waiting at most timeout_ms for them all:
  * -ESRCH (gone), -EBUSY (another tracer holds it: *error names it), -ETIME (a thread did not stop
- * in time, for example one in uninterruptible sleep), -ENOMEM. On error nothing stays stopped. */
+ * in time, for example one in uninterruptible sleep), -ENOMEM. On error the threads that stopped
+ * are let go, and one asked to stop that had not stopped yet as soon as it does, within 100 ms
+ * (ptrace lets go of a stopped tracee only); past that it stays the calling thread's tracee, stops
+ * on its way back to user space, and is let go only when the calling thread exits. Call it from
+ * a thread that ends with the work (reach_scan_live() runs each scan on one). */
 int process_stop(pid_t pid, uint64_t timeout_ms, struct process_stop *ret, char **error);
 
 /* Let every thread go (PTRACE_DETACH, a signal it stopped for delivered): how long the process was

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <malloc.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -704,21 +705,43 @@ static int scan_stopping(struct memleak_bpf *skel, const struct map_limits *lim,
  *    of the pause limit, at the rate the mark read so far (settled_bytes()), another (at most
  *    CONCURRENT_MAX_ROUNDS): what the process writes between the last round and the last stop is
  *    what that stop reads.
- * 4. A final short stop: the pages written since the last round, the mappings that cannot be
+ * 4. A last short stop: the pages written since the last round, the mappings that cannot be
  *    watched (shared ones: another process's writes leave no trace in ours) read whole, the
  *    threads' registers and stacks (from their stack pointers on, as a stopped scan reads them:
  *    never read again while it runs, what lies below a stack pointer being dead); the mark goes
  *    on to its end; the threads let go. The unreached blocks are
  *    classified after (nothing can write into a block nothing points to).
+ * 5. Unless the mark would pass the stop's budget (CONCURRENT_STOP_SHARE_PERCENT of the pause
+ *    limit; the whole limit for the last of CONCURRENT_MAX_LAST_STOPS): then the stop is cut, the
+ *    threads let go, the work left goes on while they run, and steps 3 and 4 are made again. So
+ *    too when a thread does not stop within the pause limit (nothing read); when that is the last
+ *    stop, nothing it would have read was, and the blocks not reached are undecided.
  *
- * Why every block reachable at the final stop (at T) is marked. Each page read is read after the
- * protection, and a write after any read of it clears its protection, so it is in a later set of
- * written pages, read again after that set was taken; the last one is taken with every thread
- * stopped. So the last read of each page read is what it holds at T. A chain to a block at T
- * starts at a register or a stack (read at T), or at a root mapping (read whole at the start, or made since
- * and read whole when found, or unwatchable and read whole at T) and runs through blocks, each
- * marked block read after it was marked and again with every page of it written since: every
- * link is seen as it is at T, so the chain is followed to its end.
+ * Why every block reachable at the last stop (at T, the stop that ran to its end) is marked. Each
+ * page read is read after the protection, and a write after any read of it clears its protection,
+ * so it is in a later set of written pages, read again after that set was taken; the last one is
+ * taken with every thread stopped. So the last read of each page read is what it holds at T. A
+ * chain to a block at T starts at a register or a stack (read at T), or at a root mapping (read
+ * whole at the start, or made since and read whole when found, or unwatchable and read whole at
+ * T) and runs through blocks, each marked block read after it was marked and again with every
+ * page of it written since: every link is seen as it is at T, so the chain is followed to its end.
+ *
+ * Why a stop cut short (at S, before T) changes none of that. What it took falls in two kinds:
+ * - the written pages (and the blocks found changed): taken, and protected again, in the stop.
+ *   Those it did not read are kept by the marker (its pending roots), and read after the process
+ *   is let go: still after their protection, so a write after the read is in a later set, as for
+ *   any round. The blocks it reached and had not scanned are kept too (the marker's stack) and
+ *   scanned while it runs, each read after it was marked, as any block is.
+ * - the registers, the stacks (from the stack pointers at S) and the mappings not watched: not
+ *   protected, they may change after S unseen. They are not kept (reachability_marker_add_
+ *   transient(): what was not read is dropped), and every stop reads them again whole, as they
+ *   are then: at T, the last stop reads them all.
+ * What S read and the process changed since can only have marked more: a block reached from a
+ * register or a stack at S stays reached. So do blocks reachable at any moment of the scan that
+ * were dropped before T (any concurrent mark keeps such "floating garbage"): a lost block may pass
+ * for reachable, a reachable block never for lost. The blocks left out of written pages at S are
+ * looked up again in each later stop (find_changed()), as in each round. And when the last stop is
+ * cut too, the verdict is partial: the blocks reached are reachable, the others undecided.
  *
  * What a written page holds besides marked blocks: memory between blocks (a block allocated during
  * the scan is not in our copy of the table, and its pointers must count: they are roots), and
@@ -807,6 +830,7 @@ struct concurrent {
         struct alloc_table_view times;  /* the BPF maps, for those look-ups */
         uint64_t *sps;                  /* the threads' stack pointers at the first stop */
         size_t n_sps;
+        bool not_stopped;               /* the last stop made could not stop every thread in time */
 };
 
 static void concurrent_done(struct concurrent *c)
@@ -1003,7 +1027,8 @@ static int mark_written(struct concurrent *c, const struct scan_blocks *b, struc
 /* A last stop: the registers, the stacks and the pages written since the last round read, and
  * the mark followed to its end, within the budget (last: the whole pause limit; else a share of
  * it, leaving room for another try); the threads let go. 0; -ETIME (cut: what is left is kept, see
- * mark_written()); -ENOMEM; other failures in ret->error, or -errno of the reading. */
+ * mark_written(); or a thread did not stop within the pause limit, c->not_stopped: nothing read,
+ * those stopped let go); -ENOMEM; other failures in ret->error, or -errno of the reading. */
 static int last_stop(struct concurrent *c, const struct scan_blocks *b,
                      struct reach_marker *m, struct reader *rd, uint64_t max_pause_ms, bool last,
                      struct reach_result *ret)
@@ -1015,7 +1040,18 @@ static int last_stop(struct concurrent *c, const struct scan_blocks *b,
         size_t n_words = 0;
         int r;
 
+        paused = now_monotonic_usec();
         r = process_stop(c->pid, max_pause_ms, &stop, &error);
+        c->not_stopped = r == -ETIME;
+        if (r == -ETIME) {
+                /* a thread a loaded machine did not run in time, say: those stopped were let go;
+                 * at most this long */
+                paused = now_monotonic_usec() - paused;
+                ret->paused_usec += paused;
+                ret->longest_pause_usec = MAX(ret->longest_pause_usec, paused);
+                ret->last_stops++;
+                return r;
+        }
         if (r < 0)
                 return r == -ENOMEM ? r : fail(ret, r, "cannot stop pid %d for the scan's last pass: %s",
                                                 (int)c->pid, error ? error : strerror(-r));
@@ -1043,6 +1079,37 @@ static int last_stop(struct concurrent *c, const struct scan_blocks *b,
         ret->longest_pause_usec = MAX(ret->longest_pause_usec, paused);
         ret->last_stops++;
         return r;
+}
+
+/* Why a concurrent scan's verdict is partial, into ret->partial: cut at its last stops (the last
+ * one perhaps unable to stop every thread: not_stopped), or (none made) while it ran. -ENOMEM. */
+static int partial_reason(struct reach_result *ret, uint64_t max_pause_ms, bool not_stopped)
+{
+        double read_mib = (double)ret->stats.bytes_scanned / (1 << 20);
+        const char *why = not_stopped ? ", the last unable to stop every thread within it" : "";
+        int r;
+
+        if (ret->last_stops == 0)
+                r = asprintf(&ret->partial, "the scan stopped at its limit of %" PRIu64 " s while the process ran, "
+                             "%.1f MiB read: the blocks it reached are still reachable, the others undecided",
+                             (uint64_t)REACH_SNAPSHOT_MAX_SCAN_MS / 1000, read_mib);
+        else if (ret->last_stops == 1)
+                r = asprintf(&ret->partial, "the scan stopped at its limit: 1 last stop with the process stopped, "
+                             "not ended within %" PRIu64 " ms (reachability_max_pause_ms in memleakd.conf)%s, "
+                             "%.1f MiB read: the blocks it reached are still reachable, the others undecided",
+                             max_pause_ms, why, read_mib);
+        else
+                r = asprintf(&ret->partial, "the scan stopped at its limit: %" PRIu32 " last stops with the "
+                             "process stopped, none ended within its budget (%" PRIu64 " ms for the last: "
+                             "reachability_max_pause_ms in memleakd.conf; %d%% of it for those before, each "
+                             "followed by the process let go for another round%s), %.1f MiB read: the blocks it "
+                             "reached are still reachable, the others undecided", ret->last_stops, max_pause_ms,
+                             CONCURRENT_STOP_SHARE_PERCENT, why, read_mib);
+        if (r < 0) {
+                ret->partial = NULL;
+                return -ENOMEM;
+        }
+        return 0;
 }
 
 /* The concurrent scan of pid into ret: 0 (ret->error set where it failed after it began), or, where
@@ -1194,15 +1261,16 @@ static int scan_concurrent(struct memleak_bpf *skel, const struct map_limits *li
         ret->mark_cpu_usec = thread_cpu_usec() - cpu_started;
         if (r < 0 && r != -ETIME)
                 return r;
-        if (r == -ETIME &&
-            asprintf(&ret->partial, "the scan stopped at its limit (%" PRIu64 " ms for its last pass with the "
-                     "process stopped: reachability_max_pause_ms in memleakd.conf; %" PRIu32 " %s), %.1f MiB "
-                     "read: the blocks it reached are still reachable, the others undecided", max_pause_ms,
-                     ret->last_stops, ret->last_stops == 1 ? "stop" : "stops, each let go for another round",
-                     (double)ret->stats.bytes_scanned / (1 << 20)) < 0) {
-                ret->partial = NULL;
-                return -ENOMEM;
+        if (c.not_stopped) {
+                /* the last stop read nothing (its registers, stacks, last written pages): what was
+                 * not reached is undecided, not lost */
+                for (size_t i = 0; i < b.n; i++)
+                        if (b.classes[i] != REACHABILITY_STILL_REACHABLE)
+                                b.classes[i] = REACHABILITY_UNDECIDED;
+                r = -ETIME;
         }
+        if (r == -ETIME && partial_reason(ret, max_pause_ms, c.not_stopped) < 0)
+                return -ENOMEM;
         ret->scan_usec = now_monotonic_usec() - started;
         (void)malloc_trim(0);
         r = stack_collect_blocks(skel, lim, pid, &now, &n_now);
@@ -1213,8 +1281,8 @@ static int scan_concurrent(struct memleak_bpf *skel, const struct map_limits *li
         return tally(b.found, b.classes, b.n, ret);
 }
 
-int reach_scan_live(struct memleak_bpf *skel, const struct map_limits *lim, pid_t pid, uint64_t max_pause_ms,
-                    bool concurrent, bool snapshot_only, bool traced_from_start, struct reach_result **ret)
+static int scan_live(struct memleak_bpf *skel, const struct map_limits *lim, pid_t pid, uint64_t max_pause_ms,
+                     bool concurrent, bool snapshot_only, bool traced_from_start, struct reach_result **ret)
 {
         _cleanup_free_ struct reach_result *result = calloc(1, sizeof(*result));
         _cleanup_free_ char *error = NULL, *why = NULL;
@@ -1278,5 +1346,51 @@ int reach_scan_live(struct memleak_bpf *skel, const struct map_limits *lim, pid_
                 return r;
         }
         *ret = TAKE_PTR(result);
+        return 0;
+}
+
+struct live_scan {
+        struct memleak_bpf *skel;
+        const struct map_limits *lim;
+        pid_t pid;
+        uint64_t max_pause_ms;
+        bool concurrent, snapshot_only, traced_from_start;
+        struct reach_result *result;
+        int r;
+};
+
+static void *live_scan_run(void *userdata)
+{
+        struct live_scan *s = userdata;
+
+        s->r = scan_live(s->skel, s->lim, s->pid, s->max_pause_ms, s->concurrent, s->snapshot_only,
+                         s->traced_from_start, &s->result);
+        return NULL;
+}
+
+/* Each live scan runs on a thread of its own, the tracer of every stop it makes, that ends with it.
+ * A thread asked to stop that had not stopped when the stop was given up (one in uninterruptible
+ * sleep, or one a loaded machine had not run yet) cannot be let go then (ptrace lets go of a
+ * stopped tracee only): it stays a tracee, to stop on its way back to user space, and would stay
+ * stopped for good (and once killed, unreaped: its parent waiting for it too). Its tracer's exit
+ * lets go of it, stopped or not (the kernel's exit_ptrace()). */
+int reach_scan_live(struct memleak_bpf *skel, const struct map_limits *lim, pid_t pid, uint64_t max_pause_ms,
+                    bool concurrent, bool snapshot_only, bool traced_from_start, struct reach_result **ret)
+{
+        struct live_scan s = {
+                .skel = skel, .lim = lim, .pid = pid, .max_pause_ms = max_pause_ms, .concurrent = concurrent,
+                .snapshot_only = snapshot_only, .traced_from_start = traced_from_start,
+        };
+        pthread_t thread;
+        int r;
+
+        assert(ret);
+        r = pthread_create(&thread, NULL, live_scan_run, &s);
+        if (r != 0)
+                return -ENOMEM;         /* EAGAIN: no room for a thread */
+        (void)pthread_join(thread, NULL);
+        if (s.r < 0)
+                return s.r;
+        *ret = s.result;
         return 0;
 }

@@ -61,6 +61,21 @@ EXPECTED_CHURN_KEPT = {
     'keep_data': {'still_reachable': (CHURN_DATA * 512, CHURN_DATA)},
     'keep_child': {'still_reachable': (CHURN_DATA * 32, CHURN_DATA)},
 }
+# tests/programs/leak-reach-stops.c: a list of blocks only a register holds, met in a last stop
+STOPS_PROGRAM = 'leak-reach-stops'
+STOPS_NODES = 200000
+EXPECTED_STOPS = {
+    'make_node': {'still_reachable': (32 * STOPS_NODES, STOPS_NODES)},
+    'lose_block': {'definitely_lost': (64 * 100, 100)},
+    'make_lost_child': {'indirectly_lost': (24 * 100, 100)},
+}
+# the pause limit the program's scans run with: the list takes many times its budget to follow
+# (one read a block, at least 100 ms), the stops after it keep to it with room to spare
+STOPS_MAX_PAUSE_MS = 50
+STOPS_VFORK_S = 3               # how long the program's vforker waits for its child
+# a pause limit shorter than a loaded machine may take to stop a running thread
+SMALL_MAX_PAUSE_MS = 10
+CONCURRENT_MAX_LAST_STOPS = 4
 # a concurrent scan's pauses, as the daemon measures them (its two short stops), and the longest
 # stall the program's own thread saw, generous on a loaded 2-core machine (bench/ has the figure)
 CONCURRENT_MAX_PAUSE_MS = 50
@@ -489,6 +504,128 @@ class ReachabilityTest(harness.DaemonTestCase):
             self.assert_nothing_left_in(p.pid)
             self.assert_alive(p)
             p.kill()
+
+    def stops_program(self, daemon):
+        p = harness.LeakProgram(STOPS_PROGRAM, command=[program(STOPS_PROGRAM)])
+        self.addCleanup(p.kill)
+        p.expect('ready')
+        daemon.attach(p.pid)
+        p.go()
+        p.expect('made', timeout=120)
+        return p
+
+    def assert_exact_stops_classes(self, report):
+        reach = report['targets'][0]['reachability']
+        self.assertEqual(classes_by_first_frame(report, set(EXPECTED_STOPS)), EXPECTED_STOPS,
+                         harness.format_stacks(report))
+        self.assertEqual((reach['definitely_lost']['allocs'], reach['indirectly_lost']['allocs'],
+                          reach['undecided']['allocs']), (100, 100, 0), (reach, lost_by_first_frame(report)))
+
+    def test_a_last_stop_past_its_budget_lets_the_process_go_and_stops_again(self):
+        # the program's 200,000-block list is held by a register only: a concurrent scan meets it
+        # in its first last stop, which cannot follow it within its budget (one read a block); it
+        # lets the process go with the list's walk kept, the walk ends while the process runs, and
+        # a later stop, with nothing left to follow, gives the whole verdict
+        daemon = self.start_daemon(config={'snapshot_interval_ms': 60000, 'max_allocs': BIG_MAX_ALLOCS,
+                                           'reachability_max_pause_ms': STOPS_MAX_PAUSE_MS})
+        p = self.stops_program(daemon)
+        report = daemon.ctl_json('report', '--pid', p.pid, '--reachability', '--top', harness.UNLIMITED_TOP)
+        reach = report['targets'][0]['reachability']
+        self.assertEqual((reach['error'], reach['partial']), (None, None), reach)
+        if self.concurrent_or_why_not(reach):
+            self.assertGreaterEqual(reach['last_stops'], 2, reach)
+            self.assertLessEqual(reach['last_stops'], CONCURRENT_MAX_LAST_STOPS, reach)
+            self.assertEqual(reach['threads'], 3, reach)
+        else:
+            # a snapshot reads the registers of its freeze, and its copy at leisure
+            self.assertIsNone(reach['last_stops'], reach)
+        self.assert_exact_stops_classes(report)
+        self.assert_nothing_left_in(p.pid)
+        self.assert_alive(p)
+
+    def test_a_thread_that_does_not_stop_in_time_is_let_go(self):
+        # a thread waiting for its vfork child is in the kernel, where a stop does not reach it:
+        # the scan gives up at its limit and says so; the thread, asked to stop, would stop on its
+        # way back (ptrace cannot let go of a thread before it stops): it must not stay stopped,
+        # and the program must run on and be scanned again
+        daemon = self.start_daemon(config={'snapshot_interval_ms': 60000, 'max_allocs': BIG_MAX_ALLOCS,
+                                           'reachability_max_pause_ms': STOPS_MAX_PAUSE_MS})
+        p = self.stops_program(daemon)
+        p.proc.stdin.write(b'vfork\n')
+        p.proc.stdin.flush()
+        p.expect('vforking')
+        self.assertTrue(harness.wait_until(lambda: 'D' in self.thread_states(p.pid).values(), 10, interval=0.01),
+                        self.thread_states(p.pid))
+        report = daemon.ctl_json('report', '--pid', p.pid, '--reachability')
+        reach = report['targets'][0]['reachability']
+        self.assertRegex(reach['error'] or '', rf'^cannot stop pid {p.pid}: thread \d+ of pid {p.pid} did not stop '
+                                               r'in time \(state D', reach)
+        self.assertTrue(all(s['reachability'] is None for s in report['stacks']), report['stacks'])
+        # its child gone, the vforker is back and says so: not stopped, not traced
+        p.expect('back', timeout=STOPS_VFORK_S + 30)
+        self.assert_alive(p)
+        self.assertEqual(self.tracers(p.pid), {0})
+        report = daemon.ctl_json('report', '--pid', p.pid, '--reachability', '--top', harness.UNLIMITED_TOP)
+        self.assertEqual((report['targets'][0]['reachability']['error'],
+                          report['targets'][0]['reachability']['partial']), (None, None), report['targets'])
+        self.assert_exact_stops_classes(report)
+        self.assert_nothing_left_in(p.pid)
+        self.assert_alive(p)
+
+    def thread_states(self, pid):
+        """{tid: state letter} of pid's threads."""
+        found = {}
+        for tid in os.listdir(f'/proc/{pid}/task'):
+            try:
+                with open(f'/proc/{pid}/task/{tid}/stat') as f:
+                    found[int(tid)] = f.read().rsplit(')', 1)[1].split()[0]
+            except FileNotFoundError:
+                pass
+        return found
+
+    def tracers(self, pid):
+        """The TracerPid of each of pid's threads."""
+        found = set()
+        for tid in os.listdir(f'/proc/{pid}/task'):
+            with open(f'/proc/{pid}/task/{tid}/status') as f:
+                found |= {int(line.split()[1]) for line in f if line.startswith('TracerPid:')}
+        return found
+
+    def test_a_churning_process_under_a_small_pause_limit_gets_an_answer(self):
+        # a pause limit a loaded machine may not even stop the process within: whatever the
+        # timing, the scan answers, lets the process go, and calls nothing reachable lost
+        daemon = self.start_daemon(config={'snapshot_interval_ms': 60000, 'max_allocs': BIG_MAX_ALLOCS,
+                                           'reachability_max_pause_ms': SMALL_MAX_PAUSE_MS})
+        p = harness.LeakProgram(CHURN_PROGRAM, command=[program(CHURN_PROGRAM)])
+        self.addCleanup(p.kill)
+        p.expect('ready')
+        daemon.attach(p.pid)
+        p.go()
+        p.expect('made', timeout=120)
+        for attempt in range(2):
+            report = daemon.ctl_json('report', '--pid', p.pid, '--reachability', '--top', harness.UNLIMITED_TOP)
+            reach = report['targets'][0]['reachability']
+            if reach['error'] is not None:
+                # the only failure a busy machine may cause: a thread not run in time to stop
+                self.assertRegex(reach['error'], rf"^cannot stop pid {p.pid}( for the scan's last pass)?: thread "
+                                                 rf'\d+ of pid {p.pid} did not stop in time', reach)
+            elif self.concurrent_or_why_not(reach):
+                self.assertGreaterEqual(reach['last_stops'], 1, reach)
+                self.assertLessEqual(reach['last_stops'], CONCURRENT_MAX_LAST_STOPS, reach)
+            if reach['error'] is None and reach['partial'] is None:
+                found = classes_by_first_frame(report, set(EXPECTED_CHURN_LOST) | set(EXPECTED_CHURN_KEPT))
+                self.assertEqual(found, {**EXPECTED_CHURN_LOST, **EXPECTED_CHURN_KEPT}, harness.format_stacks(report))
+                self.assertEqual((reach['definitely_lost']['allocs'], reach['indirectly_lost']['allocs'],
+                                  reach['undecided']['allocs']), (2000, 500, 0), (reach, lost_by_first_frame(report)))
+            elif reach['error'] is None:
+                # partial: cut at its last stop, which it names; nothing called lost
+                self.assertRegex(reach['partial'], rf'\b{reach["last_stops"]} last stops? with the process '
+                                                   r'stopped', reach)
+                self.assertEqual(reach['definitely_lost']['allocs'] + reach['indirectly_lost']['allocs'], 0, reach)
+            # let go every time: no tracer, nothing of the scan left, and it runs on
+            self.assert_nothing_left_in(p.pid)
+            self.assertEqual(self.tracers(p.pid), {0})
+            self.assert_alive(p)
 
     def test_a_process_that_uses_userfaultfd_itself_is_snapshot_and_says_why(self):
         daemon = self.start_daemon(config={'snapshot_interval_ms': 60000, 'max_allocs': BIG_MAX_ALLOCS})
