@@ -930,9 +930,10 @@ int render_history(FILE *f, const cJSON *history)
                         ", exited" : "", get_u64(t, RF_SNAPSHOTS));
                 first = cJSON_GetArrayItem(totals, 0);
                 last = cJSON_GetArrayItem(totals, cJSON_GetArraySize(totals) - 1);
-                if (first && last)
-                        fprintf(f, " over %.0f s", cJSON_GetObjectItemCaseSensitive(last, RF_T)->valuedouble -
-                                cJSON_GetObjectItemCaseSensitive(first, RF_T)->valuedouble);
+                /* a reply is data from a socket: a point without its time is left out, not read */
+                if (cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(first, RF_T)) &&
+                    cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(last, RF_T)))
+                        fprintf(f, " over %.0f s", get_double(last, RF_T) - get_double(first, RF_T));
                 fputc('\n', f);
                 print_verdicts_qualified(f, t, "\t");
                 print_auto_sample(f, t, "\t", ": the bytes since are estimates\n");
