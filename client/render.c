@@ -540,8 +540,9 @@ static void print_report_target(FILE *f, const cJSON *t)
                 fprintf(f, ", and %" PRIu64 " bytes in %" PRIu64 " anonymous %s", get_u64(t, RF_OUTSTANDING_MMAP_BYTES),
                         get_u64(t, RF_OUTSTANDING_MMAPS), plural(get_u64(t, RF_OUTSTANDING_MMAPS), "mapping", "mappings"));
         if (cJSON_IsNumber(delta))
-                fprintf(f, ", %+" PRId64 " bytes over the last %" PRIu64 " s",
-                        (int64_t) delta->valuedouble, get_u64(trend, RF_WINDOW_S));
+                /* printed as the double it is: a cast of one past int64_t's range is undefined */
+                fprintf(f, ", %+.0f bytes over the last %" PRIu64 " s",
+                        delta->valuedouble, get_u64(trend, RF_WINDOW_S));
         fputc('\n', f);
         print_auto_sample(f, t, "\t", "\n");
         if (get_u64(t, RF_SAMPLE_BYTES) > 0)
