@@ -13,6 +13,7 @@
 #include "render.h"
 #include "text-safe.h"
 
+__attribute__((format(printf, 3, 0)))
 static void error_va(const struct ctl_context *ctx, int error, const char *fmt, va_list ap)
 {
         _cleanup_free_ char *message = NULL;

@@ -556,8 +556,9 @@ static void print_report_target(FILE *f, const cJSON *t)
                 fprintf(f, ", and %" PRIu64 " bytes in %" PRIu64 " anonymous %s", get_u64(t, RF_OUTSTANDING_MMAP_BYTES),
                         get_u64(t, RF_OUTSTANDING_MMAPS), plural(get_u64(t, RF_OUTSTANDING_MMAPS), "mapping", "mappings"));
         if (cJSON_IsNumber(delta))
-                fprintf(f, ", %+" PRId64 " bytes over the last %" PRIu64 " s",
-                        (int64_t) delta->valuedouble, get_u64(trend, RF_WINDOW_S));
+                /* printed as the double it is: a cast of one past int64_t's range is undefined */
+                fprintf(f, ", %+.0f bytes over the last %" PRIu64 " s",
+                        delta->valuedouble, get_u64(trend, RF_WINDOW_S));
         fputc('\n', f);
         print_auto_sample(f, t, "\t", "\n");
         if (get_u64(t, RF_SAMPLE_BYTES) > 0)
@@ -946,9 +947,10 @@ int render_history(FILE *f, const cJSON *history)
                         ", exited" : "", get_u64(t, RF_SNAPSHOTS));
                 first = cJSON_GetArrayItem(totals, 0);
                 last = cJSON_GetArrayItem(totals, cJSON_GetArraySize(totals) - 1);
-                if (first && last)
-                        fprintf(f, " over %.0f s", cJSON_GetObjectItemCaseSensitive(last, RF_T)->valuedouble -
-                                cJSON_GetObjectItemCaseSensitive(first, RF_T)->valuedouble);
+                /* a reply is data from a socket: a point without its time is left out, not read */
+                if (cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(first, RF_T)) &&
+                    cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(last, RF_T)))
+                        fprintf(f, " over %.0f s", get_double(last, RF_T) - get_double(first, RF_T));
                 fputc('\n', f);
                 print_verdicts_qualified(f, t, "\t");
                 print_auto_sample(f, t, "\t", ": the bytes since are estimates\n");

@@ -3,6 +3,7 @@
 set -euo pipefail
 packages=(
         meson ninja-build pkg-config gcc g++ clang llvm bpftool
+        libclang-rt-14-dev              # tests/fuzz: libFuzzer and the sanitizers for clang (a Recommends of clang)
         libbpf-dev libelf-dev libdw-dev libiberty-dev zlib1g-dev liblzma-dev libsystemd-dev libcjson-dev
         systemd python3 binutils elfutils
         scdoc                           # the man pages (docs/man/*.scd)

@@ -2,6 +2,7 @@
 # Install the dependencies, build with -Werror, and run every test (unit and integration), then
 # run them again against an ASan+UBSan build: a leak or undefined behaviour in memleakd or
 # memleakctl fails the run (the daemon must exit 0 after SIGTERM, which LeakSanitizer denies).
+# Last, the fuzz targets (tests/fuzz/) for a bounded run each, in a clang tree.
 #
 # tests/run.sh --quick: the tier to run before a commit (about a minute): the plain build, the
 # unit tests and a few integration suites that touch every component (attach, report, verdicts,
@@ -61,7 +62,14 @@ export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 # The e2e suite installs memleakd into a container without the sanitizer runtime: it runs once,
 # above, against the plain build.
 run_suite "$asan" "--suite unit --suite integration --suite hostile" -Db_sanitize=address,undefined -Db_lundef=false || status=1
+# The fuzz targets (tests/fuzz/), each for a bounded run: libFuzzer needs clang, so a tree of
+# their own, with ASan and UBSan; only the libraries they link are what they test.
+fuzz=${BUILDDIR:-build-test}-fuzz
+CC=clang run_suite "$fuzz" "--suite fuzz" -Dfuzz=true -Dtests=false -Dbench=false -Dman=disabled \
+        -Db_sanitize=address,undefined -Db_lundef=false || status=1
 logs=("$plain/meson-logs/testlog.json")
-[ -f "$asan/meson-logs/testlog.json" ] && logs+=("$asan/meson-logs/testlog.json")
+for l in "$asan/meson-logs/testlog.json" "$fuzz/meson-logs/testlog.json"; do
+        [ -f "$l" ] && logs+=("$l")
+done
 summary "${logs[@]}"
 exit $status

@@ -11,7 +11,9 @@
 
 static bool row_cas(struct combined_row *row, uint64_t seen, uint32_t state)
 {
-        return __atomic_compare_exchange_n(&row->word, &seen, (seen & ~UINT64_C(0xffff)) | state, false,
+        __u64 expected = seen;  /* row->word's own type: uint64_t is another to clang */
+
+        return __atomic_compare_exchange_n(&row->word, &expected, (seen & ~UINT64_C(0xffff)) | state, false,
                                            __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
 }
 

@@ -20,6 +20,7 @@
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(DIR *, closedir);
 
+__attribute__((format(printf, 3, 4)))
 static int set_error(char **error, int r, const char *fmt, ...)
 {
         va_list ap;

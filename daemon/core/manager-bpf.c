@@ -12,6 +12,7 @@
 #include "manager-bpf.h"
 #include "map-budget.h"
 
+__attribute__((format(printf, 2, 0)))
 static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
         if (level == LIBBPF_DEBUG)
