@@ -3,12 +3,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <linux/userfaultfd.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
@@ -29,12 +31,33 @@ static const struct {
 } call_names[] = {
         [SECCOMP_CALL_CLONE] = { "clone", "a clone" },
         [SECCOMP_CALL_USERFAULTFD] = { "call userfaultfd", "a userfaultfd" },
+        [SECCOMP_CALL_USERFAULTFD_HELD] = { "call userfaultfd and its ioctls", "a userfaultfd and its ioctls" },
 };
+
+#ifndef UFFD_FEATURE_WP_ASYNC
+#define UFFD_FEATURE_WP_ASYNC (1 << 15)
+#endif
+
+/* The ioctls a process holding its userfaultfd is made to call (uffd-handle.h), on a page of the
+ * probe's own: 0 when they went through. */
+static int probe_uffd_ioctls(int uffd)
+{
+        static char page[1 << 12] __attribute__((aligned(1 << 12)));
+        struct uffdio_api api = { .api = UFFD_API, .features = UFFD_FEATURE_WP_ASYNC };
+        struct uffdio_register reg = { .range = { .start = (uintptr_t)page, .len = sizeof(page) },
+                                       .mode = UFFDIO_REGISTER_MODE_WP };
+
+        if (ioctl(uffd, UFFDIO_API, &api) < 0 || ioctl(uffd, UFFDIO_REGISTER, &reg) < 0 ||
+            ioctl(uffd, UFFDIO_UNREGISTER, &reg.range) < 0)
+                return 7;
+        return 0;
+}
 
 /* The call itself, in the probe (after its filters are in): 0 when it went through. */
 static int probe_call(enum seccomp_call call)
 {
         long r;
+        int e;
 
         switch (call) {
         case SECCOMP_CALL_CLONE:
@@ -45,6 +68,12 @@ static int probe_call(enum seccomp_call call)
                 if (r < 0)
                         return 4;
                 return syscall(SYS_close, (int)r) < 0 ? 5 : 0;
+        case SECCOMP_CALL_USERFAULTFD_HELD:
+                r = syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK | UFFD_USER_MODE_ONLY);
+                if (r < 0)
+                        return 4;
+                e = probe_uffd_ioctls((int)r);
+                return syscall(SYS_close, (int)r) < 0 ? 5 : e;
         }
         return 6;
 }
