@@ -419,15 +419,18 @@ class ReachabilityTest(harness.DaemonTestCase):
     def test_a_big_heap_is_scanned_concurrently_with_short_pauses(self):
         # the issue's test: 256 MiB of reachable blocks, 1,000 definitely lost ones; the process is
         # read while it runs, stopped briefly, and every class is exact
-        self.check_big_heap_scanned_concurrently()
+        self.check_big_heap_scanned_concurrently(held=not harness.CAN_TAKE_FDS)
 
     def test_a_big_heap_is_scanned_concurrently_where_memleakd_may_not_take_fds(self):
         # in a container whose seccomp filter refuses pidfd_getfd to memleakd (systemd-nspawn's):
         # the userfaultfd stays in the process, its ioctls and its close made by one of its
         # threads in the stops; the same exact classes, short pauses, nothing left after
-        self.check_big_heap_scanned_concurrently(command=harness.under_no_take_fds)
+        self.check_big_heap_scanned_concurrently(held=True, command=harness.under_no_take_fds)
 
-    def check_big_heap_scanned_concurrently(self, **daemon_options):
+    def check_big_heap_scanned_concurrently(self, held, **daemon_options):
+        """held: memleakd may not take the userfaultfd. Its close is then made in the process, in
+        stops of about 5 ms each (unregistering 256 MiB takes some 11 ms): every stop stays short,
+        their sum is bounded more loosely."""
         daemon = self.start_daemon(config={'snapshot_interval_ms': 60000, 'max_allocs': BIG_MAX_ALLOCS},
                                    **daemon_options)
         p = self.big_program(daemon)
@@ -447,7 +450,8 @@ class ReachabilityTest(harness.DaemonTestCase):
         self.assertEqual(reach['threads'], 2, reach)
         self.assertGreaterEqual(reach['bytes_scanned'], BIG_KEEP_BLOCKS * BIG_KEEP_BYTES, reach)
         self.assertGreater(reach['paused_ms'], 0, reach)
-        self.assertLess(reach['paused_ms'], CONCURRENT_MAX_PAUSE_MS, reach)
+        self.assertLess(reach['longest_pause_ms'], CONCURRENT_MAX_PAUSE_MS, reach)
+        self.assertLess(reach['paused_ms'], CONCURRENT_MAX_PAUSE_MS * (3 if held else 1), reach)
         self.assertLess(stall, CONCURRENT_MAX_STALL_US, reach)
         self.assert_nothing_left_in(p.pid)
         self.assertEqual(self.copies_of(p.pid), {})
