@@ -874,7 +874,8 @@ static int add_page_span(struct concurrent *c, bool final, uint64_t addr, uint64
 /* The mappings found since the first stop (c->to_watch) registered, and protected: before they
  * are read whole. Where the userfaultfd is held in the process, in a short stop (one a round that
  * found any); one that cannot be registered (or stopped for) is read whole again at the next
- * round. -ENOMEM. */
+ * round. -ENOMEM; -EBADF where the process closed the userfaultfd it holds (its registrations
+ * gone with it: every mapping would look new at each round). */
 static int watch_new(struct concurrent *c)
 {
         _cleanup_free_ char *error = NULL;
@@ -886,17 +887,20 @@ static int watch_new(struct concurrent *c)
                 return 0;
         if (held)
                 r = process_stop(c->pid, c->max_pause_ms, &stop, &error);
-        for (size_t i = 0; r == 0 && i < c->n_to_watch; i++)
-                if (write_tracker_register(&c->w, held ? &stop : NULL, c->to_watch[i].addr,
-                                           c->to_watch[i].addr + c->to_watch[i].len) == -ENOMEM)
-                        r = -ENOMEM;
+        for (size_t i = 0; r == 0 && i < c->n_to_watch; i++) {
+                int k = write_tracker_register(&c->w, held ? &stop : NULL, c->to_watch[i].addr,
+                                               c->to_watch[i].addr + c->to_watch[i].len);
+
+                if (k == -ENOMEM || k == -EBADF)
+                        r = k;
+        }
         if (held) {
                 uint64_t paused = process_stop_release(&stop);
 
                 add_pauses(c->result, paused, paused);
         }
         c->n_to_watch = 0;
-        if (r == -ENOMEM)
+        if (r == -ENOMEM || r == -EBADF)
                 return r;
         return write_tracker_protect(&c->w) == -ENOMEM ? -ENOMEM : 0;
 }
@@ -1249,6 +1253,9 @@ static int scan_concurrent(struct memleak_bpf *skel, const struct map_limits *li
                                 return r;
                         if (r == -ENOENT || r == -ESRCH)
                                 return fail(ret, r, "pid %d exited during the scan", (int)pid);
+                        if (r == -EBADF)
+                                return fail(ret, r, "pid %d closed the userfaultfd the scan had it make (held "
+                                            "there: memleakd may not take it)", (int)pid);
                         return fail(ret, r, "the scan of pid %d failed while it ran: %s", (int)pid, strerror(-r));
                 }
                 if (r == -ETIME)

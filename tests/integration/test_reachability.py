@@ -559,6 +559,41 @@ class ReachabilityTest(harness.DaemonTestCase):
         report = daemon.ctl_json('report', '--pid', q.pid, '--reachability', '--top', harness.UNLIMITED_TOP)
         self.assert_classes(report, EXPECTED, 'leak-reach scanned after another target died mid-scan')
 
+    def test_a_process_that_replaces_the_userfaultfd_it_holds_keeps_what_it_put_there(self):
+        # memleakd may not take the userfaultfd (a container's): it stays in the process, which
+        # puts /dev/null under its number during the scan, as a program closing its descriptors
+        # and opening others does. memleakd sees that the number names another file: it makes no
+        # call on it (nor closes it), and says why the scan could not end
+        daemon = self.start_daemon(config={'snapshot_interval_ms': 60000, 'max_allocs': BIG_MAX_ALLOCS},
+                                   command=harness.under_no_take_fds)
+        p = self.big_program(daemon)
+        scan = subprocess.Popen([harness.MEMLEAKCTL, '--socket', daemon.socket_path, 'report', '--json', '--pid',
+                                 str(p.pid), '--reachability'], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE)
+        self.addCleanup(lambda: scan.poll() is None and scan.kill())
+        self.assertTrue(harness.wait_until(lambda: self.watched(p.pid), 10, interval=0.01))
+        p.proc.stdin.write(b'replace-uffd\n')
+        p.proc.stdin.flush()
+        word, fd = p.line('replaced FD').split()
+        self.assertEqual(word, 'replaced')
+        self.assertGreaterEqual(int(fd), 0)
+        out, err = scan.communicate(timeout=120)
+        self.assertEqual(scan.returncode, 0, err)
+        reach = json.loads(out)['targets'][0]['reachability']
+        self.assertEqual(reach['method'], 'concurrent', reach)
+        self.assertEqual(reach['error'], f'pid {p.pid} closed the userfaultfd the scan had it make (held there: '
+                                         'memleakd may not take it)', reach)
+        self.assertEqual(os.readlink(f'/proc/{p.pid}/fd/{fd}'), '/dev/null')
+        self.assert_nothing_left_in(p.pid)
+        self.assert_alive(p)
+        # and the next scan is whole
+        report = daemon.ctl_json('report', '--pid', p.pid, '--reachability', '--top', harness.UNLIMITED_TOP)
+        self.assert_concurrent(report['targets'][0]['reachability'])
+        self.assertEqual(classes_by_first_frame(report, set(EXPECTED_BIG)), EXPECTED_BIG,
+                         harness.format_stacks(report))
+        self.assertEqual(os.readlink(f'/proc/{p.pid}/fd/{fd}'), '/dev/null')
+        self.assert_nothing_left_in(p.pid)
+
     def daemon_under_seccomp(self, daemon):
         """Whether memleakd itself runs under seccomp (a container's filter: CI's systemd-nspawn):
         then the kernel shows it no process's filters."""
