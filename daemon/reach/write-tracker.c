@@ -52,7 +52,7 @@ struct pm_scan_arg {
  * thread that makes the call): a held one is unregistered in pieces, in stops that each end after
  * CLOSE_STOP_USEC, the process running between them. */
 #define CLOSE_PIECE_BYTES (16ULL << 20)
-#define CLOSE_STOP_USEC 5000
+#define CLOSE_STOP_USEC 10000
 #define CLOSE_MAX_STOPS 65536
 
 /* An ioctl's error: its -ENOMEM (a process gone meanwhile gives it too) as -EIO, so that -ENOMEM

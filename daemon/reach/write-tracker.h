@@ -61,7 +61,7 @@ int64_t write_tracker_written(struct write_tracker *w, uint64_t start, uint64_t 
 
 /* Stop watching (the write-protection gone) and close: where held, in the process, in stop (the
  * process stopped by the caller) or, NULL, in stops of its own (at most stop_timeout_ms to stop
- * it), each ending after 5 ms of unregistering (which clears every page's protection: about 11 ms
+ * it), each ending after 10 ms of unregistering (which clears every page's protection: about 11 ms
  * for 256 MiB, in the thread that makes the call), the process running between them. How long
  * those stops paused the process in all, in microseconds (0: none), the longest in
  * *ret_longest_usec (may be NULL). A process that cannot be stopped keeps it: harmless (the

@@ -429,8 +429,9 @@ class ReachabilityTest(harness.DaemonTestCase):
 
     def check_big_heap_scanned_concurrently(self, held, **daemon_options):
         """held: memleakd may not take the userfaultfd. Its close is then made in the process, in
-        stops of about 5 ms each (unregistering 256 MiB takes some 11 ms): every stop stays short,
-        their sum is bounded more loosely."""
+        stops of about 10 ms each (unregistering 256 MiB takes some 11 ms), each with the cost of
+        stopping and letting go the threads (large under ASan on a loaded machine: 166 ms in all
+        once at load 8): every stop stays short, their sum is bounded more loosely."""
         daemon = self.start_daemon(config={'snapshot_interval_ms': 60000, 'max_allocs': BIG_MAX_ALLOCS},
                                    **daemon_options)
         p = self.big_program(daemon)
@@ -451,7 +452,7 @@ class ReachabilityTest(harness.DaemonTestCase):
         self.assertGreaterEqual(reach['bytes_scanned'], BIG_KEEP_BLOCKS * BIG_KEEP_BYTES, reach)
         self.assertGreater(reach['paused_ms'], 0, reach)
         self.assertLess(reach['longest_pause_ms'], CONCURRENT_MAX_PAUSE_MS, reach)
-        self.assertLess(reach['paused_ms'], CONCURRENT_MAX_PAUSE_MS * (3 if held else 1), reach)
+        self.assertLess(reach['paused_ms'], CONCURRENT_MAX_PAUSE_MS * (5 if held else 1), reach)
         self.assertLess(stall, CONCURRENT_MAX_STALL_US, reach)
         self.assert_nothing_left_in(p.pid)
         self.assertEqual(self.copies_of(p.pid), {})
