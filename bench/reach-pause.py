@@ -11,7 +11,9 @@ longest gap between two readings. memleakd attaches to it (every block tracked);
 stops it all along, within reachability_max_pause_ms (--max-pause-ms; the daemon's default when
 not given). With --snapshot the concurrent scan is turned off (reachability_concurrent = 0): a
 snapshot is taken. --block-bytes N makes the 262,144 reachable blocks N bytes each (8192: 2 GiB).
-With --build DIR another build (an older commit) is measured the same way.
+With --build DIR another build (an older commit) is measured the same way. Run under a seccomp
+wrapper that refuses pidfd_getfd, in a PID namespace (`unshare --pid --fork --mount-proc`), it
+measures the scan as in a systemd-nspawn container (bench/RESULTS.md).
 
 usage: bench/reach-pause.py [--build DIR] [--runs N] [--noclone] [--snapshot] [--block-bytes N]
                             [--max-pause-ms MS]
@@ -113,6 +115,7 @@ def main():
                       f'rate {reach.get("scan_mib_per_s", "?")} MiB/s  '
                       f'rounds {reach.get("rounds")} written {(reach.get("written_bytes") or 0) / 2**20:.1f} MiB  '
                       f'lost {reach.get("definitely_lost")} {reach.get("indirectly_lost")}  '
+                      f'longest stop {reach.get("longest_pause_ms")} ms  no_concurrent {reach.get("no_concurrent")}  '
                       f'error {reach.get("error")}  partial {reach.get("partial")}')
             stalls = [s / 1000 for s, _ in rows]
             rates = [r.get('scan_mib_per_s') or (r['bytes_scanned'] / 2**20 / (r['scan_ms'] / 1000) if r.get('scan_ms') else 0)

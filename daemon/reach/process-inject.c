@@ -24,6 +24,8 @@
 #define ERESTART_RESTARTBLOCK 516
 
 #define USER64_CS 0x33                  /* a 64-bit thread's code segment */
+#define STACK_RED_ZONE 128              /* below a stack pointer, what the x86-64 ABI lets code use */
+#define BUF_MAX 256                     /* a system call's argument struct written into the process */
 #define SCAN_CODE_BYTES (256 * 1024)    /* read of an executable mapping, looking for `syscall` */
 
 /* The address of a `syscall` instruction (0f 05) in an executable mapping of pid: the vDSO's
@@ -189,6 +191,66 @@ out:
                 t->pending_signal = pending;    /* given back as it is let go */
         *ret_forked = forked;
         return r;
+}
+
+static int copy_with(pid_t pid, uint64_t addr, void *buf, size_t len, bool write)
+{
+        struct iovec local = { .iov_base = buf, .iov_len = len };
+        struct iovec remote = { .iov_base = (void *)(uintptr_t)addr, .iov_len = len };
+        ssize_t n = write ? process_vm_writev(pid, &local, 1, &remote, 1, 0) :
+                            process_vm_readv(pid, &local, 1, &remote, 1, 0);
+
+        if (n < 0)
+                return -errno;
+        return (size_t)n == len ? 0 : -EFAULT;
+}
+
+/* Where len bytes fit below sp past the red zone, 16-byte aligned: 0 when sp is too low. */
+static uint64_t below_red_zone(uint64_t sp, size_t len)
+{
+        if (sp < STACK_RED_ZONE + len + 16)
+                return 0;
+        return (sp - STACK_RED_ZONE - len) & ~(uint64_t)15;
+}
+
+int process_inject_syscall_buf(struct process_stop *stop, struct thread_state *t, uint64_t insn, long nr,
+                               const uint64_t args[6], unsigned buf_arg, void *buf, size_t len, long *ret_rax,
+                               char **error)
+{
+        uint8_t saved[BUF_MAX];
+        uint64_t call_args[6], at = 0;
+        unsigned long forked = 0;
+        int r, r2;
+
+        if (len == 0 || len > BUF_MAX || buf_arg >= 6)
+                return -EINVAL;
+        /* t's own stack first; a stack whose mapping ends right there (a main thread's, grown no
+         * lower yet) is refused by the read, and the next thread's tried */
+        for (size_t i = 0; at == 0 && i <= stop->n; i++) {
+                const struct thread_state *s = i == 0 ? t : &stop->threads[i - 1];
+                uint64_t a = s->has_regs && (i == 0 || s != t) ? below_red_zone(s->sp, len) : 0;
+
+                if (a && copy_with(stop->pid, a, saved, len, false) == 0)
+                        at = a;
+        }
+        if (at == 0) {
+                (void)asprintf(error, "no stack of pid %d has room below its red zone for a system call's "
+                               "argument", (int)stop->pid);
+                return -EFAULT;
+        }
+        r = copy_with(stop->pid, at, buf, len, true);
+        if (r < 0) {
+                (void)asprintf(error, "cannot write to pid %d's stack: %s", (int)stop->pid, strerror(-r));
+                return r;
+        }
+        memcpy(call_args, args, sizeof(call_args));
+        call_args[buf_arg] = at;
+        r = process_inject_syscall(t, insn, nr, call_args, 0, ret_rax, &forked, error);
+        if (r == 0)
+                r = copy_with(stop->pid, at, buf, len, false);
+        /* no trace of it left (a stack frame made later would hold it, and a scan read it) */
+        r2 = copy_with(stop->pid, at, saved, len, true);
+        return r < 0 ? r : r2;
 }
 
 struct thread_state *process_inject_pick_thread(struct process_stop *stop)

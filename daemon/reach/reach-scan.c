@@ -695,13 +695,15 @@ static int scan_stopping(struct memleak_bpf *skel, const struct map_limits *lim,
 /* The concurrent scan (REACH_METHOD_CONCURRENT): Boehm's "mostly parallel" mark, with the kernel's
  * write-protect as its dirty bits.
  *
- * 1. A short stop: the process made to create a userfaultfd, which we take (write-tracker.h); every
- *    private writable mapping watched (write-protected) from then on; the threads let go.
+ * 1. A short stop: the process made to create a userfaultfd, which we take or, where we may not
+ *    (pidfd_getfd refused: a container's seccomp), leave in it, its thread making the calls in
+ *    stops (write-tracker.h, uffd-handle.h); every private writable mapping registered; the threads
+ *    let go, and those mappings watched (write-protected) from then on.
  * 2. Its blocks read from BPF (after the protection: a block allocated later is written later),
  *    the roots chosen and marked from, reading its memory while it runs.
  * 3. Rounds while it runs: the pages written since the last (write-protected again in the same
- *    walk) read again as roots, and what they reach marked; a mapping made since is watched and
- *    read whole. While a round finds more written than the last stop could read again in a quarter
+ *    walk) read again as roots, and what they reach marked; a mapping made since is watched (in
+ *    a short stop where the process holds the userfaultfd) and read whole. While a round finds more written than the last stop could read again in a quarter
  *    of the pause limit, at the rate the mark read so far (settled_bytes()), another (at most
  *    CONCURRENT_MAX_ROUNDS): what the process writes between the last round and the last stop is
  *    what that stop reads.
@@ -710,7 +712,9 @@ static int scan_stopping(struct memleak_bpf *skel, const struct map_limits *lim,
  *    threads' registers and stacks (from their stack pointers on, as a stopped scan reads them:
  *    never read again while it runs, what lies below a stack pointer being dead); the mark goes
  *    on to its end; the threads let go. The unreached blocks are
- *    classified after (nothing can write into a block nothing points to).
+ *    classified after (nothing can write into a block nothing points to), once the userfaultfd
+ *    is closed (held in the process: unregistered a piece at a time in short stops, as that
+ *    clears every page's protection, then closed there).
  * 5. Unless the mark would pass the stop's budget (CONCURRENT_STOP_SHARE_PERCENT of the pause
  *    limit; the whole limit for the last of CONCURRENT_MAX_LAST_STOPS): then the stop is cut, the
  *    threads let go, the work left goes on while they run, and steps 3 and 4 are made again. So
@@ -831,11 +835,32 @@ struct concurrent {
         uint64_t *sps;                  /* the threads' stack pointers at the first stop */
         size_t n_sps;
         bool not_stopped;               /* the last stop made could not stop every thread in time */
+        struct reach_span *to_watch;    /* mappings found since the first stop, to register */
+        size_t n_to_watch, to_watch_allocated;
+        uint64_t max_pause_ms;
+        struct reach_result *result;    /* where the pauses are counted */
 };
+
+/* Pauses (paused_usec in all, the longest longest_usec) added to ret's. */
+static void add_pauses(struct reach_result *ret, uint64_t paused_usec, uint64_t longest_usec)
+{
+        ret->paused_usec += paused_usec;
+        ret->longest_pause_usec = MAX(ret->longest_pause_usec, longest_usec);
+}
+
+/* Its userfaultfd closed (held in the process: in short stops of its own, counted). */
+static void concurrent_close(struct concurrent *c)
+{
+        uint64_t longest = 0, paused = write_tracker_close(&c->w, NULL, &longest);
+
+        if (c->result)
+                add_pauses(c->result, paused, longest);
+}
 
 static void concurrent_done(struct concurrent *c)
 {
-        write_tracker_close(&c->w);
+        concurrent_close(c);
+        free(c->to_watch);
         free(c->pages);
         free(c->stop_pages);
         free(c->touched);
@@ -873,6 +898,40 @@ static int add_page_span(struct concurrent *c, bool final, uint64_t addr, uint64
         if (final)
                 return add_span(&c->stop_pages, &c->n_stop_pages, &c->stop_allocated, addr, len);
         return add_span(&c->pages, &c->n_pages, &c->allocated, addr, len);
+}
+
+/* The mappings found since the first stop (c->to_watch) registered, and protected: before they
+ * are read whole. Where the userfaultfd is held in the process, in a short stop (one a round that
+ * found any); one that cannot be registered (or stopped for) is read whole again at the next
+ * round. -ENOMEM; -EBADF where the process closed the userfaultfd it holds (its registrations
+ * gone with it: every mapping would look new at each round). */
+static int watch_new(struct concurrent *c)
+{
+        _cleanup_free_ char *error = NULL;
+        struct process_stop stop = {};
+        bool held = write_tracker_held(&c->w);
+        int r = 0;
+
+        if (c->n_to_watch == 0)
+                return 0;
+        if (held)
+                r = process_stop(c->pid, c->max_pause_ms, &stop, &error);
+        for (size_t i = 0; r == 0 && i < c->n_to_watch; i++) {
+                int k = write_tracker_register(&c->w, held ? &stop : NULL, c->to_watch[i].addr,
+                                               c->to_watch[i].addr + c->to_watch[i].len);
+
+                if (k == -ENOMEM || k == -EBADF)
+                        r = k;
+        }
+        if (held) {
+                uint64_t paused = process_stop_release(&stop);
+
+                add_pauses(c->result, paused, paused);
+        }
+        c->n_to_watch = 0;
+        if (r == -ENOMEM || r == -EBADF)
+                return r;
+        return write_tracker_protect(&c->w) == -ENOMEM ? -ENOMEM : 0;
 }
 
 /* Into c->pages, what to read again: the pages written since the last call; the mappings not
@@ -930,7 +989,8 @@ static int gather_written(struct concurrent *c, bool final, const struct thread_
                         }
                         /* mapped since (or again): watched from now on, read whole now */
                         c->n_pages = before;
-                        if (!final && write_tracker_watch(&c->w, e->start, e->end) == -ENOMEM)
+                        if (!final && add_span(&c->to_watch, &c->n_to_watch, &c->to_watch_allocated, e->start,
+                                               e->end - e->start) < 0)
                                 return -ENOMEM;
                 }
                 r = add_page_span(c, final, e->start, e->end - e->start);
@@ -938,7 +998,7 @@ static int gather_written(struct concurrent *c, bool final, const struct thread_
                         return r;
                 *ret_bytes += e->end - e->start;
         }
-        return 0;
+        return final ? 0 : watch_new(c);
 }
 
 /* The blocks left out of written pages (touched) and still not reached that are no longer the
@@ -1112,6 +1172,44 @@ static int partial_reason(struct reach_result *ret, uint64_t max_pause_ms, bool 
         return 0;
 }
 
+/* In the first stop, every private writable mapping of c->pid registered (its pages protected
+ * once the threads go): 0, or -errno and *why where the process cannot be watched (-EEXIST: it
+ * uses userfaultfd itself). A mapping that cannot be registered (-EINVAL, -EIO) is read whole at
+ * the final stop. */
+static int watch_all(struct concurrent *c, struct process_stop *stop, char **why)
+{
+        _cleanup_(proc_maps_done) struct proc_maps maps = {};
+        bool held = write_tracker_held(&c->w);
+        char path[64];
+        int r;
+
+        snprintf(path, sizeof(path), "/proc/%d/maps", (int)c->pid);
+        r = proc_maps_parse_file(path, &maps);
+        if (r < 0) {
+                (void)asprintf(why, "cannot read %s: %s", path, strerror(-r));
+                return r;
+        }
+        for (size_t i = 0; i < maps.n; i++) {
+                const struct map_entry *e = &maps.entries[i];
+
+                if (!watchable(e))
+                        continue;
+                r = write_tracker_register(&c->w, stop, e->start, e->end);
+                if (r == 0 || r == -EINVAL || r == -EIO)
+                        continue;
+                if (r == -ENOMEM)
+                        return r;
+                if (r == -EBUSY || r == -EPERM || r == -ENOSYS || held) {
+                        (void)asprintf(why, r == -EBUSY ? "pid %d uses userfaultfd itself (on its mapping at "
+                                       "0x%" PRIx64 ")" : "pid %d's mapping at 0x%" PRIx64 " cannot be "
+                                       "write-protected: %s", (int)c->pid, e->start, strerror(-r));
+                        /* not "another tracer" (-EBUSY of a stop): a snapshot may still be taken */
+                        return r == -EBUSY ? -EEXIST : r;
+                }
+        }
+        return 0;
+}
+
 /* The concurrent scan of pid into ret: 0 (ret->error set where it failed after it began), or, where
  * the process cannot be watched, -errno (-EEXIST: it uses userfaultfd itself; -ESRCH, -EBUSY,
  * -ETIME: it cannot be stopped) and *why (nothing of it left in the process, ret as it
@@ -1120,8 +1218,9 @@ static int scan_concurrent(struct memleak_bpf *skel, const struct map_limits *li
                            bool traced_from_start, struct reach_result *ret, char **why)
 {
         _cleanup_(scan_blocks_done) struct scan_blocks b = {};
-        _cleanup_(concurrent_done) struct concurrent c = { .pid = pid, .w = { .uffd = -1, .pagemap_fd = -1 },
-                                                           .times = { .allocs_fd = -1 } };
+        _cleanup_(concurrent_done) struct concurrent c = { .pid = pid, .w = WRITE_TRACKER_NULL,
+                                                           .times = { .allocs_fd = -1 },
+                                                           .max_pause_ms = max_pause_ms, .result = ret };
         _cleanup_(reader_close) struct reader rd = { .mem_fd = -1 };
         _cleanup_(reachability_marker_freep) struct reach_marker *m = NULL;
         _cleanup_(proc_maps_done) struct proc_maps maps = {};
@@ -1135,13 +1234,19 @@ static int scan_concurrent(struct memleak_bpf *skel, const struct map_limits *li
         char path[64];
         int r;
 
+        /* what a filter of everyone's here lets through is known before the stop, for either way
+         * the userfaultfd is held (seccomp-check.h) */
         r = seccomp_check_call(pid, false, SECCOMP_CALL_USERFAULTFD, why);
+        if (r == 0)
+                r = seccomp_check_call(pid, false, SECCOMP_CALL_USERFAULTFD_HELD, why);
         if (r < 0)
                 return r;
         r = process_stop(pid, max_pause_ms, &stop, why);
         if (r < 0)
                 return r;
-        r = write_tracker_open(&stop, &c.w, why);
+        r = write_tracker_open(&stop, max_pause_ms, &c.w, why);
+        if (r == 0)
+                r = watch_all(&c, &stop, why);
         /* the first stop's stacks: roots from their stack pointers on (as they were then) */
         first = calloc(MAX(stop.n, (size_t)1), sizeof(*first));
         c.sps = calloc(MAX(stop.n, (size_t)1), sizeof(*c.sps));
@@ -1153,32 +1258,21 @@ static int scan_concurrent(struct memleak_bpf *skel, const struct map_limits *li
                                 c.sps[c.n_sps++] = stop.threads[i].sp;
         } else if (r == 0)
                 r = -ENOMEM;
+        if (r < 0)
+                (void)write_tracker_close(&c.w, &stop, NULL);   /* nothing left in the process */
         ret->paused_usec += process_stop_release(&stop);
         ret->longest_pause_usec = ret->paused_usec;
         if (r < 0)
+                return r;
+        /* watched from now on; a mapping that cannot be is read whole at the final stop */
+        r = write_tracker_protect(&c.w);
+        if (r == -ENOMEM)
                 return r;
         snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
         r = proc_maps_parse_file(path, &maps);
         if (r < 0) {
                 (void)asprintf(why, "cannot read %s: %s", path, strerror(-r));
                 return r;
-        }
-        for (size_t i = 0; i < maps.n; i++) {
-                const struct map_entry *e = &maps.entries[i];
-
-                if (!watchable(e))
-                        continue;
-                r = write_tracker_watch(&c.w, e->start, e->end);
-                if (r == -ENOMEM)
-                        return r;
-                if (r == -EBUSY || r == -EPERM || r == -ENOSYS) {
-                        (void)asprintf(why, r == -EBUSY ? "pid %d uses userfaultfd itself (on its mapping at "
-                                       "0x%" PRIx64 ")" : "pid %d's mapping at 0x%" PRIx64 " cannot be "
-                                       "write-protected: %s", (int)pid, e->start, strerror(-r));
-                        /* not "another tracer" (-EBUSY of a stop): a snapshot may still be taken */
-                        return r == -EBUSY ? -EEXIST : r;
-                }
-                /* another error: a mapping that cannot be watched is read whole at the final stop */
         }
         ret->method = REACH_METHOD_CONCURRENT;
         ret->scanned_at_usec = now_realtime_usec();
@@ -1235,6 +1329,9 @@ static int scan_concurrent(struct memleak_bpf *skel, const struct map_limits *li
                                 return r;
                         if (r == -ENOENT || r == -ESRCH)
                                 return fail(ret, r, "pid %d exited during the scan", (int)pid);
+                        if (r == -EBADF)
+                                return fail(ret, r, "pid %d closed the userfaultfd the scan had it make (held "
+                                            "there: memleakd may not take it)", (int)pid);
                         return fail(ret, r, "the scan of pid %d failed while it ran: %s", (int)pid, strerror(-r));
                 }
                 if (r == -ETIME)
@@ -1253,8 +1350,9 @@ static int scan_concurrent(struct memleak_bpf *skel, const struct map_limits *li
                 return r;
         if (ret->error)
                 return 0;
-        /* the rest while it runs: nothing writes into a block nothing points to */
-        write_tracker_close(&c.w);
+        /* the rest while it runs: nothing writes into a block nothing points to (a userfaultfd
+         * held in the process closed in short stops of its own) */
+        concurrent_close(&c);
         rd.deadline_usec = now_monotonic_usec() + REACH_SNAPSHOT_MAX_SCAN_MS * 1000;
         r = reachability_marker_classify(m, b.classes, &ret->stats);
         ret->mark_usec = now_monotonic_usec() - mark_started;

@@ -12,8 +12,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "macro.h"
-#include "process-inject.h"
-#include "seccomp-check.h"
+#include "util.h"
 #include "write-tracker.h"
 
 /* What Debian 12's headers lack (Linux 6.7's uapi) */
@@ -47,14 +46,14 @@ struct pm_scan_arg {
 };
 #define PAGEMAP_SCAN _IOWR('f', 16, struct pm_scan_arg)
 #endif
-#ifndef SYS_pidfd_open
-#define SYS_pidfd_open 434
-#endif
-#ifndef SYS_pidfd_getfd
-#define SYS_pidfd_getfd 438
-#endif
 
 #define REGIONS_PER_SCAN 512
+/* Unregistering clears the write-protection of every page (256 MiB: about 11 ms here, in the
+ * thread that makes the call): a held one is unregistered in pieces, in stops that each end after
+ * CLOSE_STOP_USEC, the process running between them. */
+#define CLOSE_PIECE_BYTES (16ULL << 20)
+#define CLOSE_STOP_USEC 10000
+#define CLOSE_MAX_STOPS 65536
 
 /* An ioctl's error: its -ENOMEM (a process gone meanwhile gives it too) as -EIO, so that -ENOMEM
  * stays ours. */
@@ -63,102 +62,48 @@ static int ioctl_error(void)
         return errno == ENOMEM ? -EIO : -errno;
 }
 
-/* Make t call nr(args): its return value, or -errno of the injection. */
-static long call_in(struct thread_state *t, uint64_t insn, long nr, const uint64_t args[6], char **error)
-{
-        unsigned long forked = 0;
-        long rax = 0;
-        int r;
-
-        r = process_inject_syscall(t, insn, nr, args, 0, &rax, &forked, error);
-        return r < 0 ? r : rax;
-}
-
-int write_tracker_open(struct process_stop *stop, struct write_tracker *ret, char **error)
+int write_tracker_open(struct process_stop *stop, uint64_t stop_timeout_ms, struct write_tracker *ret,
+                       char **error)
 {
         /* no UFFD_FEATURE_WP_UNPOPULATED: pages not there are not protected (protect()) */
-        struct uffdio_api api = { .api = UFFD_API, .features = UFFD_FEATURE_WP_ASYNC };
-        struct thread_state *t;
-        uint64_t insn = 0;
-        int pidfd = -1, theirs, r;
-        long fd;
+        struct write_tracker w = WRITE_TRACKER_NULL;
+        char path[64];
+        int r;
 
         assert(stop);
         assert(ret);
         assert(error);
-        *ret = (struct write_tracker) { .pid = stop->pid, .uffd = -1, .pagemap_fd = -1 };
-        t = process_inject_pick_thread(stop);
-        if (!t) {
-                (void)asprintf(error, "every thread of pid %d stopped with a signal to take", (int)stop->pid);
-                return -EAGAIN;
-        }
-        /* filters are per thread: the one that calls may have one its leader has not */
-        r = seccomp_check_call(t->tid, true, SECCOMP_CALL_USERFAULTFD, error);
-        if (r < 0)
-                return r;
-        r = process_inject_find_insn(stop->pid, &insn);
-        if (r < 0) {
-                (void)asprintf(error, "no `syscall` instruction in pid %d's code", (int)stop->pid);
-                return r;
-        }
-        fd = call_in(t, insn, SYS_userfaultfd,
-                     (const uint64_t[6]) { O_CLOEXEC | O_NONBLOCK | UFFD_USER_MODE_ONLY, 0, 0, 0, 0, 0 }, error);
-        if (fd < 0) {
-                if (!*error)
-                        (void)asprintf(error, "userfaultfd in pid %d failed: %s", (int)stop->pid, strerror((int)-fd));
-                return (int)fd;
-        }
-        theirs = (int)fd;
-        pidfd = (int)syscall(SYS_pidfd_open, stop->pid, 0);
-        if (pidfd >= 0) {
-                ret->uffd = (int)syscall(SYS_pidfd_getfd, pidfd, theirs, 0);
-                r = ret->uffd < 0 ? -errno : 0;
-                close(pidfd);
-        } else
+        w.pid = stop->pid;
+        w.stop_timeout_ms = stop_timeout_ms;
+        snprintf(path, sizeof(path), "/proc/%d/pagemap", (int)stop->pid);
+        w.pagemap_fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (w.pagemap_fd < 0) {
                 r = -errno;
-        /* the process's own copy goes at once: it never sees it */
-        (void)call_in(t, insn, SYS_close, (const uint64_t[6]) { (uint64_t)theirs, 0, 0, 0, 0, 0 }, error);
+                (void)asprintf(error, "cannot open %s: %s", path, strerror(-r));
+                return r;
+        }
+        r = uffd_handle_open(stop, UFFD_FEATURE_WP_ASYNC, &w.uffd, error);
         if (r < 0) {
-                /* EPERM: memleakd's own seccomp filter refuses pidfd_getfd (a container's, as
-                 * systemd-nspawn's; a unit's SystemCallFilter=) */
-                (void)asprintf(error, "cannot take pid %d's userfaultfd: pidfd_getfd: %s%s", (int)stop->pid,
-                               strerror(-r), r == -EPERM ? " (memleakd's own seccomp filter may refuse it)" : "");
+                close(w.pagemap_fd);
                 return r;
         }
-        if (ioctl(ret->uffd, UFFDIO_API, &api) < 0) {
-                r = -errno;
-                (void)asprintf(error, "the kernel has no asynchronous userfaultfd write-protect: %s", strerror(-r));
-                write_tracker_close(ret);
-                return r;
-        }
+        *ret = w;
         return 0;
+}
+
+bool write_tracker_held(const struct write_tracker *w)
+{
+        return uffd_handle_held(&w->uffd);
 }
 
 static int64_t protect(struct write_tracker *w, uint64_t start, uint64_t end, struct reach_span **spans, size_t *n,
                        size_t *allocated);
 
-static int open_pagemap(struct write_tracker *w)
+int write_tracker_register(struct write_tracker *w, struct process_stop *stop, uint64_t start, uint64_t end)
 {
-        char path[64];
-
-        if (w->pagemap_fd >= 0)
-                return 0;
-        snprintf(path, sizeof(path), "/proc/%d/pagemap", (int)w->pid);
-        w->pagemap_fd = open(path, O_RDONLY | O_CLOEXEC);
-        return w->pagemap_fd < 0 ? -errno : 0;
-}
-
-int write_tracker_watch(struct write_tracker *w, uint64_t start, uint64_t end)
-{
-        struct uffdio_register reg = { .range = { .start = start, .len = end - start },
-                                       .mode = UFFDIO_REGISTER_MODE_WP };
-        int64_t bytes;
         int r;
 
         assert(w);
-        r = open_pagemap(w);
-        if (r < 0)
-                return r;
         if (w->n_watched == w->allocated) {
                 size_t a = MAX(w->allocated * 2, (size_t)64);
                 struct reach_span *g = realloc(w->watched, a * sizeof(*g));
@@ -168,12 +113,27 @@ int write_tracker_watch(struct write_tracker *w, uint64_t start, uint64_t end)
                 w->watched = g;
                 w->allocated = a;
         }
-        if (ioctl(w->uffd, UFFDIO_REGISTER, &reg) < 0)
-                return ioctl_error();
+        r = uffd_handle_register(&w->uffd, stop, start, end - start, UFFDIO_REGISTER_MODE_WP);
+        if (r < 0)
+                return r;
         w->watched[w->n_watched++] = (struct reach_span) { .addr = start, .len = end - start };
-        /* its pages protected: every one, now, counts as written (not yet protected) */
-        bytes = protect(w, start, end, NULL, NULL, NULL);
-        return bytes < 0 ? (int)bytes : 0;
+        return 0;
+}
+
+int write_tracker_protect(struct write_tracker *w)
+{
+        int r = 0;
+
+        assert(w);
+        for (; w->n_protected < w->n_watched; w->n_protected++) {
+                const struct reach_span *s = &w->watched[w->n_protected];
+                /* its pages protected: every one, now, counts as written (not yet protected) */
+                int64_t bytes = protect(w, s->addr, s->addr + s->len, NULL, NULL, NULL);
+
+                if (bytes < 0 && r == 0)
+                        r = (int)bytes;
+        }
+        return r;
 }
 
 /* PAGEMAP_SCAN over [start, end): the pages written (not protected) protected, and appended to
@@ -236,19 +196,83 @@ int64_t write_tracker_written(struct write_tracker *w, uint64_t start, uint64_t 
         return protect(w, start, end, spans, n, allocated);
 }
 
-void write_tracker_close(struct write_tracker *w)
+/* Unregister the ranges watched, in stop (NULL where taken), the last first: all of them, or
+ * (piece) CLOSE_PIECE_BYTES at a time until the stop has lasted CLOSE_STOP_USEC. 0 when none is
+ * left; -EAGAIN (some left: another stop, or no thread to call), -EBADF (the process closed it). */
+static int unregister_watched(struct write_tracker *w, struct process_stop *stop, bool piece)
 {
+        while (w->n_watched > 0) {
+                struct reach_span *s = &w->watched[w->n_watched - 1];
+                uint64_t len = piece ? MIN(s->len, CLOSE_PIECE_BYTES) : s->len;
+                int r = uffd_handle_unregister(&w->uffd, stop, s->addr + s->len - len, len);
+
+                if (r == -EAGAIN || r == -EBADF)
+                        return r;
+                /* another error (a range unmapped since): nothing left there to unregister */
+                s->len -= len;
+                if (s->len == 0)
+                        w->n_watched--;
+                if (piece && w->n_watched > 0 && stop && now_monotonic_usec() - stop->stopped_usec >= CLOSE_STOP_USEC)
+                        return -EAGAIN;
+        }
+        return 0;
+}
+
+static uint64_t watched_bytes(const struct write_tracker *w)
+{
+        uint64_t bytes = 0;
+
+        for (size_t i = 0; i < w->n_watched; i++)
+                bytes += w->watched[i].len;
+        return bytes;
+}
+
+/* A held one unregistered and closed in stops of our own, each ending at CLOSE_STOP_USEC (the
+ * process runs between them): their pauses added to *paused, the longest in *longest. */
+static void close_in_own_stops(struct write_tracker *w, uint64_t *paused, uint64_t *longest)
+{
+        unsigned idle = 0;
+
+        for (unsigned stops = 0; uffd_handle_held(&w->uffd) && stops < CLOSE_MAX_STOPS && idle < 3; stops++) {
+                _cleanup_free_ char *error = NULL;
+                struct process_stop own = {};
+                uint64_t before = watched_bytes(w), p;
+                int r;
+
+                if (process_stop(w->pid, w->stop_timeout_ms, &own, &error) < 0)
+                        break;
+                r = unregister_watched(w, &own, true);
+                if (r == 0 || r == -EBADF)
+                        (void)uffd_handle_close(&w->uffd, &own);
+                /* no thread without a signal to take: again, a few times */
+                idle = r == -EAGAIN && watched_bytes(w) == before ? idle + 1 : 0;
+                p = process_stop_release(&own);
+                *paused += p;
+                *longest = MAX(*longest, p);
+        }
+}
+
+uint64_t write_tracker_close(struct write_tracker *w, struct process_stop *stop, uint64_t *ret_longest_usec)
+{
+        uint64_t paused = 0, longest = 0;
+
         if (!w)
-                return;
-        /* unregistering clears the write-protection; closing alone would too, once the last
-         * reference goes */
-        for (size_t i = 0; w->uffd >= 0 && i < w->n_watched; i++)
-                (void)ioctl(w->uffd, UFFDIO_UNREGISTER,
-                            &(struct uffdio_range) { .start = w->watched[i].addr, .len = w->watched[i].len });
-        if (w->uffd >= 0)
-                close(w->uffd);
+                return 0;
+        if (uffd_handle_held(&w->uffd) && !stop)
+                close_in_own_stops(w, &paused, &longest);
+        else if (unregister_watched(w, stop, false) != -EAGAIN)
+                /* unregistering clears the write-protection at once, whoever else holds a copy of
+                 * a held one (a child the process forked meanwhile); closing alone would once the
+                 * last copy goes */
+                (void)uffd_handle_close(&w->uffd, stop);
+        /* what could not be closed stays in the process: its writes are still resolved by the kernel */
+        if (w->uffd.fd >= 0)
+                close(w->uffd.fd);
         if (w->pagemap_fd >= 0)
                 close(w->pagemap_fd);
         free(w->watched);
-        *w = (struct write_tracker) { .uffd = -1, .pagemap_fd = -1 };
+        *w = WRITE_TRACKER_NULL;
+        if (ret_longest_usec)
+                *ret_longest_usec = longest;
+        return paused;
 }

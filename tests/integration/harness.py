@@ -63,10 +63,9 @@ def wait_until(predicate, timeout, interval=0.05):
 
 
 def can_take_fds():
-    """Whether this process may take another's file descriptor (pidfd_getfd): what memleakd's
-    concurrent scan needs to take the userfaultfd it makes a process create. A container's seccomp
+    """Whether this process may take another's file descriptor (pidfd_getfd). A container's seccomp
     filter (CI's systemd-nspawn) refuses it to every process in it, the daemon and the tests alike:
-    there the scan is made from a snapshot, and says why."""
+    there memleakd holds a concurrent scan's userfaultfd in the process scanned."""
     libc = ctypes.CDLL(None, use_errno=True)
     pidfd = libc.syscall(434, os.getpid(), 0)           # pidfd_open
     if pidfd < 0:
@@ -80,7 +79,17 @@ def can_take_fds():
 
 
 CAN_TAKE_FDS = can_take_fds()
-NO_TAKE_FDS_RE = r"cannot take pid \d+'s userfaultfd: pidfd_getfd: Operation not permitted"
+
+
+def under_no_take_fds(daemon):
+    """The command that starts daemon where pidfd_getfd is refused (tests/programs/no-take-fds.c),
+    as a container's seccomp filter refuses it to every process in it: a concurrent scan's
+    userfaultfd is then held in the process scanned. Daemon(command=...). Where this process may
+    not take fds already (CI's systemd-nspawn), the daemon is started as always: a filter of its
+    own on top would make it one the processes it scans do not have, whose filters the kernel then
+    shows it no longer (seccomp-check.h)."""
+    command = [MEMLEAKD, '--config', daemon.config_path, '--socket', daemon.socket_path]
+    return [os.path.join(PROGRAMS_DIR, 'no-take-fds')] + command if CAN_TAKE_FDS else command
 
 
 def kernel_at_least(major, minor):

@@ -67,9 +67,9 @@ class VerdictsTest(harness.DaemonTestCase):
         self.assertFalse(suspect['verdict_qualified'], suspect)
         # scanned concurrently by default: the leaked blocks are definitely lost (the newest
         # may still sit in a register or on the stack); the plateau's are reachable, not listed
-        # (from a snapshot where memleakd may not take the userfaultfd: a container's seccomp)
-        self.assertEqual(leaks['targets'][0]['reachability']['method'],
-                         'concurrent' if harness.CAN_TAKE_FDS else 'snapshot', leaks['targets'])
+        # (where memleakd may not take the userfaultfd too: a container's seccomp, the process
+        # holds it)
+        self.assertEqual(leaks['targets'][0]['reachability']['method'], 'concurrent', leaks['targets'])
         self.assertGreater(suspect['reachability']['definitely_lost']['allocs'], 0, suspect)
         self.assertLessEqual(suspect['reachability']['still_reachable']['allocs'], 1, suspect)
         self.assertEqual(leaks['growing_caches'], [], leaks)

@@ -19,7 +19,11 @@
  * seccomp filter forbids it only syslog: a copy can, and a concurrent scan. With "nouffd", one
  * forbids it only userfaultfd: a copy can be made, a concurrent scan cannot.
  * With "uffd", it registers a mapping of its own with a userfaultfd of its own (missing-page mode,
- * the pages never touched): a concurrent scan cannot watch that mapping. */
+ * the pages never touched): a concurrent scan cannot watch that mapping. A line "replace-uffd"
+ * puts /dev/null under the number of each userfaultfd it has (the one a scan left in it), as a
+ * program that closes descriptors and opens others does, and is answered with "replaced FD" (the
+ * last one, -1 for none). */
+#include <dirent.h>
 #include <errno.h>
 #include <linux/audit.h>
 #include <linux/filter.h>
@@ -210,6 +214,36 @@ static noinline void scrub_stack(void)
         memset((char *)junk, 0, sizeof(junk));
 }
 
+/* /dev/null under the number of each userfaultfd it has: the last number, or -1. */
+static int replace_userfaultfds(void)
+{
+        DIR *d = opendir("/proc/self/fd");
+        struct dirent *e;
+        int replaced = -1;
+
+        require(d != NULL);
+        while ((e = readdir(d))) {
+                char target[64];
+                ssize_t n;
+
+                if (e->d_name[0] == '.')
+                        continue;
+                n = readlinkat(dirfd(d), e->d_name, target, sizeof(target) - 1);
+                if (n <= 0)
+                        continue;
+                target[n] = 0;
+                if (strcmp(target, "anon_inode:[userfaultfd]") == 0) {
+                        int fd = atoi(e->d_name), null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+
+                        require(null >= 0 && dup2(null, fd) == fd);
+                        close(null);
+                        replaced = fd;
+                }
+        }
+        closedir(d);
+        return replaced;
+}
+
 int main(int argc, char **argv)
 {
         pthread_t stalls;
@@ -253,6 +287,9 @@ int main(int argc, char **argv)
                         printf("stall %llu\n", (unsigned long long)(max_gap_ns / 1000));
                         fflush(stdout);
                         max_gap_ns = 0;
+                } else if (strcmp(line, "replace-uffd") == 0) {
+                        printf("replaced %d\n", replace_userfaultfds());
+                        fflush(stdout);
                 } else
                         say("alive");
         }
