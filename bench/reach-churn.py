@@ -50,7 +50,8 @@ def main():
     with tempfile.TemporaryDirectory(prefix='reach-churn-') as workdir:
         config = 'max_allocs = 1048576\nsnapshot_interval_ms = 60000\n'
         if args.max_pause_ms:
-            config += f'reachability_max_pause_ms = {args.max_pause_ms}\n'
+            config += (f'reachability_max_pause_ms = {args.max_pause_ms}\n'
+                       f'reachability_concurrent_max_stop_ms = {args.max_pause_ms}\n')
         daemon, sock = start_memleakd(build, workdir, config,
                                       stderr=sys.stderr if os.environ.get('REACH_DEBUG') else None)
         try:

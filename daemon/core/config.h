@@ -47,6 +47,7 @@
 #define CONFIG_REACHABILITY_MAX_PAUSE_MS_DEFAULT 200
 #define CONFIG_REACHABILITY_MAX_PAUSE_MS_MIN 10
 #define CONFIG_REACHABILITY_MAX_PAUSE_MS_MAX 600000
+#define CONFIG_REACHABILITY_CONCURRENT_MAX_STOP_MS_DEFAULT 50    /* issue 38: no stop past 50 ms */
 #define CONFIG_AUTO_SAMPLE_PERCENT_DEFAULT  80u       /* targets/auto-sample.h */
 #define CONFIG_SOCKET_PATH_MAX              107u      /* bytes, so it fits sockaddr_un.sun_path */
 #define CONFIG_CACHE_DIRECTORY_DEFAULT      "/var/cache/memleakd"   /* systemd's CacheDirectory=memleakd */
@@ -85,6 +86,8 @@ struct memleakd_config {
         uint32_t reachability_max_pause_ms; /* reachability_max_pause_ms: longest a live scan
                                              * that could take no snapshot stops a process
                                              * (report --reachability); run's exit: 5 s at least */
+        uint32_t reachability_concurrent_max_stop_ms; /* reachability_concurrent_max_stop_ms: the
+                                                       * longest one stop of a concurrent scan */
         uint32_t reachability_concurrent; /* reachability_concurrent: 1 (default) a live scan reads
                                            * the process while it runs, stopping it only briefly
                                            * (reach/write-tracker.h); 0: a snapshot first */

@@ -275,7 +275,8 @@ int manager_report_start(struct manager *m, struct server_request *sreq, const s
                 .thresholds = manager_verdict_thresholds(m),
                 .only_verdict = req->verdict,   /* the same encoding: 0, or 1 + the verdict */
                 .max_pause_ms = m->config.reachability_max_pause_ms,
-                .concurrent = m->config.reachability_concurrent != 0,
+                .concurrent_stop_ms = m->config.reachability_concurrent ?
+                                      m->config.reachability_concurrent_max_stop_ms : 0,
                 .snapshot_only = req->snapshot_only,
         };
         for (size_t i = 0; i < m->n_targets && r >= 0; i++)

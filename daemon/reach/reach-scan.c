@@ -1155,13 +1155,13 @@ static int partial_reason(struct reach_result *ret, uint64_t max_pause_ms, bool 
                              (uint64_t)REACH_SNAPSHOT_MAX_SCAN_MS / 1000, read_mib);
         else if (ret->last_stops == 1)
                 r = asprintf(&ret->partial, "the scan stopped at its limit: 1 last stop with the process stopped, "
-                             "not ended within %" PRIu64 " ms (reachability_max_pause_ms in memleakd.conf)%s, "
+                             "not ended within %" PRIu64 " ms (reachability_concurrent_max_stop_ms in memleakd.conf)%s, "
                              "%.1f MiB read: the blocks it reached are still reachable, the others undecided",
                              max_pause_ms, why, read_mib);
         else
                 r = asprintf(&ret->partial, "the scan stopped at its limit: %" PRIu32 " last stops with the "
                              "process stopped, none ended within its budget (%" PRIu64 " ms for the last: "
-                             "reachability_max_pause_ms in memleakd.conf; %d%% of it for those before, each "
+                             "reachability_concurrent_max_stop_ms in memleakd.conf; %d%% of it for those before, each "
                              "followed by the process let go for another round%s), %.1f MiB read: the blocks it "
                              "reached are still reachable, the others undecided", ret->last_stops, max_pause_ms,
                              CONCURRENT_STOP_SHARE_PERCENT, why, read_mib);
@@ -1380,7 +1380,8 @@ static int scan_concurrent(struct memleak_bpf *skel, const struct map_limits *li
 }
 
 static int scan_live(struct memleak_bpf *skel, const struct map_limits *lim, pid_t pid, uint64_t max_pause_ms,
-                     bool concurrent, bool snapshot_only, bool traced_from_start, struct reach_result **ret)
+                     uint64_t concurrent_stop_ms, bool snapshot_only, bool traced_from_start,
+                     struct reach_result **ret)
 {
         _cleanup_free_ struct reach_result *result = calloc(1, sizeof(*result));
         _cleanup_free_ char *error = NULL, *why = NULL;
@@ -1391,8 +1392,8 @@ static int scan_live(struct memleak_bpf *skel, const struct map_limits *lim, pid
         if (!result)
                 return -ENOMEM;
         result->scanned_at_usec = now_realtime_usec();
-        if (concurrent) {
-                r = scan_concurrent(skel, lim, pid, max_pause_ms, traced_from_start, result, &why);
+        if (concurrent_stop_ms > 0) {
+                r = scan_concurrent(skel, lim, pid, concurrent_stop_ms, traced_from_start, result, &why);
                 if (r == -ENOMEM) {
                         reach_scan_result_free(TAKE_PTR(result));
                         return r;
@@ -1403,7 +1404,7 @@ static int scan_live(struct memleak_bpf *skel, const struct map_limits *lim, pid
                 return 0;
         }
         /* not concurrently: why, and the pause its attempt made */
-        if (asprintf(&result->no_concurrent, "%s", !concurrent ? "turned off (reachability_concurrent in "
+        if (asprintf(&result->no_concurrent, "%s", concurrent_stop_ms == 0 ? "turned off (reachability_concurrent in "
                      "memleakd.conf)" : why ? why : strerror(-r)) < 0) {
                 result->no_concurrent = NULL;
                 return -ENOMEM;
@@ -1452,7 +1453,8 @@ struct live_scan {
         const struct map_limits *lim;
         pid_t pid;
         uint64_t max_pause_ms;
-        bool concurrent, snapshot_only, traced_from_start;
+        uint64_t concurrent_stop_ms;
+        bool snapshot_only, traced_from_start;
         struct reach_result *result;
         int r;
 };
@@ -1461,7 +1463,7 @@ static void *live_scan_run(void *userdata)
 {
         struct live_scan *s = userdata;
 
-        s->r = scan_live(s->skel, s->lim, s->pid, s->max_pause_ms, s->concurrent, s->snapshot_only,
+        s->r = scan_live(s->skel, s->lim, s->pid, s->max_pause_ms, s->concurrent_stop_ms, s->snapshot_only,
                          s->traced_from_start, &s->result);
         return NULL;
 }
@@ -1473,10 +1475,11 @@ static void *live_scan_run(void *userdata)
  * stopped for good (and once killed, unreaped: its parent waiting for it too). Its tracer's exit
  * lets go of it, stopped or not (the kernel's exit_ptrace()). */
 int reach_scan_live(struct memleak_bpf *skel, const struct map_limits *lim, pid_t pid, uint64_t max_pause_ms,
-                    bool concurrent, bool snapshot_only, bool traced_from_start, struct reach_result **ret)
+                    uint64_t concurrent_stop_ms, bool snapshot_only, bool traced_from_start,
+                    struct reach_result **ret)
 {
         struct live_scan s = {
-                .skel = skel, .lim = lim, .pid = pid, .max_pause_ms = max_pause_ms, .concurrent = concurrent,
+                .skel = skel, .lim = lim, .pid = pid, .max_pause_ms = max_pause_ms, .concurrent_stop_ms = concurrent_stop_ms,
                 .snapshot_only = snapshot_only, .traced_from_start = traced_from_start,
         };
         pthread_t thread;

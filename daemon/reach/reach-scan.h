@@ -112,12 +112,13 @@ int reach_scan_written_roots(const struct reach_span *pages, size_t n_pages, con
                              size_t n_blocks, const bool *keep_out, bool *touched, struct reach_root **ret,
                              size_t *ret_n);
 
-/* Scan the running process pid: concurrently (REACH_METHOD_CONCURRENT, unless concurrent is false
- * or the process cannot be watched: no_concurrent says why), else a snapshot taken
- * (process-snapshot.h), the process let go at once, the copy scanned at leisure; where no snapshot
- * can be taken, the process stopped all along, for at most max_pause_ms (a partial verdict past
- * it), unless snapshot_only (then no classes, and the message says why there was no snapshot).
- * A concurrent scan's last stop has the same bound. *ret says what it found, or why it could not
- * (its error and message); -ENOMEM only. */
+/* Scan the running process pid: concurrently (REACH_METHOD_CONCURRENT, each stop within
+ * concurrent_stop_ms, unless it is 0 or the process cannot be watched: no_concurrent says why),
+ * else a snapshot taken (process-snapshot.h), the process let go at once, the copy scanned at
+ * leisure; where no snapshot can be taken, the process stopped all along, for at most
+ * max_pause_ms (a partial verdict past it), unless snapshot_only (then no classes, and the message
+ * says why there was no snapshot). *ret says what it found, or why it could not (its error and
+ * message); -ENOMEM only. */
 int reach_scan_live(struct memleak_bpf *skel, const struct map_limits *lim, pid_t pid, uint64_t max_pause_ms,
-                    bool concurrent, bool snapshot_only, bool traced_from_start, struct reach_result **ret);
+                    uint64_t concurrent_stop_ms, bool snapshot_only, bool traced_from_start,
+                    struct reach_result **ret);

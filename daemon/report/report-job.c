@@ -411,7 +411,7 @@ void report_job_run(void *job)
         /* report --reachability: each live target stopped and scanned before its rows are read */
         for (size_t i = 0; i < j->n_targets; i++)
                 if (j->targets[i].scan_live &&
-                    reach_scan_live(j->skel, &j->limits, j->targets[i].pid, j->max_pause_ms, j->concurrent,
+                    reach_scan_live(j->skel, &j->limits, j->targets[i].pid, j->max_pause_ms, j->concurrent_stop_ms,
                                     j->snapshot_only,
                                     j->targets[i].traced_from_start, &j->targets[i].reach) < 0)
                         j->targets[i].reach_unavailable = strdup("out of memory for the scan");

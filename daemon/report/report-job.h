@@ -89,7 +89,8 @@ struct report_job {
         struct leak_verdict_thresholds thresholds;
         int only_verdict;               /* report.h's */
         uint64_t max_pause_ms;          /* a live scan's bound */
-        bool concurrent;                /* a live scan tried concurrently first (reach_scan_live) */
+        uint64_t concurrent_stop_ms;    /* a live scan tried concurrently first, each stop within
+                                         * this; 0: not (reach_scan_live) */
         bool snapshot_only;             /* a live scan only from a snapshot (reach_scan_live) */
         /* made by it */
         uint64_t perf_map_bytes;        /* the perf maps it read (REPORT_JOB_PERF_MAP_BUDGET) */

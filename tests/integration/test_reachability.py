@@ -541,7 +541,7 @@ class ReachabilityTest(harness.DaemonTestCase):
         # lets the process go with the list's walk kept, the walk ends while the process runs, and
         # a later stop, with nothing left to follow, gives the whole verdict
         daemon = self.start_daemon(config={'snapshot_interval_ms': 60000, 'max_allocs': BIG_MAX_ALLOCS,
-                                           'reachability_max_pause_ms': STOPS_MAX_PAUSE_MS})
+                                           'reachability_concurrent_max_stop_ms': STOPS_MAX_PAUSE_MS})
         p = self.stops_program(daemon)
         report = daemon.ctl_json('report', '--pid', p.pid, '--reachability', '--top', harness.UNLIMITED_TOP)
         reach = report['targets'][0]['reachability']
@@ -560,7 +560,7 @@ class ReachabilityTest(harness.DaemonTestCase):
         # way back (ptrace cannot let go of a thread before it stops): it must not stay stopped,
         # and the program must run on and be scanned again
         daemon = self.start_daemon(config={'snapshot_interval_ms': 60000, 'max_allocs': BIG_MAX_ALLOCS,
-                                           'reachability_max_pause_ms': STOPS_MAX_PAUSE_MS})
+                                           'reachability_concurrent_max_stop_ms': STOPS_MAX_PAUSE_MS})
         p = self.stops_program(daemon)
         p.proc.stdin.write(b'vfork\n')
         p.proc.stdin.flush()
@@ -606,7 +606,7 @@ class ReachabilityTest(harness.DaemonTestCase):
         # a pause limit a loaded machine may not even stop the process within: whatever the
         # timing, the scan answers, lets the process go, and calls nothing reachable lost
         daemon = self.start_daemon(config={'snapshot_interval_ms': 60000, 'max_allocs': BIG_MAX_ALLOCS,
-                                           'reachability_max_pause_ms': SMALL_MAX_PAUSE_MS})
+                                           'reachability_concurrent_max_stop_ms': SMALL_MAX_PAUSE_MS})
         p = harness.LeakProgram(CHURN_PROGRAM, command=[program(CHURN_PROGRAM)])
         self.addCleanup(p.kill)
         p.expect('ready')

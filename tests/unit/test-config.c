@@ -20,7 +20,7 @@
 static const char *const all_keys[] = {
         "snapshot_interval_ms", "ring_depth", "max_targets", "max_allocs", "max_stacks",
         "max_combined", "max_inflight", "max_mmaps", "max_stack_depth", "socket_path", "socket_mode", "socket_group",
-        "admin_group",
+        "admin_group", "reachability_concurrent_max_stop_ms",
         "default_min_size", "default_max_size", "symbols_max_open_files", "symbols_max_mb",
         "symbols_max_section_mb", "exited_max_mb", "unwind", "verdict_min_snapshots", "verdict_noise_factor",
         "verdict_flat_bytes", "verdict_flat_percent", "auto_sample_percent", "cache_directory", "unwind_cache_max_mb",
