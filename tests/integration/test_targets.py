@@ -3,6 +3,8 @@
 that execs."""
 
 import os
+import subprocess
+import sys
 import time
 import unittest
 
@@ -15,6 +17,7 @@ EXIT_PROGRAM = 'leak-exit'
 EXIT_EXPECTED = {'leak_then_exit': {'bytes': 3001 * 13, 'allocs': 13}}     # tests/programs/leak-exit.c
 EXIT_NAMES = {'leak_then_exit', 'main'}
 
+PIDNS_ENV = 'MEMLEAKD_IT_IN_PIDNS'     # set in the pid namespace a test runs itself again in
 EXEC_PROGRAM = 'leak-exec'
 EXEC_BEFORE = {'leak_before_exec': {'bytes': 333 * 5, 'allocs': 5}}       # tests/programs/leak-exec.c
 EXEC_AFTER = {'leak_after_exec': {'bytes': 999 * 7, 'allocs': 7}}
@@ -190,7 +193,18 @@ class TargetsTest(harness.DaemonTestCase):
 
     def test_a_new_process_on_an_exited_target_s_pid_keeps_its_report(self):
         # attaching to a process that reused an exited target's pid dropped that target's last
-        # report, silently; now both are kept and reported under the pid, the exited one marked
+        # report, silently; now both are kept and reported under the pid, the exited one marked.
+        # The pid is made to come back by setting the next one (ns_last_pid), which a container's
+        # read-only /proc/sys forbids: the test runs again, daemon and all, in a pid namespace of
+        # its own with a /proc of its own, where it may.
+        if os.environ.get(PIDNS_ENV) != '1':
+            name = f'{type(self).__name__}.test_a_new_process_on_an_exited_target_s_pid_keeps_its_report'
+            r = subprocess.run(['unshare', '--pid', '--fork', '--mount-proc', sys.executable, os.path.abspath(__file__),
+                                name], env=dict(os.environ, **{PIDNS_ENV: '1'}), capture_output=True, text=True,
+                               timeout=harness.RUN_TIMEOUT_S * 2)
+            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+            self.assertRegex(r.stderr, r'Ran 1 test.*\n\nOK', r.stderr)
+            return
         daemon = self.start_daemon()
         program = self.start_program(EXIT_PROGRAM)
         daemon.attach(program.pid)
