@@ -83,6 +83,7 @@ class UnwindTest(harness.DaemonTestCase):
             # interrupted code: raise, called by interrupted(), called by main
             self.assertEqual(chain[2], '__restore_rt', text)
             self.assertIn('libc.so', stack['frames'][2]['module'], text)
+            self.assertIn('interrupted', chain, (stack, text))
             self.assertEqual(after(chain, 'interrupted')[:1], ['main'], text)
 
         for stack in stacks_of(report, 'leak_in_thread'):
