@@ -150,20 +150,25 @@ class TargetsTest(harness.DaemonTestCase):
 
         scenario()
 
+    def attach_until_exited(self, daemon):
+        """leak-exit attached, leaking, then exited: once status shows it exited, its program."""
+        program = self.start_program(EXIT_PROGRAM)
+        daemon.attach(program.pid)
+        program.go()
+        program.expect('done')
+        self.assertEqual(program.proc.wait(harness.PROGRAM_TIMEOUT_S), 0)
+
+        def exited():
+            return [t for t in daemon.status()['targets'] if t['pid'] == program.pid and t['exited']]
+
+        self.assertTrue(harness.wait_until(exited, harness.REPORT_TIMEOUT_S, interval=0.1),
+                        f'status never showed pid {program.pid} as exited: {daemon.status()["targets"]}')
+        return program
+
     def test_target_that_exits_is_marked_exited_and_keeps_its_report(self):
         def scenario():
             daemon = self.start_daemon()
-            program = self.start_program(EXIT_PROGRAM)
-            daemon.attach(program.pid)
-            program.go()
-            program.expect('done')
-            self.assertEqual(program.proc.wait(harness.PROGRAM_TIMEOUT_S), 0)
-
-            def exited():
-                return [t for t in daemon.status()['targets'] if t['pid'] == program.pid and t['exited']]
-
-            self.assertTrue(harness.wait_until(exited, harness.REPORT_TIMEOUT_S, interval=0.1),
-                            f'status never showed pid {program.pid} as exited: {daemon.status()["targets"]}')
+            program = self.attach_until_exited(daemon)
             report, totals = self.wait_for_totals(daemon, program.pid, EXIT_NAMES, EXIT_EXPECTED)
             self.assert_totals(report, totals, EXIT_EXPECTED, f'{EXIT_PROGRAM} after it exited')
             return daemon, program, report
@@ -206,15 +211,7 @@ class TargetsTest(harness.DaemonTestCase):
             self.assertRegex(r.stderr, r'Ran 1 test.*\n\nOK', r.stderr)
             return
         daemon = self.start_daemon()
-        program = self.start_program(EXIT_PROGRAM)
-        daemon.attach(program.pid)
-        program.go()
-        program.expect('done')
-        self.assertEqual(program.proc.wait(harness.PROGRAM_TIMEOUT_S), 0)
-        pid = program.pid
-        self.assertTrue(harness.wait_until(
-            lambda: [t for t in daemon.status()['targets'] if t['pid'] == pid and t['exited']],
-            harness.REPORT_TIMEOUT_S, interval=0.1), daemon.status()['targets'])
+        pid = self.attach_until_exited(daemon).pid
         again = self.start_program_at_pid(EXIT_PROGRAM, pid)
         self.assertIsNotNone(again, f'pid {pid} never came back')
         reply = daemon.attach(pid)
