@@ -689,6 +689,7 @@ void manager_requests_dispatch(void *userdata, struct server_request *sreq, cons
                 return;
         }
         req.id = id;
+        manager_auto_sample_sync(m);
         /* each command answers only about what its sender may see (manager-access.c) */
         commands[req.cmd].fn(m, sreq, &req);
 }

@@ -152,6 +152,9 @@ void manager_target_code_mapped(struct manager *m, pid_t pid);
  * is off. */
 void manager_sample_first_limit(const struct manager *m, struct target_config *filter);
 void manager_auto_sample(struct manager *m);
+/* BPF's changes of the targets' means since the last check noted now, for an answer about them
+ * (the check runs ten times a second: a burst raises the mean several times between two). */
+void manager_auto_sample_sync(struct manager *m);
 
 /* manager-report.c (manager-report.h: the report requests) */
 /* The leak verdicts' thresholds, from the config. */
