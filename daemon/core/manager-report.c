@@ -226,6 +226,7 @@ int manager_report_start(struct manager *m, struct server_request *sreq, const s
                          char **error)
 {
         _cleanup_free_ bool *shown = NULL;
+        struct peer_view view = manager_peer_view(m, sreq);
         struct report_request *rr;
         struct report_job *job;
         size_t n = 0, k = 0, refused = 0;
@@ -251,7 +252,7 @@ int manager_report_start(struct manager *m, struct server_request *sreq, const s
         for (size_t i = 0; i < m->n_targets; i++) {
                 if (!manager_request_names_target(m, req, m->targets[i]))
                         continue;
-                if (!manager_peer_sees(m, sreq, m->targets[i])) {
+                if (!manager_peer_view_sees(&view, m->targets[i])) {
                         refused++;
                         continue;
                 }

@@ -531,6 +531,7 @@ static cJSON *limits_to_json(struct manager *m)
 static void handle_status(struct manager *m, struct server_request *sreq, struct memleak_request *req)
 {
         cJSON *r = memleak_response_new_ok(req->id), *arr;
+        struct peer_view view = manager_peer_view(m, sreq);
         uint64_t totals[_COUNTER_MAX] = {};
 
         if (!r) {
@@ -576,7 +577,7 @@ static void handle_status(struct manager *m, struct server_request *sreq, struct
         for (size_t i = 0; arr && i < m->n_targets; i++) {
                 cJSON *o;
 
-                if (!manager_peer_sees(m, sreq, m->targets[i]))
+                if (!manager_peer_view_sees(&view, m->targets[i]))
                         continue;       /* another user's: not shown */
                 target_refresh_comm(m->targets[i]);
                 o = target_to_json(m->targets[i]);
@@ -614,6 +615,7 @@ static void handle_history(struct manager *m, struct server_request *sreq, struc
                 .top = MIN(req->top, (uint64_t)HISTORY_STACKS_MAX), .has_stack_id = req->has_stack_id, .stack_id = (int64_t)req->stack_id,
         };
         cJSON *r = memleak_response_new_ok(req->id), *h, *arr;
+        struct peer_view view = manager_peer_view(m, sreq);
         size_t found = 0, refused = 0;
 
         h = r ? cJSON_AddObjectToObject(r, RF_HISTORY) : NULL;
@@ -631,7 +633,7 @@ static void handle_history(struct manager *m, struct server_request *sreq, struc
 
                 if (!manager_request_names_target(m, req, t))
                         continue;
-                if (!manager_peer_sees(m, sreq, t)) {
+                if (!manager_peer_view_sees(&view, t)) {
                         refused++;
                         continue;
                 }
