@@ -197,6 +197,8 @@ struct target {
         bool children_pending;          /* forked: its children's breakpoints to clear */
         uint64_t children_forked;       /* processes it forked while traced */
         uint64_t children_followed;     /* of those, attached as targets of their own */
+        uint64_t children_missed;       /* of those, not followed (follow_forks): gone, max_targets, errors */
+        uint64_t children_missed_exited;        /* of the missed, gone before they could be attached */
         uint64_t children_cleared;      /* times they were */
         pid_t children_noted[TARGET_CHILDREN_NOTED];    /* its latest children counted (a fork
                                                          * event, or found running): not twice */
