@@ -509,7 +509,7 @@ int target_stop(const struct target_env *env, struct target *t, bool freeze)
                  * stacks: sum the allocations. */
                 bool overflowed = !t->counters.stopped || t->counters.final[COUNTER_LOST_COMBINED_MAP_FULL] > 0;
 
-                r = stack_collect_freeze(env->skel, &env->limits, t->pid, overflowed, &t->frozen);
+                r = stack_collect_freeze(env->skel, &env->limits, env->totals, t->pid, overflowed, &t->frozen);
         }
         target_unwind_done(&t->unwind, t->slot.slot);         /* its stacks are no longer walked */
         probes_links_to_work(t, &w);

@@ -24,6 +24,7 @@ struct bpf_link;
 struct symbolizer;
 struct snapshot_ring;
 struct kernel_symbols;
+struct stack_totals;
 struct object_cache;
 struct mapping_log;
 struct detacher;
@@ -243,6 +244,8 @@ struct target_env {
         struct unwind_cache *unwind;
         struct slot_set *target_slots;  /* of BPF's target_slots (max_targets) */
         struct object_cache *objects;   /* what examining each object file found */
+        struct stack_totals *totals;    /* the loop's reader of the per-stack totals, kept mapped:
+                                         * an exited target's are read through it */
 };
 
 struct target_attach_params {
