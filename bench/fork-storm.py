@@ -12,7 +12,7 @@ older commit) the same way; --log FILE keeps memleakd's log, --births FILE each 
 (to set against timestamps of the daemon's own, when instrumented).
 
 usage: bench/fork-storm.py [--build DIR] [--rates 50,200] [--count N] [--lifetimes 1,2,5,10,20]
-                           [--log FILE] [--births FILE] [--output FILE]
+                           [--max-targets N] [--log FILE] [--births FILE] [--output FILE]
 Needs root (BPF) and a build (meson setup build && ninja -C build)."""
 
 import argparse
@@ -93,6 +93,9 @@ def main():
     ap.add_argument('--rates', default='50,200')
     ap.add_argument('--count', type=int, default=100)
     ap.add_argument('--lifetimes', default='1,2,5,10,20')
+    ap.add_argument('--max-targets', type=int, default=512,
+                    help='the daemon\'s max_targets: at least the children followed in a rate, whose '
+                         'reports are kept (default 512)')
     ap.add_argument('--log', help='keep memleakd\'s log there')
     ap.add_argument('--births', help='append each child\'s fork time (CLOCK_MONOTONIC usec) there, as JSON')
     ap.add_argument('--output')
@@ -102,7 +105,7 @@ def main():
     out = ['| rate/s | lifetime | children | followed | leak exact |', '|---:|---:|---:|---:|---:|']
     totals = []
     with tempfile.TemporaryDirectory(prefix='fork-storm-') as workdir:
-        config = 'max_targets = 4096\n'   # every followed child's report kept
+        config = f'max_targets = {args.max_targets}\n'
         daemon, sock = start_memleakd(build, workdir, config)
         try:
             for rate in (int(x) for x in args.rates.split(',')):
