@@ -245,13 +245,17 @@ class FollowForksTest(harness.DaemonTestCase):
         report = daemon.ctl_json('report', '--pid', program.pid, '--children', '--top', harness.UNLIMITED_TOP)
         parent = [t for t in report['targets'] if t['pid'] == program.pid][0]
         self.assertEqual((parent['children_forked'], parent['children_followed']), (3, 1), parent)
+        # the two others were refused, not gone: counted missed, and not as exited
+        self.assertEqual((parent['children_missed'], parent['children_missed_exited']), (2, 0), parent)
         [child] = [t for t in report['targets'] if t['forked_from'] == program.pid]
         self.assertIn(harness.per_function(report, NAMES, pid=child['pid']), (CHILD, SPAWNED),
                       harness.format_stacks(report))
         self.assert_totals(report, harness.per_function(report, NAMES, pid=program.pid), PARENT, 'the parent')
         text = daemon.ctl_ok('report', '--pid', program.pid).stdout
         self.assertIn('It had 3 child processes while traced, 1 of them followed', text)
-        self.assertIn('could not be (memleakd\'s log says why)', text)
+        self.assertIn('1 of them followed (report --pid', text)
+        self.assertIn('; 2 could not be (memleakd\'s log says why)', text)
+        self.assertNotIn('exited before', text)
         self.assertRegex(daemon.log(), r'Not following pid \d+, forked by traced pid \d+ \(leak-fork\): '
                                        r'max_targets processes are traced already')
         self.assertEqual(program.finish(), 0)
