@@ -166,6 +166,8 @@ static int copy_target(const struct manager *m, const struct target *t, bool sca
         jt->auto_sample = t->auto_sample;
         jt->children_forked = t->children_forked;
         jt->children_followed = t->children_followed;
+        jt->children_missed = t->children_missed;
+        jt->children_missed_exited = t->children_missed_exited;
         jt->forked_from = t->parent_pid;
         jt->follow_forks = t->follow_forks;
         jt->traced_from_start = t->exec != NULL;

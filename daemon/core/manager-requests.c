@@ -95,6 +95,7 @@ static cJSON *target_to_json(const struct target *t)
                 .auto_sample = &t->auto_sample,
                 .children_forked = t->children_forked, .follow_forks = t->follow_forks,
                 .children_followed = t->children_followed, .forked_from = t->parent_pid,
+                .children_missed = t->children_missed, .children_missed_exited = t->children_missed_exited,
         });
         cJSON *objs;
 
@@ -646,6 +647,7 @@ static void handle_history(struct manager *m, struct server_request *sreq, struc
                         .auto_sample = &t->auto_sample,
                         .children_forked = t->children_forked, .follow_forks = t->follow_forks,
                         .children_followed = t->children_followed, .forked_from = t->parent_pid,
+                        .children_missed = t->children_missed, .children_missed_exited = t->children_missed_exited,
                 }, counted ? counters : NULL, now_realtime_usec(), &p);
                 cJSON_AddItemToArray(arr, th);
                 found++;
