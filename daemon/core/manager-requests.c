@@ -143,7 +143,7 @@ static void log_kernel_symbols(const struct target *t)
 
         if (r == -EPERM)
                 log_warning("Kernel addresses in /proc/kallsyms are hidden from memleakd (kptr_restrict): "
-                            "kernel frames are shown as addresses; run memleakd as root");
+                            "kernel frames are shown as addresses; memleakd needs CAP_SYSLOG for them");
         else if (r < 0)
                 log_warning_errno(r, "Cannot read /proc/kallsyms, kernel frames are shown as addresses: %m");
 }

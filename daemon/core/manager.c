@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <systemd/sd-daemon.h>
+#include "capabilities.h"
 #include "detacher.h"
 #include "fork-watch.h"
 #include "leak-verdict.h"
@@ -328,14 +329,24 @@ static int start_tracing(struct manager *m)
         return 0;
 }
 
-static int start_serving(struct manager *m)
+/* The listening socket (systemd's, or one of its own given its group: CAP_CHOWN, needed for
+ * that alone and dropped after it), its fd or -errno. */
+static int open_socket(struct manager *m)
 {
         _cleanup_free_ char *error = NULL;
-        int fd, r;
+        int fd;
 
         fd = listen_socket_open(m->config.socket_path, m->config.socket_mode, m->config.socket_group, &error);
         if (fd < 0)
                 return log_error_errno(fd, "%s", error ? error : "Cannot open the listening socket");
+        return fd;
+}
+
+/* fd: open_socket()'s, taken (closed on failure). */
+static int start_serving(struct manager *m, int fd)
+{
+        int r;
+
         r = server_new(m->event, fd, manager_requests_dispatch, on_server_event, m, &m->server);
         if (r < 0) {
                 close(fd);
@@ -384,7 +395,7 @@ static int start_timers(struct manager *m)
 
 int manager_start(struct manager *m)
 {
-        int r;
+        int fd, r;
 
         assert(m);
         m->started_usec = now_realtime_usec();
@@ -394,10 +405,19 @@ int manager_start(struct manager *m)
         mounts_ensure();
         raise_memlock();
         raise_nofile();
-        r = start_tracing(m);
+        fd = open_socket(m);
+        if (fd < 0)
+                return fd;
+        /* before any thread starts (the next step starts the first): they inherit what is left */
+        r = capabilities_trim();
         if (r < 0)
+                log_warning_errno(r, "Cannot drop the capabilities memleakd does not need, keeping them: %m");
+        r = start_tracing(m);
+        if (r < 0) {
+                close(fd);
                 return r;
-        r = start_serving(m);
+        }
+        r = start_serving(m, fd);
         if (r < 0)
                 return r;
         return start_timers(m);

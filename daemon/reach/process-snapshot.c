@@ -73,6 +73,17 @@ static void owned_add(pid_t parent, pid_t child)
         pthread_mutex_unlock(&owned.lock);
 }
 
+/* SIGKILL to the copy, as its tracer: PTRACE_KILL sends it (Linux 5.19 on) whatever memleakd's
+ * capabilities, where kill() needs CAP_KILL for a copy of another user's process, which the unit
+ * does not keep (tried second: from a thread that is not its tracer). 0, or -errno: then it stays
+ * stopped until its tracer thread exits (PTRACE_O_EXITKILL), and no wait for it may block. */
+static int copy_kill(pid_t copy)
+{
+        if (ptrace(PTRACE_KILL, copy, 0, 0) == 0 || kill(copy, SIGKILL) == 0)
+                return 0;
+        return -errno;
+}
+
 /* Make t call clone(SIGCHLD) at insn: the copy's pid in *ret_copy, or -errno. */
 static int inject_clone(struct thread_state *t, uint64_t insn, pid_t *ret_copy, char **error)
 {
@@ -96,8 +107,8 @@ static int inject_clone(struct thread_state *t, uint64_t insn, pid_t *ret_copy, 
         }
         if (r < 0 && copy > 0) {
                 /* made but not usable: gone at once */
-                (void)kill((pid_t)copy, SIGKILL);
-                (void)waitpid((pid_t)copy, NULL, __WALL);
+                if (copy_kill((pid_t)copy) == 0)
+                        (void)waitpid((pid_t)copy, NULL, __WALL);
                 return r;
         }
         if (r == 0)
@@ -147,8 +158,8 @@ int process_snapshot_take(pid_t pid, uint64_t timeout_ms, struct process_snapsho
                 if (status < 0) {
                         (void)asprintf(error, "the copy %d of pid %d did not stop at its birth: %s", (int)copy,
                                        (int)pid, strerror(-status));
-                        (void)kill(copy, SIGKILL);
-                        (void)waitpid(copy, NULL, __WALL);
+                        if (copy_kill(copy) == 0)
+                                (void)waitpid(copy, NULL, __WALL);
                         r = status;
                 }
         }
@@ -184,7 +195,8 @@ static bool kill_and_reap(struct process_snapshot *s, uint64_t *paused_usec)
         bool stopped;
 
         /* its memory torn down first (tens of ms for a big one), the process running meanwhile */
-        (void)kill(s->copy, SIGKILL);
+        if (copy_kill(s->copy) < 0)
+                return false;
         while (waitpid(s->copy, NULL, __WALL) < 0 && errno == EINTR)
                 ;
         stopped = process_stop(s->pid, REAP_STOP_MS, &stop, &error) >= 0;

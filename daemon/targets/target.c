@@ -56,6 +56,13 @@ static void read_comm(pid_t pid, char comm[17])
         comm[strcspn(comm, "\n")] = 0;
 }
 
+/* Whether pidfd's process has not exited: signal 0 is refused (EPERM) to one of another user
+ * without CAP_KILL, which memleakd does not keep, but only to a process that is there. */
+static bool process_alive(int pidfd)
+{
+        return syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) == 0 || errno == EPERM;
+}
+
 void target_refresh_comm(struct target *t)
 {
         char comm[sizeof(t->comm)];
@@ -69,7 +76,7 @@ void target_refresh_comm(struct target *t)
                 return;
         /* read before asking the pidfd: if the process is still there after, the name was its own,
          * not that of another process reusing its pid */
-        if (comm[0] && t->pidfd >= 0 && syscall(SYS_pidfd_send_signal, t->pidfd, 0, NULL, 0) == 0)
+        if (comm[0] && t->pidfd >= 0 && process_alive(t->pidfd))
                 memcpy(t->comm, comm, sizeof(comm));
 }
 
