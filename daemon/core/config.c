@@ -151,6 +151,7 @@ void config_done(struct memleakd_config *c)
         c->admin_group = NULL;
         free(c->cache_directory);
         c->cache_directory = NULL;
+        config_targets_done(&c->targets);
 }
 
 __attribute__((format(printf, 3, 4)))
@@ -226,7 +227,7 @@ static int parse_interval_ms(const char *s, uint64_t min, uint64_t max, uint64_t
         return 0;
 }
 
-static int parse_size(const char *s, uint64_t *ret)
+int config_parse_size(const char *s, uint64_t *ret)
 {
         const char *suffix;
         unsigned shift;
@@ -361,7 +362,7 @@ static int key_apply(const struct config_key *k, const char *value, struct memle
                 *(uint64_t *)field = v;
                 return 0;
         case KEY_SIZE:
-                r = parse_size(value, &v);
+                r = config_parse_size(value, &v);
                 if (r < 0)
                         return -EINVAL;
                 *(uint64_t *)field = v;
@@ -430,27 +431,87 @@ static char *strip(char *s)
         return s;
 }
 
+/* Where a file's lines go: the daemon's keys, or the latest [target] section's. */
+enum section {
+        SECTION_MEMLEAKD,
+        SECTION_TARGET,
+};
+
+/* The [target] section just ended (at another header or the file's end) checked. */
+static int target_section_end(const char *path, const struct memleakd_config *c, enum section section, char **error)
+{
+        const char *why = NULL;
+
+        if (section != SECTION_TARGET || config_targets_check_last(&c->targets, &why) >= 0)
+                return 0;
+        return set_error(error, -EINVAL, "%s: [" CONFIG_TARGET_SECTION "] at %s: %s", path,
+                         c->targets.v[c->targets.n - 1].where, why);
+}
+
+static int parse_header(const char *path, unsigned line_no, const char *line, struct memleakd_config *c,
+                        enum section *section, char **error)
+{
+        _cleanup_free_ char *where = NULL;
+        size_t n = strlen(line);
+        int r;
+
+        if (n < 2 || line[n - 1] != ']')
+                return set_error(error, -EINVAL, "%s:%u: invalid section header '%s'", path, line_no, line);
+        r = target_section_end(path, c, *section, error);
+        if (r < 0)
+                return r;
+        if (n - 2 == strlen(CONFIG_SECTION) && strncmp(line + 1, CONFIG_SECTION, n - 2) == 0) {
+                *section = SECTION_MEMLEAKD;
+                return 0;
+        }
+        if (n - 2 != strlen(CONFIG_TARGET_SECTION) || strncmp(line + 1, CONFIG_TARGET_SECTION, n - 2) != 0)
+                return set_error(error, -EINVAL, "%s:%u: unknown section '%s': only [" CONFIG_SECTION "] and ["
+                                 CONFIG_TARGET_SECTION "] are allowed", path, line_no, line);
+        if (asprintf(&where, "%s:%u", path, line_no) < 0)
+                return set_error(error, -ENOMEM, "%s:%u: out of memory", path, line_no);
+        r = config_targets_begin(&c->targets, where);
+        if (r == -E2BIG)
+                return set_error(error, r, "%s:%u: more than %u [" CONFIG_TARGET_SECTION "] sections", path, line_no,
+                                 CONFIG_TARGETS_MAX);
+        if (r < 0)
+                return set_error(error, r, "%s:%u: out of memory", path, line_no);
+        *section = SECTION_TARGET;
+        return 0;
+}
+
+static int parse_target_line(const char *path, unsigned line_no, const char *key, const char *value,
+                             struct memleakd_config *c, char **error)
+{
+        const char *expected = NULL;
+        int r;
+
+        r = config_targets_set(&c->targets, key, value, &expected);
+        if (r == -ENOENT)
+                return set_error(error, -EINVAL, "%s:%u: unknown key '%s' in [" CONFIG_TARGET_SECTION "] (unit, "
+                                 "cgroup, exe, comm, objs, min_size, max_size, sample_bytes, unwind, mmap, "
+                                 "follow_forks)", path, line_no, key);
+        if (r == -EEXIST)
+                return set_error(error, -EINVAL, "%s:%u: '%s': a [" CONFIG_TARGET_SECTION "] section matches by "
+                                 "one of unit, cgroup, exe or comm, and says it once", path, line_no, key);
+        if (r == -ENOMEM)
+                return set_error(error, r, "%s:%u: out of memory", path, line_no);
+        if (r < 0)
+                return set_error(error, r, "%s:%u: invalid value '%s' for '%s': expected %s", path, line_no,
+                                 value, key, expected ?: "a valid value");
+        return 0;
+}
+
 /* One line, already stripped and not a comment. *min_line and *max_line record where the size
  * keys were set, for the min <= max check. */
 static int parse_line(const char *path, unsigned line_no, char *line, struct memleakd_config *c,
-                      unsigned *min_line, unsigned *max_line, char **error)
+                      enum section *section, unsigned *min_line, unsigned *max_line, char **error)
 {
         const struct config_key *k;
         char *eq, *key, *value;
         int r;
 
-        if (line[0] == '[') {
-                size_t n = strlen(line);
-
-                if (n < 2 || line[n - 1] != ']')
-                        return set_error(error, -EINVAL, "%s:%u: invalid section header '%s'",
-                                         path, line_no, line);
-                if (n - 2 != strlen(CONFIG_SECTION) || strncmp(line + 1, CONFIG_SECTION, n - 2) != 0)
-                        return set_error(error, -EINVAL,
-                                         "%s:%u: unknown section '%s': only [" CONFIG_SECTION "] is allowed",
-                                         path, line_no, line);
-                return 0;
-        }
+        if (line[0] == '[')
+                return parse_header(path, line_no, line, c, section, error);
 
         eq = strchr(line, '=');
         if (!eq)
@@ -463,6 +524,8 @@ static int parse_line(const char *path, unsigned line_no, char *line, struct mem
                 return set_error(error, -EINVAL, "%s:%u: missing key before '=' (value '%s')",
                                  path, line_no, value);
 
+        if (*section == SECTION_TARGET)
+                return parse_target_line(path, line_no, key, value, c, error);
         k = key_find(key);
         if (!k)
                 return set_error(error, -EINVAL, "%s:%u: unknown key '%s'", path, line_no, key);
@@ -491,7 +554,9 @@ int config_copy(const struct memleakd_config *src, struct memleakd_config *ret)
         t.socket_group = NULL;
         t.admin_group = NULL;
         t.cache_directory = NULL;
-        if ((src->socket_path && !(t.socket_path = strdup(src->socket_path))) ||
+        t.targets = (struct config_targets) {};
+        if (config_targets_copy(&src->targets, &t.targets) < 0 ||
+            (src->socket_path && !(t.socket_path = strdup(src->socket_path))) ||
             (src->socket_group && !(t.socket_group = strdup(src->socket_group))) ||
             (src->admin_group && !(t.admin_group = strdup(src->admin_group))) ||
             (src->cache_directory && !(t.cache_directory = strdup(src->cache_directory)))) {
@@ -508,6 +573,7 @@ int config_parse_file(const char *path, struct memleakd_config *c, char **error)
         _cleanup_fclose_ FILE *f = NULL;
         _cleanup_free_ char *buf = NULL;
         unsigned line_no = 0, min_line = 0, max_line = 0;
+        enum section section = SECTION_MEMLEAKD;
         size_t size = 0;
         ssize_t n;
         int r;
@@ -538,7 +604,7 @@ int config_parse_file(const char *path, struct memleakd_config *c, char **error)
                 if (line[0] == '\0' || line[0] == '#' || line[0] == ';')
                         continue;
 
-                r = parse_line(path, line_no, line, &t, &min_line, &max_line, error);
+                r = parse_line(path, line_no, line, &t, &section, &min_line, &max_line, error);
                 if (r < 0)
                         return r;
         }
@@ -546,6 +612,9 @@ int config_parse_file(const char *path, struct memleakd_config *c, char **error)
                 r = errno > 0 ? -errno : -EIO;
                 return set_error(error, r, "%s: %s", path, strerror(-r));
         }
+        r = target_section_end(path, &t, section, error);
+        if (r < 0)
+                return r;
 
         if (t.min_size > 0 && t.max_size > 0 && t.min_size > t.max_size) {
                 unsigned at = MAX(min_line, max_line);
@@ -618,6 +687,16 @@ static void key_copy(const struct config_key *k, struct memleakd_config *dst, co
         }
 }
 
+static bool targets_same(const struct config_targets *a, const struct config_targets *b)
+{
+        if (a->n != b->n)
+                return false;
+        for (size_t i = 0; i < a->n; i++)
+                if (!config_target_same(&a->v[i], &b->v[i]))
+                        return false;
+        return true;
+}
+
 bool config_key_reloadable(const char *name)
 {
         const struct config_key *k = key_find(name);
@@ -645,6 +724,15 @@ int config_reload(struct memleakd_config *c, const struct memleakd_config *fresh
                         return -ENOMEM;
                 free(restart);
                 restart = joined;
+        }
+        if (!targets_same(&c->targets, &fresh->targets)) {
+                struct config_targets copy;
+                int r = config_targets_copy(&fresh->targets, &copy);
+
+                if (r < 0)
+                        return r;
+                config_targets_done(&c->targets);
+                c->targets = copy;
         }
         if (ret_restart)
                 *ret_restart = TAKE_PTR(restart);

@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include "config-targets.h"
 #include "protocol.h"
 
 /* Limits, so the daemon's --help, the shipped memleakd.conf and the parser agree. */
@@ -97,12 +98,17 @@ struct memleakd_config {
                                          * (unwind tables), under it */
         uint32_t unwind_cache_max_mb;   /* unwind_cache_max_mb: the unwind tables kept on disk, MiB;
                                          * 0: none kept */
+        struct config_targets targets;  /* the [target] sections of every file, in order */
 };
+
+/* A number of bytes, optionally with suffix K, M or G: 0, -EINVAL or -ERANGE. */
+int config_parse_size(const char *s, uint64_t *ret);
 
 /* Whether the key named name (a known one) takes effect at a reload; false for an unknown one. */
 bool config_key_reloadable(const char *name);
 
-/* A reload: apply to c every key of fresh that takes effect at run time; the keys that differ
+/* A reload: apply to c every key of fresh that takes effect at run time (the [target] sections
+ * too: the manager watches the new ones and lets the withdrawn ones go); the keys that differ
  * but take effect only when memleakd starts (map sizes, the socket, the cache) keep c's values,
  * and *ret_restart (if not NULL) gets their names joined by ", " (NULL when none). 0 or -ENOMEM
  * (c may then hold some of fresh's values: all valid). */

@@ -463,13 +463,109 @@ static void sections_other_than_memleakd_are_rejected(void)
         _cleanup_free_ char *error = NULL;
 
         assert_error("[memleakd]\nring_depth = 5\n[Service]\nring_depth = 6\n",
-                     "3: unknown section '[Service]': only [memleakd] is allowed");
+                     "3: unknown section '[Service]': only [memleakd] and [target] are allowed");
         assert_error("[memleakd\n", "1: invalid section header '[memleakd'");
-        assert_error("[]\n", "1: unknown section '[]': only [memleakd] is allowed");
+        assert_error("[]\n", "1: unknown section '[]': only [memleakd] and [target] are allowed");
 
         ASSERT_EQ(config_init_defaults(&c), 0);
         ASSERT_EQ(parse_text("  [memleakd]  \nring_depth=5\n", &c, &error), 0);
         ASSERT_EQ(c.ring_depth, 5);
+        config_done(&c);
+}
+
+static void target_sections_declare_processes_to_attach(void)
+{
+        struct memleakd_config c, copy;
+        _cleanup_free_ char *error = NULL, *where = NULL;
+        const struct config_target *t;
+
+        ASSERT_EQ(config_init_defaults(&c), 0);
+        ASSERT_EQ(parse_text("ring_depth = 5\n"
+                             "[target]\nunit = nginx.service\nsample_bytes = 64K\nunwind = fp\n"
+                             "[memleakd]\nring_depth = 7\n"
+                             "[target]\ncomm = php-fpm\nfollow_forks = no\nmmap = yes\n"
+                             "objs = /usr/lib/libtcmalloc.so.4 /usr/lib/x.so\nmin_size = 16\nmax_size = 1M\n"
+                             "[target]\nexe = /usr/sbin/redis-server\n"
+                             "[target]\ncgroup = /system.slice/app.service/workers\n", &c, &error), 0);
+        ASSERT_EQ(c.ring_depth, 7);
+        ASSERT_EQ(c.targets.n, 4);
+        t = &c.targets.v[0];
+        ASSERT_EQ(t->match, CONFIG_TARGET_UNIT);
+        ASSERT_STREQ(t->value, "nginx.service");
+        ASSERT_EQ(t->sample_bytes, 65536);
+        ASSERT_EQ(t->unwind, MEMLEAK_UNWIND_FP);
+        ASSERT_TRUE(t->follow_forks);
+        ASSERT_TRUE(!t->mmap);
+        ASSERT_TRUE(asprintf(&where, "%s:2", conf_path) >= 0);
+        ASSERT_STREQ(t->where, where);
+        t = &c.targets.v[1];
+        ASSERT_EQ(t->match, CONFIG_TARGET_COMM);
+        ASSERT_TRUE(!t->follow_forks);
+        ASSERT_TRUE(t->mmap);
+        ASSERT_EQ(t->n_objs, 2);
+        ASSERT_STREQ(t->objs[1], "/usr/lib/x.so");
+        ASSERT_EQ(t->min_size, 16);
+        ASSERT_EQ(t->max_size, 1 << 20);
+        ASSERT_EQ(c.targets.v[2].match, CONFIG_TARGET_EXE);
+        ASSERT_EQ(c.targets.v[3].match, CONFIG_TARGET_CGROUP);
+        /* copied whole; a second file adds its own */
+        ASSERT_EQ(config_copy(&c, &copy), 0);
+        ASSERT_EQ(copy.targets.n, 4);
+        ASSERT_TRUE(config_target_same(&copy.targets.v[1], &c.targets.v[1]));
+        ASSERT_EQ(parse_text("[target]\ncomm = bash\n", &c, &error), 0);
+        ASSERT_EQ(c.targets.n, 5);
+        config_done(&copy);
+        config_done(&c);
+}
+
+/* Expect text to fail at the end of its [target] section of line header_line, for why. */
+static void assert_target_error(const char *text, unsigned header_line, const char *why)
+{
+        _cleanup_free_ char *rest = NULL;
+
+        ASSERT_TRUE(asprintf(&rest, " [target] at %s:%u: %s", conf_path, header_line, why) >= 0);
+        assert_error(text, rest);
+}
+
+static void target_sections_are_checked_whole(void)
+{
+        struct memleakd_config c;
+        _cleanup_free_ char *error = NULL;
+
+        assert_target_error("[target]\nmmap = yes\n", 1,
+                            "a [target] section names what it matches: unit, cgroup, exe or comm");
+        assert_target_error("[target]\nmmap = yes\n[memleakd]\nring_depth = 5\n", 1,
+                            "a [target] section names what it matches: unit, cgroup, exe or comm");
+        assert_target_error("[target]\ncomm = a\nmin_size = 2K\nmax_size = 1K\n", 1,
+                            "its min_size is greater than its max_size");
+        assert_target_error("[target]\nunit = a.service\nfollow_forks = no\n", 1,
+                            "a unit's or a cgroup's processes are all followed: follow_forks = no does not apply");
+        assert_target_error("[target]\ncomm = a\n[target]\ncomm = a\n", 3,
+                            "another [target] section matches the same");
+        assert_error("[target]\nunit = a.service\ncomm = a\n",
+                     "3: 'comm': a [target] section matches by one of unit, cgroup, exe or comm, and says it once");
+        assert_error("[target]\nring_depth = 5\n",
+                     "2: unknown key 'ring_depth' in [target] (unit, cgroup, exe, comm, objs, min_size, max_size, "
+                     "sample_bytes, unwind, mmap, follow_forks)");
+        assert_error("[target]\nunit = nginx\n", "2: invalid value 'nginx' for 'unit': expected a unit's name "
+                     "ending in .service, .scope or .slice");
+        assert_error("[target]\ncgroup = a/../b\n", "2: invalid value 'a/../b' for 'cgroup': expected a cgroup v2 "
+                     "directory's path, in the cgroup2 tree or relative to it");
+        assert_error("[target]\nexe = nginx\n", "2: invalid value 'nginx' for 'exe': expected an executable's "
+                     "absolute path");
+        assert_error("[target]\ncomm = a-name-of-16-byte\n", "2: invalid value 'a-name-of-16-byte' for 'comm': "
+                     "expected a process name of 1 to 15 bytes, without '/'");
+        assert_error("[target]\ncomm = a\nobjs = lib.so\n", "3: invalid value 'lib.so' for 'objs': expected "
+                     "absolute paths of shared objects or programs, separated by spaces (16 at most)");
+        assert_error("[target]\ncomm = a\nsample_bytes = 5G\n", "3: invalid value '5G' for 'sample_bytes': "
+                     "expected a number of bytes up to 4G, optionally with suffix K, M or G");
+        assert_error("[target]\ncomm = a\nmmap = maybe\n", "3: invalid value 'maybe' for 'mmap': expected yes or no");
+        assert_error("[target]\ncomm = a\nunwind = walk\n", "3: invalid value 'walk' for 'unwind': expected auto, "
+                     "dwarf or fp");
+        /* a failed file adds none */
+        ASSERT_EQ(config_init_defaults(&c), 0);
+        ASSERT_EQ(parse_text("[target]\ncomm = a\n[target]\n", &c, &error), -EINVAL);
+        ASSERT_EQ(c.targets.n, 0);
         config_done(&c);
 }
 
@@ -748,6 +844,8 @@ static const struct unit_test tests[] = {
         TEST(sizes_accept_binary_k_m_g_suffixes),
         TEST(min_size_above_max_size_is_rejected),
         TEST(sections_other_than_memleakd_are_rejected),
+        TEST(target_sections_declare_processes_to_attach),
+        TEST(target_sections_are_checked_whole),
         TEST(lines_without_key_value_are_rejected),
         TEST(nul_byte_in_a_line_is_rejected),
         TEST(whitespace_comments_and_duplicates),
