@@ -38,6 +38,8 @@ struct report_job_target {
         uint64_t children_followed;     /* of those, attached too (follow_forks) */
         pid_t forked_from;              /* the traced process it was followed from; 0 */
         bool follow_forks;              /* the processes it forks are traced too */
+        char *watch_name;               /* the unit or cgroup it was found in (owned); NULL */
+        bool watch_is_unit;
         uint64_t trend_oldest_bytes;
         uint64_t trend_oldest_usec;
         struct stack_rows frozen;       /* an exited target's rows */

@@ -30,9 +30,11 @@ struct target_json {
         bool follow_forks;
         uint64_t children_followed;
         pid_t forked_from;                      /* 0: null */
+        const char *watch_name;                 /* the unit or cgroup it was found in; NULL: null */
+        bool watch_is_unit;
 };
 
 /* {"pid", "comm", ["outstanding_*",] "exited", ["mmap",] "snapshots", "sample_bytes",
  * "auto_sample", ["attached_s", "allocator", "allocator_reason",] "children_forked",
- * "follow_forks", "children_followed", "forked_from"} (REPLY_TARGET); NULL without memory. */
+ * "follow_forks", "children_followed", "forked_from", "unit", "cgroup"} (REPLY_TARGET); NULL without memory. */
 cJSON *target_json_new(const struct target_json *t);
