@@ -32,6 +32,9 @@
  * times, as a followed child is (manager-follow.c). */
 #define WATCH_RETRY_USEC (5ULL * 1000)
 #define WATCH_TRIES_MAX 40U
+/* The latest processes counted missed, not counted twice (a child's fork and its exec are two
+ * events). */
+#define WATCH_MISSED_RECENT 16U
 
 struct watch {
         uint32_t id;
@@ -51,6 +54,8 @@ struct watch {
         uint64_t lost_before;           /* BPF events lost for cgroups no longer watched */
         pid_t *refused;                 /* pids that could not be attached: not tried each tick */
         size_t n_refused;
+        pid_t missed_recent[WATCH_MISSED_RECENT];
+        unsigned missed_next;
 };
 
 struct watch_retry {
@@ -145,6 +150,27 @@ static void note_refused(struct watch *w, pid_t pid)
         w->refused[w->n_refused++] = pid;
 }
 
+static void forget_refused(struct watch *w, pid_t pid)
+{
+        size_t k = 0;
+
+        for (size_t i = 0; i < w->n_refused; i++)
+                if (w->refused[i] != pid)
+                        w->refused[k++] = w->refused[i];
+        w->n_refused = k;
+}
+
+static void count_missed(struct watch *w, pid_t pid)
+{
+        for (size_t i = 0; i < WATCH_MISSED_RECENT; i++)
+                if (w->missed_recent[i] == pid)
+                        return;
+        w->missed_recent[w->missed_next++ % WATCH_MISSED_RECENT] = pid;
+        w->missed++;
+        log_debug("Pid %d of %s %s went before it could be attached", (int)pid, w->is_unit ? "unit" : "cgroup",
+                  w->name);
+}
+
 static bool retrying(const struct manager_watches *ws, pid_t pid)
 {
         for (size_t i = 0; i < ws->n_retries; i++)
@@ -219,9 +245,7 @@ static void watch_attach(struct manager *m, struct watch *w, pid_t pid, unsigned
         }
         if (r < 0) {
                 if (manager_pid_gone(pid)) {
-                        w->missed++;
-                        log_debug("Pid %d of %s %s went before it could be attached", (int)pid,
-                                  w->is_unit ? "unit" : "cgroup", w->name);
+                        count_missed(w, pid);
                         return;
                 }
                 w->failed++;
@@ -270,8 +294,12 @@ static void on_cgroup_event(void *userdata, const struct cgroup_event *e)
         struct manager *m = userdata;
         struct watch *w = find_watch_by_id(m, e->watch_id);
 
-        if (w)
-                watch_attach(m, w, (pid_t)e->tgid, 0);
+        if (!w)
+                return;
+        /* a new process, or one that exec'd another program: tried anew even if its pid was
+         * refused before */
+        forget_refused(w, (pid_t)e->tgid);
+        watch_attach(m, w, (pid_t)e->tgid, 0);
         arm_retry(m->watches);
 }
 
@@ -377,8 +405,15 @@ static int watch_refresh(struct manager *m, struct watch *w)
                         w->refused[k++] = w->refused[i];
         }
         w->n_refused = k;
-        for (size_t i = 0; i < n_pids; i++)
+        for (size_t i = 0; i < n_pids; i++) {
+                const struct target *t = manager_find_target(m, pids[i]);
+
+                /* listed until its parent reaps it: a process that exited (traced, or counted
+                 * missed when it entered) is not tried, nor counted, at each tick */
+                if ((!t || target_phase_exited(t->phase)) && manager_pid_gone(pids[i]))
+                        continue;
                 watch_attach(m, w, pids[i], 0);
+        }
         arm_retry(ws);
         return 0;
 }

@@ -210,6 +210,40 @@ class CgroupWatch(CgroupTestCase):
         self.assert_exact(d, second.pid, SERVICE, 'the process of the cgroup made again')
         self.assertEqual(second.finish(), 0)
 
+    def test_processes_gone_before_they_could_be_attached_are_counted(self):
+        """memleakd stopped while a process in the cgroup that is no target runs five commands
+        (each forked and exec'd there, gone and reaped before memleakd runs again): BPF's events
+        wait in their ring; each command is counted missed, once."""
+        cgroup = self.make_cgroup('missed')
+        d = self.start_daemon()
+        d.ctl_json('attach', '--cgroup', cgroup)
+        stopped = True
+        os.kill(d.proc.pid, signal.SIGSTOP)
+
+        def resume():
+            if stopped:
+                os.kill(d.proc.pid, signal.SIGCONT)
+        self.addCleanup(resume)
+        shell = subprocess.Popen(['sh', '-c', f'echo $$ > {cgroup}/cgroup.procs; echo in; read x; '
+                                  'for i in 1 2 3 4 5; do /bin/true; done; echo done; read y'],
+                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        self.addCleanup(shell.wait)
+        self.addCleanup(shell.kill)
+        self.assertEqual(shell.stdout.readline(), b'in\n')
+        shell.stdin.write(b'go\n')
+        shell.stdin.flush()
+        self.assertEqual(shell.stdout.readline(), b'done\n')
+        os.kill(d.proc.pid, signal.SIGCONT)
+        stopped = False
+        self.assertTrue(harness.wait_until(lambda: d.status()['watches'][0]['missed'] >= 5, harness.REPORT_TIMEOUT_S),
+                        d.status()['watches'])
+        # the shell itself, moved in, is found by the tick's rescan
+        self.wait_target(d, shell.pid, 'the shell in the cgroup')
+        watch = d.status()['watches'][0]
+        self.assertEqual((watch['missed'], watch['attached'], watch['failed'], watch['events_lost']), (5, 1, 0, 0),
+                         watch)
+        shell.stdin.close()
+
     def test_churn_alone_shows_nothing(self):
         cgroup = self.make_cgroup('churn')
         d = self.start_daemon()
