@@ -130,11 +130,11 @@ static const struct field_spec request_fields[] = {
           "\"children\" must be true or false", NULL },
         { F_UNIT, FIELD_NAME, offsetof(struct memleak_request, unit), 0,
           CMD_BIT(MEMLEAK_CMD_ATTACH) | CMD_BIT(MEMLEAK_CMD_DETACH) | CMD_BIT(MEMLEAK_CMD_REPORT) |
-          CMD_BIT(MEMLEAK_CMD_HISTORY), 0,
+          CMD_BIT(MEMLEAK_CMD_HISTORY) | CMD_BIT(MEMLEAK_CMD_STATUS), 0,
           "\"unit\" must be a unit's name (NAME.service, .scope or .slice)", NULL },
         { F_CGROUP, FIELD_NAME, offsetof(struct memleak_request, cgroup), 0,
           CMD_BIT(MEMLEAK_CMD_ATTACH) | CMD_BIT(MEMLEAK_CMD_DETACH) | CMD_BIT(MEMLEAK_CMD_REPORT) |
-          CMD_BIT(MEMLEAK_CMD_HISTORY), 0,
+          CMD_BIT(MEMLEAK_CMD_HISTORY) | CMD_BIT(MEMLEAK_CMD_STATUS), 0,
           "\"cgroup\" must be a cgroup v2 directory's path shorter than 4096 bytes", NULL },
 };
 

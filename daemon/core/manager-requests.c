@@ -635,9 +635,17 @@ static cJSON *limits_to_json(struct manager *m)
 
 static void handle_status(struct manager *m, struct server_request *sreq, struct memleak_request *req)
 {
-        cJSON *r = memleak_response_new_ok(req->id), *arr;
+        bool watch = req->unit || req->cgroup;
+        uint32_t watch_id = watch ? manager_watch_id(m, req) : 0;
+        cJSON *r, *arr;
         uint64_t totals[_COUNTER_MAX] = {};
 
+        /* with "unit" or "cgroup": that watch and its targets only */
+        if (watch && (!watch_id || !manager_peer_admin(m, sreq))) {
+                reply_error(sreq, req->id, -ESRCH, req->unit ? "Not watching that unit" : "Not watching that cgroup");
+                return;
+        }
+        r = memleak_response_new_ok(req->id);
         if (!r) {
                 server_request_reply(sreq, NULL);
                 return;
@@ -683,6 +691,8 @@ static void handle_status(struct manager *m, struct server_request *sreq, struct
 
                 if (!manager_peer_sees(m, sreq, m->targets[i]))
                         continue;       /* another user's: not shown */
+                if (watch && !manager_request_names_target(m, req, m->targets[i]))
+                        continue;
                 target_refresh_comm(m->targets[i]);
                 o = target_to_json(m->targets[i]);
                 /* its own counters, beside the daemon's below */
@@ -692,8 +702,13 @@ static void handle_status(struct manager *m, struct server_request *sreq, struct
                 }
                 cJSON_AddItemToArray(arr, o);
         }
-        cJSON_AddItemToObject(r, RF_WATCHES, manager_peer_admin(m, sreq) ? manager_watches_to_json(m)
-                                                                          : cJSON_CreateArray());
+        if (watch) {
+                arr = cJSON_AddArrayToObject(r, RF_WATCHES);
+                if (arr)
+                        cJSON_AddItemToArray(arr, manager_watch_to_json(m, watch_id));
+        } else
+                cJSON_AddItemToObject(r, RF_WATCHES, manager_peer_admin(m, sreq) ? manager_watches_to_json(m)
+                                                                                  : cJSON_CreateArray());
         if (counters_read(m->env.skel, totals) < 0)
                 log_warning("Cannot read the BPF counters");
         cJSON_AddItemToObject(r, RF_COUNTERS, counters_json_new(totals, false));

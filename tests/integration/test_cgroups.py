@@ -148,6 +148,20 @@ class CgroupWatch(CgroupTestCase):
 
         status = d.status()
         self.assertNotIn(outside.pid, [t['pid'] for t in status['targets']])
+        # attached by its pid, it is no process of the cgroup: status, report and html --cgroup
+        # leave it out
+        d.attach(outside.pid)
+        only = d.ctl_json('status', '--cgroup', cgroup)
+        self.assertEqual(sorted(t['pid'] for t in only['targets']), pids)
+        self.assertEqual([w['cgroup'] for w in only['watches']], [cgroup])
+        self.assertEqual(sorted(t['pid'] for t in self.cgroup_report(d, cgroup)['targets']), pids)
+        page = os.path.join(self.workdir, 'service.html')
+        d.ctl_ok('html', '--cgroup', cgroup, '--output', page)
+        with open(page) as f:
+            html = f.read()
+        self.assertIn('worker_leak', html)
+        self.assertIn(f'"pid":{before.pid},', html.replace(' ', ''))
+        self.assertNotIn(f'"pid":{outside.pid},', html.replace(' ', ''))
         self.assertEqual(len(status['watches']), 1)
         watch = status['watches'][0]
         # attached: the three found in the cgroup; processes: with the workers followed from them
@@ -159,7 +173,7 @@ class CgroupWatch(CgroupTestCase):
         self.assertEqual(sorted(t['pid'] for t in reply['targets']), pids)
         status = d.status()
         self.assertEqual(status['watches'], [])
-        self.assertEqual([t for t in status['targets'] if not t['exited']], [])
+        self.assertEqual([t['pid'] for t in status['targets'] if not t['exited']], [outside.pid])
         for p in services + [outside]:
             self.assertEqual(p.finish(), 0)
 

@@ -671,7 +671,6 @@ static void protocol_parses_unit_and_cgroup(void)
         refused("{\"v\":1,\"id\":7,\"cmd\":\"attach\",\"unit\":\"\"}", EINVAL, 7);
         refused("{\"v\":1,\"id\":7,\"cmd\":\"attach\",\"unit\":5}", EINVAL, 7);
         refused("{\"v\":1,\"id\":7,\"cmd\":\"attach\",\"cgroup\":\"a\\nb\"}", EINVAL, 7);
-        refused("{\"v\":1,\"id\":7,\"cmd\":\"status\",\"unit\":\"a.service\"}", EINVAL, 7);
         refused("{\"v\":1,\"id\":7,\"cmd\":\"attach\",\"cgroup\":\"a\",\"reachability\":true}", EINVAL, 7);
         refused("{\"v\":1,\"id\":7,\"cmd\":\"report\",\"unit\":\"a.service\",\"children\":true}", EINVAL, 7);
 }
