@@ -54,6 +54,7 @@ struct watch {
         uint64_t lost_before;           /* BPF events lost for cgroups no longer watched */
         pid_t *refused;                 /* pids that could not be attached: not tried each tick */
         size_t n_refused;
+        bool map_warned;                /* said once that BPF's map of cgroups is full */
         pid_t missed_recent[WATCH_MISSED_RECENT];
         unsigned missed_next;
 };
@@ -316,6 +317,21 @@ static void unwatch_cgroups(struct manager *m, struct watch *w)
         w->n_cgroup_ids = 0;
 }
 
+/* Stop watching w's parent directory, unless another watch's is the same (inotify gives one
+ * descriptor per directory). */
+static void unwatch_parent(struct manager_watches *ws, struct watch *w)
+{
+        bool shared = false;
+
+        if (w->inotify_wd < 0)
+                return;
+        for (size_t i = 0; i < ws->n && !shared; i++)
+                shared = ws->watches[i] != w && ws->watches[i]->inotify_wd == w->inotify_wd;
+        if (!shared)
+                (void)inotify_rm_watch(ws->inotify_fd, w->inotify_wd);
+        w->inotify_wd = -1;
+}
+
 static void watch_inotify(struct manager *m, struct watch *w)
 {
         _cleanup_free_ char *parent = NULL;
@@ -377,15 +393,18 @@ static int watch_refresh(struct manager *m, struct watch *w)
                         continue;
                 r = cgroup_events_watch(ws->events, ids[j], w->id);
                 if (r < 0) {
-                        log_warning_errno(r, "Cannot watch a cgroup below %s for new processes, the snapshot tick "
-                                          "finds them: %m", path);
+                        if (!w->map_warned)
+                                log_warning_errno(r, "Cannot watch a cgroup below %s for new processes (%u cgroups "
+                                                  "are watched at most), the snapshot tick finds them: %m", path,
+                                                  MEMLEAK_CGROUP_WATCHES_MAX);
+                        w->map_warned = true;
                         continue;
                 }
                 w->cgroup_ids[w->n_cgroup_ids++] = ids[j];      /* room: below */
         }
         if (!w->path || strcmp(w->path, path) != 0) {
                 if (w->inotify_wd >= 0)
-                        (void)inotify_rm_watch(ws->inotify_fd, w->inotify_wd);
+                        unwatch_parent(ws, w);
                 w->inotify_wd = -1;
                 free(w->path);
                 w->path = TAKE_PTR(path);
@@ -604,8 +623,7 @@ int manager_watch_remove(struct manager *m, const struct memleak_request *req, s
                                  req->unit ?: req->cgroup);
         *ret = (struct watch_removed) { .id = w->id, .json = watch_json(m, w) };
         unwatch_cgroups(m, w);
-        if (w->inotify_wd >= 0)
-                (void)inotify_rm_watch(ws->inotify_fd, w->inotify_wd);
+        unwatch_parent(ws, w);
         for (size_t i = 0; i < ws->n_retries; i++)
                 if (ws->retries[i].watch_id != w->id)
                         ws->retries[k++] = ws->retries[i];

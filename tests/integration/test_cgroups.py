@@ -224,6 +224,24 @@ class CgroupWatch(CgroupTestCase):
         self.assert_exact(d, second.pid, SERVICE, 'the process of the cgroup made again')
         self.assertEqual(second.finish(), 0)
 
+    def test_a_watch_ended_leaves_its_sibling_s_directory_watched(self):
+        """Two cgroups side by side share their parent's inotify watch: the one that ends must not
+        take it from the other, whose directory made again is still noticed between ticks."""
+        stays = self.make_cgroup('stays')
+        goes = os.path.join(os.path.dirname(stays), 'goes')
+        os.mkdir(goes)
+        self.addCleanup(self.remove_cgroup, goes)
+        d = self.start_daemon(config={'snapshot_interval_ms': 600000})
+        d.ctl_json('attach', '--cgroup', stays)
+        d.ctl_json('attach', '--cgroup', goes)
+        d.ctl_json('detach', '--cgroup', goes)
+        self.remove_cgroup(stays)
+        self.assertTrue(harness.wait_until(lambda: d.status()['watches'][0]['path'] is None, harness.REPORT_TIMEOUT_S),
+                        d.status()['watches'])
+        os.mkdir(stays)
+        self.assertTrue(harness.wait_until(lambda: d.status()['watches'][0]['path'] == stays, harness.REPORT_TIMEOUT_S),
+                        d.status()['watches'])
+
     def test_processes_gone_before_they_could_be_attached_are_counted(self):
         """memleakd stopped while a process in the cgroup that is no target runs five commands
         (each forked and exec'd there, gone and reaped before memleakd runs again): BPF's events
