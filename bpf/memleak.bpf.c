@@ -378,15 +378,33 @@ static __always_inline struct thread_state *outer_call_state(__u32 slot, __u32 t
  * for then (an exact target), and four times its mean each time it passes half the room left
  * after that to its limit_share blocks. Those raises are made here, by BPF, at the first call
  * past each step, whatever the daemon's checks (a burst may fill a share within one of them):
- * the one CPU that moves the step on notes the mean and the time in the target's struct
+ * the one CPU that moves the step on logs the mean, the step and the time in the target's struct
  * target_fill for the daemon, and writes the mean into the target's settings, so that its frees
  * and later calls see it. Calls in flight on other CPUs meanwhile are recorded at the mean
  * before: a few blocks past the step, none dropped. The blocks recorded before keep theirs. */
+/* A slot of f's log taken for one raise (raises counted up by one): MEMLEAK_FILL_RAISES_MAX
+ * when the log is full, or when other CPUs took it on each try (they raise at the steps after;
+ * a 64-bit compare-and-swap: a fetch-and-add's result needs BPF's v3 instructions). */
+#define LOG_SLOT_TRIES 8
+static __always_inline __u32 log_slot_of(struct target_fill *f)
+{
+        for (int i = 0; i < LOG_SLOT_TRIES; i++) {
+                __u64 n = f->raises;
+
+                if (n >= MEMLEAK_FILL_RAISES_MAX)
+                        break;
+                if (__sync_val_compare_and_swap(&f->raises, n, n + 1) == n)
+                        return (__u32)n;
+        }
+        return MEMLEAK_FILL_RAISES_MAX;
+}
+
 static __always_inline __u64 sample_mean_of(struct target_config *cfg, __u32 slot)
 {
         __u64 mean = cfg->sample_bytes, limit = cfg->limit_blocks, share = cfg->limit_share, raised;
         struct target_fill *f;
         __s64 seen, at, next;
+        __u32 idx;
 
         if (limit == 0 || cfg->limit_sample_bytes <= 1)
                 return mean;
@@ -414,12 +432,14 @@ static __always_inline __u64 sample_mean_of(struct target_config *cfg, __u32 slo
                 raised = cfg->limit_sample_bytes;
         if (raised > MEMLEAK_BPF_MAX_SAMPLE_BYTES)
                 raised = MEMLEAK_BPF_MAX_SAMPLE_BYTES;
-        f->switched_ns = bpf_ktime_get_ns();
-        f->switched_at = at;
-        if (mean <= 1)
-                f->first_ns = f->switched_ns;
-        /* the step and time first, the mean after it (an atomic: a full barrier): the daemon that sees a
-         * new mean sees its time */
+        /* logged for the daemon: the step and time first, the mean after them (an atomic: a
+         * full barrier), so that a daemon that sees the mean sees its step and time */
+        idx = log_slot_of(f);
+        if (idx < MEMLEAK_FILL_RAISES_MAX) {
+                f->log[idx].ns = bpf_ktime_get_ns();
+                f->log[idx].at = at;
+                __sync_lock_test_and_set(&f->log[idx].sample_bytes, raised);
+        }
         __sync_lock_test_and_set(&f->switched_sample_bytes, raised);
         cfg->sample_bytes = raised;
         return raised;

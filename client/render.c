@@ -346,7 +346,7 @@ static void print_counters(FILE *f, const cJSON *counters)
  * leaks a user looks for may be theirs (a wrapper script's program, a server's workers). */
 static void print_children_forked(FILE *f, const cJSON *t, const char *indent)
 {
-        uint64_t n = get_u64(t, RF_CHILDREN_FORKED), followed = get_u64(t, RF_CHILDREN_FOLLOWED);
+        uint64_t n = get_u64(t, RF_CHILDREN_FORKED), followed = get_u64(t, RF_CHILDREN_FOLLOWED), missed, exited;
 
         if (n == 0)
                 return;
@@ -360,9 +360,22 @@ static void print_children_forked(FILE *f, const cJSON *t, const char *indent)
         fprintf(f, "%sIt had %" PRIu64 " child %s while traced, %" PRIu64 " of them followed (report --pid %" PRIu64
                 " --children shows them with it)", indent, n, plural(n, "process", "processes"), followed,
                 get_u64(t, RF_PID));
-        if (followed < n)
-                fputs("; the others were gone before they could be attached, or could not be (memleakd's log "
-                      "says why)", f);
+        if (!cJSON_GetObjectItemCaseSensitive(t, RF_CHILDREN_MISSED)) {
+                /* a daemon that did not count them */
+                if (followed < n)
+                        fputs("; the others were gone before they could be attached, or could not be (memleakd's "
+                              "log says why)", f);
+                fputc('\n', f);
+                return;
+        }
+        missed = get_u64(t, RF_CHILDREN_MISSED);
+        exited = MIN(get_u64(t, RF_CHILDREN_MISSED_EXITED), missed);
+        if (exited > 0)
+                fprintf(f, "; %" PRIu64 " exited before %s could be followed", exited, exited == 1 ? "it" : "they");
+        if (missed > exited)
+                fprintf(f, "; %" PRIu64 " could not be (memleakd's log says why)", missed - exited);
+        if (followed + missed < n)
+                fprintf(f, "; %" PRIu64 " not attached yet", n - followed - missed);
         fputc('\n', f);
 }
 

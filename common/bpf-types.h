@@ -232,18 +232,30 @@ struct target_config {
         __u64 limit_sample_bytes;
         __u64 limit_share;
 };
+/* One change of a target's mean made by BPF (struct target_fill). */
+struct fill_raise {
+        __u64 sample_bytes;             /* the mean it set; 0: not written yet (written last) */
+        __u64 ns;                       /* when: CLOCK_MONOTONIC (bpf_ktime_get_ns) */
+        __s64 at;                       /* the blocks at which it set it (its step) */
+};
+
+/* The changes BPF makes to one target's mean, logged one by one: each is at least fourfold, from
+ * a mean of 2 bytes or more, to MEMLEAK_BPF_MAX_SAMPLE_BYTES (2^32) at most: 16 at most. */
+#define MEMLEAK_FILL_RAISES_MAX 20
+
 /* What BPF keeps of a process target's share of the allocation table, in target_blocks[slot]:
- * the blocks it holds there (added to and taken from atomically by every CPU), and whether BPF
- * switched it to sampling, or raised its mean, at its limits (struct target_config): the latest
- * mean it set, when, and the blocks at which it raises it next. The daemon zeroes it before a
- * target takes the slot, and notes each of BPF's raises as if it had made it. */
+ * the blocks it holds there (added to and taken from atomically by every CPU), and each change
+ * of its mean BPF made at its limits (struct target_config): its switch to sampling and every
+ * raise after it, in the order made, and the blocks at which it raises it next. The daemon
+ * zeroes it before a target takes the slot, and notes each of BPF's changes as if it had made
+ * it, from the log (none missed between two of its checks: a burst makes several at once). */
 struct target_fill {
         __s64 blocks;                   /* below zero for an instant at most (a free seen first) */
         __u64 switched_sample_bytes;    /* 0: never switched; else the latest mean BPF set */
-        __u64 switched_ns;              /* CLOCK_MONOTONIC (bpf_ktime_get_ns), set before the mean */
         __s64 next_at;                  /* 0: limit_blocks; else where BPF raises the mean next */
-        __s64 switched_at;              /* the blocks at which it set the latest mean */
-        __u64 first_ns;                 /* when it switched it from exact (0: never did) */
+        __u64 raises;                   /* the changes BPF made (the first MEMLEAK_FILL_RAISES_MAX
+                                         * of them in log[]) */
+        struct fill_raise log[MEMLEAK_FILL_RAISES_MAX];
 };
 
 /* The sparsest mean BPF raises a target to: MEMLEAK_MAX_SAMPLE_BYTES (common/protocol.h). */

@@ -53,6 +53,8 @@
 #define RF_CHILDREN_FOLLOWED        "children_followed"
 #define RF_CHILDREN_FORKED          "children_forked"
 #define RF_CHILDREN_LEFT            "children_left"
+#define RF_CHILDREN_MISSED          "children_missed"
+#define RF_CHILDREN_MISSED_EXITED   "children_missed_exited"
 #define RF_CLIENTS                  "clients"
 #define RF_CLOSED_FOR_LIMITS        "closed_for_limits"
 #define RF_COMBINED_MAP_FULL        "combined_map_full"
@@ -323,7 +325,7 @@
         X(RF_OUTSTANDING_MMAP_BYTES) X(RF_OUTSTANDING_MMAPS) X(RF_EXITED) X(RF_MMAP) \
         X(RF_SNAPSHOTS) X(RF_SAMPLE_BYTES) X(RF_AUTO_SAMPLE) X(RF_ATTACHED_S) X(RF_ALLOCATOR) \
         X(RF_ALLOCATOR_REASON) X(RF_CHILDREN_FORKED) X(RF_FOLLOW_FORKS) X(RF_CHILDREN_FOLLOWED) \
-        X(RF_FORKED_FROM) X(RF_UNIT) X(RF_CGROUP)
+        X(RF_CHILDREN_MISSED) X(RF_CHILDREN_MISSED_EXITED) X(RF_FORKED_FROM) X(RF_UNIT) X(RF_CGROUP)
 
 /* A target in status, attach and detach replies, after target-json.c's fields.
  * docs: attach status */

@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <sys/sysmacros.h>
 #include "bpf-loader.h"
-#include "counters.h"
 #include "bpf-types.h"
 #include "macro.h"
 #include "map-dump.h"
@@ -129,14 +128,4 @@ void mapping_log_purge(struct mapping_log *l, pid_t pid)
         assert(l);
         (void)map_dump_purge(bpf_loader_file_mappings_fd(l->skel), sizeof(struct file_mapping_key),
                              sizeof(struct file_mapping), MEMLEAK_FILE_MAPPINGS_MAX, mapping_of, &pid);
-}
-
-uint64_t mapping_log_lost(struct mapping_log *l)
-{
-        uint64_t totals[_COUNTER_MAX];
-
-        assert(l);
-        if (counters_read(l->skel, totals) < 0)
-                return 0;
-        return totals[COUNTER_LOST_FILE_MAPPINGS];
 }

@@ -22,6 +22,3 @@ void mapping_log_purge(struct mapping_log *l, pid_t pid);
  * their sys_exit tracepoint puts every process's system calls on the slow path. */
 int mapping_log_hold(struct mapping_log *l);
 void mapping_log_release(struct mapping_log *l);
-
-/* How many mappings of all targets did not fit in the map since the daemon started. */
-uint64_t mapping_log_lost(struct mapping_log *l);

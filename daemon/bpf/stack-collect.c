@@ -57,20 +57,21 @@ static int rows_from_totals(const struct stack_total *totals, size_t n, struct s
 
 /* The rows of pids[] from the per-stack totals: read as the snapshot tick reads them, already
  * merged and sorted by stack_totals_read(). */
-static int collect_combined(struct memleak_bpf *skel, const pid_t *pids, size_t n_pids, struct stack_rows *ret)
+static int collect_combined(struct memleak_bpf *skel, struct stack_totals *reader, const pid_t *pids, size_t n_pids,
+                            struct stack_rows *ret)
 {
-        struct stack_totals *t = NULL;
+        struct stack_totals *t = reader;
         const struct stack_total *totals;
         size_t n;
         int r;
 
-        r = stack_totals_new(&t);
-        if (r < 0)
+        if (!t && (r = stack_totals_new(&t)) < 0)
                 return r;
         r = stack_totals_read(t, bpf_loader_combined_fd(skel), pids, n_pids, &totals, &n);
         if (r >= 0)
                 r = rows_from_totals(totals, n, ret);
-        stack_totals_free(t);
+        if (t != reader)
+                stack_totals_free(t);
         return r;
 }
 
@@ -186,17 +187,15 @@ int stack_collect_blocks(struct memleak_bpf *skel, const struct map_limits *lim,
         return 0;
 }
 
-int stack_collect_live(struct memleak_bpf *skel, const struct map_limits *lim, const pid_t *pids,
-                       size_t n_pids, uint64_t min_age_ns, bool from_allocs, struct stack_rows *ret)
+static int collect_live(struct memleak_bpf *skel, const struct map_limits *lim, struct stack_totals *reader,
+                        const pid_t *pids, size_t n_pids, uint64_t min_age_ns, bool from_allocs,
+                        struct stack_rows *ret)
 {
         struct stack_rows rows = {};
         int r;
 
-        assert(skel);
-        assert(lim);
-        assert(ret);
         if (min_age_ns == 0 && !from_allocs)
-                r = collect_combined(skel, pids, n_pids, &rows);
+                r = collect_combined(skel, reader, pids, n_pids, &rows);
         else
                 r = collect_allocs(skel, lim, pids, n_pids, min_age_ns, &rows);
         if (r < 0)
@@ -210,6 +209,15 @@ int stack_collect_live(struct memleak_bpf *skel, const struct map_limits *lim, c
         return 0;
 }
 
+int stack_collect_live(struct memleak_bpf *skel, const struct map_limits *lim, const pid_t *pids,
+                       size_t n_pids, uint64_t min_age_ns, bool from_allocs, struct stack_rows *ret)
+{
+        assert(skel);
+        assert(lim);
+        assert(ret);
+        return collect_live(skel, lim, NULL, pids, n_pids, min_age_ns, from_allocs, ret);
+}
+
 void stack_collect_free_frozen(struct frozen_target *f)
 {
         if (!f)
@@ -218,8 +226,8 @@ void stack_collect_free_frozen(struct frozen_target *f)
         free(f);
 }
 
-int stack_collect_freeze(struct memleak_bpf *skel, const struct map_limits *lim, pid_t pid, bool from_allocs,
-                         struct frozen_target **ret)
+int stack_collect_freeze(struct memleak_bpf *skel, const struct map_limits *lim, struct stack_totals *totals,
+                         pid_t pid, bool from_allocs, struct frozen_target **ret)
 {
         struct frozen_target *f;
         int r;
@@ -231,7 +239,7 @@ int stack_collect_freeze(struct memleak_bpf *skel, const struct map_limits *lim,
         if (!f)
                 return -ENOMEM;
         /* The per-stack totals with their frames: what every later report of it needs. */
-        r = stack_collect_live(skel, lim, &pid, 1, 0, from_allocs, &f->rows);
+        r = collect_live(skel, lim, totals, &pid, 1, 0, from_allocs, &f->rows);
         if (r < 0) {
                 free(f);
                 return r;

@@ -22,6 +22,8 @@ struct frozen_target {
         uint64_t bytes;                 /* the memory this takes */
 };
 
+struct stack_totals;
+
 struct map_limits {
         uint32_t max_allocs;
         uint32_t max_mmaps;
@@ -34,9 +36,10 @@ int stack_collect_live(struct memleak_bpf *skel, const struct map_limits *lim, c
                        size_t n_pids, uint64_t min_age_ns, bool from_allocs, struct stack_rows *ret);
 
 /* pid's per-stack totals with frames, kept for reports after it exited (from_allocs: summed from
- * the allocations, when the totals map overflowed). */
-int stack_collect_freeze(struct memleak_bpf *skel, const struct map_limits *lim, pid_t pid, bool from_allocs,
-                         struct frozen_target **ret);
+ * the allocations, when the totals map overflowed), read through totals when given (kept mapped
+ * by its owner: a storm of exits does not map the table each time), else a reader of its own. */
+int stack_collect_freeze(struct memleak_bpf *skel, const struct map_limits *lim, struct stack_totals *totals,
+                         pid_t pid, bool from_allocs, struct frozen_target **ret);
 void stack_collect_free_frozen(struct frozen_target *f);
 /* A copy of an exited target's rows, for one report. Its allocations are final: no --min-age. */
 int stack_collect_frozen(const struct frozen_target *f, struct stack_rows *ret);

@@ -27,11 +27,19 @@ bool manager_peer_admin(const struct manager *m, const struct server_request *sr
         return g && server_request_peer_in_group(sreq, g->gr_gid);
 }
 
-/* Why peer may not trace a process of creds c (NULL: it may); live: pid is alive, check its
- * descent too. */
-static const char *refusal(const struct ucred *peer, const struct proc_creds *c, pid_t pid, bool live)
+struct peer_view manager_peer_view(const struct manager *m, const struct server_request *sreq)
 {
-        int yama = proc_creds_yama_scope();
+        bool admin = manager_peer_admin(m, sreq);
+
+        return (struct peer_view) {
+                .peer = server_request_peer(sreq), .admin = admin, .yama = admin ? 0 : proc_creds_yama_scope(),
+        };
+}
+
+/* Why peer may not trace a process of creds c (NULL: it may), Yama's ptrace_scope being yama; live:
+ * pid is alive, check its descent too. */
+static const char *refusal(const struct ucred *peer, int yama, const struct proc_creds *c, pid_t pid, bool live)
+{
         bool descendant = live && yama == 1 && proc_creds_descends_from(pid, peer->pid);
 
         return proc_creds_ptrace_refusal(c, peer->uid, peer->gid, yama == 1 && !live ? 0 : yama, descendant);
@@ -53,7 +61,7 @@ int manager_peer_may_trace(const struct manager *m, const struct server_request 
         if (r < 0)
                 return error_set(error, -EPERM, "Cannot tell whether uid %u may trace pid %d: %s", (unsigned)peer->uid,
                                  (int)pid, strerror(-r));
-        why = refusal(peer, &c, pid, true);
+        why = refusal(peer, proc_creds_yama_scope(), &c, pid, true);
         if (!why)
                 return 0;
         log_info("Refused uid %u (pid %d) pid %d: %s", (unsigned)peer->uid, (int)peer->pid, (int)pid, why);
@@ -61,21 +69,28 @@ int manager_peer_may_trace(const struct manager *m, const struct server_request 
                          "admin_group may)", (int)pid, why);
 }
 
-bool manager_peer_sees(const struct manager *m, const struct server_request *sreq, const struct target *t)
+bool manager_peer_view_sees(const struct peer_view *v, const struct target *t)
 {
         struct proc_creds c;
 
-        assert(m);
+        assert(v);
         assert(t);
-        if (manager_peer_admin(m, sreq))
+        if (v->admin)
                 return true;
         if (t->kernel)
                 return false;
         /* a live one as it is now (its pid may have gone to another process meanwhile: it is
          * looked at through the target's own pidfd-checked life, then its creds now) */
         if (!target_phase_exited(t->phase) && proc_creds_read(t->pid, &c) >= 0)
-                return refusal(server_request_peer(sreq), &c, t->pid, true) == NULL;
-        return t->creds_read && refusal(server_request_peer(sreq), &t->creds, t->pid, false) == NULL;
+                return refusal(v->peer, v->yama, &c, t->pid, true) == NULL;
+        return t->creds_read && refusal(v->peer, v->yama, &t->creds, t->pid, false) == NULL;
+}
+
+bool manager_peer_sees(const struct manager *m, const struct server_request *sreq, const struct target *t)
+{
+        struct peer_view v = manager_peer_view(m, sreq);
+
+        return manager_peer_view_sees(&v, t);
 }
 
 bool manager_target_beyond_asker(const struct target *t)

@@ -43,10 +43,12 @@ static int named_objects(const struct target *t, char ***ret)
  * the journal. */
 #define NOT_FOLLOWED_WARNING_USEC (1000ULL * 1000)
 
+/* A child not followed, for any reason: counted in its parent (children_missed), and logged. */
 static void not_followed(struct manager *m, struct target *parent, pid_t child, const char *why)
 {
         uint64_t now = now_monotonic_usec();
 
+        parent->children_missed++;
         if (m->follow_warned_usec && now - m->follow_warned_usec < NOT_FOLLOWED_WARNING_USEC) {
                 m->follow_warnings_held++;
                 return;
@@ -73,6 +75,14 @@ static void arm_timer(struct manager *m)
         if (sd_event_source_set_time(m->follow_timer, next) < 0 ||
             sd_event_source_set_enabled(m->follow_timer, SD_EVENT_ONESHOT) < 0)
                 log_warning("Cannot schedule following forked children again: they wait for the detacher");
+}
+
+/* A child gone before it could be attached (or held): counted (children_missed_exited), no failure
+ * worth a warning; most of a shell's commands are. */
+static void went_unfollowed(struct target *parent)
+{
+        parent->children_missed++;
+        parent->children_missed_exited++;
 }
 
 static void defer(struct manager *m, struct target *parent, pid_t child, unsigned tries, uint64_t not_before_usec)
@@ -147,8 +157,9 @@ static void follow(struct manager *m, struct target *parent, pid_t child, unsign
         int n_objs, r;
 
         if (t && !target_phase_exited(t->phase)) {
+                parent->children_followed++;    /* attached already (by a request of its own) */
                 release(m, parent, child, true, false, false);
-                return;         /* attached already (by a request of its own) */
+                return;
         }
         if (manager_live_targets(m) >= m->config.max_targets) {
                 not_followed(m, parent, child, "max_targets processes are traced already");
@@ -184,7 +195,9 @@ static void follow(struct manager *m, struct target *parent, pid_t child, unsign
                 return;
         }
         if (r < 0) {
-                if (!manager_pid_gone(child))
+                if (manager_pid_gone(child))
+                        went_unfollowed(parent);
+                else
                         not_followed(m, parent, child, error ?: strerror(-r));
                 release(m, parent, child, false, false, false);
                 return;

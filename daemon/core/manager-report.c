@@ -166,6 +166,8 @@ static int copy_target(const struct manager *m, const struct target *t, bool sca
         jt->auto_sample = t->auto_sample;
         jt->children_forked = t->children_forked;
         jt->children_followed = t->children_followed;
+        jt->children_missed = t->children_missed;
+        jt->children_missed_exited = t->children_missed_exited;
         jt->forked_from = t->parent_pid;
         jt->follow_forks = t->follow_forks;
         jt->watch_is_unit = t->watch_is_unit;
@@ -229,6 +231,7 @@ int manager_report_start(struct manager *m, struct server_request *sreq, const s
                          char **error)
 {
         _cleanup_free_ bool *shown = NULL;
+        struct peer_view view = manager_peer_view(m, sreq);
         struct report_request *rr;
         struct report_job *job;
         size_t n = 0, k = 0, refused = 0;
@@ -257,7 +260,7 @@ int manager_report_start(struct manager *m, struct server_request *sreq, const s
         for (size_t i = 0; i < m->n_targets; i++) {
                 if (!manager_request_names_target(m, req, m->targets[i]))
                         continue;
-                if (!manager_peer_sees(m, sreq, m->targets[i])) {
+                if (!manager_peer_view_sees(&view, m->targets[i])) {
                         refused++;
                         continue;
                 }

@@ -95,6 +95,7 @@ static cJSON *target_to_json(const struct target *t)
                 .auto_sample = &t->auto_sample,
                 .children_forked = t->children_forked, .follow_forks = t->follow_forks,
                 .children_followed = t->children_followed, .forked_from = t->parent_pid,
+                .children_missed = t->children_missed, .children_missed_exited = t->children_missed_exited,
                 .watch_name = t->watch_name, .watch_is_unit = t->watch_is_unit,
         });
         cJSON *objs;
@@ -637,11 +638,12 @@ static void handle_status(struct manager *m, struct server_request *sreq, struct
 {
         bool watch = req->unit || req->cgroup;
         uint32_t watch_id = watch ? manager_watch_id(m, req) : 0;
+        struct peer_view view = manager_peer_view(m, sreq);
         cJSON *r, *arr;
         uint64_t totals[_COUNTER_MAX] = {};
 
         /* with "unit" or "cgroup": that watch and its targets only */
-        if (watch && (!watch_id || !manager_peer_admin(m, sreq))) {
+        if (watch && (!watch_id || !view.admin)) {
                 reply_error(sreq, req->id, -ESRCH, req->unit ? "Not watching that unit" : "Not watching that cgroup");
                 return;
         }
@@ -689,7 +691,7 @@ static void handle_status(struct manager *m, struct server_request *sreq, struct
         for (size_t i = 0; arr && i < m->n_targets; i++) {
                 cJSON *o;
 
-                if (!manager_peer_sees(m, sreq, m->targets[i]))
+                if (!manager_peer_view_sees(&view, m->targets[i]))
                         continue;       /* another user's: not shown */
                 if (watch && !manager_request_names_target(m, req, m->targets[i]))
                         continue;
@@ -707,8 +709,7 @@ static void handle_status(struct manager *m, struct server_request *sreq, struct
                 if (arr)
                         cJSON_AddItemToArray(arr, manager_watch_to_json(m, watch_id));
         } else
-                cJSON_AddItemToObject(r, RF_WATCHES, manager_peer_admin(m, sreq) ? manager_watches_to_json(m)
-                                                                                  : cJSON_CreateArray());
+                cJSON_AddItemToObject(r, RF_WATCHES, view.admin ? manager_watches_to_json(m) : cJSON_CreateArray());
         if (counters_read(m->env.skel, totals) < 0)
                 log_warning("Cannot read the BPF counters");
         cJSON_AddItemToObject(r, RF_COUNTERS, counters_json_new(totals, false));
@@ -736,6 +737,7 @@ static void handle_history(struct manager *m, struct server_request *sreq, struc
                 .top = MIN(req->top, (uint64_t)HISTORY_STACKS_MAX), .has_stack_id = req->has_stack_id, .stack_id = (int64_t)req->stack_id,
         };
         cJSON *r = memleak_response_new_ok(req->id), *h, *arr;
+        struct peer_view view = manager_peer_view(m, sreq);
         size_t found = 0, refused = 0;
 
         h = r ? cJSON_AddObjectToObject(r, RF_HISTORY) : NULL;
@@ -758,7 +760,7 @@ static void handle_history(struct manager *m, struct server_request *sreq, struc
 
                 if (!manager_request_names_target(m, req, t))
                         continue;
-                if (!manager_peer_sees(m, sreq, t)) {
+                if (!manager_peer_view_sees(&view, t)) {
                         refused++;
                         continue;
                 }
@@ -771,6 +773,7 @@ static void handle_history(struct manager *m, struct server_request *sreq, struc
                         .auto_sample = &t->auto_sample,
                         .children_forked = t->children_forked, .follow_forks = t->follow_forks,
                         .children_followed = t->children_followed, .forked_from = t->parent_pid,
+                        .children_missed = t->children_missed, .children_missed_exited = t->children_missed_exited,
                         .watch_name = t->watch_name, .watch_is_unit = t->watch_is_unit,
                 }, counted ? counters : NULL, now_realtime_usec(), &p);
                 cJSON_AddItemToArray(arr, th);
@@ -817,6 +820,7 @@ void manager_requests_dispatch(void *userdata, struct server_request *sreq, cons
                 return;
         }
         req.id = id;
+        manager_auto_sample_sync(m);
         /* each command answers only about what its sender may see (manager-access.c) */
         commands[req.cmd].fn(m, sreq, &req);
 }

@@ -24,32 +24,36 @@ static int note_change(struct manager *m, struct target *t, const struct auto_sa
         return r;
 }
 
-/* BPF switched it at its limit, or raised its mean at a later step (its share filled faster than
- * these checks): noted as if it were made here, from when, at what mean and at how many blocks
- * BPF says, so that its reports say so as they do of any. Of an exact target BPF switched and
- * raised since, both: its switch (at its limit, to the mean set for it) and the latest raise (the
- * steps between, if any, are not kept). */
-static void note_bpf_switch(struct manager *m, struct target *t, const struct target_fill *fill, uint64_t share)
+/* BPF switched it at its limit, or raised its mean at later steps (its share filled faster than
+ * these checks): each change BPF logged since the last noted, as if it were made here, from when,
+ * at what mean and at how many blocks BPF says, so that its reports say so as they do of any. A
+ * change not written yet (another CPU between its log slot and its mean) waits for the next
+ * check. One the daemon's own change overtook (BPF raised it while the daemon set a higher mean,
+ * within one check) is left out: the mean it set held for an instant, and the blocks recorded
+ * meanwhile carry their own weights. */
+static void note_bpf_changes(struct manager *m, struct target *t, const struct target_fill *fill, uint64_t share)
 {
         uint64_t now = now_realtime_usec(), mono = now_monotonic_usec();
-        bool switched = t->filter.sample_bytes <= 1;
-        struct auto_sample_change c;
+        uint32_t logged = (uint32_t)MIN(fill->raises, (uint64_t)MEMLEAK_FILL_RAISES_MAX);
 
-        if (switched && fill->first_ns != 0 && fill->switched_sample_bytes != t->filter.limit_sample_bytes) {
-                c = auto_sample_bpf_change(fill->first_ns, t->filter.limit_sample_bytes, t->filter.limit_blocks,
+        for (; t->auto_sample.bpf_noted < logged; t->auto_sample.bpf_noted++) {
+                const struct fill_raise *f = &fill->log[t->auto_sample.bpf_noted];
+                bool switched = t->filter.sample_bytes <= 1;
+                struct auto_sample_change c;
+
+                if (f->sample_bytes == 0)
+                        return;
+                if (f->sample_bytes <= t->filter.sample_bytes)
+                        continue;
+                c = auto_sample_bpf_change(f->ns, f->sample_bytes, f->at > 0 ? (uint64_t)f->at : t->filter.limit_blocks,
                                            share, now, mono);
                 if (note_change(m, t, &c) < 0)
                         return;
+                log_info("pid %d (%s) filled %u%% of its share of the allocation table (%" PRIu64 ") faster than "
+                         "it is checked: %s by BPF, a sample point every %" PRIu64 " bytes on average",
+                         (int)t->pid, t->comm, c.fill_percent, share,
+                         switched ? "sampled since" : "sampled more sparsely", c.sample_bytes);
         }
-        c = auto_sample_bpf_change(fill->switched_ns, fill->switched_sample_bytes,
-                                   fill->switched_at > 0 ? (uint64_t)fill->switched_at : t->filter.limit_blocks, share,
-                                   now, mono);
-        if (note_change(m, t, &c) < 0)
-                return;
-        log_info("pid %d (%s) filled %u%% of its share of the allocation table (%" PRIu64 ") faster than it is "
-                 "checked: %s by BPF, a sample point every %" PRIu64 " bytes on average",
-                 (int)t->pid, t->comm, c.fill_percent, share, switched ? "sampled since" : "sampled more sparsely",
-                 c.sample_bytes);
 }
 
 /* Where BPF raises its mean itself, should it fill faster than these checks: from v (its mean,
@@ -81,9 +85,7 @@ static void check_target(struct manager *m, struct target *t, uint64_t share)
         if (target_blocks_read_fill(m->env.skel, t->slot.slot, &fill) < 0)
                 return;
         blocks = fill.blocks > 0 ? (uint64_t)fill.blocks : 0;
-        /* BPF's latest mean above the one known here: it switched or raised it since */
-        if (fill.switched_sample_bytes > 1 && fill.switched_sample_bytes > t->filter.sample_bytes)
-                note_bpf_switch(m, t, &fill, share);
+        note_bpf_changes(m, t, &fill, share);
         last = auto_sample_last(&t->auto_sample);
         /* its own drops since the last check: the table was full for it (read only once it holds
          * half its share: the check runs ten times a second) */
@@ -151,6 +153,22 @@ void manager_sample_first_limit(const struct manager *m, struct target_config *f
         filter->limit_blocks = l.blocks;
         filter->limit_sample_bytes = l.sample_bytes;
         filter->limit_share = l.share;
+}
+
+void manager_auto_sample_sync(struct manager *m)
+{
+        uint64_t share;
+
+        assert(m);
+        share = auto_sample_share(m->config.max_allocs, manager_live_targets(m));
+        for (size_t i = 0; i < m->n_targets; i++) {
+                struct target *t = m->targets[i];
+                struct target_fill fill;
+
+                if (t->phase == TARGET_PHASE_RECORDING && !t->kernel && t->slot.set &&
+                    target_blocks_read_fill(m->env.skel, t->slot.slot, &fill) >= 0)
+                        note_bpf_changes(m, t, &fill, share);
+        }
 }
 
 void manager_auto_sample(struct manager *m)

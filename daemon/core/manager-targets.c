@@ -170,6 +170,7 @@ static void prune_exited(struct manager *m)
 
 static void target_exited(struct manager *m, struct target *t)
 {
+        uint64_t counters[_COUNTER_MAX];
         int r;
 
         if (!manager_target_phase(t, TARGET_PHASE_EXITING))
@@ -192,9 +193,11 @@ static void target_exited(struct manager *m, struct target *t)
          * (BPF recorded them): the exited target's stacks still resolve. */
         (void)target_files_refresh(&m->env, t, true);
         manager_jit_names_at_exit(m, t);
-        if (mapping_log_lost(m->env.mappings) > 0)
+        /* its own row of counters: all of them (max_targets rows) took a fork storm's every exit
+         * milliseconds to read */
+        if (target_counters_read(&m->env, t, counters) >= 0 && counters[COUNTER_LOST_FILE_MAPPINGS] > 0)
                 log_warning("%" PRIu64 " file mappings did not fit in the BPF map that records them; frames of "
-                            "pid %d (%s) in those files may stay unresolved", mapping_log_lost(m->env.mappings),
+                            "pid %d (%s) in those files may stay unresolved", counters[COUNTER_LOST_FILE_MAPPINGS],
                             (int)t->pid, t->comm);
         r = target_stop(&m->env, t, true);
         if (r < 0)

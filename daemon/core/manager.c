@@ -304,6 +304,7 @@ static int start_tracing(struct manager *m)
         if (r < 0)
                 return log_error_errno(r, "Failed to set up the targets' slots: %m");
         m->env.target_slots = &m->target_slots;
+        m->env.totals = m->totals;
         r = unwind_cache_new(m->event, bpf_loader_unwind_tables_fd(m->env.skel),
                              bpf_loader_unwind_files_fd(m->env.skel), UNWIND_TABLES_MAX, on_tables_loaded, m,
                              &m->env.unwind);

@@ -89,6 +89,15 @@ int manager_peer_may_trace(const struct manager *m, const struct server_request 
 bool manager_target_beyond_asker(const struct target *t);
 /* Whether sreq's sender may see t (a live one as it is now; an exited one as it was). */
 bool manager_peer_sees(const struct manager *m, const struct server_request *sreq, const struct target *t);
+/* What decides, for one request, which targets its sender sees: read once (its groups, Yama's
+ * scope), for a request that weighs every target. */
+struct peer_view {
+        const struct ucred *peer;
+        bool admin;
+        int yama;
+};
+struct peer_view manager_peer_view(const struct manager *m, const struct server_request *sreq);
+bool manager_peer_view_sees(const struct peer_view *v, const struct target *t);
 
 /* manager-find.c: which target (the parts of the manager find theirs here, nowhere else) */
 struct target *manager_find_target(struct manager *m, pid_t pid);
@@ -155,6 +164,9 @@ void manager_target_code_mapped(struct manager *m, pid_t pid);
  * is off. */
 void manager_sample_first_limit(const struct manager *m, struct target_config *filter);
 void manager_auto_sample(struct manager *m);
+/* BPF's changes of the targets' means since the last check noted now, for an answer about them
+ * (the check runs ten times a second: a burst raises the mean several times between two). */
+void manager_auto_sample_sync(struct manager *m);
 
 /* manager-report.c (manager-report.h: the report requests) */
 /* The leak verdicts' thresholds, from the config. */

@@ -365,6 +365,8 @@ static cJSON *build_reply(struct report_job *j, char **error)
                         .auto_sample = &j->targets[i].auto_sample,
                         .children_forked = j->targets[i].children_forked,
                         .children_followed = j->targets[i].children_followed,
+                        .children_missed = j->targets[i].children_missed,
+                        .children_missed_exited = j->targets[i].children_missed_exited,
                         .forked_from = j->targets[i].forked_from,
                         .follow_forks = j->targets[i].follow_forks,
                         .watch_name = j->targets[i].watch_name, .watch_is_unit = j->targets[i].watch_is_unit,

@@ -36,6 +36,8 @@ struct report_job_target {
         struct auto_sample_history auto_sample; /* when memleakd turned it to sampling */
         uint64_t children_forked;       /* processes it forked while traced */
         uint64_t children_followed;     /* of those, attached too (follow_forks) */
+        uint64_t children_missed;         /* of those, not followed (follow_forks) */
+        uint64_t children_missed_exited;  /* of the missed, gone before they could be */
         pid_t forked_from;              /* the traced process it was followed from; 0 */
         bool follow_forks;              /* the processes it forks are traced too */
         char *watch_name;               /* the unit or cgroup it was found in (owned); NULL */

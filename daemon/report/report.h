@@ -33,6 +33,8 @@ struct report_target {
                                                          * allocation table filled); NULL */
         uint64_t children_forked;       /* processes it forked while traced, which are not */
         uint64_t children_followed;     /* of those, attached too (follow_forks) */
+        uint64_t children_missed;         /* of those, not followed (follow_forks) */
+        uint64_t children_missed_exited;  /* of the missed, gone before they could be */
         pid_t forked_from;              /* the traced process it was followed from; 0 */
         bool follow_forks;              /* the processes it forks are traced too */
         const char *watch_name;         /* the unit or cgroup it was found in; NULL */

@@ -27,6 +27,8 @@ static void add_forks(cJSON *o, const struct target_json *t)
         json_add_u64(o, RF_CHILDREN_FORKED, t->children_forked);
         cJSON_AddBoolToObject(o, RF_FOLLOW_FORKS, t->follow_forks);
         json_add_u64(o, RF_CHILDREN_FOLLOWED, t->children_followed);
+        json_add_u64(o, RF_CHILDREN_MISSED, t->children_missed);
+        json_add_u64(o, RF_CHILDREN_MISSED_EXITED, t->children_missed_exited);
         if (t->forked_from)
                 cJSON_AddNumberToObject(o, RF_FORKED_FROM, t->forked_from);
         else

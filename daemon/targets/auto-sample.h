@@ -85,6 +85,7 @@ struct auto_sample_history {
                                          * processes followed from it start with */
         uint64_t blocks_checked;        /* the blocks it held at the last check */
         uint64_t dropped_seen;          /* its allocs_map_full then */
+        uint32_t bpf_noted;             /* BPF's changes of its mean noted (struct target_fill) */
         uint32_t n_changes;             /* every change; the first and the latest kept */
         struct auto_sample_change changes[AUTO_SAMPLE_CHANGES_MAX];
 };

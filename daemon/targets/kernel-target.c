@@ -16,7 +16,7 @@
 
 /* The map value the BPF programs read: its layout is part of the contract with bpf/. */
 _Static_assert(sizeof(struct target_config) == 88, "struct target_config layout");
-_Static_assert(sizeof(struct target_fill) == 48, "struct target_fill layout");
+_Static_assert(sizeof(struct target_fill) == 512, "struct target_fill layout");
 _Static_assert(MEMLEAK_BPF_MAX_SAMPLE_BYTES == MEMLEAK_MAX_SAMPLE_BYTES, "BPF's sparsest mean is the protocol's");
 _Static_assert(sizeof(struct alloc_key) == 16, "struct alloc_key layout");
 _Static_assert(KERNEL_TRACEPOINTS_MAX == 8, "every tracepoint pair fits the gaps array");

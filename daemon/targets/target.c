@@ -465,8 +465,15 @@ int target_attach(const struct target_env *env, const struct target_attach_param
         } else if (r >= 0)
                 r = target_register(env, t, error);     /* from here on BPF records this process */
         if (r < 0) {
+                struct detach_work w = { .pid = t->pid };
+
                 if (!*error)
                         error_set(error, r, "%s", strerror(-r));
+                /* the probes placed before the failure: each removal waits for a grace period
+                 * (tens of milliseconds, a hundred under load), not on the caller's loop */
+                probes_links_to_work(t, &w);
+                if (w.n_links > 0 || w.n_multi_fds > 0)
+                        (void)detacher_submit(env->detacher, &w);
                 target_free(t);
                 return r;
         }
@@ -502,7 +509,7 @@ int target_stop(const struct target_env *env, struct target *t, bool freeze)
                  * stacks: sum the allocations. */
                 bool overflowed = !t->counters.stopped || t->counters.final[COUNTER_LOST_COMBINED_MAP_FULL] > 0;
 
-                r = stack_collect_freeze(env->skel, &env->limits, t->pid, overflowed, &t->frozen);
+                r = stack_collect_freeze(env->skel, &env->limits, env->totals, t->pid, overflowed, &t->frozen);
         }
         target_unwind_done(&t->unwind, t->slot.slot);         /* its stacks are no longer walked */
         probes_links_to_work(t, &w);

@@ -24,6 +24,7 @@ struct bpf_link;
 struct symbolizer;
 struct snapshot_ring;
 struct kernel_symbols;
+struct stack_totals;
 struct object_cache;
 struct mapping_log;
 struct detacher;
@@ -197,6 +198,8 @@ struct target {
         bool children_pending;          /* forked: its children's breakpoints to clear */
         uint64_t children_forked;       /* processes it forked while traced */
         uint64_t children_followed;     /* of those, attached as targets of their own */
+        uint64_t children_missed;       /* of those, not followed (follow_forks): gone, max_targets, errors */
+        uint64_t children_missed_exited;        /* of the missed, gone before they could be attached */
         uint64_t children_cleared;      /* times they were */
         pid_t children_noted[TARGET_CHILDREN_NOTED];    /* its latest children counted (a fork
                                                          * event, or found running): not twice */
@@ -245,6 +248,8 @@ struct target_env {
         struct unwind_cache *unwind;
         struct slot_set *target_slots;  /* of BPF's target_slots (max_targets) */
         struct object_cache *objects;   /* what examining each object file found */
+        struct stack_totals *totals;    /* the loop's reader of the per-stack totals, kept mapped:
+                                         * an exited target's are read through it */
 };
 
 struct target_attach_params {

@@ -270,7 +270,8 @@ class AutoSampleTest(harness.DaemonTestCase):
         # before the daemon saw any of its heap (its preset mean is the least, 256 bytes: at it,
         # the 20% of an 8,192-block share left past the limit fills after ~10,000 of them). BPF
         # switches it at the limit, then raises its mean fourfold each time half the room left is
-        # used: nothing dropped, each raise in its history, the burst estimated within the error.
+        # used: nothing dropped, each raise in its history, the burst estimated within the error of
+        # the mean in effect.
         # (Before, BPF switched once and the rest of the burst was dropped until the daemon's
         # next check.)
         daemon = self.start_daemon(config={'max_allocs': BURST_MAX_ALLOCS})
@@ -305,6 +306,18 @@ class AutoSampleTest(harness.DaemonTestCase):
         self.assertLessEqual(blocks[-1], BURST_MAX_ALLOCS, auto)
         mean = report['targets'][0]['sample_bytes']
         self.assertEqual(mean, means[-1], (report['targets'][0], auto))
+        # every change BPF made is in the history, the latest included (not only the latest
+        # made between two of the daemon's checks): the blocks held now have not passed the step
+        # after the last change noted, where BPF would have raised the mean again
+        # (bpf/memleak.bpf.c's steps); nor did any change come past the step after the one before
+        tables = daemon.status()['limits']['tables']['allocs']
+        share = tables['share']
+
+        def step_after(at):
+            return at + (share - at) // 2 if share > at + 1 else at + share // 16 + 1
+
+        for before, after in zip(blocks, blocks[1:] + [tables['held']]):
+            self.assertLessEqual(after, step_after(before), (tables, auto))
         estimated = harness.per_function(report, ('fill_burst',), pid=p.pid)
         truth = FIRST_BURST_BLOCKS * BURST_SIZE
         error = math.sqrt(mean / truth)
