@@ -1278,6 +1278,68 @@ int BPF_PROG(record_fork, struct task_struct *parent, struct task_struct *child)
         return 0;
 }
 
+/* Whole services (attach "unit" or "cgroup"): the cgroups watched, and each process that enters
+ * one by a fork, or execs in one, while it is no target yet (its parent was not traced, or it was
+ * moved in: written to cgroup.procs, which fires nothing, then exec'd). The daemon attaches it
+ * with the watch's options; the processes moved in that never exec are found by its rescan of
+ * cgroup.procs. The child's cgroup at its fork is the parent's, copied into its css_set before
+ * the tracepoint; an exec's is the caller's own, bpf_get_current_cgroup_id() (v2 on a hybrid
+ * v1+v2 host too). */
+struct {
+        __uint(type, BPF_MAP_TYPE_HASH);
+        __uint(max_entries, MEMLEAK_CGROUP_WATCHES_MAX);
+        __type(key, __u64);
+        __type(value, struct cgroup_watch_entry);
+} watched_cgroups SEC(".maps");
+
+struct {
+        __uint(type, BPF_MAP_TYPE_RINGBUF);
+        __uint(max_entries, MEMLEAK_CGROUP_RING_BYTES);
+} cgroup_events SEC(".maps");
+
+static __always_inline void cgroup_entered(__u64 cgroup_id, __u32 tgid, struct task_struct *task, __u32 kind)
+{
+        struct cgroup_watch_entry *w = bpf_map_lookup_elem(&watched_cgroups, &cgroup_id);
+        struct cgroup_event *e;
+
+        if (!w || !tgid || bpf_map_lookup_elem(&targets, &tgid))
+                return;
+        e = bpf_ringbuf_reserve(&cgroup_events, sizeof(*e), 0);
+        if (!e) {
+                __sync_fetch_and_add(&w->lost, 1);
+                return;
+        }
+        e->tgid = tgid;
+        e->watch_id = w->watch_id;
+        e->cgroup_id = cgroup_id;
+        e->kind = kind;
+        e->pad = 0;
+        bpf_probe_read_kernel_str(e->comm, sizeof(e->comm), task->comm);
+        bpf_ringbuf_submit(e, 0);
+}
+
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(watch_cgroup_fork, struct task_struct *parent, struct task_struct *child)
+{
+        __u32 parent_tgid = task_tgid_seen(parent);
+
+        if (BPF_CORE_READ(child, tgid) == BPF_CORE_READ(parent, tgid))
+                return 0;       /* a thread */
+        /* a target's child is followed from its fork (record_fork), as its family's */
+        if (parent_tgid && bpf_map_lookup_elem(&targets, &parent_tgid))
+                return 0;
+        cgroup_entered(BPF_CORE_READ(child, cgroups, dfl_cgrp, kn, id), task_tgid_seen(child), child,
+                       CGROUP_EVENT_FORK);
+        return 0;
+}
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(watch_cgroup_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
+{
+        cgroup_entered(bpf_get_current_cgroup_id(), current_tgid(), p, CGROUP_EVENT_EXEC);
+        return 0;
+}
+
 /* Processes a tracer of the daemon's holds (memleakctl run's program, under its exit holder, and
  * the children it follows): at each event below that says it mapped code not examined yet, the
  * thread is sent SIGURG, which the tracer takes as a stop and holds until the file's table is in

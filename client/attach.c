@@ -22,12 +22,18 @@ static void help(void)
 {
         printf("memleakctl attach --pid PID [--obj PATH]... [--mmap] [--unwind MODE] [--min-size N] [--max-size N]\n"
                "                  [--sample-bytes N] [--follow-forks] [--json]\n"
+               "memleakctl attach --unit NAME | --cgroup PATH [--obj PATH]... [--mmap] [--unwind MODE] [--min-size N]\n"
+               "                  [--max-size N] [--sample-bytes N] [--json]\n"
                "memleakctl attach --kernel [--kernel-filter pid=N|comm=NAME]... [--min-size N] [--max-size N] [--json]\n\n"
                "Start tracing the allocations of a process. memleakd probes the allocator that serves\n"
                "the process (found in its maps: glibc, tcmalloc, jemalloc, mimalloc, or one linked into\n"
                "the executable), or the objects named with --obj. With --kernel, trace the\n"
                "kernel's allocations instead (slab objects, pages, percpu memory) through the kmem and\n"
-               "percpu tracepoints; the kernel target is reported as pid 0 ([kernel]).\n\n"
+               "percpu tracepoints; the kernel target is reported as pid 0 ([kernel]). With --unit or\n"
+               "--cgroup, trace a whole service: every process in that cgroup (and the cgroups below it)\n"
+               "now and every one that enters it later (forked, exec'd, moved in; a restarted unit's new\n"
+               "processes too), each as a target of its own with these options, following its forks;\n"
+               "report --unit NAME (or --cgroup PATH) reports them together. Root and admin_group only.\n\n"
                "  -p --pid PID       The process to trace\n"
                "  -o --obj PATH      Probe this object's allocator functions instead (up to %d times;\n"
                "                     a relative path is taken from the current directory)\n"
@@ -46,6 +52,10 @@ static void help(void)
                "                     reports them together); what a child allocates before its\n"
                "                     probes are in (about a millisecond, longer under a fork storm)\n"
                "                     is not seen, and one that exits sooner is counted as missed\n"
+               "     --unit NAME     Trace every process of this systemd unit (NAME.service, .scope or\n"
+               "                     .slice), its cgroup found by name below the cgroup2 mount\n"
+               "     --cgroup PATH   Trace every process of this cgroup v2 directory (a path under the\n"
+               "                     cgroup2 mount, or one relative to it)\n"
                "  -k --kernel        Trace the kernel's allocations\n"
                "     --kernel-filter pid=N|comm=NAME\n"
                "                     With --kernel: only allocations made while process N (or a task\n"
@@ -62,7 +72,8 @@ static void help(void)
                "                     fills its share of memleakd's allocation table is sampled from\n"
                "                     then on (memleakd.conf's auto_sample_percent); status and the\n"
                "                     reports say since when and at what mean\n"
-               "  -j --json          Print the reply as JSON: {\"target\": {...}}\n"
+               "  -j --json          Print the reply as JSON: {\"target\": {...}}; with --unit or --cgroup\n"
+               "                     {\"watch\": {...}, \"targets\": [{...}, ...]}\n"
                "  -h --help          Show this help\n", MEMLEAK_MAX_OBJS, MEMLEAK_MAX_COMM_BYTES);
 }
 
@@ -112,6 +123,9 @@ static int parse_option(const struct ctl_context *ctx, struct call_args *args, i
         case 'k':
                 req->kernel = true;
                 break;
+        case CTL_OPT_UNIT:
+        case CTL_OPT_CGROUP:
+                return ctl_parse_target_option(ctx, "attach", req, c, arg);
         case ARG_KERNEL_FILTER:
                 if (parse_kernel_filter(arg, req) < 0)
                         return ctl_usage_error(ctx, "attach: invalid --kernel-filter '%s' (pid=N or "
@@ -150,10 +164,10 @@ static int check(const struct ctl_context *ctx, const struct call_args *args)
 {
         const struct memleak_request *req = &args->req;
 
-        if (req->has_pid && req->kernel)
-                return ctl_usage_error(ctx, "attach: give --pid or --kernel, not both");
-        if (!req->has_pid && !req->kernel)
-                return ctl_usage_error(ctx, "attach: --pid (or --kernel) is required");
+        if (ctl_targets_named(req) > 1)
+                return ctl_usage_error(ctx, "attach: give one of --pid, --kernel, --unit and --cgroup");
+        if (ctl_targets_named(req) == 0)
+                return ctl_usage_error(ctx, "attach: --pid (or --kernel, --unit, --cgroup) is required");
         if (!req->kernel && (req->kernel_pid || req->kernel_comm[0]))
                 return ctl_usage_error(ctx, "attach: --kernel-filter needs --kernel");
         if (req->kernel && req->sample_bytes)
@@ -172,12 +186,13 @@ static int check(const struct ctl_context *ctx, const struct call_args *args)
 static void view(const struct call_args *args, cJSON *reply, struct call_view *ret)
 {
         const cJSON *target = cJSON_GetObjectItemCaseSensitive(reply, RF_TARGET);
+        bool watch = args->req.unit || args->req.cgroup;
 
         *ret = (struct call_view) {
-                .what = "target",
-                .text = target,
+                .what = watch ? "watch" : "target",
+                .text = watch ? call_reply_body(reply) : target,
                 .json = call_reply_body(reply),
-                .render = render_attach,
+                .render = watch ? render_watch_attach : render_attach,
         };
 }
 
@@ -185,6 +200,8 @@ static const struct option long_options[] = {
         { "pid", required_argument, NULL, 'p' },
         { "obj", required_argument, NULL, 'o' },
         { "kernel", no_argument, NULL, 'k' },
+        { "unit", required_argument, NULL, CTL_OPT_UNIT },
+        { "cgroup", required_argument, NULL, CTL_OPT_CGROUP },
         { "kernel-filter", required_argument, NULL, ARG_KERNEL_FILTER },
         { "mmap", no_argument, NULL, ARG_MMAP },
         { "follow-forks", no_argument, NULL, ARG_FOLLOW_FORKS },

@@ -123,6 +123,12 @@ int ctl_make_absolute(const char *path, char **ret)
         return 0;
 }
 
+unsigned ctl_targets_named(const struct memleak_request *req)
+{
+        assert(req);
+        return req->has_pid + req->kernel + !!req->unit + !!req->cgroup;
+}
+
 int ctl_parse_target_option(const struct ctl_context *ctx, const char *cmd, struct memleak_request *req, int c,
                             const char *arg)
 {
@@ -140,6 +146,20 @@ int ctl_parse_target_option(const struct ctl_context *ctx, const char *cmd, stru
         case CTL_OPT_CHILDREN:
                 req->children = true;
                 return CTL_EXIT_OK;
+        case CTL_OPT_UNIT:
+        case CTL_OPT_CGROUP: {
+                char **name = c == CTL_OPT_UNIT ? &req->unit : &req->cgroup;
+
+                if (*name || !arg[0] || strlen(arg) >= MEMLEAK_MAX_PATH_BYTES)
+                        return ctl_usage_error(ctx, "%s: give --%s once, a name shorter than %d bytes", cmd,
+                                               c == CTL_OPT_UNIT ? "unit" : "cgroup", MEMLEAK_MAX_PATH_BYTES);
+                *name = strdup(arg);
+                if (!*name) {
+                        ctl_error(ctx, ENOMEM, "%s: out of memory", cmd);
+                        return CTL_EXIT_FAILURE;
+                }
+                return CTL_EXIT_OK;
+        }
         case 't':
                 if (ctl_parse_u64(arg, MEMLEAK_MAX_TOP, &req->top) < 0)
                         return ctl_usage_error(ctx, "%s: --top must be an integer between 0 and %d", cmd,

@@ -37,12 +37,18 @@ struct memleak_request;
 
 /* The long-only option --children (the processes followed from --pid too), as getopt returns it. */
 #define CTL_OPT_CHILDREN 'C'
+/* The long-only options --unit NAME and --cgroup PATH (every process of a watched service). */
+#define CTL_OPT_UNIT 'U'
+#define CTL_OPT_CGROUP 'G'
 
 /* The options that pick targets and stacks, shared by report and history: -p PID, -k (the kernel
- * target), -t N (stacks listed), --children. Returns CTL_EXIT_OK, a usage error's status, or -1 when c is
+ * target), -t N (stacks listed), --children, --unit NAME, --cgroup PATH. Returns CTL_EXIT_OK, a usage error's status, or -1 when c is
  * none of them. */
 int ctl_parse_target_option(const struct ctl_context *ctx, const char *cmd, struct memleak_request *req, int c,
                             const char *arg);
+
+/* How many of --pid, --kernel, --unit and --cgroup req names: a command takes one at most. */
+unsigned ctl_targets_named(const struct memleak_request *req);
 
 /* path made absolute against the working directory (the daemon opens it, from its own), malloc'd. */
 int ctl_make_absolute(const char *path, char **ret);

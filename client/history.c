@@ -12,7 +12,7 @@ enum {
 
 static void help(void)
 {
-        printf("memleakctl history [--pid PID [--children] | --kernel] [--stack ID] [--top N] [--json]\n\n"
+        printf("memleakctl history [--pid PID [--children] | --kernel | --unit NAME | --cgroup PATH] [--stack ID] [--top N] [--json]\n\n"
                "Show memleakd's snapshots of each traced process: its outstanding bytes and allocations\n"
                "at each one, and those of its largest stacks (in the newest snapshot), each with its\n"
                "verdict (growing, plateau, churn, pending; \"plateau?\" and a \"Verdicts qualified\" line\n"
@@ -21,6 +21,8 @@ static void help(void)
                "  -p --pid PID       Only this traced process (default: all)\n"
                "     --children      With --pid: the processes followed from it too\n"
                "  -k --kernel        Only the kernel target\n"
+               "     --unit NAME     Only the processes of this watched unit (attach --unit)\n"
+               "     --cgroup PATH   Only the processes of this watched cgroup (attach --cgroup)\n"
                "     --stack ID      Only this stack\n"
                "  -t --top N         Stacks per process (default: %d, at most 1000)\n"
                "  -j --json          Print {\"targets\": [{\"totals\": [...], \"stacks\": [...]}]}\n"
@@ -46,8 +48,8 @@ static int parse_option(const struct ctl_context *ctx, struct call_args *args, i
 
 static int check(const struct ctl_context *ctx, const struct call_args *args)
 {
-        if (args->req.has_pid && args->req.kernel)
-                return ctl_usage_error(ctx, "history: give --pid or --kernel, not both");
+        if (ctl_targets_named(&args->req) > 1)
+                return ctl_usage_error(ctx, "history: give one of --pid, --kernel, --unit and --cgroup");
         return CTL_EXIT_OK;
 }
 
@@ -62,6 +64,8 @@ static const struct option long_options[] = {
         { "pid", required_argument, NULL, 'p' },
         { "children", no_argument, NULL, CTL_OPT_CHILDREN },
         { "kernel", no_argument, NULL, 'k' },
+        { "unit", required_argument, NULL, CTL_OPT_UNIT },
+        { "cgroup", required_argument, NULL, CTL_OPT_CGROUP },
         { "stack", required_argument, NULL, ARG_STACK },
         { "top", required_argument, NULL, 't' },
         { "json", no_argument, NULL, 'j' },

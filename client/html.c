@@ -22,7 +22,8 @@
 
 static void help(void)
 {
-        printf("memleakctl html [--pid PID [--children] | --kernel] [--top N] [--output FILE]\n\n"
+        printf("memleakctl html [--pid PID [--children] | --kernel | --unit NAME | --cgroup PATH] [--top N]\n"
+               "                [--output FILE]\n\n"
                "Write memleakd's report as one self-contained HTML page, to open in any browser and share:\n"
                "each process's outstanding memory and that of its largest stacks over the snapshots, the\n"
                "stacks still growing (and, after 'memleakctl run', those lost) called out, and a table of the\n"
@@ -31,6 +32,8 @@ static void help(void)
                "  -p --pid PID          Only this traced process (default: all)\n"
                "     --children         With --pid: the processes followed from it too\n"
                "  -k --kernel           Only the kernel target (pid 0)\n"
+               "     --unit NAME        Only the processes of this watched unit (attach --unit)\n"
+               "     --cgroup PATH      Only the processes of this watched cgroup (attach --cgroup)\n"
                "  -t --top N            Stacks in the table, the rest summed up (default: %d)\n"
                "  -o --output FILE      Write the page to FILE (default: stdout, unless it is a terminal)\n"
                "  -h --help             Show this help\n", HTML_DEFAULT_TOP);
@@ -47,6 +50,8 @@ static int parse_options(struct ctl_context *ctx, struct html_args *a, int argc,
                 { "pid", required_argument, NULL, 'p' },
                 { "children", no_argument, NULL, CTL_OPT_CHILDREN },
                 { "kernel", no_argument, NULL, 'k' },
+                { "unit", required_argument, NULL, CTL_OPT_UNIT },
+                { "cgroup", required_argument, NULL, CTL_OPT_CGROUP },
                 { "top", required_argument, NULL, 't' },
                 { "output", required_argument, NULL, 'o' },
                 { "help", no_argument, NULL, 'h' },
@@ -75,8 +80,8 @@ static int parse_options(struct ctl_context *ctx, struct html_args *a, int argc,
         }
         if (optind < argc)
                 return ctl_usage_error(ctx, "html: unexpected argument '%s'", argv[optind]);
-        if (a->report.has_pid && a->report.kernel)
-                return ctl_usage_error(ctx, "html: give --pid or --kernel, not both");
+        if (ctl_targets_named(&a->report) > 1)
+                return ctl_usage_error(ctx, "html: give one of --pid, --kernel, --unit and --cgroup");
         if (!a->output && isatty(STDOUT_FILENO))
                 return ctl_usage_error(ctx, "html: give --output FILE, or send stdout to a file");
         return CTL_EXIT_OK;
@@ -119,9 +124,15 @@ static int write_page(const char *path, const cJSON *report, const cJSON *histor
         return r;
 }
 
+static void html_args_done(struct html_args *a)
+{
+        memleak_request_done(&a->report);
+}
+
 int cmd_html(struct ctl_context *ctx, int argc, char *argv[])
 {
-        struct html_args a = { .report = { .cmd = MEMLEAK_CMD_REPORT, .top = HTML_DEFAULT_TOP } };
+        _cleanup_(html_args_done) struct html_args a = {
+                .report = { .cmd = MEMLEAK_CMD_REPORT, .top = HTML_DEFAULT_TOP } };
         _cleanup_json_ cJSON *report_reply = NULL, *history_reply = NULL;
         struct memleak_request history;
         int r;
@@ -132,6 +143,7 @@ int cmd_html(struct ctl_context *ctx, int argc, char *argv[])
         history = (struct memleak_request) {
                 .cmd = MEMLEAK_CMD_HISTORY, .has_pid = a.report.has_pid, .pid = a.report.pid,
                 .kernel = a.report.kernel, .top = HTML_CHART_STACKS,
+                .unit = a.report.unit, .cgroup = a.report.cgroup,       /* borrowed */
         };
         r = call_daemon(ctx, "html", &a.report, &report_reply);
         if (r != CTL_EXIT_OK)

@@ -10,7 +10,7 @@
 
 static void help(void)
 {
-        printf("memleakctl leaks [--pid PID [--children]] [--reachability | --no-reachability] [--json]\n\n"
+        printf("memleakctl leaks [--pid PID [--children] | --unit NAME | --cgroup PATH] [--reachability | --no-reachability] [--json]\n\n"
                "List the leak suspects from two kinds of evidence: the call stacks whose outstanding\n"
                "bytes are still growing over memleakd's snapshots (\"growing\" in the report), and the\n"
                "blocks a reachability scan finds definitely lost (nothing points to them). By default\n"
@@ -31,6 +31,8 @@ static void help(void)
                "qualified, saying what was lost since when, and leaks never says no stack is growing.\n\n"
                "  -p --pid PID          Only this traced process (default: all)\n"
                "     --children         With --pid: the processes followed from it too\n"
+               "     --unit NAME        Only the processes of this watched unit (attach --unit)\n"
+               "     --cgroup PATH      Only the processes of this watched cgroup (attach --cgroup)\n"
                "     --reachability     Scan even a target that cannot be snapshot: it is stopped for\n"
                "                        the scan, up to reachability_max_pause_ms (memleakctl report\n"
                "                        --help)\n"
@@ -176,6 +178,13 @@ static cJSON *leaks_of(cJSON *reply)
         return leaks;
 }
 
+static int check(const struct ctl_context *ctx, const struct call_args *args)
+{
+        if (ctl_targets_named(&args->req) > 1)
+                return ctl_usage_error(ctx, "leaks: give one of --pid, --unit and --cgroup");
+        return CTL_EXIT_OK;
+}
+
 static void view(const struct call_args *args, cJSON *reply, struct call_view *ret)
 {
         const cJSON *leaks = leaks_of(reply);
@@ -186,6 +195,8 @@ static void view(const struct call_args *args, cJSON *reply, struct call_view *r
 static const struct option long_options[] = {
         { "pid", required_argument, NULL, 'p' },
         { "children", no_argument, NULL, CTL_OPT_CHILDREN },
+        { "unit", required_argument, NULL, CTL_OPT_UNIT },
+        { "cgroup", required_argument, NULL, CTL_OPT_CGROUP },
         { "reachability", no_argument, NULL, ARG_REACHABILITY },
         { "no-reachability", no_argument, NULL, ARG_NO_REACHABILITY },
         { "json", no_argument, NULL, 'j' },
@@ -204,6 +215,7 @@ static const struct call_command leaks = {
                      /* both kinds of evidence, the scan from a snapshot only: never a long stop */
                      .reachability = true, .snapshot_only = true },
         .parse_option = parse_option,
+        .check = check,
         .view = view,
 };
 

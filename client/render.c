@@ -130,6 +130,64 @@ static void print_target_name(FILE *f, const cJSON *target)
                 fputs(", exited", f);
         if (get_u64(target, RF_FORKED_FROM) > 0)
                 fprintf(f, ", forked by pid %" PRIu64, get_u64(target, RF_FORKED_FROM));
+        if (get_str(target, RF_UNIT))
+                fprintf(f, ", unit %s", get_str(target, RF_UNIT));
+        else if (get_str(target, RF_CGROUP))
+                fprintf(f, ", cgroup %s", get_str(target, RF_CGROUP));
+}
+
+/* "unit nginx.service (/sys/fs/cgroup/system.slice/nginx.service): 5 processes traced, 7 attached
+ * since it is watched, 1 gone before it could be, ..." */
+static void print_watch(FILE *f, const cJSON *w)
+{
+        uint64_t missed = get_u64(w, RF_MISSED), failed = get_u64(w, RF_FAILED), lost = get_u64(w, RF_EVENTS_LOST);
+        uint64_t processes = get_u64(w, RF_PROCESSES);
+
+        if (get_str(w, RF_UNIT))
+                fprintf(f, "unit %s", get_str(w, RF_UNIT));
+        else
+                fprintf(f, "cgroup %s", str_or(get_str(w, RF_CGROUP), "?"));
+        if (get_str(w, RF_PATH))
+                fprintf(f, " (%s)", get_str(w, RF_PATH));
+        else
+                fputs(" (no cgroup now: looked for again at each snapshot)", f);
+        fprintf(f, ": %" PRIu64 " %s traced, %" PRIu64 " attached since it is watched", processes,
+                plural(processes, "process", "processes"), get_u64(w, RF_ATTACHED));
+        if (missed)
+                fprintf(f, ", %" PRIu64 " gone before %s could be attached", missed, missed == 1 ? "it" : "they");
+        if (failed)
+                fprintf(f, ", %" PRIu64 " could not be attached (memleakd's log says why)", failed);
+        if (lost)
+                fprintf(f, ", %" PRIu64 " %s of new processes lost (found by the next snapshot if still there)",
+                        lost, plural(lost, "event", "events"));
+}
+
+static int render_watch(FILE *f, const cJSON *reply, const char *verb, const char *each)
+{
+        const cJSON *w = cJSON_GetObjectItemCaseSensitive(reply, RF_WATCH), *t;
+
+        assert(f);
+        if (!cJSON_IsObject(w))
+                return -EBADMSG;
+        fprintf(f, "%s ", verb);
+        print_watch(f, w);
+        fputc('\n', f);
+        cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(reply, RF_TARGETS)) {
+                fprintf(f, "  %s ", each);
+                print_target_name(f, t);
+                fputs(")\n", f);
+        }
+        return stream_result(f);
+}
+
+int render_watch_attach(FILE *f, const cJSON *reply)
+{
+        return render_watch(f, reply, "Watching", "attached to");
+}
+
+int render_watch_detach(FILE *f, const cJSON *reply)
+{
+        return render_watch(f, reply, "Stopped watching", "detached from");
 }
 
 /* " (20 operators left to the malloc or free they call)": the C++ runtime's, unprobed */
@@ -472,6 +530,14 @@ int render_status(FILE *f, const cJSON *status)
                 fputs("Targets:\n", f);
         cJSON_ArrayForEach(t, targets)
                 print_status_target(f, t);
+        if (cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(status, RF_WATCHES)) > 0) {
+                fputs("Watched:\n", f);
+                cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(status, RF_WATCHES)) {
+                        fputs("  ", f);
+                        print_watch(f, t);
+                        fputc('\n', f);
+                }
+        }
         print_counters(f, cJSON_GetObjectItemCaseSensitive(status, RF_COUNTERS));
         print_lost_as(f, "", "Lost events (every target since memleakd started)",
                       cJSON_GetObjectItemCaseSensitive(status, RF_LOST));

@@ -10,6 +10,9 @@ int render_attach(FILE *f, const cJSON *target);
 
 /* "Detached from pid 1234 (leaky)". */
 int render_detach(FILE *f, const cJSON *reply);
+/* An attach or detach of a unit or cgroup: {"watch": {...}, "targets": [...]}. */
+int render_watch_attach(FILE *f, const cJSON *reply);
+int render_watch_detach(FILE *f, const cJSON *reply);
 
 /* The status reply: daemon, targets, counters, lost events. */
 int render_status(FILE *f, const cJSON *status);

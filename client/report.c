@@ -16,7 +16,7 @@ enum {
 
 static void help(void)
 {
-        printf("memleakctl report [--pid PID [--children] | --kernel] [--top N] [--min-age SECONDS] [--reachability]\n"
+        printf("memleakctl report [--pid PID [--children] | --kernel | --unit NAME | --cgroup PATH] [--top N] [--min-age SECONDS] [--reachability]\n"
                "                  [--show-addresses | --folded | --json]\n\n"
                "Show the call stacks holding the most outstanding (allocated, not yet freed) memory.\n"
                "With --reachability, each running target's memory is first read, as valgrind and\n"
@@ -29,6 +29,8 @@ static void help(void)
                "  -p --pid PID          Only this traced process (default: all)\n"
                "     --children         With --pid: the processes followed from it too\n"
                "  -k --kernel           Only the kernel target (pid 0)\n"
+               "     --unit NAME        Only the processes of this watched unit (attach --unit), together\n"
+               "     --cgroup PATH      Only the processes of this watched cgroup (attach --cgroup)\n"
                "  -t --top N            List N stacks, sum up the rest (default: %d)\n"
                "     --min-age SECONDS  Count only allocations at least this old (default: 0)\n"
                "     --reachability     Scan each running target's memory (see above)\n"
@@ -68,8 +70,8 @@ static int parse_option(const struct ctl_context *ctx, struct call_args *args, i
 
 static int check(const struct ctl_context *ctx, const struct call_args *args)
 {
-        if (args->req.has_pid && args->req.kernel)
-                return ctl_usage_error(ctx, "report: give --pid or --kernel, not both");
+        if (ctl_targets_named(&args->req) > 1)
+                return ctl_usage_error(ctx, "report: give one of --pid, --kernel, --unit and --cgroup");
         if (args->folded && (ctx->json || args->show_addresses))
                 return ctl_usage_error(ctx, "report: --folded prints a format of its own: not with --json or "
                                        "--show-addresses");
@@ -94,6 +96,8 @@ static const struct option long_options[] = {
         { "pid", required_argument, NULL, 'p' },
         { "children", no_argument, NULL, CTL_OPT_CHILDREN },
         { "kernel", no_argument, NULL, 'k' },
+        { "unit", required_argument, NULL, CTL_OPT_UNIT },
+        { "cgroup", required_argument, NULL, CTL_OPT_CGROUP },
         { "top", required_argument, NULL, 't' },
         { "min-age", required_argument, NULL, ARG_MIN_AGE },
         { "show-addresses", no_argument, NULL, ARG_SHOW_ADDRESSES },

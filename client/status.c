@@ -7,11 +7,29 @@
 
 static void help(void)
 {
-        printf("memleakctl status [--json]\n\n"
+        printf("memleakctl status [--unit NAME | --cgroup PATH] [--json]\n\n"
                "Show memleakd's version and uptime, the processes it traces with the events each lost,\n"
-               "and memleakd's counters and lost events (every target's since it started).\n\n"
+               "the units and cgroups it watches (attach --unit, --cgroup) with the processes each\n"
+               "traces and those gone before they could be attached, and memleakd's counters and lost\n"
+               "events (every target's since it started).\n\n"
+               "     --unit NAME     Only this watched unit and its processes\n"
+               "     --cgroup PATH   Only this watched cgroup and its processes\n"
                "  -j --json          Print the status as JSON\n"
                "  -h --help          Show this help\n");
+}
+
+static int parse_option(const struct ctl_context *ctx, struct call_args *args, int c, const char *arg)
+{
+        int r = ctl_parse_target_option(ctx, "status", &args->req, c, arg);
+
+        return r >= 0 ? r : CTL_EXIT_OK;
+}
+
+static int check(const struct ctl_context *ctx, const struct call_args *args)
+{
+        if (ctl_targets_named(&args->req) > 1)
+                return ctl_usage_error(ctx, "status: give --unit or --cgroup, not both");
+        return CTL_EXIT_OK;
 }
 
 /* The reply less its envelope, as text and as JSON alike. */
@@ -28,6 +46,8 @@ static void view(const struct call_args *args, cJSON *reply, struct call_view *r
 }
 
 static const struct option long_options[] = {
+        { "unit", required_argument, NULL, CTL_OPT_UNIT },
+        { "cgroup", required_argument, NULL, CTL_OPT_CGROUP },
         { "json", no_argument, NULL, 'j' },
         { "help", no_argument, NULL, 'h' },
         {}
@@ -39,6 +59,8 @@ static const struct call_command status = {
         .long_options = long_options,
         .help = help,
         .request = { .cmd = MEMLEAK_CMD_STATUS },
+        .parse_option = parse_option,
+        .check = check,
         .view = view,
 };
 

@@ -162,6 +162,30 @@ enum fork_event_exec {
 };
 #define MEMLEAK_FORK_RING_BYTES (64 * 1024)
 
+/* The cgroups watched (attach "unit" or "cgroup"), in BPF's `watched_cgroups`, keyed by the cgroup
+ * v2 id (the directory's inode number): a process that enters one by a fork or execs in it while
+ * no target yet is said in the `cgroup_events` ring; an event the full ring could not take is
+ * counted in `lost` (the daemon shows it with the watch's missed processes). */
+struct cgroup_watch_entry {
+        __u32 watch_id;         /* the daemon's */
+        __u32 pad;
+        __u64 lost;             /* events the ring had no room for */
+};
+struct cgroup_event {
+        __u32 tgid;             /* as the daemon's pid namespace numbers it */
+        __u32 watch_id;
+        __u64 cgroup_id;
+        __u32 kind;             /* enum cgroup_event_kind */
+        __u32 pad;
+        char comm[MEMLEAK_COMM_LEN];
+};
+enum cgroup_event_kind {
+        CGROUP_EVENT_FORK = 1,  /* forked into a watched cgroup by a process not traced */
+        CGROUP_EVENT_EXEC = 2,  /* exec'd in a watched cgroup, not traced yet (moved in before) */
+};
+#define MEMLEAK_CGROUP_WATCHES_MAX 256
+#define MEMLEAK_CGROUP_RING_BYTES (64 * 1024)
+
 /* One stack in the stack table (bpf/stack-table.h), keyed by a __u64 id that hashes its frames.
  * Ids below zero mean "no stack": a negated errno (-EFAULT unreadable, -ENOSPC table full,
  * -EEXIST hash clash, -ENOMEM no capture buffer). The map's values hold max_stack_depth frames,

@@ -47,6 +47,7 @@ enum field_type {
         FIELD_UNWIND,   /* "auto", "dwarf" or "fp", stored as enum memleak_unwind at offset */
         FIELD_STACK_ID, /* integer in [0, max] at offset; has_stack_id set */
         FIELD_VERDICT,  /* "growing", "plateau", "churn" or "pending", stored as 1 + the enum at offset */
+        FIELD_NAME,     /* string of 1 to MEMLEAK_MAX_PATH_BYTES - 1 printable bytes, strdup'd to a char * at offset */
 };
 
 #define CMD_BIT(c) (1u << (c))
@@ -127,6 +128,14 @@ static const struct field_spec request_fields[] = {
         { F_CHILDREN, FIELD_BOOL, offsetof(struct memleak_request, children), 0,
           CMD_BIT(MEMLEAK_CMD_REPORT) | CMD_BIT(MEMLEAK_CMD_HISTORY) | CMD_BIT(MEMLEAK_CMD_DETACH), 0,
           "\"children\" must be true or false", NULL },
+        { F_UNIT, FIELD_NAME, offsetof(struct memleak_request, unit), 0,
+          CMD_BIT(MEMLEAK_CMD_ATTACH) | CMD_BIT(MEMLEAK_CMD_DETACH) | CMD_BIT(MEMLEAK_CMD_REPORT) |
+          CMD_BIT(MEMLEAK_CMD_HISTORY) | CMD_BIT(MEMLEAK_CMD_STATUS), 0,
+          "\"unit\" must be a unit's name (NAME.service, .scope or .slice)", NULL },
+        { F_CGROUP, FIELD_NAME, offsetof(struct memleak_request, cgroup), 0,
+          CMD_BIT(MEMLEAK_CMD_ATTACH) | CMD_BIT(MEMLEAK_CMD_DETACH) | CMD_BIT(MEMLEAK_CMD_REPORT) |
+          CMD_BIT(MEMLEAK_CMD_HISTORY) | CMD_BIT(MEMLEAK_CMD_STATUS), 0,
+          "\"cgroup\" must be a cgroup v2 directory's path shorter than 4096 bytes", NULL },
 };
 
 static const struct field_spec *field_lookup(const char *name)
@@ -191,6 +200,23 @@ static int parse_path(const cJSON *item, char **ret)
         return *ret ? 0 : -ENOMEM;
 }
 
+static int parse_name(const cJSON *item, char **ret)
+{
+        const char *s = cJSON_GetStringValue(item);
+        size_t n;
+
+        if (!s)
+                return -EINVAL;
+        n = strnlen(s, MEMLEAK_MAX_PATH_BYTES);
+        if (n == 0 || n >= MEMLEAK_MAX_PATH_BYTES)
+                return -EINVAL;
+        for (size_t i = 0; i < n; i++)
+                if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
+                        return -EINVAL;
+        *ret = strdup(s);
+        return *ret ? 0 : -ENOMEM;
+}
+
 static int parse_field(const struct field_spec *f, const cJSON *item, struct memleak_request *req)
 {
         uint64_t v;
@@ -222,6 +248,8 @@ static int parse_field(const struct field_spec *f, const cJSON *item, struct mem
                 return parse_comm(item, field_at(req, f));
         case FIELD_PATH:
                 return parse_path(item, field_at(req, f));
+        case FIELD_NAME:
+                return parse_name(item, field_at(req, f));
         case FIELD_VERDICT: {
                 enum memleak_verdict verdict = memleak_verdict_from_string(cJSON_GetStringValue(item));
 
@@ -255,12 +283,14 @@ static int check_target(const struct memleak_request *req, const char **error_me
 {
         bool targeted = req->cmd == MEMLEAK_CMD_ATTACH || req->cmd == MEMLEAK_CMD_DETACH;
 
-        if (req->has_pid && req->kernel) {
-                *error_message = "\"pid\" and \"kernel\" name different targets: give one";
+        bool watch = req->unit || req->cgroup;
+
+        if (req->has_pid + req->kernel + !!req->unit + !!req->cgroup > 1) {
+                *error_message = "\"pid\", \"kernel\", \"unit\" and \"cgroup\" name different targets: give one";
                 return -EINVAL;
         }
-        if (targeted && !req->has_pid && !req->kernel) {
-                *error_message = "Missing \"pid\" (or \"kernel\": true)";
+        if (targeted && !req->has_pid && !req->kernel && !watch) {
+                *error_message = "Missing \"pid\" (or \"kernel\": true, \"unit\" or \"cgroup\")";
                 return -EINVAL;
         }
         if (!req->kernel && (req->kernel_pid || req->kernel_comm[0])) {
@@ -273,6 +303,11 @@ static int check_target(const struct memleak_request *req, const char **error_me
         }
         if (req->kernel && req->unwind != MEMLEAK_UNWIND_DEFAULT) {
                 *error_message = "\"unwind\" says how a process's stacks are walked, not the kernel's";
+                return -EINVAL;
+        }
+        if (watch && req->reachability) {
+                *error_message = "\"reachability\" holds one program memleakctl run starts; a unit or cgroup "
+                                 "is scanned with memleakctl leaks --pid";
                 return -EINVAL;
         }
         if (req->exec && !req->has_pid) {
@@ -422,6 +457,10 @@ void memleak_request_done(struct memleak_request *req)
         req->n_objs = 0;
         free(req->exec);
         req->exec = NULL;
+        free(req->unit);
+        req->unit = NULL;
+        free(req->cgroup);
+        req->cgroup = NULL;
 }
 
 static bool field_encode(cJSON *o, const struct field_spec *f, const struct memleak_request *req)
@@ -443,6 +482,7 @@ static bool field_encode(cJSON *o, const struct field_spec *f, const struct meml
                 return !*(const char *) field_at(req, f) ||
                        cJSON_AddStringToObject(o, f->name, (const char *) field_at(req, f));
         case FIELD_PATH:
+        case FIELD_NAME:
                 return !*(char *const *) field_at(req, f) ||
                        cJSON_AddStringToObject(o, f->name, *(char *const *) field_at(req, f));
         case FIELD_VERDICT:

@@ -14,7 +14,10 @@
  *      "reachability_snapshot_only" on report: a live scan only from a snapshot, never stopping
  *      the process for the whole scan (memleakctl leaks by default);
  *      history: each target has the fields every reply's target has (the forks too), each stack
- *      "first_bytes", as a report's do. Reply fields are named in reply-fields.h.
+ *      "first_bytes", as a report's do;
+ *      "unit" and "cgroup" on attach, detach, report and history: a whole service, every process
+ *      in that cgroup now and later (status lists the "watches"). Reply fields are named in
+ *      reply-fields.h.
  * A new command does not bump the version; a changed message does.
  */
 #pragma once
@@ -71,6 +74,8 @@
 #define F_SAMPLE_BYTES  "sample_bytes"
 #define F_FOLLOW_FORKS  "follow_forks"
 #define F_CHILDREN      "children"
+#define F_UNIT          "unit"
+#define F_CGROUP        "cgroup"
 
 enum memleak_command {
         MEMLEAK_CMD_ATTACH,
@@ -143,6 +148,10 @@ struct memleak_request {
         bool follow_forks;              /* attach: attach the processes it forks too, and theirs */
         bool children;                  /* report, history (with pid): the processes followed from
                                          * it too */
+        char *unit;                     /* attach, detach, report, history: every process of that
+                                         * unit's cgroup (NAME.service, .scope, .slice) */
+        char *cgroup;                   /* the same, for a cgroup v2 directory (absolute, or
+                                         * relative to the cgroup2 mount) */
 };
 
 void memleak_request_done(struct memleak_request *req);

@@ -29,6 +29,7 @@
 #define RF_ALLOCS_UNSAMPLED         "allocs_unsampled"
 #define RF_ALLOC_SESSIONS           "alloc_sessions"
 #define RF_AT                       "at"
+#define RF_ATTACHED                 "attached"
 #define RF_ATTACHED_S               "attached_s"
 #define RF_AT_EXIT                  "at_exit"
 #define RF_AUTO_SAMPLE              "auto_sample"
@@ -44,6 +45,8 @@
 #define RF_BYTES_SCANNED            "bytes_scanned"
 #define RF_BYTES_UNREADABLE         "bytes_unreadable"
 #define RF_CACHE_BYTES              "cache_bytes"
+#define RF_CGROUP                   "cgroup"
+#define RF_CGROUPS                  "cgroups"
 #define RF_CHANGES                  "changes"
 #define RF_CHANGES_TOTAL            "changes_total"
 #define RF_CHILDREN                 "children"
@@ -65,6 +68,7 @@
 #define RF_DISTINCT                 "distinct"
 #define RF_DROPPED                  "dropped"
 #define RF_ERROR                    "error"
+#define RF_EVENTS_LOST              "events_lost"
 #define RF_EVICTED                  "evicted"
 #define RF_EXITED                   "exited"
 #define RF_EXPECTED_ERROR           "expected_error"
@@ -120,6 +124,7 @@
 #define RF_MAX_OPEN                 "max_open"
 #define RF_METHOD                   "method"
 #define RF_MIN_AGE_S                "min_age_s"
+#define RF_MISSED                   "missed"
 #define RF_MISSES                   "misses"
 #define RF_MMAP                     "mmap"
 #define RF_MMAPS_MAP_FULL           "mmaps_map_full"
@@ -148,6 +153,7 @@
 #define RF_PID                      "pid"
 #define RF_POINTS                   "points"
 #define RF_PROBES                   "probes"
+#define RF_PROCESSES                "processes"
 #define RF_REACHABILITY             "reachability"
 #define RF_REACHABILITY_MAX_PAUSE_MS "reachability_max_pause_ms"
 #define RF_REASON                   "reason"
@@ -209,6 +215,7 @@
 #define RF_TREND                    "trend"
 #define RF_TRUNCATED                "truncated"
 #define RF_UNDECIDED                "undecided"
+#define RF_UNIT                     "unit"
 #define RF_UNWIND                   "unwind"
 #define RF_UNWIND_REPEATS           "unwind_repeats"
 #define RF_UNWIND_STOPPED           "unwind_stopped"
@@ -225,6 +232,8 @@
 #define RF_VERDICTS_QUALIFIED       "verdicts_qualified"
 #define RF_VERDICT_QUALIFIED        "verdict_qualified"
 #define RF_VERSION                  "version"
+#define RF_WATCH                    "watch"
+#define RF_WATCHES                  "watches"
 #define RF_WINDOW_S                 "window_s"
 #define RF_WRITE_FAILED             "write_failed"
 #define RF_WRITTEN                  "written"
@@ -235,7 +244,14 @@
 #define REPLY_STATUS(X) \
         X(RF_VERSION) X(RF_UPTIME_S) X(RF_SNAPSHOT_INTERVAL_MS) X(RF_RING_DEPTH) \
         X(RF_REACHABILITY_MAX_PAUSE_MS) X(RF_RESTART_PENDING) X(RF_PROBES) \
-        X(RF_SNAPSHOT_COST) X(RF_RECLAIM) X(RF_TARGETS) X(RF_COUNTERS) X(RF_LOST) X(RF_LIMITS)
+        X(RF_SNAPSHOT_COST) X(RF_RECLAIM) X(RF_TARGETS) X(RF_WATCHES) X(RF_COUNTERS) X(RF_LOST) \
+        X(RF_LIMITS)
+
+/* One of status "watches" (attach "unit" or "cgroup"), and the watch in an attach or detach reply.
+ * docs: status */
+#define REPLY_WATCH(X) \
+        X(RF_UNIT) X(RF_CGROUP) X(RF_PATH) X(RF_CGROUPS) X(RF_PROCESSES) X(RF_ATTACHED) X(RF_MISSED) \
+        X(RF_FAILED) X(RF_EVENTS_LOST)
 
 /* status "probes": how this kernel lets memleakd probe.
  * docs: status */
@@ -309,7 +325,7 @@
         X(RF_OUTSTANDING_MMAP_BYTES) X(RF_OUTSTANDING_MMAPS) X(RF_EXITED) X(RF_MMAP) \
         X(RF_SNAPSHOTS) X(RF_SAMPLE_BYTES) X(RF_AUTO_SAMPLE) X(RF_ATTACHED_S) X(RF_ALLOCATOR) \
         X(RF_ALLOCATOR_REASON) X(RF_CHILDREN_FORKED) X(RF_FOLLOW_FORKS) X(RF_CHILDREN_FOLLOWED) \
-        X(RF_CHILDREN_MISSED) X(RF_CHILDREN_MISSED_EXITED) X(RF_FORKED_FROM)
+        X(RF_CHILDREN_MISSED) X(RF_CHILDREN_MISSED_EXITED) X(RF_FORKED_FROM) X(RF_UNIT) X(RF_CGROUP)
 
 /* A target in status, attach and detach replies, after target-json.c's fields.
  * docs: attach status */
@@ -358,12 +374,12 @@
 /* The attach reply, beside the envelope.
  * docs: attach */
 #define REPLY_ATTACH(X) \
-        X(RF_TARGET)
+        X(RF_TARGET) X(RF_WATCH) X(RF_TARGETS)
 
 /* The detach reply, beside the envelope.
  * docs: detach */
 #define REPLY_DETACH(X) \
-        X(RF_TARGET) X(RF_CHILDREN) X(RF_CHILDREN_LEFT)
+        X(RF_TARGET) X(RF_CHILDREN) X(RF_CHILDREN_LEFT) X(RF_WATCH) X(RF_TARGETS)
 
 /* The history reply, beside the envelope, and its "history".
  * docs: history */

@@ -10,15 +10,15 @@ _memleakctl()
         local global_opts='-s --socket -j --json -h --help -V --version'
         local commands='attach detach status report leaks history top run html'
         local -A command_opts=(
-                [attach]='-p --pid -o --obj --mmap --unwind --follow-forks -k --kernel --kernel-filter --min-size --max-size --sample-bytes -j --json -h --help'
-                [detach]='-p --pid --children -k --kernel -j --json -h --help'
-                [status]='-j --json -h --help'
-                [report]='-p --pid --children -k --kernel -t --top --min-age --reachability --show-addresses --folded -j --json -h --help'
-                [leaks]='-p --pid --children --reachability --no-reachability -j --json -h --help'
-                [history]='-p --pid --children -k --kernel --stack -t --top -j --json -h --help'
+                [attach]='-p --pid --unit --cgroup -o --obj --mmap --unwind --follow-forks -k --kernel --kernel-filter --min-size --max-size --sample-bytes -j --json -h --help'
+                [detach]='-p --pid --children --unit --cgroup -k --kernel -j --json -h --help'
+                [status]='--unit --cgroup -j --json -h --help'
+                [report]='-p --pid --children --unit --cgroup -k --kernel -t --top --min-age --reachability --show-addresses --folded -j --json -h --help'
+                [leaks]='-p --pid --children --unit --cgroup --reachability --no-reachability -j --json -h --help'
+                [history]='-p --pid --children --unit --cgroup -k --kernel --stack -t --top -j --json -h --help'
                 [top]='-p --pid --children --sort -n --rows --interval --frames -h --help'
                 [run]='-o --obj -t --top --min-size --mmap --unwind --follow-forks --no-reachability --sample-bytes -j --json -O --output --untraced-ok -h --help'
-                [html]='-p --pid --children -k --kernel -t --top -o --output -h --help'
+                [html]='-p --pid --children --unit --cgroup -k --kernel -t --top -o --output -h --help'
         )
 
         # The command: the first word after the global options (and --socket's argument).

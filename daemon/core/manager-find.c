@@ -3,6 +3,7 @@
  * targets followed from its forks, and the exit hold of memleakctl run's program above it). Reads
  * the manager's list only: every other part of the manager finds its targets here. */
 #include <assert.h>
+#include <string.h>
 #include "kernel-target.h"
 #include "manager.h"
 #include "protocol.h"
@@ -99,6 +100,11 @@ bool manager_request_names_target(const struct manager *m, const struct memleak_
         assert(req);
         if (req->kernel)
                 return t->kernel != NULL;
+        /* a watch's name is unique among its kind's: the targets of one removed and made again
+         * are the service's too */
+        if (req->unit || req->cgroup)
+                return t->watch_name && t->watch_is_unit == (req->unit != NULL) &&
+                       strcmp(t->watch_name, req->unit ?: req->cgroup) == 0;
         if (!req->has_pid)
                 return true;
         return req->children ? manager_target_in_family(m, t, req->pid) : t->pid == req->pid;

@@ -93,8 +93,7 @@ static void defer(struct manager *m, struct target *parent, pid_t child, unsigne
                 not_followed(m, parent, child, "out of memory");
 }
 
-/* Whether pid exited (a zombie too). */
-static bool gone(pid_t pid)
+bool manager_pid_gone(pid_t pid)
 {
         _cleanup_close_ int fd = (int)syscall(SYS_pidfd_open, pid, 0);
 
@@ -114,12 +113,47 @@ static void release(const struct manager *m, const struct target *parent, pid_t 
                 exit_hold_answer_child(h, child, followed, scan, hold_code);
 }
 
+int manager_attach_follower(struct manager *m, pid_t pid, const struct follower_options *o, struct target **ret,
+                            char **error)
+{
+        struct target_config filter = o->filter;
+        struct target *t = NULL;
+        int r;
+
+        assert(m);
+        assert(o);
+        assert(ret);
+        manager_sample_first_limit(m, &filter);
+        r = target_attach(&m->env, &(struct target_attach_params) {
+                .pid = pid, .objs = o->objs, .n_objs = o->n_objs, .filter = filter,
+                .ring_depth = m->config.ring_depth, .track_mmap = o->track_mmap, .unwind = o->unwind,
+                .record_at_once = true,
+        }, &t, error);
+        if (r < 0)
+                return r;
+        (void)manager_target_phase(t, r > 0 ? TARGET_PHASE_AWAITING_TABLES : TARGET_PHASE_RECORDING);
+        t->follow_forks = true;
+        t->asker_uid = o->asker_uid;
+        t->asker_gid = o->asker_gid;
+        t->asked_by_user = o->asked_by_user;
+        r = manager_add_target(m, t);
+        if (r < 0) {
+                (void)target_stop(&m->env, t, false);
+                target_free(t);
+                free(*error);
+                *error = NULL;
+                return error_set(error, r, "cannot watch its exit");
+        }
+        *ret = t;
+        return 0;
+}
+
 static void follow(struct manager *m, struct target *parent, pid_t child, unsigned tries)
 {
         _cleanup_free_ char *error = NULL;
         _cleanup_free_ char **objs = NULL;
         struct target *t = manager_find_target(m, child);
-        struct target_config filter;
+        struct follower_options o;
         int n_objs, r;
 
         if (t && !target_phase_exited(t->phase)) {
@@ -138,52 +172,39 @@ static void follow(struct manager *m, struct target *parent, pid_t child, unsign
                 defer(m, parent, child, tries, 0);
                 return;
         }
-        /* with the parent's settings as asked: a child starts exact (or at the asked mean) even
-         * when memleakd samples the parent because it filled its share of the table */
-        filter = parent->filter;
-        if (parent->auto_sample.n_changes > 0)
-                filter.sample_bytes = parent->auto_sample.sample_bytes_asked;
-        manager_sample_first_limit(m, &filter);
         n_objs = named_objects(parent, &objs);
         if (n_objs < 0) {
                 not_followed(m, parent, child, "out of memory");
                 release(m, parent, child, false, false, false);
                 return;
         }
-        r = target_attach(&m->env, &(struct target_attach_params) {
-                .pid = child, .objs = objs, .n_objs = (size_t)n_objs, .filter = filter,
-                .ring_depth = m->config.ring_depth, .track_mmap = parent->track_mmap, .unwind = parent->unwind.mode,
-                .record_at_once = true,
-        }, &t, &error);
+        /* with the parent's settings as asked: a child starts exact (or at the asked mean) even
+         * when memleakd samples the parent because it filled its share of the table */
+        o = (struct follower_options) {
+                .filter = parent->filter, .objs = objs, .n_objs = (size_t)n_objs, .track_mmap = parent->track_mmap,
+                .unwind = parent->unwind.mode, .asker_uid = parent->asker_uid, .asker_gid = parent->asker_gid,
+                .asked_by_user = parent->asked_by_user,
+        };
+        if (parent->auto_sample.n_changes > 0)
+                o.filter.sample_bytes = parent->auto_sample.sample_bytes_asked;
+        r = manager_attach_follower(m, child, &o, &t, &error);
         /* -ENOENT: no allocator mapped yet; -ESRCH: no file mapped at all, as for a moment in its
          * exec (or its exit) */
-        if ((r == -ENOENT || r == -ESRCH) && tries + 1 < FOLLOW_TRIES_MAX && !gone(child)) {
+        if ((r == -ENOENT || r == -ESRCH) && tries + 1 < FOLLOW_TRIES_MAX && !manager_pid_gone(child)) {
                 defer(m, parent, child, tries + 1, now_monotonic_usec() + FOLLOW_RETRY_USEC);
                 return;
         }
         if (r < 0) {
-                if (gone(child))
+                if (manager_pid_gone(child))
                         went_unfollowed(parent);
                 else
                         not_followed(m, parent, child, error ?: strerror(-r));
                 release(m, parent, child, false, false, false);
                 return;
         }
-        (void)manager_target_phase(t, r > 0 ? TARGET_PHASE_AWAITING_TABLES : TARGET_PHASE_RECORDING);
-        t->follow_forks = true;
         t->parent_id = parent->id;
         t->parent_pid = parent->pid;
-        t->asker_uid = parent->asker_uid;
-        t->asker_gid = parent->asker_gid;
-        t->asked_by_user = parent->asked_by_user;
-        r = manager_add_target(m, t);
-        if (r < 0) {
-                (void)target_stop(&m->env, t, false);
-                target_free(t);
-                not_followed(m, parent, child, "cannot watch its exit");
-                release(m, parent, child, false, false, false);
-                return;
-        }
+        (void)target_inherit_watch(t, parent);     /* without memory: not reported under it */
         parent->children_followed++;
         /* recorded from here on: it runs; scanned at its exit when every block of it is recorded;
          * walked by tables, held at its execs and new code until they are in, as its program is */

@@ -170,6 +170,9 @@ static int copy_target(const struct manager *m, const struct target *t, bool sca
         jt->children_missed_exited = t->children_missed_exited;
         jt->forked_from = t->parent_pid;
         jt->follow_forks = t->follow_forks;
+        jt->watch_is_unit = t->watch_is_unit;
+        if (t->watch_name && !(jt->watch_name = strdup(t->watch_name)))
+                return -ENOMEM;
         jt->traced_from_start = t->exec != NULL;
         /* its own counters: read by the job for a live target (what it lost meanwhile counts) */
         jt->counter_row = t->counters.row;
@@ -247,6 +250,9 @@ int manager_report_start(struct manager *m, struct server_request *sreq, const s
                 return error_set(error, -ESRCH, "Not tracing the kernel (memleakctl attach --kernel)");
         if (req->has_pid && !manager_find_target(m, req->pid))
                 return error_set(error, -ESRCH, "Not attached to pid %d", (int)req->pid);
+        if ((req->unit || req->cgroup) && !manager_watch_id(m, req))
+                return error_set(error, -ESRCH, "Not watching %s %s (memleakctl attach --%s)",
+                                 req->unit ? "unit" : "cgroup", req->unit ?: req->cgroup, req->unit ? "unit" : "cgroup");
         /* which ones, decided once: its sender sees only the processes it could trace */
         shown = calloc(MAX(m->n_targets, (size_t)1), sizeof(*shown));
         if (!shown)

@@ -96,6 +96,7 @@ static cJSON *target_to_json(const struct target *t)
                 .children_forked = t->children_forked, .follow_forks = t->follow_forks,
                 .children_followed = t->children_followed, .forked_from = t->parent_pid,
                 .children_missed = t->children_missed, .children_missed_exited = t->children_missed_exited,
+                .watch_name = t->watch_name, .watch_is_unit = t->watch_is_unit,
         });
         cJSON *objs;
 
@@ -311,6 +312,65 @@ static bool attach_now(struct manager *m, struct server_request *sreq, struct me
         return true;
 }
 
+/* The targets of watch id, live ones (and exited ones with all), as an array. */
+static cJSON *watch_targets_json(struct manager *m, uint32_t id, bool exited_too)
+{
+        cJSON *arr = cJSON_CreateArray();
+
+        for (size_t i = 0; arr && i < m->n_targets; i++)
+                if (m->targets[i]->watch_id == id && (exited_too || !target_phase_exited(m->targets[i]->phase)))
+                        cJSON_AddItemToArray(arr, target_to_json(m->targets[i]));
+        return arr;
+}
+
+/* attach "unit" or "cgroup": the watch made, its processes attached now (each target of its own,
+ * following its forks); answered with the watch and the targets it made. Only root and
+ * admin_group: a cgroup holds other users' processes. */
+static void handle_watch_attach(struct manager *m, struct server_request *sreq, struct memleak_request *req)
+{
+        const struct ucred *peer = server_request_peer(sreq);
+        _cleanup_free_ char *error = NULL;
+        struct follower_options o = {
+                .filter = {
+                        .min_size = req->min_size ? req->min_size : m->config.min_size,
+                        .max_size = req->max_size ? req->max_size : m->config.max_size,
+                        .sample_bytes = req->sample_bytes ? req->sample_bytes : m->config.sample_bytes,
+                },
+                .objs = req->objs, .n_objs = req->n_objs, .track_mmap = req->mmap,
+                .unwind = req->unwind != MEMLEAK_UNWIND_DEFAULT ? req->unwind : m->config.unwind,
+                .asker_uid = peer->uid, .asker_gid = peer->gid,
+        };
+        uint32_t id = 0;
+        cJSON *r;
+        int k;
+
+        if (!manager_peer_admin(m, sreq)) {
+                log_info("Refused uid %u a watch of %s %s", (unsigned)peer->uid, req->unit ? "unit" : "cgroup",
+                         req->unit ?: req->cgroup);
+                reply_error(sreq, req->id, -EPERM, "Only root (or admin_group) may watch a unit or cgroup");
+                return;
+        }
+        if (o.filter.max_size && o.filter.min_size > o.filter.max_size) {
+                reply_error(sreq, req->id, -EINVAL, "min_size is larger than max_size");
+                return;
+        }
+        k = manager_watch_add(m, req, &o, &id, &error);
+        if (k < 0) {
+                log_info("Refused to watch %s %s for uid %u: %s", req->unit ? "unit" : "cgroup",
+                         req->unit ?: req->cgroup, (unsigned)peer->uid, error ?: strerror(-k));
+                reply_error(sreq, req->id, k, error);
+                return;
+        }
+        log_info("Watching %s %s for uid %u", req->unit ? "unit" : "cgroup", req->unit ?: req->cgroup,
+                 (unsigned)peer->uid);
+        r = memleak_response_new_ok(req->id);
+        if (r) {
+                cJSON_AddItemToObject(r, RF_WATCH, manager_watch_to_json(m, id));
+                cJSON_AddItemToObject(r, RF_TARGETS, watch_targets_json(m, id, false));
+        }
+        reply(sreq, r);
+}
+
 static void handle_attach(struct manager *m, struct server_request *sreq, struct memleak_request *req)
 {
         struct pending_op op = {
@@ -318,6 +378,10 @@ static void handle_attach(struct manager *m, struct server_request *sreq, struct
                 .request = sreq, .id = req->id,
         };
 
+        if (req->unit || req->cgroup) {
+                handle_watch_attach(m, sreq, req);
+                return;
+        }
         if (attach_now(m, sreq, req))
                 return;
         /* Answered once the detacher is done with the pid (manager_requests_pid_idle()). */
@@ -380,6 +444,43 @@ static struct target **followed_from(struct manager *m, const struct target *t, 
         return v;
 }
 
+/* detach "unit" or "cgroup": the watch ends, its live processes are detached (its exited ones'
+ * reports kept, as any exited target's). */
+static void handle_watch_detach(struct manager *m, struct server_request *sreq, struct memleak_request *req)
+{
+        _cleanup_free_ char *error = NULL;
+        struct watch_removed w = {};
+        cJSON *r, *targets;
+        int k;
+
+        if (!manager_peer_admin(m, sreq)) {
+                reply_error(sreq, req->id, -EPERM, "Only root (or admin_group) may stop watching a unit or cgroup");
+                return;
+        }
+        k = manager_watch_remove(m, req, &w, &error);
+        if (k < 0) {
+                reply_error(sreq, req->id, k, error);
+                return;
+        }
+        targets = watch_targets_json(m, w.id, false);
+        r = memleak_response_new_ok(req->id);
+        if (r) {
+                cJSON_AddItemToObject(r, RF_WATCH, TAKE_PTR(w.json));
+                cJSON_AddItemToObject(r, RF_TARGETS, TAKE_PTR(targets));
+        }
+        cJSON_Delete(w.json);
+        cJSON_Delete(targets);
+        reply(sreq, r);
+        log_info("Stopped watching %s %s: its processes detached", req->unit ? "unit" : "cgroup",
+                 req->unit ?: req->cgroup);
+        for (size_t i = m->n_targets; i > 0; i--) {
+                struct target *t = m->targets[i - 1];
+
+                if (t->watch_id == w.id && !target_phase_exited(t->phase))
+                        manager_remove_target(m, t);
+        }
+}
+
 static void handle_detach(struct manager *m, struct server_request *sreq, struct memleak_request *req)
 {
         struct target *t = req->kernel ? manager_find_kernel_target(m) : manager_find_target(m, req->pid);
@@ -388,6 +489,10 @@ static void handle_detach(struct manager *m, struct server_request *sreq, struct
         cJSON *r, *children;
         size_t n = 0;
 
+        if (req->unit || req->cgroup) {
+                handle_watch_detach(m, sreq, req);
+                return;
+        }
         if (!t && req->kernel) {
                 reply_error(sreq, req->id, -ESRCH, "Not tracing the kernel (memleakctl attach --kernel)");
                 return;
@@ -531,10 +636,18 @@ static cJSON *limits_to_json(struct manager *m)
 
 static void handle_status(struct manager *m, struct server_request *sreq, struct memleak_request *req)
 {
-        cJSON *r = memleak_response_new_ok(req->id), *arr;
+        bool watch = req->unit || req->cgroup;
+        uint32_t watch_id = watch ? manager_watch_id(m, req) : 0;
         struct peer_view view = manager_peer_view(m, sreq);
+        cJSON *r, *arr;
         uint64_t totals[_COUNTER_MAX] = {};
 
+        /* with "unit" or "cgroup": that watch and its targets only */
+        if (watch && (!watch_id || !view.admin)) {
+                reply_error(sreq, req->id, -ESRCH, req->unit ? "Not watching that unit" : "Not watching that cgroup");
+                return;
+        }
+        r = memleak_response_new_ok(req->id);
         if (!r) {
                 server_request_reply(sreq, NULL);
                 return;
@@ -580,6 +693,8 @@ static void handle_status(struct manager *m, struct server_request *sreq, struct
 
                 if (!manager_peer_view_sees(&view, m->targets[i]))
                         continue;       /* another user's: not shown */
+                if (watch && !manager_request_names_target(m, req, m->targets[i]))
+                        continue;
                 target_refresh_comm(m->targets[i]);
                 o = target_to_json(m->targets[i]);
                 /* its own counters, beside the daemon's below */
@@ -589,6 +704,12 @@ static void handle_status(struct manager *m, struct server_request *sreq, struct
                 }
                 cJSON_AddItemToArray(arr, o);
         }
+        if (watch) {
+                arr = cJSON_AddArrayToObject(r, RF_WATCHES);
+                if (arr)
+                        cJSON_AddItemToArray(arr, manager_watch_to_json(m, watch_id));
+        } else
+                cJSON_AddItemToObject(r, RF_WATCHES, view.admin ? manager_watches_to_json(m) : cJSON_CreateArray());
         if (counters_read(m->env.skel, totals) < 0)
                 log_warning("Cannot read the BPF counters");
         cJSON_AddItemToObject(r, RF_COUNTERS, counters_json_new(totals, false));
@@ -626,6 +747,11 @@ static void handle_history(struct manager *m, struct server_request *sreq, struc
                 reply_error(sreq, req->id, -ENOMEM, "Out of memory");
                 return;
         }
+        if ((req->unit || req->cgroup) && !manager_watch_id(m, req)) {
+                cJSON_Delete(r);
+                reply_error(sreq, req->id, -ESRCH, req->unit ? "Not watching that unit" : "Not watching that cgroup");
+                return;
+        }
         for (size_t i = 0; i < m->n_targets; i++) {
                 const struct target *t = m->targets[i];
                 uint64_t counters[_COUNTER_MAX];
@@ -648,6 +774,7 @@ static void handle_history(struct manager *m, struct server_request *sreq, struc
                         .children_forked = t->children_forked, .follow_forks = t->follow_forks,
                         .children_followed = t->children_followed, .forked_from = t->parent_pid,
                         .children_missed = t->children_missed, .children_missed_exited = t->children_missed_exited,
+                        .watch_name = t->watch_name, .watch_is_unit = t->watch_is_unit,
                 }, counted ? counters : NULL, now_realtime_usec(), &p);
                 cJSON_AddItemToArray(arr, th);
                 found++;

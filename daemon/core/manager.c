@@ -124,6 +124,8 @@ static int on_snapshot_timer(sd_event_source *s, uint64_t usec, void *userdata)
         uint64_t start = now_monotonic_usec();
         size_t rows = manager_take_snapshots(m);
 
+        manager_watches_tick(m);
+
         m->snapshot_cost.last_usec = now_monotonic_usec() - start;
         m->snapshot_cost.last_rows = rows;
         m->snapshot_cost.max_usec = MAX(m->snapshot_cost.max_usec, m->snapshot_cost.last_usec);
@@ -326,6 +328,10 @@ static int start_tracing(struct manager *m)
         if (r < 0)
                 log_warning_errno(r, "Cannot watch traced processes fork, ignoring: their children will keep "
                                   "paying for the probes they inherit: %m");
+        r = manager_watches_start(m);
+        if (r < 0)
+                log_warning_errno(r, "Cannot watch units and cgroups, ignoring: attach --unit and --cgroup will "
+                                  "fail: %m");
         return 0;
 }
 
@@ -432,6 +438,7 @@ struct manager *manager_free(struct manager *m)
         manager_reclaim_stop(m);
         manager_requests_done(m);
         manager_follow_done(m);
+        manager_watches_free(m);
         pending_ops_done(&m->pending);
         /* Each target's probes take the kernel a grace period to remove: all at once, then wait. */
         manager_free_targets(m);

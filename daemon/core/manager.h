@@ -7,6 +7,7 @@
 #pragma once
 
 #include <stdint.h>
+#include <cjson/cJSON.h>
 #include <systemd/sd-event.h>
 #include "config-source.h"
 #include "config.h"
@@ -23,6 +24,7 @@ struct worker;
 struct fork_watch;
 struct stack_totals;
 struct memleak_request;
+struct manager_watches;
 
 struct manager {
         sd_event *event;
@@ -42,6 +44,7 @@ struct manager {
         uint64_t follow_warnings_held;  /* since then */
         struct server *server;
         struct fork_watch *forks;
+        struct manager_watches *watches;        /* units and cgroups watched (manager-watch.c) */
         struct bpf_link *exec_forget;   /* while some process is traced (bpf_loader_attach_exec_forget()) */
         sd_event_source *snapshot_timer;
         sd_event_source *children_timer;        /* clears the probes forked children inherited */
@@ -175,6 +178,24 @@ struct leak_verdict_thresholds manager_verdict_thresholds(const struct manager *
 void manager_jit_names_at_exit(struct manager *m, struct target *t);
 
 /* manager-follow.c */
+/* How a process attached on another's behalf (a followed child, a process of a watched cgroup)
+ * is attached: its settings as asked, the files named (borrowed), who asked. */
+struct follower_options {
+        struct target_config filter;
+        char **objs;
+        size_t n_objs;
+        bool track_mmap;
+        enum memleak_unwind unwind;
+        uid_t asker_uid;
+        gid_t asker_gid;
+        bool asked_by_user;
+};
+/* Attach pid so, following its forks, and keep it: 0 and *ret, or a negative errno and *error
+ * (-ENOENT: no allocator mapped yet, -ESRCH: nothing mapped, as in an exec: worth another try). */
+int manager_attach_follower(struct manager *m, pid_t pid, const struct follower_options *o, struct target **ret,
+                            char **error);
+/* Whether pid exited (a zombie too): a process gone before it could be attached. */
+bool manager_pid_gone(pid_t pid);
 /* parent (followed: "follow_forks") forked child: attach child with parent's options. */
 void manager_follow_child(struct manager *m, struct target *parent, pid_t child);
 /* t was attached with follow_forks: attach the children it has now too (a server's workers), and
@@ -186,6 +207,36 @@ void manager_follow_existing_children(struct manager *m, struct target *t);
 void manager_follow_pending(struct manager *m);
 /* Forget them (shutdown). */
 void manager_follow_done(struct manager *m);
+
+/* manager-watch.c: whole services (attach "unit" or "cgroup"): every process in a cgroup v2
+ * directory and below it, now and later, attached as a target of its own with the watch's
+ * options (following its forks), each remembering its watch. */
+/* Find the cgroup2 mount, hear of the processes entering watched cgroups: 0 or a negative errno
+ * (then no watch can be made). */
+int manager_watches_start(struct manager *m);
+void manager_watches_free(struct manager *m);
+/* The snapshot tick: each watch's directory found again (a restarted unit's is new), the
+ * processes in it that are no targets yet attached. */
+void manager_watches_tick(struct manager *m);
+/* Watch req's unit or cgroup (it must be there) and attach its processes: 0 and *ret_id, or a
+ * negative errno and *error. */
+int manager_watch_add(struct manager *m, const struct memleak_request *req, const struct follower_options *options,
+                      uint32_t *ret_id, char **error);
+/* Stop watching req's unit or cgroup (its targets are the caller's to detach): 0, *ret (the
+ * watch's id and its last status entry), or -ESRCH and *error. */
+struct watch_removed {
+        uint32_t id;
+        cJSON *json;
+};
+int manager_watch_remove(struct manager *m, const struct memleak_request *req, struct watch_removed *ret,
+                         char **error);
+/* The id of req's watch ("unit" or "cgroup"); 0: none. */
+uint32_t manager_watch_id(const struct manager *m, const struct memleak_request *req);
+/* A watch as status shows it ({"unit" | "cgroup", "path", "cgroups", "processes", "attached",
+ * "missed", "failed", "events_lost"}); NULL for no such watch or without memory. */
+cJSON *manager_watch_to_json(const struct manager *m, uint32_t id);
+/* Every watch, an array. */
+cJSON *manager_watches_to_json(const struct manager *m);
 /* A target forked: follow the child (follow_forks), or clear the probes it inherited, shortly
  * (none when it shares the parent's memory: a vfork child). */
 void manager_target_forked(struct manager *m, pid_t parent, pid_t child, bool shares_memory);

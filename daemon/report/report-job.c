@@ -53,6 +53,7 @@ struct report_job *report_job_free(struct report_job *j)
                 kernel_symbols_unref(j->targets[i].kernel);
                 reach_scan_result_free(j->targets[i].reach);
                 free(j->targets[i].reach_unavailable);
+                free(j->targets[i].watch_name);
                 perf_map_unref(j->targets[i].perf_map);
                 cJSON_Delete(j->targets[i].counted);
         }
@@ -368,6 +369,7 @@ static cJSON *build_reply(struct report_job *j, char **error)
                         .children_missed_exited = j->targets[i].children_missed_exited,
                         .forked_from = j->targets[i].forked_from,
                         .follow_forks = j->targets[i].follow_forks,
+                        .watch_name = j->targets[i].watch_name, .watch_is_unit = j->targets[i].watch_is_unit,
                         .reach = j->targets[i].reach,
                         .reach_unavailable = j->targets[i].reach_unavailable,
                 };

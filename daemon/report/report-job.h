@@ -40,6 +40,8 @@ struct report_job_target {
         uint64_t children_missed_exited;  /* of the missed, gone before they could be */
         pid_t forked_from;              /* the traced process it was followed from; 0 */
         bool follow_forks;              /* the processes it forks are traced too */
+        char *watch_name;               /* the unit or cgroup it was found in (owned); NULL */
+        bool watch_is_unit;
         uint64_t trend_oldest_bytes;
         uint64_t trend_oldest_usec;
         struct stack_rows frozen;       /* an exited target's rows */

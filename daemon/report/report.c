@@ -352,6 +352,7 @@ static cJSON *targets_to_json(const struct stack_rows *rows, const struct report
                         .children_followed = targets[i].children_followed, .forked_from = targets[i].forked_from,
                         .children_missed = targets[i].children_missed,
                         .children_missed_exited = targets[i].children_missed_exited,
+                        .watch_name = targets[i].watch_name, .watch_is_unit = targets[i].watch_is_unit,
                 };
                 cJSON *t;
 

@@ -37,6 +37,8 @@ struct report_target {
         uint64_t children_missed_exited;  /* of the missed, gone before they could be */
         pid_t forked_from;              /* the traced process it was followed from; 0 */
         bool follow_forks;              /* the processes it forks are traced too */
+        const char *watch_name;         /* the unit or cgroup it was found in; NULL */
+        bool watch_is_unit;
         const struct reach_result *reach;       /* its reachability scan (reach-scan.h); NULL: none */
         const char *reach_unavailable;  /* why a scan asked for is not there; NULL */
         /* its own counters' fields ("counters", "lost", "verdicts_qualified", "blind_since",

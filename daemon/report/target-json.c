@@ -55,5 +55,7 @@ cJSON *target_json_new(const struct target_json *t)
         if (t->has_attach)
                 add_attach(o, t);
         add_forks(o, t);
+        json_add_string_or_null(o, RF_UNIT, t->watch_is_unit ? t->watch_name : NULL);
+        json_add_string_or_null(o, RF_CGROUP, t->watch_is_unit ? NULL : t->watch_name);
         return TAKE_PTR(o);
 }

@@ -32,9 +32,12 @@ struct target_json {
         uint64_t children_missed;               /* follow_forks: not followed, for any reason */
         uint64_t children_missed_exited;        /* of those, gone before they could be attached */
         pid_t forked_from;                      /* 0: null */
+        const char *watch_name;                 /* the unit or cgroup it was found in; NULL: null */
+        bool watch_is_unit;
 };
 
 /* {"pid", "comm", ["outstanding_*",] "exited", ["mmap",] "snapshots", "sample_bytes",
  * "auto_sample", ["attached_s", "allocator", "allocator_reason",] "children_forked",
- * "follow_forks", "children_followed", "children_missed", "children_missed_exited", "forked_from"} (REPLY_TARGET); NULL without memory. */
+ * "follow_forks", "children_followed", "children_missed", "children_missed_exited", "forked_from", "unit",
+ * "cgroup"} (REPLY_TARGET); NULL without memory. */
 cJSON *target_json_new(const struct target_json *t);

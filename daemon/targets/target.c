@@ -597,6 +597,24 @@ int target_reprobe(const struct target_env *env, struct target *t)
         return 0;
 }
 
+int target_inherit_watch(struct target *t, const struct target *from)
+{
+        char *name;
+
+        assert(t);
+        assert(from);
+        if (!from->watch_name)
+                return 0;
+        name = strdup(from->watch_name);
+        if (!name)
+                return -ENOMEM;
+        free(t->watch_name);
+        t->watch_name = name;
+        t->watch_id = from->watch_id;
+        t->watch_is_unit = from->watch_is_unit;
+        return 0;
+}
+
 struct target *target_free(struct target *t)
 {
         if (!t)
@@ -607,6 +625,7 @@ struct target *target_free(struct target *t)
         objects_free(t);
         free(t->allocator_reason);
         free(t->register_error);
+        free(t->watch_name);
         module_map_done(&t->modules);
         jit_names_source_done(&t->jit_source);
         perf_map_unref(t->perf_map);

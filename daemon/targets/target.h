@@ -208,6 +208,10 @@ struct target {
         uint64_t parent_id;             /* the target whose fork it was followed from; 0: attached
                                          * itself */
         pid_t parent_pid;               /* that target's pid; 0 */
+        uint32_t watch_id;              /* the cgroup watch (attach "unit" or "cgroup") it was
+                                         * found in, or its parent was; 0: none */
+        char *watch_name;               /* that watch's unit or cgroup (owned); NULL */
+        bool watch_is_unit;             /* watch_name names a unit */
         uint64_t maps_followed_until_usec;      /* CLOCK_MONOTONIC: its maps are read every few
                                                  * milliseconds until then (it execs or just did:
                                                  * target_follow_maps()); 0 */
@@ -341,4 +345,6 @@ int target_clear_inherited_probes(const struct target_env *env, struct target *t
 uint64_t target_memory_bytes(const struct target *t);
 
 struct target *target_free(struct target *t);
+/* t belongs to the watch (attach "unit" or "cgroup") from belongs to, if any: 0, or -ENOMEM. */
+int target_inherit_watch(struct target *t, const struct target *from);
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct target *, target_free)

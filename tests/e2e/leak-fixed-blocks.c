@@ -6,8 +6,12 @@
  * "site: leak_fixed_blocks"; nothing else is allocated after "go".
  *
  * Protocol: print "ready PID" (PID as this process sees itself, i.e. in its PID namespace),
- * wait for a line ("go"), leak, print "done", wait for a line or EOF, exit 0. */
+ * wait for a line ("go"), leak, print "done", wait for a line or EOF, exit 0. With --service (a
+ * unit's ExecStart=, stdin /dev/null): wait for SIGUSR1 instead (systemctl kill -s USR1), leak,
+ * then run until stopped. */
+#include <signal.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "leak-util.h"
@@ -28,8 +32,20 @@ static noinline void leak_fixed_blocks(void)
         }
 }
 
-int main(void)
+int main(int argc, char *argv[])
 {
+        if (argc > 1 && strcmp(argv[1], "--service") == 0) {
+                sigset_t set;
+                int sig;
+
+                sigemptyset(&set);
+                sigaddset(&set, SIGUSR1);
+                require(sigprocmask(SIG_BLOCK, &set, NULL) == 0);
+                require(sigwait(&set, &sig) == 0);
+                leak_fixed_blocks();
+                for (;;)
+                        pause();
+        }
         setup_stdio();
         printf("ready %ld\n", (long)getpid());
         fflush(stdout);

@@ -920,6 +920,65 @@ class SystemdUnitsTest(unittest.TestCase):
 
         self.assert_stops_cleanly()
 
+    def test_attach_unit_traces_a_service_and_its_new_main_process_after_a_restart(self):
+        """memleakctl attach --unit: the service's main process traced, its leak exact; after
+        systemctl restart (its cgroup made anew, a new main pid) the new one is traced too."""
+        unit = 'e2e-leaky.service'
+        unit_path = self.container.path(f'/run/systemd/system/{unit}')
+        write_file(unit_path, f'[Unit]\nDescription=memleakd e2e: a leaking service\n\n'
+                              f'[Service]\nExecStart={LEAK_PROGRAM_IN_CONTAINER} --service\n')
+        self.addCleanup(self.systemctl, 'daemon-reload')
+        self.addCleanup(os.unlink, unit_path)
+        self.addCleanup(self.systemctl, 'stop', unit, check=False)
+        self.systemctl('daemon-reload')
+        self.systemctl('start', unit)
+        self.systemctl('start', SOCKET)
+        expected = (LEAK_SIZE * LEAK_COUNT, LEAK_COUNT)
+
+        def main_pid():
+            return int(self.show(unit, 'MainPID')['MainPID'])
+
+        def traced(pid):
+            def recording():
+                return any(t['pid'] == pid and t['unit'] == unit and t['phase'] == 'recording'
+                           for t in json.loads(self.ctl('status', '--json'))['targets'])
+            self.assertTrue(wait_until(recording, REPORT_TIMEOUT_S),
+                            f'pid {pid} of {unit} is not traced: {self.ctl("status")}')
+
+        def leaked_exactly(pid):
+            def report():
+                r = json.loads(self.ctl('report', '--unit', unit, '--json'))
+                return [(t['pid'], t['outstanding_bytes'], t['outstanding_allocs']) for t in r['targets']
+                        if t['pid'] == pid] == [(pid, *expected)] and r
+            r = wait_until(report, REPORT_TIMEOUT_S) or json.loads(self.ctl('report', '--unit', unit, '--json'))
+            mine = [(t['pid'], t['unit'], t['outstanding_bytes'], t['outstanding_allocs']) for t in r['targets']
+                    if t['pid'] == pid]
+            self.assertEqual(mine, [(pid, unit, *expected)], json.dumps(r, indent=1))
+            stacks = [s for s in r['stacks'] if s['pid'] == pid]
+            self.assertEqual([(s['bytes'], s['allocs'], s['frames'][0]['symbol']) for s in stacks],
+                             [(*expected, LEAK_FUNCTION)], json.dumps(stacks, indent=1))
+
+        first = main_pid()
+        reply = json.loads(self.ctl('attach', '--unit', unit, '--json'))
+        self.assertEqual(reply['watch']['unit'], unit)
+        self.assertEqual([t['pid'] for t in reply['targets']], [first])
+        traced(first)
+        self.systemctl('kill', '--signal=USR1', unit)
+        leaked_exactly(first)
+
+        self.systemctl('restart', unit)
+        second = main_pid()
+        self.assertNotEqual(second, first)
+        traced(second)
+        self.systemctl('kill', '--signal=USR1', unit)
+        leaked_exactly(second)
+        watch = json.loads(self.ctl('status', '--json'))['watches']
+        self.assertEqual([(w['unit'], w['processes'], w['attached'], w['missed']) for w in watch],
+                         [(unit, 1, 2, 0)], watch)
+        reply = json.loads(self.ctl('detach', '--unit', unit, '--json'))
+        self.assertEqual([t['pid'] for t in reply['targets']], [second])
+        self.assert_stops_cleanly()
+
 
 def run_tests(test_class):
     """unittest.main(), the class's container torn down whatever ends the run: SIGTERM (meson's

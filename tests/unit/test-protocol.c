@@ -636,6 +636,45 @@ static void protocol_parses_follow_forks_and_children(void)
         memleak_request_done(&req);
 }
 
+static void protocol_parses_unit_and_cgroup(void)
+{
+        struct memleak_request req = {};
+        const char *message = NULL;
+        uint64_t id = 0;
+        _cleanup_free_ char *text = NULL;
+        cJSON *o;
+
+        ASSERT_EQ(parse("{\"v\":1,\"cmd\":\"attach\",\"unit\":\"nginx.service\",\"sample_bytes\":4096}", &req, &id,
+                        &message), 0);
+        ASSERT_STREQ(req.unit, "nginx.service");
+        ASSERT_TRUE(!req.has_pid && !req.kernel && !req.cgroup);
+        o = memleak_request_to_json(&req);
+        text = cJSON_PrintUnformatted(o);
+        ASSERT_TRUE(text && strstr(text, "\"unit\":\"nginx.service\""));
+        cJSON_Delete(o);
+        memleak_request_done(&req);
+        ASSERT_TRUE(req.unit == NULL);
+        for (const char *const *cmd = (const char *const[]) { "detach", "report", "history", NULL }; *cmd; cmd++) {
+                _cleanup_free_ char *line = NULL;
+
+                ASSERT_TRUE(asprintf(&line, "{\"v\":1,\"cmd\":\"%s\",\"cgroup\":\"system.slice/x.service\"}", *cmd) > 0);
+                req = (struct memleak_request) {};
+                ASSERT_EQ(parse(line, &req, &id, &message), 0);
+                ASSERT_STREQ(req.cgroup, "system.slice/x.service");
+                memleak_request_done(&req);
+        }
+
+        /* one target at most; names of text; not on status; no scan of a whole service */
+        refused("{\"v\":1,\"id\":7,\"cmd\":\"attach\",\"pid\":9,\"unit\":\"a.service\"}", EINVAL, 7);
+        refused("{\"v\":1,\"id\":7,\"cmd\":\"report\",\"kernel\":true,\"cgroup\":\"a\"}", EINVAL, 7);
+        refused("{\"v\":1,\"id\":7,\"cmd\":\"attach\",\"unit\":\"a.service\",\"cgroup\":\"a\"}", EINVAL, 7);
+        refused("{\"v\":1,\"id\":7,\"cmd\":\"attach\",\"unit\":\"\"}", EINVAL, 7);
+        refused("{\"v\":1,\"id\":7,\"cmd\":\"attach\",\"unit\":5}", EINVAL, 7);
+        refused("{\"v\":1,\"id\":7,\"cmd\":\"attach\",\"cgroup\":\"a\\nb\"}", EINVAL, 7);
+        refused("{\"v\":1,\"id\":7,\"cmd\":\"attach\",\"cgroup\":\"a\",\"reachability\":true}", EINVAL, 7);
+        refused("{\"v\":1,\"id\":7,\"cmd\":\"report\",\"unit\":\"a.service\",\"children\":true}", EINVAL, 7);
+}
+
 int main(void)
 {
         static const struct unit_test tests[] = {
@@ -660,6 +699,7 @@ int main(void)
                 TEST(protocol_parses_and_checks_attach_before_exec),
                 TEST(protocol_parses_history_and_unwind),
                 TEST(protocol_parses_follow_forks_and_children),
+                TEST(protocol_parses_unit_and_cgroup),
         };
 
         return run_unit_tests(tests, ELEMENTSOF(tests));

@@ -44,11 +44,14 @@ static void target_json_writes_every_target_field_in_order(void)
         _cleanup_json_ cJSON *all = target_json_new(&(struct target_json) {
                 .pid = 7, .comm = "leaky", .has_outstanding = true, .outstanding_bytes = 100, .has_attach = true,
                 .allocator = "glibc", .snapshots = 3, .auto_sample = &h, .forked_from = 6,
+                .watch_name = "nginx.service", .watch_is_unit = true,
         });
         _cleanup_json_ cJSON *least = target_json_new(&(struct target_json) { .pid = 7 });
 
         assert_fields(all, target_fields, ELEMENTSOF(target_fields), NULL);
         ASSERT_EQ(cJSON_GetObjectItem(all, RF_FORKED_FROM)->valueint, 6);
+        ASSERT_STREQ(cJSON_GetStringValue(cJSON_GetObjectItem(all, RF_UNIT)), "nginx.service");
+        ASSERT_TRUE(cJSON_IsNull(cJSON_GetObjectItem(all, RF_CGROUP)));
         ASSERT_TRUE(cJSON_IsObject(cJSON_GetObjectItem(all, RF_AUTO_SAMPLE)));
         /* without the report's totals and the attach's fields; unknowns null */
         assert_fields(least, target_fields, ELEMENTSOF(target_fields), (const char *const[]) {

@@ -1,0 +1,697 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* Whole services (attach "unit" or "cgroup"): each process in the cgroup (and the cgroups below
+ * it) attached as a target of its own with the watch's options, following its forks; those that
+ * enter later found by BPF (a fork into it by a process not traced, an exec in it), those moved
+ * in and never exec'ing by a rescan of cgroup.procs on each snapshot tick; the directory found
+ * again when it is made anew (a unit's restart: inotify on its parent, and each tick). The
+ * processes that went before they could be attached are counted (missed), never dropped
+ * silently. */
+#include <assert.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <libgen.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/inotify.h>
+#include <unistd.h>
+#include "cgroup-events.h"
+#include "cgroup-path.h"
+#include "detacher.h"
+#include "json-util.h"
+#include "log.h"
+#include "macro.h"
+#include "manager.h"
+#include "protocol.h"
+#include "reply-fields.h"
+#include "util.h"
+
+/* Watches at most (each holds its cgroups in BPF's watched_cgroups, MEMLEAK_CGROUP_WATCHES_MAX
+ * in all). */
+#define WATCHES_MAX 32u
+/* A process caught in its exec (no allocator mapped yet) is tried again this often, this many
+ * times, as a followed child is (manager-follow.c). */
+#define WATCH_RETRY_USEC (5ULL * 1000)
+#define WATCH_TRIES_MAX 40U
+/* The latest processes counted missed, not counted twice (a child's fork and its exec are two
+ * events). */
+#define WATCH_MISSED_RECENT 16U
+
+struct watch {
+        uint32_t id;
+        char *name;                     /* the unit, or the cgroup as asked */
+        bool is_unit;
+        char *path;                     /* its directory now; NULL while there is none */
+        uint64_t *cgroup_ids;           /* its cgroup and those below it, in BPF's map */
+        size_t n_cgroup_ids;
+        int inotify_wd;                 /* on the parent directory (IN_CREATE); -1 */
+        /* its options (attach's) */
+        struct follower_options options;
+        char *objs[MEMLEAK_MAX_OBJS];
+        /* what it found */
+        uint64_t attached;              /* processes attached over its life */
+        uint64_t missed;                /* gone before they could be attached */
+        uint64_t failed;                /* could not be attached (logged why) */
+        uint64_t lost_before;           /* BPF events lost for cgroups no longer watched */
+        pid_t *refused;                 /* pids that could not be attached: not tried each tick */
+        size_t n_refused;
+        bool map_warned;                /* said once that BPF's map of cgroups is full */
+        pid_t missed_recent[WATCH_MISSED_RECENT];
+        unsigned missed_next;
+};
+
+struct watch_retry {
+        pid_t pid;
+        uint32_t watch_id;
+        unsigned tries;
+        uint64_t due_usec;
+};
+
+struct manager_watches {
+        char *root;                     /* the cgroup2 mount; NULL: none found */
+        struct cgroup_events *events;
+        int inotify_fd;
+        sd_event_source *inotify_source;
+        sd_event_source *retry_timer;
+        struct watch **watches;
+        size_t n;
+        uint32_t next_id;
+        struct watch_retry *retries;
+        size_t n_retries;
+};
+
+static struct watch *watch_free(struct watch *w)
+{
+        if (!w)
+                return NULL;
+        free(w->name);
+        free(w->path);
+        free(w->cgroup_ids);
+        free(w->refused);
+        for (size_t i = 0; i < MEMLEAK_MAX_OBJS; i++)
+                free(w->objs[i]);
+        free(w);
+        return NULL;
+}
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct watch *, watch_free)
+
+static cJSON *watch_json(const struct manager *m, const struct watch *w);
+
+static struct watch *find_watch_by_id(const struct manager *m, uint32_t id)
+{
+        for (size_t i = 0; m->watches && id && i < m->watches->n; i++)
+                if (m->watches->watches[i]->id == id)
+                        return m->watches->watches[i];
+        return NULL;
+}
+
+static struct watch *find_watch(const struct manager *m, bool is_unit, const char *name)
+{
+        for (size_t i = 0; m->watches && name && i < m->watches->n; i++) {
+                struct watch *w = m->watches->watches[i];
+
+                if (w->is_unit == is_unit && strcmp(w->name, name) == 0)
+                        return w;
+        }
+        return NULL;
+}
+
+static struct watch *find_watch_of(const struct manager *m, const struct memleak_request *req)
+{
+        return req->unit ? find_watch(m, true, req->unit) : find_watch(m, false, req->cgroup);
+}
+
+static void set_watch(struct target *t, const struct watch *w)
+{
+        char *name = strdup(w->name);
+
+        if (!name)
+                return;         /* without memory: its pid still reported, not under the watch */
+        free(t->watch_name);
+        t->watch_name = name;
+        t->watch_id = w->id;
+        t->watch_is_unit = w->is_unit;
+}
+
+static bool refused(const struct watch *w, pid_t pid)
+{
+        for (size_t i = 0; i < w->n_refused; i++)
+                if (w->refused[i] == pid)
+                        return true;
+        return false;
+}
+
+static void note_refused(struct watch *w, pid_t pid)
+{
+        pid_t *grown = realloc(w->refused, (w->n_refused + 1) * sizeof(*grown));
+
+        if (!grown)
+                return;         /* tried again at the next tick */
+        w->refused = grown;
+        w->refused[w->n_refused++] = pid;
+}
+
+static void forget_refused(struct watch *w, pid_t pid)
+{
+        size_t k = 0;
+
+        for (size_t i = 0; i < w->n_refused; i++)
+                if (w->refused[i] != pid)
+                        w->refused[k++] = w->refused[i];
+        w->n_refused = k;
+}
+
+static void count_missed(struct watch *w, pid_t pid)
+{
+        for (size_t i = 0; i < WATCH_MISSED_RECENT; i++)
+                if (w->missed_recent[i] == pid)
+                        return;
+        w->missed_recent[w->missed_next++ % WATCH_MISSED_RECENT] = pid;
+        w->missed++;
+        log_debug("Pid %d of %s %s went before it could be attached", (int)pid, w->is_unit ? "unit" : "cgroup",
+                  w->name);
+}
+
+static bool retrying(const struct manager_watches *ws, pid_t pid)
+{
+        for (size_t i = 0; i < ws->n_retries; i++)
+                if (ws->retries[i].pid == pid)
+                        return true;
+        return false;
+}
+
+static void arm_retry(struct manager_watches *ws)
+{
+        uint64_t next = 0;
+
+        for (size_t i = 0; i < ws->n_retries; i++)
+                if (!next || ws->retries[i].due_usec < next)
+                        next = ws->retries[i].due_usec;
+        if (!next || !ws->retry_timer)
+                return;
+        if (sd_event_source_set_time(ws->retry_timer, next) < 0 ||
+            sd_event_source_set_enabled(ws->retry_timer, SD_EVENT_ONESHOT) < 0)
+                log_warning("Cannot schedule attaching a watched cgroup's new processes again: the next snapshot "
+                            "tick finds them");
+}
+
+static void queue_retry(struct manager_watches *ws, struct watch *w, pid_t pid, unsigned tries, uint64_t due_usec)
+{
+        struct watch_retry *grown = realloc(ws->retries, (ws->n_retries + 1) * sizeof(*grown));
+
+        if (!grown)
+                return;         /* the next snapshot tick finds it */
+        ws->retries = grown;
+        ws->retries[ws->n_retries++] = (struct watch_retry) {
+                .pid = pid, .watch_id = w->id, .tries = tries, .due_usec = due_usec };
+}
+
+/* Whether pid waits to be followed from a target's fork already (that follow takes it). */
+static bool followed_soon(const struct manager *m, pid_t pid)
+{
+        for (size_t i = 0; i < m->pending.n; i++)
+                if (m->pending.ops[i].kind == PENDING_FOLLOW && m->pending.ops[i].state == PENDING_QUEUED &&
+                    m->pending.ops[i].pid == pid)
+                        return true;
+        return false;
+}
+
+/* Attach pid, found in w's cgroup, with w's options. */
+static void watch_attach(struct manager *m, struct watch *w, pid_t pid, unsigned tries)
+{
+        struct manager_watches *ws = m->watches;
+        _cleanup_free_ char *error = NULL;
+        struct target *t = manager_find_target(m, pid);
+        int r;
+
+        if ((t && !target_phase_exited(t->phase)) || pid == getpid() || refused(w, pid))
+                return;         /* traced already (followed from its parent, or asked for itself) */
+        if (tries == 0 && (retrying(ws, pid) || followed_soon(m, pid)))
+                return;
+        if (manager_live_targets(m) >= m->config.max_targets) {
+                w->failed++;
+                note_refused(w, pid);
+                log_warning("Not attaching pid %d of %s %s: max_targets processes are traced already", (int)pid,
+                            w->is_unit ? "unit" : "cgroup", w->name);
+                return;
+        }
+        if (detacher_pid_busy(m->env.detacher, pid)) {
+                queue_retry(ws, w, pid, tries, now_monotonic_usec() + WATCH_RETRY_USEC);
+                return;
+        }
+        r = manager_attach_follower(m, pid, &w->options, &t, &error);
+        if ((r == -ENOENT || r == -ESRCH) && tries + 1 < WATCH_TRIES_MAX && !manager_pid_gone(pid)) {
+                queue_retry(ws, w, pid, tries + 1, now_monotonic_usec() + WATCH_RETRY_USEC);
+                return;
+        }
+        if (r < 0) {
+                if (manager_pid_gone(pid)) {
+                        count_missed(w, pid);
+                        return;
+                }
+                w->failed++;
+                note_refused(w, pid);
+                log_warning("Cannot attach to pid %d of %s %s, ignoring it: %s", (int)pid,
+                            w->is_unit ? "unit" : "cgroup", w->name, error ?: strerror(-r));
+                return;
+        }
+        set_watch(t, w);
+        w->attached++;
+        log_info("Attached to pid %d (%s) of %s %s: %s allocator, %zu object(s)", (int)t->pid, t->comm,
+                 w->is_unit ? "unit" : "cgroup", w->name, t->allocator, t->n_objects);
+        manager_follow_existing_children(m, t);
+}
+
+static int on_retry_timer(sd_event_source *s, uint64_t usec, void *userdata)
+{
+        struct manager *m = userdata;
+        struct manager_watches *ws = m->watches;
+        _cleanup_free_ struct watch_retry *due = NULL;
+        uint64_t now = now_monotonic_usec();
+        size_t n_due = 0, k = 0;
+
+        /* taken out first: attaching may queue them again */
+        due = malloc(MAX(ws->n_retries, (size_t)1) * sizeof(*due));
+        if (!due)
+                return 0;
+        for (size_t i = 0; i < ws->n_retries; i++)
+                if (ws->retries[i].due_usec <= now)
+                        due[n_due++] = ws->retries[i];
+                else
+                        ws->retries[k++] = ws->retries[i];
+        ws->n_retries = k;
+        for (size_t i = 0; i < n_due; i++) {
+                struct watch *w = find_watch_by_id(m, due[i].watch_id);
+
+                if (w)
+                        watch_attach(m, w, due[i].pid, due[i].tries);
+        }
+        arm_retry(ws);
+        return 0;
+}
+
+static void on_cgroup_event(void *userdata, const struct cgroup_event *e)
+{
+        struct manager *m = userdata;
+        struct watch *w = find_watch_by_id(m, e->watch_id);
+
+        if (!w)
+                return;
+        /* a new process, or one that exec'd another program: tried anew even if its pid was
+         * refused before */
+        forget_refused(w, (pid_t)e->tgid);
+        watch_attach(m, w, (pid_t)e->tgid, 0);
+        arm_retry(m->watches);
+}
+
+/* Forget w's cgroups in BPF, keeping what was lost for them. */
+static void unwatch_cgroups(struct manager *m, struct watch *w)
+{
+        for (size_t i = 0; i < w->n_cgroup_ids; i++) {
+                uint64_t lost = 0;
+
+                if (cgroup_events_lost(m->watches->events, w->cgroup_ids[i], &lost) >= 0)
+                        w->lost_before += lost;
+                (void)cgroup_events_unwatch(m->watches->events, w->cgroup_ids[i]);
+        }
+        w->n_cgroup_ids = 0;
+}
+
+/* Stop watching w's parent directory, unless another watch's is the same (inotify gives one
+ * descriptor per directory). */
+static void unwatch_parent(struct manager_watches *ws, struct watch *w)
+{
+        bool shared = false;
+
+        if (w->inotify_wd < 0)
+                return;
+        for (size_t i = 0; i < ws->n && !shared; i++)
+                shared = ws->watches[i] != w && ws->watches[i]->inotify_wd == w->inotify_wd;
+        if (!shared)
+                (void)inotify_rm_watch(ws->inotify_fd, w->inotify_wd);
+        w->inotify_wd = -1;
+}
+
+static void watch_inotify(struct manager *m, struct watch *w)
+{
+        _cleanup_free_ char *parent = NULL;
+        int wd;
+
+        if (m->watches->inotify_fd < 0 || !w->path || w->inotify_wd >= 0)
+                return;
+        parent = strdup(w->path);
+        if (!parent)
+                return;
+        wd = inotify_add_watch(m->watches->inotify_fd, dirname(parent), IN_CREATE | IN_DELETE | IN_ONLYDIR);
+        if (wd >= 0)
+                w->inotify_wd = wd;
+}
+
+/* Find w's directory (again: a unit restarted has a new one, or none while it is stopped), put
+ * its cgroups' ids in BPF's map (those gone taken out), attach the processes in them. Returns
+ * 0, or a negative errno when the directory is not there (-ENOENT) or cannot be watched. */
+static int watch_refresh(struct manager *m, struct watch *w)
+{
+        struct manager_watches *ws = m->watches;
+        _cleanup_free_ uint64_t *ids = NULL;
+        _cleanup_free_ pid_t *pids = NULL;
+        _cleanup_free_ char *path = NULL;
+        size_t n_ids = 0, n_pids = 0, k = 0;
+        int r;
+
+        r = w->is_unit ? cgroup_path_find_unit(ws->root, w->name, &path) : cgroup_path_resolve(ws->root, w->name, &path);
+        if (r >= 0)
+                r = cgroup_path_tree(path, &ids, &n_ids);
+        if (r < 0) {
+                unwatch_cgroups(m, w);
+                w->path = (free(w->path), NULL);
+                return r;
+        }
+        /* the cgroups no longer there (or below it) out, the new ones in */
+        for (size_t i = 0; i < w->n_cgroup_ids; i++) {
+                bool kept = false;
+
+                for (size_t j = 0; j < n_ids && !kept; j++)
+                        kept = ids[j] == w->cgroup_ids[i];
+                if (kept)
+                        w->cgroup_ids[k++] = w->cgroup_ids[i];
+                else {
+                        uint64_t lost = 0;
+
+                        if (cgroup_events_lost(ws->events, w->cgroup_ids[i], &lost) >= 0)
+                                w->lost_before += lost;
+                        (void)cgroup_events_unwatch(ws->events, w->cgroup_ids[i]);
+                }
+        }
+        w->n_cgroup_ids = k;
+        for (size_t j = 0; j < n_ids; j++) {
+                bool known = false;
+
+                for (size_t i = 0; i < w->n_cgroup_ids && !known; i++)
+                        known = w->cgroup_ids[i] == ids[j];
+                if (known)
+                        continue;
+                r = cgroup_events_watch(ws->events, ids[j], w->id);
+                if (r < 0) {
+                        if (!w->map_warned)
+                                log_warning_errno(r, "Cannot watch a cgroup below %s for new processes (%u cgroups "
+                                                  "are watched at most), the snapshot tick finds them: %m", path,
+                                                  MEMLEAK_CGROUP_WATCHES_MAX);
+                        w->map_warned = true;
+                        continue;
+                }
+                w->cgroup_ids[w->n_cgroup_ids++] = ids[j];      /* room: below */
+        }
+        if (!w->path || strcmp(w->path, path) != 0) {
+                if (w->inotify_wd >= 0)
+                        unwatch_parent(ws, w);
+                w->inotify_wd = -1;
+                free(w->path);
+                w->path = TAKE_PTR(path);
+        }
+        watch_inotify(m, w);
+        r = cgroup_path_procs(w->path, &pids, &n_pids);
+        if (r < 0)
+                return r;
+        /* a refused pid no longer there may come back as another process */
+        k = 0;
+        for (size_t i = 0; i < w->n_refused; i++) {
+                bool there = false;
+
+                for (size_t j = 0; j < n_pids && !there; j++)
+                        there = pids[j] == w->refused[i];
+                if (there)
+                        w->refused[k++] = w->refused[i];
+        }
+        w->n_refused = k;
+        for (size_t i = 0; i < n_pids; i++) {
+                const struct target *t = manager_find_target(m, pids[i]);
+
+                /* listed until its parent reaps it: a process that exited (traced, or counted
+                 * missed when it entered) is not tried, nor counted, at each tick */
+                if ((!t || target_phase_exited(t->phase)) && manager_pid_gone(pids[i]))
+                        continue;
+                watch_attach(m, w, pids[i], 0);
+        }
+        arm_retry(ws);
+        return 0;
+}
+
+static int reserve_ids(struct watch *w)
+{
+        /* a watch's cgroups are at most what BPF's map holds */
+        w->cgroup_ids = calloc(MEMLEAK_CGROUP_WATCHES_MAX, sizeof(*w->cgroup_ids));
+        return w->cgroup_ids ? 0 : -ENOMEM;
+}
+
+static int on_inotify(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+{
+        struct manager *m = userdata;
+        char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+        ssize_t n;
+
+        /* which directory it was matters little: every watch whose directory is missing or new
+         * looks again (a restart takes a few of these) */
+        n = read(fd, buf, sizeof(buf));
+        if (n <= 0)
+                return 0;
+        for (size_t i = 0; i < m->watches->n; i++)
+                (void)watch_refresh(m, m->watches->watches[i]);
+        return 0;
+}
+
+int manager_watches_start(struct manager *m)
+{
+        _cleanup_free_ struct manager_watches *ws = NULL;
+        int r;
+
+        assert(m);
+        ws = calloc(1, sizeof(*ws));
+        if (!ws)
+                return -ENOMEM;
+        ws->inotify_fd = -1;
+        ws->next_id = 1;
+        r = cgroup_path_mount(NULL, &ws->root);
+        if (r < 0)
+                log_info("No cgroup2 file system mounted: units and cgroups cannot be watched");
+        r = cgroup_events_new(m->event, m->env.skel, on_cgroup_event, m, &ws->events);
+        if (r < 0) {
+                free(ws->root);
+                return r;
+        }
+        ws->inotify_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+        if (ws->inotify_fd >= 0 &&
+            sd_event_add_io(m->event, &ws->inotify_source, ws->inotify_fd, EPOLLIN, on_inotify, m) < 0) {
+                close(ws->inotify_fd);
+                ws->inotify_fd = -1;
+        }
+        if (ws->inotify_fd < 0)
+                log_warning("Cannot watch cgroup directories being made again: a restarted unit's processes are "
+                            "found at the next snapshot tick");
+        r = sd_event_add_time(m->event, &ws->retry_timer, CLOCK_MONOTONIC, 0, 1000, on_retry_timer, m);
+        if (r >= 0)
+                r = sd_event_source_set_enabled(ws->retry_timer, SD_EVENT_OFF);
+        if (r < 0) {
+                sd_event_source_disable_unref(ws->inotify_source);
+                if (ws->inotify_fd >= 0)
+                        close(ws->inotify_fd);
+                cgroup_events_free(ws->events);
+                free(ws->root);
+                return r;
+        }
+        m->watches = TAKE_PTR(ws);
+        return 0;
+}
+
+void manager_watches_free(struct manager *m)
+{
+        struct manager_watches *ws;
+
+        assert(m);
+        ws = m->watches;
+        if (!ws)
+                return;
+        for (size_t i = 0; i < ws->n; i++)
+                watch_free(ws->watches[i]);
+        free(ws->watches);
+        free(ws->retries);
+        sd_event_source_disable_unref(ws->retry_timer);
+        sd_event_source_disable_unref(ws->inotify_source);
+        if (ws->inotify_fd >= 0)
+                close(ws->inotify_fd);
+        cgroup_events_free(ws->events);
+        free(ws->root);
+        free(ws);
+        m->watches = NULL;
+}
+
+void manager_watches_tick(struct manager *m)
+{
+        assert(m);
+        if (!m->watches)
+                return;
+        cgroup_events_drain(m->watches->events);
+        for (size_t i = 0; i < m->watches->n; i++)
+                (void)watch_refresh(m, m->watches->watches[i]);
+}
+
+static void watches_changed(struct manager *m)
+{
+        int r = cgroup_events_set_active(m->watches->events, m->watches->n > 0);
+
+        if (r < 0)
+                log_warning_errno(r, "Cannot hear of processes entering watched cgroups, ignoring: they are found "
+                                  "at each snapshot tick, those gone by then missed and not counted: %m");
+}
+
+int manager_watch_add(struct manager *m, const struct memleak_request *req, const struct follower_options *options,
+                      uint32_t *ret_id, char **error)
+{
+        struct manager_watches *ws = m->watches;
+        _cleanup_(watch_freep) struct watch *w = NULL;
+        struct watch **grown;
+        const char *kind = req->unit ? "unit" : "cgroup";
+        int r;
+
+        assert(m);
+        assert(req);
+        assert(options);
+        assert(req->unit || req->cgroup);
+        if (!ws || !ws->root)
+                return error_set(error, -EOPNOTSUPP, "No cgroup2 file system is mounted: cannot watch a %s", kind);
+        if (req->unit && !cgroup_path_unit_name_valid(req->unit))
+                return error_set(error, -EINVAL, "\"%s\" is not a unit's name (NAME.service, .scope or .slice)",
+                                 req->unit);
+        if (find_watch_of(m, req))
+                return error_set(error, -EEXIST, "Already watching %s %s", kind, req->unit ?: req->cgroup);
+        if (ws->n >= WATCHES_MAX)
+                return error_set(error, -ENOSPC, "Already watching %u units and cgroups", WATCHES_MAX);
+        w = calloc(1, sizeof(*w));
+        if (!w)
+                return error_set(error, -ENOMEM, "Out of memory");
+        w->inotify_wd = -1;
+        w->is_unit = req->unit != NULL;
+        w->name = strdup(req->unit ?: req->cgroup);
+        if (!w->name || reserve_ids(w) < 0)
+                return error_set(error, -ENOMEM, "Out of memory");
+        w->options = *options;
+        for (size_t i = 0; i < options->n_objs && i < MEMLEAK_MAX_OBJS; i++)
+                if (!(w->objs[i] = strdup(options->objs[i])))
+                        return error_set(error, -ENOMEM, "Out of memory");
+        w->options.objs = w->objs;
+        /* the unit or directory must be there to be watched: a name mistyped is said at once */
+        {
+                _cleanup_free_ char *path = NULL;
+
+                r = w->is_unit ? cgroup_path_find_unit(ws->root, w->name, &path)
+                               : cgroup_path_resolve(ws->root, w->name, &path);
+                if (r == -ENOENT)
+                        return error_set(error, r, w->is_unit ? "No cgroup of unit %s below %s (is it running?)"
+                                                              : "No cgroup %s below %s", w->name, ws->root);
+                if (r == -ENOTDIR)
+                        return error_set(error, r, "%s is not a cgroup v2 directory (the cgroup2 mount is %s)",
+                                         w->name, ws->root);
+                if (r < 0)
+                        return error_set(error, r, "Cannot find %s %s: %s", kind, w->name, strerror(-r));
+        }
+        grown = realloc(ws->watches, (ws->n + 1) * sizeof(*grown));
+        if (!grown)
+                return error_set(error, -ENOMEM, "Out of memory");
+        ws->watches = grown;
+        w->id = ws->next_id++;
+        ws->watches[ws->n++] = w;
+        *ret_id = w->id;
+        watches_changed(m);
+        r = watch_refresh(m, TAKE_PTR(w));
+        if (r < 0)
+                log_warning_errno(r, "Cannot read the processes of %s %s yet: %m", kind, req->unit ?: req->cgroup);
+        return 0;
+}
+
+int manager_watch_remove(struct manager *m, const struct memleak_request *req, struct watch_removed *ret,
+                         char **error)
+{
+        struct manager_watches *ws = m->watches;
+        struct watch *w;
+        size_t k = 0;
+
+        assert(m);
+        assert(ret);
+        w = find_watch_of(m, req);
+        if (!w)
+                return error_set(error, -ESRCH, "Not watching %s %s", req->unit ? "unit" : "cgroup",
+                                 req->unit ?: req->cgroup);
+        *ret = (struct watch_removed) { .id = w->id, .json = watch_json(m, w) };
+        unwatch_cgroups(m, w);
+        unwatch_parent(ws, w);
+        for (size_t i = 0; i < ws->n_retries; i++)
+                if (ws->retries[i].watch_id != w->id)
+                        ws->retries[k++] = ws->retries[i];
+        ws->n_retries = k;
+        k = 0;
+        for (size_t i = 0; i < ws->n; i++)
+                if (ws->watches[i] != w)
+                        ws->watches[k++] = ws->watches[i];
+        ws->n = k;
+        watch_free(w);
+        watches_changed(m);
+        return 0;
+}
+
+uint32_t manager_watch_id(const struct manager *m, const struct memleak_request *req)
+{
+        const struct watch *w;
+
+        assert(m);
+        assert(req);
+        w = find_watch_of(m, req);
+        return w ? w->id : 0;
+}
+
+static cJSON *watch_json(const struct manager *m, const struct watch *w)
+{
+        cJSON *o = cJSON_CreateObject();
+        uint64_t lost = w->lost_before, processes = 0;
+
+        if (!o)
+                return NULL;
+        for (size_t i = 0; i < w->n_cgroup_ids; i++) {
+                uint64_t n = 0;
+
+                if (cgroup_events_lost(m->watches->events, w->cgroup_ids[i], &n) >= 0)
+                        lost += n;
+        }
+        for (size_t i = 0; i < m->n_targets; i++)
+                processes += m->targets[i]->watch_id == w->id && !target_phase_exited(m->targets[i]->phase);
+        cJSON_AddStringToObject(o, w->is_unit ? RF_UNIT : RF_CGROUP, w->name);
+        if (w->path)
+                cJSON_AddStringToObject(o, RF_PATH, w->path);
+        else
+                cJSON_AddNullToObject(o, RF_PATH);
+        json_add_u64(o, RF_CGROUPS, w->n_cgroup_ids);
+        json_add_u64(o, RF_PROCESSES, processes);
+        json_add_u64(o, RF_ATTACHED, w->attached);
+        json_add_u64(o, RF_MISSED, w->missed);
+        json_add_u64(o, RF_FAILED, w->failed);
+        json_add_u64(o, RF_EVENTS_LOST, lost);
+        return o;
+}
+
+cJSON *manager_watch_to_json(const struct manager *m, uint32_t id)
+{
+        const struct watch *w;
+
+        assert(m);
+        w = find_watch_by_id(m, id);
+        return w ? watch_json(m, w) : NULL;
+}
+
+cJSON *manager_watches_to_json(const struct manager *m)
+{
+        cJSON *arr = cJSON_CreateArray();
+
+        assert(m);
+        for (size_t i = 0; arr && m->watches && i < m->watches->n; i++)
+                cJSON_AddItemToArray(arr, watch_json(m, m->watches->watches[i]));
+        return arr;
+}
