@@ -1297,14 +1297,12 @@ struct {
         __uint(max_entries, MEMLEAK_CGROUP_RING_BYTES);
 } cgroup_events SEC(".maps");
 
-static __always_inline void cgroup_entered(__u64 cgroup_id, __u32 tgid, struct task_struct *task, __u32 kind)
+/* The event that pid tgid (task) entered what w watches: in the ring, or counted lost in w. */
+static __always_inline void watched_entered(struct cgroup_watch_entry *w, __u64 cgroup_id, __u32 tgid,
+                                            struct task_struct *task, __u32 kind)
 {
-        struct cgroup_watch_entry *w = bpf_map_lookup_elem(&watched_cgroups, &cgroup_id);
-        struct cgroup_event *e;
+        struct cgroup_event *e = bpf_ringbuf_reserve(&cgroup_events, sizeof(*e), 0);
 
-        if (!w || !tgid || bpf_map_lookup_elem(&targets, &tgid))
-                return;
-        e = bpf_ringbuf_reserve(&cgroup_events, sizeof(*e), 0);
         if (!e) {
                 __sync_fetch_and_add(&w->lost, 1);
                 return;
@@ -1318,6 +1316,55 @@ static __always_inline void cgroup_entered(__u64 cgroup_id, __u32 tgid, struct t
         bpf_ringbuf_submit(e, 0);
 }
 
+/* Whether cgroup_id is watched (the process said in the ring, if it is no target yet). */
+static __always_inline bool cgroup_entered(__u64 cgroup_id, __u32 tgid, struct task_struct *task, __u32 kind)
+{
+        struct cgroup_watch_entry *w = bpf_map_lookup_elem(&watched_cgroups, &cgroup_id);
+
+        if (!w)
+                return false;
+        if (tgid && !bpf_map_lookup_elem(&targets, &tgid))
+                watched_entered(w, cgroup_id, tgid, task, kind);
+        return true;
+}
+
+/* Programs declared in memleakd.conf ([target] exe= or comm=): by the file exec'd (as the kernel
+ * keys it; for a script, its interpreter's, as /proc/PID/exe), or by the name the process takes
+ * at its exec. Their entries have the same shape as a cgroup's. */
+struct {
+        __uint(type, BPF_MAP_TYPE_HASH);
+        __uint(max_entries, MEMLEAK_PROGRAM_WATCHES_MAX);
+        __type(key, struct unwind_file_key);
+        __type(value, struct cgroup_watch_entry);
+} watched_exes SEC(".maps");
+
+struct {
+        __uint(type, BPF_MAP_TYPE_HASH);
+        __uint(max_entries, MEMLEAK_PROGRAM_WATCHES_MAX);
+        __type(key, char[MEMLEAK_COMM_LEN]);
+        __type(value, struct cgroup_watch_entry);
+} watched_comms SEC(".maps");
+
+static __always_inline void program_exec(__u32 tgid, struct task_struct *task, struct linux_binprm *bprm)
+{
+        struct unwind_file_key exe = {
+                .dev = BPF_CORE_READ(bprm, file, f_inode, i_sb, s_dev),
+                .ino = BPF_CORE_READ(bprm, file, f_inode, i_ino),
+        };
+        char comm[MEMLEAK_COMM_LEN] = {};
+        struct cgroup_watch_entry *w;
+
+        if (!tgid || bpf_map_lookup_elem(&targets, &tgid))
+                return;
+        w = bpf_map_lookup_elem(&watched_exes, &exe);
+        if (!w) {
+                bpf_probe_read_kernel_str(comm, sizeof(comm), task->comm);
+                w = bpf_map_lookup_elem(&watched_comms, comm);
+        }
+        if (w)
+                watched_entered(w, 0, tgid, task, CGROUP_EVENT_PROGRAM);
+}
+
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(watch_cgroup_fork, struct task_struct *parent, struct task_struct *child)
 {
@@ -1328,15 +1375,18 @@ int BPF_PROG(watch_cgroup_fork, struct task_struct *parent, struct task_struct *
         /* a target's child is followed from its fork (record_fork), as its family's */
         if (parent_tgid && bpf_map_lookup_elem(&targets, &parent_tgid))
                 return 0;
-        cgroup_entered(BPF_CORE_READ(child, cgroups, dfl_cgrp, kn, id), task_tgid_seen(child), child,
-                       CGROUP_EVENT_FORK);
+        (void)cgroup_entered(BPF_CORE_READ(child, cgroups, dfl_cgrp, kn, id), task_tgid_seen(child), child,
+                             CGROUP_EVENT_FORK);
         return 0;
 }
 
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(watch_cgroup_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
-        cgroup_entered(bpf_get_current_cgroup_id(), current_tgid(), p, CGROUP_EVENT_EXEC);
+        __u32 tgid = current_tgid();
+
+        if (!cgroup_entered(bpf_get_current_cgroup_id(), tgid, p, CGROUP_EVENT_EXEC))
+                program_exec(tgid, p, bprm);
         return 0;
 }
 

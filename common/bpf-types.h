@@ -182,7 +182,10 @@ struct cgroup_event {
 enum cgroup_event_kind {
         CGROUP_EVENT_FORK = 1,  /* forked into a watched cgroup by a process not traced */
         CGROUP_EVENT_EXEC = 2,  /* exec'd in a watched cgroup, not traced yet (moved in before) */
+        CGROUP_EVENT_PROGRAM = 3, /* exec'd a program watched (memleakd.conf's [target] exe= or
+                                   * comm=: watched_exes, watched_comms), cgroup_id 0 */
 };
+#define MEMLEAK_PROGRAM_WATCHES_MAX 64  /* CONFIG_TARGETS_MAX */
 #define MEMLEAK_CGROUP_WATCHES_MAX 256
 #define MEMLEAK_CGROUP_RING_BYTES (64 * 1024)
 

@@ -5,6 +5,8 @@
 #include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/sysmacros.h>
 #include "bpf-loader.h"
 #include "bpf-types.h"
 #include "cgroup-events.h"
@@ -14,6 +16,8 @@ static const char *const programs[] = { "watch_cgroup_fork", "watch_cgroup_exec"
 struct cgroup_events {
         struct bpf_object *obj;
         int map_fd;                     /* watched_cgroups */
+        int exes_fd;                    /* watched_exes */
+        int comms_fd;                   /* watched_comms */
         struct bpf_link *links[ELEMENTSOF(programs)];   /* only while some cgroup is watched */
         struct ring_buffer *ring;
         sd_event_source *io;
@@ -69,7 +73,7 @@ int cgroup_events_new(sd_event *e, struct memleak_bpf *skel, cgroup_events_fn fn
                       struct cgroup_events **ret)
 {
         _cleanup_(cgroup_events_freep) struct cgroup_events *w = NULL;
-        struct bpf_map *ring, *watched;
+        struct bpf_map *ring, *watched, *exes, *comms;
         int r;
 
         assert(e);
@@ -84,9 +88,13 @@ int cgroup_events_new(sd_event *e, struct memleak_bpf *skel, cgroup_events_fn fn
         w->obj = bpf_loader_object(skel);
         ring = bpf_object__find_map_by_name(w->obj, "cgroup_events");
         watched = bpf_object__find_map_by_name(w->obj, "watched_cgroups");
-        if (!ring || !watched)
+        exes = bpf_object__find_map_by_name(w->obj, "watched_exes");
+        comms = bpf_object__find_map_by_name(w->obj, "watched_comms");
+        if (!ring || !watched || !exes || !comms)
                 return -ENOENT;
         w->map_fd = bpf_map__fd(watched);
+        w->exes_fd = bpf_map__fd(exes);
+        w->comms_fd = bpf_map__fd(comms);
         w->ring = ring_buffer__new(bpf_map__fd(ring), on_event, w, NULL);
         if (!w->ring)
                 return -errno;
@@ -122,24 +130,102 @@ int cgroup_events_set_active(struct cgroup_events *w, bool active)
         return r;
 }
 
-int cgroup_events_watch(struct cgroup_events *w, uint64_t cgroup_id, uint32_t watch_id)
+/* Watch key of map fd for watch_id (again: its lost count kept). */
+static int watch_key(int fd, const void *key, uint32_t watch_id)
 {
         struct cgroup_watch_entry v = { .watch_id = watch_id };
 
-        assert(w);
-        if (bpf_map_lookup_elem(w->map_fd, &cgroup_id, &v) == 0 && v.watch_id == watch_id)
+        if (bpf_map_lookup_elem(fd, key, &v) == 0 && v.watch_id == watch_id)
                 return 0;
         v.watch_id = watch_id;
-        if (bpf_map_update_elem(w->map_fd, &cgroup_id, &v, BPF_ANY) < 0)
+        if (bpf_map_update_elem(fd, key, &v, BPF_ANY) < 0)
                 return errno == E2BIG || errno == ENOSPC ? -E2BIG : -errno;
         return 0;
+}
+
+static int unwatch_key(int fd, const void *key)
+{
+        if (bpf_map_delete_elem(fd, key) < 0 && errno != ENOENT)
+                return -errno;
+        return 0;
+}
+
+int cgroup_events_watch(struct cgroup_events *w, uint64_t cgroup_id, uint32_t watch_id)
+{
+        assert(w);
+        return watch_key(w->map_fd, &cgroup_id, watch_id);
 }
 
 int cgroup_events_unwatch(struct cgroup_events *w, uint64_t cgroup_id)
 {
         assert(w);
-        if (bpf_map_delete_elem(w->map_fd, &cgroup_id) < 0 && errno != ENOENT)
+        return unwatch_key(w->map_fd, &cgroup_id);
+}
+
+/* The program file's key as the kernel has it (dev: major << 20 | minor). */
+static struct unwind_file_key exe_key(dev_t dev, ino_t ino)
+{
+        return (struct unwind_file_key) { .dev = (uint64_t)major(dev) << 20 | minor(dev), .ino = ino };
+}
+
+/* A name's key: its first MEMLEAK_COMM_LEN - 1 bytes, zero-filled. */
+static void comm_key(const char *comm, char key[MEMLEAK_COMM_LEN])
+{
+        memset(key, 0, MEMLEAK_COMM_LEN);
+        strncpy(key, comm, MEMLEAK_COMM_LEN - 1);
+}
+
+int cgroup_events_watch_exe(struct cgroup_events *w, dev_t dev, ino_t ino, uint32_t watch_id)
+{
+        struct unwind_file_key key = exe_key(dev, ino);
+
+        assert(w);
+        return watch_key(w->exes_fd, &key, watch_id);
+}
+
+int cgroup_events_unwatch_exe(struct cgroup_events *w, dev_t dev, ino_t ino)
+{
+        struct unwind_file_key key = exe_key(dev, ino);
+
+        assert(w);
+        return unwatch_key(w->exes_fd, &key);
+}
+
+int cgroup_events_watch_comm(struct cgroup_events *w, const char *comm, uint32_t watch_id)
+{
+        char key[MEMLEAK_COMM_LEN];
+
+        assert(w);
+        assert(comm);
+        comm_key(comm, key);
+        return watch_key(w->comms_fd, key, watch_id);
+}
+
+int cgroup_events_unwatch_comm(struct cgroup_events *w, const char *comm)
+{
+        char key[MEMLEAK_COMM_LEN];
+
+        assert(w);
+        assert(comm);
+        comm_key(comm, key);
+        return unwatch_key(w->comms_fd, key);
+}
+
+int cgroup_events_program_lost(struct cgroup_events *w, const char *comm, dev_t dev, ino_t ino, uint64_t *ret)
+{
+        struct unwind_file_key exe = exe_key(dev, ino);
+        struct cgroup_watch_entry v;
+        char key[MEMLEAK_COMM_LEN];
+
+        assert(w);
+        assert(ret);
+        if (comm) {
+                comm_key(comm, key);
+                if (bpf_map_lookup_elem(w->comms_fd, key, &v) < 0)
+                        return -errno;
+        } else if (bpf_map_lookup_elem(w->exes_fd, &exe, &v) < 0)
                 return -errno;
+        *ret = v.lost;
         return 0;
 }
 
