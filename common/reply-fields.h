@@ -70,6 +70,7 @@
 #define RF_ERROR                    "error"
 #define RF_EVENTS_LOST              "events_lost"
 #define RF_EVICTED                  "evicted"
+#define RF_EXE                      "exe"
 #define RF_EXITED                   "exited"
 #define RF_EXPECTED_ERROR           "expected_error"
 #define RF_FAILED                   "failed"
@@ -247,10 +248,11 @@
         X(RF_SNAPSHOT_COST) X(RF_RECLAIM) X(RF_TARGETS) X(RF_WATCHES) X(RF_COUNTERS) X(RF_LOST) \
         X(RF_LIMITS)
 
-/* One of status "watches" (attach "unit" or "cgroup"), and the watch in an attach or detach reply.
+/* One of status "watches" (attach "unit" or "cgroup"; a program memleakd.conf declares by "exe"
+ * or "comm"), and the watch in an attach or detach reply.
  * docs: status */
 #define REPLY_WATCH(X) \
-        X(RF_UNIT) X(RF_CGROUP) X(RF_PATH) X(RF_CGROUPS) X(RF_PROCESSES) X(RF_ATTACHED) X(RF_MISSED) \
+        X(RF_UNIT) X(RF_CGROUP) X(RF_EXE) X(RF_COMM) X(RF_PATH) X(RF_CGROUPS) X(RF_PROCESSES) X(RF_ATTACHED) X(RF_MISSED) \
         X(RF_FAILED) X(RF_EVENTS_LOST)
 
 /* status "probes": how this kernel lets memleakd probe.

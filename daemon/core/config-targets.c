@@ -24,7 +24,7 @@ static const char *const match_names[] = {
         [CONFIG_TARGET_COMM] = "comm",
 };
 
-const char *config_target_match_to_string(enum config_target_match m)
+const char *config_targets_match_name(enum config_target_match m)
 {
         return (size_t)m < ELEMENTSOF(match_names) ? match_names[m] : "none";
 }
@@ -60,7 +60,7 @@ int config_targets_begin(struct config_targets *ts, const char *where)
         if (!v)
                 return -ENOMEM;
         ts->v = v;
-        v[ts->n] = (struct config_target) { .follow_forks = true };
+        v[ts->n] = (struct config_target) {};
         v[ts->n].where = strdup(where);
         if (!v[ts->n].where)
                 return -ENOMEM;
@@ -247,19 +247,17 @@ int config_targets_set(struct config_targets *ts, const char *key, const char *v
         *expected = "yes or no";
         if (streq(key, "mmap"))
                 return parse_bool(value, &t->mmap);
-        if (streq(key, "follow_forks"))
-                return parse_bool(value, &t->follow_forks);
         *expected = NULL;
         return -ENOENT;
 }
 
-bool config_target_same(const struct config_target *a, const struct config_target *b)
+bool config_targets_same(const struct config_target *a, const struct config_target *b)
 {
         assert(a);
         assert(b);
         if (a->match != b->match || !streq_ptr(a->value, b->value) || a->n_objs != b->n_objs ||
             a->min_size != b->min_size || a->max_size != b->max_size || a->sample_bytes != b->sample_bytes ||
-            a->unwind != b->unwind || a->mmap != b->mmap || a->follow_forks != b->follow_forks)
+            a->unwind != b->unwind || a->mmap != b->mmap)
                 return false;
         for (unsigned i = 0; i < a->n_objs; i++)
                 if (!streq(a->objs[i], b->objs[i]))
@@ -282,10 +280,6 @@ int config_targets_check_last(const struct config_targets *ts, const char **why)
         }
         if (t->min_size > 0 && t->max_size > 0 && t->min_size > t->max_size) {
                 *why = "its min_size is greater than its max_size";
-                return -EINVAL;
-        }
-        if ((t->match == CONFIG_TARGET_UNIT || t->match == CONFIG_TARGET_CGROUP) && !t->follow_forks) {
-                *why = "a unit's or a cgroup's processes are all followed: follow_forks = no does not apply";
                 return -EINVAL;
         }
         for (size_t i = 0; i + 1 < ts->n; i++)
@@ -314,7 +308,7 @@ int config_targets_copy(const struct config_targets *src, struct config_targets 
                 *t = (struct config_target) {
                         .match = s->match, .where = t->where, .n_objs = 0, .min_size = s->min_size,
                         .max_size = s->max_size, .sample_bytes = s->sample_bytes, .unwind = s->unwind,
-                        .mmap = s->mmap, .follow_forks = s->follow_forks,
+                        .mmap = s->mmap,
                 };
                 if (s->value && !(t->value = strdup(s->value)))
                         return -ENOMEM;

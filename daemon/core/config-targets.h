@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* The [target] sections of memleakd.conf and its drop-ins: processes memleakd attaches at its
- * start, and whenever one that matches appears, with their attach options. */
+ * start, and whenever one that matches appears, with their attach options (their forks followed,
+ * as a unit's are). */
 #pragma once
 
 #include <stdbool.h>
@@ -33,7 +34,6 @@ struct config_target {
         enum memleak_unwind unwind;     /* unwind: auto, dwarf or fp (MEMLEAK_UNWIND_DEFAULT: the
                                          * daemon's) */
         bool mmap;                      /* mmap: yes/no (no) */
-        bool follow_forks;              /* follow_forks: yes/no (yes; a unit's or cgroup's always) */
 };
 
 struct config_targets {
@@ -54,10 +54,10 @@ int config_targets_set(struct config_targets *ts, const char *key, const char *v
 int config_targets_check_last(const struct config_targets *ts, const char **why);
 
 /* The match key's name ("unit", ...). */
-const char *config_target_match_to_string(enum config_target_match m);
+const char *config_targets_match_name(enum config_target_match m);
 
 /* Whether a and b declare the same (their place aside). */
-bool config_target_same(const struct config_target *a, const struct config_target *b);
+bool config_targets_same(const struct config_target *a, const struct config_target *b);
 
 int config_targets_copy(const struct config_targets *src, struct config_targets *ret);
 void config_targets_done(struct config_targets *ts);

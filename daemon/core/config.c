@@ -488,8 +488,7 @@ static int parse_target_line(const char *path, unsigned line_no, const char *key
         r = config_targets_set(&c->targets, key, value, &expected);
         if (r == -ENOENT)
                 return set_error(error, -EINVAL, "%s:%u: unknown key '%s' in [" CONFIG_TARGET_SECTION "] (unit, "
-                                 "cgroup, exe, comm, objs, min_size, max_size, sample_bytes, unwind, mmap, "
-                                 "follow_forks)", path, line_no, key);
+                                 "cgroup, exe, comm, objs, min_size, max_size, sample_bytes, unwind, mmap)", path, line_no, key);
         if (r == -EEXIST)
                 return set_error(error, -EINVAL, "%s:%u: '%s': a [" CONFIG_TARGET_SECTION "] section matches by "
                                  "one of unit, cgroup, exe or comm, and says it once", path, line_no, key);
@@ -692,7 +691,7 @@ static bool targets_same(const struct config_targets *a, const struct config_tar
         if (a->n != b->n)
                 return false;
         for (size_t i = 0; i < a->n; i++)
-                if (!config_target_same(&a->v[i], &b->v[i]))
+                if (!config_targets_same(&a->v[i], &b->v[i]))
                         return false;
         return true;
 }

@@ -524,8 +524,11 @@ static void handle_detach(struct manager *m, struct server_request *sreq, struct
         reply(sreq, r);
         log_info("Detached from pid %d (%s)%s", (int)t->pid, t->comm,
                  req->children && n > 0 ? " and the processes followed from it" : "");
-        for (size_t i = 0; req->children && i < n; i++)
+        for (size_t i = 0; req->children && i < n; i++) {
+                manager_watch_forgo(m, family[i]->watch_id, family[i]->pid);
                 manager_remove_target(m, family[i]);
+        }
+        manager_watch_forgo(m, t->watch_id, t->pid);
         manager_remove_target(m, t);
 }
 

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "cgroup-events.h"
 #include "cgroup-path.h"
@@ -21,6 +22,7 @@
 #include "log.h"
 #include "macro.h"
 #include "manager.h"
+#include "proc-match.h"
 #include "protocol.h"
 #include "reply-fields.h"
 #include "util.h"
@@ -36,11 +38,21 @@
  * events). */
 #define WATCH_MISSED_RECENT 16U
 
+enum watch_kind {
+        WATCH_UNIT,
+        WATCH_CGROUP,
+        WATCH_EXE,                      /* a program by its file (memleakd.conf's [target] exe=) */
+        WATCH_COMM,                     /* a program by its name ([target] comm=) */
+};
+
 struct watch {
         uint32_t id;
-        char *name;                     /* the unit, or the cgroup as asked */
-        bool is_unit;
+        char *name;                     /* the unit, or the cgroup as asked; the program's path or name */
+        enum watch_kind kind;
         char *path;                     /* its directory now; NULL while there is none */
+        dev_t exe_dev;                  /* WATCH_EXE: its file as BPF watches it (0, 0: none) */
+        ino_t exe_ino;
+        bool comm_watched;              /* WATCH_COMM: its name in BPF's map */
         uint64_t *cgroup_ids;           /* its cgroup and those below it, in BPF's map */
         size_t n_cgroup_ids;
         int inotify_wd;                 /* on the parent directory (IN_CREATE); -1 */
@@ -105,12 +117,26 @@ static struct watch *find_watch_by_id(const struct manager *m, uint32_t id)
         return NULL;
 }
 
-static struct watch *find_watch(const struct manager *m, bool is_unit, const char *name)
+static const char *kind_name(enum watch_kind kind)
+{
+        static const char *const names[] = {
+                [WATCH_UNIT] = "unit", [WATCH_CGROUP] = "cgroup", [WATCH_EXE] = "program", [WATCH_COMM] = "program",
+        };
+
+        return names[kind];
+}
+
+static bool is_program(const struct watch *w)
+{
+        return w->kind == WATCH_EXE || w->kind == WATCH_COMM;
+}
+
+static struct watch *find_watch(const struct manager *m, enum watch_kind kind, const char *name)
 {
         for (size_t i = 0; m->watches && name && i < m->watches->n; i++) {
                 struct watch *w = m->watches->watches[i];
 
-                if (w->is_unit == is_unit && strcmp(w->name, name) == 0)
+                if (w->kind == kind && strcmp(w->name, name) == 0)
                         return w;
         }
         return NULL;
@@ -118,19 +144,22 @@ static struct watch *find_watch(const struct manager *m, bool is_unit, const cha
 
 static struct watch *find_watch_of(const struct manager *m, const struct memleak_request *req)
 {
-        return req->unit ? find_watch(m, true, req->unit) : find_watch(m, false, req->cgroup);
+        return req->unit ? find_watch(m, WATCH_UNIT, req->unit) : find_watch(m, WATCH_CGROUP, req->cgroup);
 }
 
 static void set_watch(struct target *t, const struct watch *w)
 {
-        char *name = strdup(w->name);
+        char *name;
 
+        t->watch_id = w->id;
+        if (is_program(w))
+                return;         /* reported under its pid alone: no unit or cgroup of its own */
+        name = strdup(w->name);
         if (!name)
                 return;         /* without memory: its pid still reported, not under the watch */
         free(t->watch_name);
         t->watch_name = name;
-        t->watch_id = w->id;
-        t->watch_is_unit = w->is_unit;
+        t->watch_is_unit = w->kind == WATCH_UNIT;
 }
 
 static bool refused(const struct watch *w, pid_t pid)
@@ -168,7 +197,7 @@ static void count_missed(struct watch *w, pid_t pid)
                         return;
         w->missed_recent[w->missed_next++ % WATCH_MISSED_RECENT] = pid;
         w->missed++;
-        log_debug("Pid %d of %s %s went before it could be attached", (int)pid, w->is_unit ? "unit" : "cgroup",
+        log_debug("Pid %d of %s %s went before it could be attached", (int)pid, kind_name(w->kind),
                   w->name);
 }
 
@@ -232,7 +261,7 @@ static void watch_attach(struct manager *m, struct watch *w, pid_t pid, unsigned
                 w->failed++;
                 note_refused(w, pid);
                 log_warning("Not attaching pid %d of %s %s: max_targets processes are traced already", (int)pid,
-                            w->is_unit ? "unit" : "cgroup", w->name);
+                            kind_name(w->kind), w->name);
                 return;
         }
         if (detacher_pid_busy(m->env.detacher, pid)) {
@@ -252,13 +281,13 @@ static void watch_attach(struct manager *m, struct watch *w, pid_t pid, unsigned
                 w->failed++;
                 note_refused(w, pid);
                 log_warning("Cannot attach to pid %d of %s %s, ignoring it: %s", (int)pid,
-                            w->is_unit ? "unit" : "cgroup", w->name, error ?: strerror(-r));
+                            kind_name(w->kind), w->name, error ?: strerror(-r));
                 return;
         }
         set_watch(t, w);
         w->attached++;
         log_info("Attached to pid %d (%s) of %s %s: %s allocator, %zu object(s)", (int)t->pid, t->comm,
-                 w->is_unit ? "unit" : "cgroup", w->name, t->allocator, t->n_objects);
+                 kind_name(w->kind), w->name, t->allocator, t->n_objects);
         manager_follow_existing_children(m, t);
 }
 
@@ -350,6 +379,86 @@ static void watch_inotify(struct manager *m, struct watch *w)
 /* Find w's directory (again: a unit restarted has a new one, or none while it is stopped), put
  * its cgroups' ids in BPF's map (those gone taken out), attach the processes in them. Returns
  * 0, or a negative errno when the directory is not there (-ENOENT) or cannot be watched. */
+/* A refused pid no longer among pids (what w finds now) may come back as another process. */
+static void prune_refused(struct watch *w, const pid_t *pids, size_t n_pids)
+{
+        size_t k = 0;
+
+        for (size_t i = 0; i < w->n_refused; i++) {
+                bool there = false;
+
+                for (size_t j = 0; j < n_pids && !there; j++)
+                        there = pids[j] == w->refused[i];
+                if (there)
+                        w->refused[k++] = w->refused[i];
+        }
+        w->n_refused = k;
+}
+
+/* Forget w's program in BPF, keeping what was lost for it. */
+static void unwatch_program(struct manager *m, struct watch *w)
+{
+        struct cgroup_events *e = m->watches->events;
+        uint64_t lost = 0;
+
+        if (w->kind == WATCH_COMM && w->comm_watched) {
+                if (cgroup_events_program_lost(e, w->name, 0, 0, &lost) >= 0)
+                        w->lost_before += lost;
+                (void)cgroup_events_unwatch_comm(e, w->name);
+                w->comm_watched = false;
+        } else if (w->kind == WATCH_EXE && (w->exe_dev || w->exe_ino)) {
+                if (cgroup_events_program_lost(e, NULL, w->exe_dev, w->exe_ino, &lost) >= 0)
+                        w->lost_before += lost;
+                (void)cgroup_events_unwatch_exe(e, w->exe_dev, w->exe_ino);
+                w->exe_dev = 0;
+                w->exe_ino = 0;
+        }
+}
+
+/* A program's watch: its file found again (an upgrade replaces it: its new inode watched), the
+ * processes that run it now attached. 0, or a negative errno (-ENOENT: no such file now). */
+static int program_refresh(struct manager *m, struct watch *w)
+{
+        struct cgroup_events *e = m->watches->events;
+        _cleanup_free_ pid_t *pids = NULL;
+        size_t n_pids = 0;
+        struct stat st;
+        int r;
+
+        if (w->kind == WATCH_EXE) {
+                if (stat(w->name, &st) < 0) {
+                        unwatch_program(m, w);
+                        return -errno;
+                }
+                if (st.st_dev != w->exe_dev || st.st_ino != w->exe_ino) {
+                        unwatch_program(m, w);
+                        r = cgroup_events_watch_exe(e, st.st_dev, st.st_ino, w->id);
+                        if (r < 0)
+                                return r;
+                        w->exe_dev = st.st_dev;
+                        w->exe_ino = st.st_ino;
+                }
+        } else if (!w->comm_watched) {
+                r = cgroup_events_watch_comm(e, w->name, w->id);
+                if (r < 0)
+                        return r;
+                w->comm_watched = true;
+        }
+        r = proc_match_list(w->kind == WATCH_COMM ? w->name : NULL, w->exe_dev, w->exe_ino, &pids, &n_pids);
+        if (r < 0)
+                return r;
+        prune_refused(w, pids, n_pids);
+        for (size_t i = 0; i < n_pids; i++) {
+                const struct target *t = manager_find_target(m, pids[i]);
+
+                if ((!t || target_phase_exited(t->phase)) && manager_pid_gone(pids[i]))
+                        continue;
+                watch_attach(m, w, pids[i], 0);
+        }
+        arm_retry(m->watches);
+        return 0;
+}
+
 static int watch_refresh(struct manager *m, struct watch *w)
 {
         struct manager_watches *ws = m->watches;
@@ -359,7 +468,10 @@ static int watch_refresh(struct manager *m, struct watch *w)
         size_t n_ids = 0, n_pids = 0, k = 0;
         int r;
 
-        r = w->is_unit ? cgroup_path_find_unit(ws->root, w->name, &path) : cgroup_path_resolve(ws->root, w->name, &path);
+        if (is_program(w))
+                return program_refresh(m, w);
+        r = w->kind == WATCH_UNIT ? cgroup_path_find_unit(ws->root, w->name, &path)
+                                  : cgroup_path_resolve(ws->root, w->name, &path);
         if (r >= 0)
                 r = cgroup_path_tree(path, &ids, &n_ids);
         if (r < 0) {
@@ -413,17 +525,7 @@ static int watch_refresh(struct manager *m, struct watch *w)
         r = cgroup_path_procs(w->path, &pids, &n_pids);
         if (r < 0)
                 return r;
-        /* a refused pid no longer there may come back as another process */
-        k = 0;
-        for (size_t i = 0; i < w->n_refused; i++) {
-                bool there = false;
-
-                for (size_t j = 0; j < n_pids && !there; j++)
-                        there = pids[j] == w->refused[i];
-                if (there)
-                        w->refused[k++] = w->refused[i];
-        }
-        w->n_refused = k;
+        prune_refused(w, pids, n_pids);
         for (size_t i = 0; i < n_pids; i++) {
                 const struct target *t = manager_find_target(m, pids[i]);
 
@@ -544,34 +646,27 @@ static void watches_changed(struct manager *m)
                                   "at each snapshot tick, those gone by then missed and not counted: %m");
 }
 
-int manager_watch_add(struct manager *m, const struct memleak_request *req, const struct follower_options *options,
-                      uint32_t *ret_id, char **error)
+/* A new watch of kind for name with options, its processes attached now: 0 and *ret_id, or a
+ * negative errno and *error. */
+static int watch_insert(struct manager *m, enum watch_kind kind, const char *name,
+                        const struct follower_options *options, uint32_t *ret_id, char **error)
 {
         struct manager_watches *ws = m->watches;
         _cleanup_(watch_freep) struct watch *w = NULL;
         struct watch **grown;
-        const char *kind = req->unit ? "unit" : "cgroup";
+        struct stat st;
         int r;
 
-        assert(m);
-        assert(req);
-        assert(options);
-        assert(req->unit || req->cgroup);
-        if (!ws || !ws->root)
-                return error_set(error, -EOPNOTSUPP, "No cgroup2 file system is mounted: cannot watch a %s", kind);
-        if (req->unit && !cgroup_path_unit_name_valid(req->unit))
-                return error_set(error, -EINVAL, "\"%s\" is not a unit's name (NAME.service, .scope or .slice)",
-                                 req->unit);
-        if (find_watch_of(m, req))
-                return error_set(error, -EEXIST, "Already watching %s %s", kind, req->unit ?: req->cgroup);
+        if (find_watch(m, kind, name))
+                return error_set(error, -EEXIST, "Already watching %s %s", kind_name(kind), name);
         if (ws->n >= WATCHES_MAX)
-                return error_set(error, -ENOSPC, "Already watching %u units and cgroups", WATCHES_MAX);
+                return error_set(error, -ENOSPC, "Already watching %u units, cgroups and programs", WATCHES_MAX);
         w = calloc(1, sizeof(*w));
         if (!w)
                 return error_set(error, -ENOMEM, "Out of memory");
         w->inotify_wd = -1;
-        w->is_unit = req->unit != NULL;
-        w->name = strdup(req->unit ?: req->cgroup);
+        w->kind = kind;
+        w->name = strdup(name);
         if (!w->name || reserve_ids(w) < 0)
                 return error_set(error, -ENOMEM, "Out of memory");
         w->options = *options;
@@ -579,20 +674,25 @@ int manager_watch_add(struct manager *m, const struct memleak_request *req, cons
                 if (!(w->objs[i] = strdup(options->objs[i])))
                         return error_set(error, -ENOMEM, "Out of memory");
         w->options.objs = w->objs;
-        /* the unit or directory must be there to be watched: a name mistyped is said at once */
-        {
+        /* what is watched must be there: a name mistyped is said at once */
+        if (kind == WATCH_EXE) {
+                if (stat(name, &st) < 0) {
+                        r = -errno;
+                        return error_set(error, r, "Cannot watch program %s: %s", name, strerror(-r));
+                }
+        } else if (kind != WATCH_COMM) {
                 _cleanup_free_ char *path = NULL;
 
-                r = w->is_unit ? cgroup_path_find_unit(ws->root, w->name, &path)
-                               : cgroup_path_resolve(ws->root, w->name, &path);
+                r = kind == WATCH_UNIT ? cgroup_path_find_unit(ws->root, name, &path)
+                                       : cgroup_path_resolve(ws->root, name, &path);
                 if (r == -ENOENT)
-                        return error_set(error, r, w->is_unit ? "No cgroup of unit %s below %s (is it running?)"
-                                                              : "No cgroup %s below %s", w->name, ws->root);
+                        return error_set(error, r, kind == WATCH_UNIT ? "No cgroup of unit %s below %s (is it running?)"
+                                                                      : "No cgroup %s below %s", name, ws->root);
                 if (r == -ENOTDIR)
                         return error_set(error, r, "%s is not a cgroup v2 directory (the cgroup2 mount is %s)",
-                                         w->name, ws->root);
+                                         name, ws->root);
                 if (r < 0)
-                        return error_set(error, r, "Cannot find %s %s: %s", kind, w->name, strerror(-r));
+                        return error_set(error, r, "Cannot find %s %s: %s", kind_name(kind), name, strerror(-r));
         }
         grown = realloc(ws->watches, (ws->n + 1) * sizeof(*grown));
         if (!grown)
@@ -604,25 +704,48 @@ int manager_watch_add(struct manager *m, const struct memleak_request *req, cons
         watches_changed(m);
         r = watch_refresh(m, TAKE_PTR(w));
         if (r < 0)
-                log_warning_errno(r, "Cannot read the processes of %s %s yet: %m", kind, req->unit ?: req->cgroup);
+                log_warning_errno(r, "Cannot find the processes of %s %s yet: %m", kind_name(kind), name);
         return 0;
 }
 
-int manager_watch_remove(struct manager *m, const struct memleak_request *req, struct watch_removed *ret,
-                         char **error)
+int manager_watch_add(struct manager *m, const struct memleak_request *req, const struct follower_options *options,
+                      uint32_t *ret_id, char **error)
 {
         struct manager_watches *ws = m->watches;
-        struct watch *w;
-        size_t k = 0;
+        const char *kind = req->unit ? "unit" : "cgroup";
 
         assert(m);
-        assert(ret);
-        w = find_watch_of(m, req);
-        if (!w)
-                return error_set(error, -ESRCH, "Not watching %s %s", req->unit ? "unit" : "cgroup",
-                                 req->unit ?: req->cgroup);
-        *ret = (struct watch_removed) { .id = w->id, .json = watch_json(m, w) };
+        assert(req);
+        assert(options);
+        assert(req->unit || req->cgroup);
+        if (!ws || !ws->root)
+                return error_set(error, -EOPNOTSUPP, "No cgroup2 file system is mounted: cannot watch a %s", kind);
+        if (req->unit && !cgroup_path_unit_name_valid(req->unit))
+                return error_set(error, -EINVAL, "\"%s\" is not a unit's name (NAME.service, .scope or .slice)",
+                                 req->unit);
+        return watch_insert(m, req->unit ? WATCH_UNIT : WATCH_CGROUP, req->unit ?: req->cgroup, options, ret_id,
+                            error);
+}
+
+int manager_watch_add_program(struct manager *m, bool by_comm, const char *name,
+                              const struct follower_options *options, uint32_t *ret_id, char **error)
+{
+        assert(m);
+        assert(name);
+        assert(options);
+        if (!m->watches)
+                return error_set(error, -EOPNOTSUPP, "Cannot hear of processes starting: no program can be watched");
+        return watch_insert(m, by_comm ? WATCH_COMM : WATCH_EXE, name, options, ret_id, error);
+}
+
+/* End w: nothing more watched for it in BPF or inotify, its retries dropped, freed. */
+static void watch_drop(struct manager *m, struct watch *w)
+{
+        struct manager_watches *ws = m->watches;
+        size_t k = 0;
+
         unwatch_cgroups(m, w);
+        unwatch_program(m, w);
         unwatch_parent(ws, w);
         for (size_t i = 0; i < ws->n_retries; i++)
                 if (ws->retries[i].watch_id != w->id)
@@ -635,7 +758,56 @@ int manager_watch_remove(struct manager *m, const struct memleak_request *req, s
         ws->n = k;
         watch_free(w);
         watches_changed(m);
+}
+
+int manager_watch_remove(struct manager *m, const struct memleak_request *req, struct watch_removed *ret,
+                         char **error)
+{
+        struct watch *w;
+
+        assert(m);
+        assert(ret);
+        w = find_watch_of(m, req);
+        if (!w)
+                return error_set(error, -ESRCH, "Not watching %s %s", req->unit ? "unit" : "cgroup",
+                                 req->unit ?: req->cgroup);
+        *ret = (struct watch_removed) { .id = w->id, .json = watch_json(m, w) };
+        watch_drop(m, w);
         return 0;
+}
+
+void manager_watch_end(struct manager *m, uint32_t id)
+{
+        struct watch *w;
+
+        assert(m);
+        w = find_watch_by_id(m, id);
+        if (!w)
+                return;
+        log_info("Stopped watching %s %s: its processes detached", kind_name(w->kind), w->name);
+        watch_drop(m, w);
+        for (size_t i = m->n_targets; i > 0; i--) {
+                struct target *t = m->targets[i - 1];
+
+                if (t->watch_id == id && !target_phase_exited(t->phase))
+                        manager_remove_target(m, t);
+        }
+}
+
+void manager_watch_forgo(struct manager *m, uint32_t id, pid_t pid)
+{
+        struct watch *w;
+
+        assert(m);
+        w = find_watch_by_id(m, id);
+        if (w && !refused(w, pid))
+                note_refused(w, pid);
+}
+
+bool manager_watch_live(const struct manager *m, uint32_t id)
+{
+        assert(m);
+        return find_watch_by_id(m, id) != NULL;
 }
 
 uint32_t manager_watch_id(const struct manager *m, const struct memleak_request *req)
@@ -650,20 +822,25 @@ uint32_t manager_watch_id(const struct manager *m, const struct memleak_request 
 
 static cJSON *watch_json(const struct manager *m, const struct watch *w)
 {
+        static const char *const keys[] = {
+                [WATCH_UNIT] = RF_UNIT, [WATCH_CGROUP] = RF_CGROUP, [WATCH_EXE] = RF_EXE, [WATCH_COMM] = RF_COMM,
+        };
         cJSON *o = cJSON_CreateObject();
-        uint64_t lost = w->lost_before, processes = 0;
+        uint64_t lost = w->lost_before, processes = 0, n = 0;
 
         if (!o)
                 return NULL;
-        for (size_t i = 0; i < w->n_cgroup_ids; i++) {
-                uint64_t n = 0;
-
+        for (size_t i = 0; i < w->n_cgroup_ids; i++)
                 if (cgroup_events_lost(m->watches->events, w->cgroup_ids[i], &n) >= 0)
                         lost += n;
-        }
+        if ((w->kind == WATCH_COMM && w->comm_watched &&
+             cgroup_events_program_lost(m->watches->events, w->name, 0, 0, &n) >= 0) ||
+            (w->kind == WATCH_EXE && (w->exe_dev || w->exe_ino) &&
+             cgroup_events_program_lost(m->watches->events, NULL, w->exe_dev, w->exe_ino, &n) >= 0))
+                lost += n;
         for (size_t i = 0; i < m->n_targets; i++)
                 processes += m->targets[i]->watch_id == w->id && !target_phase_exited(m->targets[i]->phase);
-        cJSON_AddStringToObject(o, w->is_unit ? RF_UNIT : RF_CGROUP, w->name);
+        cJSON_AddStringToObject(o, keys[w->kind], w->name);
         if (w->path)
                 cJSON_AddStringToObject(o, RF_PATH, w->path);
         else

@@ -98,6 +98,7 @@ static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void
         }
         limits = symbolizer_limits_of(&m->config);
         symbolizer_set_limits(m->env.syms, &limits);
+        manager_declared_sync(m);
         free(m->restart_pending);
         m->restart_pending = restart ? strdup(restart) : NULL;
         if (restart)
@@ -125,6 +126,7 @@ static int on_snapshot_timer(sd_event_source *s, uint64_t usec, void *userdata)
         size_t rows = manager_take_snapshots(m);
 
         manager_watches_tick(m);
+        manager_declared_sync(m);
 
         m->snapshot_cost.last_usec = now_monotonic_usec() - start;
         m->snapshot_cost.last_rows = rows;
@@ -426,7 +428,12 @@ int manager_start(struct manager *m)
         r = start_serving(m, fd);
         if (r < 0)
                 return r;
-        return start_timers(m);
+        r = start_timers(m);
+        if (r < 0)
+                return r;
+        /* the processes memleakd.conf declares: attached before the first request is answered */
+        manager_declared_sync(m);
+        return 0;
 }
 
 struct manager *manager_free(struct manager *m)
@@ -438,6 +445,7 @@ struct manager *manager_free(struct manager *m)
         manager_reclaim_stop(m);
         manager_requests_done(m);
         manager_follow_done(m);
+        manager_declared_free(m);
         manager_watches_free(m);
         pending_ops_done(&m->pending);
         /* Each target's probes take the kernel a grace period to remove: all at once, then wait. */

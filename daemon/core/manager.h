@@ -45,6 +45,9 @@ struct manager {
         struct server *server;
         struct fork_watch *forks;
         struct manager_watches *watches;        /* units and cgroups watched (manager-watch.c) */
+        struct declared_target *declared;       /* the config's [target] sections as watched
+                                                 * (manager-declared.c) */
+        size_t n_declared;
         struct bpf_link *exec_forget;   /* while some process is traced (bpf_loader_attach_exec_forget()) */
         sd_event_source *snapshot_timer;
         sd_event_source *children_timer;        /* clears the probes forked children inherited */
@@ -222,6 +225,25 @@ void manager_watches_tick(struct manager *m);
  * negative errno and *error. */
 int manager_watch_add(struct manager *m, const struct memleak_request *req, const struct follower_options *options,
                       uint32_t *ret_id, char **error);
+/* Watch a program memleakd.conf declares, by its name (by_comm) or its file's path: the
+ * processes that run it now and each that execs it later attached with options, following their
+ * forks: 0 and *ret_id, or a negative errno and *error (-ENOENT: no such file now). */
+int manager_watch_add_program(struct manager *m, bool by_comm, const char *name,
+                              const struct follower_options *options, uint32_t *ret_id, char **error);
+/* manager-declared.c: the [target] sections of memleakd.conf, each a watch (of its unit, cgroup
+ * or program) while it is declared: made at the start, on each tick for those whose unit,
+ * cgroup or file is not there yet, and at a reload (the new ones made, the withdrawn ones ended
+ * and their processes detached). One a detach request ended stays so until a reload. */
+void manager_declared_sync(struct manager *m);
+void manager_declared_free(struct manager *m);
+
+/* End watch id (a declaration withdrawn), and detach its live targets. */
+void manager_watch_end(struct manager *m, uint32_t id);
+/* pid of watch id (0: none) detached by request: not attached again by its watch while it runs
+ * the same program (an exec, or another process on its pid, is tried anew). */
+void manager_watch_forgo(struct manager *m, uint32_t id, pid_t pid);
+/* Whether watch id is there. */
+bool manager_watch_live(const struct manager *m, uint32_t id);
 /* Stop watching req's unit or cgroup (its targets are the caller's to detach): 0, *ret (the
  * watch's id and its last status entry), or -ESRCH and *error. */
 struct watch_removed {

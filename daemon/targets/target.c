@@ -603,6 +603,7 @@ int target_inherit_watch(struct target *t, const struct target *from)
 
         assert(t);
         assert(from);
+        t->watch_id = from->watch_id;   /* a declared program's watch has no name to report */
         if (!from->watch_name)
                 return 0;
         name = strdup(from->watch_name);

@@ -483,7 +483,7 @@ static void target_sections_declare_processes_to_attach(void)
         ASSERT_EQ(parse_text("ring_depth = 5\n"
                              "[target]\nunit = nginx.service\nsample_bytes = 64K\nunwind = fp\n"
                              "[memleakd]\nring_depth = 7\n"
-                             "[target]\ncomm = php-fpm\nfollow_forks = no\nmmap = yes\n"
+                             "[target]\ncomm = php-fpm\nmmap = yes\n"
                              "objs = /usr/lib/libtcmalloc.so.4 /usr/lib/x.so\nmin_size = 16\nmax_size = 1M\n"
                              "[target]\nexe = /usr/sbin/redis-server\n"
                              "[target]\ncgroup = /system.slice/app.service/workers\n", &c, &error), 0);
@@ -494,13 +494,11 @@ static void target_sections_declare_processes_to_attach(void)
         ASSERT_STREQ(t->value, "nginx.service");
         ASSERT_EQ(t->sample_bytes, 65536);
         ASSERT_EQ(t->unwind, MEMLEAK_UNWIND_FP);
-        ASSERT_TRUE(t->follow_forks);
         ASSERT_TRUE(!t->mmap);
         ASSERT_TRUE(asprintf(&where, "%s:2", conf_path) >= 0);
         ASSERT_STREQ(t->where, where);
         t = &c.targets.v[1];
         ASSERT_EQ(t->match, CONFIG_TARGET_COMM);
-        ASSERT_TRUE(!t->follow_forks);
         ASSERT_TRUE(t->mmap);
         ASSERT_EQ(t->n_objs, 2);
         ASSERT_STREQ(t->objs[1], "/usr/lib/x.so");
@@ -511,7 +509,7 @@ static void target_sections_declare_processes_to_attach(void)
         /* copied whole; a second file adds its own */
         ASSERT_EQ(config_copy(&c, &copy), 0);
         ASSERT_EQ(copy.targets.n, 4);
-        ASSERT_TRUE(config_target_same(&copy.targets.v[1], &c.targets.v[1]));
+        ASSERT_TRUE(config_targets_same(&copy.targets.v[1], &c.targets.v[1]));
         ASSERT_EQ(parse_text("[target]\ncomm = bash\n", &c, &error), 0);
         ASSERT_EQ(c.targets.n, 5);
         config_done(&copy);
@@ -538,15 +536,13 @@ static void target_sections_are_checked_whole(void)
                             "a [target] section names what it matches: unit, cgroup, exe or comm");
         assert_target_error("[target]\ncomm = a\nmin_size = 2K\nmax_size = 1K\n", 1,
                             "its min_size is greater than its max_size");
-        assert_target_error("[target]\nunit = a.service\nfollow_forks = no\n", 1,
-                            "a unit's or a cgroup's processes are all followed: follow_forks = no does not apply");
         assert_target_error("[target]\ncomm = a\n[target]\ncomm = a\n", 3,
                             "another [target] section matches the same");
         assert_error("[target]\nunit = a.service\ncomm = a\n",
                      "3: 'comm': a [target] section matches by one of unit, cgroup, exe or comm, and says it once");
         assert_error("[target]\nring_depth = 5\n",
                      "2: unknown key 'ring_depth' in [target] (unit, cgroup, exe, comm, objs, min_size, max_size, "
-                     "sample_bytes, unwind, mmap, follow_forks)");
+                     "sample_bytes, unwind, mmap)");
         assert_error("[target]\nunit = nginx\n", "2: invalid value 'nginx' for 'unit': expected a unit's name "
                      "ending in .service, .scope or .slice");
         assert_error("[target]\ncgroup = a/../b\n", "2: invalid value 'a/../b' for 'cgroup': expected a cgroup v2 "
