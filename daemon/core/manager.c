@@ -123,6 +123,8 @@ static int on_snapshot_timer(sd_event_source *s, uint64_t usec, void *userdata)
         uint64_t start = now_monotonic_usec();
         size_t rows = manager_take_snapshots(m);
 
+        manager_adopt_save(m);  /* a target that began recording since */
+
         m->snapshot_cost.last_usec = now_monotonic_usec() - start;
         m->snapshot_cost.last_rows = rows;
         m->snapshot_cost.max_usec = MAX(m->snapshot_cost.max_usec, m->snapshot_cost.last_usec);
@@ -280,7 +282,17 @@ static int start_tracing(struct manager *m)
         struct bpf_sizes sizes = manager_bpf_sizes(&m->config);
         int r;
 
-        r = manager_bpf_load(&sizes, &m->env.skel);
+        r = manager_adopt_pins_open(m, &sizes);
+        if (r < 0)
+                return r;
+        r = manager_bpf_load(&sizes, m->pins, &m->env.skel);
+        if (r < 0 && m->pins_found == PINS_FOUND_SAME) {
+                manager_adopt_layout_changed(m);
+                r = manager_bpf_load(&sizes, m->pins, &m->env.skel);
+        }
+        if (r < 0)
+                return r;
+        r = manager_adopt_loaded(m);
         if (r < 0)
                 return r;
         r = bpf_loader_attach_iters(m->env.skel);
@@ -396,6 +408,9 @@ int manager_start(struct manager *m)
         r = start_tracing(m);
         if (r < 0)
                 return r;
+        r = manager_adopt(m);
+        if (r < 0)
+                return r;
         r = start_serving(m);
         if (r < 0)
                 return r;
@@ -417,7 +432,7 @@ struct manager *manager_free(struct manager *m)
         m->env.detacher = detacher_free(m->env.detacher);
         server_free(m->server);
         fork_watch_free(m->forks);
-        bpf_link__destroy(m->exec_forget);
+        bpf_link__destroy(m->exec_forget);     /* pinned while targets are kept */
         sd_event_source_disable_unref(m->children_timer);
         sd_event_source_disable_unref(m->exec_timer);
         sd_event_source_disable_unref(m->follow_timer);
@@ -431,6 +446,7 @@ struct manager *manager_free(struct manager *m)
         slot_set_done(&m->target_slots);
         symbolizer_free(m->env.syms);
         bpf_loader_destroy(m->env.skel);
+        manager_adopt_done(m);
         sd_event_unref(m->event);
         config_done(&m->config);
         config_source_done(&m->config_source);
