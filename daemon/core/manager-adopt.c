@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* What survives a restart: the BPF maps and the targets' probe links pinned (bpf/pins,
- * targets/target-pins), the targets listed in the state file (state-file); at start, the targets
- * an earlier daemon left recording taken back, those that exited meanwhile reaped. */
+ * targets/target-pins), the targets listed in the state file (manager-state); at start, the
+ * targets an earlier daemon left recording taken back, those that exited meanwhile reaped. */
 #include <assert.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -23,8 +23,6 @@
 #include "target-pins.h"
 #include "target.h"
 #include "util.h"
-
-#define EXEC_FORGET_PIN "x"
 
 int manager_adopt_pins_open(struct manager *m, const struct bpf_sizes *sizes)
 {
@@ -74,114 +72,6 @@ int manager_adopt_loaded(struct manager *m)
         if (r < 0)
                 return log_error_errno(r, "Cannot record the BPF layout in %s: %m", m->config.bpf_pin_directory);
         return 0;
-}
-
-/* The process's start time, or -errno (-ESRCH: no such process). */
-static int start_time(pid_t pid, uint64_t *ret)
-{
-        _cleanup_fclose_ FILE *f = NULL;
-        char path[64], line[4096];
-
-        snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-        f = fopen(path, "re");
-        if (!f)
-                return errno == ENOENT ? -ESRCH : -errno;
-        if (!fgets(line, sizeof(line), f))
-                return -ESRCH;  /* gone as it was read */
-        return state_file_parse_start_time(line, ret);
-}
-
-bool manager_adopt_keeps(const struct manager *m, const struct target *t)
-{
-        assert(m);
-        assert(t);
-        return m->pins && !t->kernel && t->phase == TARGET_PHASE_RECORDING && t->pidfd >= 0 &&
-               t->links.n_pinned > 0 && !(t->exec && !t->exec->seen);
-}
-
-/* t as the state file says it; ret->objs (the objects --obj named) allocated, their paths t's. */
-static int state_target_of(struct target *t, struct state_target *ret)
-{
-        char **objs = NULL;
-        size_t n = 0;
-        int r;
-
-        if (t->proc_start_time == 0) {
-                r = start_time(t->pid, &t->proc_start_time);
-                if (r < 0)
-                        return r;
-        }
-        if (t->objects_named) {
-                objs = calloc(MAX(t->n_objects, (size_t)1), sizeof(*objs));
-                if (!objs)
-                        return -ENOMEM;
-                for (size_t i = 0; i < t->n_objects; i++)
-                        if (t->objects[i].role == OBJECT_ROLE_NAMED)
-                                objs[n++] = t->objects[i].path;
-        }
-        *ret = (struct state_target) {
-                .pid = t->pid, .start_time = t->proc_start_time, .slot = t->slot.slot,
-                .ring_depth = snapshot_ring_depth(t->ring), .unwind = t->unwind.mode, .track_mmap = t->track_mmap,
-                .follow_forks = t->follow_forks, .asked_by_user = t->asked_by_user,
-                .asker_uid = (uint32_t)t->asker_uid, .asker_gid = (uint32_t)t->asker_gid,
-                .attached_usec = t->attached_usec,
-                .objs = objs, .n_objs = n,
-        };
-        memcpy(ret->counters_base, t->counters.base, sizeof(ret->counters_base));
-        return 0;
-}
-
-void manager_adopt_save(struct manager *m)
-{
-        _cleanup_free_ struct state_target *targets = NULL;
-        _cleanup_free_ char *text = NULL;
-        struct state_file s = {};
-        int r;
-
-        assert(m);
-        if (!m->pins)
-                return;
-        targets = calloc(MAX(m->n_targets, (size_t)1), sizeof(*targets));
-        if (!targets)
-                return (void)log_error_errno(ENOMEM, "Out of memory");
-        for (size_t i = 0; i < m->n_targets; i++)
-                if (manager_adopt_keeps(m, m->targets[i]) && state_target_of(m->targets[i], &targets[s.n_targets]) >= 0)
-                        s.n_targets++;
-        s.targets = targets;
-        s.layout = m->pins->layout;
-        text = state_file_encode(&s);
-        for (size_t i = 0; i < s.n_targets; i++)
-                free(targets[i].objs);  /* the array: its paths are the targets' */
-        if (!text)
-                return (void)log_error_errno(ENOMEM, "Out of memory");
-        if (m->state_written && strcmp(m->state_written, text) == 0)
-                return;
-        r = state_file_write(m->config.state_directory, STATE_FILE_NAME, text);
-        if (r < 0) {
-                m->state_write_failures++;
-                log_warning_errno(r, "Cannot write %s/%s, ignoring: a restart would not adopt the targets "
-                                  "traced now: %m", m->config.state_directory, STATE_FILE_NAME);
-                return;
-        }
-        free(m->state_written);
-        m->state_written = TAKE_PTR(text);
-}
-
-void manager_adopt_exec_forget(struct manager *m, bool attached)
-{
-        int r;
-
-        assert(m);
-        if (!m->pins)
-                return;
-        if (!attached) {
-                target_pins_unpin_named(m->links_pin_dir, m->env.pin_gen, EXEC_FORGET_PIN);
-                return;
-        }
-        r = target_pins_pin_named(m->links_pin_dir, m->env.pin_gen, EXEC_FORGET_PIN, bpf_link__fd(m->exec_forget));
-        if (r < 0 && r != -EEXIST)
-                log_warning_errno(r, "Cannot pin the exec tracepoint's link, ignoring: while memleakd is down, a "
-                                  "traced process that execs keeps its old image's blocks: %m");
 }
 
 /* Set aside a state file that cannot be used, for whoever wants to look at it. */
@@ -246,7 +136,7 @@ static void adopt_one(struct manager *m, const struct state_target *st)
         uint64_t now;
         int r;
 
-        r = start_time(st->pid, &now);
+        r = manager_state_start_time(st->pid, &now);
         if (r < 0 || now != st->start_time) {
                 log_info("pid %d exited while memleakd was down%s: reaped (its probes removed, its blocks "
                          "forgotten)", (int)st->pid, r >= 0 ? " (its pid is another process's now)" : "");
@@ -334,7 +224,7 @@ int manager_adopt(struct manager *m)
         if (m->pins_found == PINS_FOUND_SAME && (m->adopted || m->adopt_reaped || m->adopt_failed))
                 log_info("Adopted %u targets of the earlier memleakd; %u reaped (exited meanwhile), %u failed",
                          m->adopted, m->adopt_reaped, m->adopt_failed);
-        manager_adopt_save(m);
+        manager_state_save(m);
         return 0;
 }
 

@@ -123,7 +123,7 @@ static int on_snapshot_timer(sd_event_source *s, uint64_t usec, void *userdata)
         uint64_t start = now_monotonic_usec();
         size_t rows = manager_take_snapshots(m);
 
-        manager_adopt_save(m);  /* a target that began recording since */
+        manager_state_save(m);  /* a target that began recording since */
 
         m->snapshot_cost.last_usec = now_monotonic_usec() - start;
         m->snapshot_cost.last_rows = rows;

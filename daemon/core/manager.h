@@ -75,6 +75,16 @@ struct manager {
         unsigned adopted, adopt_reaped, adopt_failed;   /* at this start */
 };
 
+/* manager-state.c: what a restart adopts, kept up to date */
+/* Whether t is left recording when the daemon goes (and listed in the state file). */
+bool manager_state_keeps(const struct manager *m, const struct target *t);
+/* Write the state file if what it would say changed. */
+void manager_state_save(struct manager *m);
+/* The exec tracepoint's link was attached (pinned) or is about to go (unpinned). */
+void manager_state_exec_forget(struct manager *m, bool attached);
+/* /proc/PID/stat's start time: 0, -ESRCH (no such process) or -errno. */
+int manager_state_start_time(pid_t pid, uint64_t *ret);
+
 /* manager-adopt.c: the pins and the state file; the targets an earlier daemon left, taken back */
 /* Open the pin directory (its pins of another layout removed). */
 int manager_adopt_pins_open(struct manager *m, const struct bpf_sizes *sizes);
@@ -85,12 +95,6 @@ int manager_adopt_loaded(struct manager *m);
 /* Take back the targets the state file lists whose processes live on, reap the others, and forget
  * what BPF has of any other process. */
 int manager_adopt(struct manager *m);
-/* Whether t is left recording when the daemon goes (and listed in the state file). */
-bool manager_adopt_keeps(const struct manager *m, const struct target *t);
-/* Write the state file if what it would say changed. */
-void manager_adopt_save(struct manager *m);
-/* The exec tracepoint's link was attached (pinned) or is about to go (unpinned). */
-void manager_adopt_exec_forget(struct manager *m, bool attached);
 void manager_adopt_done(struct manager *m);
 /* memleakd --forget: every pin and the state file removed. */
 int manager_adopt_forget(const struct memleakd_config *c);
