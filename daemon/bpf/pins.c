@@ -9,7 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 #include "memleak.skel.h"
 #include "pins.h"
@@ -182,6 +184,7 @@ static int clear_at(int dir_fd)
 int pins_open(const char *dir, uint64_t layout, struct pins **ret, enum pins_found *found)
 {
         _cleanup_(pins_freep) struct pins *p = calloc(1, sizeof(*p));
+        struct statfs sfs;
         int r;
 
         assert(dir);
@@ -196,6 +199,11 @@ int pins_open(const char *dir, uint64_t layout, struct pins **ret, enum pins_fou
         p->dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
         if (p->dir_fd < 0)
                 return -errno;
+        /* only bpffs holds pins */
+        if (fstatfs(p->dir_fd, &sfs) < 0)
+                return -errno;
+        if ((uint64_t)sfs.f_type != BPF_FS_MAGIC)
+                return -ENOTSUP;
         if ((r = mkdir_at(p->dir_fd, MAPS_SUBDIR)) < 0 || (r = mkdir_at(p->dir_fd, PINS_LINKS_SUBDIR)) < 0)
                 return r;
         p->links_fd = openat(p->dir_fd, PINS_LINKS_SUBDIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);

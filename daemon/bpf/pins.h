@@ -32,8 +32,8 @@ struct pins {
 /* The layout of the BPF object at these sizes: a hash of its ELF bytes and of the sizes. */
 uint64_t pins_layout(const struct bpf_sizes *sizes);
 
-/* Make dir (and its maps and links subdirectories; bpffs must be mounted) and compare what it
- * holds with layout; a different layout's pins are removed. -errno. */
+/* Make dir (and its maps and links subdirectories) and compare what it holds with layout; a
+ * different layout's pins are removed. -ENOTSUP when dir is not on bpffs, -errno. */
 int pins_open(const char *dir, uint64_t layout, struct pins **ret, enum pins_found *found);
 /* Have libbpf pin the maps a restart keeps under the directory when it loads obj, reusing those
  * pinned already. */

@@ -35,9 +35,13 @@ int manager_adopt_pins_open(struct manager *m, const struct bpf_sizes *sizes)
                 log_warning_errno(errno, "Cannot create %s, ignoring: a restart will not adopt the targets "
                                   "traced: %m", m->config.state_directory);
         r = pins_open(m->config.bpf_pin_directory, pins_layout(sizes), &m->pins, &m->pins_found);
-        if (r < 0)
-                return log_error_errno(r, "Cannot use %s for the pinned BPF maps and links (bpf_pin_directory; "
-                                       "bpffs mounted there?): %m", m->config.bpf_pin_directory);
+        if (r < 0) {
+                /* tracing goes on; only a restart would lose it */
+                log_warning_errno(r, "Cannot use %s for the pinned BPF maps and links (bpf_pin_directory: on "
+                                  "bpffs?), ignoring: a restart will lose the targets and what they "
+                                  "recorded: %m", m->config.bpf_pin_directory);
+                return 0;
+        }
         if (m->pins_found == PINS_FOUND_CHANGED)
                 log_notice("BPF layout changed: starting clean (the maps and links pinned in %s were made "
                            "by another memleakd, or with other map sizes, and are removed)",
@@ -68,6 +72,8 @@ int manager_adopt_loaded(struct manager *m)
         int r;
 
         assert(m);
+        if (!m->pins)
+                return 0;
         r = pins_write_layout(m->pins);
         if (r < 0)
                 return log_error_errno(r, "Cannot record the BPF layout in %s: %m", m->config.bpf_pin_directory);

@@ -172,6 +172,18 @@ class RestartTest(harness.DaemonTestCase):
         daemon = self.same_daemon_again(daemon)
         self.assertEqual(daemon.status()['targets'], [])
 
+    def test_a_pin_directory_off_bpffs_is_reported_and_tracing_goes_on(self):
+        daemon = self.start_daemon(config={'bpf_pin_directory': os.path.join(self.workdir, 'not-bpffs')})
+        self.assertIn('not-bpffs for the pinned BPF maps and links', daemon.log())
+        program = self.start_program(PROGRAM)
+        daemon.attach(program.pid)
+        program.go()
+        program.expect('before')
+        expected = merged(BEFORE, HELD)
+        report, totals = self.wait_for_totals(daemon, program.pid, NAMES, expected)
+        self.assert_totals(report, totals, expected, 'with nowhere to pin')
+        self.assertEqual(os.listdir(os.path.join(self.workdir, 'not-bpffs')), [])
+
 
 if __name__ == '__main__':
     unittest.main(verbosity=2)
