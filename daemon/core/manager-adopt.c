@@ -18,6 +18,7 @@
 #include "manager.h"
 #include "pins.h"
 #include "slot-set.h"
+#include "snapshot-file.h"
 #include "snapshot.h"
 #include "state-file.h"
 #include "target-pins.h"
@@ -101,7 +102,7 @@ static int read_state(struct manager *m, struct state_file *ret)
         size_t n;
         int r;
 
-        r = state_file_read(m->config.state_directory, STATE_FILE_NAME, &text, &n);
+        r = state_file_read(m->config.state_directory, STATE_FILE_NAME, STATE_FILE_MAX_BYTES, &text, &n);
         if (r == -ENOENT)
                 return r;
         if (r < 0) {
@@ -128,6 +129,30 @@ static int read_state(struct manager *m, struct state_file *ret)
                 return -ESTALE;
         }
         return 0;
+}
+
+/* t's snapshot ring as the earlier daemon left it, its history continued; a file that cannot be
+ * read is set aside (the history starts again). */
+static void load_ring(struct manager *m, struct target *t)
+{
+        _cleanup_free_ char *name = NULL, *data = NULL, *from = NULL, *to = NULL;
+        size_t n;
+        int r;
+
+        r = manager_state_ring_name(t->pid, t->proc_start_time, &name);
+        if (r >= 0)
+                r = state_file_read(m->config.state_directory, name, STATE_FILE_RING_MAX_BYTES, &data, &n);
+        if (r == -ENOENT)
+                return;
+        if (r >= 0)
+                r = snapshot_file_decode(data, n, t->ring);
+        if (r >= 0)
+                return;
+        log_warning_errno(r, "Cannot take back the snapshot ring of pid %d from %s/%s, set aside: its history "
+                          "starts again: %m", (int)t->pid, m->config.state_directory, name ?: "?");
+        if (name && asprintf(&from, "%s/%s", m->config.state_directory, name) >= 0 &&
+            asprintf(&to, "%s.corrupt", from) >= 0)
+                (void)rename(from, to);
 }
 
 static void adopt_one(struct manager *m, const struct state_target *st)
@@ -172,6 +197,7 @@ static void adopt_one(struct manager *m, const struct state_target *st)
                 return;
         }
         (void)manager_target_phase(t, TARGET_PHASE_RECORDING);
+        load_ring(m, t);
         m->adopted++;
         log_info("Adopted pid %d (%s): traced since before this start, its %zu pinned links kept, slot %" PRIu32,
                  (int)t->pid, t->comm, t->links.n_multi_fds, t->slot.slot);

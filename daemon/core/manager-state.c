@@ -3,6 +3,9 @@
  * goes (listed in the state file, written when that list changes), and the pin of the exec
  * tracepoint's link. Reads the targets' list only; the adoption at start is manager-adopt.c. */
 #include <assert.h>
+#include <dirent.h>
+#include <inttypes.h>
+#include <unistd.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <stdio.h>
@@ -10,6 +13,7 @@
 #include <string.h>
 #include "log.h"
 #include "manager.h"
+#include "snapshot-file.h"
 #include "snapshot.h"
 #include "state-file.h"
 #include "target-pins.h"
@@ -125,3 +129,74 @@ void manager_state_exec_forget(struct manager *m, bool attached)
                                   "traced process that execs keeps its old image's blocks: %m");
 }
 
+
+int manager_state_ring_name(pid_t pid, uint64_t start_time, char **ret)
+{
+        return asprintf(ret, STATE_FILE_RING_PREFIX "%d-%" PRIu64 STATE_FILE_RING_SUFFIX, (int)pid, start_time) < 0
+                       ? -ENOMEM : 0;
+}
+
+/* Whether name is the ring file of a target kept now. */
+static bool ring_kept(struct manager *m, const char *name)
+{
+        for (size_t i = 0; i < m->n_targets; i++) {
+                _cleanup_free_ char *mine = NULL;
+                struct target *t = m->targets[i];
+
+                if (manager_state_keeps(m, t) && t->proc_start_time &&
+                    manager_state_ring_name(t->pid, t->proc_start_time, &mine) >= 0 && strcmp(mine, name) == 0)
+                        return true;
+        }
+        return false;
+}
+
+/* The ring files of targets no longer kept (detached, exited) removed. */
+static void remove_stale_rings(struct manager *m)
+{
+        size_t pl = strlen(STATE_FILE_RING_PREFIX), sl = strlen(STATE_FILE_RING_SUFFIX);
+        struct dirent *de;
+        DIR *d = opendir(m->config.state_directory);
+
+        if (!d)
+                return;
+        while ((de = readdir(d))) {
+                size_t n = strlen(de->d_name);
+
+                if (n > pl + sl && strncmp(de->d_name, STATE_FILE_RING_PREFIX, pl) == 0 &&
+                    strcmp(de->d_name + n - sl, STATE_FILE_RING_SUFFIX) == 0 && !ring_kept(m, de->d_name))
+                        (void)unlinkat(dirfd(d), de->d_name, 0);
+        }
+        closedir(d);
+}
+
+void manager_state_save_rings(struct manager *m)
+{
+        assert(m);
+        if (!m->pins)
+                return;
+        for (size_t i = 0; i < m->n_targets; i++) {
+                _cleanup_free_ char *name = NULL;
+                _cleanup_free_ void *data = NULL;
+                struct target *t = m->targets[i];
+                size_t n;
+                int r;
+
+                if (!manager_state_keeps(m, t) || !t->proc_start_time)
+                        continue;
+                r = manager_state_ring_name(t->pid, t->proc_start_time, &name);
+                if (r >= 0)
+                        r = snapshot_file_encode(t->ring, &data, &n);
+                /* not fsync'd: rewritten at every tick, it must outlive a daemon, not a machine */
+                if (r >= 0)
+                        r = state_file_write_bytes(m->config.state_directory, name, data, n, false);
+                if (r < 0) {
+                        m->state_write_failures++;
+                        if (!m->ring_write_warned)
+                                log_warning_errno(r, "Cannot write the snapshot ring of pid %d under %s, ignoring "
+                                                  "(said once): a restart would start its history again: %m",
+                                                  (int)t->pid, m->config.state_directory);
+                        m->ring_write_warned = true;
+                }
+        }
+        remove_stale_rings(m);
+}

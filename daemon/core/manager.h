@@ -72,6 +72,7 @@ struct manager {
         char *links_pin_dir;            /* env.links_pin_dir */
         char *state_written;            /* the state file's text as last written */
         uint64_t state_write_failures;
+        bool ring_write_warned;
         unsigned adopted, adopt_reaped, adopt_failed;   /* at this start */
 };
 
@@ -82,6 +83,11 @@ bool manager_state_keeps(const struct manager *m, const struct target *t);
 void manager_state_save(struct manager *m);
 /* The exec tracepoint's link was attached (pinned) or is about to go (unpinned). */
 void manager_state_exec_forget(struct manager *m, bool attached);
+/* At each tick: each kept target's snapshot ring written (its history continues after a
+ * restart), those of targets no longer kept removed. */
+void manager_state_save_rings(struct manager *m);
+/* The ring file's name of that process. -ENOMEM. */
+int manager_state_ring_name(pid_t pid, uint64_t start_time, char **ret);
 /* /proc/PID/stat's start time: 0, -ESRCH (no such process) or -errno. */
 int manager_state_start_time(pid_t pid, uint64_t *ret);
 

@@ -285,10 +285,10 @@ int state_file_parse_start_time(const char *stat_text, uint64_t *ret)
         return 0;
 }
 
-int state_file_write(const char *dir, const char *name, const char *text)
+int state_file_write_bytes(const char *dir, const char *name, const void *data, size_t n, bool sync)
 {
         _cleanup_free_ char *tmp = NULL, *path = NULL;
-        size_t n = strlen(text), done = 0;
+        size_t done = 0;
         int fd, r = 0;
 
         if (asprintf(&tmp, "%s/.%s.tmp", dir, name) < 0 || asprintf(&path, "%s/%s", dir, name) < 0)
@@ -297,7 +297,7 @@ int state_file_write(const char *dir, const char *name, const char *text)
         if (fd < 0)
                 return -errno;
         while (done < n) {
-                ssize_t k = write(fd, text + done, n - done);
+                ssize_t k = write(fd, (const char *)data + done, n - done);
 
                 if (k < 0 && errno == EINTR)
                         continue;
@@ -307,7 +307,7 @@ int state_file_write(const char *dir, const char *name, const char *text)
                 }
                 done += (size_t)k;
         }
-        if (r >= 0 && fsync(fd) < 0)
+        if (r >= 0 && sync && fsync(fd) < 0)
                 r = -errno;
         if (close(fd) < 0 && r >= 0)
                 r = -errno;
@@ -317,15 +317,19 @@ int state_file_write(const char *dir, const char *name, const char *text)
                 (void)unlink(tmp);
                 return r;
         }
-        fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (fd >= 0) {
+        if (sync && (fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0) {
                 (void)fsync(fd);
                 close(fd);
         }
         return 0;
 }
 
-int state_file_read(const char *dir, const char *name, char **ret, size_t *ret_n)
+int state_file_write(const char *dir, const char *name, const char *text)
+{
+        return state_file_write_bytes(dir, name, text, strlen(text), true);
+}
+
+int state_file_read(const char *dir, const char *name, uint64_t max, char **ret, size_t *ret_n)
 {
         _cleanup_free_ char *path = NULL, *buf = NULL;
         struct stat st;
@@ -341,7 +345,7 @@ int state_file_read(const char *dir, const char *name, char **ret, size_t *ret_n
                 r = -errno;
         else if (!S_ISREG(st.st_mode))
                 r = -EBADFD;
-        else if ((uint64_t)st.st_size > STATE_FILE_MAX_BYTES)
+        else if ((uint64_t)st.st_size > max)
                 r = -EFBIG;
         else if (!(buf = malloc((size_t)st.st_size + 1)))
                 r = -ENOMEM;

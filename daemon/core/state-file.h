@@ -15,6 +15,10 @@
 #define STATE_FILE_VERSION 1
 #define STATE_FILE_MAX_BYTES (16U << 20)
 #define STATE_FILE_MAX_OBJS 64U         /* --obj paths a target may name */
+#define STATE_FILE_RING_MAX_BYTES (1ULL << 30)  /* a target's snapshot ring, read back */
+/* A kept target's snapshot ring: "ring-<pid>-<start time>.bin" (snapshot-file.h's encoding). */
+#define STATE_FILE_RING_PREFIX "ring-"
+#define STATE_FILE_RING_SUFFIX ".bin"
 
 struct state_target {
         pid_t pid;
@@ -52,6 +56,9 @@ int state_file_parse_start_time(const char *stat_text, uint64_t *ret);
 /* Write text to dir/name atomically (a temporary file, fsync'd, renamed over it; the directory
  * fsync'd). -errno. */
 int state_file_write(const char *dir, const char *name, const char *text);
-/* Read dir/name whole (at most STATE_FILE_MAX_BYTES): 0 and *ret (malloc'd, NUL-terminated) and
- * *ret_n, -ENOENT when there is none, -EFBIG, or -errno. */
-int state_file_read(const char *dir, const char *name, char **ret, size_t *ret_n);
+/* The same with n bytes of data; without sync, not fsync'd (what a daemon's crash must not lose,
+ * not what a machine's must). */
+int state_file_write_bytes(const char *dir, const char *name, const void *data, size_t n, bool sync);
+/* Read dir/name whole (at most max bytes): 0 and *ret (malloc'd, NUL-terminated) and *ret_n,
+ * -ENOENT when there is none, -EFBIG, or -errno. */
+int state_file_read(const char *dir, const char *name, uint64_t max, char **ret, size_t *ret_n);

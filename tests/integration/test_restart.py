@@ -7,6 +7,7 @@ other BPF layout starts clean; memleakd --forget leaves no pin."""
 import os
 import signal
 import subprocess
+import time
 import unittest
 
 import harness
@@ -17,6 +18,8 @@ BEFORE = {'leak_before': {'bytes': 1001 * 16, 'allocs': 16}}
 HELD = {'held_then_freed': {'bytes': 3003 * 8, 'allocs': 8}}
 DOWN = {'leak_while_down': {'bytes': 2002 * 24, 'allocs': 24}}
 AFTER = {'leak_after': {'bytes': 4004 * 4, 'allocs': 4}}
+# room for every snapshot of a test (100 ms apart): the history before a restart is still there
+CONFIG = {'ring_depth': 1000}
 NAMES = {'leak_before', 'held_then_freed', 'leak_while_down', 'churn', 'leak_after'}
 
 
@@ -40,7 +43,7 @@ class RestartTest(harness.DaemonTestCase):
     def same_daemon_again(self, old):
         """A new memleakd with old's configuration, state and pin directories (old is down)."""
         os.replace(old.log_path, old.log_path + '.before-restart')
-        d = harness.Daemon(old.workdir)
+        d = harness.Daemon(old.workdir, config=CONFIG)
         self.assertEqual((d.pin_directory, d.state_directory), (old.pin_directory, old.state_directory))
         self.daemons.append(d)
         self.addCleanup(self._stop_daemon_at_cleanup, d)
@@ -62,7 +65,7 @@ class RestartTest(harness.DaemonTestCase):
 
     def traced_before_the_restart(self):
         """A daemon with leak-restart attached, which has leaked BEFORE and holds HELD."""
-        daemon = self.start_daemon()
+        daemon = self.start_daemon(config=CONFIG)
         program = self.start_program(PROGRAM)
         daemon.attach(program.pid)
         program.go()
@@ -77,8 +80,19 @@ class RestartTest(harness.DaemonTestCase):
                         f'{state} does not list pid {program.pid}: {read_text(state)}')
         return daemon, program
 
+    def history_totals(self, daemon, pid):
+        entries = daemon.ctl_json('history', '--pid', pid)['targets']
+        self.assertEqual([e['pid'] for e in entries], [pid])
+        return [(p['t'], p['bytes']) for p in entries[0]['totals']]
+
     def assert_adopted_and_exact(self, sig):
         daemon, program = self.traced_before_the_restart()
+        # the ring holds snapshots of what it leaked, written at each tick with the state
+        before_bytes = 1001 * 16 + 3003 * 8
+        self.assertTrue(harness.wait_until(
+            lambda: sum(1 for _, b in self.history_totals(daemon, program.pid) if b == before_bytes) >= 3, 10))
+        time.sleep(0.5)     # a tick or two: the ring file written since
+        history = self.history_totals(daemon, program.pid)
         self.kill(daemon, sig)
         # while no daemon runs: more leaks, the held blocks freed, a balanced churn
         program.go()
@@ -88,6 +102,10 @@ class RestartTest(harness.DaemonTestCase):
         self.assertEqual([(t['pid'], t['phase'], t['adopted']) for t in targets],
                          [(program.pid, 'recording', True)], f'status after the restart: {targets}')
         self.assertIn(f'Adopted pid {program.pid}', daemon.log())
+        # its history goes on: the snapshots taken before the restart come first
+        after = self.history_totals(daemon, program.pid)
+        self.assertGreaterEqual(len(history), 3)
+        self.assertEqual(after[:len(history)], history, f'history before the restart: {history}\nafter: {after}')
         expected = merged(BEFORE, DOWN)
         report, totals = self.wait_for_totals(daemon, program.pid, NAMES, expected)
         self.assert_totals(report, totals, expected, f'after the restart ({signal.Signals(sig).name})')

@@ -132,10 +132,10 @@ static void state_file_is_written_whole_and_read_back(void)
         size_t n = 0;
 
         ASSERT_TRUE(dir);
-        ASSERT_EQ(state_file_read(dir, STATE_FILE_NAME, &text, &n), -ENOENT);
+        ASSERT_EQ(state_file_read(dir, STATE_FILE_NAME, STATE_FILE_MAX_BYTES, &text, &n), -ENOENT);
         ASSERT_EQ(state_file_write(dir, STATE_FILE_NAME, "{\"a\":1}"), 0);
         ASSERT_EQ(state_file_write(dir, STATE_FILE_NAME, "{}"), 0);       /* replaced whole */
-        ASSERT_EQ(state_file_read(dir, STATE_FILE_NAME, &text, &n), 0);
+        ASSERT_EQ(state_file_read(dir, STATE_FILE_NAME, STATE_FILE_MAX_BYTES, &text, &n), 0);
         ASSERT_STREQ(text, "{}");
         ASSERT_EQ(n, 2);
         free(text);
