@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <linux/magic.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include <unistd.h>
@@ -204,6 +205,9 @@ int pins_open(const char *dir, uint64_t layout, struct pins **ret, enum pins_fou
                 return -errno;
         if ((uint64_t)sfs.f_type != BPF_FS_MAGIC)
                 return -ENOTSUP;
+        /* one daemon a directory: held while p lives, let go by the kernel at any exit */
+        if (flock(p->dir_fd, LOCK_EX | LOCK_NB) < 0)
+                return errno == EWOULDBLOCK ? -EBUSY : -errno;
         if ((r = mkdir_at(p->dir_fd, MAPS_SUBDIR)) < 0 || (r = mkdir_at(p->dir_fd, PINS_LINKS_SUBDIR)) < 0)
                 return r;
         p->links_fd = openat(p->dir_fd, PINS_LINKS_SUBDIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);

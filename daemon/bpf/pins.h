@@ -33,7 +33,8 @@ struct pins {
 uint64_t pins_layout(const struct bpf_sizes *sizes);
 
 /* Make dir (and its maps and links subdirectories) and compare what it holds with layout; a
- * different layout's pins are removed. -ENOTSUP when dir is not on bpffs, -errno. */
+ * different layout's pins are removed. The directory is locked while the pins live. -ENOTSUP when
+ * dir is not on bpffs, -EBUSY when another daemon holds it, -errno. */
 int pins_open(const char *dir, uint64_t layout, struct pins **ret, enum pins_found *found);
 /* Have libbpf pin the maps a restart keeps under the directory when it loads obj, reusing those
  * pinned already. */

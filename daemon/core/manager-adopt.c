@@ -38,9 +38,10 @@ int manager_adopt_pins_open(struct manager *m, const struct bpf_sizes *sizes)
         r = pins_open(m->config.bpf_pin_directory, pins_layout(sizes), &m->pins, &m->pins_found);
         if (r < 0) {
                 /* tracing goes on; only a restart would lose it */
-                log_warning_errno(r, "Cannot use %s for the pinned BPF maps and links (bpf_pin_directory: on "
-                                  "bpffs?), ignoring: a restart will lose the targets and what they "
-                                  "recorded: %m", m->config.bpf_pin_directory);
+                log_warning_errno(r, "Cannot use %s for the pinned BPF maps and links (bpf_pin_directory: %s), "
+                                  "ignoring: a restart will lose the targets and what they recorded: %m",
+                                  m->config.bpf_pin_directory,
+                                  r == -EBUSY ? "another memleakd uses it" : "on bpffs?");
                 return 0;
         }
         if (m->pins_found == PINS_FOUND_CHANGED)

@@ -202,6 +202,21 @@ class RestartTest(harness.DaemonTestCase):
         self.assert_totals(report, totals, expected, 'with nowhere to pin')
         self.assertEqual(os.listdir(os.path.join(self.workdir, 'not-bpffs')), [])
 
+    def test_a_second_daemon_on_the_same_pin_directory_keeps_off_it(self):
+        # sharing the maps would have each purge the other's targets as not its own
+        first = self.start_daemon(config=CONFIG)
+        second = self.start_daemon(config=dict(CONFIG, bpf_pin_directory=first.pin_directory))
+        self.assertIn('another memleakd uses it', second.log())
+        self.assertNotIn('another memleakd uses it', first.log())
+        program = self.start_program(PROGRAM)
+        second.attach(program.pid)
+        program.go()
+        program.expect('before')
+        expected = merged(BEFORE, HELD)
+        report, totals = self.wait_for_totals(second, program.pid, NAMES, expected)
+        self.assert_totals(report, totals, expected, 'traced by the second daemon, without pins')
+        self.assertEqual(self.link_pins(first), [])
+
 
 if __name__ == '__main__':
     unittest.main(verbosity=2)
