@@ -13,7 +13,9 @@ def start_memleakd(build, workdir, config='', stderr=None, timeout=30):
     sock = os.path.join(workdir, 'memleakd.sock')
     conf = os.path.join(workdir, 'memleakd.conf')
     with open(conf, 'w') as f:
-        f.write(f'socket_path = {sock}\n{config}')
+        # no pins (a directory off bpffs): a bench's daemon leaves nothing for the next to adopt
+        f.write(f'socket_path = {sock}\nstate_directory = {workdir}/state\n'
+                f'bpf_pin_directory = {workdir}/no-pins\n{config}')
     if stderr is None:
         stderr = open(os.path.join(workdir, 'memleakd.log'), 'w')
     daemon = subprocess.Popen([os.path.join(build, 'daemon', 'memleakd'), '--config', conf, '--socket', sock],

@@ -151,6 +151,7 @@
 #define RF_PAUSED_MS                "paused_ms"
 #define RF_PER_STACK_ROWS           "per_stack_rows"
 #define RF_PHASE                    "phase"
+#define RF_ADOPTED                  "adopted"
 #define RF_PID                      "pid"
 #define RF_POINTS                   "points"
 #define RF_PROBES                   "probes"
@@ -332,7 +333,7 @@
 /* A target in status, attach and detach replies, after target-json.c's fields.
  * docs: attach status */
 #define REPLY_TARGET_STATUS(X) \
-        X(RF_PHASE) X(RF_OBJECTS) X(RF_UNWIND) X(RF_COUNTERS) X(RF_LOST)
+        X(RF_PHASE) X(RF_ADOPTED) X(RF_OBJECTS) X(RF_UNWIND) X(RF_COUNTERS) X(RF_LOST)
 
 /* A target in a report, after target-json.c's fields.
  * docs: report */

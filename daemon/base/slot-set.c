@@ -28,6 +28,17 @@ int slot_set_take(struct slot_set *s, uint32_t *ret)
         return -ENOSPC;
 }
 
+int slot_set_take_at(struct slot_set *s, uint32_t slot)
+{
+        assert(s);
+        if (slot >= s->n)
+                return -ERANGE;
+        if (s->taken[slot])
+                return -EBUSY;
+        s->taken[slot] = 1;
+        return 0;
+}
+
 void slot_set_give_back(struct slot_set *s, uint32_t slot)
 {
         assert(s);

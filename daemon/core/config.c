@@ -90,17 +90,23 @@ static const struct config_key config_keys[] = {
         { "cache_directory", KEY_DIRECTORY, offsetof(struct memleakd_config, cache_directory), 0, 0, true },
         { "unwind_cache_max_mb", KEY_U32, offsetof(struct memleakd_config, unwind_cache_max_mb),
           0, CONFIG_UNWIND_CACHE_MAX_MB_MAX, true },
+        { "state_directory", KEY_DIRECTORY, offsetof(struct memleakd_config, state_directory), 0, 0, true },
+        { "bpf_pin_directory", KEY_DIRECTORY, offsetof(struct memleakd_config, bpf_pin_directory), 0, 0, true },
 };
 
 int config_init_defaults(struct memleakd_config *c)
 {
         char *socket_path = strdup(MEMLEAK_DEFAULT_SOCKET);
         char *cache_directory = strdup(CONFIG_CACHE_DIRECTORY_DEFAULT);
+        char *state_directory = strdup(CONFIG_STATE_DIRECTORY_DEFAULT);
+        char *bpf_pin_directory = strdup(CONFIG_BPF_PIN_DIRECTORY_DEFAULT);
 
         assert(c);
-        if (!socket_path || !cache_directory) {
+        if (!socket_path || !cache_directory || !state_directory || !bpf_pin_directory) {
                 free(socket_path);
                 free(cache_directory);
+                free(state_directory);
+                free(bpf_pin_directory);
                 return -ENOMEM;
         }
 
@@ -134,6 +140,8 @@ int config_init_defaults(struct memleakd_config *c)
                 .reachability_concurrent = 1,
                 .auto_sample_percent = CONFIG_AUTO_SAMPLE_PERCENT_DEFAULT,
                 .cache_directory = cache_directory,
+                .state_directory = state_directory,
+                .bpf_pin_directory = bpf_pin_directory,
                 .unwind_cache_max_mb = CONFIG_UNWIND_CACHE_MAX_MB_DEFAULT,
         };
         return 0;
@@ -152,6 +160,10 @@ void config_done(struct memleakd_config *c)
         free(c->cache_directory);
         c->cache_directory = NULL;
         config_targets_done(&c->targets);
+        free(c->state_directory);
+        c->state_directory = NULL;
+        free(c->bpf_pin_directory);
+        c->bpf_pin_directory = NULL;
 }
 
 __attribute__((format(printf, 3, 4)))
@@ -554,11 +566,15 @@ int config_copy(const struct memleakd_config *src, struct memleakd_config *ret)
         t.admin_group = NULL;
         t.cache_directory = NULL;
         t.targets = (struct config_targets) {};
+        t.state_directory = NULL;
+        t.bpf_pin_directory = NULL;
         if (config_targets_copy(&src->targets, &t.targets) < 0 ||
             (src->socket_path && !(t.socket_path = strdup(src->socket_path))) ||
             (src->socket_group && !(t.socket_group = strdup(src->socket_group))) ||
             (src->admin_group && !(t.admin_group = strdup(src->admin_group))) ||
-            (src->cache_directory && !(t.cache_directory = strdup(src->cache_directory)))) {
+            (src->cache_directory && !(t.cache_directory = strdup(src->cache_directory))) ||
+            (src->state_directory && !(t.state_directory = strdup(src->state_directory))) ||
+            (src->bpf_pin_directory && !(t.bpf_pin_directory = strdup(src->bpf_pin_directory)))) {
                 config_done(&t);
                 return -ENOMEM;
         }

@@ -52,6 +52,8 @@
 #define CONFIG_AUTO_SAMPLE_PERCENT_DEFAULT  80u       /* targets/auto-sample.h */
 #define CONFIG_SOCKET_PATH_MAX              107u      /* bytes, so it fits sockaddr_un.sun_path */
 #define CONFIG_CACHE_DIRECTORY_DEFAULT      "/var/cache/memleakd"   /* systemd's CacheDirectory=memleakd */
+#define CONFIG_STATE_DIRECTORY_DEFAULT      "/var/lib/memleakd"     /* systemd's StateDirectory=memleakd */
+#define CONFIG_BPF_PIN_DIRECTORY_DEFAULT    "/sys/fs/bpf/memleakd"
 #define CONFIG_CACHE_DIRECTORY_MAX          4095u     /* bytes (PATH_MAX with its NUL) */
 #define CONFIG_UNWIND_CACHE_MAX_MB_MAX      1048576u
 #define CONFIG_UNWIND_CACHE_MAX_MB_DEFAULT  256u
@@ -98,6 +100,10 @@ struct memleakd_config {
                                          * (unwind tables), under it */
         uint32_t unwind_cache_max_mb;   /* unwind_cache_max_mb: the unwind tables kept on disk, MiB;
                                          * 0: none kept */
+        char *state_directory;          /* state_directory: absolute; the targets adopted again
+                                         * after a restart are listed there */
+        char *bpf_pin_directory;        /* bpf_pin_directory: absolute, on bpffs; the maps and
+                                         * probe links kept across a restart */
         struct config_targets targets;  /* the [target] sections of every file, in order */
 };
 

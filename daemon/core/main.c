@@ -32,6 +32,9 @@ static void help(void)
                "                      both memleakd.conf.d directories by name (each may be missing)\n"
                "  -s, --socket PATH   listening socket (default from the config, else %s;\n"
                "                      also $%s); ignored when systemd passes a socket\n"
+               "      --forget        remove the BPF maps and probe links pinned for a restart\n"
+               "                      (bpf_pin_directory) and the state file (state_directory),\n"
+               "                      then exit: the targets left recording stop being traced\n"
                "  -v, --verbose       log debug messages\n"
                "  -h, --help          show this help\n"
                "  -V, --version       show the version\n",
@@ -42,6 +45,7 @@ struct arguments {
         const char *config_path;        /* --config, or NULL: the layered files */
         const char *socket_path;
         bool verbose;
+        bool forget;
 };
 
 /* Returns 1 to go on, 0 to exit successfully, < 0 on a usage error. */
@@ -53,6 +57,7 @@ static int parse_argv(int argc, char *argv[], struct arguments *a)
                 { "verbose", no_argument,       NULL, 'v' },
                 { "help",    no_argument,       NULL, 'h' },
                 { "version", no_argument,       NULL, 'V' },
+                { "forget",  no_argument,       NULL, 'F' },
                 {}
         };
         int c;
@@ -67,6 +72,9 @@ static int parse_argv(int argc, char *argv[], struct arguments *a)
                         break;
                 case 'v':
                         a->verbose = true;
+                        break;
+                case 'F':
+                        a->forget = true;
                         break;
                 case 'h':
                         help();
@@ -135,6 +143,12 @@ int main(int argc, char *argv[])
                 config_done(&config);
                 config_source_done(&source);
                 return 1;
+        }
+        if (a.forget) {
+                r = manager_adopt_forget(&config);
+                config_done(&config);
+                config_source_done(&source);
+                return r < 0 ? 1 : 0;
         }
         r = manager_new(&config, &source, &m);
         config_done(&config);

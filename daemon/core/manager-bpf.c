@@ -22,7 +22,7 @@ static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap
 }
 
 /* Open the BPF object, turn off the kernel target's programs this kernel cannot run, load. */
-static int load(const struct bpf_sizes *sizes, struct memleak_bpf **ret)
+static int load(const struct bpf_sizes *sizes, struct pins *pins, struct memleak_bpf **ret)
 {
         struct kernel_tracepoint_gap gaps[KERNEL_TRACEPOINTS_MAX];
         struct memleak_bpf *skel = NULL;
@@ -33,6 +33,10 @@ static int load(const struct bpf_sizes *sizes, struct memleak_bpf **ret)
         r = bpf_loader_open(sizes, &skel);
         if (r < 0)
                 return log_error_errno(r, "Failed to open the BPF object: %m");
+        if (pins && (r = pins_prepare_maps(pins, bpf_loader_object(skel))) < 0) {
+                bpf_loader_destroy(skel);
+                return log_error_errno(r, "Cannot set where the BPF maps are pinned: %m");
+        }
         n_gaps = kernel_target_prepare(bpf_loader_object(skel), gaps);
         for (size_t i = 0; i < n_gaps; i++)
                 log_info("This kernel has no usable tracepoint %s (%s), the kernel target does without it",
@@ -92,11 +96,11 @@ struct bpf_sizes manager_bpf_sizes(const struct memleakd_config *config)
         };
 }
 
-int manager_bpf_load(const struct bpf_sizes *sizes, struct memleak_bpf **ret)
+int manager_bpf_load(const struct bpf_sizes *sizes, struct pins *pins, struct memleak_bpf **ret)
 {
         int r = check_map_budget(sizes);
 
         assert(sizes);
         assert(ret);
-        return r < 0 ? r : load(sizes, ret);
+        return r < 0 ? r : load(sizes, pins, ret);
 }

@@ -103,6 +103,7 @@ static cJSON *target_to_json(const struct target *t)
         if (!o)
                 return NULL;
         cJSON_AddStringToObject(o, RF_PHASE, target_phase_to_string(t->phase));
+        cJSON_AddBoolToObject(o, RF_ADOPTED, t->adopted);
         objs = cJSON_AddArrayToObject(o, RF_OBJECTS);
         for (size_t i = 0; objs && i < t->n_objects; i++) {
                 cJSON *ob = cJSON_CreateObject();

@@ -43,11 +43,16 @@ void manager_targets_changed(struct manager *m)
         if (r < 0)
                 log_warning_errno(r, "Cannot watch traced processes fork, ignoring: their children keep "
                                   "paying for the probes they inherit: %m");
-        if (!processes)
+        if (!processes) {
+                if (m->exec_forget)
+                        manager_state_exec_forget(m, false);
                 m->exec_forget = (bpf_link__destroy(m->exec_forget), NULL);
-        else if (!m->exec_forget && !(m->exec_forget = bpf_loader_attach_exec_forget(m->env.skel)))
+        } else if (!m->exec_forget && !(m->exec_forget = bpf_loader_attach_exec_forget(m->env.skel)))
                 log_warning_errno(-errno, "Cannot watch traced processes exec, ignoring: a process that execs "
                                   "another program keeps its old image's blocks outstanding: %m");
+        else
+                manager_state_exec_forget(m, true);
+        manager_state_save(m);
         (void)sd_notifyf(false, "STATUS=Tracing %u process%s", live, live == 1 ? "" : "es");
 }
 
@@ -264,12 +269,21 @@ int manager_add_target(struct manager *m, struct target *t)
 
 void manager_free_targets(struct manager *m)
 {
+        bool kept = false;
+
         assert(m);
+        /* Those kept go on recording through their pinned links, for the next daemon to adopt. */
+        manager_state_save(m);
         for (size_t i = 0; i < m->n_targets; i++) {
-                if (!target_phase_exited(m->targets[i]->phase))
+                if (manager_state_keeps(m, m->targets[i])) {
+                        target_abandon(m->targets[i]);
+                        kept = true;
+                } else if (!target_phase_exited(m->targets[i]->phase))
                         (void)target_stop(&m->env, m->targets[i], false);
                 (void)manager_target_phase(m->targets[i], TARGET_PHASE_DROPPED);
         }
+        if (!kept && m->exec_forget)
+                manager_state_exec_forget(m, false);
         for (size_t i = 0; i < m->n_targets; i++) {
                 m->targets[i]->exit_hold = exit_hold_free(m->targets[i]->exit_hold);
                 target_free(m->targets[i]);

@@ -127,6 +127,8 @@ static int on_snapshot_timer(sd_event_source *s, uint64_t usec, void *userdata)
 
         manager_watches_tick(m);
         manager_declared_sync(m);
+        manager_state_save(m);  /* a target that began recording since */
+        manager_state_save_rings(m);
 
         m->snapshot_cost.last_usec = now_monotonic_usec() - start;
         m->snapshot_cost.last_rows = rows;
@@ -285,7 +287,17 @@ static int start_tracing(struct manager *m)
         struct bpf_sizes sizes = manager_bpf_sizes(&m->config);
         int r;
 
-        r = manager_bpf_load(&sizes, &m->env.skel);
+        r = manager_adopt_pins_open(m, &sizes);
+        if (r < 0)
+                return r;
+        r = manager_bpf_load(&sizes, m->pins, &m->env.skel);
+        if (r < 0 && m->pins_found == PINS_FOUND_SAME) {
+                manager_adopt_layout_changed(m);
+                r = manager_bpf_load(&sizes, m->pins, &m->env.skel);
+        }
+        if (r < 0)
+                return r;
+        r = manager_adopt_loaded(m);
         if (r < 0)
                 return r;
         r = bpf_loader_attach_iters(m->env.skel);
@@ -425,6 +437,11 @@ int manager_start(struct manager *m)
                 close(fd);
                 return r;
         }
+        r = manager_adopt(m);
+        if (r < 0) {
+                close(fd);
+                return r;
+        }
         r = start_serving(m, fd);
         if (r < 0)
                 return r;
@@ -453,7 +470,7 @@ struct manager *manager_free(struct manager *m)
         m->env.detacher = detacher_free(m->env.detacher);
         server_free(m->server);
         fork_watch_free(m->forks);
-        bpf_link__destroy(m->exec_forget);
+        bpf_link__destroy(m->exec_forget);     /* pinned while targets are kept */
         sd_event_source_disable_unref(m->children_timer);
         sd_event_source_disable_unref(m->exec_timer);
         sd_event_source_disable_unref(m->follow_timer);
@@ -467,6 +484,7 @@ struct manager *manager_free(struct manager *m)
         slot_set_done(&m->target_slots);
         symbolizer_free(m->env.syms);
         bpf_loader_destroy(m->env.skel);
+        manager_adopt_done(m);
         sd_event_unref(m->event);
         config_done(&m->config);
         config_source_done(&m->config_source);

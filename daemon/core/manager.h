@@ -14,6 +14,7 @@
 #include "leak-verdict.h"
 #include "macro.h"
 #include "pending-ops.h"
+#include "pins.h"
 #include "reclaim.h"
 #include "slot-set.h"
 #include "target.h"
@@ -71,7 +72,44 @@ struct manager {
         } reclaim;
         uint64_t exited_dropped;        /* exited targets' reports dropped to stay within bounds */
         uint64_t started_usec;          /* CLOCK_REALTIME */
+        /* what a restart keeps (manager-adopt.c) */
+        struct pins *pins;              /* NULL: nothing pinned */
+        enum pins_found pins_found;
+        char *links_pin_dir;            /* env.links_pin_dir */
+        char *state_written;            /* the state file's text as last written */
+        uint64_t state_write_failures;
+        bool ring_write_warned;
+        unsigned adopted, adopt_reaped, adopt_failed;   /* at this start */
 };
+
+/* manager-state.c: what a restart adopts, kept up to date */
+/* Whether t is left recording when the daemon goes (and listed in the state file). */
+bool manager_state_keeps(const struct manager *m, const struct target *t);
+/* Write the state file if what it would say changed. */
+void manager_state_save(struct manager *m);
+/* The exec tracepoint's link was attached (pinned) or is about to go (unpinned). */
+void manager_state_exec_forget(struct manager *m, bool attached);
+/* At each tick: each kept target's snapshot ring written (its history continues after a
+ * restart), those of targets no longer kept removed. */
+void manager_state_save_rings(struct manager *m);
+/* The ring file's name of that process. -ENOMEM. */
+int manager_state_ring_name(pid_t pid, uint64_t start_time, char **ret);
+/* /proc/PID/stat's start time: 0, -ESRCH (no such process) or -errno. */
+int manager_state_start_time(pid_t pid, uint64_t *ret);
+
+/* manager-adopt.c: the pins and the state file; the targets an earlier daemon left, taken back */
+/* Open the pin directory (its pins of another layout removed). */
+int manager_adopt_pins_open(struct manager *m, const struct bpf_sizes *sizes);
+/* The pinned maps would not load with this object: removed, for a clean load. */
+void manager_adopt_layout_changed(struct manager *m);
+/* The object is loaded with its maps pinned: its layout recorded. */
+int manager_adopt_loaded(struct manager *m);
+/* Take back the targets the state file lists whose processes live on, reap the others, and forget
+ * what BPF has of any other process. */
+int manager_adopt(struct manager *m);
+void manager_adopt_done(struct manager *m);
+/* memleakd --forget: every pin and the state file removed. */
+int manager_adopt_forget(const struct memleakd_config *c);
 
 /* Allocate only: takes config and source (both moved). */
 int manager_new(struct memleakd_config *config, struct config_source *source, struct manager **ret);

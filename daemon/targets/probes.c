@@ -19,6 +19,7 @@
 #include "probes.h"
 #include "safe-open.h"
 #include "target-files.h"
+#include "target-pins.h"
 #include "target-unwind.h"
 #include "util.h"
 
@@ -30,6 +31,7 @@ static int add_multi_fd(struct target *t, int fd)
                 return -ENOMEM;
         t->links.multi_fds = n;
         t->links.multi_fds[t->links.n_multi_fds++] = fd;
+        (void)target_pins_add(t, fd);  /* a failure is counted (pin_failures) */
         return 0;
 }
 
@@ -41,6 +43,7 @@ static int add_link(struct target *t, struct bpf_link *link)
                 return -ENOMEM;
         t->links.links = n;
         t->links.links[t->links.n_links++] = link;
+        (void)target_pins_add(t, bpf_link__fd(link));
         return 0;
 }
 
@@ -102,7 +105,8 @@ static int attach_program(const struct target_env *env, struct target *t, const 
                 offsets[n++] = site->probe_offset;
                 first = first ?: site->name;
         }
-        if (n == 0)
+        /* an adopted target's links are those an earlier daemon placed (target_pins_adopt()) */
+        if (n == 0 || t->adopting)
                 return 0;
         if (!bpf_loader_uprobe_multi(env->skel))
                 return attach_program_per_site(env, t, fd_path, path, kind, is_return, offsets, cookies, n, error);
@@ -490,27 +494,38 @@ int probes_rescan_finish(const struct target_env *env, struct target *t, struct 
         return 0;
 }
 
+/* t's links forgotten: where they are pinned stays. */
+static void links_reset(struct target *t)
+{
+        struct target_links kept = { .pin_dir = t->links.pin_dir, .pin_gen = t->links.pin_gen,
+                                     .pin_failures = t->links.pin_failures, .keep_pins = t->links.keep_pins };
+
+        t->links = kept;
+}
+
 void probes_destroy_links(struct target *t)
 {
         assert(t);
+        target_pins_remove(t);  /* before they are closed: a pin would keep a link */
         for (size_t i = 0; i < t->links.n_multi_fds; i++)
                 close(t->links.multi_fds[i]);
         for (size_t i = 0; i < t->links.n_links; i++)
                 bpf_link__destroy(t->links.links[i]);
         free(t->links.multi_fds);
         free(t->links.links);
-        t->links = (struct target_links) {};
+        links_reset(t);
 }
 
 void probes_links_to_work(struct target *t, struct detach_work *w)
 {
         assert(t);
         assert(w);
+        target_pins_remove(t);
         w->links = t->links.links;
         w->n_links = t->links.n_links;
         w->multi_fds = t->links.multi_fds;
         w->n_multi_fds = t->links.n_multi_fds;
-        t->links = (struct target_links) {};
+        links_reset(t);
 }
 
 int probes_sweep_work(const struct target *t, struct detach_work *w)

@@ -25,6 +25,7 @@
 #include "target-unwind.h"
 #include "string-table.h"
 #include "target-files.h"
+#include "target-pins.h"
 #include "perf-map.h"
 #include "target.h"
 #include "util.h"
@@ -153,8 +154,8 @@ static int refuse_pid(pid_t pid, char **error)
         return 0;
 }
 
-int target_new(const struct target_env *env, pid_t pid, const struct target_config *filter, uint32_t ring_depth,
-               struct target **ret, char **error)
+static int new_target(const struct target_env *env, pid_t pid, const struct target_config *filter,
+                      uint32_t ring_depth, const struct target_adoption *adopt, struct target **ret, char **error)
 {
         struct target *t = calloc(1, sizeof(*t));
         int r;
@@ -187,23 +188,56 @@ int target_new(const struct target_env *env, pid_t pid, const struct target_conf
                 target_free(t);
                 return error_set(error, r, "Out of memory");
         }
-        r = slot_set_take(env->target_slots, &t->slot.slot);
+        if (adopt) {
+                t->slot.slot = adopt->slot;
+                r = slot_set_take_at(env->target_slots, adopt->slot);
+        } else
+                r = slot_set_take(env->target_slots, &t->slot.slot);
         if (r < 0) {
                 target_free(t);
-                return error_set(error, -ENOSPC, "Too many targets");
+                return adopt ? error_set(error, r, "Slot %u is not free", adopt->slot)
+                             : error_set(error, -ENOSPC, "Too many targets");
         }
         t->slot.set = env->target_slots;
+        if (pid != KERNEL_PID)
+                t->links = (struct target_links) { .pin_dir = env->links_pin_dir, .pin_gen = env->pin_gen };
         t->slot.fd = bpf_loader_target_slots_fd(env->skel);
         /* its events counted in its row from its registration: what another counted there before
          * is not its own */
         t->counters.row = counters_row_of(env->skel, t->slot.slot, pid == KERNEL_PID);
         t->filter.counter_row = t->counters.row;
+        if (adopt) {
+                memcpy(t->counters.base, adopt->counters_base, sizeof(t->counters.base));
+                *ret = t;
+                return 0;
+        }
         r = counters_read_row(env->skel, t->counters.row, t->counters.base);
         if (r < 0) {
                 target_free(t);
                 return error_set(error, r, "Cannot read the BPF counters: %s", strerror(-r));
         }
         *ret = t;
+        return 0;
+}
+
+int target_new(const struct target_env *env, pid_t pid, const struct target_config *filter, uint32_t ring_depth,
+               struct target **ret, char **error)
+{
+        return new_target(env, pid, filter, ring_depth, NULL, ret, error);
+}
+
+/* An adopted target's settings are those BPF has at its slot (its sampling, the time it was
+ * registered at), which must still name its process. */
+static int adopt_settings(const struct target_env *env, struct target *t, char **error)
+{
+        struct target_slot old;
+
+        if (bpf_map_lookup_elem(t->slot.fd, &t->slot.slot, &old) < 0)
+                return error_set(error, -errno, "Cannot read slot %u: %m", t->slot.slot);
+        if (old.tgid != (__u32)t->pid)
+                return error_set(error, -ESTALE, "Slot %u names pid %u, not %d", t->slot.slot, old.tgid, (int)t->pid);
+        t->filter = old.cfg;
+        (void)env;
         return 0;
 }
 
@@ -255,8 +289,9 @@ int target_register(const struct target_env *env, struct target *t, char **error
         assert(env);
         assert(t);
         assert(error);
-        t->filter.registered_ns = now_monotonic_usec() * 1000;
-        if (!t->kernel) {
+        if (!t->adopted)
+                t->filter.registered_ns = now_monotonic_usec() * 1000;
+        if (!t->kernel && !t->adopted) {
                 /* its count of table blocks starts from none (an earlier target had the slot) */
                 t->filter.slot = t->slot.slot;
                 r = target_blocks_reset(env->skel, t->slot.slot);
@@ -275,7 +310,8 @@ int target_register(const struct target_env *env, struct target *t, char **error
         r = bpf_map_update_elem(t->slot.fd, &t->slot.slot,
                                 &(struct target_slot) { .tgid = (__u32)t->pid, .cfg = t->filter }, BPF_ANY);
         if (r >= 0)
-                r = bpf_map_update_elem(bpf_loader_targets_fd(env->skel), &(__u32){ t->pid }, &t->filter, BPF_NOEXIST);
+                r = bpf_map_update_elem(bpf_loader_targets_fd(env->skel), &(__u32){ t->pid }, &t->filter,
+                                        t->adopted ? BPF_ANY : BPF_NOEXIST);
         if (r < 0) {
                 r = errno == E2BIG ? error_set(error, -ENOSPC, "Too many targets")
                                    : error_set(error, -errno, "Cannot register %s %d: %m",
@@ -283,7 +319,10 @@ int target_register(const struct target_env *env, struct target *t, char **error
                 release_slot(t);
                 return r;
         }
-        t->attached_usec = now_realtime_usec();
+        if (!t->adopted)
+                t->attached_usec = now_realtime_usec();
+        else
+                (void)target_unwind_refresh(t);
         if (!t->kernel && !t->exec)
                 reread_maps(env, t);
         return 0;
@@ -458,15 +497,34 @@ int target_attach(const struct target_env *env, const struct target_attach_param
         assert(ret);
         assert(error);
         *error = NULL;
-        r = target_new(env, p->pid, &p->filter, p->ring_depth, &t, error);
+        r = new_target(env, p->pid, &p->filter, p->ring_depth, p->adopt, &t, error);
         if (r < 0)
                 return r;
+        if (p->adopt) {
+                t->adopting = t->adopted = true;
+                t->attached_usec = p->adopt->attached_usec;
+                r = adopt_settings(env, t, error);
+                if (r < 0) {
+                        target_free(t);
+                        return r;
+                }
+        }
         /* a JIT runtime's perf map stays when it exits; its root, reached through /proc now, not */
         (void)jit_names_source_open(p->pid, &t->jit_source);
         t->track_mmap = p->track_mmap;
         target_unwind_init(env, t, p->unwind);
         r = p->exec ? attach_before_exec(env, t, p, error) : attach_running(env, t, p, error);
-        if (r >= 0 && !p->exec && (t->n_forwarders > 0 || !p->record_at_once) && target_unwind_pending(t)) {
+        if (r >= 0 && p->adopt) {
+                t->adopting = false;
+                r = target_pins_adopt(t);
+                if (r == 0)
+                        r = error_set(error, -ENOLINK, "No pinned link of slot %u is left", t->slot.slot);
+                else if (r < 0)
+                        error_set(error, r, "Cannot reopen the pinned links of slot %u: %s", t->slot.slot,
+                                  strerror(-r));
+                else
+                        r = target_register(env, t, error);     /* recorded all along: at once */
+        } else if (r >= 0 && !p->exec && (t->n_forwarders > 0 || !p->record_at_once) && target_unwind_pending(t)) {
                 deferred = true;
                 t->attached_usec = now_realtime_usec();
         } else if (r >= 0)
@@ -611,9 +669,22 @@ int target_inherit_watch(struct target *t, const struct target *from)
                 return -ENOMEM;
         free(t->watch_name);
         t->watch_name = name;
-        t->watch_id = from->watch_id;
         t->watch_is_unit = from->watch_is_unit;
         return 0;
+}
+
+void target_abandon(struct target *t)
+{
+        assert(t);
+        t->links.keep_pins = true;
+        probes_destroy_links(t);
+        /* the kept programs walk its stacks by the list they have */
+        t->unwind.installed = false;
+        if (t->slot.set) {
+                slot_set_give_back(t->slot.set, t->slot.slot);
+                t->slot.set = NULL;
+        }
+        t->exit_source = sd_event_source_disable_unref(t->exit_source);
 }
 
 struct target *target_free(struct target *t)

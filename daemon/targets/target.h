@@ -116,8 +116,15 @@ struct target_links {
         struct bpf_link **links;        /* perf-event uprobes (kernels without uprobe_multi), and
                                          * the kernel target's tracepoints */
         size_t n_links;
-        int *multi_fds;                 /* uprobe_multi links: one per (object, program) */
+        int *multi_fds;                 /* uprobe_multi links: one per (object, program), and
+                                         * the links of an adopted target, reopened from their pins */
         size_t n_multi_fds;
+        /* each pinned in pin_dir (target-pins.c), so that it outlives the daemon; NULL: not */
+        const char *pin_dir;
+        uint64_t pin_gen;               /* this daemon's, in the names of its pins */
+        size_t n_pinned;                /* named 0..n_pinned-1 */
+        unsigned pin_failures;
+        bool keep_pins;                 /* the daemon goes and leaves it recording */
 };
 
 /* A file whose unwind table a target holds a reference on. */
@@ -190,6 +197,9 @@ struct target {
         struct target_exec *exec;       /* attached before it execs a program; NULL otherwise */
         struct kernel_symbols *kernel;  /* the kernel target's symbols; NULL for a process */
         bool rescanning;                /* a rescan of its files is under way (on the worker) */
+        bool adopting;                  /* its probes are an earlier daemon's (being adopted) */
+        bool adopted;                   /* taken back from an earlier daemon at this one's start */
+        uint64_t proc_start_time;       /* /proc/PID/stat's, once read (the state file's); 0 */
         int register_errno;             /* why its registration failed, in phase failed (its
                                          * message below): the */
         char *register_error;           /* attach's answer, the target removed */
@@ -250,6 +260,16 @@ struct target_env {
         struct object_cache *objects;   /* what examining each object file found */
         struct stack_totals *totals;    /* the loop's reader of the per-stack totals, kept mapped:
                                          * an exited target's are read through it */
+        const char *links_pin_dir;      /* where targets' links are pinned (bpffs); NULL: nowhere */
+        uint64_t pin_gen;               /* this daemon's, unique, in its pins' names */
+};
+
+/* A target an earlier daemon traced, taken back: its slot (BPF's entry there still names it),
+ * what its counters' row held when that daemon attached it, when it did. */
+struct target_adoption {
+        uint32_t slot;
+        uint64_t counters_base[_COUNTER_MAX];
+        uint64_t attached_usec;
 };
 
 struct target_attach_params {
@@ -265,6 +285,9 @@ struct target_attach_params {
         bool record_at_once;            /* a running process recorded from its probes on, before
                                          * its tables are built (a followed child, which memleakctl
                                          * run holds until then: exact counts first) */
+        const struct target_adoption *adopt;    /* take it back: its files are looked at as an attach
+                                                 * does, its links are the pinned ones, it records
+                                                 * at once; NULL: a new attach */
 };
 
 /* The one constructor: a target for pid (a process: with its pidfd; KERNEL_TARGET_PID: the
@@ -343,6 +366,10 @@ int target_clear_inherited_probes(const struct target_env *env, struct target *t
 
 /* The memory t holds (what an exited target's report keeps), roughly. */
 uint64_t target_memory_bytes(const struct target *t);
+
+/* The daemon goes and leaves t recording: its links stay pinned, its BPF entries stay, its slot
+ * is given back here only. For the next daemon to adopt it (target_attach() with adopt). */
+void target_abandon(struct target *t);
 
 struct target *target_free(struct target *t);
 /* t belongs to the watch (attach "unit" or "cgroup") from belongs to, if any: 0, or -ENOMEM. */

@@ -6,6 +6,7 @@ SOURCE_ROOT. Every wait polls with short sleeps against a deadline.
 """
 
 import ctypes
+import hashlib
 import json
 import os
 import re
@@ -177,6 +178,23 @@ class RawClient:
         self.close()
 
 
+def pin_directory_of(workdir):
+    """The bpffs directory a test daemon in workdir pins its maps and links in."""
+    return '/sys/fs/bpf/memleakd-it-' + hashlib.sha256(os.path.abspath(workdir).encode()).hexdigest()[:16]
+
+
+def remove_pins(pin_directory):
+    """What memleakd --forget does to the pins (bpffs: unlink each, then the directories)."""
+    if not os.path.isdir(pin_directory):
+        return
+    for root, dirs, files in os.walk(pin_directory, topdown=False):
+        for name in files:
+            os.unlink(os.path.join(root, name))
+        for name in dirs:
+            os.rmdir(os.path.join(root, name))
+    os.rmdir(pin_directory)
+
+
 class Daemon:
     """A memleakd of our own: temp socket, temp config, stderr kept in a file."""
 
@@ -188,7 +206,12 @@ class Daemon:
         settings = dict(TEST_CONFIG)
         # a cache of its own: no test takes unwind tables another test (or the machine's memleakd) stored
         settings['cache_directory'] = os.path.join(workdir, 'cache')
+        # its own state and pins: daemons run side by side, and none may adopt another's targets
+        settings['state_directory'] = os.path.join(workdir, 'state')
+        settings['bpf_pin_directory'] = pin_directory_of(workdir)
         settings.update(config or {})
+        self.pin_directory = settings['bpf_pin_directory']
+        self.state_directory = settings['state_directory']
         write_config(self.config_path, settings, extra_config_lines)
         self.log_path = os.path.join(workdir, 'memleakd.stderr')
         self.env = dict(os.environ)
@@ -239,19 +262,23 @@ class Daemon:
                                  f'its stderr:\n{self.log()}')
 
     def stop(self, sig=signal.SIGTERM, timeout=15):
-        """Signal the daemon and return its exit status (killing it if it hangs)."""
+        """Signal the daemon and return its exit status (killing it if it hangs). What it left
+        pinned for a restart is removed (its targets' probes with it)."""
         self.stopped_on_purpose = True
         if self.proc is None:
             return None
-        if self.proc.poll() is None:
-            self.proc.send_signal(sig)
-            try:
-                self.proc.wait(timeout)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-                raise AssertionError(f'memleakd did not exit within {timeout} s of signal {sig}; '
-                                     f'its stderr:\n{self.log()}')
+        try:
+            if self.proc.poll() is None:
+                self.proc.send_signal(sig)
+                try:
+                    self.proc.wait(timeout)
+                except subprocess.TimeoutExpired:
+                    self.proc.kill()
+                    self.proc.wait()
+                    raise AssertionError(f'memleakd did not exit within {timeout} s of signal {sig}; '
+                                         f'its stderr:\n{self.log()}')
+        finally:
+            remove_pins(self.pin_directory)
         return self.proc.returncode
 
     def request(self, msg):

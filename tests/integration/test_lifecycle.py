@@ -228,6 +228,7 @@ class LifecycleTest(harness.DaemonTestCase):
         status = daemon.status()
         self.assertEqual((status['reachability_max_pause_ms'], status['restart_pending']), (200, []), status)
         settings = dict(harness.TEST_CONFIG, cache_directory=os.path.join(daemon.workdir, 'cache'),
+                        state_directory=daemon.state_directory, bpf_pin_directory=daemon.pin_directory,
                         reachability_max_pause_ms=50, max_allocs=harness.TEST_CONFIG['max_allocs'] // 2)
         harness.write_config(daemon.config_path, settings)
         daemon.proc.send_signal(signal.SIGHUP)

@@ -24,6 +24,7 @@ static const char *const all_keys[] = {
         "default_min_size", "default_max_size", "symbols_max_open_files", "symbols_max_mb",
         "symbols_max_section_mb", "exited_max_mb", "unwind", "verdict_min_snapshots", "verdict_noise_factor",
         "verdict_flat_bytes", "verdict_flat_percent", "auto_sample_percent", "cache_directory", "unwind_cache_max_mb",
+        "state_directory", "bpf_pin_directory",
 };
 
 static char *tmp_dir;
@@ -83,7 +84,9 @@ static bool config_equal(const struct memleakd_config *a, const struct memleakd_
                 a->verdict_flat_percent == b->verdict_flat_percent &&
                 a->auto_sample_percent == b->auto_sample_percent &&
                 str_eq_or_null(a->cache_directory, b->cache_directory) &&
-                a->unwind_cache_max_mb == b->unwind_cache_max_mb;
+                a->unwind_cache_max_mb == b->unwind_cache_max_mb &&
+                str_eq_or_null(a->state_directory, b->state_directory) &&
+                str_eq_or_null(a->bpf_pin_directory, b->bpf_pin_directory);
 }
 
 /* Expect text to fail with -EINVAL and exactly the message "<conf_path>:<rest>". */
@@ -385,6 +388,24 @@ static void cache_directory_and_its_bound_parse(void)
         ASSERT_EQ(c.unwind_cache_max_mb, 0);
         ASSERT_STREQ(c.cache_directory, "/var/cache/memleakd");
         config_done(&c);
+}
+
+static void state_and_pin_directories_parse(void)
+{
+        struct memleakd_config c;
+
+        c = parse_one("state_directory", "/srv/memleakd state");
+        ASSERT_STREQ(c.state_directory, "/srv/memleakd state");
+        ASSERT_STREQ(c.bpf_pin_directory, "/sys/fs/bpf/memleakd");
+        config_done(&c);
+        c = parse_one("bpf_pin_directory", "/sys/fs/bpf/memleakd-test");
+        ASSERT_STREQ(c.bpf_pin_directory, "/sys/fs/bpf/memleakd-test");
+        ASSERT_STREQ(c.state_directory, "/var/lib/memleakd");
+        config_done(&c);
+        ASSERT_TRUE(!config_key_reloadable("state_directory"));
+        ASSERT_TRUE(!config_key_reloadable("bpf_pin_directory"));
+        assert_invalid("state_directory", "var/lib/memleakd");
+        assert_invalid("bpf_pin_directory", "");
 }
 
 static void interval_accepts_ms_and_s_suffixes(void)
@@ -836,6 +857,7 @@ static const struct unit_test tests[] = {
         TEST(out_of_range_values_are_rejected),
         TEST(socket_path_of_107_bytes_fits),
         TEST(cache_directory_and_its_bound_parse),
+        TEST(state_and_pin_directories_parse),
         TEST(interval_accepts_ms_and_s_suffixes),
         TEST(sizes_accept_binary_k_m_g_suffixes),
         TEST(min_size_above_max_size_is_rejected),

@@ -1,0 +1,222 @@
+# SPDX-License-Identifier: MIT
+"""A restart loses nothing: memleakd killed (or stopped) while a traced program goes on leaking and
+freeing, started again with the same state and pin directories, adopts it and reports exactly
+what it holds; a target that exited meanwhile is reaped; a corrupt state file is set aside; an
+other BPF layout starts clean; memleakd --forget leaves no pin."""
+
+import os
+import signal
+import subprocess
+import time
+import unittest
+
+import harness
+
+PROGRAM = 'leak-restart'
+# tests/programs/leak-restart.c
+BEFORE = {'leak_before': {'bytes': 1001 * 16, 'allocs': 16}}
+HELD = {'held_then_freed': {'bytes': 3003 * 8, 'allocs': 8}}
+DOWN = {'leak_while_down': {'bytes': 2002 * 24, 'allocs': 24}}
+AFTER = {'leak_after': {'bytes': 4004 * 4, 'allocs': 4}}
+# room for every snapshot of a test (100 ms apart): the history before a restart is still there
+CONFIG = {'ring_depth': 1000}
+NAMES = {'leak_before', 'held_then_freed', 'leak_while_down', 'churn', 'leak_after'}
+
+
+def read_text(path):
+    try:
+        with open(path) as f:
+            return f.read()
+    except FileNotFoundError:
+        return ''
+
+
+def merged(*parts):
+    out = {}
+    for p in parts:
+        out.update(p)
+    return out
+
+
+class RestartTest(harness.DaemonTestCase):
+
+    def same_daemon_again(self, old):
+        """A new memleakd with old's configuration, state and pin directories (old is down)."""
+        os.replace(old.log_path, old.log_path + '.before-restart')
+        d = harness.Daemon(old.workdir, config=CONFIG)
+        self.assertEqual((d.pin_directory, d.state_directory), (old.pin_directory, old.state_directory))
+        self.daemons.append(d)
+        self.addCleanup(self._stop_daemon_at_cleanup, d)
+        d.start()
+        return d
+
+    def kill(self, daemon, sig=signal.SIGKILL):
+        """Take daemon down as a crash (SIGKILL) or a stop (SIGTERM) would, its pins left."""
+        daemon.stopped_on_purpose = True
+        daemon.proc.send_signal(sig)
+        status = daemon.proc.wait(15)
+        if sig == signal.SIGTERM:
+            self.assertEqual(status, 0, f'memleakd exited {status} on SIGTERM; its stderr:\n{daemon.log()}')
+
+    def link_pins(self, daemon):
+        """The probe links pinned for targets (not the daemon's own exec watch, x-...)."""
+        links = os.path.join(daemon.pin_directory, 'links')
+        return sorted(n for n in os.listdir(links) if n.startswith('s')) if os.path.isdir(links) else []
+
+    def traced_before_the_restart(self):
+        """A daemon with leak-restart attached, which has leaked BEFORE and holds HELD."""
+        daemon = self.start_daemon(config=CONFIG)
+        program = self.start_program(PROGRAM)
+        daemon.attach(program.pid)
+        program.go()
+        program.expect('before')
+        expected = merged(BEFORE, HELD)
+        report, totals = self.wait_for_totals(daemon, program.pid, NAMES, expected)
+        self.assert_totals(report, totals, expected, 'before the restart')
+        self.assertTrue(self.link_pins(daemon), 'no probe link pinned for the target')
+        # the state file lists it once a snapshot tick saw it recording
+        state = os.path.join(daemon.state_directory, 'targets.json')
+        self.assertTrue(harness.wait_until(lambda: f'"pid":{program.pid},' in read_text(state), 5),
+                        f'{state} does not list pid {program.pid}: {read_text(state)}')
+        return daemon, program
+
+    def history_totals(self, daemon, pid):
+        entries = daemon.ctl_json('history', '--pid', pid)['targets']
+        self.assertEqual([e['pid'] for e in entries], [pid])
+        return [(p['t'], p['bytes']) for p in entries[0]['totals']]
+
+    def assert_adopted_and_exact(self, sig):
+        daemon, program = self.traced_before_the_restart()
+        # the ring holds snapshots of what it leaked, written at each tick with the state
+        before_bytes = 1001 * 16 + 3003 * 8
+        self.assertTrue(harness.wait_until(
+            lambda: sum(1 for _, b in self.history_totals(daemon, program.pid) if b == before_bytes) >= 3, 10))
+        time.sleep(0.5)     # a tick or two: the ring file written since
+        history = self.history_totals(daemon, program.pid)
+        self.kill(daemon, sig)
+        # while no daemon runs: more leaks, the held blocks freed, a balanced churn
+        program.go()
+        program.expect('down')
+        daemon = self.same_daemon_again(daemon)
+        targets = daemon.status()['targets']
+        self.assertEqual([(t['pid'], t['phase'], t['adopted']) for t in targets],
+                         [(program.pid, 'recording', True)], f'status after the restart: {targets}')
+        self.assertIn(f'Adopted pid {program.pid}', daemon.log())
+        # its history goes on: the snapshots taken before the restart come first
+        after = self.history_totals(daemon, program.pid)
+        self.assertGreaterEqual(len(history), 3)
+        self.assertEqual(after[:len(history)], history, f'history before the restart: {history}\nafter: {after}')
+        expected = merged(BEFORE, DOWN)
+        report, totals = self.wait_for_totals(daemon, program.pid, NAMES, expected)
+        self.assert_totals(report, totals, expected, f'after the restart ({signal.Signals(sig).name})')
+        # and its probes, the pinned links taken back, go on recording
+        program.go()
+        program.expect('after')
+        expected = merged(BEFORE, DOWN, AFTER)
+        report, totals = self.wait_for_totals(daemon, program.pid, NAMES, expected)
+        self.assert_totals(report, totals, expected, 'after the restart, leaks made since')
+        # a detach removes its pins
+        daemon.ctl_ok('detach', '--pid', program.pid)
+        harness.wait_until(lambda: not self.link_pins(daemon), 5)
+        self.assertEqual(self.link_pins(daemon), [])
+        self.assertNotIn(f'"pid":{program.pid},', read_text(os.path.join(daemon.state_directory, 'targets.json')))
+
+    def test_a_sigkilled_daemon_s_target_is_adopted_with_every_block_and_no_freed_one(self):
+        self.assert_adopted_and_exact(signal.SIGKILL)
+
+    def test_a_stopped_daemon_s_target_is_adopted_at_the_next_start(self):
+        self.assert_adopted_and_exact(signal.SIGTERM)
+
+    def test_a_target_that_exited_while_the_daemon_was_down_is_reaped(self):
+        daemon, program = self.traced_before_the_restart()
+        pid = program.pid
+        self.kill(daemon)
+        program.kill()
+        daemon = self.same_daemon_again(daemon)
+        self.assertEqual(daemon.status()['targets'], [])
+        self.assertIn(f'pid {pid} exited while memleakd was down', daemon.log())
+        self.assertEqual(self.link_pins(daemon), [])
+        r = daemon.ctl('report', '--pid', pid)
+        self.assertNotEqual(r.returncode, 0, f'a reaped target still reported:\n{r.stdout}')
+
+    def test_a_truncated_state_file_is_set_aside_and_the_daemon_starts_clean(self):
+        daemon, program = self.traced_before_the_restart()
+        self.kill(daemon)
+        state = os.path.join(daemon.state_directory, 'targets.json')
+        with open(state, 'rb') as f:
+            text = f.read()
+        with open(state, 'wb') as f:
+            f.write(text[:len(text) // 2])
+        daemon = self.same_daemon_again(daemon)
+        self.assertEqual(daemon.status()['targets'], [])
+        self.assertIn('is corrupt', daemon.log())
+        self.assertTrue(os.path.exists(state + '.corrupt'))
+        self.assertEqual(self.link_pins(daemon), [], 'the probes of a target not adopted stay')
+        # and it traces the program anew, from nothing
+        daemon.attach(program.pid)
+        program.go()
+        program.expect('down')
+        report, totals = self.wait_for_totals(daemon, program.pid, NAMES, DOWN)
+        self.assert_totals(report, totals, DOWN, 'attached anew after a corrupt state file')
+
+    def test_another_bpf_layout_starts_clean(self):
+        daemon, program = self.traced_before_the_restart()
+        self.kill(daemon)
+        layouts = [n for n in os.listdir(daemon.pin_directory) if n.startswith('layout-')]
+        self.assertEqual(len(layouts), 1, os.listdir(daemon.pin_directory))
+        # what an upgrade would have written: another object's hash
+        os.rmdir(os.path.join(daemon.pin_directory, layouts[0]))
+        os.mkdir(os.path.join(daemon.pin_directory, 'layout-0123456789abcdef'))
+        daemon = self.same_daemon_again(daemon)
+        self.assertIn('BPF layout changed: starting clean', daemon.log())
+        self.assertEqual(daemon.status()['targets'], [])
+        self.assertEqual(self.link_pins(daemon), [])
+        daemon.attach(program.pid)
+        program.go()
+        program.expect('down')
+        report, totals = self.wait_for_totals(daemon, program.pid, NAMES, DOWN)
+        self.assert_totals(report, totals, DOWN, 'attached anew after a layout change')
+
+    def test_forget_removes_every_pin_and_the_state(self):
+        daemon, program = self.traced_before_the_restart()
+        self.kill(daemon, signal.SIGTERM)
+        self.assertTrue(self.link_pins(daemon))
+        r = subprocess.run([harness.MEMLEAKD, '--config', daemon.config_path, '--forget'], capture_output=True,
+                           text=True, timeout=30)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertFalse(os.path.exists(daemon.pin_directory), os.listdir(daemon.pin_directory)
+                         if os.path.exists(daemon.pin_directory) else '')
+        self.assertFalse(os.path.exists(os.path.join(daemon.state_directory, 'targets.json')))
+        daemon = self.same_daemon_again(daemon)
+        self.assertEqual(daemon.status()['targets'], [])
+
+    def test_a_pin_directory_off_bpffs_is_reported_and_tracing_goes_on(self):
+        daemon = self.start_daemon(config={'bpf_pin_directory': os.path.join(self.workdir, 'not-bpffs')})
+        self.assertIn('not-bpffs for the pinned BPF maps and links', daemon.log())
+        program = self.start_program(PROGRAM)
+        daemon.attach(program.pid)
+        program.go()
+        program.expect('before')
+        expected = merged(BEFORE, HELD)
+        report, totals = self.wait_for_totals(daemon, program.pid, NAMES, expected)
+        self.assert_totals(report, totals, expected, 'with nowhere to pin')
+        self.assertEqual(os.listdir(os.path.join(self.workdir, 'not-bpffs')), [])
+
+    def test_a_second_daemon_on_the_same_pin_directory_keeps_off_it(self):
+        # sharing the maps would have each purge the other's targets as not its own
+        first = self.start_daemon(config=CONFIG)
+        second = self.start_daemon(config=dict(CONFIG, bpf_pin_directory=first.pin_directory))
+        self.assertIn('another memleakd uses it', second.log())
+        self.assertNotIn('another memleakd uses it', first.log())
+        program = self.start_program(PROGRAM)
+        second.attach(program.pid)
+        program.go()
+        program.expect('before')
+        expected = merged(BEFORE, HELD)
+        report, totals = self.wait_for_totals(second, program.pid, NAMES, expected)
+        self.assert_totals(report, totals, expected, 'traced by the second daemon, without pins')
+        self.assertEqual(self.link_pins(first), [])
+
+
+if __name__ == '__main__':
+    unittest.main(verbosity=2)
