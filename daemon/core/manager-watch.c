@@ -253,8 +253,15 @@ static void watch_attach(struct manager *m, struct watch *w, pid_t pid, unsigned
         struct target *t = manager_find_target(m, pid);
         int r;
 
-        if ((t && !target_phase_exited(t->phase)) || pid == getpid() || refused(w, pid))
-                return;         /* traced already (followed from its parent, or asked for itself) */
+        if (t && !target_phase_exited(t->phase)) {
+                /* traced already (followed from its parent, asked for itself, or adopted after a
+                 * restart, which keeps no watch): one of w's from now on, if of none */
+                if (!t->watch_id)
+                        set_watch(t, w);
+                return;
+        }
+        if (pid == getpid() || refused(w, pid))
+                return;
         if (tries == 0 && (retrying(ws, pid) || followed_soon(m, pid)))
                 return;
         if (manager_live_targets(m) >= m->config.max_targets) {

@@ -130,6 +130,34 @@ class DeclaredTargets(CgroupTestCase):
                          d.status()['targets'])
         self.assertEqual(len(d.status()['watches']), 1)
 
+    def test_a_process_adopted_after_a_restart_is_its_declaration_s_again(self):
+        # memleakd killed and started again: the process is adopted (its probes kept pinned),
+        # and the declared watch made anew takes it as its own (a watch is not kept itself)
+        parent = self.make_cgroup()
+        cgroup = os.path.join(parent, 'kept')
+        os.mkdir(cgroup)
+        self.addCleanup(self.remove_cgroup, cgroup)
+        lines = ['[target]', f'cgroup = {cgroup}']
+        d = self.start_daemon(extra_config_lines=lines)
+        inside = self.start_in(cgroup)
+        self.wait_target(d, inside.pid, 'the process of the declared cgroup')
+        self.leak(inside)
+        self.assert_exact(d, inside.pid, SERVICE, 'before the restart')
+        d.stopped_on_purpose = True
+        d.proc.kill()
+        d.proc.wait(15)
+        again = harness.Daemon(d.workdir, extra_config_lines=lines)
+        self.daemons.append(again)
+        self.addCleanup(self._stop_daemon_at_cleanup, again)
+        again.start()
+        [target] = [t for t in again.status()['targets'] if t['pid'] == inside.pid]
+        self.assertTrue(target['adopted'], target)
+        self.assertTrue(harness.wait_until(
+            lambda: [t['pid'] for t in again.ctl_json('report', '--cgroup', cgroup)['targets']] == [inside.pid],
+            harness.REPORT_TIMEOUT_S), again.status())
+        self.assertEqual([w['processes'] for w in again.status()['watches']], [1])
+        self.assert_exact(again, inside.pid, SERVICE, 'after the restart')
+
 
 if __name__ == '__main__':
     unittest.main(verbosity=2)
