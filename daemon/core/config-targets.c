@@ -2,6 +2,8 @@
 /* [target] sections: parsed and checked, one at a time as the files are read (config.c). */
 #include <assert.h>
 #include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "config-targets.h"
@@ -322,4 +324,34 @@ int config_targets_copy(const struct config_targets *src, struct config_targets 
         *ret = c;
         c = (struct config_targets) {};
         return 0;
+}
+
+char *config_targets_format(const struct config_targets *ts)
+{
+        _cleanup_free_ char *text = NULL;
+        size_t size = 0;
+        FILE *f;
+
+        assert(ts);
+        f = open_memstream(&text, &size);
+        if (!f)
+                return NULL;
+        for (size_t i = 0; i < ts->n; i++) {
+                const struct config_target *t = &ts->v[i];
+
+                fprintf(f, "[" CONFIG_TARGET_SECTION "]\n%s = %s\n", match_names[t->match], t->value);
+                if (t->n_objs > 0) {
+                        fputs("objs =", f);
+                        for (unsigned k = 0; k < t->n_objs; k++)
+                                fprintf(f, " %s", t->objs[k]);
+                        fputc('\n', f);
+                }
+                fprintf(f, "min_size = %" PRIu64 "\nmax_size = %" PRIu64 "\nsample_bytes = %" PRIu64 "\nmmap = %s\n",
+                        t->min_size, t->max_size, t->sample_bytes, t->mmap ? "yes" : "no");
+                if (t->unwind != MEMLEAK_UNWIND_DEFAULT)
+                        fprintf(f, "unwind = %s\n", memleak_unwind_to_string(t->unwind));
+        }
+        if (fclose(f) != 0)
+                return NULL;
+        return TAKE_PTR(text);
 }

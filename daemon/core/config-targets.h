@@ -59,5 +59,9 @@ const char *config_targets_match_name(enum config_target_match m);
 /* Whether a and b declare the same (their place aside). */
 bool config_targets_same(const struct config_target *a, const struct config_target *b);
 
+/* ts as [target] sections memleakd.conf's parser reads back the same: malloc'd text, or NULL
+ * without memory. */
+char *config_targets_format(const struct config_targets *ts);
+
 int config_targets_copy(const struct config_targets *src, struct config_targets *ret);
 void config_targets_done(struct config_targets *ts);

@@ -284,6 +284,11 @@ int manager_adopt_forget(const struct memleakd_config *c)
                 return log_error_errno(ENOMEM, "Out of memory");
         if (unlink(path) < 0 && errno != ENOENT)
                 return log_error_errno(errno, "Cannot remove %s: %m", path);
+        free(path);
+        if (asprintf(&path, "%s/%s", c->state_directory, STATE_FILE_WATCHES_NAME) < 0)
+                return log_error_errno(ENOMEM, "Out of memory");
+        if (unlink(path) < 0 && errno != ENOENT)
+                return log_error_errno(errno, "Cannot remove %s: %m", path);
         log_info("Removed the pinned BPF maps and links in %s and the state in %s: the next start is clean",
                  c->bpf_pin_directory, c->state_directory);
         return 0;

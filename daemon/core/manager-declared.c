@@ -84,6 +84,7 @@ static void try_watch(struct manager *m, struct declared_target *d)
                 return;
         }
         if (r >= 0) {
+                manager_watch_set_declared(m, id);
                 d->watch_id = id;
                 d->said = 0;
                 log_info("Watching %s %s, as %s declares", config_targets_match_name(t->match), t->value,

@@ -364,6 +364,7 @@ static void handle_watch_attach(struct manager *m, struct server_request *sreq, 
         }
         log_info("Watching %s %s for uid %u", req->unit ? "unit" : "cgroup", req->unit ?: req->cgroup,
                  (unsigned)peer->uid);
+        manager_watches_save(m);
         r = memleak_response_new_ok(req->id);
         if (r) {
                 cJSON_AddItemToObject(r, RF_WATCH, manager_watch_to_json(m, id));
@@ -463,6 +464,7 @@ static void handle_watch_detach(struct manager *m, struct server_request *sreq, 
                 reply_error(sreq, req->id, k, error);
                 return;
         }
+        manager_watches_save(m);
         targets = watch_targets_json(m, w.id, false);
         r = memleak_response_new_ok(req->id);
         if (r) {

@@ -9,6 +9,7 @@
 #include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <libgen.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +24,7 @@
 #include "macro.h"
 #include "manager.h"
 #include "proc-match.h"
+#include "state-file.h"
 #include "protocol.h"
 #include "reply-fields.h"
 #include "util.h"
@@ -30,6 +32,7 @@
 /* Watches at most (each holds its cgroups in BPF's watched_cgroups, MEMLEAK_CGROUP_WATCHES_MAX
  * in all). */
 #define WATCHES_MAX 32u
+
 /* A process caught in its exec (no allocator mapped yet) is tried again this often, this many
  * times, as a followed child is (manager-follow.c). */
 #define WATCH_RETRY_USEC (5ULL * 1000)
@@ -53,6 +56,8 @@ struct watch {
         dev_t exe_dev;                  /* WATCH_EXE: its file as BPF watches it (0, 0: none) */
         ino_t exe_ino;
         bool comm_watched;              /* WATCH_COMM: its name in BPF's map */
+        bool declared;                  /* made for memleakd.conf's [target] (not kept in the
+                                         * state directory: the config makes it again) */
         uint64_t *cgroup_ids;           /* its cgroup and those below it, in BPF's map */
         size_t n_cgroup_ids;
         int inotify_wd;                 /* on the parent directory (IN_CREATE); -1 */
@@ -809,6 +814,117 @@ void manager_watch_forgo(struct manager *m, uint32_t id, pid_t pid)
         w = find_watch_by_id(m, id);
         if (w && !refused(w, pid))
                 note_refused(w, pid);
+}
+
+void manager_watch_set_declared(struct manager *m, uint32_t id)
+{
+        struct watch *w;
+
+        assert(m);
+        w = find_watch_by_id(m, id);
+        if (w)
+                w->declared = true;
+}
+
+/* The watches attach requests made, as [target] sections (their options as resolved then). */
+static int requested_watches(const struct manager *m, struct config_targets *ret)
+{
+        _cleanup_(config_targets_done) struct config_targets ts = {};
+
+        for (size_t i = 0; m->watches && i < m->watches->n; i++) {
+                const struct watch *w = m->watches->watches[i];
+                struct config_target *t;
+                int r;
+
+                if (w->declared || is_program(w))
+                        continue;
+                r = config_targets_begin(&ts, "memleakctl attach");
+                if (r < 0)
+                        return r;
+                t = &ts.v[ts.n - 1];
+                t->match = w->kind == WATCH_UNIT ? CONFIG_TARGET_UNIT : CONFIG_TARGET_CGROUP;
+                t->value = strdup(w->name);
+                if (!t->value)
+                        return -ENOMEM;
+                t->min_size = w->options.filter.min_size;
+                t->max_size = w->options.filter.max_size;
+                t->sample_bytes = w->options.filter.sample_bytes;
+                t->unwind = w->options.unwind;
+                t->mmap = w->options.track_mmap;
+                for (size_t k = 0; k < w->options.n_objs && k < MEMLEAK_MAX_OBJS; k++) {
+                        t->objs[k] = strdup(w->options.objs[k]);
+                        if (!t->objs[k])
+                                return -ENOMEM;
+                        t->n_objs++;
+                }
+        }
+        *ret = ts;
+        ts = (struct config_targets) {};
+        return 0;
+}
+
+void manager_watches_save(struct manager *m)
+{
+        _cleanup_(config_targets_done) struct config_targets ts = {};
+        _cleanup_free_ char *text = NULL;
+        int r;
+
+        assert(m);
+        if (!m->config.state_directory)
+                return;
+        r = requested_watches(m, &ts);
+        if (r >= 0) {
+                text = config_targets_format(&ts);
+                r = text ? state_file_write(m->config.state_directory, STATE_FILE_WATCHES_NAME, text) : -ENOMEM;
+        }
+        if (r < 0)
+                log_warning_errno(r, "Cannot write the units and cgroups watched to %s/%s (a restart will not watch "
+                                  "them again): %m", m->config.state_directory, STATE_FILE_WATCHES_NAME);
+}
+
+void manager_watches_restore(struct manager *m)
+{
+        _cleanup_(config_done) struct memleakd_config kept = {};
+        _cleanup_free_ char *path = NULL, *error = NULL;
+        int r;
+
+        assert(m);
+        if (!m->config.state_directory || asprintf(&path, "%s/%s", m->config.state_directory, STATE_FILE_WATCHES_NAME) < 0)
+                return;
+        r = config_init_defaults(&kept);
+        if (r >= 0)
+                r = config_parse_file(path, &kept, &error);
+        if (r == -ENOENT)
+                return;
+        if (r < 0) {
+                log_warning("The units and cgroups watched before the restart cannot be read, not watched again: %s",
+                            error ?: strerror(-r));
+                return;
+        }
+        for (size_t i = 0; i < kept.targets.n; i++) {
+                const struct config_target *t = &kept.targets.v[i];
+                _cleanup_free_ char *why = NULL;
+                struct follower_options o = {
+                        .filter = { .min_size = t->min_size, .max_size = t->max_size, .sample_bytes = t->sample_bytes },
+                        .objs = (char **)t->objs, .n_objs = t->n_objs, .track_mmap = t->mmap, .unwind = t->unwind,
+                };
+                struct memleak_request req = {
+                        .unit = t->match == CONFIG_TARGET_UNIT ? t->value : NULL,
+                        .cgroup = t->match == CONFIG_TARGET_CGROUP ? t->value : NULL,
+                };
+                uint32_t id;
+
+                if (!req.unit && !req.cgroup)
+                        continue;
+                r = manager_watch_add(m, &req, &o, &id, &why);
+                if (r < 0)
+                        log_warning("Not watching %s %s again after the restart (attach it again): %s",
+                                    config_targets_match_name(t->match), t->value, why ?: strerror(-r));
+                else
+                        log_info("Watching %s %s again, as before the restart", config_targets_match_name(t->match),
+                                 t->value);
+        }
+        manager_watches_save(m);
 }
 
 bool manager_watch_live(const struct manager *m, uint32_t id)

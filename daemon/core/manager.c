@@ -442,6 +442,7 @@ int manager_start(struct manager *m)
                 close(fd);
                 return r;
         }
+        manager_watches_restore(m);
         r = start_serving(m, fd);
         if (r < 0)
                 return r;

@@ -280,6 +280,12 @@ void manager_watch_end(struct manager *m, uint32_t id);
 /* pid of watch id (0: none) detached by request: not attached again by its watch while it runs
  * the same program (an exec, or another process on its pid, is tried anew). */
 void manager_watch_forgo(struct manager *m, uint32_t id, pid_t pid);
+/* Watch id is one memleakd.conf declares (the config makes it again at a restart). */
+void manager_watch_set_declared(struct manager *m, uint32_t id);
+/* The watches attach requests made, written to the state directory (at each change), and made
+ * again from it at the start (those whose unit or cgroup is there then; logged). */
+void manager_watches_save(struct manager *m);
+void manager_watches_restore(struct manager *m);
 /* Whether watch id is there. */
 bool manager_watch_live(const struct manager *m, uint32_t id);
 /* Stop watching req's unit or cgroup (its targets are the caller's to detach): 0, *ret (the

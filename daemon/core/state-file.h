@@ -12,6 +12,8 @@
 #include "protocol.h"
 
 #define STATE_FILE_NAME "targets.json"
+/* The units and cgroups attach requests watched, as memleakd.conf [target] sections. */
+#define STATE_FILE_WATCHES_NAME "watches.conf"
 #define STATE_FILE_VERSION 1
 #define STATE_FILE_MAX_BYTES (16U << 20)
 #define STATE_FILE_MAX_OBJS 64U         /* --obj paths a target may name */

@@ -143,13 +143,7 @@ class DeclaredTargets(CgroupTestCase):
         self.wait_target(d, inside.pid, 'the process of the declared cgroup')
         self.leak(inside)
         self.assert_exact(d, inside.pid, SERVICE, 'before the restart')
-        d.stopped_on_purpose = True
-        d.proc.kill()
-        d.proc.wait(15)
-        again = harness.Daemon(d.workdir, extra_config_lines=lines)
-        self.daemons.append(again)
-        self.addCleanup(self._stop_daemon_at_cleanup, again)
-        again.start()
+        again = self.restart(d, extra_config_lines=lines)
         [target] = [t for t in again.status()['targets'] if t['pid'] == inside.pid]
         self.assertTrue(target['adopted'], target)
         self.assertTrue(harness.wait_until(
@@ -157,6 +151,33 @@ class DeclaredTargets(CgroupTestCase):
             harness.REPORT_TIMEOUT_S), again.status())
         self.assertEqual([w['processes'] for w in again.status()['watches']], [1])
         self.assert_exact(again, inside.pid, SERVICE, 'after the restart')
+
+    def restart(self, d, **kwargs):
+        """d SIGKILLed, and a memleakd on its directories (state, pins) started."""
+        d.stopped_on_purpose = True
+        d.proc.kill()
+        d.proc.wait(15)
+        again = harness.Daemon(d.workdir, **kwargs)
+        self.daemons.append(again)
+        self.addCleanup(self._stop_daemon_at_cleanup, again)
+        again.start()
+        return again
+
+    def test_a_cgroup_an_attach_watched_is_watched_again_after_a_restart(self):
+        cgroup = self.make_cgroup('asked')
+        d = self.start_daemon()
+        d.ctl_json('attach', '--cgroup', cgroup)
+        again = self.restart(d)
+        self.assertEqual([w['cgroup'] for w in again.status()['watches']], [cgroup], again.log())
+        self.assertIn(f'Watching cgroup {cgroup} again, as before the restart', again.log())
+        inside = self.start_in(cgroup)
+        self.wait_target(again, inside.pid, 'a process entering the cgroup after the restart')
+        self.leak(inside)
+        self.assert_exact(again, inside.pid, SERVICE, 'after the restart')
+        # its watch ended: not made again at the next start
+        again.ctl_json('detach', '--cgroup', cgroup)
+        third = self.restart(again)
+        self.assertEqual(third.status()['watches'], [])
 
 
 if __name__ == '__main__':
