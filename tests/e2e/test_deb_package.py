@@ -117,6 +117,9 @@ class DebPackageTest(unittest.TestCase):
         self.assertEqual(self.state(SOCKET), 'inactive')
         for path in PACKAGE_FILES:
             self.assertFalse(self.exists(path), f'{path} is left after dpkg -r')
+        # nor the maps and links memleakd keeps pinned for its next start
+        pinned = self.run_in('sh', '-c', 'ls -A /sys/fs/bpf/memleakd 2>/dev/null', check=False).stdout
+        self.assertEqual(pinned, '', 'dpkg -r left pins in /sys/fs/bpf/memleakd')
         self.run_in('dpkg', '--purge', 'memleakd')
         self.assertFalse(self.exists('/etc/memleakd'), 'dpkg --purge left /etc/memleakd')
         left = glob.glob(c.path('/etc/systemd/system/**/memleakd*'), recursive=True)
