@@ -7,9 +7,12 @@
  *
  * Protocol: print "ready PID" (PID as this process sees itself, i.e. in its PID namespace),
  * wait for a line ("go"), leak, print "done", wait for a line or EOF, exit 0. With --service (a
- * unit's ExecStart=, stdin /dev/null): wait for SIGUSR1 instead (systemctl kill -s USR1), leak,
- * then run until stopped. */
+ * unit's ExecStart=, stdin /dev/null): leak at each SIGUSR1 instead (systemctl kill -s USR1),
+ * and run until stopped. With --service-workers N: a forking server's master, which forks N
+ * workers that each leak at each SIGUSR1, and leaks nothing itself. */
 #include <signal.h>
+#include <stdbool.h>
+#include <stdnoreturn.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -32,19 +35,39 @@ static noinline void leak_fixed_blocks(void)
         }
 }
 
+/* A service: at each SIGUSR1, leak (leaks), or not; until stopped. */
+static noreturn void serve(const sigset_t *usr1, bool leaks)
+{
+        int sig;
+
+        for (;;) {
+                require(sigwait(usr1, &sig) == 0);
+                if (leaks)
+                        leak_fixed_blocks();
+        }
+}
+
 int main(int argc, char *argv[])
 {
-        if (argc > 1 && strcmp(argv[1], "--service") == 0) {
-                sigset_t set;
-                int sig;
+        bool service = argc > 1 && strcmp(argv[1], "--service") == 0;
+        bool workers = argc > 2 && strcmp(argv[1], "--service-workers") == 0;
 
+        if (service || workers) {
+                sigset_t set;
+
+                /* blocked before any fork: a worker never meets SIGUSR1's default (death) */
                 sigemptyset(&set);
                 sigaddset(&set, SIGUSR1);
                 require(sigprocmask(SIG_BLOCK, &set, NULL) == 0);
-                require(sigwait(&set, &sig) == 0);
-                leak_fixed_blocks();
-                for (;;)
-                        pause();
+                for (int i = 0; workers && i < atoi(argv[2]); i++) {
+                        pid_t pid = fork();
+
+                        require(pid >= 0);
+                        if (pid == 0)
+                                serve(&set, true);
+                }
+                /* the master of a forking server leaks nothing: its workers do */
+                serve(&set, service);
         }
         setup_stdio();
         printf("ready %ld\n", (long)getpid());

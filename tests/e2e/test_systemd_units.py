@@ -331,13 +331,18 @@ class Container:
         # nothing can be left mounted on the host, and the cached root is never written.
         overlay = (f'lowerdir={self.base},upperdir={self.upper},'
                    f'workdir={os.path.join(self.run_dir, "work")}')
+        # A booted Debian's systemd mounts bpffs at /sys/fs/bpf, where memleakd pins what a restart
+        # keeps; nspawn's /sys has none: a bpffs of the container's own, as a host has.
+        bpffs = os.path.join(self.run_dir, 'bpffs')
+        os.makedirs(bpffs, exist_ok=True)
         command = [
             'unshare', '--mount', '--propagation', 'private', '--',
-            'sh', '-c', 'mount -t overlay memleakd-e2e -o "$0" "$1" && shift && exec "$@"', overlay, self.root,
+            'sh', '-c', 'mount -t overlay memleakd-e2e -o "$0" "$1" && mount -t bpf memleakd-e2e "$2" && '
+            'shift 2 && exec "$@"', overlay, self.root, bpffs,
             'systemd-nspawn', '--directory', self.root, '--machine', self.machine, '--boot',
             '--register=no', '--keep-unit', '--capability=all', '--private-network',
             '--link-journal=no', '--console=read-only',
-            '--system-call-filter=bpf perf_event_open',
+            '--system-call-filter=bpf perf_event_open', f'--bind={bpffs}:/sys/fs/bpf',
         ]
         log(f'booting: {" ".join(command)}')
         started = time.monotonic()
@@ -977,6 +982,107 @@ class SystemdUnitsTest(unittest.TestCase):
                          [(unit, 1, 2, 0)], watch)
         reply = json.loads(self.ctl('detach', '--unit', unit, '--json'))
         self.assertEqual([t['pid'] for t in reply['targets']], [second])
+        self.assert_stops_cleanly()
+
+    def test_attach_unit_traces_a_forking_server_s_workers_each_exactly_across_its_restart(self):
+        """A master and 4 workers, leaking in the workers: attach --unit traces the five, each
+        worker's leak exact under its pid, the master's nothing; after systemctl restart, the new
+        master and workers are traced the same."""
+        unit = 'e2e-server.service'
+        unit_path = self.container.path(f'/run/systemd/system/{unit}')
+        write_file(unit_path, f'[Unit]\nDescription=memleakd e2e: a forking server\n\n'
+                              f'[Service]\nExecStart={LEAK_PROGRAM_IN_CONTAINER} --service-workers 4\n')
+        self.addCleanup(self.systemctl, 'daemon-reload')
+        self.addCleanup(os.unlink, unit_path)
+        self.addCleanup(self.systemctl, 'stop', unit, check=False)
+        self.systemctl('daemon-reload')
+        self.systemctl('start', SOCKET)
+
+        def workers_of(main):
+            out = self.container.run('cat', f'/proc/{main}/task/{main}/children', check=False).stdout
+            return sorted(int(p) for p in out.split())
+
+        def started():
+            self.systemctl('start', unit)
+            main = int(self.show(unit, 'MainPID')['MainPID'])
+            workers = wait_until(lambda: (lambda w: w if len(w) == 4 else None)(workers_of(main)), REPORT_TIMEOUT_S)
+            self.assertTrue(workers, workers_of(main))
+            return main, workers
+
+        def traced(pids):
+            def recording():
+                return sorted(t['pid'] for t in json.loads(self.ctl('status', '--json'))['targets']
+                              if t['unit'] == unit and t['phase'] == 'recording') == sorted(pids)
+            self.assertTrue(wait_until(recording, REPORT_TIMEOUT_S), f'{pids} not all traced: {self.ctl("status")}')
+
+        main, workers = started()
+        reply = json.loads(self.ctl('attach', '--unit', unit, '--json'))
+        self.assertEqual(sorted(t['pid'] for t in reply['targets']), sorted([main] + workers))
+        for generation in range(2):
+            traced([main] + workers)
+            self.systemctl('kill', '--signal=USR1', unit)
+            want = sorted([(main, 0, 0)] + [(w, LEAK_SIZE * LEAK_COUNT, LEAK_COUNT) for w in workers])
+
+            def per_process():
+                r = json.loads(self.ctl('report', '--unit', unit, '--json'))
+                return sorted((t['pid'], t['outstanding_bytes'], t['outstanding_allocs']) for t in r['targets']
+                              if not t['exited'])
+            self.assertTrue(wait_until(lambda: per_process() == want, REPORT_TIMEOUT_S),
+                            f'generation {generation}: {per_process()} != {want}')
+            if generation == 0:
+                self.systemctl('restart', unit)
+                old = [main] + workers
+                main, workers = started()
+                self.assertFalse(set(old) & set([main] + workers))
+        self.ctl('detach', '--unit', unit)
+        self.assert_stops_cleanly()
+
+    def test_a_declared_unit_is_traced_at_start_and_its_leak_outlives_a_kill_of_memleakd(self):
+        """memleakd.conf's [target] unit=: the service traced from memleakd's start; memleakd
+        killed (SIGKILL), restarted by systemd (Restart=on-failure), adopts it: what it leaked
+        before, and while memleakd was down (its probes pinned), reported exactly."""
+        unit = 'e2e-declared.service'
+        unit_path = self.container.path(f'/run/systemd/system/{unit}')
+        dropin = '/etc/memleakd/memleakd.conf.d/60-targets.conf'
+        write_file(unit_path, f'[Unit]\nDescription=memleakd e2e: a service memleakd.conf declares\n\n'
+                              f'[Service]\nExecStart={LEAK_PROGRAM_IN_CONTAINER} --service\n')
+        self.addCleanup(self.systemctl, 'daemon-reload')
+        self.addCleanup(os.unlink, unit_path)
+        self.addCleanup(self.systemctl, 'stop', unit, check=False)
+        write_file(self.container.path(dropin), f'[target]\nunit = {unit}\n')
+        self.addCleanup(os.unlink, self.container.path(dropin))
+        # nothing pinned is left for the next test
+        self.addCleanup(self.container.run, self.container.paths['memleakd'], '--forget', check=False)
+        self.addCleanup(self.systemctl, 'stop', SERVICE, check=False)
+        self.systemctl('daemon-reload')
+        self.systemctl('start', unit)
+        pid = int(self.show(unit, 'MainPID')['MainPID'])
+        self.systemctl('start', SERVICE)
+
+        def targets():
+            return [(t['pid'], t['unit'], t['exited'], t['outstanding_bytes'], t['outstanding_allocs'])
+                    for t in json.loads(self.ctl('report', '--unit', unit, '--json'))['targets']]
+
+        def leaked(rounds, adopted):
+            want = [(pid, unit, False, LEAK_SIZE * LEAK_COUNT * rounds, LEAK_COUNT * rounds)]
+            self.assertTrue(wait_until(lambda: targets() == want, REPORT_TIMEOUT_S),
+                            f'{targets()} != {want}; {self.ctl("status")}')
+            status = json.loads(self.ctl('status', '--json'))
+            self.assertEqual([(t['pid'], t['phase'], t['adopted']) for t in status['targets']],
+                             [(pid, 'recording', adopted)], status['targets'])
+
+        self.assertTrue(wait_until(lambda: self.ctl('status', '--json') and
+                                   [t for t in json.loads(self.ctl('status', '--json'))['targets'] if t['pid'] == pid],
+                                   REPORT_TIMEOUT_S), self.ctl('status'))
+        self.systemctl('kill', '--signal=USR1', unit)
+        leaked(1, False)
+
+        self.systemctl('kill', '--kill-who=main', '--signal=KILL', SERVICE)
+        self.systemctl('kill', '--signal=USR1', unit)       # while memleakd is down, or just back
+        self.assertTrue(wait_until(lambda: self.show(SERVICE, 'NRestarts')['NRestarts'] == '1' and
+                                   self.active_state(SERVICE) == 'active', REPORT_TIMEOUT_S),
+                        self.show(SERVICE, 'ActiveState', 'NRestarts'))
+        leaked(2, True)
         self.assert_stops_cleanly()
 
 
