@@ -10,6 +10,7 @@
 #include "bpf-loader.h"
 #include "bpf-types.h"
 #include "cgroup-events.h"
+#include "loop-ring.h"
 
 static const char *const programs[] = { "watch_cgroup_fork", "watch_cgroup_exec" };
 
@@ -19,50 +20,30 @@ struct cgroup_events {
         int exes_fd;                    /* watched_exes */
         int comms_fd;                   /* watched_comms */
         struct bpf_link *links[ELEMENTSOF(programs)];   /* only while some cgroup is watched */
-        struct ring_buffer *ring;
-        sd_event_source *io;
+        struct loop_ring *ring;
         cgroup_events_fn fn;
         void *userdata;
-        bool consuming;
 };
 
-static int on_event(void *ctx, void *data, size_t size)
+static void on_event(void *userdata, const void *data, size_t size)
 {
-        struct cgroup_events *w = ctx;
+        struct cgroup_events *w = userdata;
 
         if (size >= sizeof(struct cgroup_event))
                 w->fn(w->userdata, data);
-        return 0;
-}
-
-/* Not from inside a read (fork-watch.c says why). */
-static void consume(struct cgroup_events *w)
-{
-        if (w->consuming)
-                return;
-        w->consuming = true;
-        (void)ring_buffer__consume(w->ring);
-        w->consuming = false;
-}
-
-static int on_readable(sd_event_source *s, int fd, uint32_t revents, void *userdata)
-{
-        consume(userdata);
-        return 0;
 }
 
 void cgroup_events_drain(struct cgroup_events *w)
 {
         if (w)
-                consume(w);
+                loop_ring_drain(w->ring);
 }
 
 struct cgroup_events *cgroup_events_free(struct cgroup_events *w)
 {
         if (!w)
                 return NULL;
-        sd_event_source_disable_unref(w->io);
-        ring_buffer__free(w->ring);
+        loop_ring_free(w->ring);
         for (size_t i = 0; i < ELEMENTSOF(w->links); i++)
                 bpf_link__destroy(w->links[i]);
         free(w);
@@ -95,13 +76,9 @@ int cgroup_events_new(sd_event *e, struct memleak_bpf *skel, cgroup_events_fn fn
         w->map_fd = bpf_map__fd(watched);
         w->exes_fd = bpf_map__fd(exes);
         w->comms_fd = bpf_map__fd(comms);
-        w->ring = ring_buffer__new(bpf_map__fd(ring), on_event, w, NULL);
-        if (!w->ring)
-                return -errno;
-        r = sd_event_add_io(e, &w->io, ring_buffer__epoll_fd(w->ring), EPOLLIN, on_readable, w);
+        r = loop_ring_new(e, bpf_map__fd(ring), on_event, w, "cgroup-events", &w->ring);
         if (r < 0)
                 return r;
-        (void)sd_event_source_set_description(w->io, "cgroup-events");
         *ret = TAKE_PTR(w);
         return 0;
 }

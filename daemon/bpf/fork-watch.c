@@ -8,58 +8,36 @@
 #include "bpf-loader.h"
 #include "bpf-types.h"
 #include "fork-watch.h"
+#include "loop-ring.h"
 
 struct fork_watch {
         struct memleak_bpf *skel;
         struct bpf_link *link;          /* only while some process is traced */
         struct bpf_link *code_link;     /* its mappings of code not examined yet, as link */
-        struct ring_buffer *ring;
-        sd_event_source *io;
+        struct loop_ring *ring;
         fork_watch_fn fn;
         void *userdata;
-        bool consuming;                 /* in ring_buffer__consume() */
 };
 
-static int on_event(void *ctx, void *data, size_t size)
+static void on_event(void *userdata, const void *data, size_t size)
 {
-        struct fork_watch *w = ctx;
-        const struct fork_event *e = data;
+        struct fork_watch *w = userdata;
 
-        if (size >= sizeof(*e))
-                w->fn(w->userdata, e);
-        return 0;
-}
-
-/* Read the ring, unless fn called from a read of it asks: libbpf moves the ring's consumer
- * position on after each event's callback returns, so a read from inside one would take that
- * event, and those after it, twice. */
-static void consume(struct fork_watch *w)
-{
-        if (w->consuming)
-                return;
-        w->consuming = true;
-        (void)ring_buffer__consume(w->ring);
-        w->consuming = false;
-}
-
-static int on_readable(sd_event_source *s, int fd, uint32_t revents, void *userdata)
-{
-        consume(userdata);
-        return 0;
+        if (size >= sizeof(struct fork_event))
+                w->fn(w->userdata, data);
 }
 
 void fork_watch_drain(struct fork_watch *w)
 {
         if (w)
-                consume(w);
+                loop_ring_drain(w->ring);
 }
 
 struct fork_watch *fork_watch_free(struct fork_watch *w)
 {
         if (!w)
                 return NULL;
-        sd_event_source_disable_unref(w->io);
-        ring_buffer__free(w->ring);
+        loop_ring_free(w->ring);
         bpf_link__destroy(w->code_link);
         bpf_link__destroy(w->link);
         free(w);
@@ -81,13 +59,9 @@ int fork_watch_new(sd_event *e, struct memleak_bpf *skel, fork_watch_fn fn, void
                 return -ENOMEM;
         w->fn = fn;
         w->userdata = userdata;
-        w->ring = ring_buffer__new(bpf_loader_forks_fd(skel), on_event, w, NULL);
-        if (!w->ring)
-                return -errno;
-        r = sd_event_add_io(e, &w->io, ring_buffer__epoll_fd(w->ring), EPOLLIN, on_readable, w);
+        r = loop_ring_new(e, bpf_loader_forks_fd(skel), on_event, w, "fork-watch", &w->ring);
         if (r < 0)
                 return r;
-        (void)sd_event_source_set_description(w->io, "fork-watch");
         w->skel = skel;
         *ret = TAKE_PTR(w);
         return 0;
