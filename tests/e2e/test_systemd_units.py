@@ -347,9 +347,12 @@ class Container:
         log(f'booting: {" ".join(command)}')
         started = time.monotonic()
         # If this test dies without cleaning up, the container still halts.
+        # A booted Debian 12 has cgroup2 alone; nspawn would give the container its host's layout,
+        # which in a container that shows cgroup v1 alone (CI's) is the legacy one, where systemd
+        # keeps units out of cgroup2 and no unit could be watched.
         self.nspawn = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=self.nspawn_log,
-                                       stderr=subprocess.STDOUT,
-                                       preexec_fn=die_with_parent)
+                                       stderr=subprocess.STDOUT, preexec_fn=die_with_parent,
+                                       env=dict(os.environ, SYSTEMD_NSPAWN_UNIFIED_HIERARCHY='1'))
         self.pid1 = wait_until(self._find_pid1, BOOT_TIMEOUT_S)
         if not self.pid1:
             raise RuntimeError(f'no systemd under systemd-nspawn (pid {self.nspawn.pid}):\n{self.nspawn_output()}')
