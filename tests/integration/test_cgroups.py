@@ -199,8 +199,10 @@ class CgroupWatch(CgroupTestCase):
         forked = harness.LeakProgram(PROGRAM, command=['sh', '-c', f'echo $$ > {cgroup}/cgroup.procs; {program}; :'])
         self.addCleanup(forked.kill)
         forked.expect('ready')
-        child = int(subprocess.run(['pgrep', '-P', str(forked.pid), '-x', PROGRAM], capture_output=True,
-                                   text=True, check=True).stdout.split()[0])
+        # its child running the program (no procps on a fresh machine: /proc read here)
+        with open(f'/proc/{forked.pid}/task/{forked.pid}/children') as f:
+            children = [int(c) for c in f.read().split()]
+        [child] = [c for c in children if open(f'/proc/{c}/comm').read().strip() == PROGRAM[:15]]
         self.wait_target(d, child, 'the process forked in the cgroup by a shell')
         self.leak(execd)
         self.assert_exact(d, execd.pid, SERVICE, 'the process that exec\'d in the cgroup')
