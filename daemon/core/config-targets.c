@@ -267,7 +267,7 @@ bool config_targets_same(const struct config_target *a, const struct config_targ
         return true;
 }
 
-int config_targets_check_last(const struct config_targets *ts, const char **why)
+int config_targets_end_last(struct config_targets *ts, const char **why)
 {
         const struct config_target *t;
 
@@ -284,10 +284,14 @@ int config_targets_check_last(const struct config_targets *ts, const char **why)
                 *why = "its min_size is greater than its max_size";
                 return -EINVAL;
         }
+        /* one matching the same before it (in this file or an earlier one) is replaced, as a
+         * later file's key wins: it takes that one's place */
         for (size_t i = 0; i + 1 < ts->n; i++)
                 if (ts->v[i].match == t->match && streq(ts->v[i].value, t->value)) {
-                        *why = "another [target] section matches the same";
-                        return -EINVAL;
+                        target_done(&ts->v[i]);
+                        ts->v[i] = ts->v[ts->n - 1];
+                        ts->n--;
+                        break;
                 }
         return 0;
 }

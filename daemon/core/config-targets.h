@@ -49,9 +49,9 @@ int config_targets_begin(struct config_targets *ts, const char *where);
  * what a valid value looks like (a static string); -EEXIST (a second match key); -ENOMEM. */
 int config_targets_set(struct config_targets *ts, const char *key, const char *value, const char **expected);
 
-/* The latest section complete and consistent, none matching the same as another: 0, or -EINVAL
- * and *why (static). */
-int config_targets_check_last(const struct config_targets *ts, const char **why);
+/* The latest section ended: complete and consistent, 0 (one before it matching the same is
+ * replaced by it: a later file's section wins, as its keys do), or -EINVAL and *why (static). */
+int config_targets_end_last(struct config_targets *ts, const char **why);
 
 /* The match key's name ("unit", ...). */
 const char *config_targets_match_name(enum config_target_match m);

@@ -450,11 +450,11 @@ enum section {
 };
 
 /* The [target] section just ended (at another header or the file's end) checked. */
-static int target_section_end(const char *path, const struct memleakd_config *c, enum section section, char **error)
+static int target_section_end(const char *path, struct memleakd_config *c, enum section section, char **error)
 {
         const char *why = NULL;
 
-        if (section != SECTION_TARGET || config_targets_check_last(&c->targets, &why) >= 0)
+        if (section != SECTION_TARGET || config_targets_end_last(&c->targets, &why) >= 0)
                 return 0;
         return set_error(error, -EINVAL, "%s: [" CONFIG_TARGET_SECTION "] at %s: %s", path,
                          c->targets.v[c->targets.n - 1].where, why);

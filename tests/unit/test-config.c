@@ -557,8 +557,6 @@ static void target_sections_are_checked_whole(void)
                             "a [target] section names what it matches: unit, cgroup, exe or comm");
         assert_target_error("[target]\ncomm = a\nmin_size = 2K\nmax_size = 1K\n", 1,
                             "its min_size is greater than its max_size");
-        assert_target_error("[target]\ncomm = a\n[target]\ncomm = a\n", 3,
-                            "another [target] section matches the same");
         assert_error("[target]\nunit = a.service\ncomm = a\n",
                      "3: 'comm': a [target] section matches by one of unit, cgroup, exe or comm, and says it once");
         assert_error("[target]\nring_depth = 5\n",
@@ -579,6 +577,17 @@ static void target_sections_are_checked_whole(void)
         assert_error("[target]\ncomm = a\nmmap = maybe\n", "3: invalid value 'maybe' for 'mmap': expected yes or no");
         assert_error("[target]\ncomm = a\nunwind = walk\n", "3: invalid value 'walk' for 'unwind': expected auto, "
                      "dwarf or fp");
+        /* one matching the same as an earlier one replaces it (a later file's wins) */
+        ASSERT_EQ(config_init_defaults(&c), 0);
+        ASSERT_EQ(parse_text("[target]\ncomm = a\nmmap = yes\n[target]\ncomm = b\n[target]\ncomm = a\n", &c,
+                             &error), 0);
+        ASSERT_EQ(c.targets.n, 2);
+        ASSERT_STREQ(c.targets.v[0].value, "a");
+        ASSERT_TRUE(!c.targets.v[0].mmap);
+        ASSERT_EQ(parse_text("[target]\ncomm = b\nsample_bytes = 4K\n", &c, &error), 0);
+        ASSERT_EQ(c.targets.n, 2);
+        ASSERT_EQ(c.targets.v[1].sample_bytes, 4096);
+        config_done(&c);
         /* a failed file adds none */
         ASSERT_EQ(config_init_defaults(&c), 0);
         ASSERT_EQ(parse_text("[target]\ncomm = a\n[target]\n", &c, &error), -EINVAL);
