@@ -407,6 +407,23 @@ static void prune_refused(struct watch *w, const pid_t *pids, size_t n_pids)
         w->n_refused = k;
 }
 
+/* The processes w finds now (pids) attached, those not traced yet; the refused ones no longer
+ * among them forgotten. */
+static void attach_found(struct manager *m, struct watch *w, const pid_t *pids, size_t n_pids)
+{
+        prune_refused(w, pids, n_pids);
+        for (size_t i = 0; i < n_pids; i++) {
+                const struct target *t = manager_find_target(m, pids[i]);
+
+                /* listed until its parent reaps it: a process that exited (traced, or counted
+                 * missed when it entered) is not tried, nor counted, at each tick */
+                if ((!t || target_phase_exited(t->phase)) && manager_pid_gone(pids[i]))
+                        continue;
+                watch_attach(m, w, pids[i], 0);
+        }
+        arm_retry(m->watches);
+}
+
 /* Forget w's program in BPF, keeping what was lost for it. */
 static void unwatch_program(struct manager *m, struct watch *w)
 {
@@ -459,15 +476,7 @@ static int program_refresh(struct manager *m, struct watch *w)
         r = proc_match_list(w->kind == WATCH_COMM ? w->name : NULL, w->exe_dev, w->exe_ino, &pids, &n_pids);
         if (r < 0)
                 return r;
-        prune_refused(w, pids, n_pids);
-        for (size_t i = 0; i < n_pids; i++) {
-                const struct target *t = manager_find_target(m, pids[i]);
-
-                if ((!t || target_phase_exited(t->phase)) && manager_pid_gone(pids[i]))
-                        continue;
-                watch_attach(m, w, pids[i], 0);
-        }
-        arm_retry(m->watches);
+        attach_found(m, w, pids, n_pids);
         return 0;
 }
 
@@ -537,17 +546,7 @@ static int watch_refresh(struct manager *m, struct watch *w)
         r = cgroup_path_procs(w->path, &pids, &n_pids);
         if (r < 0)
                 return r;
-        prune_refused(w, pids, n_pids);
-        for (size_t i = 0; i < n_pids; i++) {
-                const struct target *t = manager_find_target(m, pids[i]);
-
-                /* listed until its parent reaps it: a process that exited (traced, or counted
-                 * missed when it entered) is not tried, nor counted, at each tick */
-                if ((!t || target_phase_exited(t->phase)) && manager_pid_gone(pids[i]))
-                        continue;
-                watch_attach(m, w, pids[i], 0);
-        }
-        arm_retry(ws);
+        attach_found(m, w, pids, n_pids);
         return 0;
 }
 
