@@ -36,9 +36,12 @@ static cJSON *totals_to_json(const struct snapshot_ring *ring)
         return arr;
 }
 
-static cJSON *stack_to_json(const struct snapshot_ring *ring, int64_t stack_id,
-                            const struct leak_verdict_thresholds *th, bool qualified)
+static cJSON *stack_to_json(const struct snapshot_ring *ring, int64_t stack_id, uint64_t sample_bytes,
+                            const struct leak_verdict_thresholds *thresholds, bool qualified)
 {
+        const struct snapshot *last = snapshot_ring_newest(ring);
+        const struct snapshot_row *newest = last ? snapshot_find_row(last, stack_id) : NULL;
+        struct leak_verdict_thresholds th = *thresholds;
         uint32_t n = snapshot_ring_count(ring);
         _cleanup_free_ struct leak_point *points = calloc(MAX(n, 1u), sizeof(*points));
         const struct snapshot *first = snapshot_ring_get(ring, 0);
@@ -61,7 +64,8 @@ static cJSON *stack_to_json(const struct snapshot_ring *ring, int64_t stack_id,
                 };
                 cJSON_AddItemToArray(arr, point(s->timestamp_usec, r ? r->bytes : 0, r ? r->allocs : 0));
         }
-        leak_verdict_assess(points, n, th, &a);
+        th.step_bytes = newest ? leak_verdict_step_bytes(sample_bytes, newest->bytes, newest->allocs) : 0;
+        leak_verdict_assess(points, n, &th, &a);
         verdict_json_add(o, &a, qualified);
         cJSON_AddItemToObject(o, RF_POINTS, arr);
         return o;
@@ -77,7 +81,8 @@ static int by_bytes_desc(const void *a, const void *b)
 }
 
 /* The stacks to list: the asked one, or the top largest of the newest snapshot. */
-static cJSON *stacks_to_json(const struct snapshot_ring *ring, const struct history_params *p, bool qualified)
+static cJSON *stacks_to_json(const struct snapshot_ring *ring, uint64_t sample_bytes, const struct history_params *p,
+                             bool qualified)
 {
         const struct snapshot *newest = snapshot_ring_newest(ring);
         _cleanup_free_ struct snapshot_row *sorted = NULL;
@@ -86,7 +91,7 @@ static cJSON *stacks_to_json(const struct snapshot_ring *ring, const struct hist
         if (!arr || !newest)
                 return arr;
         if (p->has_stack_id) {
-                cJSON_AddItemToArray(arr, stack_to_json(ring, p->stack_id, &p->thresholds, qualified));
+                cJSON_AddItemToArray(arr, stack_to_json(ring, p->stack_id, sample_bytes, &p->thresholds, qualified));
                 return arr;
         }
         sorted = malloc(MAX(newest->n_rows, (size_t)1) * sizeof(*sorted));
@@ -98,7 +103,8 @@ static cJSON *stacks_to_json(const struct snapshot_ring *ring, const struct hist
                 sorted[i] = newest->rows[i];
         qsort(sorted, newest->n_rows, sizeof(*sorted), by_bytes_desc);
         for (size_t i = 0; i < newest->n_rows && i < p->top; i++)
-                cJSON_AddItemToArray(arr, stack_to_json(ring, sorted[i].stack_id, &p->thresholds, qualified));
+                cJSON_AddItemToArray(arr, stack_to_json(ring, sorted[i].stack_id, sample_bytes, &p->thresholds,
+                                                                qualified));
         return arr;
 }
 
@@ -139,6 +145,6 @@ cJSON *history_to_json(const struct snapshot_ring *ring, const struct target_jso
                 return NULL;
         cJSON_AddItemToObject(o, RF_TOTALS, totals_to_json(ring));
         loss_window_add_json(o, &w);
-        cJSON_AddItemToObject(o, RF_STACKS, stacks_to_json(ring, p, w.total > 0));
+        cJSON_AddItemToObject(o, RF_STACKS, stacks_to_json(ring, target->sample_bytes, p, w.total > 0));
         return o;
 }

@@ -2,6 +2,7 @@
 /* Is a stack leaking? A verdict from its outstanding bytes over the snapshot ring (pure). */
 #include <assert.h>
 #include <math.h>
+#include <stdbool.h>
 #include "leak-verdict.h"
 #include "macro.h"
 #include "string-table.h"
@@ -69,6 +70,31 @@ static double min_of(const struct leak_point *p, size_t n)
         return m;
 }
 
+double leak_verdict_step_bytes(uint64_t sample_bytes, uint64_t bytes, uint64_t allocs)
+{
+        double block = allocs > 0 ? (double)bytes / (double)allocs : 0;
+
+        return sample_bytes == 0 ? 0 : MAX((double)sample_bytes, block);
+}
+
+/* Does the series still reach new highs at its end: its last quarter's highest point above the
+ * quarter's before it? A sampled series rises in steps, one per sample point; a last quarter
+ * that merely ties may have caught no step by chance. Sample points come as a Poisson process:
+ * at the recent trend, the quarter expects rise/step of them and catches none with probability
+ * exp(-rise/step). A tie counts as still rising while that chance is above 1% (fewer than 4.6
+ * steps expected); a stack that stopped is told once the quarter is long enough to expect more. */
+static bool reaches_new_highs(const struct leak_point *last, const struct leak_point *before, size_t q,
+                              double recent_slope, const struct leak_verdict_thresholds *th)
+{
+        double high = max_of(last, q), high_before = max_of(before, q);
+
+        if (high > high_before)
+                return true;
+        if (th->step_bytes <= 0 || high < high_before || recent_slope <= 0)
+                return false;
+        return recent_slope * (last[q - 1].t_s - before[q - 1].t_s) < 4.6 * th->step_bytes;
+}
+
 void leak_verdict_assess(const struct leak_point *points, size_t n, const struct leak_verdict_thresholds *th,
                          struct leak_assessment *ret)
 {
@@ -103,12 +129,13 @@ void leak_verdict_assess(const struct leak_point *points, size_t n, const struct
         ret->recent_growth_bytes = line.slope * (recent[n_recent - 1].t_s - recent[0].t_s);
 
         /* growing: the recent trend rises clearly above its own scatter, still reaches new highs
-         * at the end (a stack that grew, then stopped, does not), and its floor rose (buffers
+         * at the end (a stack that grew, then stopped, does not: reaches_new_highs()), and its
+         * floor rose (buffers
          * that fill and empty come back down to where they were, whatever phase the window
          * caught them in) */
         if (ret->recent_growth_bytes > th->noise_factor * line.scatter &&
             ret->recent_growth_bytes > (double)th->flat_bytes &&
-            max_of(last, q) > max_of(before, q) &&
+            reaches_new_highs(last, before, q, line.slope, th) &&
             min_of(last, q) > min_of(points, n / 2) + (double)th->flat_bytes) {
                 ret->verdict = LEAK_VERDICT_GROWING;
                 return;

@@ -24,6 +24,8 @@ struct leak_verdict_thresholds {
         uint64_t flat_bytes;            /* a recent range at most this (or flat_ratio of the level)
                                          * is flat */
         double flat_ratio;
+        double step_bytes;              /* a sampled series rises in steps of about this many
+                                         * bytes, one per sample point (0: exact, per allocation) */
 };
 
 #define LEAK_VERDICT_THRESHOLDS_DEFAULT ((struct leak_verdict_thresholds) {    \
@@ -46,6 +48,10 @@ struct leak_assessment {
         double recent_growth_bytes;     /* the trend line's rise over the recent half */
         double first_bytes, last_bytes;
 };
+
+/* The step a sampled stack's series rises by: one sample point's weight, the mean between two
+ * (sample_bytes) or the stack's own block size where larger; 0 when exact (sample_bytes 0). */
+double leak_verdict_step_bytes(uint64_t sample_bytes, uint64_t bytes, uint64_t allocs);
 
 /* Assess points[0..n) (oldest first). */
 void leak_verdict_assess(const struct leak_point *points, size_t n, const struct leak_verdict_thresholds *th,

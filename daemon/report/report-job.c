@@ -115,6 +115,7 @@ static bool assess_stack(void *userdata, const struct stack_row *row, struct lea
         const struct report_job *j = userdata;
         const struct report_job_target *t = job_target(j, row->pid);
         _cleanup_free_ struct leak_point *points = NULL;
+        struct leak_verdict_thresholds th;
         uint64_t t0, now = now_realtime_usec();
         size_t n = 0;
 
@@ -132,7 +133,9 @@ static bool assess_stack(void *userdata, const struct stack_row *row, struct lea
         /* this report's own read is the newest point of the series */
         if (now > t->history[t->n_history - 1].timestamp_usec)
                 points[n++] = (struct leak_point) { .t_s = (double)(now - t0) / 1e6, .bytes = (double)row->bytes };
-        leak_verdict_assess(points, n, &j->thresholds, ret);
+        th = j->thresholds;
+        th.step_bytes = leak_verdict_step_bytes(t->sample_bytes, row->bytes, row->allocs);
+        leak_verdict_assess(points, n, &th, ret);
         return true;
 }
 

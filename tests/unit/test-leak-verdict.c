@@ -81,6 +81,48 @@ static void up_and_down_is_churn(void)
         ASSERT_EQ(verdict_of(slow_sawtooth_rising_now, N, NULL), LEAK_VERDICT_CHURN);
 }
 
+/* A leak sampled at a mean of 64 KiB: its series rises by whole sample points, about four a
+ * second, read every 0.1 s. Its last four reads caught none (a 20% chance at that pace), their
+ * highest ties the four before. */
+static const double sampled_quiet_at_the_end[] = { 0, 0, 1, 1, 1, 2, 2, 3, 3, 3, 4, 5, 5, 5, 5, 5 };
+/* the same leak stopped: no sample point for the recent half of the window */
+static const double sampled_then_stopped[] = { 0, 1, 1, 2, 3, 3, 4, 5, 5, 5, 5, 5, 5, 5, 5, 5 };
+
+static enum leak_verdict verdict_of_steps(const double *steps, size_t n, double step_bytes)
+{
+        struct leak_verdict_thresholds th = LEAK_VERDICT_THRESHOLDS_DEFAULT;
+        struct leak_point p[N];
+        struct leak_assessment a;
+
+        th.step_bytes = step_bytes;
+        for (size_t i = 0; i < n; i++)
+                p[i] = (struct leak_point) { .t_s = 0.1 * (double)i, .bytes = 65536.0 * steps[i] };
+        leak_verdict_assess(p, n, &th, &a);
+        return a.verdict;
+}
+
+static void a_sampled_leak_between_sample_points_is_still_growing(void)
+{
+        ASSERT_EQ(verdict_of_steps(sampled_quiet_at_the_end, ELEMENTSOF(sampled_quiet_at_the_end), 65536),
+                  LEAK_VERDICT_GROWING);
+        /* read as exact, the same tie means it stopped */
+        ASSERT_EQ(verdict_of_steps(sampled_quiet_at_the_end, ELEMENTSOF(sampled_quiet_at_the_end), 0),
+                  LEAK_VERDICT_PLATEAU);
+        /* steps four times smaller: the quarter expected 5 of them and caught none */
+        ASSERT_EQ(verdict_of_steps(sampled_quiet_at_the_end, ELEMENTSOF(sampled_quiet_at_the_end), 16384),
+                  LEAK_VERDICT_PLATEAU);
+        ASSERT_EQ(verdict_of_steps(sampled_then_stopped, ELEMENTSOF(sampled_then_stopped), 65536),
+                  LEAK_VERDICT_PLATEAU);
+}
+
+static void a_sampled_step_is_the_mean_or_the_block_where_larger(void)
+{
+        ASSERT_TRUE(leak_verdict_step_bytes(0, 1 << 20, 16) == 0);
+        ASSERT_TRUE(leak_verdict_step_bytes(65536, 256 * 100, 100) == 65536);
+        ASSERT_TRUE(leak_verdict_step_bytes(4096, 1 << 20, 4) == 1 << 18);
+        ASSERT_TRUE(leak_verdict_step_bytes(4096, 0, 0) == 4096);
+}
+
 static void few_snapshots_are_pending_and_say_how_many_more(void)
 {
         struct leak_assessment a;
@@ -108,6 +150,8 @@ int main(void)
                 TEST(noisy_and_slow_leaks_are_growing),
                 TEST(growth_that_stopped_is_a_plateau),
                 TEST(up_and_down_is_churn),
+                TEST(a_sampled_leak_between_sample_points_is_still_growing),
+                TEST(a_sampled_step_is_the_mean_or_the_block_where_larger),
                 TEST(few_snapshots_are_pending_and_say_how_many_more),
                 TEST(verdicts_have_names),
         };
