@@ -417,8 +417,11 @@ static __always_inline __u64 sample_mean_of(struct target_config *cfg, __u32 slo
                 mean = f->switched_sample_bytes;
                 cfg->sample_bytes = mean;
         }
+        /* the next step: BPF's own after a raise of its, or the daemon's limit where later (the
+         * daemon moves it on when it changes the mean itself: a raise of its at 89% is not
+         * followed by one of BPF's at 90%) */
         seen = f->next_at;
-        at = seen ? seen : (__s64)limit;
+        at = seen > (__s64)limit ? seen : (__s64)limit;
         if (f->blocks < at)
                 return mean;
         if (mean > 1 && mean >= MEMLEAK_BPF_MAX_SAMPLE_BYTES)

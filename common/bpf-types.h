@@ -255,7 +255,8 @@ struct fill_raise {
 struct target_fill {
         __s64 blocks;                   /* below zero for an instant at most (a free seen first) */
         __u64 switched_sample_bytes;    /* 0: never switched; else the latest mean BPF set */
-        __s64 next_at;                  /* 0: limit_blocks; else where BPF raises the mean next */
+        __s64 next_at;                  /* 0: none yet; else where BPF raises the mean next,
+                                         * unless limit_blocks is later (the daemon's step) */
         __u64 raises;                   /* the changes BPF made (the first MEMLEAK_FILL_RAISES_MAX
                                          * of them in log[]) */
         struct fill_raise log[MEMLEAK_FILL_RAISES_MAX];
