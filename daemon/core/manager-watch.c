@@ -658,8 +658,9 @@ static void watches_changed(struct manager *m)
 }
 
 /* A new watch of kind for name with options, its processes attached now: 0 and *ret_id, or a
- * negative errno and *error. */
-static int watch_insert(struct manager *m, enum watch_kind kind, const char *name,
+ * negative errno and *error. What it names must be there, unless may_be_absent (a watch made
+ * again after a restart, whose unit stopped meanwhile: found by the ticks once it is there). */
+static int watch_insert(struct manager *m, enum watch_kind kind, const char *name, bool may_be_absent,
                         const struct follower_options *options, uint32_t *ret_id, char **error)
 {
         struct manager_watches *ws = m->watches;
@@ -696,13 +697,16 @@ static int watch_insert(struct manager *m, enum watch_kind kind, const char *nam
 
                 r = kind == WATCH_UNIT ? cgroup_path_find_unit(ws->root, name, &path)
                                        : cgroup_path_resolve(ws->root, name, &path);
-                if (r == -ENOENT)
+                if (r == -ENOENT && may_be_absent)
+                        log_info("%s %s is not there now: its processes are attached once it is", kind_name(kind),
+                                 name);
+                else if (r == -ENOENT)
                         return error_set(error, r, kind == WATCH_UNIT ? "No cgroup of unit %s below %s (is it running?)"
                                                                       : "No cgroup %s below %s", name, ws->root);
-                if (r == -ENOTDIR)
+                else if (r == -ENOTDIR)
                         return error_set(error, r, "%s is not a cgroup v2 directory (the cgroup2 mount is %s)",
                                          name, ws->root);
-                if (r < 0)
+                else if (r < 0)
                         return error_set(error, r, "Cannot find %s %s: %s", kind_name(kind), name, strerror(-r));
         }
         grown = realloc(ws->watches, (ws->n + 1) * sizeof(*grown));
@@ -714,13 +718,13 @@ static int watch_insert(struct manager *m, enum watch_kind kind, const char *nam
         *ret_id = w->id;
         watches_changed(m);
         r = watch_refresh(m, TAKE_PTR(w));
-        if (r < 0)
+        if (r < 0 && !(r == -ENOENT && may_be_absent))
                 log_warning_errno(r, "Cannot find the processes of %s %s yet: %m", kind_name(kind), name);
         return 0;
 }
 
-int manager_watch_add(struct manager *m, const struct memleak_request *req, const struct follower_options *options,
-                      uint32_t *ret_id, char **error)
+static int watch_add(struct manager *m, const struct memleak_request *req, bool may_be_absent,
+                     const struct follower_options *options, uint32_t *ret_id, char **error)
 {
         struct manager_watches *ws = m->watches;
         const char *kind = req->unit ? "unit" : "cgroup";
@@ -734,8 +738,14 @@ int manager_watch_add(struct manager *m, const struct memleak_request *req, cons
         if (req->unit && !cgroup_path_unit_name_valid(req->unit))
                 return error_set(error, -EINVAL, "\"%s\" is not a unit's name (NAME.service, .scope or .slice)",
                                  req->unit);
-        return watch_insert(m, req->unit ? WATCH_UNIT : WATCH_CGROUP, req->unit ?: req->cgroup, options, ret_id,
-                            error);
+        return watch_insert(m, req->unit ? WATCH_UNIT : WATCH_CGROUP, req->unit ?: req->cgroup, may_be_absent,
+                            options, ret_id, error);
+}
+
+int manager_watch_add(struct manager *m, const struct memleak_request *req, const struct follower_options *options,
+                      uint32_t *ret_id, char **error)
+{
+        return watch_add(m, req, false, options, ret_id, error);
 }
 
 int manager_watch_add_program(struct manager *m, bool by_comm, const char *name,
@@ -746,7 +756,7 @@ int manager_watch_add_program(struct manager *m, bool by_comm, const char *name,
         assert(options);
         if (!m->watches)
                 return error_set(error, -EOPNOTSUPP, "Cannot hear of processes starting: no program can be watched");
-        return watch_insert(m, by_comm ? WATCH_COMM : WATCH_EXE, name, options, ret_id, error);
+        return watch_insert(m, by_comm ? WATCH_COMM : WATCH_EXE, name, false, options, ret_id, error);
 }
 
 /* End w: nothing more watched for it in BPF or inotify, its retries dropped, freed. */
@@ -915,7 +925,7 @@ void manager_watches_restore(struct manager *m)
 
                 if (!req.unit && !req.cgroup)
                         continue;
-                r = manager_watch_add(m, &req, &o, &id, &why);
+                r = watch_add(m, &req, true, &o, &id, &why);
                 if (r < 0)
                         log_warning("Not watching %s %s again after the restart (attach it again): %s",
                                     config_targets_match_name(t->match), t->value, why ?: strerror(-r));

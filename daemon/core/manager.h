@@ -283,7 +283,8 @@ void manager_watch_forgo(struct manager *m, uint32_t id, pid_t pid);
 /* Watch id is one memleakd.conf declares (the config makes it again at a restart). */
 void manager_watch_set_declared(struct manager *m, uint32_t id);
 /* The watches attach requests made, written to the state directory (at each change), and made
- * again from it at the start (those whose unit or cgroup is there then; logged). */
+ * again from it at the start (logged; one whose unit or cgroup is not there then, stopped while
+ * memleakd was down, is watched for as when it restarts: its processes attached once it is). */
 void manager_watches_save(struct manager *m);
 void manager_watches_restore(struct manager *m);
 /* Whether watch id is there. */

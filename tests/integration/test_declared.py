@@ -5,7 +5,8 @@ name (comm), each traced from memleakd's start when it runs already and from its
 starts later, its leak exact under its pid, a worker it forks followed, a program declared by
 neither left alone; a cgroup not there yet at the start watched once it is made; a reload that
 withdraws a declaration ends its watch and detaches its processes, one that adds a declaration
-watches it. (The programs are copies of tests/programs/leak-service.c under names of the test's
+watches it. The watches attach requests made are made again after a restart, one whose cgroup
+went while memleakd was down included. (The programs are copies of tests/programs/leak-service.c under names of the test's
 own: other tests run the same program meanwhile.)"""
 
 import os
@@ -178,6 +179,29 @@ class DeclaredTargets(CgroupTestCase):
         again.ctl_json('detach', '--cgroup', cgroup)
         third = self.restart(again)
         self.assertEqual(third.status()['watches'], [])
+
+    def test_a_watched_cgroup_gone_while_memleakd_was_down_is_watched_for(self):
+        # the unit stopped while memleakd was down (its cgroup removed): at the start its watch
+        # is made again all the same, and the processes of its next start are traced
+        cgroup = self.make_cgroup('stopped')
+        d = self.start_daemon()
+        d.ctl_json('attach', '--cgroup', cgroup)
+        d.stopped_on_purpose = True
+        d.proc.kill()
+        d.proc.wait(15)
+        self.remove_cgroup(cgroup)
+        again = self.restart(d)
+        self.assertEqual([(w['cgroup'], w['processes']) for w in again.status()['watches']], [(cgroup, 0)],
+                         again.log())
+        self.assertIn(f'cgroup {cgroup} is not there now: its processes are attached once it is', again.log())
+        os.mkdir(cgroup)
+        inside = self.start_in(cgroup)
+        self.wait_target(again, inside.pid, 'a process of the cgroup made again after the restart')
+        self.leak(inside)
+        self.assert_exact(again, inside.pid, SERVICE, 'after the restart')
+        # still kept across the next restart, as any watch an attach made
+        third = self.restart(again)
+        self.assertEqual([w['cgroup'] for w in third.status()['watches']], [cgroup], third.log())
 
 
 if __name__ == '__main__':
