@@ -295,10 +295,23 @@ void manager_follow_done(struct manager *m)
  * (a server starting its workers) share the sweep. */
 #define CHILDREN_SWEEP_DELAY_USEC (20ULL * 1000)
 
+/* The probes t's children inherited cleared soon (those of children not traced): forks close
+ * together share the sweep. */
+static void sweep_children(struct manager *m, struct target *t)
+{
+        int r;
+
+        t->children_pending = true;
+        r = sd_event_source_set_time_relative(m->children_timer, CHILDREN_SWEEP_DELAY_USEC);
+        if (r >= 0)
+                r = sd_event_source_set_enabled(m->children_timer, SD_EVENT_ONESHOT);
+        if (r < 0)
+                log_warning_errno(r, "Cannot schedule clearing the probes of pid %d's children: %m", (int)t->pid);
+}
+
 void manager_target_forked(struct manager *m, pid_t parent, pid_t child, bool shares_memory)
 {
         struct target *t = manager_find_target(m, parent);
-        int r;
 
         assert(m);
         if (!t || target_phase_exited(t->phase))
@@ -316,12 +329,27 @@ void manager_target_forked(struct manager *m, pid_t parent, pid_t child, bool sh
                 return;         /* no breakpoints of its own to clear */
         log_debug("Traced pid %d forked pid %d: clearing the probes it inherited unless it is traced", (int)parent,
                   (int)child);
-        t->children_pending = true;
-        r = sd_event_source_set_time_relative(m->children_timer, CHILDREN_SWEEP_DELAY_USEC);
-        if (r >= 0)
-                r = sd_event_source_set_enabled(m->children_timer, SD_EVENT_ONESHOT);
-        if (r < 0)
-                log_warning_errno(r, "Cannot schedule clearing the probes of pid %d's children: %m", (int)parent);
+        sweep_children(m, t);
+}
+
+void manager_follow_adopted(struct manager *m)
+{
+        assert(m);
+        for (size_t i = 0; i < m->n_targets; i++) {
+                struct target *t = m->targets[i];
+                uint64_t forked = t->children_forked;
+
+                if (!t->adopted || target_phase_exited(t->phase))
+                        continue;
+                /* its children forked while no daemon ran: their probes inherited, and not
+                 * followed yet (the fork tracepoint's link is not kept over a restart) */
+                sweep_children(m, t);
+                manager_follow_existing_children(m, t);
+                if (t->children_forked > forked)
+                        log_info("pid %d (%s) forked %" PRIu64 " children while memleakd was down: following them "
+                                 "from now on (what they allocated before is not seen)", (int)t->pid, t->comm,
+                                 t->children_forked - forked);
+        }
 }
 
 void manager_clear_children(struct manager *m)

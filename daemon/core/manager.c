@@ -449,6 +449,7 @@ int manager_start(struct manager *m)
         r = start_timers(m);
         if (r < 0)
                 return r;
+        manager_follow_adopted(m);
         /* the processes memleakd.conf declares: attached before the first request is answered */
         manager_declared_sync(m);
         return 0;

@@ -243,6 +243,9 @@ void manager_follow_child(struct manager *m, struct target *parent, pid_t child)
  * theirs, as if it had just forked them; not for a family memleakctl run holds (it holds each
  * child from its birth). */
 void manager_follow_existing_children(struct manager *m, struct target *t);
+/* After the adoption, for each adopted target: the children it forked while no daemon ran
+ * followed (when it follows forks), the probes they inherited cleared (when not traced). */
+void manager_follow_adopted(struct manager *m);
 /* Follow the children that waited, those whose time has come (the follow timer, re-armed for the
  * others) and the detacher lets in. */
 void manager_follow_pending(struct manager *m);

@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: MIT
 """A restart loses nothing: memleakd killed (or stopped) while a traced program goes on leaking and
 freeing, started again with the same state and pin directories, adopts it and reports exactly
-what it holds; a target that exited meanwhile is reaped; a corrupt state file is set aside; an
-other BPF layout starts clean; memleakd --forget leaves no pin."""
+what it holds; a target that exited meanwhile is reaped, a child one forked meanwhile followed; a
+corrupt state file is set aside; an other BPF layout starts clean; memleakd --forget leaves no
+pin."""
 
 import os
 import signal
@@ -138,6 +139,32 @@ class RestartTest(harness.DaemonTestCase):
         self.assertEqual(self.link_pins(daemon), [])
         r = daemon.ctl('report', '--pid', pid)
         self.assertNotEqual(r.returncode, 0, f'a reaped target still reported:\n{r.stdout}')
+
+    def test_a_child_forked_while_the_daemon_was_down_is_followed_after_it(self):
+        # tests/programs/leak-service.c: a worker it forks leaks 3 x 256 bytes in worker_leak
+        # once sent SIGUSR1
+        daemon = self.start_daemon(config=CONFIG)
+        service = self.start_program('leak-service')
+        daemon.ctl_json('attach', '--pid', service.pid, '--follow-forks')
+        state = os.path.join(daemon.state_directory, 'targets.json')
+        self.assertTrue(harness.wait_until(lambda: f'"pid":{service.pid},' in read_text(state), 5), read_text(state))
+        self.kill(daemon)
+        service.proc.stdin.write(b'fork\n')
+        service.proc.stdin.flush()
+        worker = int(service.line('"forked PID"').split()[1])
+        daemon = self.same_daemon_again(daemon)
+        self.assertIn(f'pid {service.pid} (leak-service) forked 1 children while memleakd was down', daemon.log())
+        self.assertTrue(harness.wait_until(lambda: [t for t in daemon.status()['targets'] if t['pid'] == worker],
+                                           harness.REPORT_TIMEOUT_S), daemon.status()['targets'])
+        [child] = [t for t in daemon.status()['targets'] if t['pid'] == worker]
+        self.assertEqual(child['forked_from'], service.pid, child)
+        [parent] = [t for t in daemon.status()['targets'] if t['pid'] == service.pid]
+        self.assertEqual((parent['children_forked'], parent['children_followed']), (1, 1), parent)
+        os.kill(worker, signal.SIGUSR1)
+        self.assertEqual(service.line('"worker PID"'), f'worker {worker}')
+        expected = {'worker_leak': {'bytes': 3 * 256, 'allocs': 3}}
+        report, totals = self.wait_for_totals(daemon, worker, ('worker_leak', 'service_churn'), expected)
+        self.assert_totals(report, totals, expected, 'the worker forked while memleakd was down')
 
     def test_a_truncated_state_file_is_set_aside_and_the_daemon_starts_clean(self):
         daemon, program = self.traced_before_the_restart()
