@@ -13,6 +13,7 @@
 #include <sys/statfs.h>
 #include <unistd.h>
 #include "cgroup-path.h"
+#include "fd-text.h"
 #include "macro.h"
 #include "proc-children.h"
 
@@ -35,42 +36,23 @@ static void closedirp(DIR **d)
 static char *read_text(int dir_fd, const char *name)
 {
         _cleanup_close_ int fd = openat(dir_fd, name, O_RDONLY | O_CLOEXEC);
-        _cleanup_free_ char *text = NULL;
-        size_t len = 0, cap = 0;
+        char *text = NULL, *nl;
+        size_t len = 0;
+        bool cut = false;
+        int r;
 
         if (fd < 0)
                 return NULL;
-        for (;;) {
-                ssize_t k;
-
-                if (cap - len < 4096) {
-                        char *grown;
-
-                        if (cap >= CGROUP_FILE_MAX_BYTES) {
-                                char *nl = memrchr(text, '\n', len);
-
-                                len = nl ? (size_t)(nl - text) + 1 : 0;
-                                break;
-                        }
-                        cap = cap ? cap * 2 : 8192;
-                        grown = realloc(text, cap + 1);
-                        if (!grown)
-                                return NULL;
-                        text = grown;
-                }
-                k = read(fd, text + len, cap - len);
-                if (k < 0 && errno == EINTR)
-                        continue;
-                if (k < 0)
-                        return NULL;
-                if (k == 0)
-                        break;
-                len += (size_t)k;
-        }
-        if (!text && !(text = malloc(1)))
+        r = fd_text_read(fd, CGROUP_FILE_MAX_BYTES, &text, &len, &cut);
+        if (r < 0) {
+                errno = -r;
                 return NULL;
-        text[len] = '\0';
-        return TAKE_PTR(text);
+        }
+        if (cut) {
+                nl = memrchr(text, '\n', len);
+                text[nl ? (size_t)(nl - text) + 1 : 0] = '\0';
+        }
+        return text;
 }
 
 /* mountinfo escapes space, tab, newline and backslash as \ooo: undone in place. */

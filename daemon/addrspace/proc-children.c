@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "fd-text.h"
 #include "macro.h"
 #include "proc-children.h"
 
@@ -74,43 +75,16 @@ static char *read_children_file(int dir_fd, const char *tid)
 {
         char path[sizeof(((struct dirent *)0)->d_name) + sizeof("/children")];
         _cleanup_close_ int fd = -EBADF;
-        _cleanup_free_ char *text = NULL;
-        size_t len = 0, cap = 0;
+        char *text = NULL, *space;
         bool cut = false;
 
         snprintf(path, sizeof(path), "%s/children", tid);
         fd = openat(dir_fd, path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
+        if (fd < 0 || fd_text_read(fd, CHILDREN_FILE_MAX_BYTES, &text, NULL, &cut) < 0)
                 return NULL;
-        for (;;) {
-                ssize_t k;
-
-                if (cap - len < 4096) {
-                        char *grown;
-
-                        if (cap >= CHILDREN_FILE_MAX_BYTES) {
-                                cut = true;
-                                break;
-                        }
-                        cap = cap ? cap * 2 : 8192;
-                        grown = realloc(text, cap + 1);
-                        if (!grown)
-                                return NULL;
-                        text = grown;
-                }
-                k = read(fd, text + len, cap - len);
-                if (k < 0 && errno == EINTR)
-                        continue;
-                if (k <= 0)
-                        break;
-                len += (size_t)k;
-        }
-        if (!text)
-                return strdup("");
-        text[len] = '\0';
-        if (cut && strrchr(text, ' '))
-                strrchr(text, ' ')[1] = '\0';  /* not a pid cut in two */
-        return TAKE_PTR(text);
+        if (cut && (space = strrchr(text, ' ')))
+                space[1] = '\0';      /* not a pid cut in two */
+        return text;
 }
 
 int proc_children(pid_t pid, pid_t **ret, size_t *ret_n)
