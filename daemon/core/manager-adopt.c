@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include "bpf-loader.h"
 #include "detacher.h"
+#include "kernel-target.h"
 #include "log.h"
 #include "manager.h"
 #include "pins.h"
@@ -156,6 +157,40 @@ static void load_ring(struct manager *m, struct target *t)
                 (void)rename(from, to);
 }
 
+/* The kernel target: its pins do not outlive a boot, nor does it exit. */
+static void adopt_kernel(struct manager *m, const struct state_target *st)
+{
+        _cleanup_free_ char *error = NULL;
+        struct target_adoption a = { .slot = st->slot, .attached_usec = st->attached_usec };
+        struct target *t;
+        int r;
+
+        memcpy(a.counters_base, st->counters_base, sizeof(a.counters_base));
+        r = kernel_target_adopt(&m->env, st->ring_depth, &a, &t, &error);
+        if (r < 0) {
+                log_warning_errno(r, "Cannot adopt the kernel target, its probes removed and its blocks forgotten: %s",
+                                  error ?: strerror(-r));
+                m->adopt_failed++;
+                return;
+        }
+        t->asked_by_user = st->asked_by_user;
+        t->asker_uid = (uid_t)st->asker_uid;
+        t->asker_gid = (gid_t)st->asker_gid;
+        r = manager_add_target(m, t);
+        if (r < 0) {
+                log_warning_errno(r, "Cannot adopt the kernel target: %m");
+                (void)target_stop(&m->env, t, false);
+                target_free(t);
+                m->adopt_failed++;
+                return;
+        }
+        (void)manager_target_phase(t, TARGET_PHASE_RECORDING);
+        load_ring(m, t);
+        m->adopted++;
+        log_info("Adopted the kernel target: traced since before this start, its %zu pinned links kept, slot %" PRIu32,
+                 t->links.n_multi_fds, t->slot.slot);
+}
+
 static void adopt_one(struct manager *m, const struct state_target *st)
 {
         _cleanup_free_ char *error = NULL;
@@ -168,6 +203,10 @@ static void adopt_one(struct manager *m, const struct state_target *st)
         uint64_t now;
         int r;
 
+        if (st->kernel) {
+                adopt_kernel(m, st);
+                return;
+        }
         r = manager_state_start_time(st->pid, &now);
         if (r < 0 || now != st->start_time) {
                 log_info("pid %d exited while memleakd was down%s: reaped (its probes removed, its blocks "

@@ -40,8 +40,8 @@ bool manager_state_keeps(const struct manager *m, const struct target *t)
 {
         assert(m);
         assert(t);
-        return m->pins && !t->kernel && t->phase == TARGET_PHASE_RECORDING && t->pidfd >= 0 &&
-               t->links.n_pinned > 0 && !(t->exec && !t->exec->seen);
+        return m->pins && t->phase == TARGET_PHASE_RECORDING && t->links.n_pinned > 0 &&
+               (t->kernel || (t->pidfd >= 0 && !(t->exec && !t->exec->seen)));
 }
 
 /* t as the state file says it; ret->objs (the objects --obj named) allocated, their paths t's. */
@@ -51,7 +51,7 @@ static int state_target_of(struct target *t, struct state_target *ret)
         size_t n = 0;
         int r;
 
-        if (t->proc_start_time == 0) {
+        if (!t->kernel && t->proc_start_time == 0) {
                 r = manager_state_start_time(t->pid, &t->proc_start_time);
                 if (r < 0)
                         return r;
@@ -65,7 +65,7 @@ static int state_target_of(struct target *t, struct state_target *ret)
                                 objs[n++] = t->objects[i].path;
         }
         *ret = (struct state_target) {
-                .pid = t->pid, .start_time = t->proc_start_time, .slot = t->slot.slot,
+                .kernel = t->kernel != NULL, .pid = t->pid, .start_time = t->proc_start_time, .slot = t->slot.slot,
                 .ring_depth = snapshot_ring_depth(t->ring), .unwind = t->unwind.mode, .track_mmap = t->track_mmap,
                 .follow_forks = t->follow_forks, .asked_by_user = t->asked_by_user,
                 .asker_uid = (uint32_t)t->asker_uid, .asker_gid = (uint32_t)t->asker_gid,
@@ -143,7 +143,7 @@ static bool ring_kept(struct manager *m, const char *name)
                 _cleanup_free_ char *mine = NULL;
                 struct target *t = m->targets[i];
 
-                if (manager_state_keeps(m, t) && t->proc_start_time &&
+                if (manager_state_keeps(m, t) && (t->proc_start_time || t->kernel) &&
                     manager_state_ring_name(t->pid, t->proc_start_time, &mine) >= 0 && strcmp(mine, name) == 0)
                         return true;
         }
@@ -181,7 +181,7 @@ void manager_state_save_rings(struct manager *m)
                 size_t n;
                 int r;
 
-                if (!manager_state_keeps(m, t) || !t->proc_start_time)
+                if (!manager_state_keeps(m, t) || !(t->proc_start_time || t->kernel))
                         continue;
                 r = manager_state_ring_name(t->pid, t->proc_start_time, &name);
                 if (r >= 0)

@@ -17,6 +17,7 @@
 
 /* The file's members: its own format (not a reply; STATE_FILE_VERSION names it). */
 #define SF_PID              "pid"
+#define SF_KERNEL           "kernel"
 #define SF_START_TIME       "start_time"
 #define SF_SLOT             "slot"
 #define SF_RING_DEPTH       "ring_depth"
@@ -60,6 +61,7 @@ static cJSON *encode_target(const struct state_target *t)
             !cJSON_AddBoolToObject(o, SF_ASKED_BY_USER, t->asked_by_user) ||
             !json_add_u64(o, SF_ASKER_UID, t->asker_uid) || !json_add_u64(o, SF_ASKER_GID, t->asker_gid) ||
             !json_add_u64(o, SF_ATTACHED_USEC, t->attached_usec) ||
+            (t->kernel && !cJSON_AddBoolToObject(o, SF_KERNEL, true)) ||
             !(a = cJSON_AddArrayToObject(o, SF_COUNTERS_BASE)))
                 goto fail;
         for (size_t i = 0; i < _COUNTER_MAX; i++) {
@@ -158,7 +160,14 @@ static int decode_target(const cJSON *o, struct state_target *t, char **error)
                 return bad(error, "a target is not an object");
         if ((r = get_u64(o, SF_PID, INT32_MAX, &v, error)) < 0)
                 return r;
-        if (v == 0)
+        /* the kernel target: "kernel": true, its pid MEMLEAK_KERNEL_TGID (absent: a process) */
+        e = cJSON_GetObjectItemCaseSensitive(o, SF_KERNEL);
+        if (e && !cJSON_IsBool(e))
+                return bad(error, "\"kernel\" is not a boolean");
+        t->kernel = cJSON_IsTrue(e);
+        if (t->kernel && v != MEMLEAK_KERNEL_TGID)
+                return bad(error, "the kernel target's \"pid\" is not %d", MEMLEAK_KERNEL_TGID);
+        if (!t->kernel && v == 0)
                 return bad(error, "\"pid\" is 0");
         t->pid = (pid_t)v;
         if ((r = get_u64(o, SF_START_TIME, UINT64_MAX, &t->start_time, error)) < 0 ||

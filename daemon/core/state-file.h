@@ -23,6 +23,8 @@
 #define STATE_FILE_RING_SUFFIX ".bin"
 
 struct state_target {
+        bool kernel;                    /* the kernel target (pid MEMLEAK_KERNEL_TGID, no start
+                                         * time: its pins do not outlive a boot) */
         pid_t pid;
         uint64_t start_time;            /* /proc/PID/stat field 22, in clock ticks after boot */
         uint32_t slot;                  /* of BPF's target_slots */

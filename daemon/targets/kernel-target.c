@@ -12,6 +12,7 @@
 #include "kernel-symbols.h"
 #include "kernel-target.h"
 #include "macro.h"
+#include "target-pins.h"
 #include "util.h"
 
 /* The map value the BPF programs read: its layout is part of the contract with bpf/. */
@@ -115,41 +116,63 @@ static int add_link(struct target *t, struct bpf_link *link)
         return 0;
 }
 
-static int link_tracepoints(const struct target_env *env, struct target *t, char **error)
+/* The usable pairs' programs (both loaded: the kernel has both tracepoints), each pair's in
+ * progs[i][0..1] (NULL where unusable): how many pairs, or -ENOENT when a program is missing. */
+static int usable_pairs(const struct target_env *env, struct bpf_program *progs[][2], char **error)
 {
         struct bpf_object *obj = bpf_loader_object(env->skel);
-        int r;
+        int n = 0;
 
         for (size_t i = 0; i < ELEMENTSOF(tracepoint_pairs); i++) {
-                struct bpf_program *progs[2];
-
                 for (size_t j = 0; j < 2; j++) {
-                        progs[j] = bpf_object__find_program_by_name(obj, tracepoint_pairs[i][j].program);
-                        if (!progs[j])
+                        progs[i][j] = bpf_object__find_program_by_name(obj, tracepoint_pairs[i][j].program);
+                        if (!progs[i][j])
                                 return error_set(error, -ENOENT, "BPF program %s is missing",
                                                  tracepoint_pairs[i][j].program);
                 }
-                if (!bpf_program__autoload(progs[0]) || !bpf_program__autoload(progs[1]))
-                        continue;       /* the kernel lacks one of them: logged at load */
+                if (!bpf_program__autoload(progs[i][0]) || !bpf_program__autoload(progs[i][1]))
+                        progs[i][0] = progs[i][1] = NULL;       /* the kernel lacks one: logged at load */
+                else
+                        n++;
+        }
+        if (n == 0)
+                return error_set(error, -EOPNOTSUPP, "This kernel has none of the kmem and percpu "
+                                 "tracepoints memleakd uses (see memleakd's log)");
+        return n;
+}
+
+/* Link the usable pairs, each link pinned when the daemon pins (a restart takes them back), and
+ * name their tracepoints as t's objects; with adopt, only named: the links are the pinned ones. */
+static int link_tracepoints(const struct target_env *env, struct target *t, bool adopt, char **error)
+{
+        struct bpf_program *progs[ELEMENTSOF(tracepoint_pairs)][2];
+        int r = usable_pairs(env, progs, error);
+
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < ELEMENTSOF(tracepoint_pairs); i++) {
+                if (!progs[i][0])
+                        continue;
                 for (size_t j = 0; j < 2; j++) {
                         const char *name = tracepoint_pairs[i][j].name;
-                        struct bpf_link *link = bpf_program__attach(progs[j]);
+                        struct bpf_link *link;
 
-                        if (!link)
-                                return error_set(error, -errno, "Cannot attach to tracepoint %s: %m", name);
-                        r = add_link(t, link);
-                        if (r < 0) {
-                                bpf_link__destroy(link);
-                                return error_set(error, r, "Out of memory");
+                        if (!adopt) {
+                                link = bpf_program__attach(progs[i][j]);
+                                if (!link)
+                                        return error_set(error, -errno, "Cannot attach to tracepoint %s: %m", name);
+                                r = add_link(t, link);
+                                if (r < 0) {
+                                        bpf_link__destroy(link);
+                                        return error_set(error, r, "Out of memory");
+                                }
+                                (void)target_pins_add(t, bpf_link__fd(link));   /* a failure is counted */
                         }
                         r = add_object(t, name);
                         if (r < 0)
                                 return error_set(error, r, "Out of memory");
                 }
         }
-        if (t->links.n_links == 0)
-                return error_set(error, -EOPNOTSUPP, "This kernel has none of the kmem and percpu "
-                                 "tracepoints memleakd uses (see memleakd's log)");
         return 0;
 }
 
@@ -198,10 +221,44 @@ int kernel_target_attach(const struct target_env *env, const struct kernel_targe
         /* The symbols first: the programs just linked show up in them. */
         if (kernel_symbols_new("/proc/kallsyms", &t->kernel) < 0 || describe(t, &p->filter) < 0)
                 return error_set(error, -ENOMEM, "Out of memory");
-        r = link_tracepoints(env, t, error);
+        r = link_tracepoints(env, t, false, error);
         if (r < 0)
                 return r;
         /* From here on BPF records kernel allocations. */
+        r = target_register(env, t, error);
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(t);
+        return 0;
+}
+
+int kernel_target_adopt(const struct target_env *env, uint32_t ring_depth, const struct target_adoption *adopt,
+                        struct target **ret, char **error)
+{
+        _cleanup_(target_freep) struct target *t = NULL;
+        int r;
+
+        assert(env);
+        assert(adopt);
+        assert(ret);
+        assert(error);
+        *error = NULL;
+        r = target_new_adopted(env, KERNEL_TARGET_PID, ring_depth, adopt, &t, error);
+        if (r < 0)
+                return r;
+        snprintf(t->comm, sizeof(t->comm), "%s", KERNEL_TARGET_COMM);
+        if (kernel_symbols_new("/proc/kallsyms", &t->kernel) < 0 || describe(t, &t->filter) < 0)
+                return error_set(error, -ENOMEM, "Out of memory");
+        r = link_tracepoints(env, t, true, error);
+        if (r < 0)
+                return r;
+        t->adopting = false;
+        r = target_pins_adopt(t);
+        if (r == 0)
+                return error_set(error, -ENOLINK, "No pinned link of the kernel target is left");
+        if (r < 0)
+                return error_set(error, r, "Cannot reopen the kernel target's pinned links: %s", strerror(-r));
+        /* recorded all along: at once */
         r = target_register(env, t, error);
         if (r < 0)
                 return r;

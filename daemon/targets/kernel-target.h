@@ -37,3 +37,10 @@ size_t kernel_target_prepare(struct bpf_object *obj, struct kernel_tracepoint_ga
  * -errno and a malloc'd message for the client in *error. target_stop() detaches it. */
 int kernel_target_attach(const struct target_env *env, const struct kernel_target_params *p,
                          struct target **ret, char **error);
+
+/* Take back the kernel target an earlier daemon left recording (its links pinned, at adopt's
+ * slot): its settings read back from BPF, its links reopened from their pins, recording at once.
+ * On failure returns -errno and a malloc'd message in *error (the pins are left to the caller's
+ * sweep). */
+int kernel_target_adopt(const struct target_env *env, uint32_t ring_depth, const struct target_adoption *adopt,
+                        struct target **ret, char **error);

@@ -199,8 +199,7 @@ static int new_target(const struct target_env *env, pid_t pid, const struct targ
                              : error_set(error, -ENOSPC, "Too many targets");
         }
         t->slot.set = env->target_slots;
-        if (pid != KERNEL_PID)
-                t->links = (struct target_links) { .pin_dir = env->links_pin_dir, .pin_gen = env->pin_gen };
+        t->links = (struct target_links) { .pin_dir = env->links_pin_dir, .pin_gen = env->pin_gen };
         t->slot.fd = bpf_loader_target_slots_fd(env->skel);
         /* its events counted in its row from its registration: what another counted there before
          * is not its own */
@@ -234,10 +233,31 @@ static int adopt_settings(const struct target_env *env, struct target *t, char *
 
         if (bpf_map_lookup_elem(t->slot.fd, &t->slot.slot, &old) < 0)
                 return error_set(error, -errno, "Cannot read slot %u: %m", t->slot.slot);
-        if (old.tgid != (__u32)t->pid)
+        if (old.tgid != (__u32)t->pid || old.cfg.registered_ns == 0)   /* (an empty slot's tgid is 0) */
                 return error_set(error, -ESTALE, "Slot %u names pid %u, not %d", t->slot.slot, old.tgid, (int)t->pid);
         t->filter = old.cfg;
         (void)env;
+        return 0;
+}
+
+int target_new_adopted(const struct target_env *env, pid_t pid, uint32_t ring_depth,
+                       const struct target_adoption *adopt, struct target **ret, char **error)
+{
+        struct target *t;
+        int r;
+
+        assert(adopt);
+        r = new_target(env, pid, &(struct target_config) {}, ring_depth, adopt, &t, error);
+        if (r < 0)
+                return r;
+        t->adopting = t->adopted = true;
+        t->attached_usec = adopt->attached_usec;
+        r = adopt_settings(env, t, error);
+        if (r < 0) {
+                target_free(t);
+                return r;
+        }
+        *ret = t;
         return 0;
 }
 
@@ -497,18 +517,10 @@ int target_attach(const struct target_env *env, const struct target_attach_param
         assert(ret);
         assert(error);
         *error = NULL;
-        r = new_target(env, p->pid, &p->filter, p->ring_depth, p->adopt, &t, error);
+        r = p->adopt ? target_new_adopted(env, p->pid, p->ring_depth, p->adopt, &t, error)
+                     : new_target(env, p->pid, &p->filter, p->ring_depth, NULL, &t, error);
         if (r < 0)
                 return r;
-        if (p->adopt) {
-                t->adopting = t->adopted = true;
-                t->attached_usec = p->adopt->attached_usec;
-                r = adopt_settings(env, t, error);
-                if (r < 0) {
-                        target_free(t);
-                        return r;
-                }
-        }
         /* a JIT runtime's perf map stays when it exits; its root, reached through /proc now, not */
         (void)jit_names_source_open(p->pid, &t->jit_source);
         t->track_mmap = p->track_mmap;

@@ -295,6 +295,12 @@ struct target_attach_params {
 int target_new(const struct target_env *env, pid_t pid, const struct target_config *filter, uint32_t ring_depth,
                struct target **ret, char **error);
 
+/* A target taken back from an earlier daemon (adopt): pid's, at adopt's slot, its settings read
+ * back from BPF's entry there (which must name pid), in phase probing; its links are the caller's
+ * to take back (target_pins_adopt()), then target_register(). */
+int target_new_adopted(const struct target_env *env, pid_t pid, uint32_t ring_depth,
+                       const struct target_adoption *adopt, struct target **ret, char **error);
+
 /* Attach to a process (before it execs p->exec, if set): find what to probe, probe it, start
  * recording: returns 0 when it records. A running process starts recording only once its unwind
  * tables are built (returns 1: its owner calls target_register() then): until then its stacks

@@ -321,6 +321,49 @@ class KernelTargetTest(harness.DaemonTestCase):
             self.assertTrue(left, f'round {round_}: links left after detach: {kernel_links_of(programs)}')
             self.assertEqual(daemon.status()['targets'], [])
 
+    def test_a_restart_adopts_the_kernel_target_with_what_it_recorded_meanwhile(self):
+        # memleakd SIGKILLed: the tracepoint links stay pinned and record; the next memleakd
+        # takes the kernel target back, the objects made before and while it was down exact
+        daemon = self.start_daemon()
+        helper = KernelObjects(self)
+        self.attach_kernel(daemon, f'pid={helper.pid}')
+        helper.do('eventfds 30')
+        self.wait_for_stacks(daemon, lambda r: [s['allocs'] for s in self.matching(
+            r, 'do_eventfd', ('__kmalloc', 'kmalloc'))] == [30])
+        state = os.path.join(daemon.state_directory, 'targets.json')
+
+        def listed():
+            try:
+                with open(state) as f:
+                    return '"kernel":true' in f.read()
+            except FileNotFoundError:
+                return False
+
+        self.assertTrue(harness.wait_until(listed, 5), f'{state} does not list the kernel target')
+        daemon.stopped_on_purpose = True
+        daemon.proc.kill()
+        daemon.proc.wait(15)
+        helper.do('eventfds 12')
+        again = harness.Daemon(daemon.workdir)
+        self.daemons.append(again)
+        self.addCleanup(self._stop_daemon_at_cleanup, again)
+        again.start()
+        [target] = again.status()['targets']
+        self.assertEqual((target['pid'], target['adopted'], target['phase']), (KERNEL_PID, True, 'recording'), target)
+        self.assertIn('Adopted the kernel target', again.log())
+        report = self.wait_for_stacks(again, lambda r: [s['allocs'] for s in self.matching(
+            r, 'do_eventfd', ('__kmalloc', 'kmalloc'))] == [42])
+        self.assert_one_stack(report, 'do_eventfd', ('__kmalloc', 'kmalloc'), 42, 'eventfd_ctx after the restart')
+        self.assert_one_stack(report, 'alloc_empty_file', ('kmem_cache_alloc',), 42, 'struct file after the restart')
+        # its links go on recording, frees too; a detach leaves none pinned
+        helper.do('close')
+        after = self.wait_for_stacks(again, lambda r: not eventfd_objects(r), timeout=FREE_TIMEOUT_S)
+        self.assertEqual(eventfd_objects(after), [], harness.format_stacks(after))
+        again.ctl_json('detach', '--kernel')
+        links = os.path.join(again.pin_directory, 'links')
+        self.assertTrue(harness.wait_until(lambda: not [n for n in os.listdir(links) if n.startswith('s')], 5),
+                        os.listdir(links))
+
     def test_kernel_target_errors(self):
         daemon = self.start_daemon()
         r = daemon.ctl('--json', 'detach', '--kernel')

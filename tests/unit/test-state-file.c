@@ -115,6 +115,36 @@ static void state_file_refuses_what_it_did_not_write(void)
                        TARGET_FIELDS "},{\"pid\":5,\"slot\":0," TARGET_FIELDS "}]}", "two targets");
 }
 
+static void state_file_keeps_the_kernel_target_apart(void)
+{
+        struct state_target t = { .kernel = true, .pid = 0, .slot = 5, .ring_depth = 60, .unwind = MEMLEAK_UNWIND_AUTO };
+        struct state_file s = { .layout = 1, .targets = &t, .n_targets = 1 }, d = {};
+        char *text = state_file_encode(&s), *error = NULL;
+
+        ASSERT_TRUE(text);
+        ASSERT_EQ(state_file_decode(text, strlen(text), &d, &error), 0);
+        ASSERT_EQ(d.n_targets, 1);
+        ASSERT_TRUE(d.targets[0].kernel);
+        ASSERT_EQ(d.targets[0].pid, 0);
+        ASSERT_EQ(d.targets[0].slot, 5);
+        state_file_done(&d);
+        free(text);
+        /* a process's entry says nothing of it: not the kernel */
+        struct state_target p[2];
+        struct state_file ps = sample(p);
+
+        text = state_file_encode(&ps);
+        ASSERT_TRUE(text && !strstr(text, "kernel"));
+        ASSERT_EQ(state_file_decode(text, strlen(text), &d, &error), 0);
+        ASSERT_TRUE(!d.targets[0].kernel && !d.targets[1].kernel);
+        state_file_done(&d);
+        free(text);
+        assert_refused("{\"version\":1,\"layout\":\"0000000000000001\",\"targets\":[{\"pid\":4,\"kernel\":true,"
+                       "\"slot\":0," TARGET_FIELDS "}]}", "the kernel target's \"pid\" is not 0");
+        assert_refused("{\"version\":1,\"layout\":\"0000000000000001\",\"targets\":[{\"pid\":0,\"kernel\":1,"
+                       "\"slot\":0," TARGET_FIELDS "}]}", "\"kernel\" is not a boolean");
+}
+
 static void state_file_reads_the_start_time_after_any_comm(void)
 {
         uint64_t v = 0;
@@ -149,6 +179,7 @@ static const struct unit_test tests[] = {
         TEST(state_file_round_trips_every_field),
         TEST(state_file_refuses_every_truncation),
         TEST(state_file_refuses_what_it_did_not_write),
+        TEST(state_file_keeps_the_kernel_target_apart),
         TEST(state_file_reads_the_start_time_after_any_comm),
         TEST(state_file_is_written_whole_and_read_back),
 };
