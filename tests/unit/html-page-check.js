@@ -65,14 +65,14 @@ const rows = () => stacksBody.children.filter(r => r.classList.contains('stack')
 // the suspects: the growing stack, and the lost one of the exited process
 const alerts = byId.alerts.textContent;
 assert(alerts.startsWith('2 suspected leaks'), alerts);
-assert(alerts.includes('leaky (pid 1234): leak_session+0x18 [leaky] leaky.c:14 grew from 19.5 KiB to 39.1 KiB (666.7 B/s)'), alerts);
-assert(alerts.includes('gone (pid 77): </script><img src=x onerror=alert(1)>+0x1 [gone]: 400 B definitely lost'), alerts);
+assert(alerts.includes('leaky (pid 1234, leaky.service): leak_session+0x18 [leaky] leaky.c:14 grew from 19.5 KiB to 39.1 KiB (666.7 B/s)'), alerts);
+assert(alerts.includes('gone (pid 77, cgroup /batch/gone): </script><img src=x onerror=alert(1)>+0x1 [gone]: 400 B definitely lost'), alerts);
 
 // the processes
 assert.deepStrictEqual(targetsBody.children.map(cells), [
-  ['1234', 'leaky', '58.6 KiB', '110', '+19.5 KiB over 30 s', 'running'],
+  ['1234', 'leaky in leaky.service', '58.6 KiB', '110', '+19.5 KiB over 30 s', 'running'],
   // memleakd sampled it as its share of the allocation table filled: since when, at what mean
-  ['77', 'gone', '492 B', '2', '', 'exited, sampled since ' + new Date(1794999990 * 1000).toLocaleTimeString() +
+  ['77', 'gone in cgroup /batch/gone', '492 B', '2', '', 'exited, sampled since ' + new Date(1794999990 * 1000).toLocaleTimeString() +
    ' (its share of the allocation table 85% full), 1 in ~4.0 KiB (estimates)'],
 ]);
 
@@ -80,7 +80,7 @@ assert.deepStrictEqual(targetsBody.children.map(cells), [
 const svgs = byId.charts.all('svg');
 assert.strictEqual(svgs.length, 1);
 assert.strictEqual(svgs[0].all('polyline').length, 4);
-assert(byId.charts.textContent.includes('Outstanding memory of leaky (pid 1234) over 30 s, 3 snapshots'));
+assert(byId.charts.textContent.includes('Outstanding memory of leaky (pid 1234, leaky.service) over 30 s, 3 snapshots'));
 const legend = byId.charts.children.find(c => c.className === 'legend').children.map(c => c.textContent);
 assert.deepStrictEqual(legend, ['total', 'leak_session+0x18 [leaky] leaky.c:14', 'fill_cache+0x9 [leaky] cache.c:7', 'stack 99']);
 // the total's line: from the first snapshot at the left to the last at the right
@@ -90,7 +90,7 @@ assert(total[0][0] < total[1][0] && total[1][0] < total[2][0] && total[0][1] > t
 
 // the table: by bytes, largest first; the stack of no frames says why
 assert.deepStrictEqual(rows().map(r => cells(r)[0]), ['39.1 KiB', '19.5 KiB', '400 B', '92 B']);
-assert.deepStrictEqual(cells(rows()[0]), ['39.1 KiB', '100', 'growing', '666.7', '1234 leaky', 'leak_session+0x18 [leaky] leaky.c:14']);
+assert.deepStrictEqual(cells(rows()[0]), ['39.1 KiB', '100', 'growing', '666.7', '1234 leaky (leaky.service)', 'leak_session+0x18 [leaky] leaky.c:14']);
 assert.strictEqual(cells(rows()[3])[5], 'user stack unreadable (EFAULT)');
 assert.strictEqual(byId.shown.textContent, '4 of 4 stacks');
 assert(byId.other.textContent.startsWith('... and 3 more stacks: 96 B in 3 allocations'));
@@ -111,8 +111,10 @@ assert.deepStrictEqual(rows().map(r => cells(r)[1]), ['100', '10', '1', '1']);
 heads[1].listeners.click();
 assert.deepStrictEqual(rows().map(r => cells(r)[1]), ['1', '1', '10', '100']);
 
-// searched by a function anywhere in a stack, a module, a file
-for (const [q, n] of [['handle_request', 1], ['LIBFOO', 1], ['cache.c', 1], ['onerror', 1], ['nothing such', 0]]) {
+// searched by a function anywhere in a stack, a module, a file,
+// and by the unit or cgroup its process was traced in
+for (const [q, n] of [['handle_request', 1], ['LIBFOO', 1], ['cache.c', 1], ['onerror', 1], ['nothing such', 0],
+                      ['leaky.service', 2], ['/batch/gone', 2]]) {
   byId.search.value = q;
   byId.search.listeners.input();
   assert.strictEqual(rows().length, n, q);
