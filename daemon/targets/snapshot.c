@@ -112,6 +112,17 @@ int snapshot_ring_push(struct snapshot_ring *r, uint64_t timestamp_usec, struct 
         return 0;
 }
 
+void snapshot_ring_push_sums(struct snapshot_ring *r, uint64_t timestamp_usec, uint64_t bytes, uint64_t allocs)
+{
+        struct snapshot *s;
+
+        assert(r);
+        (void)snapshot_ring_push(r, timestamp_usec, NULL, 0);
+        s = &r->slots[(r->head + r->count - 1) % r->depth];
+        s->bytes = bytes;
+        s->allocs = allocs;
+}
+
 void snapshot_ring_set_counters(struct snapshot_ring *r, const uint64_t counters[_COUNTER_MAX])
 {
         struct snapshot *s;

@@ -44,6 +44,10 @@ struct snapshot_ring *snapshot_ring_free(struct snapshot_ring *r);
  * compute the sums; drop the oldest when full. */
 int snapshot_ring_push(struct snapshot_ring *r, uint64_t timestamp_usec, struct snapshot_row *rows, size_t n_rows);
 
+/* A snapshot of its sums only, rows dropped (an exited target's, read back after a restart): as
+ * snapshot_ring_push() with no rows, then those sums. */
+void snapshot_ring_push_sums(struct snapshot_ring *r, uint64_t timestamp_usec, uint64_t bytes, uint64_t allocs);
+
 /* The target's counters at the newest snapshot (the one just pushed). */
 void snapshot_ring_set_counters(struct snapshot_ring *r, const uint64_t counters[_COUNTER_MAX]);
 
