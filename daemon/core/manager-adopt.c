@@ -277,11 +277,17 @@ static void forget_others(struct manager *m)
 int manager_adopt(struct manager *m)
 {
         _cleanup_(state_file_done) struct state_file s = {};
+        _cleanup_free_ struct target **exited = NULL;
+        size_t n_exited;
         int r;
 
         assert(m);
         if (!m->pins)
                 return 0;
+        /* first: they exited before the targets adopted now were attached (a pid reused) */
+        n_exited = manager_exited_load(m, &exited);
+        for (size_t i = 0; i < n_exited; i++)
+                manager_add_exited_target(m, exited[i]);
         r = m->pins_found == PINS_FOUND_SAME ? read_state(m, &s) : -ENOENT;
         if (r >= 0)
                 for (size_t i = 0; i < s.n_targets; i++)
@@ -328,6 +334,7 @@ int manager_adopt_forget(const struct memleakd_config *c)
                 return log_error_errno(ENOMEM, "Out of memory");
         if (unlink(path) < 0 && errno != ENOENT)
                 return log_error_errno(errno, "Cannot remove %s: %m", path);
+        manager_exited_forget_all(c->state_directory);
         log_info("Removed the pinned BPF maps and links in %s and the state in %s: the next start is clean",
                  c->bpf_pin_directory, c->state_directory);
         return 0;

@@ -76,6 +76,7 @@ void manager_remove_target(struct manager *m, struct target *t)
         assert(m);
         assert(t);
         live = !target_phase_exited(t->phase);
+        manager_exited_forget(m, t);    /* its report, kept for a restart, goes too */
         (void)manager_target_phase(t, TARGET_PHASE_DROPPED);
         /* a followed child detached (or dropped) while its family's tracer still traces it: no
          * answer would come for its new code, it is not held there any longer */
@@ -210,6 +211,7 @@ static void target_exited(struct manager *m, struct target *t)
         snapshot_ring_drop_rows(t->ring);       /* its trend needs the sums only */
         (void)manager_target_phase(t, TARGET_PHASE_EXITED);
         t->exited_usec = now_realtime_usec();
+        manager_exited_save(m, t);      /* a restart keeps it */
         prune_exited(m);
         manager_targets_changed(m);
 }
@@ -265,6 +267,26 @@ int manager_add_target(struct manager *m, struct target *t)
         manager_targets_changed(m);
         manager_follow_new_programs_start(m);   /* if it is about to exec, or did as it was attached */
         return 0;
+}
+
+void manager_add_exited_target(struct manager *m, struct target *t)
+{
+        struct target **n;
+
+        assert(m);
+        assert(t);
+        n = realloc(m->targets, (m->n_targets + 1) * sizeof(*n));
+        if (!n) {
+                log_error_errno(ENOMEM, "Cannot keep the report of pid %d, which exited: %m", (int)t->pid);
+                t->exited_saved = false;        /* its file stays, for the next start */
+                target_free(t);
+                return;
+        }
+        m->targets = n;
+        t->owner = m;
+        t->id = ++m->next_target_id;
+        m->targets[m->n_targets++] = t;
+        prune_exited(m);
 }
 
 void manager_free_targets(struct manager *m)

@@ -111,6 +111,18 @@ void manager_adopt_done(struct manager *m);
 /* memleakd --forget: every pin and the state file removed. */
 int manager_adopt_forget(const struct memleakd_config *c);
 
+/* manager-exited.c: the exited targets' reports a restart keeps */
+/* t just exited: its report written to the state directory (logged if it cannot be). */
+void manager_exited_save(struct manager *m, struct target *t);
+/* t's record goes (pruned, detached): its file removed. */
+void manager_exited_forget(struct manager *m, struct target *t);
+/* At start: the exited targets whose reports are in the state directory made again, in *ret
+ * (malloc'd; NULL when none), oldest first; returns how many. A file that cannot be read back is
+ * logged and set aside. */
+size_t manager_exited_load(struct manager *m, struct target ***ret);
+/* memleakd --forget: every such file removed. */
+void manager_exited_forget_all(const char *state_directory);
+
 /* Allocate only: takes config and source (both moved). */
 int manager_new(struct memleakd_config *config, struct config_source *source, struct manager **ret);
 /* Wire everything: mounts, limits, BPF, the symbolizer, the worker, the socket, timers, signals. */
@@ -177,6 +189,9 @@ bool manager_target_phase(struct target *t, enum target_phase to);
 /* Keep t (started): watch its exit, drop the oldest exited records past the bounds. Replaces an
  * exited record of the same pid; -EEXIST for a live one. */
 int manager_add_target(struct manager *m, struct target *t);
+/* Keep t, an exited target read back at start (manager-exited.c), after those there, within the
+ * bounds on exited records. Frees it if it cannot. */
+void manager_add_exited_target(struct manager *m, struct target *t);
 /* Stop t if it still runs, and forget it. */
 void manager_remove_target(struct manager *m, struct target *t);
 /* The memory the records of exited targets hold. */

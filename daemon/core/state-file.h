@@ -21,6 +21,10 @@
 /* A kept target's snapshot ring: "ring-<pid>-<start time>.bin" (snapshot-file.h's encoding). */
 #define STATE_FILE_RING_PREFIX "ring-"
 #define STATE_FILE_RING_SUFFIX ".bin"
+/* An exited target's last report: "exited-<pid>-<exit time, usec>.bin" (exited-file.h's encoding). */
+#define STATE_FILE_EXITED_PREFIX "exited-"
+#define STATE_FILE_EXITED_SUFFIX ".bin"
+#define STATE_FILE_EXITED_MAX_BYTES (1ULL << 30)
 
 struct state_target {
         bool kernel;                    /* the kernel target (pid MEMLEAK_KERNEL_TGID, no start

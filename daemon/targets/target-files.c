@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include "macro.h"
 #include "mapping-log.h"
 #include "module-overlay.h"
@@ -93,6 +94,19 @@ void target_files_adopt_exit_maps(struct target *t, struct module_map *mm, const
         module_map_done(&t->modules);
         t->modules = *mm;
         *mm = (struct module_map) {};
+}
+
+int target_files_register_restored(struct target *t, uint64_t dev, uint64_t ino, const char *path, int fd)
+{
+        struct known_file *k;
+
+        assert(t);
+        assert(path);
+        k = known_file_get(&t->files, dev, ino, path);
+        if (!k)
+                return -ENOMEM;
+        known_file_register(&t->files, k, fd, &(struct symbol_source) { .pid = getpid(), .path = path });
+        return k->symbols_registered ? 0 : -EIO;
 }
 
 int target_files_remember_planned(const struct target_env *env, struct target *t, const struct discovery *d)

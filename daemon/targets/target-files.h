@@ -20,6 +20,12 @@ int target_files_refresh(const struct target_env *env, struct target *t, bool pr
  * registered for symbols, so that its frames there are named once it is gone. */
 void target_files_adopt_exit_maps(struct target *t, struct module_map *mm, const int *fds);
 
+/* An exited target read back after a restart (target-exited.c): the file open on fd, found to be
+ * the one it mapped as (dev, ino) at path, registered for symbols under that identity (opened
+ * again, once closed, from the daemon's own view, if it is still (dev, ino)). 0, or -errno (not
+ * registered). */
+int target_files_register_restored(struct target *t, uint64_t dev, uint64_t ino, const char *path, int fd);
+
 /* Release what t's files hold (symbolizer references, paths). */
 void target_files_done(struct target_files *f);
 

@@ -228,6 +228,7 @@ struct target {
         uint64_t exe_dev, exe_ino;      /* the program it ran when its maps were read at attach */
         /* its owner's */
         uint64_t id;                    /* unique in the daemon's life (a pid is not) */
+        bool exited_saved;              /* exited: its report is in the state directory */
         sd_event_source *exit_source;
         void *owner;
         struct exit_hold *exit_hold;    /* memleakctl run: held at its exit for a reachability scan */

@@ -3,9 +3,13 @@
 freeing, started again with the same state and pin directories, adopts it and reports exactly
 what it holds; a target that exited meanwhile is reaped, a child one forked meanwhile followed; a
 corrupt state file is set aside; an other BPF layout starts clean; memleakd --forget leaves no
-pin."""
+pin. The last report of a target that exited before the restart is read back: the same bytes and
+allocations per stack, the same symbols (none from a file rebuilt since), until it is detached; a
+corrupt one is set aside."""
 
+import glob
 import os
+import shutil
 import signal
 import subprocess
 import time
@@ -39,7 +43,8 @@ def merged(*parts):
     return out
 
 
-class RestartTest(harness.DaemonTestCase):
+class Restarts(harness.DaemonTestCase):
+    """What the restart tests share (no test of its own)."""
 
     def same_daemon_again(self, old):
         """A new memleakd with old's configuration, state and pin directories (old is down)."""
@@ -58,6 +63,9 @@ class RestartTest(harness.DaemonTestCase):
         status = daemon.proc.wait(15)
         if sig == signal.SIGTERM:
             self.assertEqual(status, 0, f'memleakd exited {status} on SIGTERM; its stderr:\n{daemon.log()}')
+
+
+class RestartTest(Restarts):
 
     def link_pins(self, daemon):
         """The probe links pinned for targets (not the daemon's own exec watch, x-...)."""
@@ -243,6 +251,139 @@ class RestartTest(harness.DaemonTestCase):
         report, totals = self.wait_for_totals(second, program.pid, NAMES, expected)
         self.assert_totals(report, totals, expected, 'traced by the second daemon, without pins')
         self.assertEqual(self.link_pins(first), [])
+
+
+
+class ExitedRestartTest(Restarts):
+    """The last report of a target that exited before the restart, kept across it."""
+
+    def exited_files(self, daemon, pid):
+        return sorted(os.path.basename(p) for p in glob.glob(os.path.join(daemon.state_directory,
+                                                                          f'exited-{pid}-*.bin')))
+
+    def leak_and_exit(self, daemon, command=None):
+        """leak-restart (or command running it) attached, leaking BEFORE and HELD, then exiting
+        with both outstanding; returns it and its last report (polled until it says exited)."""
+        program = harness.LeakProgram(PROGRAM, command=command)
+        self.addCleanup(program.kill)
+        program.expect('ready')
+        daemon.attach(program.pid)
+        program.go()
+        program.expect('before')
+        expected = merged(BEFORE, HELD)
+        report, totals = self.wait_for_totals(daemon, program.pid, NAMES, expected)
+        self.assert_totals(report, totals, expected, 'before its exit')
+        program.proc.stdin.close()      # it exits at the end of its input
+        self.assertEqual(program.proc.wait(PROGRAM_WAIT_S), 1)
+        self.assertTrue(harness.wait_until(lambda: self.exited_of(daemon, program.pid) is not None, 10),
+                        f'pid {program.pid} not reported exited: {daemon.status()}')
+        self.assertEqual(len(self.exited_files(daemon, program.pid)), 1,
+                         f'no report of pid {program.pid} in {os.listdir(daemon.state_directory)}')
+        return program, daemon.report(pid=program.pid)
+
+    def exited_of(self, daemon, pid):
+        """pid's target in the report, if it says exited."""
+        targets = [t for t in daemon.report(pid=pid)['targets'] if t['pid'] == pid]
+        return targets[0] if targets and targets[0]['exited'] else None
+
+    def stacks_of(self, report, pid):
+        return sorted((s['bytes'], s['allocs'], [(f.get('symbol'), f.get('module'), f.get('module_offset'))
+                                                 for f in s['frames']])
+                      for s in report['stacks'] if s['pid'] == pid)
+
+    def assert_report_kept(self, daemon, pid, before, what):
+        report = daemon.report(pid=pid)
+        totals = harness.per_function(report, NAMES, pid=pid)
+        self.assert_totals(report, totals, merged(BEFORE, HELD), what)
+        self.assertEqual(self.stacks_of(report, pid), self.stacks_of(before, pid), what)
+        target = [t for t in report['targets'] if t['pid'] == pid]
+        self.assertEqual(len(target), 1, report['targets'])
+        self.assertTrue(target[0]['exited'], target[0])
+        status = [(t['pid'], t['phase'], t['exited']) for t in daemon.status()['targets']]
+        self.assertIn((pid, 'exited', True), status, what)
+
+    def assert_exited_report_survives(self, sig):
+        daemon = self.start_daemon(config=CONFIG)
+        program, before = self.leak_and_exit(daemon)
+        pid = program.pid
+        self.kill(daemon, sig)
+        daemon = self.same_daemon_again(daemon)
+        self.assert_report_kept(daemon, pid, before, f'after a restart ({signal.Signals(sig).name})')
+        self.assertIn('Read back the last reports of 1 targets', daemon.log())
+        # and a second restart
+        self.kill(daemon, signal.SIGTERM)
+        daemon = self.same_daemon_again(daemon)
+        self.assert_report_kept(daemon, pid, before, 'after a second restart')
+        # a detach removes it, and its file
+        daemon.ctl_ok('detach', '--pid', pid)
+        self.assertEqual(self.exited_files(daemon, pid), [])
+        self.assertNotEqual(daemon.ctl('report', '--pid', pid).returncode, 0)
+        self.kill(daemon, signal.SIGTERM)
+        daemon = self.same_daemon_again(daemon)
+        self.assertEqual(daemon.status()['targets'], [])
+
+    def test_an_exited_target_s_report_survives_a_sigkill_and_another_restart(self):
+        self.assert_exited_report_survives(signal.SIGKILL)
+
+    def test_an_exited_target_s_report_survives_a_stop_and_a_start(self):
+        self.assert_exited_report_survives(signal.SIGTERM)
+
+    def test_a_corrupt_exited_report_is_set_aside_and_the_others_are_kept(self):
+        daemon = self.start_daemon(config=CONFIG)
+        first, first_before = self.leak_and_exit(daemon)
+        second, second_before = self.leak_and_exit(daemon)
+        self.kill(daemon)
+        [name] = self.exited_files(daemon, first.pid)
+        path = os.path.join(daemon.state_directory, name)
+        with open(path, 'rb') as f:
+            data = f.read()
+        with open(path, 'wb') as f:
+            f.write(data[:len(data) - 40])
+        daemon = self.same_daemon_again(daemon)
+        self.assertIn(f'{name} (corrupt or truncated)', daemon.log())
+        self.assertTrue(os.path.exists(path + '.corrupt'))
+        self.assertEqual([t['pid'] for t in daemon.status()['targets']], [second.pid])
+        self.assert_report_kept(daemon, second.pid, second_before, 'beside a corrupt one')
+        self.assertNotEqual(daemon.ctl('report', '--pid', first.pid).returncode, 0)
+
+    def test_a_program_rebuilt_since_its_exit_is_named_by_file_and_offset_only(self):
+        daemon = self.start_daemon(config=CONFIG)
+        copy = os.path.join(self.workdir, 'leak-restart-copy')
+        shutil.copy(os.path.join(harness.PROGRAMS_DIR, PROGRAM), copy)
+        program, before = self.leak_and_exit(daemon, command=[copy])
+        self.kill(daemon)
+        # another build at its path (another build ID): none of its frames may be named after it
+        os.unlink(copy)
+        shutil.copy(os.path.join(harness.PROGRAMS_DIR, 'leak-exit'), copy)
+        daemon = self.same_daemon_again(daemon)
+        report = daemon.report(pid=program.pid)
+        self.assertEqual(harness.per_function(report, NAMES, pid=program.pid), {})
+        stacks = [s for s in report['stacks'] if s['pid'] == program.pid]
+        # the same stacks, their frames in the program by file and offset, the library's named
+        self.assertEqual(sorted((s['bytes'], s['allocs']) for s in stacks),
+                         sorted((s['bytes'], s['allocs']) for s in before['stacks'] if s['pid'] == program.pid))
+        in_copy = [f for s in stacks for f in s['frames'] if f.get('module') == copy]
+        self.assertTrue(in_copy, stacks)
+        self.assertTrue(all(f.get('symbol') is None and f.get('module_offset') is not None for f in in_copy),
+                        in_copy)
+        before_copy = [(f.get('module'), f.get('module_offset')) for s in before['stacks'] for f in s['frames']
+                       if f.get('module') == copy]
+        self.assertEqual(sorted((f['module'], f['module_offset']) for f in in_copy), sorted(before_copy))
+        self.assertIn(f'pid {program.pid} (leak-restart-co', daemon.log())
+
+    def test_forget_removes_the_exited_reports(self):
+        daemon = self.start_daemon(config=CONFIG)
+        program, _ = self.leak_and_exit(daemon)
+        self.kill(daemon, signal.SIGTERM)
+        r = subprocess.run([harness.MEMLEAKD, '--config', daemon.config_path, '--forget'], capture_output=True,
+                           text=True, timeout=30)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(self.exited_files(daemon, program.pid), [])
+        daemon = self.same_daemon_again(daemon)
+        self.assertEqual(daemon.status()['targets'], [])
+
+
+PROGRAM_WAIT_S = 10
 
 
 if __name__ == '__main__':
