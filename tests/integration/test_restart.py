@@ -273,13 +273,24 @@ class ExitedRestartTest(Restarts):
         expected = merged(BEFORE, HELD)
         report, totals = self.wait_for_totals(daemon, program.pid, NAMES, expected)
         self.assert_totals(report, totals, expected, 'before its exit')
+        # a snapshot of it, for its history
+        leaked = sum(v['bytes'] for v in expected.values())
+        self.assertTrue(harness.wait_until(
+            lambda: any(p['bytes'] == leaked for p in self.history_of(daemon, program.pid)), 10))
         program.proc.stdin.close()      # it exits at the end of its input
         self.assertEqual(program.proc.wait(PROGRAM_WAIT_S), 1)
         self.assertTrue(harness.wait_until(lambda: self.exited_of(daemon, program.pid) is not None, 10),
                         f'pid {program.pid} not reported exited: {daemon.status()}')
         self.assertEqual(len(self.exited_files(daemon, program.pid)), 1,
                          f'no report of pid {program.pid} in {os.listdir(daemon.state_directory)}')
-        return program, daemon.report(pid=program.pid)
+        report = daemon.report(pid=program.pid)
+        report['history'] = self.history_of(daemon, program.pid)
+        return program, report
+
+    def history_of(self, daemon, pid):
+        entries = daemon.ctl_json('history', '--pid', pid)['targets']
+        self.assertEqual([e['pid'] for e in entries], [pid])
+        return entries[0]['totals']
 
     def exited_of(self, daemon, pid):
         """pid's target in the report, if it says exited."""
@@ -301,6 +312,9 @@ class ExitedRestartTest(Restarts):
         self.assertTrue(target[0]['exited'], target[0])
         status = [(t['pid'], t['phase'], t['exited']) for t in daemon.status()['targets']]
         self.assertIn((pid, 'exited', True), status, what)
+        # its ring's sums: the same history
+        self.assertTrue(before['history'], 'no history before the restart')
+        self.assertEqual(self.history_of(daemon, pid), before['history'], what)
 
     def assert_exited_report_survives(self, sig):
         daemon = self.start_daemon(config=CONFIG)
