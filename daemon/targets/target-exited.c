@@ -78,29 +78,56 @@ static bool same_file(int fd, const struct stat *st, uint64_t dev, uint64_t ino,
                (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec == id->mtime_ns;
 }
 
-/* Register the files of t's mappings that are still the ones it mapped; the others' mappings
- * name no file (dev and ino 0: their frames say file and offset, never another file's symbol). */
+/* Register the files of t's mappings that are still the ones it mapped, each once, under what
+ * they are now (a reinstalled copy of the same build has another inode, and the inode it had may
+ * be another file's now): its mappings and forwarders say so. The others' mappings name no file
+ * (dev and ino 0: their frames say file and offset, never another file's symbol). Returns how
+ * many files were not registered. */
 static unsigned register_files(struct target *t, const struct exited_file_id *ids)
 {
+        size_t n = t->modules.n;
+        _cleanup_free_ uint64_t *was = calloc(MAX(2 * n, (size_t)1), sizeof(*was));
+        _cleanup_free_ bool *moved = calloc(MAX(t->n_forwarders, (size_t)1), sizeof(*moved));
         unsigned unnamed = 0;
 
-        for (size_t i = 0; i < t->modules.n; i++) {
+        if (!was || !moved) {
+                for (size_t i = 0; i < n; i++)
+                        t->modules.mappings[i].dev = t->modules.mappings[i].ino = 0;
+                return (unsigned)n;
+        }
+        for (size_t i = 0; i < n; i++) {
+                was[2 * i] = t->modules.mappings[i].dev;
+                was[2 * i + 1] = t->modules.mappings[i].ino;
+        }
+        for (size_t i = 0; i < n; i++) {
                 struct module_mapping *m = &t->modules.mappings[i];
                 _cleanup_close_ int fd = -EBADF;
-                uint64_t dev = m->dev, ino = m->ino;
                 struct stat st;
-                size_t k;
+                size_t j;
 
-                if (dev == 0 && ino == 0)
-                        continue;       /* one of the file's mappings found it not the same */
-                fd = safe_open_regular(AT_FDCWD, m->path, 0, &st);
-                if (fd >= 0 && same_file(fd, &st, dev, ino, &ids[i]) &&
-                    target_files_register_restored(t, dev, ino, m->path, fd) >= 0)
+                for (j = 0; j < i; j++)
+                        if (was[2 * j] == was[2 * i] && was[2 * j + 1] == was[2 * i + 1])
+                                break;
+                if (j < i) {            /* the same file as an earlier mapping: as it was found */
+                        m->dev = t->modules.mappings[j].dev;
+                        m->ino = t->modules.mappings[j].ino;
                         continue;
-                unnamed++;
-                for (k = i; k < t->modules.n; k++)
-                        if (t->modules.mappings[k].dev == dev && t->modules.mappings[k].ino == ino)
-                                t->modules.mappings[k].dev = t->modules.mappings[k].ino = 0;
+                }
+                fd = safe_open_regular(AT_FDCWD, m->path, 0, &st);
+                if (fd < 0 || !same_file(fd, &st, was[2 * i], was[2 * i + 1], &ids[i]) ||
+                    target_files_register_restored(t, (uint64_t)st.st_dev, (uint64_t)st.st_ino, m->path, fd) < 0) {
+                        unnamed++;
+                        m->dev = m->ino = 0;
+                        continue;
+                }
+                m->dev = (uint64_t)st.st_dev;
+                m->ino = (uint64_t)st.st_ino;
+                for (size_t k = 0; k < t->n_forwarders; k++)
+                        if (!moved[k] && t->forwarders[k].dev == was[2 * i] && t->forwarders[k].ino == was[2 * i + 1]) {
+                                t->forwarders[k].dev = m->dev;
+                                t->forwarders[k].ino = m->ino;
+                                moved[k] = true;
+                        }
         }
         return unnamed;
 }

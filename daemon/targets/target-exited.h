@@ -13,7 +13,8 @@ int target_exited_encode(const struct target *t, void **ret, size_t *ret_n);
 /* An exited target from a record (n bytes): *ret, in phase exited, adopted, holding no process,
  * no slot and no probe. A file at a mapping's path that is not the one it mapped then (another
  * build ID; without one, another inode, size or time of change) is not registered: frames there
- * are named by file and offset only (*ret_unnamed counts those files). -EBADMSG for a record
+ * are named by file and offset only (*ret_unnamed counts those files); one that is (a reinstalled
+ * copy of the same build too) is registered as the file it is now. -EBADMSG for a record
  * this encoding did not write whole; -ENOMEM. */
 int target_exited_restore(const struct target_env *env, const void *data, size_t n, struct target **ret,
                           unsigned *ret_unnamed);

@@ -385,6 +385,22 @@ class ExitedRestartTest(Restarts):
         self.assertEqual(sorted((f['module'], f['module_offset']) for f in in_copy), sorted(before_copy))
         self.assertIn(f'pid {program.pid} (leak-restart-co', daemon.log())
 
+    def test_a_program_reinstalled_since_its_exit_is_named_as_before(self):
+        daemon = self.start_daemon(config=CONFIG)
+        copy = os.path.join(self.workdir, 'leak-restart-copy')
+        shutil.copy(os.path.join(harness.PROGRAMS_DIR, PROGRAM), copy)
+        program, before = self.leak_and_exit(daemon, command=[copy])
+        self.kill(daemon)
+        # the same build at its path, another file (inode): its build ID says it is the same
+        inode = os.stat(copy).st_ino
+        os.rename(copy, copy + '.old')
+        shutil.copy(copy + '.old', copy)
+        os.unlink(copy + '.old')
+        self.assertNotEqual(os.stat(copy).st_ino, inode)
+        daemon = self.same_daemon_again(daemon)
+        self.assert_report_kept(daemon, program.pid, before, 'after its program was reinstalled')
+        self.assertNotIn('no longer the ones at their paths', daemon.log())
+
     def test_forget_removes_the_exited_reports(self):
         daemon = self.start_daemon(config=CONFIG)
         program, _ = self.leak_and_exit(daemon)
