@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* The exited targets' reports a restart keeps: each written to the state directory when its
- * target exits (targets/target-exited: "exited-<pid>-<exit time>.bin", fsync'd), removed when its
+ * target exits (targets/target-exited: "exited-<pid>-<exit time>.bin", renamed into place, not
+ * fsync'd: it must outlive a daemon, not a machine), removed when its
  * record goes (pruned, detached), read back at start (manager-adopt keeps them). Reads the
  * targets it is given only. */
 #include <assert.h>
@@ -47,7 +48,7 @@ void manager_exited_save(struct manager *m, struct target *t)
         if (r >= 0)
                 r = target_exited_encode(t, &data, &n);
         if (r >= 0)
-                r = state_file_write_bytes(m->config.state_directory, name, data, n, true);
+                r = state_file_write_bytes(m->config.state_directory, name, data, n, false);
         if (r < 0) {
                 m->state_write_failures++;
                 log_warning_errno(r, "Cannot write the last report of pid %d (%s) under %s, ignoring: a restart "
