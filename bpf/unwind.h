@@ -414,13 +414,18 @@ static __always_inline void unwind_take_fp_frame(struct unwind_walk *w, __u64 fr
         w->exact_pc = 0;
 }
 
-/* One frame by frame pointer: rbp points at the caller's rbp, the return address above it. */
+/* One frame by frame pointer: rbp points at the caller's rbp, the return address above it.
+ * Where there is no chain to take (rbp 0, not known, or below the stack pointer: code that keeps
+ * no frame pointer), the walk stops NO_CFI: it has neither CFI nor a frame pointer here, and it
+ * is not the outermost frame unless unwind_user_stack() finds it at the stack's start with rbp
+ * 0 (the psABI's mark of the deepest frame). Never END here: a frame skipped or cut there would
+ * read as a complete stack. */
 static __always_inline int unwind_step_fp(struct unwind_walk *w)
 {
         __u64 ra, bp, frame = walk_bp(w);
 
         if (frame == 0 || frame == UNWIND_BP_UNKNOWN || frame < w->sp)
-                return UNWIND_STOP_END;         /* no frame pointer chain here */
+                return UNWIND_STOP_NO_CFI;      /* no frame pointer chain here */
         if (read_user_frame(w, frame, &bp, &ra))
                 return UNWIND_STOP_UNREADABLE;
         unwind_take_fp_frame(w, frame, bp, ra);

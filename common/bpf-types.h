@@ -509,7 +509,8 @@ struct unwind_file {
 
 /* Why a walk ended (struct stack_trace's stop). */
 enum unwind_stop {
-        UNWIND_STOP_END = 0,            /* the outermost frame, or frame pointers ran out */
+        UNWIND_STOP_END = 0,            /* the outermost frame (CFI says so, or rbp 0 where the
+                                         * stack began, or a return address of 0) */
         UNWIND_STOP_DEPTH,              /* max_stack_depth frames taken */
         UNWIND_STOP_NO_CFI,             /* the last frame's pc has no row in its object's CFI, and
                                          * it is not the first stack's outermost frame (rbp 0) */

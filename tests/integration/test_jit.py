@@ -5,7 +5,9 @@ map (/tmp/perf-PID.map) as node --perf-basic-prof names JavaScript. Each leak's 
 counts, its stack walked through the JIT frame (by its frame pointer: no CFI covers it) to _start,
 the frame named from the perf map where the program wrote a name, shown as JIT code where it did
 not (code made before the attach, in the walker's list of the target's mappings, and after it, met
-through its vma), and the churn through the same code absent; and, by memleakctl run, named at its exit."""
+through its vma), and the churn through the same code absent; and, by memleakctl run, named at its exit.
+A stack through JIT code that keeps no frame pointer stops there and says so (no_cfi), never
+reported as walked to its end."""
 
 import json
 import os
@@ -18,6 +20,7 @@ PROGRAM = 'leak-jit'
 EXPECTED = {
     'jit_leak': {'bytes': 7 * 131, 'allocs': 7},
     'jit_leak_unnamed': {'bytes': 5 * 137, 'allocs': 5},
+    'jit_leak_frameless': {'bytes': 3 * 139, 'allocs': 3},
 }
 NAMES = set(EXPECTED) | {'jit_churn'}
 
@@ -66,6 +69,13 @@ class JitTest(harness.DaemonTestCase):
             self.assertEqual(symbols(stack)[-1], '_start', text)
             self.assertIsNone(stack['unwind_stopped'], stack)
             self.assertEqual(stack['addresses_cut'], 0, stack)
+
+        # through JIT code that keeps no frame pointer (rbp zeroed), the walk goes no further and
+        # says so: it reached no outermost frame there
+        [frameless] = [s for s in report['stacks'] if s['frames'][0]['symbol'] == 'jit_leak_frameless']
+        self.assertEqual(symbols(frameless), ['jit_leak_frameless', None], text)
+        self.assertEqual(frameless['frames'][1]['module'], '[jit]', frameless)
+        self.assertEqual(frameless['unwind_stopped']['reason'], 'no_cfi', frameless)
 
         out = daemon.ctl_ok('report', '--pid', program.pid).stdout
         self.assertRegex(out, r'\n\t\tjit_named_stub\+0x6 \[jit\]\n\t\tleak_through_named_stub\+0x[0-9a-f]+ \[leak-jit\]')
