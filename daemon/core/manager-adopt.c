@@ -157,6 +157,29 @@ static void load_ring(struct manager *m, struct target *t)
                 (void)rename(from, to);
 }
 
+/* An adopted target t (its settings set) among the manager's, recording, its ring read back. */
+static void take_back(struct manager *m, struct target *t)
+{
+        int r = manager_add_target(m, t);
+
+        if (r < 0) {
+                log_warning_errno(r, "Cannot adopt pid %d (%s): %m", (int)t->pid, t->comm);
+                (void)target_stop(&m->env, t, false);
+                target_free(t);
+                m->adopt_failed++;
+                return;
+        }
+        (void)manager_target_phase(t, TARGET_PHASE_RECORDING);
+        load_ring(m, t);
+        m->adopted++;
+        if (t->kernel)
+                log_info("Adopted the kernel target: traced since before this start, its %zu pinned links kept, "
+                         "slot %" PRIu32, t->links.n_multi_fds, t->slot.slot);
+        else
+                log_info("Adopted pid %d (%s): traced since before this start, its %zu pinned links kept, slot %" PRIu32,
+                         (int)t->pid, t->comm, t->links.n_multi_fds, t->slot.slot);
+}
+
 /* The kernel target: its pins do not outlive a boot, nor does it exit. */
 static void adopt_kernel(struct manager *m, const struct state_target *st)
 {
@@ -176,19 +199,7 @@ static void adopt_kernel(struct manager *m, const struct state_target *st)
         t->asked_by_user = st->asked_by_user;
         t->asker_uid = (uid_t)st->asker_uid;
         t->asker_gid = (gid_t)st->asker_gid;
-        r = manager_add_target(m, t);
-        if (r < 0) {
-                log_warning_errno(r, "Cannot adopt the kernel target: %m");
-                (void)target_stop(&m->env, t, false);
-                target_free(t);
-                m->adopt_failed++;
-                return;
-        }
-        (void)manager_target_phase(t, TARGET_PHASE_RECORDING);
-        load_ring(m, t);
-        m->adopted++;
-        log_info("Adopted the kernel target: traced since before this start, its %zu pinned links kept, slot %" PRIu32,
-                 t->links.n_multi_fds, t->slot.slot);
+        take_back(m, t);
 }
 
 static void adopt_one(struct manager *m, const struct state_target *st)
@@ -228,19 +239,7 @@ static void adopt_one(struct manager *m, const struct state_target *st)
         t->asker_uid = (uid_t)st->asker_uid;
         t->asker_gid = (gid_t)st->asker_gid;
         t->objects_named = st->n_objs > 0;
-        r = manager_add_target(m, t);
-        if (r < 0) {
-                log_warning_errno(r, "Cannot adopt pid %d: %m", (int)st->pid);
-                (void)target_stop(&m->env, t, false);
-                target_free(t);
-                m->adopt_failed++;
-                return;
-        }
-        (void)manager_target_phase(t, TARGET_PHASE_RECORDING);
-        load_ring(m, t);
-        m->adopted++;
-        log_info("Adopted pid %d (%s): traced since before this start, its %zu pinned links kept, slot %" PRIu32,
-                 (int)t->pid, t->comm, t->links.n_multi_fds, t->slot.slot);
+        take_back(m, t);
 }
 
 /* What BPF still has of processes no target is: each slot's entry emptied, each pid's entries,
