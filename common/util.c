@@ -76,3 +76,14 @@ const char *path_base_name(const char *path)
 
         return slash && slash[1] ? slash + 1 : path;
 }
+
+uint64_t fnv1a64(uint64_t h, const void *data, size_t n)
+{
+        const unsigned char *p = data;
+
+        for (size_t i = 0; i < n; i++) {
+                h ^= p[i];
+                h *= UINT64_C(0x100000001b3);
+        }
+        return h;
+}

@@ -19,6 +19,11 @@ void strv_free_n(char **v, size_t n);
  * failed strdup() can be passed straight in). */
 int strv_push_n(char ***v, size_t *n, char *s);
 
+/* FNV-1a, 64 bits, over n bytes of data, from h (FNV1A64_INIT to begin; a previous result to go
+ * on): a fast hash and checksum, not a defence against anyone who chooses the bytes. */
+#define FNV1A64_INIT UINT64_C(0xcbf29ce484222325)
+uint64_t fnv1a64(uint64_t h, const void *data, size_t n);
+
 /* The part of path after its last '/' ("libc.so.6" of "/usr/lib/libc.so.6"); path itself when it
  * has none or ends with one. */
 const char *path_base_name(const char *path);

@@ -4,16 +4,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include "string-set.h"
+#include "util.h"
 
 static uint64_t hash_string(const char *s, size_t len)
 {
-        uint64_t h = 0xcbf29ce484222325ULL;     /* FNV-1a */
-
-        for (size_t i = 0; i < len; i++) {
-                h ^= (unsigned char)s[i];
-                h *= 0x100000001b3ULL;
-        }
-        return h;
+        return fnv1a64(FNV1A64_INIT, s, len);
 }
 
 const char *string_set_intern_take(struct string_set *set, char *s)

@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include "memleak.skel.h"
 #include "pins.h"
+#include "util.h"
 
 #define MAPS_SUBDIR "maps"
 #define LAYOUT_FILE "layout"
@@ -42,33 +43,22 @@ static const char *kept_name(const char *name)
         return NULL;
 }
 
-static uint64_t fnv1a(uint64_t h, const void *data, size_t n)
-{
-        const unsigned char *p = data;
-
-        for (size_t i = 0; i < n; i++) {
-                h ^= p[i];
-                h *= 0x100000001b3ULL;
-        }
-        return h;
-}
-
 uint64_t pins_layout(const struct bpf_sizes *sizes)
 {
         size_t n = 0;
         const void *elf = memleak_bpf__elf_bytes(&n);
-        uint64_t h = 0xcbf29ce484222325ULL;
+        uint64_t h = FNV1A64_INIT;
 
         assert(sizes);
-        h = fnv1a(h, elf, n);
+        h = fnv1a64(h, elf, n);
         /* field by field: no padding hashed */
-        h = fnv1a(h, &sizes->max_targets, sizeof(sizes->max_targets));
-        h = fnv1a(h, &sizes->max_allocs, sizeof(sizes->max_allocs));
-        h = fnv1a(h, &sizes->max_stacks, sizeof(sizes->max_stacks));
-        h = fnv1a(h, &sizes->max_combined, sizeof(sizes->max_combined));
-        h = fnv1a(h, &sizes->max_mmaps, sizeof(sizes->max_mmaps));
-        h = fnv1a(h, &sizes->max_stack_depth, sizeof(sizes->max_stack_depth));
-        h = fnv1a(h, &sizes->n_cpus, sizeof(sizes->n_cpus));
+        h = fnv1a64(h, &sizes->max_targets, sizeof(sizes->max_targets));
+        h = fnv1a64(h, &sizes->max_allocs, sizeof(sizes->max_allocs));
+        h = fnv1a64(h, &sizes->max_stacks, sizeof(sizes->max_stacks));
+        h = fnv1a64(h, &sizes->max_combined, sizeof(sizes->max_combined));
+        h = fnv1a64(h, &sizes->max_mmaps, sizeof(sizes->max_mmaps));
+        h = fnv1a64(h, &sizes->max_stack_depth, sizeof(sizes->max_stack_depth));
+        h = fnv1a64(h, &sizes->n_cpus, sizeof(sizes->n_cpus));
         return h;
 }
 

@@ -10,6 +10,7 @@
 #include "macro.h"
 #include "snapshot.h"
 #include "stack-collect.h"
+#include "util.h"
 
 #define EXITED_FILE_MAGIC 0x31544958454d454dULL       /* "MEMEXIT1" */
 
@@ -55,13 +56,7 @@ static void put_string(struct writer *w, const char *s)
 
 static uint64_t checksum(const unsigned char *p, size_t n)
 {
-        uint64_t h = 0xcbf29ce484222325ULL;
-
-        for (size_t i = 0; i < n; i++) {
-                h ^= p[i];
-                h *= 0x100000001b3ULL;
-        }
-        return h;
+        return fnv1a64(FNV1A64_INIT, p, n);
 }
 
 static void put_identity(struct writer *w, const struct target *t)

@@ -7,6 +7,7 @@
 #include <string.h>
 #include "macro.h"
 #include "snapshot-file.h"
+#include "util.h"
 
 #define SNAPSHOT_FILE_MAGIC 0x31474e4952454d4dULL      /* "MEMRING1" */
 /* a row's bytes: stack_id, bytes, allocs */
@@ -25,13 +26,7 @@ static void put(struct writer *w, uint64_t v)
 
 static uint64_t checksum(const unsigned char *p, size_t n)
 {
-        uint64_t h = 0xcbf29ce484222325ULL;
-
-        for (size_t i = 0; i < n; i++) {
-                h ^= p[i];
-                h *= 0x100000001b3ULL;
-        }
-        return h;
+        return fnv1a64(FNV1A64_INIT, p, n);
 }
 
 int snapshot_file_encode(const struct snapshot_ring *r, void **ret, size_t *ret_n)

@@ -9,6 +9,7 @@
 #include "macro.h"
 #include "target-unwind.h"
 #include "unwind-cache.h"
+#include "util.h"
 
 void target_unwind_init(const struct target_env *env, struct target *t, enum memleak_unwind mode)
 {
@@ -128,12 +129,7 @@ static int mapping_cmp(const void *a, const void *b)
 /* FNV-1a over the list: whether it changed since it was written. */
 static uint64_t signature(const struct unwind_mapping *list, uint32_t n)
 {
-        const unsigned char *p = (const unsigned char *)list;
-        uint64_t h = UINT64_C(0xcbf29ce484222325) ^ n;
-
-        for (size_t i = 0; i < n * sizeof(*list); i++)
-                h = (h ^ p[i]) * UINT64_C(0x100000001b3);
-        return h;
+        return fnv1a64(FNV1A64_INIT ^ n, list, n * sizeof(*list));
 }
 
 static int write_list(struct target *t, const struct unwind_mapping *list, uint32_t n)
