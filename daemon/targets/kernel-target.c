@@ -203,6 +203,17 @@ static int describe(struct target *t, const struct target_config *f)
         return 0;
 }
 
+/* t as the kernel target: its name, kallsyms, what it records (by its settings), its tracepoints
+ * linked (with adopt: named only, the links being the pinned ones). */
+static int name_and_link(const struct target_env *env, struct target *t, bool adopt, char **error)
+{
+        snprintf(t->comm, sizeof(t->comm), "%s", KERNEL_TARGET_COMM);
+        /* The symbols first: the programs just linked show up in them. */
+        if (kernel_symbols_new("/proc/kallsyms", &t->kernel) < 0 || describe(t, &t->filter) < 0)
+                return error_set(error, -ENOMEM, "Out of memory");
+        return link_tracepoints(env, t, adopt, error);
+}
+
 int kernel_target_attach(const struct target_env *env, const struct kernel_target_params *p,
                          struct target **ret, char **error)
 {
@@ -217,11 +228,7 @@ int kernel_target_attach(const struct target_env *env, const struct kernel_targe
         r = target_new(env, KERNEL_TARGET_PID, &p->filter, p->ring_depth, &t, error);
         if (r < 0)
                 return r;
-        snprintf(t->comm, sizeof(t->comm), "%s", KERNEL_TARGET_COMM);
-        /* The symbols first: the programs just linked show up in them. */
-        if (kernel_symbols_new("/proc/kallsyms", &t->kernel) < 0 || describe(t, &p->filter) < 0)
-                return error_set(error, -ENOMEM, "Out of memory");
-        r = link_tracepoints(env, t, false, error);
+        r = name_and_link(env, t, false, error);
         if (r < 0)
                 return r;
         /* From here on BPF records kernel allocations. */
@@ -246,10 +253,7 @@ int kernel_target_adopt(const struct target_env *env, uint32_t ring_depth, const
         r = target_new_adopted(env, KERNEL_TARGET_PID, ring_depth, adopt, &t, error);
         if (r < 0)
                 return r;
-        snprintf(t->comm, sizeof(t->comm), "%s", KERNEL_TARGET_COMM);
-        if (kernel_symbols_new("/proc/kallsyms", &t->kernel) < 0 || describe(t, &t->filter) < 0)
-                return error_set(error, -ENOMEM, "Out of memory");
-        r = link_tracepoints(env, t, true, error);
+        r = name_and_link(env, t, true, error);
         if (r < 0)
                 return r;
         t->adopting = false;
