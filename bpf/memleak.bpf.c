@@ -193,9 +193,25 @@ static __always_inline __u32 current_tgid(void)
         return task_tgid_seen((struct task_struct *)bpf_get_current_task());
 }
 
+/* This load's generation: a target's probes record it while its slot names this generation
+ * (struct target_slot's gen). A restarted daemon places its own probes beside the ones the
+ * earlier daemon left recording, and moves the slot over to them once their unwind tables are
+ * in: at any moment one program of the two records a call. Never 0. */
+const volatile __u32 probe_gen = 1;
+
 /* The settings of the calling process when it is the target at slot (a uprobe's cookie says
- * which); NULL when it is not (not traced, or not seen: tgid 0). */
+ * which) and this load's probes record it; NULL when it is not (not traced, or not seen: tgid 0),
+ * or another load's probes record it. */
 static __always_inline struct target_config *traced_target(__u32 slot, __u32 tgid)
+{
+        struct target_slot *s = bpf_map_lookup_elem(&target_slots, &slot);
+
+        return s && tgid && s->tgid == tgid && s->gen == probe_gen ? &s->cfg : NULL;
+}
+
+/* The same for the return of an uprobe session, which runs only when its own entry recorded the
+ * call: whichever load's probes record the target now, this one ends what it began. */
+static __always_inline struct target_config *traced_target_any_gen(__u32 slot, __u32 tgid)
 {
         struct target_slot *s = bpf_map_lookup_elem(&target_slots, &slot);
 
@@ -698,8 +714,8 @@ static __always_inline bool kind_returns_block(__u32 kind)
                kind == ALLOC_KIND_PVALLOC;
 }
 
-/* --sample-bytes: the return of an unsampled call that frees nothing has nothing to record, and
- * needs no look-up of its target to know it (most returns of a sampled target). */
+/* --sample-bytes: the return of an unsampled call that frees nothing has nothing to record
+ * (most returns of a sampled target). */
 static __always_inline bool unsampled_return_done(struct thread_state *th, __u32 slot, __u32 tgid, __u64 rc)
 {
         struct inflight *cur = &th->call;
@@ -712,7 +728,9 @@ static __always_inline bool unsampled_return_done(struct thread_state *th, __u32
         return true;
 }
 
-static __always_inline int on_return(struct pt_regs *ctx, __u32 slot)
+/* session: the return of an uprobe session (its entry recorded the call); else of a return
+ * probe, which every load's probes on the site run: only the one recording the target acts. */
+static __always_inline int on_return(struct pt_regs *ctx, __u32 slot, bool session)
 {
         __u64 rc = PT_REGS_RC(ctx);
         __u32 tgid = current_tgid();
@@ -721,11 +739,11 @@ static __always_inline int on_return(struct pt_regs *ctx, __u32 slot)
         struct inflight *cur, state;
         __u64 addr = 0;
 
+        cfg = session ? traced_target_any_gen(slot, tgid) : traced_target(slot, tgid);
+        if (!cfg)
+                return 0;
         th = thread_state(false);
         if (th && unsampled_return_done(th, slot, tgid, rc))
-                return 0;
-        cfg = traced_target(slot, tgid);
-        if (!cfg)
                 return 0;
         if (!th || !in_call(&th->call, cfg, tgid)) {
                 count_in(slot, COUNTER_RETURN_WITHOUT_ENTRY);
@@ -932,7 +950,7 @@ ENTRY_PROGRAM(mremap_entry, on_entry2(ctx, slot, ALLOC_KIND_MREMAP, a2, a0, a1))
 
 /* One return program serves every allocating kind: the in-flight state says which it was. */
 SEC("uretprobe")
-int BPF_KRETPROBE(alloc_return) { return on_return(ctx, MEMLEAK_COOKIE_SLOT(bpf_get_attach_cookie(ctx))); }
+int BPF_KRETPROBE(alloc_return) { return on_return(ctx, MEMLEAK_COOKIE_SLOT(bpf_get_attach_cookie(ctx)), false); }
 
 /* Uprobe sessions (Linux 6.12): one program run at the entry and, unless the entry returned
  * non-zero, at the return. Not loaded where the kernel has none (the kfuncs are weak). */
@@ -948,7 +966,7 @@ int alloc_session(struct pt_regs *ctx)
         __u64 a0;
 
         if (bpf_session_is_return())
-                return on_return(ctx, slot);
+                return on_return(ctx, slot, true);
         a0 = call_arg(ctx, cookie, 0);
         if (cookie & MEMLEAK_COOKIE_CALLOC)
                 return on_leaf_entry(ctx, slot, ALLOC_KIND_CALLOC, mul_or_max(a0, call_arg(ctx, cookie, 1)));

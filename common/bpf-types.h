@@ -271,10 +271,12 @@ struct target_fill {
 /* A process target's settings where its probes' programs find them: target_slots[slot], slot
  * being in its probes' cookies. tgid 0: a free slot (a program of an earlier target that had the
  * slot, still running or not yet unlinked, finds another tgid or none). The targets map, keyed
- * by tgid, holds the same settings for the tracepoint programs, which have no cookie. */
+ * by tgid, holds the same settings for the tracepoint programs, which have no cookie. gen: which
+ * load's probe programs record it (their probe_gen): after a restart, the earlier daemon's
+ * until the new one's probes on the target, placed alongside, have their unwind tables. */
 struct target_slot {
         __u32 tgid;
-        __u32 pad;
+        __u32 gen;
         struct target_config cfg;
 };
 

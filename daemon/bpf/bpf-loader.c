@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include "bpf-loader.h"
@@ -14,6 +15,7 @@
 #include "map-iter.h"
 #include "memleak.skel.h"
 #include "uprobe-multi.h"
+#include "util.h"
 
 /* The initial pid namespace's inode number (include/linux/proc_ns.h). */
 #define PROC_PID_INIT_INO 0xEFFFFFFCU
@@ -164,6 +166,17 @@ static void set_uprobe_multi_attach_type(struct memleak_bpf *skel)
                                                     (enum bpf_attach_type)UPROBE_MULTI_ATTACH_TYPE);
 }
 
+/* A generation for this load's probe programs: not 0 (no slot's), and not the earlier daemon's
+ * (whose slots a restart finds) but by a chance of one in 2^32. */
+static uint32_t new_probe_gen(void)
+{
+        uint32_t gen = 0;
+
+        if (getrandom(&gen, sizeof(gen), GRND_NONBLOCK) != sizeof(gen))
+                gen = (uint32_t)(now_realtime_usec() ^ ((uint64_t)getpid() << 16));
+        return gen ?: 1;
+}
+
 int bpf_loader_open(const struct bpf_sizes *sizes, struct memleak_bpf **ret)
 {
         _cleanup_(bpf_loader_destroyp) struct memleak_bpf *skel = NULL;
@@ -183,6 +196,7 @@ int bpf_loader_open(const struct bpf_sizes *sizes, struct memleak_bpf **ret)
                 skel->rodata->pidns_ino = st.st_ino;
         /* The kernel target leaves out our own allocations (pids as our namespace sees them). */
         skel->rodata->self_tgid = getpid();
+        skel->rodata->probe_gen = new_probe_gen();
         if (probe_uprobe_multi()) {
                 set_uprobe_multi_attach_type(skel);
                 if (probe_uprobe_session())
@@ -223,6 +237,12 @@ int bpf_loader_open(const struct bpf_sizes *sizes, struct memleak_bpf **ret)
         skel->rodata->counter_row_other = MEMLEAK_COUNTER_ROW_OTHER(sizes->max_targets);
         *ret = TAKE_PTR(skel);
         return 0;
+}
+
+uint32_t bpf_loader_probe_gen(const struct memleak_bpf *skel)
+{
+        assert(skel);
+        return skel->rodata->probe_gen;
 }
 
 int bpf_loader_load(struct memleak_bpf *skel)

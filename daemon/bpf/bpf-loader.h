@@ -25,6 +25,9 @@ struct bpf_sizes {
 /* Open the BPF object and size its maps; the programs of its users can be turned off before
  * bpf_loader_load() (bpf_loader_object()). -errno. */
 int bpf_loader_open(const struct bpf_sizes *sizes, struct memleak_bpf **ret);
+/* The generation of this load's probe programs: a target's slot names it while they record
+ * the target (struct target_slot's gen). */
+uint32_t bpf_loader_probe_gen(const struct memleak_bpf *skel);
 /* Verify and load the programs, create the maps. -errno (EPERM without the capabilities). */
 int bpf_loader_load(struct memleak_bpf *skel);
 void bpf_loader_destroy(struct memleak_bpf *skel);

@@ -22,8 +22,8 @@
 #define LAYOUT_FILE "layout"
 
 /* The maps a restart keeps: what the probes record in and what the daemon reads of it. The
- * unwind tables are not among them: the programs of the links kept hold their own, whole, and a
- * new daemon builds its tables again for its own programs. */
+ * unwind tables are not among them: the programs of the links kept hold their own, whole, until
+ * the new daemon's probes take the target over (target_take_over()) with its own tables. */
 static const char *const kept_maps[] = {
         "targets", "target_slots", "threads", "allocs", "mmaps", "counters", "target_blocks",
         "stacks", "alloc_table", "combined", "file_mappings", "forks", "code_holds",

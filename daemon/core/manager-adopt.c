@@ -176,8 +176,28 @@ static void take_back(struct manager *m, struct target *t)
                 log_info("Adopted the kernel target: traced since before this start, its %zu pinned links kept, "
                          "slot %" PRIu32, t->links.n_multi_fds, t->slot.slot);
         else
-                log_info("Adopted pid %d (%s): traced since before this start, its %zu pinned links kept, slot %" PRIu32,
-                         (int)t->pid, t->comm, t->links.n_multi_fds, t->slot.slot);
+                log_info("Adopted pid %d (%s): traced since before this start, slot %" PRIu32 ", its %zu pinned "
+                         "links recording it until this memleakd's own probes (placed: %zu links) have its "
+                         "unwind tables", (int)t->pid, t->comm, t->slot.slot, t->links.n_inherited,
+                         t->links.n_multi_fds + t->links.n_links);
+}
+
+void manager_adopt_take_over(struct manager *m, struct target *t)
+{
+        int r;
+
+        assert(m);
+        assert(t);
+        if (!target_inherits_probes(t))
+                return;
+        r = target_take_over(&m->env, t);
+        if (r > 0)
+                log_info("Pid %d (%s) is recorded by this memleakd's probes from now on, the earlier one's "
+                         "removed: the libraries it loads from here on are walked too", (int)t->pid, t->comm);
+        else if (r < 0)
+                log_warning_errno(r, "Cannot move pid %d (%s) to this memleakd's probes, ignoring: the earlier "
+                                  "one's record it still, and stop its walks at a library it loads from here on "
+                                  "(no_table): %m", (int)t->pid, t->comm);
 }
 
 /* The kernel target: its pins do not outlive a boot, nor does it exit. */
@@ -293,6 +313,9 @@ int manager_adopt(struct manager *m)
                         adopt_one(m, &s.targets[i]);
         if (m->pins_found == PINS_FOUND_SAME)
                 forget_others(m);
+        /* those whose tables are in already (else: once they are, manager_unwind_tables_loaded()) */
+        for (size_t i = 0; i < m->n_targets; i++)
+                manager_adopt_take_over(m, m->targets[i]);
         /* the links no target took back (its process gone, or not listed), and the old exec watch
          * (ours is pinned by now if a target was adopted) */
         r = target_pins_sweep(m->links_pin_dir, m->env.pin_gen);

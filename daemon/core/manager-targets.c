@@ -564,6 +564,7 @@ void manager_unwind_tables_loaded(struct manager *m)
         for (size_t i = 0; i < m->n_targets; i++) {
                 register_deferred(m, m->targets[i]);
                 (void)target_unwind_refresh(m->targets[i]);
+                manager_adopt_take_over(m, m->targets[i]);
                 release_code_holds(m, m->targets[i]);
         }
 }

@@ -107,6 +107,9 @@ int manager_adopt_loaded(struct manager *m);
 /* Take back the targets the state file lists whose processes live on, reap the others, and forget
  * what BPF has of any other process. */
 int manager_adopt(struct manager *m);
+/* An adopted target t recorded still by the earlier daemon's probes moved to its own, once its
+ * unwind tables are in (target_take_over()); logged. */
+void manager_adopt_take_over(struct manager *m, struct target *t);
 void manager_adopt_done(struct manager *m);
 /* memleakd --forget: every pin and the state file removed. */
 int manager_adopt_forget(const struct memleakd_config *c);

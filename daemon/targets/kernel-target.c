@@ -256,7 +256,6 @@ int kernel_target_adopt(const struct target_env *env, uint32_t ring_depth, const
         r = name_and_link(env, t, true, error);
         if (r < 0)
                 return r;
-        t->adopting = false;
         r = target_pins_adopt(t);
         if (r == 0)
                 return error_set(error, -ENOLINK, "No pinned link of the kernel target is left");

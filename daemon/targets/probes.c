@@ -105,8 +105,7 @@ static int attach_program(const struct target_env *env, struct target *t, const 
                 offsets[n++] = site->probe_offset;
                 first = first ?: site->name;
         }
-        /* an adopted target's links are those an earlier daemon placed (target_pins_adopt()) */
-        if (n == 0 || t->adopting)
+        if (n == 0)
                 return 0;
         if (!bpf_loader_uprobe_multi(env->skel))
                 return attach_program_per_site(env, t, fd_path, path, kind, is_return, offsets, cookies, n, error);
@@ -507,6 +506,9 @@ void probes_destroy_links(struct target *t)
 {
         assert(t);
         target_pins_remove(t);  /* before they are closed: a pin would keep a link */
+        for (size_t i = 0; i < t->links.n_inherited; i++)
+                close(t->links.inherited_fds[i]);
+        free(t->links.inherited_fds);
         for (size_t i = 0; i < t->links.n_multi_fds; i++)
                 close(t->links.multi_fds[i]);
         for (size_t i = 0; i < t->links.n_links; i++)
@@ -521,6 +523,22 @@ void probes_links_to_work(struct target *t, struct detach_work *w)
         assert(t);
         assert(w);
         target_pins_remove(t);
+        if (t->links.n_inherited > 0) {
+                /* the earlier daemon's links among its own (their pins went at the adoption) */
+                int *all = realloc(t->links.multi_fds,
+                                   (t->links.n_multi_fds + t->links.n_inherited) * sizeof(*all));
+
+                if (all) {
+                        memcpy(all + t->links.n_multi_fds, t->links.inherited_fds,
+                               t->links.n_inherited * sizeof(*all));
+                        t->links.multi_fds = all;
+                        t->links.n_multi_fds += t->links.n_inherited;
+                } else {
+                        for (size_t i = 0; i < t->links.n_inherited; i++)
+                                close(t->links.inherited_fds[i]);       /* out of memory: here */
+                }
+                free(t->links.inherited_fds);
+        }
         w->links = t->links.links;
         w->n_links = t->links.n_links;
         w->multi_fds = t->links.multi_fds;

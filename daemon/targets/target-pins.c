@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,18 +77,21 @@ static int parse_name(const char *name, uint32_t *slot, uint64_t *gen)
         return 0;
 }
 
-static int add_fd(struct target *t, int fd)
+static int add_fd(int **fds, size_t *n, int fd)
 {
-        int *n = realloc(t->links.multi_fds, (t->links.n_multi_fds + 1) * sizeof(*n));
+        int *more = realloc(*fds, (*n + 1) * sizeof(*more));
 
-        if (!n)
+        if (!more)
                 return -ENOMEM;
-        t->links.multi_fds = n;
-        t->links.multi_fds[t->links.n_multi_fds++] = fd;
+        *fds = more;
+        more[(*n)++] = fd;
         return 0;
 }
 
-int target_pins_adopt(struct target *t)
+/* The links pinned for t's slot by earlier daemons, opened: as t's own (re-pinned under this
+ * daemon's generation, the old pin removed), or with inherit into t->links.inherited_fds, their
+ * pins left (target_pins_sweep() removes them; the fds keep the links). How many, or -errno. */
+static int open_pinned(struct target *t, bool inherit)
 {
         struct dirent *de;
         char path[4096];
@@ -114,18 +118,29 @@ int target_pins_adopt(struct target *t)
                         r = -errno;
                         continue;
                 }
-                if (add_fd(t, fd) < 0) {
+                if (inherit ? add_fd(&t->links.inherited_fds, &t->links.n_inherited, fd) < 0
+                            : add_fd(&t->links.multi_fds, &t->links.n_multi_fds, fd) < 0) {
                         close(fd);
                         r = -ENOMEM;
                         break;
                 }
                 /* pinned again before the old pin goes: the link lives on either way */
-                if (target_pins_add(t, fd) >= 0)
+                if (!inherit && target_pins_add(t, fd) >= 0)
                         (void)unlink(path);
                 n++;
         }
         closedir(d);
         return n > 0 || r == 0 ? n : r;
+}
+
+int target_pins_adopt(struct target *t)
+{
+        return open_pinned(t, false);
+}
+
+int target_pins_inherit(struct target *t)
+{
+        return open_pinned(t, true);
 }
 
 int target_pins_sweep(const char *dir, uint64_t gen)

@@ -15,6 +15,10 @@ void target_pins_remove(struct target *t);
 /* Take back the links an earlier daemon pinned for t's slot: each reopened into t's links and
  * pinned again under this daemon's generation, the old pin removed. Returns how many, or -errno. */
 int target_pins_adopt(struct target *t);
+/* Hold the links an earlier daemon pinned for t's slot, which record t until its own probes take
+ * over (target_take_over()): each reopened into t->links.inherited_fds, its pin left for
+ * target_pins_sweep(). Returns how many, or -errno. */
+int target_pins_inherit(struct target *t);
 /* Remove the pins in dir of every other generation than gen (those no target adopted): returns
  * how many, or -errno. */
 int target_pins_sweep(const char *dir, uint64_t gen);

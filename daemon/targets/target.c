@@ -199,6 +199,7 @@ static int new_target(const struct target_env *env, pid_t pid, const struct targ
                              : error_set(error, -ENOSPC, "Too many targets");
         }
         t->slot.set = env->target_slots;
+        t->slot.gen = t->slot.own_gen = bpf_loader_probe_gen(env->skel);
         t->links = (struct target_links) { .pin_dir = env->links_pin_dir, .pin_gen = env->pin_gen };
         t->slot.fd = bpf_loader_target_slots_fd(env->skel);
         /* its events counted in its row from its registration: what another counted there before
@@ -236,6 +237,7 @@ static int adopt_settings(const struct target_env *env, struct target *t, char *
         if (old.tgid != (__u32)t->pid || old.cfg.registered_ns == 0)   /* (an empty slot's tgid is 0) */
                 return error_set(error, -ESTALE, "Slot %u names pid %u, not %d", t->slot.slot, old.tgid, (int)t->pid);
         t->filter = old.cfg;
+        t->slot.gen = old.gen;  /* its earlier probes', until target_take_over() */
         (void)env;
         return 0;
 }
@@ -250,7 +252,7 @@ int target_new_adopted(const struct target_env *env, pid_t pid, uint32_t ring_de
         r = new_target(env, pid, &(struct target_config) {}, ring_depth, adopt, &t, error);
         if (r < 0)
                 return r;
-        t->adopting = t->adopted = true;
+        t->adopted = true;
         t->attached_usec = adopt->attached_usec;
         r = adopt_settings(env, t, error);
         if (r < 0) {
@@ -328,7 +330,8 @@ int target_register(const struct target_env *env, struct target *t, char **error
         }
         /* its probes' programs find it at its slot; the tracepoints' by its pid */
         r = bpf_map_update_elem(t->slot.fd, &t->slot.slot,
-                                &(struct target_slot) { .tgid = (__u32)t->pid, .cfg = t->filter }, BPF_ANY);
+                                &(struct target_slot) { .tgid = (__u32)t->pid, .gen = t->slot.gen, .cfg = t->filter },
+                                BPF_ANY);
         if (r >= 0)
                 r = bpf_map_update_elem(bpf_loader_targets_fd(env->skel), &(__u32){ t->pid }, &t->filter,
                                         t->adopted ? BPF_ANY : BPF_NOEXIST);
@@ -348,12 +351,57 @@ int target_register(const struct target_env *env, struct target *t, char **error
         return 0;
 }
 
+bool target_inherits_probes(const struct target *t)
+{
+        assert(t);
+        return t->links.n_inherited > 0;
+}
+
+/* BPF's entry at t's slot names this daemon's probes: they record t from here on. */
+static int move_to_own_probes(struct target *t)
+{
+        struct target_slot e;
+
+        /* its entry as BPF has it (BPF raises a mean in place), but for the generation */
+        if (bpf_map_lookup_elem(t->slot.fd, &t->slot.slot, &e) < 0)
+                return -errno;
+        if (e.tgid != (__u32)t->pid)
+                return -ESTALE;
+        e.gen = t->slot.own_gen;
+        if (bpf_map_update_elem(t->slot.fd, &t->slot.slot, &e, BPF_EXIST) < 0)
+                return -errno;
+        t->slot.gen = e.gen;
+        return 0;
+}
+
+int target_take_over(const struct target_env *env, struct target *t)
+{
+        struct detach_work w = { .pid = t->pid };
+        int r;
+
+        assert(env);
+        assert(t);
+        if (t->links.n_inherited == 0 || target_unwind_pending(t))
+                return 0;
+        r = move_to_own_probes(t);
+        if (r < 0)
+                return r;
+        /* A call entered before its own probes were placed and returning now is counted
+         * (inflight_stale at the thread's next call): the earlier probes record no more. */
+        w.multi_fds = TAKE_PTR(t->links.inherited_fds);
+        w.n_multi_fds = t->links.n_inherited;
+        t->links.n_inherited = 0;
+        (void)detacher_submit(env->detacher, &w);
+        return 1;
+}
+
 /* t's settings cfg where its probes' programs read them (at its slot) and the tracepoints' (by
  * its pid), each a whole value written at once: a program sees the old settings or the new. */
 static int write_config(const struct target_env *env, struct target *t, const struct target_config *cfg)
 {
         if (bpf_map_update_elem(t->slot.fd, &t->slot.slot,
-                                &(struct target_slot) { .tgid = (__u32)t->pid, .cfg = *cfg }, BPF_EXIST) < 0 ||
+                                &(struct target_slot) { .tgid = (__u32)t->pid, .gen = t->slot.gen, .cfg = *cfg },
+                                BPF_EXIST) < 0 ||
             bpf_map_update_elem(bpf_loader_targets_fd(env->skel), &(__u32){ t->pid }, cfg, BPF_EXIST) < 0)
                 return -errno;
         t->filter = *cfg;
@@ -527,8 +575,7 @@ int target_attach(const struct target_env *env, const struct target_attach_param
         target_unwind_init(env, t, p->unwind);
         r = p->exec ? attach_before_exec(env, t, p, error) : attach_running(env, t, p, error);
         if (r >= 0 && p->adopt) {
-                t->adopting = false;
-                r = target_pins_adopt(t);
+                r = target_pins_inherit(t);
                 if (r == 0)
                         r = error_set(error, -ENOLINK, "No pinned link of slot %u is left", t->slot.slot);
                 else if (r < 0)
@@ -689,6 +736,11 @@ void target_abandon(struct target *t)
 {
         assert(t);
         t->links.keep_pins = true;
+        /* The links left recording are its own, which are pinned; failing that, the earlier
+         * daemon's, pinned again (their pins went at the adoption). */
+        if (t->links.n_inherited > 0 && move_to_own_probes(t) < 0)
+                for (size_t i = 0; i < t->links.n_inherited; i++)
+                        (void)target_pins_add(t, t->links.inherited_fds[i]);
         probes_destroy_links(t);
         /* the kept programs walk its stacks by the list they have */
         t->unwind.installed = false;

@@ -99,6 +99,9 @@ struct target_slot_hold {
         struct slot_set *set;           /* taken from; NULL: none held */
         int fd;                         /* target_slots */
         uint32_t slot;
+        uint32_t gen;                   /* the generation of the probes that record it, as BPF's
+                                         * entry at slot names it (struct target_slot) */
+        uint32_t own_gen;               /* this daemon's probes' (gen, but while it is adopted) */
 };
 
 /* Its own counters: its row of BPF's counters map (bpf-types.h), which an earlier target may
@@ -117,8 +120,11 @@ struct target_links {
                                          * the kernel target's tracepoints */
         size_t n_links;
         int *multi_fds;                 /* uprobe_multi links: one per (object, program), and
-                                         * the links of an adopted target, reopened from their pins */
+                                         * the kernel target's once adopted, reopened from their pins */
         size_t n_multi_fds;
+        int *inherited_fds;             /* an adopted process's links an earlier daemon placed,
+                                         * recording it until its own take over (target_take_over()) */
+        size_t n_inherited;
         /* each pinned in pin_dir (target-pins.c), so that it outlives the daemon; NULL: not */
         const char *pin_dir;
         uint64_t pin_gen;               /* this daemon's, in the names of its pins */
@@ -197,7 +203,6 @@ struct target {
         struct target_exec *exec;       /* attached before it execs a program; NULL otherwise */
         struct kernel_symbols *kernel;  /* the kernel target's symbols; NULL for a process */
         bool rescanning;                /* a rescan of its files is under way (on the worker) */
-        bool adopting;                  /* its probes are an earlier daemon's (being adopted) */
         bool adopted;                   /* taken back from an earlier daemon at this one's start */
         uint64_t proc_start_time;       /* /proc/PID/stat's, once read (the state file's); 0 */
         int register_errno;             /* why its registration failed, in phase failed (its
@@ -286,9 +291,9 @@ struct target_attach_params {
         bool record_at_once;            /* a running process recorded from its probes on, before
                                          * its tables are built (a followed child, which memleakctl
                                          * run holds until then: exact counts first) */
-        const struct target_adoption *adopt;    /* take it back: its files are looked at as an attach
-                                                 * does, its links are the pinned ones, it records
-                                                 * at once; NULL: a new attach */
+        const struct target_adoption *adopt;    /* take it back: probed as an attach does, its
+                                                 * earlier probes (pinned) recording it at once
+                                                 * until target_take_over(); NULL: a new attach */
 };
 
 /* The one constructor: a target for pid (a process: with its pidfd; KERNEL_TARGET_PID: the
@@ -301,6 +306,16 @@ int target_new(const struct target_env *env, pid_t pid, const struct target_conf
  * to take back (target_pins_adopt()), then target_register(). */
 int target_new_adopted(const struct target_env *env, pid_t pid, uint32_t ring_depth,
                        const struct target_adoption *adopt, struct target **ret, char **error);
+
+/* Whether t, adopted, is still recorded by the probes an earlier daemon placed. */
+bool target_inherits_probes(const struct target *t);
+/* t adopted, once its unwind tables are in: its own probes record it from here on (its slot
+ * names their generation, a whole entry written at once: a call is recorded by the probes of one
+ * daemon or the other), and the earlier daemon's are removed (in the background). Then the
+ * libraries it loads are walked as a new target's are (those probes walked only what their
+ * daemon had tables for). 1 when it took over, 0 when there was nothing to take over (or the
+ * tables are not in yet), -errno (the earlier probes record it still). */
+int target_take_over(const struct target_env *env, struct target *t);
 
 /* Attach to a process (before it execs p->exec, if set): find what to probe, probe it, start
  * recording: returns 0 when it records. A running process starts recording only once its unwind

@@ -136,6 +136,53 @@ class RestartTest(Restarts):
     def test_a_stopped_daemon_s_target_is_adopted_at_the_next_start(self):
         self.assert_adopted_and_exact(signal.SIGTERM)
 
+    def test_a_library_an_adopted_target_loads_after_the_restart_is_walked(self):
+        # tests/programs/leak-unwind-dlopen.c (-O2, no frame pointers), adopted, then dlopens
+        # libleak-unwind-lib.so and leaks 6 x 111 bytes in lib_leak <- call_plugin <- main. The
+        # earlier daemon's probes walk by the tables they had, never this library's: the adopted
+        # target is moved to the new daemon's own probes once its tables are in.
+        daemon = self.start_daemon(config=CONFIG)
+        program = self.start_program('leak-unwind-dlopen')
+        daemon.attach(program.pid)
+        state = os.path.join(daemon.state_directory, 'targets.json')
+        self.assertTrue(harness.wait_until(lambda: f'"pid":{program.pid},' in read_text(state), 5), read_text(state))
+        pins_before = self.link_pins(daemon)
+        self.kill(daemon)
+        daemon = self.same_daemon_again(daemon)
+        moved = f'Pid {program.pid} (leak-unwind-dlo) is recorded by this memleakd\'s probes from now on'
+        self.assertTrue(harness.wait_until(lambda: moved in daemon.log(), 10), daemon.log())
+        # the earlier probes' pins gone, its own pinned: one generation, not the earlier one
+        self.assertTrue(harness.wait_until(
+            lambda: len({n.split('-')[1] for n in self.link_pins(daemon)}) == 1, 5), self.link_pins(daemon))
+        gens = {n.split('-')[1] for n in self.link_pins(daemon)}
+        self.assertFalse(gens & {n.split('-')[1] for n in pins_before}, (pins_before, self.link_pins(daemon)))
+        def tables():
+            status = daemon.status()
+            [target] = [t for t in status['targets'] if t['pid'] == program.pid]
+            return target['unwind']['tables'], status['limits']['unwind_tables']['building']
+
+        before, _ = tables()
+        program.go()
+        program.expect('loaded')
+        # the snapshot tick sees the library mapped and builds its table: leak once it is in
+        self.assertTrue(harness.wait_until(lambda: tables()[0] > before and tables()[1] == 0, 10),
+                        f'tables before the dlopen: {before}, now (tables, building): {tables()}')
+        program.run_leaks()
+        expected = {'lib_leak': {'bytes': 6 * 111, 'allocs': 6}}
+        report, totals = self.wait_for_totals(daemon, program.pid, {'lib_leak', 'lib_churn', 'churn'}, expected)
+        self.assert_totals(report, totals, expected, 'a library loaded after the restart')
+        text = harness.format_stacks(report)
+        leaks = [s for s in report['stacks'] if s['frames'] and s['frames'][0]['symbol'] == 'lib_leak']
+        self.assertTrue(leaks, text)
+        for stack in leaks:
+            self.assertEqual([f['symbol'] for f in stack['frames'][:3]], ['lib_leak', 'call_plugin', 'main'], text)
+            self.assertIsNone(stack['unwind_stopped'], text)
+            self.assertEqual(stack['frames'][-1]['symbol'], '_start', text)
+        [target] = report['targets']
+        self.assertEqual(target['counters']['unwind_stop_no_table'], 0, target['counters'])
+        for counter in ('return_without_entry', 'inflight_stale'):
+            self.assertEqual(target['lost'].get(counter, target['counters'].get(counter)), 0, target)
+
     def test_a_target_that_exited_while_the_daemon_was_down_is_reaped(self):
         daemon, program = self.traced_before_the_restart()
         pid = program.pid
