@@ -116,5 +116,6 @@ cJSON *call_reply_body(cJSON *reply)
         cJSON_DeleteItemFromObjectCaseSensitive(reply, F_VERSION);
         cJSON_DeleteItemFromObjectCaseSensitive(reply, F_ID);
         cJSON_DeleteItemFromObjectCaseSensitive(reply, F_RESULT_OK);
+        cJSON_DeleteItemFromObjectCaseSensitive(reply, F_WARNINGS);    /* printed on stderr */
         return reply;
 }

@@ -165,6 +165,22 @@ static uint64_t new_request_id(void)
         return id + 1;
 }
 
+/* What memleakd ignored of the request (an older memleakd: fields it does not know), on stderr:
+ * the command goes on. */
+static void print_warnings(const cJSON *reply)
+{
+        const char *version = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(reply, F_SOFTWARE));
+        const cJSON *w;
+
+        cJSON_ArrayForEach(w, cJSON_GetObjectItemCaseSensitive(reply, F_WARNINGS)) {
+                _cleanup_free_ char *safe = cJSON_IsString(w) ? text_escape_controls(w->valuestring) : NULL;
+
+                if (safe)
+                        fprintf(stderr, "memleakctl: warning: memleakd %s (memleakctl is %s): %s\n",
+                                version ?: "(of an unknown version)", MEMLEAKD_VERSION, safe);
+        }
+}
+
 int connection_call(int fd, const struct memleak_request *req, int timeout_ms,
                     cJSON **ret_reply, char **ret_error)
 {
@@ -219,6 +235,7 @@ int connection_call(int fd, const struct memleak_request *req, int timeout_ms,
         r = memleak_response_check(reply, r_req.id, &message);
         if (r < 0)
                 return error_set(ret_error, r, "%s", message);
+        print_warnings(reply);
         *ret_reply = TAKE_PTR(reply);
         return 0;
 }

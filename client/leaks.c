@@ -155,6 +155,10 @@ static cJSON *leaks_of(cJSON *reply)
 
         if (!leaks || !cJSON_IsArray(stacks))
                 return NULL;
+        /* the version of the memleakd that answered, as in every document memleakctl prints */
+        if (cJSON_IsString(cJSON_GetObjectItemCaseSensitive(reply, F_SOFTWARE)))
+                cJSON_AddItemToObject(leaks, F_SOFTWARE,
+                                      cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(reply, F_SOFTWARE), false));
         size = (size_t)cJSON_GetArraySize(stacks) + 1;
         suspects = calloc(size, sizeof(*suspects));
         caches = calloc(size, sizeof(*caches));

@@ -1056,6 +1056,10 @@ int render_json(FILE *f, const cJSON *obj)
         copy = cJSON_Duplicate(obj, true);
         if (!copy || json_integers_exact(copy) < 0)
                 return -ENOMEM;
+        /* every document says what made it: memleakd's version where it answered, else ours */
+        if (cJSON_IsObject(copy) && !cJSON_HasObjectItem(copy, F_SOFTWARE) &&
+            !cJSON_AddStringToObject(copy, F_SOFTWARE, MEMLEAKD_VERSION))
+                return -ENOMEM;
         text = cJSON_Print(copy);
         if (!text)
                 return -ENOMEM;

@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* Encode and validate protocol messages: table-driven request decoding, replies, error codes. */
+#include <assert.h>
 #include <errno.h>
 #include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "json-util.h"
 #include "macro.h"
@@ -349,6 +352,43 @@ static int check_framing(const char *line, size_t len, const char **error_messag
         return 0;
 }
 
+/* An unknown field of req (its name: NULL for an array element, which a request has not). */
+static int note_unknown(struct memleak_request *req, const char *name)
+{
+        req->n_unknown_total++;
+        if (req->n_unknown >= MEMLEAK_MAX_UNKNOWN_NAMED)
+                return 0;
+        req->unknown[req->n_unknown] = strndup(name ?: "", MEMLEAK_MAX_UNKNOWN_NAME_BYTES);
+        if (!req->unknown[req->n_unknown])
+                return -ENOMEM;
+        req->n_unknown++;
+        return 0;
+}
+
+cJSON *memleak_request_warnings(const struct memleak_request *req)
+{
+        _cleanup_json_ cJSON *a = NULL;
+        char text[MEMLEAK_MAX_UNKNOWN_NAME_BYTES + 64];
+
+        assert(req);
+        if (req->n_unknown_total == 0)
+                return NULL;
+        a = cJSON_CreateArray();
+        if (!a)
+                return NULL;
+        for (unsigned i = 0; i < req->n_unknown; i++) {
+                snprintf(text, sizeof(text), "unknown field \"%s\" ignored", req->unknown[i]);
+                if (!cJSON_AddItemToArray(a, cJSON_CreateString(text)))
+                        return NULL;
+        }
+        if (req->n_unknown_total > req->n_unknown) {
+                snprintf(text, sizeof(text), "%u more unknown fields ignored", req->n_unknown_total - req->n_unknown);
+                if (!cJSON_AddItemToArray(a, cJSON_CreateString(text)))
+                        return NULL;
+        }
+        return TAKE_PTR(a);
+}
+
 int memleak_request_parse(const char *line, size_t len, struct memleak_request *ret,
                           uint64_t *ret_id, const char **error_message)
 {
@@ -412,8 +452,13 @@ int memleak_request_parse(const char *line, size_t len, struct memleak_request *
                 unsigned bit;
 
                 if (!f) {
-                        *error_message = "Unknown field in request";
-                        return -EINVAL;
+                        /* a newer client's: ignored, and said so (mixed versions talk) */
+                        r = note_unknown(&req, item->string);
+                        if (r < 0) {
+                                *error_message = "Out of memory";
+                                return r;
+                        }
+                        continue;
                 }
                 bit = 1u << (f - request_fields);
                 if (seen & bit) {
@@ -450,6 +495,11 @@ void memleak_request_done(struct memleak_request *req)
 {
         if (!req)
                 return;
+        for (unsigned i = 0; i < req->n_unknown && i < MEMLEAK_MAX_UNKNOWN_NAMED; i++) {
+                free(req->unknown[i]);
+                req->unknown[i] = NULL;
+        }
+        req->n_unknown = req->n_unknown_total = 0;
         for (unsigned i = 0; i < req->n_objs && i < MEMLEAK_MAX_OBJS; i++) {
                 free(req->objs[i]);
                 req->objs[i] = NULL;
@@ -539,6 +589,7 @@ static cJSON *response_new(uint64_t id, bool ok)
 
         if (!o ||
             !cJSON_AddNumberToObject(o, F_VERSION, MEMLEAK_PROTOCOL_VERSION) ||
+            !cJSON_AddStringToObject(o, F_SOFTWARE, MEMLEAKD_VERSION) ||
             !json_add_u64(o, F_ID, id) ||
             !cJSON_AddBoolToObject(o, F_RESULT_OK, ok))
                 return NULL;

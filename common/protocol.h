@@ -41,6 +41,8 @@
 #define MEMLEAK_MAX_SAMPLE_BYTES   (UINT64_C(1) << 32)    /* sample_bytes: 4 GiB */
 #define MEMLEAK_MAX_ID             UINT32_MAX
 #define MEMLEAK_MAX_COMM_BYTES     15                     /* kernel_comm: TASK_COMM_LEN - 1 */
+#define MEMLEAK_MAX_UNKNOWN_NAMED  8                      /* unknown request fields named back */
+#define MEMLEAK_MAX_UNKNOWN_NAME_BYTES 64
 /* cJSON prints numbers with 15 significant digits, so every integer field stays below 10^15. */
 
 #define MEMLEAK_DEFAULT_SOCKET     "/run/memleakd/memleakd.sock"
@@ -55,6 +57,8 @@
 #define F_ERROR         "error"
 #define F_CODE          "code"
 #define F_MESSAGE       "message"
+#define F_SOFTWARE      "version"       /* every reply: the memleakd that answered ("0.1.0") */
+#define F_WARNINGS      "warnings"      /* a reply: what the daemon ignored in the request */
 #define F_PID           "pid"
 #define F_OBJS          "objs"
 #define F_EXEC          "exec"
@@ -152,6 +156,11 @@ struct memleak_request {
                                          * unit's cgroup (NAME.service, .scope, .slice) */
         char *cgroup;                   /* the same, for a cgroup v2 directory (absolute, or
                                          * relative to the cgroup2 mount) */
+        /* Fields this version does not know (a newer client's): ignored, named in the reply's
+         * warnings; the first few names kept, each cut to MEMLEAK_MAX_UNKNOWN_NAME_BYTES. */
+        char *unknown[MEMLEAK_MAX_UNKNOWN_NAMED];
+        unsigned n_unknown;             /* kept in unknown[] */
+        unsigned n_unknown_total;       /* all of them */
 };
 
 void memleak_request_done(struct memleak_request *req);
@@ -162,10 +171,14 @@ void memleak_request_done(struct memleak_request *req);
 int memleak_request_parse(const char *line, size_t len, struct memleak_request *ret,
                           uint64_t *ret_id, const char **error_message);
 
+/* The warnings a reply to req carries ({"warnings": [...]}'s array: the unknown fields it
+ * ignored), or NULL when there are none (or no memory for them). */
+cJSON *memleak_request_warnings(const struct memleak_request *req);
+
 /* Encode a request (client side): the inverse of memleak_request_parse. */
 cJSON *memleak_request_to_json(const struct memleak_request *req);
 
-/* Response skeletons: {"v":1,"id":ID,"ok":true} and the error form. */
+/* Response skeletons: {"v":1,"version":"0.1.0","id":ID,"ok":true} and the error form. */
 cJSON *memleak_response_new_ok(uint64_t id);
 cJSON *memleak_response_new_error(uint64_t id, int error, const char *message);
 

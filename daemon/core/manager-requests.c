@@ -658,7 +658,6 @@ static void handle_status(struct manager *m, struct server_request *sreq, struct
                 server_request_reply(sreq, NULL);
                 return;
         }
-        cJSON_AddStringToObject(r, RF_VERSION, MEMLEAKD_VERSION);
         json_add_u64(r, RF_UPTIME_S, (now_realtime_usec() - m->started_usec) / 1000000);
         json_add_u64(r, RF_SNAPSHOT_INTERVAL_MS, m->config.snapshot_interval_ms);
         json_add_u64(r, RF_RING_DEPTH, m->config.ring_depth);
@@ -814,6 +813,7 @@ void manager_requests_dispatch(void *userdata, struct server_request *sreq, cons
 {
         struct manager *m = userdata;
         _cleanup_(memleak_request_done) struct memleak_request req = {};
+        _cleanup_json_ cJSON *warnings = NULL;
         const char *parse_error = NULL;
         uint64_t id = 0;
         int r;
@@ -826,6 +826,14 @@ void manager_requests_dispatch(void *userdata, struct server_request *sreq, cons
                 return;
         }
         req.id = id;
+        warnings = memleak_request_warnings(&req);
+        if (warnings) {
+                /* names a client chose: the wire carries valid UTF-8 only */
+                if (json_strings_map(warnings, utf8_needs_repair, utf8_repair) >= 0)
+                        server_request_set_warnings(sreq, warnings);
+                log_debug("A request of uid %u named fields this memleakd does not know: ignored",
+                          (unsigned)server_request_peer(sreq)->uid);
+        }
         manager_auto_sample_sync(m);
         /* each command answers only about what its sender may see (manager-access.c) */
         commands[req.cmd].fn(m, sreq, &req);

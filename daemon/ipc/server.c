@@ -52,6 +52,7 @@ struct server_request {
         struct connection *conn;                /* NULL once the client left */
         struct ucred peer;
         struct peer_groups groups;
+        char *warnings;                         /* a JSON array the reply carries; NULL: none */
 };
 
 struct server {
@@ -237,11 +238,44 @@ static int connection_process(struct connection *c)
         return connection_set_phase(c);
 }
 
+/* frame (a reply: a JSON object and its newline) with "warnings": warnings as its last member;
+ * frame as it was when there is no memory for more (the reply goes without them). */
+static char *frame_add_warnings(char *frame, size_t *len, const char *warnings)
+{
+        static const char key[] = ",\"" F_WARNINGS "\":";
+        size_t n = *len, w = strlen(warnings), grown = n + sizeof(key) - 1 + w;
+        char *more;
+
+        /* a reply always has members ("v" first): the key goes after the last one */
+        if (n < 3 || frame[n - 1] != '\n' || frame[n - 2] != '}' || frame[n - 3] == '{')
+                return frame;
+        more = realloc(frame, grown + 1);
+        if (!more)
+                return frame;
+        memcpy(more + n - 2, key, sizeof(key) - 1);
+        memcpy(more + n - 2 + sizeof(key) - 1, warnings, w);
+        memcpy(more + grown - 2, "}\n", 3);
+        *len = grown;
+        return more;
+}
+
+void server_request_set_warnings(struct server_request *r, const cJSON *warnings)
+{
+        assert(r);
+        if (!warnings)
+                return;
+        free(r->warnings);
+        r->warnings = cJSON_PrintUnformatted(warnings);        /* NULL: the reply goes without */
+}
+
 static void request_answer(struct server_request *r, char *frame, size_t len)
 {
         struct connection *c = r->conn;
         int k;
 
+        if (frame && r->warnings)
+                frame = frame_add_warnings(frame, &len, r->warnings);
+        free(r->warnings);
         free(r);
         if (!c) {
                 free(frame);

@@ -56,6 +56,8 @@ bool server_request_peer_in_group(const struct server_request *r, gid_t gid);
 void server_request_reply(struct server_request *r, cJSON *reply);
 /* Answer r with an encoded frame (memleak_frame_encode()), taken. */
 void server_request_reply_frame(struct server_request *r, char *frame, size_t len);
+/* The reply to r, when it comes, carries warnings (a JSON array, copied) as "warnings". */
+void server_request_set_warnings(struct server_request *r, const cJSON *warnings);
 
 /* What the limits cost clients so far, for status. */
 struct server_stats {

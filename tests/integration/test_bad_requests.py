@@ -137,8 +137,22 @@ class BadRequestsTest(unittest.TestCase):
             with self.subTest(pid=pid):
                 self.assert_error({'v': 1, 'id': 11, 'cmd': 'attach', 'pid': pid}, 'EINVAL', request_id=11)
 
-    def test_unknown_field_is_einval(self):
-        self.assert_error({'v': 1, 'id': 12, 'cmd': 'status', 'colour': 'blue'}, 'EINVAL', request_id=12)
+    def test_unknown_fields_are_ignored_and_named_in_the_reply(self):
+        # a newer client's fields: the request is served, the reply says what was ignored; the
+        # report's reply is made off the event loop, as a frame, and says so too
+        for cmd in ('status', 'report'):
+            with self.subTest(cmd=cmd), self.client() as c:
+                reply = c.request({'v': 1, 'id': 12, 'cmd': cmd, 'colour': 'blue',
+                                   'newer_\x1b': {'a': [1, None]}})
+                self.assertIs(reply.get('ok'), True, reply)
+                self.assertEqual(reply['id'], 12, reply)
+                self.assertRegex(reply.get('version', ''), r'^\d+\.\d+', reply)
+                self.assertEqual(reply.get('warnings'), ['unknown field "colour" ignored',
+                                                         'unknown field "newer_\x1b" ignored'], reply)
+        with self.client() as c:
+            reply = c.request({'v': 1, 'id': 13, 'cmd': 'status'})
+        self.assertNotIn('warnings', reply)
+        self.assert_still_serving()
 
     def test_field_of_another_command_is_einval(self):
         self.assert_error({'v': 1, 'id': 13, 'cmd': 'status', 'top': 5}, 'EINVAL', request_id=13)

@@ -91,6 +91,11 @@ class CountersTest(harness.DaemonTestCase):
         self.assertNotIn('allocs_map_full', text)
         leaks = daemon.ctl_json('leaks', '--pid', clean.pid)
         self.assertEqual(losses(target_of(leaks, clean.pid)['lost']), {}, leaks['targets'])
+        # every JSON document memleakctl prints says which memleakd made it
+        version = daemon.status()['version']
+        self.assertRegex(version, r'^\d+\.\d+\.\d+')
+        for command in ('leaks', 'report', 'history'):
+            self.assertEqual(daemon.ctl_json(command, '--pid', clean.pid).get('version'), version, command)
         self.assertFalse(target_of(leaks, clean.pid)['verdicts_qualified'], leaks['targets'])
         self.assertNotIn('allocs_map_full', daemon.ctl_ok('leaks', '--pid', clean.pid).stdout)
 

@@ -201,10 +201,50 @@ static void protocol_refuses_bad_pid(void)
         refused("{\"v\":1,\"id\":6,\"cmd\":\"report\",\"pid\":true}\n", EINVAL, 6);
 }
 
+/* A newer client's fields are ignored and named back (mixed versions talk); the first few names
+ * kept, each cut short; the rest counted. */
+static void protocol_ignores_unknown_fields_and_names_them(void)
+{
+        _cleanup_(memleak_request_done) struct memleak_request req = {}, many = {}, none = {};
+        _cleanup_json_ cJSON *w = NULL, *wm = NULL;
+        _cleanup_free_ char *line = NULL, *text = NULL;
+        const char *message = NULL;
+        uint64_t id = 0;
+        size_t n;
+        FILE *f;
+
+        ASSERT_EQ(parse("{\"v\":1,\"id\":7,\"cmd\":\"attach\",\"pid\":1,\"Pid\":2,\"verbose\":true}\n",
+                        &req, &id, &message), 0);
+        ASSERT_EQ(req.pid, 1);
+        ASSERT_EQ(req.n_unknown_total, 2);
+        w = memleak_request_warnings(&req);
+        ASSERT_TRUE(w);
+        text = cJSON_PrintUnformatted(w);
+        ASSERT_STREQ(text, "[\"unknown field \\\"Pid\\\" ignored\",\"unknown field \\\"verbose\\\" ignored\"]");
+
+        ASSERT_EQ(parse("{\"v\":1,\"id\":7,\"cmd\":\"status\"}\n", &none, &id, &message), 0);
+        ASSERT_TRUE(memleak_request_warnings(&none) == NULL);
+
+        /* eleven, one of 300 bytes: eight named (that one cut to 64 bytes), three counted */
+        f = open_memstream(&line, &n);
+        ASSERT_TRUE(f);
+        fputs("{\"v\":1,\"cmd\":\"status\"", f);
+        fprintf(f, ",\"%0300d\":1", 0);
+        for (int i = 1; i < 11; i++)
+                fprintf(f, ",\"new_%d\":[1,{\"x\":2}]", i);
+        fputs("}\n", f);
+        ASSERT_EQ(fclose(f), 0);
+        ASSERT_EQ(parse(line, &many, &id, &message), 0);
+        ASSERT_EQ(many.n_unknown_total, 11);
+        ASSERT_EQ(many.n_unknown, MEMLEAK_MAX_UNKNOWN_NAMED);
+        ASSERT_EQ(strlen(many.unknown[0]), MEMLEAK_MAX_UNKNOWN_NAME_BYTES);
+        wm = memleak_request_warnings(&many);
+        ASSERT_EQ(cJSON_GetArraySize(wm), MEMLEAK_MAX_UNKNOWN_NAMED + 1);
+        ASSERT_STREQ(cJSON_GetArrayItem(wm, MEMLEAK_MAX_UNKNOWN_NAMED)->valuestring, "3 more unknown fields ignored");
+}
+
 static void protocol_refuses_unknown_and_misplaced_fields(void)
 {
-        refused("{\"v\":1,\"id\":7,\"cmd\":\"status\",\"verbose\":true}\n", EINVAL, 7);
-        refused("{\"v\":1,\"id\":7,\"cmd\":\"attach\",\"pid\":1,\"Pid\":1}\n", EINVAL, 7);
         /* Known fields that do not belong to the command. */
         refused("{\"v\":1,\"id\":7,\"cmd\":\"status\",\"pid\":1}\n", EINVAL, 7);
         refused("{\"v\":1,\"id\":7,\"cmd\":\"detach\",\"pid\":1,\"objs\":[\"/lib/libc.so.6\"]}\n", EINVAL, 7);
@@ -459,9 +499,9 @@ static void protocol_builds_ok_and_error_replies(void)
 
         ASSERT_TRUE(ok && err && err2);
         ok_text = cJSON_PrintUnformatted(ok);
-        ASSERT_STREQ(ok_text, "{\"v\":1,\"id\":17,\"ok\":true}");
+        ASSERT_STREQ(ok_text, "{\"v\":1,\"version\":\"" MEMLEAKD_VERSION "\",\"id\":17,\"ok\":true}");
         frame = memleak_frame_encode(err, &len);
-        ASSERT_STREQ(frame, "{\"v\":1,\"id\":18,\"ok\":false,\"error\":{\"code\":\"ESRCH\",\"message\":\"gone\"}}\n");
+        ASSERT_STREQ(frame, "{\"v\":1,\"version\":\"" MEMLEAKD_VERSION "\",\"id\":18,\"ok\":false,\"error\":{\"code\":\"ESRCH\",\"message\":\"gone\"}}\n");
         ASSERT_EQ(len, strlen(frame));
 
         ASSERT_EQ(memleak_response_check(ok, 17, &message), 0);
@@ -685,7 +725,8 @@ int main(void)
                 TEST(protocol_refuses_oversized_line_before_parsing),
                 TEST(protocol_refuses_bad_version_and_command),
                 TEST(protocol_refuses_bad_pid),
-                TEST(protocol_refuses_unknown_and_misplaced_fields),
+                TEST(protocol_ignores_unknown_fields_and_names_them),
+        TEST(protocol_refuses_unknown_and_misplaced_fields),
                 TEST(protocol_refuses_bad_objs),
                 TEST(protocol_refuses_out_of_range_numbers),
                 TEST(protocol_parses_kernel_target_requests),

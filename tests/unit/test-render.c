@@ -434,6 +434,9 @@ static void render_json_pretty_prints_the_same_object(void)
         ASSERT_TRUE(strchr(text, '\n') < text + strlen(text) - 1);      /* more than one line */
         ASSERT_EQ(text[strlen(text) - 1], '\n');
         back = parse_json(text);
+        /* with the version of what made it: memleakctl's, when the reply had none */
+        ASSERT_STREQ(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(back, "version")), MEMLEAKD_VERSION);
+        cJSON_DeleteItemFromObjectCaseSensitive(back, "version");
         ASSERT_TRUE(cJSON_Compare(report, back, true));
 }
 
@@ -449,7 +452,7 @@ static void render_json_keeps_large_ids_as_digits(void)
         ASSERT_EQ(r, 0);
         ASSERT_TRUE(strstr(text, "5636063579599020"));
         ASSERT_TRUE(strstr(text, "9007199254740992"));
-        ASSERT_TRUE(!strchr(text, 'e'));
+        ASSERT_TRUE(!strstr(text, "e+"));
         ASSERT_TRUE(strstr(text, "2.5"));
         /* the object itself is untouched: still numbers */
         ASSERT_TRUE(cJSON_IsNumber(cJSON_GetObjectItem(obj, "stack_id")));
