@@ -106,7 +106,9 @@ int call_command_run(const struct call_command *command, struct ctl_context *ctx
         if (r != CTL_EXIT_OK)
                 return r;
         command->view(&args, reply, &view);
-        return print_view(ctx, command->name, &view);
+        r = print_view(ctx, command->name, &view);
+        cJSON_Delete(view.owned);
+        return r;
 }
 
 cJSON *call_reply_body(cJSON *reply)

@@ -24,6 +24,7 @@ struct call_view {
         const cJSON *text;                              /* printed through render */
         const cJSON *json;                              /* printed with --json */
         int (*render)(FILE *f, const cJSON *obj);
+        cJSON *owned;                                   /* freed once printed (text made for it) */
 };
 
 struct call_command {

@@ -12,6 +12,7 @@ typedef int (*ctl_command_fn)(struct ctl_context *ctx, int argc, char *argv[]);
 int cmd_attach(struct ctl_context *ctx, int argc, char *argv[]);
 int cmd_detach(struct ctl_context *ctx, int argc, char *argv[]);
 int cmd_status(struct ctl_context *ctx, int argc, char *argv[]);
+int cmd_metrics(struct ctl_context *ctx, int argc, char *argv[]);
 int cmd_report(struct ctl_context *ctx, int argc, char *argv[]);
 int cmd_leaks(struct ctl_context *ctx, int argc, char *argv[]);
 int cmd_history(struct ctl_context *ctx, int argc, char *argv[]);

@@ -15,6 +15,7 @@ static const struct {
         { "attach", cmd_attach },
         { "detach", cmd_detach },
         { "status", cmd_status },
+        { "metrics", cmd_metrics },
         { "report", cmd_report },
         { "leaks", cmd_leaks },
         { "history", cmd_history },
@@ -41,6 +42,7 @@ static void help(void)
                "                        Stop tracing a process, or the kernel\n"
                "  status [--unit NAME | --cgroup PATH] [--json]\n"
                "                        Show the daemon, the traced processes, the watches and the counters\n"
+               "  metrics [--json]      Print the metrics once, in Prometheus' text format\n"
                "  report [--pid PID [--children] | --kernel | --unit NAME | --cgroup PATH] [--top N] [--min-age SECONDS]\n"
                "         [--reachability] [--show-addresses | --folded | --json]\n"
                "                        Show the stacks holding the most outstanding memory; with\n"
@@ -110,9 +112,9 @@ int main(int argc, char *argv[])
                 }
 
         if (optind >= argc)
-                return ctl_usage_error(&ctx, "no command given (attach, detach, status, report, leaks, history, top, run or html)");
+                return ctl_usage_error(&ctx, "no command given (attach, detach, status, metrics, report, leaks, history, top, run or html)");
         for (size_t i = 0; i < ELEMENTSOF(commands); i++)
                 if (strcmp(commands[i].name, argv[optind]) == 0)
                         return commands[i].fn(&ctx, argc - optind, argv + optind);
-        return ctl_usage_error(&ctx, "unknown command '%s' (attach, detach, status, report, leaks, history, top, run or html)", argv[optind]);
+        return ctl_usage_error(&ctx, "unknown command '%s' (attach, detach, status, metrics, report, leaks, history, top, run or html)", argv[optind]);
 }

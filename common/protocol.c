@@ -17,6 +17,7 @@ static const char *const memleak_command_table[_MEMLEAK_CMD_MAX] = {
         [MEMLEAK_CMD_STATUS] = "status",
         [MEMLEAK_CMD_REPORT] = "report",
         [MEMLEAK_CMD_HISTORY] = "history",
+        [MEMLEAK_CMD_METRICS] = "metrics",
 };
 
 DEFINE_STRING_TABLE_LOOKUP(memleak_command, enum memleak_command);

@@ -87,6 +87,7 @@ enum memleak_command {
         MEMLEAK_CMD_STATUS,
         MEMLEAK_CMD_REPORT,
         MEMLEAK_CMD_HISTORY,
+        MEMLEAK_CMD_METRICS,
         _MEMLEAK_CMD_MAX,
         _MEMLEAK_CMD_INVALID = -1,
 };

@@ -164,6 +164,7 @@
 #define RF_REJECTED                 "rejected"
 #define RF_REOPENED                 "reopened"
 #define RF_REOPEN_FAILED            "reopen_failed"
+#define RF_METRICS                  "metrics"
 #define RF_REPORT                   "report"
 #define RF_RETURN_WITHOUT_ENTRY     "return_without_entry"
 #define RF_RING_DEPTH               "ring_depth"
@@ -399,6 +400,11 @@
  * docs: history */
 #define REPLY_POINT(X) \
         X(RF_T) X(RF_BYTES) X(RF_ALLOCS)
+
+/* The metrics reply, beside the envelope: the metrics in Prometheus' text format.
+ * docs: metrics */
+#define REPLY_METRICS(X) \
+        X(RF_METRICS)
 
 /* The report reply, beside the envelope, and its "report".
  * docs: report */

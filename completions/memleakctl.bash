@@ -8,11 +8,12 @@ _memleakctl()
         _init_completion || return
 
         local global_opts='-s --socket -j --json -h --help -V --version'
-        local commands='attach detach status report leaks history top run html'
+        local commands='attach detach status metrics report leaks history top run html'
         local -A command_opts=(
                 [attach]='-p --pid --unit --cgroup -o --obj --mmap --unwind --follow-forks -k --kernel --kernel-filter --min-size --max-size --sample-bytes -j --json -h --help'
                 [detach]='-p --pid --children --unit --cgroup -k --kernel -j --json -h --help'
                 [status]='--unit --cgroup -j --json -h --help'
+                [metrics]='-j --json -h --help'
                 [report]='-p --pid --children --unit --cgroup -k --kernel -t --top --min-age --reachability --show-addresses --folded -j --json -h --help'
                 [leaks]='-p --pid --children --unit --cgroup --reachability --no-reachability -j --json -h --help'
                 [history]='-p --pid --children --unit --cgroup -k --kernel --stack -t --top -j --json -h --help'

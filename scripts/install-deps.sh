@@ -14,6 +14,7 @@ packages=(
         nodejs                          # tests: runs memleakctl html's page script
         libc6-dbg                       # tests: name glibc's local functions (start_thread, __libc_start_call_main)
         valgrind                        # tests: memcheck is the reference for the reachability classes
+        prometheus prometheus-node-exporter  # tests: promtool checks the metrics, node_exporter serves them to Prometheus
         debootstrap systemd-container   # tests/e2e: boots a Debian root under systemd-nspawn
         build-essential dpkg-dev debhelper lintian  # tests/e2e: builds and checks the .deb (scripts/build-deb.sh)
 )

@@ -29,6 +29,8 @@ enum key_type {
         KEY_GROUP,              /* group name; empty means root's group */
         KEY_UNWIND,             /* "auto", "dwarf" or "fp" */
         KEY_DIRECTORY,          /* absolute directory path */
+        KEY_FILE,               /* absolute path of a file (not a directory's: no trailing '/');
+                                 * empty: none */
 };
 
 struct config_key {
@@ -92,6 +94,9 @@ static const struct config_key config_keys[] = {
           0, CONFIG_UNWIND_CACHE_MAX_MB_MAX, true },
         { "state_directory", KEY_DIRECTORY, offsetof(struct memleakd_config, state_directory), 0, 0, true },
         { "bpf_pin_directory", KEY_DIRECTORY, offsetof(struct memleakd_config, bpf_pin_directory), 0, 0, true },
+        { "metrics_textfile", KEY_FILE, offsetof(struct memleakd_config, metrics_textfile), 0, 0, true },
+        { "metrics_interval_ms", KEY_INTERVAL_MS, offsetof(struct memleakd_config, metrics_interval_ms),
+          CONFIG_METRICS_INTERVAL_MS_MIN, CONFIG_METRICS_INTERVAL_MS_MAX, false },
 };
 
 int config_init_defaults(struct memleakd_config *c)
@@ -112,6 +117,7 @@ int config_init_defaults(struct memleakd_config *c)
 
         *c = (struct memleakd_config) {
                 .snapshot_interval_ms = CONFIG_SNAPSHOT_INTERVAL_MS_DEFAULT,
+                .metrics_interval_ms = CONFIG_METRICS_INTERVAL_MS_DEFAULT,
                 .ring_depth = CONFIG_RING_DEPTH_DEFAULT,
                 .max_targets = CONFIG_MAX_TARGETS_DEFAULT,
                 .max_allocs = CONFIG_MAX_ALLOCS_DEFAULT,
@@ -164,6 +170,8 @@ void config_done(struct memleakd_config *c)
         c->state_directory = NULL;
         free(c->bpf_pin_directory);
         c->bpf_pin_directory = NULL;
+        free(c->metrics_textfile);
+        c->metrics_textfile = NULL;
 }
 
 __attribute__((format(printf, 3, 4)))
@@ -347,6 +355,9 @@ static char *key_expected(const struct config_key *k)
         case KEY_DIRECTORY:
                 n = asprintf(&s, "an absolute directory path of at most %u bytes", CONFIG_CACHE_DIRECTORY_MAX);
                 break;
+        case KEY_FILE:
+                n = asprintf(&s, "an absolute file path of at most %u bytes, or nothing", CONFIG_CACHE_DIRECTORY_MAX);
+                break;
         }
         return n < 0 ? NULL : s;
 }
@@ -396,6 +407,20 @@ static int key_apply(const struct config_key *k, const char *value, struct memle
         case KEY_SOCKET_PATH:
         case KEY_DIRECTORY:
                 if (k->type == KEY_SOCKET_PATH ? !socket_path_valid(value) : !directory_valid(value))
+                        return -EINVAL;
+                s = strdup(value);
+                if (!s)
+                        return -ENOMEM;
+                free(*(char **)field);
+                *(char **)field = s;
+                return 0;
+        case KEY_FILE:
+                if (*value == '\0') {
+                        free(*(char **)field);
+                        *(char **)field = NULL;
+                        return 0;
+                }
+                if (!directory_valid(value) || value[strlen(value) - 1] == '/')
                         return -EINVAL;
                 s = strdup(value);
                 if (!s)
@@ -666,6 +691,7 @@ static bool key_same(const struct config_key *k, const struct memleakd_config *a
                 return *(const enum memleak_unwind *)x == *(const enum memleak_unwind *)y;
         case KEY_SOCKET_PATH:
         case KEY_DIRECTORY:
+        case KEY_FILE:
         case KEY_GROUP: {
                 const char *s = *(char *const *)x, *t = *(char *const *)y;
 
@@ -696,6 +722,7 @@ static void key_copy(const struct config_key *k, struct memleakd_config *dst, co
                 return;
         case KEY_SOCKET_PATH:
         case KEY_DIRECTORY:
+        case KEY_FILE:
         case KEY_GROUP:
                 assert(!"a string key applied at run time");
                 return;

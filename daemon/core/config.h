@@ -55,6 +55,9 @@
 #define CONFIG_STATE_DIRECTORY_DEFAULT      "/var/lib/memleakd"     /* systemd's StateDirectory=memleakd */
 #define CONFIG_BPF_PIN_DIRECTORY_DEFAULT    "/sys/fs/bpf/memleakd"
 #define CONFIG_CACHE_DIRECTORY_MAX          4095u     /* bytes (PATH_MAX with its NUL) */
+#define CONFIG_METRICS_INTERVAL_MS_DEFAULT  15000u
+#define CONFIG_METRICS_INTERVAL_MS_MIN      1000u
+#define CONFIG_METRICS_INTERVAL_MS_MAX      3600000u
 #define CONFIG_UNWIND_CACHE_MAX_MB_MAX      1048576u
 #define CONFIG_UNWIND_CACHE_MAX_MB_DEFAULT  256u
 
@@ -104,6 +107,9 @@ struct memleakd_config {
                                          * after a restart are listed there */
         char *bpf_pin_directory;        /* bpf_pin_directory: absolute, on bpffs; the maps and
                                          * probe links kept across a restart */
+        char *metrics_textfile;         /* metrics_textfile: absolute; the Prometheus metrics
+                                         * written there (node_exporter's textfile collector); NULL: not */
+        uint64_t metrics_interval_ms;   /* metrics_interval_ms: between two writes of it */
         struct config_targets targets;  /* the [target] sections of every file, in order */
 };
 

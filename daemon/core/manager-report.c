@@ -205,8 +205,9 @@ static int copy_target(const struct manager *m, const struct target *t, bool sca
 }
 
 struct report_request {
+        struct manager *m;
         struct report_job *job;
-        struct server_request *request;
+        struct server_request *request;         /* NULL: the metrics textfile's */
 };
 
 static void run(void *data)
@@ -218,6 +219,12 @@ static void done(void *data, bool cancelled)
 {
         struct report_request *rr = data;
 
+        if (!rr->request) {
+                manager_metrics_written(rr->m, cancelled ? -ECANCELED : -rr->job->metrics_errno);
+                report_job_free(rr->job);
+                free(rr);
+                return;
+        }
         if (cancelled)
                 server_request_reply(rr->request, memleak_response_new_error(rr->job->id, ECANCELED,
                                                                               "memleakd is shutting down"));
@@ -231,14 +238,15 @@ int manager_report_start(struct manager *m, struct server_request *sreq, const s
                          char **error)
 {
         _cleanup_free_ bool *shown = NULL;
-        struct peer_view view = manager_peer_view(m, sreq);
+        /* the metrics textfile (no request) has every target */
+        struct peer_view view = sreq ? manager_peer_view(m, sreq) : (struct peer_view) { .admin = true };
         struct report_request *rr;
         struct report_job *job;
         size_t n = 0, k = 0, refused = 0;
         int r;
 
         assert(m);
-        assert(sreq);
+        assert(sreq || req->cmd == MEMLEAK_CMD_METRICS);
         assert(req);
         assert(error);
         /* A target that just exited (memleakctl run asks the moment its program exits) is reported
@@ -287,7 +295,13 @@ int manager_report_start(struct manager *m, struct server_request *sreq, const s
                 .concurrent_stop_ms = m->config.reachability_concurrent ?
                                       m->config.reachability_concurrent_max_stop_ms : 0,
                 .snapshot_only = req->snapshot_only,
+                .metrics = req->cmd == MEMLEAK_CMD_METRICS,
         };
+        if (job->metrics) {
+                job->metrics_daemon = manager_metrics_daemon(m);
+                if (!sreq && !(job->metrics_path = strdup(m->config.metrics_textfile)))
+                        r = -ENOMEM;
+        }
         for (size_t i = 0; i < m->n_targets && r >= 0; i++)
                 if (shown[i]) {
                         target_refresh_comm(m->targets[i]);
@@ -296,7 +310,7 @@ int manager_report_start(struct manager *m, struct server_request *sreq, const s
         key_reused_pids(job);
         rr = r >= 0 ? malloc(sizeof(*rr)) : NULL;
         if (rr)
-                *rr = (struct report_request) { .job = job, .request = sreq };
+                *rr = (struct report_request) { .m = m, .job = job, .request = sreq };
         if (!rr || worker_submit(m->worker, rr, run, done) < 0) {
                 free(rr);
                 report_job_free(job);

@@ -807,6 +807,7 @@ static const struct {
         [MEMLEAK_CMD_STATUS] = { handle_status },
         [MEMLEAK_CMD_REPORT] = { handle_report },
         [MEMLEAK_CMD_HISTORY] = { handle_history },
+        [MEMLEAK_CMD_METRICS] = { handle_report },      /* a report job too (manager-report.c) */
 };
 
 void manager_requests_dispatch(void *userdata, struct server_request *sreq, const char *line, size_t len)

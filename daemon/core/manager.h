@@ -14,6 +14,7 @@
 #include "leak-verdict.h"
 #include "macro.h"
 #include "pending-ops.h"
+#include "metrics-text.h"
 #include "pins.h"
 #include "reclaim.h"
 #include "slot-set.h"
@@ -80,7 +81,19 @@ struct manager {
         uint64_t state_write_failures;
         bool ring_write_warned;
         unsigned adopted, adopt_reaped, adopt_failed;   /* at this start */
+        struct {
+                bool pending;                   /* a write of metrics_textfile under way */
+                uint64_t written_usec;          /* CLOCK_MONOTONIC: the last one began */
+                int last_error;                 /* its failure (logged once), 0 */
+        } metrics;
 };
+
+/* manager-metrics.c: the Prometheus metrics, asked for or written to metrics_textfile */
+struct metrics_daemon manager_metrics_daemon(const struct manager *m);
+/* At a snapshot tick: the textfile written when its interval has gone by. */
+void manager_metrics_tick(struct manager *m);
+/* A write of it done: r (-errno) logged when it failed anew. */
+void manager_metrics_written(struct manager *m, int r);
 
 /* manager-state.c: what a restart adopts, kept up to date */
 /* Whether t is left recording when the daemon goes (and listed in the state file). */

@@ -2,8 +2,12 @@
 /* A report built on the worker thread, from what the event loop copied into the job. */
 #include <assert.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include "bpf-loader.h"
 #include "counters.h"
 #include "counters-json.h"
@@ -59,6 +63,7 @@ struct report_job *report_job_free(struct report_job *j)
         }
         free(j->targets);
         free(j->frame);
+        free(j->metrics_path);
         free(j);
         return NULL;
 }
@@ -345,15 +350,9 @@ static int collect_rows(struct report_job *j, struct stack_rows *ret, char **err
         return 0;
 }
 
-static cJSON *build_reply(struct report_job *j, char **error)
+/* The report's view of each target (rts[i] for j->targets[i]), but what count_targets() sets. */
+static void fill_targets(const struct report_job *j, struct report_target *rts)
 {
-        _cleanup_(stack_rows_done) struct stack_rows rows = {};
-        _cleanup_free_ struct report_target *rts = calloc(MAX(j->n_targets, (size_t)1), sizeof(*rts));
-        _cleanup_json_ cJSON *reply = NULL, *lost = NULL;
-        cJSON *report;
-
-        if (!rts || collect_rows(j, &rows, error) < 0)
-                return rts ? NULL : (error_set(error, -ENOMEM, "Out of memory"), NULL);
         for (size_t i = 0; i < j->n_targets; i++)
                 rts[i] = (struct report_target) {
                         .pid = j->targets[i].pid, .shown_pid = j->targets[i].shown_pid, .comm = j->targets[i].comm,
@@ -376,6 +375,18 @@ static cJSON *build_reply(struct report_job *j, char **error)
                         .reach = j->targets[i].reach,
                         .reach_unavailable = j->targets[i].reach_unavailable,
                 };
+}
+
+static cJSON *build_reply(struct report_job *j, char **error)
+{
+        _cleanup_(stack_rows_done) struct stack_rows rows = {};
+        _cleanup_free_ struct report_target *rts = calloc(MAX(j->n_targets, (size_t)1), sizeof(*rts));
+        _cleanup_json_ cJSON *reply = NULL, *lost = NULL;
+        cJSON *report;
+
+        if (!rts || collect_rows(j, &rows, error) < 0)
+                return rts ? NULL : (error_set(error, -ENOMEM, "Out of memory"), NULL);
+        fill_targets(j, rts);
         /* Read after collecting: what was lost meanwhile belongs in this report. */
         lost = count_targets(j);
         if (!lost) {
@@ -409,6 +420,79 @@ static cJSON *build_reply(struct report_job *j, char **error)
         return TAKE_PTR(reply);
 }
 
+/* text written to path atomically (a temporary file beside it, renamed): a reader sees the
+ * old metrics or the new. Not fsync'd: they are remade at each interval. */
+static int write_atomically(const char *path, const char *text)
+{
+        _cleanup_free_ char *tmp = NULL;
+        size_t n = strlen(text);
+        int fd, r = 0;
+
+        if (asprintf(&tmp, "%s.XXXXXX", path) < 0)
+                return -ENOMEM;
+        fd = mkostemp(tmp, O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        if (fchmod(fd, 0644) < 0)
+                r = -errno;
+        for (size_t done = 0; r == 0 && done < n;) {
+                ssize_t k = write(fd, text + done, n - done);
+
+                if (k < 0 && errno != EINTR)
+                        r = -errno;
+                else if (k > 0)
+                        done += (size_t)k;
+        }
+        if (close(fd) < 0 && r == 0)
+                r = -errno;
+        if (r == 0 && rename(tmp, path) < 0)
+                r = -errno;
+        if (r < 0)
+                (void)unlink(tmp);
+        return r;
+}
+
+/* The metrics of j's targets: its text, in a reply ({"metrics": text}) and, with
+ * j->metrics_path, in that file. */
+static cJSON *build_metrics(struct report_job *j, char **error)
+{
+        _cleanup_(stack_rows_done) struct stack_rows rows = {};
+        _cleanup_free_ struct report_target *rts = calloc(MAX(j->n_targets, (size_t)1), sizeof(*rts));
+        _cleanup_free_ struct report_summary *sums = calloc(MAX(j->n_targets, (size_t)1), sizeof(*sums));
+        _cleanup_json_ cJSON *reply = NULL, *lost = NULL, *targets = NULL;
+        _cleanup_free_ char *text = NULL;
+        uint64_t now = now_realtime_usec();
+        struct report_params p = {
+                .generated_at = now / 1000000, .generated_at_usec = now, .assess = assess_stack, .userdata = j,
+        };
+
+        if (!rts || !sums)
+                return error_set(error, -ENOMEM, "Out of memory"), NULL;
+        if (collect_rows(j, &rows, error) < 0)
+                return NULL;
+        fill_targets(j, rts);
+        lost = count_targets(j);
+        if (!lost)
+                return error_set(error, -ENOMEM, "Out of memory"), NULL;
+        for (size_t i = 0; i < j->n_targets; i++) {
+                rts[i].counted = j->targets[i].counted;
+                rts[i].verdicts_qualified = j->targets[i].verdicts_qualified;
+        }
+        report_summarize(&rows, rts, j->n_targets, &p, sums);
+        targets = report_targets_json(&rows, rts, j->n_targets, &p);
+        j->metrics_daemon.generated_at = p.generated_at;
+        /* label values are UTF-8 */
+        if (!targets || json_strings_map(targets, utf8_needs_repair, utf8_repair) < 0 ||
+            metrics_text_build(targets, sums, &j->metrics_daemon, &text) < 0)
+                return error_set(error, -ENOMEM, "Out of memory"), NULL;
+        if (j->metrics_path)
+                j->metrics_errno = -write_atomically(j->metrics_path, text);
+        reply = memleak_response_new_ok(j->id);
+        if (!reply || !cJSON_AddStringToObject(reply, RF_METRICS, text))
+                return error_set(error, -ENOMEM, "Out of memory"), NULL;
+        return TAKE_PTR(reply);
+}
+
 void report_job_run(void *job)
 {
         struct report_job *j = job;
@@ -424,7 +508,7 @@ void report_job_run(void *job)
                         j->targets[i].reach_unavailable = strdup("out of memory for the scan");
         /* Names resolved here stay valid until the reply is encoded, whatever the loop releases. */
         symbolizer_read_begin(j->syms);
-        reply = build_reply(j, &error);
+        reply = j->metrics ? build_metrics(j, &error) : build_reply(j, &error);
         if (!reply)
                 reply = memleak_response_new_error(j->id, ENOMEM, error ? error : "Out of memory");
         /* Names a traced process chose may be any bytes: the wire carries valid UTF-8 only. */

@@ -12,6 +12,7 @@
 #include "auto-sample.h"
 #include "leak-verdict.h"
 #include "reach-scan.h"
+#include "metrics-text.h"
 #include "module-map.h"
 #include "snapshot.h"
 #include "stack-collect.h"
@@ -96,6 +97,12 @@ struct report_job {
         uint64_t concurrent_stop_ms;    /* a live scan tried concurrently first, each stop within
                                          * this; 0: not (reach_scan_live) */
         bool snapshot_only;             /* a live scan only from a snapshot (reach_scan_live) */
+        /* the metrics instead of a report: {"metrics": text} (metrics-text.h), with the daemon's
+         * own figures, and written to metrics_path (owned) when set */
+        bool metrics;
+        struct metrics_daemon metrics_daemon;
+        char *metrics_path;
+        int metrics_errno;              /* made by it: writing metrics_path failed (0: it did not) */
         /* made by it */
         uint64_t perf_map_bytes;        /* the perf maps it read (REPORT_JOB_PERF_MAP_BUDGET) */
         char *frame;                    /* the reply, encoded */

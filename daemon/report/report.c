@@ -411,6 +411,56 @@ static bool verdict_wanted(const struct report_params *p, const struct stack_row
                (int)a.verdict + 1 == p->only_verdict;
 }
 
+cJSON *report_targets_json(const struct stack_rows *rows, const struct report_target *targets, size_t n_targets,
+                           const struct report_params *p)
+{
+        assert(rows);
+        assert(p);
+        return targets_to_json(rows, targets, n_targets, p);
+}
+
+void report_summarize(const struct stack_rows *rows, const struct report_target *targets, size_t n_targets,
+                      const struct report_params *p, struct report_summary *ret)
+{
+        assert(rows);
+        assert(p);
+        assert(ret || n_targets == 0);
+        uint64_t now_usec = p->generated_at_usec ?: p->generated_at * 1000000;
+        uint64_t *bytes = calloc(MAX(n_targets, (size_t)1), sizeof(*bytes));
+
+        for (size_t i = 0; i < n_targets; i++)
+                ret[i] = (struct report_summary) {};
+        for (size_t i = 0; i < rows->n; i++) {
+                const struct stack_row *row = &rows->rows[i];
+                const struct report_target *t = target_of(targets, n_targets, row->pid);
+                struct report_summary *sum;
+                struct leak_assessment a;
+                uint64_t lost;
+
+                if (!t || row->allocs == 0 || row->space != 0)
+                        continue;
+                sum = &ret[t - targets];
+                sum->stacks++;
+                if (bytes)
+                        bytes[t - targets] += row->bytes;
+                if (row->stack_id >= 0 && p->assess && p->assess(p->userdata, row, &a) &&
+                    a.verdict == LEAK_VERDICT_GROWING)
+                        sum->growing++;
+                lost = lost_bytes(reach_of(targets, n_targets, row));
+                if (lost > 0) {
+                        sum->lost_stacks++;
+                        sum->lost_bytes += lost;
+                }
+        }
+        for (size_t i = 0; bytes && i < n_targets; i++)
+                if (targets[i].has_trend && targets[i].trend_to_now && now_usec > targets[i].trend_oldest_usec + 500000) {
+                        ret[i].has_growth = true;
+                        ret[i].growth_bytes_per_s = ((double)bytes[i] - (double)targets[i].trend_oldest_bytes) /
+                                                    ((double)(now_usec - targets[i].trend_oldest_usec) / 1e6);
+                }
+        free(bytes);
+}
+
 cJSON *report_build(struct stack_rows *rows, const struct report_target *targets, size_t n_targets,
                     const struct report_params *p)
 {

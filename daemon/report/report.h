@@ -80,6 +80,8 @@ struct report_params {
         uint64_t top;
         uint64_t min_age_s;
         uint64_t generated_at;          /* seconds since the epoch */
+        uint64_t generated_at_usec;     /* the same in µs, for report_summarize()'s growth (0: from
+                                         * generated_at) */
         uint32_t max_stack_depth;       /* a stack this deep was cut there: "truncated" */
         const cJSON *lost;              /* copied into the report */
         report_resolve_fn resolve;
@@ -93,6 +95,24 @@ struct report_params {
 /* rows are sorted in place. Returns NULL on allocation failure. */
 cJSON *report_build(struct stack_rows *rows, const struct report_target *targets, size_t n_targets,
                     const struct report_params *p);
+
+/* What a report's stacks say of each target, without the stacks (the metrics): its heap stacks
+ * with blocks outstanding, those growing (p->assess), those a reachability scan found lost
+ * blocks in, and those blocks' bytes; a live one's growth from its oldest snapshot to now. */
+struct report_summary {
+        uint64_t stacks;
+        uint64_t growing;
+        uint64_t lost_stacks;
+        uint64_t lost_bytes;
+        bool has_growth;                /* a live target's heap bytes' growth over its ring, to now */
+        double growth_bytes_per_s;
+};
+/* ret[i] for targets[i] (rows as report_build() takes them; not reordered). */
+void report_summarize(const struct stack_rows *rows, const struct report_target *targets, size_t n_targets,
+                      const struct report_params *p, struct report_summary *ret);
+/* The report's "targets" array alone. NULL without memory. */
+cJSON *report_targets_json(const struct stack_rows *rows, const struct report_target *targets, size_t n_targets,
+                           const struct report_params *p);
 
 /* "user stack unreadable (EFAULT)" and friends, for a negative stack id of a process's stack
  * (kernel: of the kernel target's, "kernel stack unreadable (EFAULT)"). */

@@ -24,7 +24,7 @@ static const char *const all_keys[] = {
         "default_min_size", "default_max_size", "symbols_max_open_files", "symbols_max_mb",
         "symbols_max_section_mb", "exited_max_mb", "unwind", "verdict_min_snapshots", "verdict_noise_factor",
         "verdict_flat_bytes", "verdict_flat_percent", "auto_sample_percent", "cache_directory", "unwind_cache_max_mb",
-        "state_directory", "bpf_pin_directory",
+        "state_directory", "bpf_pin_directory", "metrics_textfile", "metrics_interval_ms",
 };
 
 static char *tmp_dir;
@@ -86,7 +86,9 @@ static bool config_equal(const struct memleakd_config *a, const struct memleakd_
                 str_eq_or_null(a->cache_directory, b->cache_directory) &&
                 a->unwind_cache_max_mb == b->unwind_cache_max_mb &&
                 str_eq_or_null(a->state_directory, b->state_directory) &&
-                str_eq_or_null(a->bpf_pin_directory, b->bpf_pin_directory);
+                str_eq_or_null(a->bpf_pin_directory, b->bpf_pin_directory) &&
+                str_eq_or_null(a->metrics_textfile, b->metrics_textfile) &&
+                a->metrics_interval_ms == b->metrics_interval_ms;
 }
 
 /* Expect text to fail with -EINVAL and exactly the message "<conf_path>:<rest>". */
@@ -406,6 +408,29 @@ static void state_and_pin_directories_parse(void)
         ASSERT_TRUE(!config_key_reloadable("bpf_pin_directory"));
         assert_invalid("state_directory", "var/lib/memleakd");
         assert_invalid("bpf_pin_directory", "");
+}
+
+static void metrics_keys_parse(void)
+{
+        struct memleakd_config c;
+
+        c = parse_one("metrics_textfile", "/var/lib/node-exporter/memleakd.prom");
+        ASSERT_STREQ(c.metrics_textfile, "/var/lib/node-exporter/memleakd.prom");
+        ASSERT_EQ(c.metrics_interval_ms, 15000);
+        config_done(&c);
+        c = parse_one("metrics_textfile", "");
+        ASSERT_TRUE(c.metrics_textfile == NULL);
+        config_done(&c);
+        c = parse_one("metrics_interval_ms", "2s");
+        ASSERT_EQ(c.metrics_interval_ms, 2000);
+        ASSERT_TRUE(c.metrics_textfile == NULL);
+        config_done(&c);
+        ASSERT_TRUE(!config_key_reloadable("metrics_textfile"));
+        ASSERT_TRUE(config_key_reloadable("metrics_interval_ms"));
+        assert_invalid("metrics_textfile", "memleakd.prom");
+        assert_invalid("metrics_textfile", "/var/lib/node-exporter/");
+        assert_invalid("metrics_interval_ms", "999");
+        assert_invalid("metrics_interval_ms", "3601s");
 }
 
 static void interval_accepts_ms_and_s_suffixes(void)
@@ -867,6 +892,7 @@ static const struct unit_test tests[] = {
         TEST(socket_path_of_107_bytes_fits),
         TEST(cache_directory_and_its_bound_parse),
         TEST(state_and_pin_directories_parse),
+        TEST(metrics_keys_parse),
         TEST(interval_accepts_ms_and_s_suffixes),
         TEST(sizes_accept_binary_k_m_g_suffixes),
         TEST(min_size_above_max_size_is_rejected),
