@@ -10,6 +10,7 @@
 #include <linux/userfaultfd.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 #include "macro.h"
 #include "util.h"
@@ -54,6 +55,12 @@ struct pm_scan_arg {
 #define CLOSE_PIECE_BYTES (16ULL << 20)
 #define CLOSE_STOP_USEC 10000
 #define CLOSE_MAX_STOPS 65536
+/* A held one must not stay in the process: a stop for it that fails (a thread not run in time,
+ * on a loaded machine) is tried again after CLOSE_RETRY_USEC, each time allowed twice as long up
+ * to CLOSE_STOP_TIMEOUT_MAX_MS, CLOSE_MAX_FAILED_STOPS times. */
+#define CLOSE_RETRY_USEC 20000
+#define CLOSE_STOP_TIMEOUT_MAX_MS 200
+#define CLOSE_MAX_FAILED_STOPS 20
 
 /* An ioctl's error: its -ENOMEM (a process gone meanwhile gives it too) as -EIO, so that -ENOMEM
  * stays ours. */
@@ -231,16 +238,22 @@ static uint64_t watched_bytes(const struct write_tracker *w)
  * process runs between them): their pauses added to *paused, the longest in *longest. */
 static void close_in_own_stops(struct write_tracker *w, uint64_t *paused, uint64_t *longest)
 {
-        unsigned idle = 0;
+        unsigned idle = 0, failed = 0;
 
         for (unsigned stops = 0; uffd_handle_held(&w->uffd) && stops < CLOSE_MAX_STOPS && idle < 3; stops++) {
                 _cleanup_free_ char *error = NULL;
                 struct process_stop own = {};
                 uint64_t before = watched_bytes(w), p;
+                uint64_t timeout = MIN(w->stop_timeout_ms << MIN(failed, 16u), (uint64_t)CLOSE_STOP_TIMEOUT_MAX_MS);
                 int r;
 
-                if (process_stop(w->pid, w->stop_timeout_ms, &own, &error) < 0)
-                        break;
+                r = process_stop(w->pid, MAX(timeout, w->stop_timeout_ms), &own, &error);
+                if (r == -ESRCH || (r < 0 && ++failed >= CLOSE_MAX_FAILED_STOPS))
+                        break;          /* gone, or it will not stop: what is left stays */
+                if (r < 0) {
+                        (void)nanosleep(&(struct timespec) { .tv_nsec = CLOSE_RETRY_USEC * 1000 }, NULL);
+                        continue;
+                }
                 r = unregister_watched(w, &own, true);
                 if (r == 0 || r == -EBADF)
                         (void)uffd_handle_close(&w->uffd, &own);
