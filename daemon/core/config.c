@@ -362,13 +362,24 @@ static char *key_expected(const struct config_key *k)
         return n < 0 ? NULL : s;
 }
 
+/* *field (a string key's) set to a copy of value, NULL for none. -ENOMEM. */
+static int set_string(void *field, const char *value)
+{
+        char *s = NULL;
+
+        if (value && !(s = strdup(value)))
+                return -ENOMEM;
+        free(*(char **)field);
+        *(char **)field = s;
+        return 0;
+}
+
 /* Store value into the field k names. -EINVAL if value is not valid for k, -ENOMEM. */
 static int key_apply(const struct config_key *k, const char *value, struct memleakd_config *c)
 {
         void *field = (char *)c + k->offset;
         uint64_t v;
         uint32_t mode;
-        char *s;
         int r;
 
         switch (k->type) {
@@ -408,41 +419,17 @@ static int key_apply(const struct config_key *k, const char *value, struct memle
         case KEY_DIRECTORY:
                 if (k->type == KEY_SOCKET_PATH ? !socket_path_valid(value) : !directory_valid(value))
                         return -EINVAL;
-                s = strdup(value);
-                if (!s)
-                        return -ENOMEM;
-                free(*(char **)field);
-                *(char **)field = s;
-                return 0;
+                return set_string(field, value);
         case KEY_FILE:
-                if (*value == '\0') {
-                        free(*(char **)field);
-                        *(char **)field = NULL;
-                        return 0;
-                }
-                if (!directory_valid(value) || value[strlen(value) - 1] == '/')
+                /* empty: none */
+                if (*value != '\0' && (!directory_valid(value) || value[strlen(value) - 1] == '/'))
                         return -EINVAL;
-                s = strdup(value);
-                if (!s)
-                        return -ENOMEM;
-                free(*(char **)field);
-                *(char **)field = s;
-                return 0;
+                return set_string(field, *value != '\0' ? value : NULL);
         case KEY_GROUP:
                 /* Empty means root's group, the default. */
-                if (*value == '\0') {
-                        free(*(char **)field);
-                        *(char **)field = NULL;
-                        return 0;
-                }
-                if (!group_name_valid(value))
+                if (*value != '\0' && !group_name_valid(value))
                         return -EINVAL;
-                s = strdup(value);
-                if (!s)
-                        return -ENOMEM;
-                free(*(char **)field);
-                *(char **)field = s;
-                return 0;
+                return set_string(field, *value != '\0' ? value : NULL);
         }
         return -EINVAL;
 }
