@@ -13,6 +13,7 @@
 static void call_args_done(struct call_args *args)
 {
         memleak_request_done(&args->req);
+        gate_options_done(&args->gate);
 }
 
 int call_daemon(const struct ctl_context *ctx, const char *what, const struct memleak_request *req, cJSON **ret_reply)
@@ -108,7 +109,7 @@ int call_command_run(const struct call_command *command, struct ctl_context *ctx
         command->view(&args, reply, &view);
         r = print_view(ctx, command->name, &view);
         cJSON_Delete(view.owned);
-        return r;
+        return r != CTL_EXIT_OK ? r : view.status;
 }
 
 cJSON *call_reply_body(cJSON *reply)
