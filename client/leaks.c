@@ -57,7 +57,8 @@ static void help(void)
                "                        not listed, counted as suppressed\n"
                "  -j --json             Print {\"suspects\": [...], \"growing_caches\": [...],\n"
                "                        \"targets\": [...]}; a target has its \"reachability\", \"lost\",\n"
-               "                        \"verdicts_qualified\", \"blind_since\", \"lost_in_window\"\n"
+               "                        \"verdicts_qualified\", \"blind_since\", \"lost_in_window\"; with\n"
+               "                        --suppressions \"suppressed\", with --error-exitcode \"gate\"\n"
                "  -h --help             Show this help\n");
 }
 
