@@ -182,13 +182,15 @@ static int judge_growing(struct gate_result *r, const cJSON *stack, const cJSON 
                 return undecided(r, "growing: pid %" PRIu64 " (%s) lost allocations within the snapshots its "
                                  "verdicts rest on: a stack may grow unseen", pid, comm_of(target));
         if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(target, RF_EXITED)) && !cJSON_IsString(verdict))
-                return undecided(r, "growing: pid %" PRIu64 " (%s) exited: memleakd judges growth only while "
-                                 "a process runs", pid, comm_of(target));
+                return undecided(r, "growing: pid %" PRIu64 " (%s) exited: memleakd keeps an exited process's "
+                                 "snapshots as totals, its stacks have no growth verdict", pid, comm_of(target));
         if (!cJSON_IsString(verdict))
-                return undecided(r, "growing: pid %" PRIu64 " (%s) has no snapshot yet", pid, comm_of(target));
+                return undecided(r, "growing: pid %" PRIu64 " (%s) has no snapshot yet (snapshot_interval_ms)",
+                                 pid, comm_of(target));
         if (strcmp(verdict->valuestring, "pending") == 0)
-                return undecided(r, "growing: pid %" PRIu64 " (%s) has too few snapshots yet (%" PRIu64
-                                 " more)", pid, comm_of(target), u64_of(stack, RF_SNAPSHOTS_MISSING));
+                return undecided(r, "growing: pid %" PRIu64 " (%s) has too few snapshots (%" PRIu64
+                                 " more needed: verdict_min_snapshots)", pid, comm_of(target),
+                                 u64_of(stack, RF_SNAPSHOTS_MISSING));
         if (strcmp(verdict->valuestring, "growing") == 0)
                 tally_add(&r->growing, 1, u64_of(stack, RF_ALLOCS), u64_of(stack, RF_BYTES));
         return 0;

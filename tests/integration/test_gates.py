@@ -236,6 +236,34 @@ class GatesTest(harness.DaemonTestCase):
         # without a gate, leaks exits 0 whatever it lists
         self.assertEqual(daemon.ctl('leaks', '--pid', p.pid).returncode, 0)
 
+    def test_leaks_fail_on_growing_passes_on_a_leak_that_grows_no_more(self):
+        # leak-lose --wait loses its blocks once, then runs on: lost, but not growing
+        daemon = self.start_daemon(config={'snapshot_interval_ms': 100})
+        p = harness.LeakProgram('leak-lose', command=[program('leak-lose'), '--wait'])
+        self.addCleanup(p.kill)
+        p.expect('ready')
+        daemon.attach(p.pid)
+        p.go()
+        p.expect('made')
+
+        def judged():
+            report = daemon.report(pid=p.pid)
+            verdicts = {s['frames'][0]['symbol']: s['verdict'] for s in report['stacks'] if s['frames']}
+            return verdicts if all(verdicts.get(f) == 'plateau' for f in LOST) else None
+
+        verdicts = harness.wait_until(judged, harness.REPORT_TIMEOUT_S, interval=0.2)
+        self.assertTrue(verdicts, harness.format_stacks(daemon.report(pid=p.pid)))
+        r = daemon.ctl('leaks', '--pid', p.pid, '--error-exitcode', 5, '--fail-on', 'growing', '--json')
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(json.loads(r.stdout)['gate']['growing']['stacks'], 0)
+        # its lost blocks fail the default (lost,growing), found by a live scan
+        r = daemon.ctl('leaks', '--pid', p.pid, '--error-exitcode', 5, '--json')
+        self.assertEqual(r.returncode, 5, r.stderr)
+        gate = json.loads(r.stdout)['gate']
+        self.assertEqual((gate['growing']['stacks'], gate['undecided']), (0, []), gate)
+        self.assertGreater(gate['lost']['bytes'], 0, gate)
+        self.assertIn('fails on lost:', r.stderr)
+
     def test_leaks_of_a_target_with_too_few_snapshots_cannot_decide_growth(self):
         daemon = self.start_daemon(config={'snapshot_interval_ms': 60000})
         p = self.start_program(VERDICTS_PROGRAM)
@@ -244,8 +272,8 @@ class GatesTest(harness.DaemonTestCase):
         p.expect('started')
         r = daemon.ctl('leaks', '--pid', p.pid, '--no-reachability', '--error-exitcode', 4, '--fail-on', 'growing')
         self.assertEqual(r.returncode, 4, r.stderr)
-        self.assertRegex(r.stderr, r'cannot decide growing: pid \d+ \(leak-verdicts\) has (too few snapshots yet '
-                                   r'\(\d+ more\)|no snapshot yet)')
+        self.assertRegex(r.stderr, r'cannot decide growing: pid \d+ \(leak-verdicts\) has (too few snapshots '
+                                   r'\(\d+ more needed|no snapshot yet)')
 
 
 if __name__ == '__main__':

@@ -10,7 +10,9 @@
  *   keep_in_global()  222 bytes, 1 block, a global points to it: still reachable
  * With --clean it loses nothing: only keep_in_global()'s block is outstanding.
  *
- * Usage: leak-lose [--clean] [--exit N] */
+ * Usage: leak-lose [--clean] [--exit N] [--wait]
+ *   --wait: print "ready", wait for a line, make the blocks, print "made", then wait until stdin
+ *   closes before it exits (a live target whose memory grows no more). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -65,7 +67,7 @@ static noinline void scrub_stack(void)
 
 int main(int argc, char **argv)
 {
-        int clean = 0, status = 0;
+        int clean = 0, status = 0, wait = 0;
 
         setup_stdio();
         for (int i = 1; i < argc; i++) {
@@ -73,6 +75,13 @@ int main(int argc, char **argv)
                         clean = 1;
                 else if (strcmp(argv[i], "--exit") == 0 && i + 1 < argc)
                         status = atoi(argv[++i]);
+                else if (strcmp(argv[i], "--wait") == 0)
+                        wait = 1;
+        }
+        if (wait) {
+                say("ready");
+                if (wait_line() < 0)
+                        return 1;
         }
         keep_in_global();
         if (!clean) {
@@ -80,5 +89,10 @@ int main(int argc, char **argv)
                 lose_overwritten();
         }
         scrub_stack();
+        if (wait) {
+                say("made");
+                while (wait_line() == 0)
+                        ;
+        }
         exit(status);
 }
