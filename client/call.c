@@ -103,6 +103,10 @@ int call_command_run(const struct call_command *command, struct ctl_context *ctx
                         return r;
         }
 
+        /* a gate and suppressions see every stack: those past --top are folded after them */
+        args.keep = args.req.top;
+        if (gate_options_active(&args.gate) && args.req.cmd == MEMLEAK_CMD_REPORT)
+                args.req.top = MEMLEAK_MAX_TOP;
         r = call_daemon(ctx, command->name, &args.req, &reply);
         if (r != CTL_EXIT_OK)
                 return r;

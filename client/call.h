@@ -17,7 +17,8 @@ struct call_args {
         struct memleak_request req;     /* sent as it is; its strings are freed after */
         bool show_addresses;            /* report: print each frame's raw address too */
         bool folded;                    /* report: print folded stacks, for flame graphs */
-        struct gate_options gate;       /* leaks: --error-exitcode, --fail-on, --suppressions */
+        struct gate_options gate;       /* leaks, report: --error-exitcode, --fail-on, --suppressions */
+        uint64_t keep;                  /* with a gate: the stacks to list (--top); all are asked for */
 };
 
 /* What a command prints of the reply. */

@@ -44,7 +44,7 @@ static void help(void)
                "                        Show the daemon, the traced processes, the watches and the counters\n"
                "  metrics [--json]      Print the metrics once, in Prometheus' text format\n"
                "  report [--pid PID [--children] | --kernel | --unit NAME | --cgroup PATH] [--top N] [--min-age SECONDS]\n"
-               "         [--reachability] [--show-addresses | --folded | --json]\n"
+               "         [--reachability] [--suppressions FILE] [--show-addresses | --folded | --json]\n"
                "                        Show the stacks holding the most outstanding memory; with\n"
                "                        --reachability, scan its memory (from a snapshot) to tell lost\n"
                "                        blocks from reachable ones\n"

@@ -46,3 +46,10 @@ int render_report_suppressed(FILE *f, const cJSON *report)
 
         return r < 0 ? r : render_suppressed(f, report);
 }
+
+int render_report_with_addresses_suppressed(FILE *f, const cJSON *report)
+{
+        int r = render_report_with_addresses(f, report);
+
+        return r < 0 ? r : render_suppressed(f, report);
+}

@@ -14,5 +14,7 @@
  * each pattern that matched a stack, in the file's order. 0, -EIO when the stream failed. */
 int render_suppressed(FILE *f, const cJSON *obj);
 
-/* render_report, then render_suppressed: run's and report's text. */
+/* render_report (or render_report_with_addresses), then render_suppressed: run's and report's
+ * text. */
 int render_report_suppressed(FILE *f, const cJSON *report);
+int render_report_with_addresses_suppressed(FILE *f, const cJSON *report);

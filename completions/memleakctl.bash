@@ -14,7 +14,7 @@ _memleakctl()
                 [detach]='-p --pid --children --unit --cgroup -k --kernel -j --json -h --help'
                 [status]='--unit --cgroup -j --json -h --help'
                 [metrics]='-j --json -h --help'
-                [report]='-p --pid --children --unit --cgroup -k --kernel -t --top --min-age --reachability --show-addresses --folded -j --json -h --help'
+                [report]='-p --pid --children --unit --cgroup -k --kernel -t --top --min-age --reachability --suppressions --show-addresses --folded -j --json -h --help'
                 [leaks]='-p --pid --children --unit --cgroup --reachability --no-reachability --error-exitcode --fail-on --suppressions -j --json -h --help'
                 [history]='-p --pid --children --unit --cgroup -k --kernel --stack -t --top -j --json -h --help'
                 [top]='-p --pid --children --sort -n --rows --interval --frames -h --help'

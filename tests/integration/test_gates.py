@@ -134,6 +134,27 @@ class GatesTest(harness.DaemonTestCase):
         self.assertGreaterEqual(report['other']['stacks'], 4, report['other'])
         self.assertGreaterEqual(report['other']['bytes'], LOST_BYTES + 222, report['other'])
 
+    def test_report_leaves_suppressed_stacks_out_before_top(self):
+        daemon = self.start_daemon()
+        r, report = self.run_gate(daemon)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        pid = report['targets'][0]['pid']
+        supp = self.suppressions('leak:^lose_overwritten$', 'leak:make_child')
+        # the first two stacks (lost ones come first) are suppressed: --top 1 lists the next
+        report = daemon.ctl_json('report', '--pid', pid, '--top', 1, '--suppressions', supp)
+        self.assertEqual(harness.per_function(report, {'make_child', 'lose_list', 'keep_in_global'}, pid=pid),
+                         {'lose_list': {'bytes': 48, 'allocs': 1}}, harness.format_stacks(report))
+        self.assertEqual(len(report['stacks']), 1, harness.format_stacks(report))
+        self.assertEqual((report['other']['stacks'], report['other']['bytes']), (1, 222), report['other'])
+        s = report['suppressed']
+        self.assertEqual((s['stacks'], s['allocs'], s['bytes']), (2, 5, 733), s)
+        self.assertNotIn('gate', report)
+        text = daemon.ctl_ok('report', '--pid', pid, '--suppressions', supp).stdout
+        self.assertIn(f'Suppressed: 733 bytes in 5 blocks by 2 stacks ({supp})', text)
+        self.assertNotIn('lose_overwritten', text.split('Suppressed:')[0])
+        # the options a gate takes are not report's
+        self.assertEqual(daemon.ctl('report', '--error-exitcode', 1).returncode, 2)
+
     def test_run_of_a_program_without_leaks_exits_its_own_status(self):
         daemon = self.start_daemon()
         for status in (0, 5):
