@@ -366,7 +366,8 @@ static int run(struct run_state *s, const char *path)
         if (n == (ssize_t)sizeof(exec_error))
                 run_error(s, exec_error, "cannot run %s: %s", path, strerror(exec_error));
         else if (traced)
-                gate = print_report(s, pid);    /* it says what went wrong; CMD's status stands */
+                gate = print_report(s, pid);    /* it says what went wrong; CMD's status stands
+                                                 * unless --error-exitcode says otherwise */
         else
                 gate = -ENODATA;
         while (waitpid(pid, &status, 0) < 0)
@@ -378,8 +379,8 @@ static int run(struct run_state *s, const char *path)
                 return wait_status_to_exit(status);
         /* --error-exitcode: a leak check that could not be made fails, it does not pass */
         if (gate < 0)
-                fprintf(stderr, "memleakctl: run: the leak check cannot be made without %s report: exit status %d "
-                        "(--error-exitcode)\n", name, s->o->gate.error_exitcode);
+                fprintf(stderr, "memleakctl: run: the leak check cannot be made without a report of %s: exit "
+                        "status %d (--error-exitcode)\n", name, s->o->gate.error_exitcode);
         return gate != CTL_EXIT_OK ? s->o->gate.error_exitcode : wait_status_to_exit(status);
 }
 
