@@ -182,6 +182,11 @@ class GatesTest(harness.DaemonTestCase):
         self.assertEqual(r.returncode, 3, r.stderr)
         self.assertEqual(report['stacks'], [])
         self.assertGreaterEqual(report['suppressed']['bytes'], 222, report['suppressed'])
+        # untraced (--untraced-ok, no memleakd there): no report, no check: it fails
+        r = self.run_ctl(os.path.join(self.workdir, 'no-daemon.sock'), '--untraced-ok', '--error-exitcode', 23, '--',
+                         program('leak-lose'), '--clean')
+        self.assertEqual(r.returncode, 23, r.stderr)
+        self.assertIn('the leak check cannot be made without a report of', r.stderr.decode())
 
     def test_bad_gate_options_and_suppressions_are_usage_errors(self):
         daemon = self.start_daemon()
