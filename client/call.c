@@ -13,6 +13,7 @@
 static void call_args_done(struct call_args *args)
 {
         memleak_request_done(&args->req);
+        gate_options_done(&args->gate);
 }
 
 int call_daemon(const struct ctl_context *ctx, const char *what, const struct memleak_request *req, cJSON **ret_reply)
@@ -102,13 +103,17 @@ int call_command_run(const struct call_command *command, struct ctl_context *ctx
                         return r;
         }
 
+        /* a gate and suppressions see every stack: those past --top are folded after them */
+        args.keep = args.req.top;
+        if (gate_options_active(&args.gate) && args.req.cmd == MEMLEAK_CMD_REPORT)
+                args.req.top = MEMLEAK_MAX_TOP;
         r = call_daemon(ctx, command->name, &args.req, &reply);
         if (r != CTL_EXIT_OK)
                 return r;
         command->view(&args, reply, &view);
         r = print_view(ctx, command->name, &view);
         cJSON_Delete(view.owned);
-        return r;
+        return r != CTL_EXIT_OK ? r : view.status;
 }
 
 cJSON *call_reply_body(cJSON *reply)

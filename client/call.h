@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <cjson/cJSON.h>
 #include "ctl.h"
+#include "gate-options.h"
 #include "protocol.h"
 
 /* What the command line asked for. */
@@ -16,6 +17,8 @@ struct call_args {
         struct memleak_request req;     /* sent as it is; its strings are freed after */
         bool show_addresses;            /* report: print each frame's raw address too */
         bool folded;                    /* report: print folded stacks, for flame graphs */
+        struct gate_options gate;       /* leaks, report: --error-exitcode, --fail-on, --suppressions */
+        uint64_t keep;                  /* with a gate: the stacks to list (--top); all are asked for */
 };
 
 /* What a command prints of the reply. */
@@ -25,6 +28,7 @@ struct call_view {
         const cJSON *json;                              /* printed with --json */
         int (*render)(FILE *f, const cJSON *obj);
         cJSON *owned;                                   /* freed once printed (text made for it) */
+        int status;                     /* the exit status once it is printed (a gate's) */
 };
 
 struct call_command {

@@ -1,16 +1,22 @@
 /* SPDX-License-Identifier: MIT */
 /* memleakctl leaks: the stacks the snapshot ring says are still growing, worst first. */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include "call.h"
 #include "commands.h"
 #include "protocol.h"
+#include "render-gate.h"
 #include "render.h"
 #include "reply-fields.h"
 
+/* What fails leaks --error-exitcode without --fail-on: its suspects' two kinds of evidence. */
+#define LEAKS_FAIL_ON (GATE_LOST | GATE_GROWING)
+
 static void help(void)
 {
-        printf("memleakctl leaks [--pid PID [--children] | --unit NAME | --cgroup PATH] [--reachability | --no-reachability] [--json]\n\n"
+        printf("memleakctl leaks [--pid PID [--children] | --unit NAME | --cgroup PATH] [--reachability | --no-reachability]\n"
+               "                 [--error-exitcode N [--fail-on LIST]] [--suppressions FILE] [--json]\n\n"
                "List the leak suspects from two kinds of evidence: the call stacks whose outstanding\n"
                "bytes are still growing over memleakd's snapshots (\"growing\" in the report), and the\n"
                "blocks a reachability scan finds definitely lost (nothing points to them). By default\n"
@@ -37,9 +43,22 @@ static void help(void)
                "                        the scan, up to reachability_max_pause_ms (memleakctl report\n"
                "                        --help)\n"
                "     --no-reachability  No scan: growth alone\n"
+               "     --error-exitcode N A leak check for CI: exit with N (1-255) when a stack has lost\n"
+               "                        blocks or grows, or as --fail-on says; a check that cannot be\n"
+               "                        made fails too (a target not scanned, or whose verdicts are\n"
+               "                        pending or qualified: the reasons go to stderr)\n"
+               "     --fail-on LIST     What fails the check, a comma list: lost (definitely or\n"
+               "                        indirectly lost blocks), growing (a stack whose verdict is\n"
+               "                        growing, growing caches too); default: lost,growing\n"
+               "     --suppressions FILE\n"
+               "                        LeakSanitizer's suppressions: leave out every stack a\n"
+               "                        leak:PATTERN line of FILE matches (a frame's function, module or\n"
+               "                        source file; '*' any text, '^' and '$' anchor it): not checked,\n"
+               "                        not listed, counted as suppressed\n"
                "  -j --json             Print {\"suspects\": [...], \"growing_caches\": [...],\n"
                "                        \"targets\": [...]}; a target has its \"reachability\", \"lost\",\n"
-               "                        \"verdicts_qualified\", \"blind_since\", \"lost_in_window\"\n"
+               "                        \"verdicts_qualified\", \"blind_since\", \"lost_in_window\"; with\n"
+               "                        --suppressions \"suppressed\", with --error-exitcode \"gate\"\n"
                "  -h --help             Show this help\n");
 }
 
@@ -54,6 +73,13 @@ static int parse_option(const struct ctl_context *ctx, struct call_args *args, i
 
         if (r >= 0)
                 return r;
+        r = gate_options_parse(ctx, "leaks", &args->gate, c, arg);
+        if (r >= 0) {
+                /* a gate judges every stack, and suppressions count every one: all are asked for */
+                if (gate_options_active(&args->gate))
+                        args->req.verdict = 0;
+                return r;
+        }
         if (c == ARG_REACHABILITY || c == ARG_NO_REACHABILITY) {
                 args->req.reachability = c == ARG_REACHABILITY;
                 args->req.snapshot_only = false;
@@ -186,14 +212,48 @@ static int check(const struct ctl_context *ctx, const struct call_args *args)
 {
         if (ctl_targets_named(&args->req) > 1)
                 return ctl_usage_error(ctx, "leaks: give one of --pid, --unit and --cgroup");
-        return CTL_EXIT_OK;
+        return gate_options_check(ctx, "leaks", &args->gate, GATE_LOST | GATE_GROWING);
+}
+
+static int render_leaks_suppressed(FILE *f, const cJSON *leaks)
+{
+        int r = render_leaks(f, leaks);
+
+        return r < 0 ? r : render_suppressed(f, leaks);
+}
+
+/* The gate's verdict and the suppressed stacks, from the report into leaks' object. */
+static void move_gate(cJSON *report, cJSON *leaks)
+{
+        const char *const names[] = { RF_SUPPRESSED, RF_GATE };
+
+        for (size_t i = 0; i < sizeof(names) / sizeof(*names); i++) {
+                cJSON *item = cJSON_DetachItemFromObjectCaseSensitive(report, names[i]);
+
+                if (item)
+                        cJSON_AddItemToObject(leaks, names[i], item);
+        }
 }
 
 static void view(const struct call_args *args, cJSON *reply, struct call_view *ret)
 {
-        const cJSON *leaks = leaks_of(reply);
+        cJSON *report = cJSON_GetObjectItemCaseSensitive(reply, RF_REPORT), *leaks;
+        struct gate_result gate = {};
+        int status = CTL_EXIT_OK, r;
 
-        *ret = (struct call_view) { .what = "report", .text = leaks, .json = leaks, .render = render_leaks };
+        if (gate_options_active(&args->gate) && cJSON_IsObject(report)) {
+                r = gate_options_apply(&args->gate, LEAKS_FAIL_ON, report, MEMLEAK_MAX_TOP, &gate);
+                if (r < 0) {
+                        fprintf(stderr, "memleakctl: leaks: cannot apply the leak check: %s\n", strerror(-r));
+                        status = CTL_EXIT_FAILURE;
+                } else
+                        status = gate_options_verdict("leaks", &args->gate, &gate);
+        }
+        leaks = leaks_of(reply);
+        if (leaks)
+                move_gate(report, leaks);
+        *ret = (struct call_view) { .what = "report", .text = leaks, .json = leaks, .render = render_leaks_suppressed,
+                                    .status = status };
 }
 
 static const struct option long_options[] = {
@@ -203,6 +263,7 @@ static const struct option long_options[] = {
         { "cgroup", required_argument, NULL, CTL_OPT_CGROUP },
         { "reachability", no_argument, NULL, ARG_REACHABILITY },
         { "no-reachability", no_argument, NULL, ARG_NO_REACHABILITY },
+        GATE_LONG_OPTIONS,
         { "json", no_argument, NULL, 'j' },
         { "help", no_argument, NULL, 'h' },
         {}

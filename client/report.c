@@ -4,6 +4,7 @@
 #include "commands.h"
 #include "protocol.h"
 #include "render-folded.h"
+#include "render-gate.h"
 #include "render.h"
 #include "reply-fields.h"
 
@@ -17,7 +18,7 @@ enum {
 static void help(void)
 {
         printf("memleakctl report [--pid PID [--children] | --kernel | --unit NAME | --cgroup PATH] [--top N] [--min-age SECONDS] [--reachability]\n"
-               "                  [--show-addresses | --folded | --json]\n\n"
+               "                  [--suppressions FILE] [--show-addresses | --folded | --json]\n\n"
                "Show the call stacks holding the most outstanding (allocated, not yet freed) memory.\n"
                "With --reachability, each running target's memory is first read, as valgrind and\n"
                "LeakSanitizer do at exit (from a copy-on-write snapshot taken in a pause of a few ms;\n"
@@ -34,6 +35,9 @@ static void help(void)
                "  -t --top N            List N stacks, sum up the rest (default: %d)\n"
                "     --min-age SECONDS  Count only allocations at least this old (default: 0)\n"
                "     --reachability     Scan each running target's memory (see above)\n"
+               "     --suppressions FILE\n"
+               "                        Leave out the stacks LeakSanitizer's suppressions FILE names\n"
+               "                        (see memleakctl run --help), counted as suppressed\n"
                "     --show-addresses   Also print each frame's raw address\n"
                "     --folded           Print folded stacks for flame graph tools (flamegraph.pl, inferno,\n"
                "                        speedscope): one line a stack, 'process;outermost;...;allocating BYTES';\n"
@@ -47,6 +51,9 @@ static int parse_option(const struct ctl_context *ctx, struct call_args *args, i
         struct memleak_request *req = &args->req;
         int r = ctl_parse_target_option(ctx, "report", req, c, arg);
 
+        if (r >= 0)
+                return r;
+        r = gate_options_parse(ctx, "report", &args->gate, c, arg);
         if (r >= 0)
                 return r;
         switch (c) {
@@ -81,14 +88,25 @@ static int check(const struct ctl_context *ctx, const struct call_args *args)
 /* The report object, as text and as JSON alike. */
 static void view(const struct call_args *args, cJSON *reply, struct call_view *ret)
 {
-        const cJSON *report = cJSON_GetObjectItemCaseSensitive(reply, RF_REPORT);
+        cJSON *report = cJSON_GetObjectItemCaseSensitive(reply, RF_REPORT);
+        struct gate_result gate = {};
+        int status = CTL_EXIT_OK;
 
+        /* --suppressions: taken out, then --top applied */
+        if (gate_options_active(&args->gate) && cJSON_IsObject(report)) {
+                if (gate_options_apply(&args->gate, 0, report, args->keep, &gate) < 0) {
+                        fputs("memleakctl: report: cannot apply the suppressions: out of memory\n", stderr);
+                        status = CTL_EXIT_FAILURE;
+                }
+                gate_result_done(&gate);
+        }
         *ret = (struct call_view) {
+                .status = status,
                 .what = "report",
                 .text = report,
                 .json = report,
                 .render = args->folded ? render_folded :
-                          args->show_addresses ? render_report_with_addresses : render_report,
+                          args->show_addresses ? render_report_with_addresses_suppressed : render_report_suppressed,
         };
 }
 
@@ -103,6 +121,7 @@ static const struct option long_options[] = {
         { "show-addresses", no_argument, NULL, ARG_SHOW_ADDRESSES },
         { "reachability", no_argument, NULL, ARG_REACHABILITY },
         { "folded", no_argument, NULL, ARG_FOLDED },
+        { "suppressions", required_argument, NULL, GATE_OPT_SUPPRESSIONS },
         { "json", no_argument, NULL, 'j' },
         { "help", no_argument, NULL, 'h' },
         {}

@@ -16,9 +16,11 @@
 #include <unistd.h>
 #include "commands.h"
 #include "connection.h"
+#include "gate-options.h"
 #include "json-util.h"
 #include "macro.h"
 #include "protocol.h"
+#include "render-gate.h"
 #include "render.h"
 #include "reply-fields.h"
 #include "text-safe.h"
@@ -49,6 +51,7 @@ struct run_options {
         bool json;
         const char *output_path;
         bool untraced_ok;
+        struct gate_options gate;       /* --error-exitcode, --fail-on, --suppressions */
         char **command;                 /* CMD ARGS..., NULL-terminated (argv's tail) */
 };
 
@@ -209,14 +212,19 @@ static const char *daemon_error(const struct ctl_context *ctx, int r, const char
         return *buf ? *buf : strerror(-r);
 }
 
-/* Ask for CMD's report now that it exited (its zombie keeps the pid ours) and print it. */
+/* Ask for CMD's report now that it exited (its zombie keeps the pid ours), apply the gate and the
+ * suppressions to it and print it. Returns the gate's exit status (CTL_EXIT_OK without a gate or
+ * when it passed), or -errno. */
 static int print_report(const struct run_state *s, pid_t pid)
 {
-        struct memleak_request req = { .cmd = MEMLEAK_CMD_REPORT, .has_pid = true, .pid = pid, .top = s->o->top,
+        /* a gate judges every stack, not the top ones: they are folded here, after it */
+        struct memleak_request req = { .cmd = MEMLEAK_CMD_REPORT, .has_pid = true, .pid = pid,
+                                       .top = gate_options_active(&s->o->gate) ? MEMLEAK_MAX_TOP : s->o->top,
                                        .children = s->o->attach.follow_forks };
         _cleanup_json_ cJSON *reply = NULL;
         _cleanup_free_ char *error = NULL, *buf = NULL;
-        const cJSON *report;
+        struct gate_result gate = {};
+        cJSON *report;
         int r;
 
         r = call(s->ctx, -1, &req, &reply, &error);
@@ -230,12 +238,18 @@ static int print_report(const struct run_state *s, pid_t pid)
                 run_error(s, EBADMSG, "malformed reply from memleakd (no report)");
                 return -EBADMSG;
         }
-        r = s->o->json ? render_json(s->out, report) : render_text_safely(s->out, report, render_report);
+        r = gate_options_apply(&s->o->gate, GATE_LOST, report, s->o->top, &gate);
+        if (r < 0) {
+                run_error(s, -r, "cannot apply the leak check to the report: %s", strerror(-r));
+                return r;
+        }
+        r = s->o->json ? render_json(s->out, report) : render_text_safely(s->out, report, render_report_suppressed);
         if (r >= 0 && fflush(s->out) != 0)
                 r = -errno;
         if (r < 0)
                 fprintf(stderr, "memleakctl: run: cannot print the report: %s\n", strerror(-r));
-        return r;
+        /* after the report, as LeakSanitizer's summary */
+        return gate_options_verdict("run", &s->o->gate, &gate);
 }
 
 /* Close fd now, so that its _cleanup_close_ does nothing later. */
@@ -272,7 +286,7 @@ static int run(struct run_state *s, const char *path)
         const char *name = s->o->command[0];
         bool traced = true;
         siginfo_t info;
-        int exec_error = 0, status, r;
+        int exec_error = 0, status, r, gate = 0;
         pid_t parent = getpid(), pid;
         ssize_t n;
 
@@ -352,20 +366,29 @@ static int run(struct run_state *s, const char *path)
         if (n == (ssize_t)sizeof(exec_error))
                 run_error(s, exec_error, "cannot run %s: %s", path, strerror(exec_error));
         else if (traced)
-                (void)print_report(s, pid);     /* it says what went wrong; CMD's status stands */
+                gate = print_report(s, pid);    /* it says what went wrong; CMD's status stands
+                                                 * unless --error-exitcode says otherwise */
+        else
+                gate = -ENODATA;
         while (waitpid(pid, &status, 0) < 0)
                 if (errno != EINTR) {
                         run_error(s, errno, "cannot reap %s: %m", name);
                         return RUN_EXIT_FAILURE;
                 }
-        return wait_status_to_exit(status);
+        if (n == (ssize_t)sizeof(exec_error) || !s->o->gate.error_exitcode)
+                return wait_status_to_exit(status);
+        /* --error-exitcode: a leak check that could not be made fails, it does not pass */
+        if (gate < 0)
+                fprintf(stderr, "memleakctl: run: the leak check cannot be made without a report of %s: exit "
+                        "status %d (--error-exitcode)\n", name, s->o->gate.error_exitcode);
+        return gate != CTL_EXIT_OK ? s->o->gate.error_exitcode : wait_status_to_exit(status);
 }
 
 static void help_run(void)
 {
         printf("memleakctl run [--obj PATH]... [--top N] [--min-size N] [--mmap] [--unwind MODE] [--no-reachability]\n"
                "               [--sample-bytes N] [--follow-forks] [--json] [--output FILE] [--untraced-ok]\n"
-               "               -- CMD [ARGS...]\n\n"
+               "               [--error-exitcode N [--fail-on LIST]] [--suppressions FILE] -- CMD [ARGS...]\n\n"
                "Run CMD traced by memleakd from its first allocation (constructors included), like\n"
                "valgrind: when it exits, print the allocations it never freed, by call stack, and exit\n"
                "with its status (128+N when signal N killed it). CMD gets this terminal, environment\n"
@@ -401,10 +424,24 @@ static void help_run(void)
                "  -j --json          Print the report as JSON (errors too, on the same stream)\n"
                "  -O --output FILE   Write the report to FILE instead of stderr\n"
                "     --untraced-ok   Run CMD untraced, with a warning, when memleakd cannot trace it\n"
+               "     --error-exitcode N\n"
+               "                     A leak check for CI (valgrind's option, LeakSanitizer's 23): exit\n"
+               "                     with N (1-255) instead of CMD's status when a block of CMD's (and\n"
+               "                     with --follow-forks of its children's) is definitely or indirectly\n"
+               "                     lost, or as --fail-on says; a check that cannot be made (no scan:\n"
+               "                     --no-reachability, --sample-bytes, a scan that failed) fails too\n"
+               "     --fail-on LIST  What fails the check, a comma list: lost (the default), outstanding\n"
+               "                     (any block or mapping not freed at exit, reachable ones too)\n"
+               "     --suppressions FILE\n"
+               "                     LeakSanitizer's suppressions: leave out every stack a leak:PATTERN\n"
+               "                     line of FILE matches (a frame's function, module or source file;\n"
+               "                     '*' any text, '^' and '$' anchor it): not checked, not listed,\n"
+               "                     counted as suppressed\n"
                "  -h --help          Show this help\n\n"
-               "Exit status: CMD's; 125 when memleakctl or memleakd failed and CMD did not run, 126 when\n"
-               "CMD is not an executable ELF program (run a script's interpreter: -- sh script.sh),\n"
-               "127 when CMD was not found; 2 for a bad command line.\n",
+               "Exit status: CMD's, or N when the leak check of --error-exitcode N failed; 125 when\n"
+               "memleakctl or memleakd failed and CMD did not run, 126 when CMD is not an executable ELF\n"
+               "program (run a script's interpreter: -- sh script.sh), 127 when CMD was not found; 2 for\n"
+               "a bad command line or suppressions file.\n",
                MEMLEAK_MAX_OBJS, MEMLEAK_DEFAULT_TOP);
 }
 
@@ -459,6 +496,7 @@ static int resolve_and_run(struct run_state *s)
 static void run_options_done(struct run_options *o)
 {
         memleak_request_done(&o->attach);
+        gate_options_done(&o->gate);
 }
 
 int cmd_run(struct ctl_context *ctx, int argc, char *argv[])
@@ -475,6 +513,7 @@ int cmd_run(struct ctl_context *ctx, int argc, char *argv[])
                 { "unwind", required_argument, NULL, ARG_UNWIND },
                 { "no-reachability", no_argument, NULL, ARG_NO_REACHABILITY },
                 { "sample-bytes", required_argument, NULL, ARG_SAMPLE_BYTES },
+                GATE_LONG_OPTIONS,
                 { "help", no_argument, NULL, 'h' },
                 {}
         };
@@ -551,10 +590,18 @@ int cmd_run(struct ctl_context *ctx, int argc, char *argv[])
                         help_run();
                         return CTL_EXIT_OK;
                 default:
-                        return ctl_option_error(ctx, "run", c, argv);
+                        r = gate_options_parse(ctx, "run", &o.gate, c, optarg);
+                        if (r < 0)
+                                return ctl_option_error(ctx, "run", c, argv);
+                        if (r != CTL_EXIT_OK)
+                                return r;
                 }
         if (optind >= argc)
                 return ctl_usage_error(ctx, "run: no command given (memleakctl run [OPTIONS] -- CMD [ARGS...])");
+        /* growing: an exited program's stacks have no verdict (memleakctl leaks judges a live one) */
+        r = gate_options_check(ctx, "run", &o.gate, GATE_LOST | GATE_OUTSTANDING);
+        if (r != CTL_EXIT_OK)
+                return r;
         o.command = argv + optind;
         if (open_output(&s) < 0)
                 return RUN_EXIT_FAILURE;

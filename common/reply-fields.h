@@ -152,6 +152,13 @@
 #define RF_PER_STACK_ROWS           "per_stack_rows"
 #define RF_PHASE                    "phase"
 #define RF_ADOPTED                  "adopted"
+#define RF_ERROR_EXITCODE           "error_exitcode"
+#define RF_FAIL_ON                  "fail_on"
+#define RF_GATE                     "gate"
+#define RF_GROWING                  "growing"
+#define RF_OUTSTANDING              "outstanding"
+#define RF_PATTERN                  "pattern"
+#define RF_PATTERNS                 "patterns"
 #define RF_PID                      "pid"
 #define RF_POINTS                   "points"
 #define RF_PROBES                   "probes"
@@ -199,6 +206,7 @@
 #define RF_STACK_OTHER              "stack_other"
 #define RF_STACK_TABLE_FULL         "stack_table_full"
 #define RF_STILL_REACHABLE          "still_reachable"
+#define RF_SUPPRESSED               "suppressed"
 #define RF_SUSPECTS                 "suspects"
 #define RF_SYMBOL                   "symbol"
 #define RF_SYMBOLS                  "symbols"
@@ -501,6 +509,24 @@
         X(RF_PID) X(RF_STACK_ID) X(RF_VERDICT) X(RF_VERDICT_QUALIFIED) X(RF_BYTES) X(RF_ALLOCS) \
         X(RF_EXPECTED_ERROR) X(RF_GROWTH_BYTES_PER_S) X(RF_FIRST_BYTES) X(RF_LAST_BYTES) \
         X(RF_REACHABILITY) X(RF_FRAMES)
+
+/* memleakctl's own: run, leaks and report with --suppressions: what the file suppressed
+ * (docs/usage.md "In CI").
+ * docs: - */
+#define REPLY_SUPPRESSED(X) \
+        X(RF_SUPPRESSED) X(RF_FILE) X(RF_STACKS) X(RF_ALLOCS) X(RF_BYTES) X(RF_PATTERNS)
+
+/* memleakctl's own: one of "suppressed" "patterns", a line of the file and what it suppressed.
+ * docs: - */
+#define REPLY_SUPPRESSION(X) \
+        X(RF_PATTERN) X(RF_LINE) X(RF_STACKS) X(RF_ALLOCS) X(RF_BYTES)
+
+/* memleakctl's own: run and leaks with --error-exitcode: the gate's verdict, and for each verdict
+ * it fails on ("lost", "growing", "outstanding") the stacks that failed it.
+ * docs: - */
+#define REPLY_GATE(X) \
+        X(RF_GATE) X(RF_FAIL_ON) X(RF_ERROR_EXITCODE) X(RF_FAILED) X(RF_LOST) X(RF_GROWING) \
+        X(RF_OUTSTANDING) X(RF_UNDECIDED)
 
 /* memleakctl's own: the data an html page carries.
  * docs: - */

@@ -14,11 +14,11 @@ _memleakctl()
                 [detach]='-p --pid --children --unit --cgroup -k --kernel -j --json -h --help'
                 [status]='--unit --cgroup -j --json -h --help'
                 [metrics]='-j --json -h --help'
-                [report]='-p --pid --children --unit --cgroup -k --kernel -t --top --min-age --reachability --show-addresses --folded -j --json -h --help'
-                [leaks]='-p --pid --children --unit --cgroup --reachability --no-reachability -j --json -h --help'
+                [report]='-p --pid --children --unit --cgroup -k --kernel -t --top --min-age --reachability --suppressions --show-addresses --folded -j --json -h --help'
+                [leaks]='-p --pid --children --unit --cgroup --reachability --no-reachability --error-exitcode --fail-on --suppressions -j --json -h --help'
                 [history]='-p --pid --children --unit --cgroup -k --kernel --stack -t --top -j --json -h --help'
                 [top]='-p --pid --children --sort -n --rows --interval --frames -h --help'
-                [run]='-o --obj -t --top --min-size --mmap --unwind --follow-forks --no-reachability --sample-bytes -j --json -O --output --untraced-ok -h --help'
+                [run]='-o --obj -t --top --min-size --mmap --unwind --follow-forks --no-reachability --sample-bytes -j --json -O --output --untraced-ok --error-exitcode --fail-on --suppressions -h --help'
                 [html]='-p --pid --children --unit --cgroup -k --kernel -t --top -o --output -h --help'
         )
 
@@ -74,8 +74,18 @@ _memleakctl()
                 fi
                 return
                 ;;
-        -O | --output)
+        -O | --output | --suppressions)
                 _filedir
+                return
+                ;;
+        --fail-on)
+                # a comma list: complete the item after the last comma
+                local done_items=${cur%"${cur##*,}"}
+                if [[ $command == run ]]; then
+                        COMPREPLY=($(compgen -P "$done_items" -W 'lost outstanding' -- "${cur##*,}"))
+                else
+                        COMPREPLY=($(compgen -P "$done_items" -W 'lost growing' -- "${cur##*,}"))
+                fi
                 return
                 ;;
         --unwind)
@@ -92,7 +102,7 @@ _memleakctl()
                 return
                 ;;
         -t | --top | -n | --rows | --min-size | --max-size | --sample-bytes | --min-age | \
-        --interval | --frames | --stack)
+        --interval | --frames | --stack | --error-exitcode)
                 return
                 ;;
         esac
