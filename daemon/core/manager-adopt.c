@@ -298,6 +298,7 @@ int manager_adopt(struct manager *m)
         r = target_pins_sweep(m->links_pin_dir, m->env.pin_gen);
         if (r > 0)
                 log_info("Removed %d pinned links no target took back (their processes exited or were not listed)", r);
+        manager_exited_link(m);
         if (m->pins_found == PINS_FOUND_SAME && (m->adopted || m->adopt_reaped || m->adopt_failed))
                 log_info("Adopted %u targets of the earlier memleakd; %u reaped (exited meanwhile), %u failed",
                          m->adopted, m->adopt_reaped, m->adopt_failed);

@@ -13,7 +13,9 @@
 #include <string.h>
 #include <unistd.h>
 #include "log.h"
+#include "manager-report.h"
 #include "manager.h"
+#include "reach-file.h"
 #include "state-file.h"
 #include "target-exited.h"
 #include "target.h"
@@ -33,6 +35,42 @@ static bool is_exited_file(const char *name)
                strcmp(name + n - sl, STATE_FILE_EXITED_SUFFIX) == 0;
 }
 
+/* The target t was followed from, by what outlives this daemon (its pid and its process's start
+ * time): kept as it was when that target is not known now (one read back, its parent gone). */
+static void link_parent(struct manager *m, struct target *t)
+{
+        const struct target *parent = t->parent_id ? manager_find_target_by_id(m, t->parent_id) : NULL;
+
+        if (parent && parent->proc_start_time)
+                t->parent_link.pid = parent->pid, t->parent_link.start_time = parent->proc_start_time;
+}
+
+/* Its scan at exit (memleakctl run), or why it has none, as its kept report holds it: taken from
+ * its tracer while there is one, else kept as it was (read back). -ENOMEM. */
+static int keep_exit_scan(struct manager *m, struct target *t)
+{
+        _cleanup_(reach_scan_result_freep) struct reach_result *reach = NULL;
+        _cleanup_free_ char *why = NULL;
+        void *data = NULL;
+        size_t n = 0;
+        int r;
+
+        if (!t->exit_hold && !manager_family_hold(m, t))
+                return 0;
+        r = manager_report_exit_scan(m, t, &reach, &why);
+        if (r < 0)
+                return r;
+        if (!reach && !why)
+                return 0;
+        r = reach_file_encode(reach, why, &data, &n);
+        if (r < 0)
+                return r;
+        free(t->exit_scan);
+        t->exit_scan = data;
+        t->exit_scan_bytes = n;
+        return 0;
+}
+
 void manager_exited_save(struct manager *m, struct target *t)
 {
         _cleanup_free_ char *name = NULL;
@@ -44,7 +82,10 @@ void manager_exited_save(struct manager *m, struct target *t)
         assert(t);
         if (!m->pins || t->kernel || !target_phase_exited(t->phase) || t->exited_usec == 0)
                 return;
-        r = file_name(t, &name);
+        link_parent(m, t);
+        r = keep_exit_scan(m, t);
+        if (r >= 0)
+                r = file_name(t, &name);
         if (r >= 0)
                 r = target_exited_encode(t, &data, &n);
         if (r >= 0)
@@ -99,6 +140,15 @@ static struct target *load_one(struct manager *m, const char *name)
         r = state_file_read(m->config.state_directory, name, STATE_FILE_EXITED_MAX_BYTES, &data, &n);
         if (r >= 0)
                 r = target_exited_restore(&m->env, data, n, &t, &unnamed);
+        if (r >= 0 && t->exit_scan) {
+                _cleanup_(reach_scan_result_freep) struct reach_result *reach = NULL;
+                _cleanup_free_ char *why = NULL;
+
+                /* its scan at exit, looked into at each report: whole, or the file is not */
+                r = reach_file_decode(t->exit_scan, t->exit_scan_bytes, &reach, &why);
+                if (r < 0)
+                        t = target_free(t);
+        }
         if (r == -ENOMEM) {
                 log_error_errno(r, "Cannot read back %s/%s: %m", m->config.state_directory, name);
                 return NULL;
@@ -179,4 +229,24 @@ void manager_exited_forget_all(const char *state_directory)
                 if (is_exited_file(de->d_name) && unlinkat(dirfd(d), de->d_name, 0) < 0)
                         log_warning_errno(errno, "Cannot remove %s/%s: %m", state_directory, de->d_name);
         closedir(d);
+}
+
+void manager_exited_link(struct manager *m)
+{
+        assert(m);
+        for (size_t i = 0; i < m->n_targets; i++) {
+                struct target *t = m->targets[i];
+
+                if (t->parent_id || t->parent_link.pid == 0)
+                        continue;
+                for (size_t k = 0; k < m->n_targets; k++) {
+                        const struct target *p = m->targets[k];
+
+                        if (p != t && !p->kernel && p->pid == t->parent_link.pid &&
+                            p->proc_start_time == t->parent_link.start_time) {
+                                t->parent_id = p->id;
+                                break;
+                        }
+                }
+        }
 }

@@ -204,6 +204,9 @@ static void follow(struct manager *m, struct target *parent, pid_t child, unsign
         }
         t->parent_id = parent->id;
         t->parent_pid = parent->pid;
+        /* who its parent is beyond this daemon's ids: a restart links its kept report to it */
+        if (parent->proc_start_time == 0)
+                (void)manager_state_start_time(parent->pid, &parent->proc_start_time);
         (void)target_inherit_watch(t, parent);     /* without memory: not reported under it */
         parent->children_followed++;
         /* recorded from here on: it runs; scanned at its exit when every block of it is recorded;

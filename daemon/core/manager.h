@@ -122,6 +122,10 @@ void manager_exited_forget(struct manager *m, struct target *t);
 size_t manager_exited_load(struct manager *m, struct target ***ret);
 /* memleakd --forget: every such file removed. */
 void manager_exited_forget_all(const char *state_directory);
+/* At start, once the exited targets are read back and the live ones adopted: each exited one
+ * followed from another is linked to it again (the same pid and process start time), so that a
+ * report of that target with its children takes it in. */
+void manager_exited_link(struct manager *m);
 
 /* Allocate only: takes config and source (both moved). */
 int manager_new(struct memleakd_config *config, struct config_source *source, struct manager **ret);

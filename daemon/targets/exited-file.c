@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* An exited target encoded: a header, who it was, its counters and sampling, its objects, what it
- * mapped (each file's identity), its frozen rows with their addresses, its ring's sums, a
- * checksum. Little more than 64-bit words and length-prefixed strings (word-buf.h). */
+ * mapped (each file's identity), its frozen rows with their addresses, its ring's sums, the names
+ * of the JIT code its rows are in, its scan at exit, a checksum. Little more than 64-bit words
+ * and length-prefixed strings (word-buf.h). */
 #include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -10,10 +11,13 @@
 #include "macro.h"
 #include "snapshot.h"
 #include "stack-collect.h"
+#include "perf-map.h"
 #include "util.h"
 #include "word-buf.h"
 
-#define EXITED_FILE_MAGIC 0x31544958454d454dULL       /* "MEMEXIT1" */
+/* "MEMEXIT2": 2 added its JIT code's names, the link to the target it was followed from and its
+ * scan at exit. A file of another version is refused as one this encoding did not write. */
+#define EXITED_FILE_MAGIC 0x32544958454d454dULL
 
 static uint64_t checksum(const unsigned char *p, size_t n)
 {
@@ -39,6 +43,8 @@ static void put_identity(struct word_buf_writer *w, const struct target *t)
         }
         word_buf_put(w, t->creds.dumpable);
         word_buf_put(w, (uint64_t)(int64_t)t->parent_pid);
+        word_buf_put(w, (uint64_t)(int64_t)t->parent_link.pid);
+        word_buf_put(w, t->parent_link.start_time);
         word_buf_put(w, t->watch_is_unit);
         word_buf_put_string(w, t->watch_name);
         word_buf_put_string(w, t->exec ? t->exec->path : NULL);
@@ -167,9 +173,64 @@ static void put_ring(struct word_buf_writer *w, const struct target *t)
         }
 }
 
+/* The addresses a report looks up in its JIT code's names: each return address's call (report-job.c
+ * looks for addr - 1), of every frozen row. -ENOMEM. */
+static int frame_addresses(const struct target *t, uint64_t **ret, size_t *ret_n)
+{
+        const struct stack_rows *rows = t->frozen ? &t->frozen->rows : NULL;
+        uint64_t *addrs;
+        size_t n = 0, k = 0;
+
+        for (size_t i = 0; rows && i < rows->n; i++)
+                n += rows->rows[i].ips ? rows->rows[i].n_ips : 0;
+        addrs = malloc(MAX(n, (size_t)1) * sizeof(*addrs));
+        if (!addrs)
+                return -ENOMEM;
+        for (size_t i = 0; rows && i < rows->n; i++)
+                for (size_t j = 0; rows->rows[i].ips && j < rows->rows[i].n_ips; j++)
+                        if (rows->rows[i].ips[j] > 0)
+                                addrs[k++] = rows->rows[i].ips[j] - 1;
+        *ret = addrs;
+        *ret_n = k;
+        return 0;
+}
+
+/* Of its perf map, the entries that name its frozen rows' frames (not the whole map: a runtime may
+ * have written millions of lines), in the order it wrote them. */
+static int put_jit_names(struct word_buf_writer *w, const struct target *t)
+{
+        _cleanup_free_ struct perf_map_entry *entries = NULL;
+        _cleanup_free_ uint64_t *addrs = NULL;
+        size_t n_addrs = 0, n = 0;
+        int r;
+
+        if (t->perf_map) {
+                r = frame_addresses(t, &addrs, &n_addrs);
+                if (r >= 0)
+                        r = perf_map_entries_at(t->perf_map, addrs, n_addrs, &entries, &n);
+                if (r < 0)
+                        return r;
+        }
+        word_buf_put(w, n);
+        for (size_t i = 0; i < n; i++) {
+                word_buf_put(w, entries[i].start);
+                word_buf_put(w, entries[i].end);
+                word_buf_put_string(w, entries[i].name);
+        }
+        return 0;
+}
+
+static void put_exit_scan(struct word_buf_writer *w, const struct target *t)
+{
+        word_buf_put(w, t->exit_scan ? t->exit_scan_bytes : 0);
+        if (t->exit_scan)
+                word_buf_put_bytes(w, t->exit_scan, t->exit_scan_bytes);
+}
+
 int exited_file_encode(const struct target *t, const struct exited_file_id *ids, void **ret, size_t *ret_n)
 {
         struct word_buf_writer w = { .ok = true };
+        int r;
 
         assert(t);
         assert(ids || t->modules.n == 0);
@@ -181,9 +242,11 @@ int exited_file_encode(const struct target *t, const struct exited_file_id *ids,
         put_files(&w, t, ids);
         put_rows(&w, t);
         put_ring(&w, t);
+        r = put_jit_names(&w, t);
+        put_exit_scan(&w, t);
         if (w.ok)
                 word_buf_put(&w, checksum(w.p, w.n));
-        if (!w.ok) {
+        if (r < 0 || !w.ok) {
                 free(w.p);
                 return -ENOMEM;
         }
@@ -233,6 +296,8 @@ static void get_identity(struct word_buf_reader *rd, struct target *t)
         }
         t->creds.dumpable = word_buf_get_bool(rd);
         t->parent_pid = (pid_t)word_buf_get_max(rd, INT32_MAX);
+        t->parent_link.pid = (pid_t)word_buf_get_max(rd, INT32_MAX);
+        t->parent_link.start_time = word_buf_get(rd);
         t->watch_is_unit = word_buf_get_bool(rd);
         (void)word_buf_get_string(rd, EXITED_FILE_PATH_MAX, &t->watch_name);
         if (word_buf_get_string(rd, EXITED_FILE_PATH_MAX, &exec) && exec) {
@@ -432,6 +497,49 @@ static void get_ring(struct word_buf_reader *rd, struct target *t)
         }
 }
 
+static void get_jit_names(struct word_buf_reader *rd, struct target *t)
+{
+        _cleanup_free_ struct perf_map_entry *entries = NULL;
+        size_t n = word_buf_get_array(rd, 3 * sizeof(uint64_t), sizeof(*entries), (void **)&entries);
+        size_t k = 0;
+        int r;
+
+        for (; k < n && rd->ok; k++) {
+                char *name = NULL;
+
+                entries[k].start = word_buf_get(rd);
+                entries[k].end = word_buf_get(rd);
+                if (!word_buf_get_string(rd, PERF_MAP_LINE_MAX, &name) || !name || entries[k].end <= entries[k].start)
+                        rd->ok = false;
+                entries[k].name = name;
+        }
+        if (rd->ok && n > 0) {
+                r = perf_map_new_from(entries, n, &t->perf_map);
+                if (r == -ENOMEM)
+                        rd->enomem = true;
+                if (r < 0)
+                        rd->ok = false;
+        }
+        for (size_t i = 0; i < k; i++)
+                free((char *)entries[i].name);
+}
+
+static void get_exit_scan(struct word_buf_reader *rd, struct target *t)
+{
+        size_t n = word_buf_get_count(rd, 1);
+
+        if (!rd->ok || n == 0)
+                return;
+        t->exit_scan = malloc(n);
+        if (!t->exit_scan) {
+                rd->enomem = true;
+                rd->ok = false;
+                return;
+        }
+        if (word_buf_get_bytes(rd, t->exit_scan, n))
+                t->exit_scan_bytes = n;
+}
+
 int exited_file_decode(const void *data, size_t n, struct target *t, struct exited_file_id **ret_ids)
 {
         struct word_buf_reader rd = { .p = data, .n = n >= sizeof(uint64_t) ? n - sizeof(uint64_t) : 0, .ok = true };
@@ -453,6 +561,8 @@ int exited_file_decode(const void *data, size_t n, struct target *t, struct exit
         get_modules(&rd, t, &ids);
         get_rows(&rd, t);
         get_ring(&rd, t);
+        get_jit_names(&rd, t);
+        get_exit_scan(&rd, t);
         if (rd.enomem)
                 return -ENOMEM;
         if (!rd.ok || rd.at != rd.n || !t->ring)
