@@ -35,16 +35,6 @@ static bool is_exited_file(const char *name)
                strcmp(name + n - sl, STATE_FILE_EXITED_SUFFIX) == 0;
 }
 
-/* The target t was followed from, by what outlives this daemon (its pid and its process's start
- * time): kept as it was when that target is not known now (one read back, its parent gone). */
-static void link_parent(struct manager *m, struct target *t)
-{
-        const struct target *parent = t->parent_id ? manager_find_target_by_id(m, t->parent_id) : NULL;
-
-        if (parent && parent->proc_start_time)
-                t->parent_link.pid = parent->pid, t->parent_link.start_time = parent->proc_start_time;
-}
-
 /* Its scan at exit (memleakctl run), or why it has none, as its kept report holds it: taken from
  * its tracer while there is one, else kept as it was (read back). -ENOMEM. */
 static int keep_exit_scan(struct manager *m, struct target *t)
@@ -82,7 +72,7 @@ void manager_exited_save(struct manager *m, struct target *t)
         assert(t);
         if (!m->pins || t->kernel || !target_phase_exited(t->phase) || t->exited_usec == 0)
                 return;
-        link_parent(m, t);
+        manager_note_parent(m, t);
         r = keep_exit_scan(m, t);
         if (r >= 0)
                 r = file_name(t, &name);
@@ -231,22 +221,3 @@ void manager_exited_forget_all(const char *state_directory)
         closedir(d);
 }
 
-void manager_exited_link(struct manager *m)
-{
-        assert(m);
-        for (size_t i = 0; i < m->n_targets; i++) {
-                struct target *t = m->targets[i];
-
-                if (t->parent_id || t->parent_link.pid == 0)
-                        continue;
-                for (size_t k = 0; k < m->n_targets; k++) {
-                        const struct target *p = m->targets[k];
-
-                        if (p != t && !p->kernel && p->pid == t->parent_link.pid &&
-                            p->proc_start_time == t->parent_link.start_time) {
-                                t->parent_id = p->id;
-                                break;
-                        }
-                }
-        }
-}

@@ -98,12 +98,11 @@ void manager_remove_target(struct manager *m, struct target *t)
                 if (child->parent_id != t->id)
                         continue;
                 child->parent_id = t->parent_id;
-                /* and so does its kept report */
-                if (child->exited_saved) {
-                        if (!child->parent_id)
-                                child->parent_link.pid = 0, child->parent_link.start_time = 0;
+                if (!child->parent_id)
+                        child->parent_link.pid = 0, child->parent_link.start_time = 0;
+                /* and so does its kept report (the state file is written at the change) */
+                if (child->exited_saved)
                         manager_exited_save(m, child);
-                }
         }
         if (live)
                 (void)target_stop(&m->env, t, false);

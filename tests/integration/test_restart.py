@@ -476,12 +476,8 @@ class ExitedRestartKeepsMoreTest(Restarts):
             out[t['pid']] = (t['exited'], t['forked_from'], totals.get('worker_leak'))
         return out
 
-    def test_a_followed_child_that_exited_is_in_its_parent_s_family_after_a_restart(self):
-        # tests/programs/leak-service.c: a worker it forks leaks 3 x 256 bytes in worker_leak once
-        # sent SIGUSR1, then waits to be killed
-        daemon = self.start_daemon(config=CONFIG)
-        service = self.start_program('leak-service')
-        daemon.ctl_json('attach', '--pid', service.pid, '--follow-forks')
+    def fork_worker(self, daemon, service):
+        """A worker leak-service forks, followed, once it leaked 3 x 256 bytes in worker_leak."""
         service.proc.stdin.write(b'fork\n')
         service.proc.stdin.flush()
         worker = int(service.line('"forked PID"').split()[1])
@@ -489,29 +485,43 @@ class ExitedRestartKeepsMoreTest(Restarts):
                                            harness.REPORT_TIMEOUT_S), daemon.status()['targets'])
         os.kill(worker, signal.SIGUSR1)
         self.assertEqual(service.line('"worker PID"'), f'worker {worker}')
-        leaked = {'bytes': 3 * 256, 'allocs': 3}
-        self.wait_for_totals(daemon, worker, ('worker_leak', 'service_churn'), {'worker_leak': leaked})
-        os.kill(worker, signal.SIGKILL)
-        self.assertTrue(harness.wait_until(lambda: self.exited_of(daemon, worker) is not None, 10))
-        self.assertEqual(len(self.exited_files(daemon, worker)), 1, os.listdir(daemon.state_directory))
-        expected = {service.pid: (False, None, None), worker: (True, service.pid, leaked)}
+        self.wait_for_totals(daemon, worker, ('worker_leak', 'service_churn'), {'worker_leak': WORKER_LEAKED})
+        return worker
+
+    def test_followed_children_are_in_their_parent_s_family_after_a_restart(self):
+        # tests/programs/leak-service.c: a worker it forks leaks 3 x 256 bytes in worker_leak once
+        # sent SIGUSR1, then waits to be killed (at the end of the service's input, if not before)
+        daemon = self.start_daemon(config=CONFIG)
+        service = self.start_program('leak-service')
+        daemon.ctl_json('attach', '--pid', service.pid, '--follow-forks')
+        gone, alive = self.fork_worker(daemon, service), self.fork_worker(daemon, service)
+        os.kill(gone, signal.SIGKILL)
+        self.assertTrue(harness.wait_until(lambda: self.exited_of(daemon, gone) is not None, 10))
+        self.assertEqual(len(self.exited_files(daemon, gone)), 1, os.listdir(daemon.state_directory))
+        state = os.path.join(daemon.state_directory, 'targets.json')
+        self.assertTrue(harness.wait_until(lambda: f'"pid":{alive},' in read_text(state), 5), read_text(state))
+        expected = {service.pid: (False, None, None), gone: (True, service.pid, WORKER_LEAKED),
+                    alive: (False, service.pid, WORKER_LEAKED)}
         self.assertEqual(self.family(daemon, service.pid), expected, 'before the restart')
-        # its parent lives on, adopted
+        # its parent and the other child live on, adopted
         self.kill(daemon)
         daemon = self.same_daemon_again(daemon)
         self.assertIn(f'Adopted pid {service.pid}', daemon.log())
+        self.assertIn(f'Adopted pid {alive}', daemon.log())
         self.assertEqual(self.family(daemon, service.pid), expected, 'after a restart, its parent adopted')
-        # its parent exits too, and is kept as it is: both read back after the next restart
+        # the service kills the other at its exit and exits: each kept as it is, all read back
         service.proc.stdin.close()
         self.assertEqual(service.proc.wait(PROGRAM_WAIT_S), 0)
-        self.assertTrue(harness.wait_until(lambda: self.exited_of(daemon, service.pid) is not None, 10))
+        self.assertTrue(harness.wait_until(lambda: self.exited_of(daemon, service.pid) is not None and
+                                           self.exited_of(daemon, alive) is not None, 10))
         expected[service.pid] = (True, None, None)
+        expected[alive] = (True, service.pid, WORKER_LEAKED)
         self.assertEqual(self.family(daemon, service.pid), expected, 'its parent exited')
         self.kill(daemon)
         daemon = self.same_daemon_again(daemon)
         self.assertEqual(self.family(daemon, service.pid), expected, 'after a restart, its parent exited')
-        # the child alone, as before
-        self.assertEqual(set(self.family(daemon, worker)), {worker})
+        # a child alone, as before
+        self.assertEqual(set(self.family(daemon, gone)), {gone})
 
     def test_a_run_program_s_scan_at_exit_is_the_same_after_a_restart(self):
         from test_reachability import EXPECTED, classes_by_first_frame
@@ -544,6 +554,7 @@ class ExitedRestartKeepsMoreTest(Restarts):
 
 
 PROGRAM_WAIT_S = 10
+WORKER_LEAKED = {'bytes': 3 * 256, 'allocs': 3}     # tests/programs/leak-service.c's worker_leak
 
 
 if __name__ == '__main__':
