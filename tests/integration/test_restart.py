@@ -36,6 +36,14 @@ def read_text(path):
         return ''
 
 
+def fnv1a64(data):
+    """common/util.c's fnv1a64 from FNV1A64_INIT: the exited files' checksum."""
+    h = 0xcbf29ce484222325
+    for b in data:
+        h = ((h ^ b) * 0x100000001b3) & 0xffffffffffffffff
+    return h
+
+
 def merged(*parts):
     out = {}
     for p in parts:
@@ -466,6 +474,31 @@ class ExitedRestartKeepsMoreTest(Restarts):
         daemon = self.same_daemon_again(daemon)
         self.assertEqual(self.frames_of(daemon.report(pid=program.pid), program.pid),
                          self.frames_of(before, program.pid))
+
+    def test_an_exited_report_an_earlier_version_wrote_is_set_aside(self):
+        # MEMEXIT1 (before JIT names, the parent link and the scan were kept): refused as a corrupt
+        # file is, not misread
+        daemon = self.start_daemon(config=CONFIG)
+        program = self.start_program('leak-jit')
+        daemon.attach(program.pid)
+        program.run_leaks()
+        self.wait_for_totals(daemon, program.pid, set(self.JIT) | {'jit_churn'}, self.JIT)
+        self.assertEqual(program.finish(), 0)
+        self.assertTrue(harness.wait_until(lambda: self.exited_files(daemon, program.pid), 10))
+        self.kill(daemon)
+        [name] = self.exited_files(daemon, program.pid)
+        path = os.path.join(daemon.state_directory, name)
+        with open(path, 'rb') as f:
+            data = bytearray(f.read())
+        self.assertEqual(bytes(data[:8]), b'MEMEXIT2')
+        data[:8] = b'MEMEXIT1'
+        data[-8:] = fnv1a64(bytes(data[:-8])).to_bytes(8, 'little')
+        with open(path, 'wb') as f:
+            f.write(data)
+        daemon = self.same_daemon_again(daemon)
+        self.assertIn(f'{name} (corrupt or truncated)', daemon.log())
+        self.assertTrue(os.path.exists(path + '.corrupt'))
+        self.assertEqual(daemon.status()['targets'], [])
 
     def family(self, daemon, pid):
         """{pid: (exited, forked_from, worker_leak bytes and allocs)} of report --pid PID --children."""
