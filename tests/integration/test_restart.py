@@ -475,6 +475,35 @@ class ExitedRestartKeepsMoreTest(Restarts):
         self.assertEqual(self.frames_of(daemon.report(pid=program.pid), program.pid),
                          self.frames_of(before, program.pid))
 
+    def test_a_run_family_s_scans_at_exit_are_the_same_after_a_restart(self):
+        # tests/programs/leak-fork-classes.c under memleakctl run --follow-forks: the program and
+        # each child it forks (one execs, one is killed) scanned at its exit
+        from test_follow_forks import CLASSES_OF, classes_per_function
+        daemon = self.start_daemon(config=CONFIG)
+        r, run_report = self.run_json(daemon, os.path.join(harness.PROGRAMS_DIR, 'leak-fork-classes'),
+                                      options=('--follow-forks',))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        pids = {what: int(pid) for what, pid in (line.split() for line in r.stdout.decode().splitlines())}
+        [pids['parent']] = [t['pid'] for t in run_report['targets'] if t['forked_from'] is None]
+        for pid in pids.values():
+            self.assertTrue(harness.wait_until(lambda: self.exited_files(daemon, pid), 10), pid)
+
+        def scans(daemon):
+            report = daemon.ctl_json('report', '--pid', pids['parent'], '--children', '--top',
+                                     harness.UNLIMITED_TOP)
+            targets = {t['pid']: t for t in report['targets']}
+            self.assertEqual(set(targets), set(pids.values()), report['targets'])
+            for what, pid in pids.items():
+                self.assertEqual(classes_per_function(report, pid), CLASSES_OF[what],
+                                 (what, harness.format_stacks(report)))
+            return {pid: (t['forked_from'], t['reachability']) for pid, t in targets.items()}
+
+        before = scans(daemon)
+        self.assertTrue(all(reach and reach['at_exit'] for _, reach in before.values()), before)
+        self.kill(daemon)
+        daemon = self.same_daemon_again(daemon)
+        self.assertEqual(scans(daemon), before)
+
     def test_an_exited_report_an_earlier_version_wrote_is_set_aside(self):
         # MEMEXIT1 (before JIT names, the parent link and the scan were kept): refused as a corrupt
         # file is, not misread
