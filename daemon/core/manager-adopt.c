@@ -240,8 +240,7 @@ static void adopt_one(struct manager *m, const struct state_target *st)
         t->asker_gid = (gid_t)st->asker_gid;
         t->objects_named = st->n_objs > 0;
         t->parent_pid = st->forked_from;
-        t->parent_link.pid = st->parent_pid;
-        t->parent_link.start_time = st->parent_start_time;
+        t->parent_link = (struct target_parent_link) { st->parent_pid, st->parent_start_time };
         take_back(m, t);
 }
 

@@ -72,7 +72,6 @@ void manager_exited_save(struct manager *m, struct target *t)
         assert(t);
         if (!m->pins || t->kernel || !target_phase_exited(t->phase) || t->exited_usec == 0)
                 return;
-        manager_note_parent(m, t);
         r = keep_exit_scan(m, t);
         if (r >= 0)
                 r = file_name(t, &name);

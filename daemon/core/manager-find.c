@@ -119,17 +119,6 @@ struct exit_hold *manager_family_hold(const struct manager *m, const struct targ
         return holder ? holder->exit_hold : NULL;
 }
 
-void manager_note_parent(const struct manager *m, struct target *t)
-{
-        const struct target *parent;
-
-        assert(m);
-        assert(t);
-        parent = t->parent_id ? manager_find_target_by_id(m, t->parent_id) : NULL;
-        if (parent && parent->proc_start_time)
-                t->parent_link.pid = parent->pid, t->parent_link.start_time = parent->proc_start_time;
-}
-
 void manager_link_followed(struct manager *m)
 {
         assert(m);

@@ -45,7 +45,7 @@ bool manager_state_keeps(const struct manager *m, const struct target *t)
 }
 
 /* t as the state file says it; ret->objs (the objects --obj named) allocated, their paths t's. */
-static int state_target_of(const struct manager *m, struct target *t, struct state_target *ret)
+static int state_target_of(struct target *t, struct state_target *ret)
 {
         char **objs = NULL;
         size_t n = 0;
@@ -72,7 +72,6 @@ static int state_target_of(const struct manager *m, struct target *t, struct sta
                 .attached_usec = t->attached_usec,
                 .objs = objs, .n_objs = n,
         };
-        manager_note_parent(m, t);
         ret->forked_from = t->parent_pid;
         ret->parent_pid = t->parent_link.pid;
         ret->parent_start_time = t->parent_link.start_time;
@@ -94,7 +93,7 @@ void manager_state_save(struct manager *m)
         if (!targets)
                 return (void)log_error_errno(ENOMEM, "Out of memory");
         for (size_t i = 0; i < m->n_targets; i++)
-                if (manager_state_keeps(m, m->targets[i]) && state_target_of(m, m->targets[i], &targets[s.n_targets]) >= 0)
+                if (manager_state_keeps(m, m->targets[i]) && state_target_of(m->targets[i], &targets[s.n_targets]) >= 0)
                         s.n_targets++;
         s.targets = targets;
         s.layout = m->pins->layout;

@@ -98,8 +98,7 @@ void manager_remove_target(struct manager *m, struct target *t)
                 if (child->parent_id != t->id)
                         continue;
                 child->parent_id = t->parent_id;
-                if (!child->parent_id)
-                        child->parent_link.pid = 0, child->parent_link.start_time = 0;
+                child->parent_link = t->parent_id ? t->parent_link : (struct target_parent_link) {};
                 /* and so does its kept report (the state file is written at the change) */
                 if (child->exited_saved)
                         manager_exited_save(m, child);

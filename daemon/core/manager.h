@@ -165,10 +165,6 @@ bool manager_target_in_family(const struct manager *m, const struct target *t, p
 /* The exit hold of memleakctl run's program that t is (or was followed from, at any depth): its
  * tracer holds the family at birth and scans its followed children at their exit. NULL if none. */
 struct exit_hold *manager_family_hold(const struct manager *m, const struct target *t);
-/* t->parent_link: the pid and process start time of the target t's parent_id names, what a
- * restart links it by again (in its kept report, or the state file); left as it was when that
- * target is not known (one read back, its parent gone) or its start time is not. */
-void manager_note_parent(const struct manager *m, struct target *t);
 /* At start, once the exited targets are read back and the live ones adopted: each one followed
  * from another is linked to it again (parent_id: the target of its parent_link's pid and start
  * time), so that a report of that target with its children takes it in. */

@@ -154,6 +154,12 @@ struct target_unwind {
 
 struct perf_map;
 
+/* A target by what outlives a daemon: its pid and its process's start time (/proc/PID/stat's). */
+struct target_parent_link {
+        pid_t pid;                      /* 0: none */
+        uint64_t start_time;
+};
+
 struct target {
         pid_t pid;
         char comm[17];
@@ -218,12 +224,9 @@ struct target {
         uint64_t parent_id;             /* the target whose fork it was followed from; 0: attached
                                          * itself */
         pid_t parent_pid;               /* that target's pid; 0 */
-        struct {
-                pid_t pid;              /* 0: none */
-                uint64_t start_time;    /* /proc/PID/stat's */
-        } parent_link;                  /* the target parent_id names, by what outlives this daemon:
-                                         * written with its kept report, which links it again
-                                         * after a restart (core/manager-exited) */
+        struct target_parent_link parent_link;  /* the target parent_id names, by what outlives
+                                                 * this daemon (in its kept report, the state
+                                                 * file), which links it again after a restart */
         uint32_t watch_id;              /* the cgroup watch (attach "unit" or "cgroup") it was
                                          * found in, or its parent was; 0: none */
         char *watch_name;               /* that watch's unit or cgroup (owned); NULL */
