@@ -259,6 +259,8 @@ static void adopt_one(struct manager *m, const struct state_target *st)
         t->asker_uid = (uid_t)st->asker_uid;
         t->asker_gid = (gid_t)st->asker_gid;
         t->objects_named = st->n_objs > 0;
+        t->parent_pid = st->forked_from;
+        t->parent_link = (struct target_parent_link) { st->parent_pid, st->parent_start_time };
         take_back(m, t);
 }
 
@@ -321,6 +323,7 @@ int manager_adopt(struct manager *m)
         r = target_pins_sweep(m->links_pin_dir, m->env.pin_gen);
         if (r > 0)
                 log_info("Removed %d pinned links no target took back (their processes exited or were not listed)", r);
+        manager_link_followed(m);
         if (m->pins_found == PINS_FOUND_SAME && (m->adopted || m->adopt_reaped || m->adopt_failed))
                 log_info("Adopted %u targets of the earlier memleakd; %u reaped (exited meanwhile), %u failed",
                          m->adopted, m->adopt_reaped, m->adopt_failed);

@@ -13,7 +13,9 @@
 #include <string.h>
 #include <unistd.h>
 #include "log.h"
+#include "manager-report.h"
 #include "manager.h"
+#include "reach-file.h"
 #include "state-file.h"
 #include "target-exited.h"
 #include "target.h"
@@ -33,6 +35,32 @@ static bool is_exited_file(const char *name)
                strcmp(name + n - sl, STATE_FILE_EXITED_SUFFIX) == 0;
 }
 
+/* Its scan at exit (memleakctl run), or why it has none, as its kept report holds it: taken from
+ * its tracer while there is one, else kept as it was (read back). -ENOMEM. */
+static int keep_exit_scan(struct manager *m, struct target *t)
+{
+        _cleanup_(reach_scan_result_freep) struct reach_result *reach = NULL;
+        _cleanup_free_ char *why = NULL;
+        void *data = NULL;
+        size_t n = 0;
+        int r;
+
+        if (!t->exit_hold && !manager_family_hold(m, t))
+                return 0;
+        r = manager_report_exit_scan(m, t, &reach, &why);
+        if (r < 0)
+                return r;
+        if (!reach && !why)
+                return 0;
+        r = reach_file_encode(reach, why, &data, &n);
+        if (r < 0)
+                return r;
+        free(t->exit_scan);
+        t->exit_scan = data;
+        t->exit_scan_bytes = n;
+        return 0;
+}
+
 void manager_exited_save(struct manager *m, struct target *t)
 {
         _cleanup_free_ char *name = NULL;
@@ -44,7 +72,9 @@ void manager_exited_save(struct manager *m, struct target *t)
         assert(t);
         if (!m->pins || t->kernel || !target_phase_exited(t->phase) || t->exited_usec == 0)
                 return;
-        r = file_name(t, &name);
+        r = keep_exit_scan(m, t);
+        if (r >= 0)
+                r = file_name(t, &name);
         if (r >= 0)
                 r = target_exited_encode(t, &data, &n);
         if (r >= 0)
@@ -99,6 +129,15 @@ static struct target *load_one(struct manager *m, const char *name)
         r = state_file_read(m->config.state_directory, name, STATE_FILE_EXITED_MAX_BYTES, &data, &n);
         if (r >= 0)
                 r = target_exited_restore(&m->env, data, n, &t, &unnamed);
+        if (r >= 0 && t->exit_scan) {
+                _cleanup_(reach_scan_result_freep) struct reach_result *reach = NULL;
+                _cleanup_free_ char *why = NULL;
+
+                /* its scan at exit, looked into at each report: whole, or the file is not */
+                r = reach_file_decode(t->exit_scan, t->exit_scan_bytes, &reach, &why);
+                if (r < 0)
+                        t = target_free(t);
+        }
         if (r == -ENOMEM) {
                 log_error_errno(r, "Cannot read back %s/%s: %m", m->config.state_directory, name);
                 return NULL;
@@ -180,3 +219,4 @@ void manager_exited_forget_all(const char *state_directory)
                         log_warning_errno(errno, "Cannot remove %s/%s: %m", state_directory, de->d_name);
         closedir(d);
 }
+

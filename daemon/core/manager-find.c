@@ -118,3 +118,23 @@ struct exit_hold *manager_family_hold(const struct manager *m, const struct targ
         holder = t ? find_up(m, t, holds_at_exit, NULL) : NULL;
         return holder ? holder->exit_hold : NULL;
 }
+
+void manager_link_followed(struct manager *m)
+{
+        assert(m);
+        for (size_t i = 0; i < m->n_targets; i++) {
+                struct target *t = m->targets[i];
+
+                if (t->parent_id || t->parent_link.pid == 0)
+                        continue;
+                for (size_t k = 0; k < m->n_targets; k++) {
+                        const struct target *p = m->targets[k];
+
+                        if (p != t && !p->kernel && p->pid == t->parent_link.pid &&
+                            p->proc_start_time == t->parent_link.start_time) {
+                                t->parent_id = p->id;
+                                break;
+                        }
+                }
+        }
+}

@@ -204,6 +204,11 @@ static void follow(struct manager *m, struct target *parent, pid_t child, unsign
         }
         t->parent_id = parent->id;
         t->parent_pid = parent->pid;
+        /* who its parent is beyond this daemon's ids: what a restart links it to it again by */
+        if (parent->proc_start_time == 0)
+                (void)manager_state_start_time(parent->pid, &parent->proc_start_time);
+        if (parent->proc_start_time)
+                t->parent_link = (struct target_parent_link) { parent->pid, parent->proc_start_time };
         (void)target_inherit_watch(t, parent);     /* without memory: not reported under it */
         parent->children_followed++;
         /* recorded from here on: it runs; scanned at its exit when every block of it is recorded;

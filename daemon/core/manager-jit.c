@@ -33,6 +33,9 @@ static void done(void *data, bool cancelled)
                 t->perf_map = j->map;
                 j->map = NULL;
                 log_debug("Pid %d's JIT code is named from the perf map it left", (int)t->pid);
+                /* its kept report names them too (it was written at its exit, before they came) */
+                if (t->exited_saved)
+                        manager_exited_save(j->m, t);
         }
         perf_map_unref(j->map);
         jit_names_source_done(&j->source);

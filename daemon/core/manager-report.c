@@ -15,6 +15,7 @@
 #include "manager.h"
 #include "perf-map.h"
 #include "protocol.h"
+#include "reach-file.h"
 #include "report-job.h"
 #include "server.h"
 #include "snapshot.h"
@@ -85,8 +86,43 @@ static uint64_t rss_of(const struct target *t)
         return (uint64_t)resident * (uint64_t)sysconf(_SC_PAGESIZE);
 }
 
+#define SAMPLED_NO_SCAN "memleakd sampled it once its share of the allocation table filled: a scan needs every " \
+        "block recorded"
+
+int manager_report_exit_scan(const struct manager *m, const struct target *t, struct reach_result **ret,
+                             char **ret_why)
+{
+        struct exit_hold *family = t->exit_hold ? NULL : manager_family_hold(m, t);
+        int r = 0;
+
+        assert(m);
+        assert(t);
+        assert(ret);
+        assert(ret_why);
+        *ret = NULL;
+        *ret_why = NULL;
+        /* its blocks since are sampled: a mark through them would call blocks lost that only
+         * unrecorded ones point to */
+        if (t->auto_sample.n_changes > 0 && (t->exit_hold || (family && target_phase_exited(t->phase)))) {
+                *ret_why = strdup(SAMPLED_NO_SCAN);
+                return *ret_why ? 0 : -ENOMEM;
+        }
+        if (t->exit_hold)
+                r = exit_hold_result(t->exit_hold, ret, ret_why);
+        else if (family)
+                r = exit_hold_child_result(family, t->pid, ret, ret_why);
+        else if (t->exit_scan) {
+                /* kept across a restart (checked when it was read back) */
+                r = reach_file_decode(t->exit_scan, t->exit_scan_bytes, ret, ret_why);
+                if (r == -EBADMSG)
+                        r = 0;
+        }
+        return MIN(r, 0);
+}
+
 /* Its reachability scan: the one taken at its exit (memleakctl run: the program's, or a child's it
- * followed), or one to take now (report --reachability), or why there is none. */
+ * followed; kept across a restart), or one to take now (report --reachability), or why there is
+ * none. */
 static int copy_reachability(const struct manager *m, const struct target *t, bool wanted_now,
                              struct report_job_target *jt)
 {
@@ -94,34 +130,15 @@ static int copy_reachability(const struct manager *m, const struct target *t, bo
         const char *why = NULL;
         int r;
 
-        if (t->auto_sample.n_changes > 0 && t->exit_hold) {
-                /* its blocks since are sampled: a mark through them would call blocks lost that
-                 * only unrecorded ones point to */
-                jt->reach_unavailable = strdup("memleakd sampled it once its share of the allocation table "
-                                               "filled: a scan needs every block recorded");
-                return jt->reach_unavailable ? 0 : -ENOMEM;
-        }
-        if (family && t->auto_sample.n_changes > 0 && target_phase_exited(t->phase)) {
-                jt->reach_unavailable = strdup("memleakd sampled it once its share of the allocation table "
-                                               "filled: a scan needs every block recorded");
-                return jt->reach_unavailable ? 0 : -ENOMEM;
-        }
-        if (t->exit_hold) {
-                r = exit_hold_result(t->exit_hold, &jt->reach, &jt->reach_unavailable);
-                if (r < 0)
-                        return r;
-        } else if (family) {
-                r = exit_hold_child_result(family, t->pid, &jt->reach, &jt->reach_unavailable);
-                if (r < 0)
-                        return r;
-        }
+        r = manager_report_exit_scan(m, t, &jt->reach, &jt->reach_unavailable);
+        if (r < 0)
+                return r;
         if (!wanted_now || jt->reach || jt->reach_unavailable)
                 return 0;
         if (t->kernel)
                 why = "the kernel's memory is not scanned";
         else if (t->auto_sample.n_changes > 0)
-                why = "memleakd sampled it once its share of the allocation table filled: a scan needs every "
-                      "block recorded";
+                why = SAMPLED_NO_SCAN;
         else if (t->filter.sample_bytes > 1)
                 why = "its allocations are sampled (sample_bytes): a scan needs every block recorded";
         else if (t->exit_hold && !target_phase_exited(t->phase))

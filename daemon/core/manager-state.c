@@ -72,6 +72,9 @@ static int state_target_of(struct target *t, struct state_target *ret)
                 .attached_usec = t->attached_usec,
                 .objs = objs, .n_objs = n,
         };
+        ret->forked_from = t->parent_pid;
+        ret->parent_pid = t->parent_link.pid;
+        ret->parent_start_time = t->parent_link.start_time;
         memcpy(ret->counters_base, t->counters.base, sizeof(ret->counters_base));
         return 0;
 }

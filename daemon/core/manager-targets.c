@@ -92,9 +92,17 @@ void manager_remove_target(struct manager *m, struct target *t)
         }
         /* those followed from it stay in the family of its parent (a report of the first pid with
          * its children still takes them in); their forked_from stays the pid that forked them */
-        for (size_t i = 0; i < m->n_targets; i++)
-                if (m->targets[i]->parent_id == t->id)
-                        m->targets[i]->parent_id = t->parent_id;
+        for (size_t i = 0; i < m->n_targets; i++) {
+                struct target *child = m->targets[i];
+
+                if (child->parent_id != t->id)
+                        continue;
+                child->parent_id = t->parent_id;
+                child->parent_link = t->parent_id ? t->parent_link : (struct target_parent_link) {};
+                /* and so does its kept report (the state file is written at the change) */
+                if (child->exited_saved)
+                        manager_exited_save(m, child);
+        }
         if (live)
                 (void)target_stop(&m->env, t, false);
         t->exit_hold = exit_hold_free(t->exit_hold);

@@ -181,6 +181,10 @@ bool manager_target_in_family(const struct manager *m, const struct target *t, p
 /* The exit hold of memleakctl run's program that t is (or was followed from, at any depth): its
  * tracer holds the family at birth and scans its followed children at their exit. NULL if none. */
 struct exit_hold *manager_family_hold(const struct manager *m, const struct target *t);
+/* At start, once the exited targets are read back and the live ones adopted: each one followed
+ * from another is linked to it again (parent_id: the target of its parent_link's pid and start
+ * time), so that a report of that target with its children takes it in. */
+void manager_link_followed(struct manager *m);
 /* Whether a report or history request names t: the kernel's, pid's (and the processes followed
  * from it, with "children"), or every target. */
 bool manager_request_names_target(const struct manager *m, const struct memleak_request *req,

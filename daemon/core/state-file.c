@@ -30,6 +30,9 @@
 #define SF_ATTACHED_USEC    "attached_usec"
 #define SF_COUNTERS_BASE    "counters_base"
 #define SF_OBJS             "objs"
+#define SF_FORKED_FROM      "forked_from"
+#define SF_PARENT_PID       "parent_pid"
+#define SF_PARENT_START     "parent_start_time"
 #define SF_VERSION          "version"
 #define SF_LAYOUT           "layout"
 #define SF_TARGETS          "targets"
@@ -62,6 +65,9 @@ static cJSON *encode_target(const struct state_target *t)
             !json_add_u64(o, SF_ASKER_UID, t->asker_uid) || !json_add_u64(o, SF_ASKER_GID, t->asker_gid) ||
             !json_add_u64(o, SF_ATTACHED_USEC, t->attached_usec) ||
             (t->kernel && !cJSON_AddBoolToObject(o, SF_KERNEL, true)) ||
+            (t->forked_from && !json_add_u64(o, SF_FORKED_FROM, (uint64_t)t->forked_from)) ||
+            (t->parent_pid && (!json_add_u64(o, SF_PARENT_PID, (uint64_t)t->parent_pid) ||
+                               !json_add_u64(o, SF_PARENT_START, t->parent_start_time))) ||
             !(a = cJSON_AddArrayToObject(o, SF_COUNTERS_BASE)))
                 goto fail;
         for (size_t i = 0; i < _COUNTER_MAX; i++) {
@@ -139,6 +145,13 @@ static int get_u64(const cJSON *o, const char *name, uint64_t max, uint64_t *ret
         return 0;
 }
 
+/* As get_u64, 0 when absent (a member a later version added). */
+static int get_u64_or_0(const cJSON *o, const char *name, uint64_t max, uint64_t *ret, char **error)
+{
+        *ret = 0;
+        return cJSON_GetObjectItemCaseSensitive(o, name) ? get_u64(o, name, max, ret, error) : 0;
+}
+
 static int get_bool(const cJSON *o, const char *name, bool *ret, char **error)
 {
         const cJSON *b = cJSON_GetObjectItemCaseSensitive(o, name);
@@ -192,6 +205,13 @@ static int decode_target(const cJSON *o, struct state_target *t, char **error)
         if ((r = get_u64(o, SF_ASKER_GID, UINT32_MAX, &v, error)) < 0)
                 return r;
         t->asker_gid = (uint32_t)v;
+        if ((r = get_u64_or_0(o, SF_FORKED_FROM, INT32_MAX, &v, error)) < 0)
+                return r;
+        t->forked_from = (pid_t)v;
+        if ((r = get_u64_or_0(o, SF_PARENT_PID, INT32_MAX, &v, error)) < 0 ||
+            (r = get_u64_or_0(o, SF_PARENT_START, UINT64_MAX, &t->parent_start_time, error)) < 0)
+                return r;
+        t->parent_pid = (pid_t)v;
         a = cJSON_GetObjectItemCaseSensitive(o, SF_COUNTERS_BASE);
         if (!cJSON_IsArray(a) || cJSON_GetArraySize(a) != _COUNTER_MAX)
                 return bad(error, "\"counters_base\" is not an array of %d counters", (int)_COUNTER_MAX);

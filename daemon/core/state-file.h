@@ -42,6 +42,11 @@ struct state_target {
         uint64_t counters_base[_COUNTER_MAX];
         char **objs;                    /* --obj: exactly these were probed */
         size_t n_objs;
+        /* a followed child: the pid that forked it, and the target it is in the family of (its
+         * pid and start time: linked again at the adoption); 0 (absent from the file): none */
+        pid_t forked_from;
+        pid_t parent_pid;
+        uint64_t parent_start_time;
 };
 
 struct state_file {

@@ -371,11 +371,15 @@ static void scan_child_at_exit(struct exit_hold *h, pid_t pid, pid_t tid, bool e
                         result->paused_usec = now_monotonic_usec() - paused_from;
                         result->longest_pause_usec = result->paused_usec;
                 }
-                for (size_t i = 0; i < n; i++)
-                        (void)ptrace(PTRACE_DETACH, held[i].tid, NULL, NULL);
         }
+        /* kept before it is let go, as the program's is: its exit, which the manager sees next
+         * (and writes its report at), finds its scan there */
         pthread_mutex_lock(&h->lock);
         child_exit_finish(h, pid, result, why);
+        pthread_mutex_unlock(&h->lock);
+        for (size_t i = 0; i < n; i++)
+                (void)ptrace(PTRACE_DETACH, held[i].tid, NULL, NULL);
+        pthread_mutex_lock(&h->lock);
         /* let go: its threads are no tracees any longer */
         for (size_t i = 0; all && i < n_all; i++)
                 tracee_family_forget(&h->family, all[i]);

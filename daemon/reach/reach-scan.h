@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include "macro.h"
 #include "proc-maps.h"
 #include "reachability.h"
 #include "stack-collect.h"
@@ -80,6 +81,7 @@ struct reach_result {
 };
 
 void reach_scan_result_free(struct reach_result *r);
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct reach_result *, reach_scan_result_free)
 /* A deep copy: -ENOMEM. */
 int reach_scan_result_copy(const struct reach_result *r, struct reach_result **ret);
 const struct reach_stack *reach_scan_result_find(const struct reach_result *r, int64_t stack_id);

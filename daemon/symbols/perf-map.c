@@ -212,13 +212,12 @@ int perf_map_load(int root_fd, pid_t ns_pid, uid_t owner, struct perf_map **ret)
         return perf_map_parse(f, ret);
 }
 
-const char *perf_map_find(const struct perf_map *m, uint64_t addr, uint64_t *ret_offset)
+/* The entry naming addr (the one written last of those covering it), or NULL. */
+static const struct perf_map_symbol *find_symbol(const struct perf_map *m, uint64_t addr)
 {
         const struct perf_map_symbol *best = NULL;
-        size_t lo = 0, hi;
+        size_t lo = 0, hi = m->n;
 
-        assert(m);
-        hi = m->n;
         /* the first entry starting past addr */
         while (lo < hi) {
                 size_t mid = (lo + hi) / 2;
@@ -234,9 +233,96 @@ const char *perf_map_find(const struct perf_map *m, uint64_t addr, uint64_t *ret
                 if (addr < s->end && (!best || s->seq > best->seq))
                         best = s;
         }
+        return best;
+}
+
+const char *perf_map_find(const struct perf_map *m, uint64_t addr, uint64_t *ret_offset)
+{
+        const struct perf_map_symbol *best;
+
+        assert(m);
+        best = find_symbol(m, addr);
         if (!best)
                 return NULL;
         if (ret_offset)
                 *ret_offset = addr - best->start;
         return m->names + best->name;
+}
+
+static int by_seq(const void *a, const void *b)
+{
+        const struct perf_map_symbol *x = *(const struct perf_map_symbol *const *)a;
+        const struct perf_map_symbol *y = *(const struct perf_map_symbol *const *)b;
+
+        return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+int perf_map_entries_at(const struct perf_map *m, const uint64_t *addrs, size_t n, struct perf_map_entry **ret,
+                        size_t *ret_n)
+{
+        _cleanup_free_ const struct perf_map_symbol **found = NULL;
+        struct perf_map_entry *entries;
+        size_t n_found = 0, k = 0;
+
+        assert(m);
+        assert(addrs || n == 0);
+        assert(ret);
+        assert(ret_n);
+        found = calloc(MAX(n, (size_t)1), sizeof(*found));
+        if (!found)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++) {
+                const struct perf_map_symbol *s = find_symbol(m, addrs[i]);
+
+                if (s)
+                        found[n_found++] = s;
+        }
+        if (n_found == 0) {
+                *ret = NULL;
+                *ret_n = 0;
+                return 0;
+        }
+        qsort(found, n_found, sizeof(*found), by_seq);
+        entries = calloc(n_found, sizeof(*entries));
+        if (!entries)
+                return -ENOMEM;
+        for (size_t i = 0; i < n_found; i++)
+                if (i == 0 || found[i] != found[i - 1])
+                        entries[k++] = (struct perf_map_entry) {
+                                .start = found[i]->start, .end = found[i]->end, .name = m->names + found[i]->name,
+                        };
+        *ret = entries;
+        *ret_n = k;
+        return 0;
+}
+
+int perf_map_new_from(const struct perf_map_entry *entries, size_t n, struct perf_map **ret)
+{
+        _cleanup_(perf_map_unrefp) struct perf_map *m = calloc(1, sizeof(*m));
+        size_t names = 0;
+        int r;
+
+        assert(entries || n == 0);
+        assert(ret);
+        if (!m)
+                return -ENOMEM;
+        m->n_ref = 1;
+        if (n > PERF_MAP_SYMBOLS_MAX)
+                return -E2BIG;
+        for (size_t i = 0; i < n; i++) {
+                if (entries[i].end <= entries[i].start || !entries[i].name || !entries[i].name[0])
+                        return -EINVAL;
+                names += strlen(entries[i].name) + 1;
+                if (names > PERF_MAP_NAME_BYTES_MAX)
+                        return -E2BIG;
+        }
+        for (size_t i = 0; i < n; i++) {
+                r = add_symbol(m, entries[i].start, entries[i].end - entries[i].start, entries[i].name);
+                if (r < 0)
+                        return r;
+        }
+        if (m->n > 1)
+                qsort(m->symbols, m->n, sizeof(*m->symbols), by_start_then_seq);
+        *ret = TAKE_PTR(m);
+        return 0;
 }

@@ -45,6 +45,24 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(struct perf_map *, perf_map_unref)
  * The name lives as long as m. */
 const char *perf_map_find(const struct perf_map *m, uint64_t addr, uint64_t *ret_offset);
 
+/* One entry of a map: the code at [start, end) is named name. */
+struct perf_map_entry {
+        uint64_t start, end;
+        const char *name;
+};
+
+/* The entries of m that name the code at addrs[0..n-1] (each as perf_map_find() finds it), each
+ * once, in the order m's lines wrote them: *ret (malloc'd, NULL when none; the names live as long
+ * as m) and *ret_n. What names those addresses and nothing else of a map (an exited target's
+ * frames, kept across a restart). -ENOMEM. */
+int perf_map_entries_at(const struct perf_map *m, const uint64_t *addrs, size_t n, struct perf_map_entry **ret,
+                        size_t *ret_n);
+
+/* A map of entries[0..n-1] (names copied), as if they were its lines in that order (a later one
+ * wins where they overlap): *ret. -EINVAL for an entry with no bytes or no name, -E2BIG past
+ * PERF_MAP_SYMBOLS_MAX or PERF_MAP_NAME_BYTES_MAX, -ENOMEM. */
+int perf_map_new_from(const struct perf_map_entry *entries, size_t n, struct perf_map **ret);
+
 /* The memory m holds (0 for NULL). */
 size_t perf_map_bytes(const struct perf_map *m);
 

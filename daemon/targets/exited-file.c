@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* An exited target encoded: a header, who it was, its counters and sampling, its objects, what it
- * mapped (each file's identity), its frozen rows with their addresses, its ring's sums, a
- * checksum. Little more than 64-bit words and length-prefixed strings. */
+ * mapped (each file's identity), its frozen rows with their addresses, its ring's sums, the names
+ * of the JIT code its rows are in, its scan at exit, a checksum. Little more than 64-bit words
+ * and length-prefixed strings (word-buf.h). */
 #include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -10,291 +11,248 @@
 #include "macro.h"
 #include "snapshot.h"
 #include "stack-collect.h"
+#include "perf-map.h"
 #include "util.h"
+#include "word-buf.h"
 
-#define EXITED_FILE_MAGIC 0x31544958454d454dULL       /* "MEMEXIT1" */
-
-/* A growing buffer; ok false once out of memory (every later put is dropped). */
-struct writer {
-        unsigned char *p;
-        size_t n, room;
-        bool ok;
-};
-
-static void put_bytes(struct writer *w, const void *data, size_t n)
-{
-        if (!w->ok || n == 0)
-                return;
-        if (w->room - w->n < n) {
-                size_t room = MAX(w->room * 2, w->n + n + 4096);
-                unsigned char *p = realloc(w->p, room);
-
-                if (!p) {
-                        w->ok = false;
-                        return;
-                }
-                w->p = p;
-                w->room = room;
-        }
-        memcpy(w->p + w->n, data, n);
-        w->n += n;
-}
-
-static void put(struct writer *w, uint64_t v)
-{
-        put_bytes(w, &v, sizeof(v));
-}
-
-/* NULL is written as the empty string (and read back as NULL). */
-static void put_string(struct writer *w, const char *s)
-{
-        size_t n = s ? strlen(s) : 0;
-
-        put(w, n);
-        put_bytes(w, s, n);
-}
+/* "MEMEXIT2": 2 added its JIT code's names, the link to the target it was followed from and its
+ * scan at exit. A file of another version is refused as one this encoding did not write. */
+#define EXITED_FILE_MAGIC 0x32544958454d454dULL
 
 static uint64_t checksum(const unsigned char *p, size_t n)
 {
         return fnv1a64(FNV1A64_INIT, p, n);
 }
 
-static void put_identity(struct writer *w, const struct target *t)
+static void put_identity(struct word_buf_writer *w, const struct target *t)
 {
-        put(w, (uint64_t)(int64_t)t->pid);
-        put_string(w, t->comm);
-        put(w, t->attached_usec);
-        put(w, t->exited_usec);
-        put(w, t->proc_start_time);
-        put(w, t->track_mmap);
-        put(w, t->follow_forks);
-        put(w, t->asked_by_user);
-        put(w, t->asker_uid);
-        put(w, t->asker_gid);
-        put(w, t->creds_read);
+        word_buf_put(w, (uint64_t)(int64_t)t->pid);
+        word_buf_put_string(w, t->comm);
+        word_buf_put(w, t->attached_usec);
+        word_buf_put(w, t->exited_usec);
+        word_buf_put(w, t->proc_start_time);
+        word_buf_put(w, t->track_mmap);
+        word_buf_put(w, t->follow_forks);
+        word_buf_put(w, t->asked_by_user);
+        word_buf_put(w, t->asker_uid);
+        word_buf_put(w, t->asker_gid);
+        word_buf_put(w, t->creds_read);
         for (size_t i = 0; i < 4; i++) {
-                put(w, t->creds.uid[i]);
-                put(w, t->creds.gid[i]);
+                word_buf_put(w, t->creds.uid[i]);
+                word_buf_put(w, t->creds.gid[i]);
         }
-        put(w, t->creds.dumpable);
-        put(w, (uint64_t)(int64_t)t->parent_pid);
-        put(w, t->watch_is_unit);
-        put_string(w, t->watch_name);
-        put_string(w, t->exec ? t->exec->path : NULL);
-        put_string(w, t->allocator);
-        put_string(w, t->allocator_reason);
-        put(w, t->filter.sample_bytes);
+        word_buf_put(w, t->creds.dumpable);
+        word_buf_put(w, (uint64_t)(int64_t)t->parent_pid);
+        word_buf_put(w, (uint64_t)(int64_t)t->parent_link.pid);
+        word_buf_put(w, t->parent_link.start_time);
+        word_buf_put(w, t->watch_is_unit);
+        word_buf_put_string(w, t->watch_name);
+        word_buf_put_string(w, t->exec ? t->exec->path : NULL);
+        word_buf_put_string(w, t->allocator);
+        word_buf_put_string(w, t->allocator_reason);
+        word_buf_put(w, t->filter.sample_bytes);
 }
 
-static void put_counts(struct writer *w, const struct target *t)
+static void put_counts(struct word_buf_writer *w, const struct target *t)
 {
         const struct auto_sample_history *h = &t->auto_sample;
         uint32_t kept = auto_sample_kept(h);
 
-        put(w, _COUNTER_MAX);
-        put(w, t->counters.stopped);
+        word_buf_put(w, _COUNTER_MAX);
+        word_buf_put(w, t->counters.stopped);
         for (size_t c = 0; c < _COUNTER_MAX; c++)
-                put(w, t->counters.final[c]);
-        put(w, t->children_forked);
-        put(w, t->children_followed);
-        put(w, t->children_missed);
-        put(w, t->children_missed_exited);
-        put(w, t->children_cleared);
-        put(w, h->sample_bytes_asked);
-        put(w, h->blocks_checked);
-        put(w, h->dropped_seen);
-        put(w, h->bpf_noted);
-        put(w, h->n_changes);
-        put(w, kept);
+                word_buf_put(w, t->counters.final[c]);
+        word_buf_put(w, t->children_forked);
+        word_buf_put(w, t->children_followed);
+        word_buf_put(w, t->children_missed);
+        word_buf_put(w, t->children_missed_exited);
+        word_buf_put(w, t->children_cleared);
+        word_buf_put(w, h->sample_bytes_asked);
+        word_buf_put(w, h->blocks_checked);
+        word_buf_put(w, h->dropped_seen);
+        word_buf_put(w, h->bpf_noted);
+        word_buf_put(w, h->n_changes);
+        word_buf_put(w, kept);
         for (uint32_t i = 0; i < kept; i++) {
-                put(w, h->changes[i].at_usec);
-                put(w, h->changes[i].sample_bytes);
-                put(w, h->changes[i].fill_percent);
-                put(w, h->changes[i].blocks);
+                word_buf_put(w, h->changes[i].at_usec);
+                word_buf_put(w, h->changes[i].sample_bytes);
+                word_buf_put(w, h->changes[i].fill_percent);
+                word_buf_put(w, h->changes[i].blocks);
         }
-        put(w, (uint64_t)t->unwind.mode);
-        put(w, t->unwind.tables);
-        put(w, t->unwind.rows);
-        put(w, t->unwind.bytes);
-        put(w, t->unwind.n_mappings);
-        put(w, t->unwind.mappings_dropped);
-        put(w, t->code_hold_stats.holds);
-        put(w, t->code_hold_stats.held_usec);
-        put(w, t->code_hold_stats.longest_usec);
-        put(w, t->code_hold_stats.past_limit);
+        word_buf_put(w, (uint64_t)t->unwind.mode);
+        word_buf_put(w, t->unwind.tables);
+        word_buf_put(w, t->unwind.rows);
+        word_buf_put(w, t->unwind.bytes);
+        word_buf_put(w, t->unwind.n_mappings);
+        word_buf_put(w, t->unwind.mappings_dropped);
+        word_buf_put(w, t->code_hold_stats.holds);
+        word_buf_put(w, t->code_hold_stats.held_usec);
+        word_buf_put(w, t->code_hold_stats.longest_usec);
+        word_buf_put(w, t->code_hold_stats.past_limit);
 }
 
-static void put_files(struct writer *w, const struct target *t, const struct exited_file_id *ids)
+static void put_files(struct word_buf_writer *w, const struct target *t, const struct exited_file_id *ids)
 {
-        put(w, t->n_objects);
+        word_buf_put(w, t->n_objects);
         for (size_t i = 0; i < t->n_objects; i++) {
-                put_string(w, t->objects[i].path);
-                put(w, t->objects[i].probes);
-                put(w, t->objects[i].forwarded);
-                put(w, t->objects[i].role);
+                word_buf_put_string(w, t->objects[i].path);
+                word_buf_put(w, t->objects[i].probes);
+                word_buf_put(w, t->objects[i].forwarded);
+                word_buf_put(w, t->objects[i].role);
         }
-        put(w, t->n_forwarders);
+        word_buf_put(w, t->n_forwarders);
         for (size_t i = 0; i < t->n_forwarders; i++) {
-                put(w, t->forwarders[i].dev);
-                put(w, t->forwarders[i].ino);
-                put(w, t->forwarders[i].start);
-                put(w, t->forwarders[i].end);
+                word_buf_put(w, t->forwarders[i].dev);
+                word_buf_put(w, t->forwarders[i].ino);
+                word_buf_put(w, t->forwarders[i].start);
+                word_buf_put(w, t->forwarders[i].end);
         }
-        put(w, t->modules.read_ns);
-        put(w, t->modules.n);
+        word_buf_put(w, t->modules.read_ns);
+        word_buf_put(w, t->modules.n);
         for (size_t i = 0; i < t->modules.n; i++) {
                 const struct module_mapping *m = &t->modules.mappings[i];
 
-                put(w, m->start);
-                put(w, m->end);
-                put(w, m->pgoff);
-                put(w, m->dev);
-                put(w, m->ino);
-                put(w, m->not_code);
-                put_string(w, m->path);
-                put(w, ids[i].known);
-                put(w, ids[i].build_id_len);
-                put_bytes(w, ids[i].build_id, ids[i].build_id_len);
-                put(w, ids[i].size);
-                put(w, (uint64_t)ids[i].mtime_ns);
+                word_buf_put(w, m->start);
+                word_buf_put(w, m->end);
+                word_buf_put(w, m->pgoff);
+                word_buf_put(w, m->dev);
+                word_buf_put(w, m->ino);
+                word_buf_put(w, m->not_code);
+                word_buf_put_string(w, m->path);
+                word_buf_put(w, ids[i].known);
+                word_buf_put(w, ids[i].build_id_len);
+                word_buf_put_bytes(w, ids[i].build_id, ids[i].build_id_len);
+                word_buf_put(w, ids[i].size);
+                word_buf_put(w, (uint64_t)ids[i].mtime_ns);
         }
-        put(w, t->modules.n_anon_code);
+        word_buf_put(w, t->modules.n_anon_code);
         for (size_t i = 0; i < t->modules.n_anon_code; i++) {
-                put(w, t->modules.anon_code[i].start);
-                put(w, t->modules.anon_code[i].end);
+                word_buf_put(w, t->modules.anon_code[i].start);
+                word_buf_put(w, t->modules.anon_code[i].end);
         }
 }
 
-static void put_rows(struct writer *w, const struct target *t)
+static void put_rows(struct word_buf_writer *w, const struct target *t)
 {
         const struct stack_rows *rows = t->frozen ? &t->frozen->rows : NULL;
 
-        put(w, rows != NULL);
-        put(w, rows ? rows->n : 0);
+        word_buf_put(w, rows != NULL);
+        word_buf_put(w, rows ? rows->n : 0);
         for (size_t i = 0; rows && i < rows->n; i++) {
                 const struct stack_row *r = &rows->rows[i];
 
-                put(w, r->space);
-                put(w, (uint64_t)r->stack_id);
-                put(w, r->bytes);
-                put(w, r->allocs);
-                put(w, r->n_cut);
-                put(w, r->n_allocator);
-                put(w, r->unwind_stop);
-                put(w, r->ips != NULL);
-                put(w, r->ips ? r->n_ips : 0);
+                word_buf_put(w, r->space);
+                word_buf_put(w, (uint64_t)r->stack_id);
+                word_buf_put(w, r->bytes);
+                word_buf_put(w, r->allocs);
+                word_buf_put(w, r->n_cut);
+                word_buf_put(w, r->n_allocator);
+                word_buf_put(w, r->unwind_stop);
+                word_buf_put(w, r->ips != NULL);
+                word_buf_put(w, r->ips ? r->n_ips : 0);
                 for (size_t k = 0; r->ips && k < r->n_ips; k++)
-                        put(w, r->ips[k]);
+                        word_buf_put(w, r->ips[k]);
         }
 }
 
-static void put_ring(struct writer *w, const struct target *t)
+static void put_ring(struct word_buf_writer *w, const struct target *t)
 {
         uint32_t count = snapshot_ring_count(t->ring);
 
-        put(w, snapshot_ring_depth(t->ring));
-        put(w, count);
+        word_buf_put(w, snapshot_ring_depth(t->ring));
+        word_buf_put(w, count);
         for (uint32_t i = 0; i < count; i++) {
                 const struct snapshot *s = snapshot_ring_get(t->ring, i);
 
-                put(w, s->timestamp_usec);
-                put(w, s->bytes);
-                put(w, s->allocs);
-                put(w, s->has_counters);
+                word_buf_put(w, s->timestamp_usec);
+                word_buf_put(w, s->bytes);
+                word_buf_put(w, s->allocs);
+                word_buf_put(w, s->has_counters);
                 for (size_t c = 0; c < _COUNTER_MAX; c++)
-                        put(w, s->counters[c]);
+                        word_buf_put(w, s->counters[c]);
         }
+}
+
+/* The addresses a report looks up in its JIT code's names: each return address's call (report-job.c
+ * looks for addr - 1), of every frozen row. -ENOMEM. */
+static int frame_addresses(const struct target *t, uint64_t **ret, size_t *ret_n)
+{
+        const struct stack_rows *rows = t->frozen ? &t->frozen->rows : NULL;
+        uint64_t *addrs;
+        size_t n = 0, k = 0;
+
+        for (size_t i = 0; rows && i < rows->n; i++)
+                n += rows->rows[i].ips ? rows->rows[i].n_ips : 0;
+        addrs = malloc(MAX(n, (size_t)1) * sizeof(*addrs));
+        if (!addrs)
+                return -ENOMEM;
+        for (size_t i = 0; rows && i < rows->n; i++)
+                for (size_t j = 0; rows->rows[i].ips && j < rows->rows[i].n_ips; j++)
+                        if (rows->rows[i].ips[j] > 0)
+                                addrs[k++] = rows->rows[i].ips[j] - 1;
+        *ret = addrs;
+        *ret_n = k;
+        return 0;
+}
+
+/* Of its perf map, the entries that name its frozen rows' frames (not the whole map: a runtime may
+ * have written millions of lines), in the order it wrote them. */
+static int put_jit_names(struct word_buf_writer *w, const struct target *t)
+{
+        _cleanup_free_ struct perf_map_entry *entries = NULL;
+        _cleanup_free_ uint64_t *addrs = NULL;
+        size_t n_addrs = 0, n = 0;
+        int r;
+
+        if (t->perf_map) {
+                r = frame_addresses(t, &addrs, &n_addrs);
+                if (r >= 0)
+                        r = perf_map_entries_at(t->perf_map, addrs, n_addrs, &entries, &n);
+                if (r < 0)
+                        return r;
+        }
+        word_buf_put(w, n);
+        for (size_t i = 0; i < n; i++) {
+                word_buf_put(w, entries[i].start);
+                word_buf_put(w, entries[i].end);
+                word_buf_put_string(w, entries[i].name);
+        }
+        return 0;
+}
+
+static void put_exit_scan(struct word_buf_writer *w, const struct target *t)
+{
+        word_buf_put(w, t->exit_scan ? t->exit_scan_bytes : 0);
+        if (t->exit_scan)
+                word_buf_put_bytes(w, t->exit_scan, t->exit_scan_bytes);
 }
 
 int exited_file_encode(const struct target *t, const struct exited_file_id *ids, void **ret, size_t *ret_n)
 {
-        struct writer w = { .ok = true };
+        struct word_buf_writer w = { .ok = true };
+        int r;
 
         assert(t);
         assert(ids || t->modules.n == 0);
         assert(ret);
         assert(ret_n);
-        put(&w, EXITED_FILE_MAGIC);
+        word_buf_put(&w, EXITED_FILE_MAGIC);
         put_identity(&w, t);
         put_counts(&w, t);
         put_files(&w, t, ids);
         put_rows(&w, t);
         put_ring(&w, t);
+        r = put_jit_names(&w, t);
+        put_exit_scan(&w, t);
         if (w.ok)
-                put(&w, checksum(w.p, w.n));
-        if (!w.ok) {
+                word_buf_put(&w, checksum(w.p, w.n));
+        if (r < 0 || !w.ok) {
                 free(w.p);
                 return -ENOMEM;
         }
         *ret = w.p;
         *ret_n = w.n;
         return 0;
-}
-
-/* Reads past the end fail (ok false), and every read after them. */
-struct reader {
-        const unsigned char *p;
-        size_t n, at;
-        bool ok;
-};
-
-static uint64_t get(struct reader *rd)
-{
-        uint64_t v = 0;
-
-        if (!rd->ok || rd->n - rd->at < sizeof(v)) {
-                rd->ok = false;
-                return 0;
-        }
-        memcpy(&v, rd->p + rd->at, sizeof(v));
-        rd->at += sizeof(v);
-        return v;
-}
-
-/* v, if it is at most max; else a failed read. */
-static uint64_t get_max(struct reader *rd, uint64_t max)
-{
-        uint64_t v = get(rd);
-
-        if (v > max)
-                rd->ok = false;
-        return rd->ok ? v : 0;
-}
-
-static bool get_bool(struct reader *rd)
-{
-        return get_max(rd, 1) != 0;
-}
-
-/* A count of elements of at least unit bytes each, which the bytes left must hold. */
-static size_t get_count(struct reader *rd, size_t unit)
-{
-        return (size_t)get_max(rd, rd->ok ? (rd->n - rd->at) / unit : 0);
-}
-
-/* A string into *ret (malloc'd; NULL for the empty one): false when cut, too long, or holding a
- * NUL, or without memory (*enomem). */
-static bool get_string(struct reader *rd, char **ret, bool *enomem)
-{
-        size_t n = (size_t)get_max(rd, EXITED_FILE_PATH_MAX);
-        char *s;
-
-        *ret = NULL;
-        if (!rd->ok || rd->n - rd->at < n || memchr(rd->p + rd->at, 0, n)) {
-                rd->ok = false;
-                return false;
-        }
-        if (n == 0)
-                return true;
-        s = strndup((const char *)rd->p + rd->at, n);
-        if (!s) {
-                *enomem = true;
-                rd->ok = false;
-                return false;
-        }
-        rd->at += n;
-        *ret = s;
-        return true;
 }
 
 /* Its allocator as target.h names them (a constant string), NULL if none. */
@@ -312,203 +270,179 @@ static const char *allocator_named(const char *name)
         return "other";
 }
 
-static void get_identity(struct reader *rd, struct target *t, bool *enomem)
+static void get_identity(struct word_buf_reader *rd, struct target *t)
 {
         _cleanup_free_ char *comm = NULL, *exec = NULL, *allocator = NULL;
 
-        t->pid = (pid_t)(int64_t)get(rd);
+        t->pid = (pid_t)(int64_t)word_buf_get(rd);
         if (rd->ok && (t->pid <= 0))
                 rd->ok = false;
-        if (get_string(rd, &comm, enomem) && comm && strlen(comm) >= sizeof(t->comm))
+        if (word_buf_get_string(rd, EXITED_FILE_PATH_MAX, &comm) && comm && strlen(comm) >= sizeof(t->comm))
                 rd->ok = false;
         if (comm && rd->ok)
                 strcpy(t->comm, comm);
-        t->attached_usec = get(rd);
-        t->exited_usec = get(rd);
-        t->proc_start_time = get(rd);
-        t->track_mmap = get_bool(rd);
-        t->follow_forks = get_bool(rd);
-        t->asked_by_user = get_bool(rd);
-        t->asker_uid = (uid_t)get_max(rd, UINT32_MAX);
-        t->asker_gid = (gid_t)get_max(rd, UINT32_MAX);
-        t->creds_read = get_bool(rd);
+        t->attached_usec = word_buf_get(rd);
+        t->exited_usec = word_buf_get(rd);
+        t->proc_start_time = word_buf_get(rd);
+        t->track_mmap = word_buf_get_bool(rd);
+        t->follow_forks = word_buf_get_bool(rd);
+        t->asked_by_user = word_buf_get_bool(rd);
+        t->asker_uid = (uid_t)word_buf_get_max(rd, UINT32_MAX);
+        t->asker_gid = (gid_t)word_buf_get_max(rd, UINT32_MAX);
+        t->creds_read = word_buf_get_bool(rd);
         for (size_t i = 0; i < 4; i++) {
-                t->creds.uid[i] = (uid_t)get_max(rd, UINT32_MAX);
-                t->creds.gid[i] = (gid_t)get_max(rd, UINT32_MAX);
+                t->creds.uid[i] = (uid_t)word_buf_get_max(rd, UINT32_MAX);
+                t->creds.gid[i] = (gid_t)word_buf_get_max(rd, UINT32_MAX);
         }
-        t->creds.dumpable = get_bool(rd);
-        t->parent_pid = (pid_t)get_max(rd, INT32_MAX);
-        t->watch_is_unit = get_bool(rd);
-        (void)get_string(rd, &t->watch_name, enomem);
-        if (get_string(rd, &exec, enomem) && exec) {
+        t->creds.dumpable = word_buf_get_bool(rd);
+        t->parent_pid = (pid_t)word_buf_get_max(rd, INT32_MAX);
+        t->parent_link.pid = (pid_t)word_buf_get_max(rd, INT32_MAX);
+        t->parent_link.start_time = word_buf_get(rd);
+        t->watch_is_unit = word_buf_get_bool(rd);
+        (void)word_buf_get_string(rd, EXITED_FILE_PATH_MAX, &t->watch_name);
+        if (word_buf_get_string(rd, EXITED_FILE_PATH_MAX, &exec) && exec) {
                 t->exec = calloc(1, sizeof(*t->exec));
                 if (!t->exec) {
-                        *enomem = true;
+                        rd->enomem = true;
                         rd->ok = false;
                         return;
                 }
                 t->exec->path = TAKE_PTR(exec);
                 t->exec->seen = true;
         }
-        if (get_string(rd, &allocator, enomem))
+        if (word_buf_get_string(rd, EXITED_FILE_PATH_MAX, &allocator))
                 t->allocator = allocator_named(allocator);
-        (void)get_string(rd, &t->allocator_reason, enomem);
-        t->filter.sample_bytes = get(rd);
+        (void)word_buf_get_string(rd, EXITED_FILE_PATH_MAX, &t->allocator_reason);
+        t->filter.sample_bytes = word_buf_get(rd);
 }
 
-static void get_counts(struct reader *rd, struct target *t)
+static void get_counts(struct word_buf_reader *rd, struct target *t)
 {
         struct auto_sample_history *h = &t->auto_sample;
         uint32_t kept;
 
-        if (get(rd) != _COUNTER_MAX)
+        if (word_buf_get(rd) != _COUNTER_MAX)
                 rd->ok = false;         /* counters of another version */
-        t->counters.stopped = get_bool(rd);
+        t->counters.stopped = word_buf_get_bool(rd);
         for (size_t c = 0; c < _COUNTER_MAX; c++)
-                t->counters.final[c] = get(rd);
-        t->children_forked = get(rd);
-        t->children_followed = get(rd);
-        t->children_missed = get(rd);
-        t->children_missed_exited = get(rd);
-        t->children_cleared = get(rd);
-        h->sample_bytes_asked = get(rd);
-        h->blocks_checked = get(rd);
-        h->dropped_seen = get(rd);
-        h->bpf_noted = (uint32_t)get_max(rd, UINT32_MAX);
-        h->n_changes = (uint32_t)get_max(rd, UINT32_MAX);
-        kept = (uint32_t)get_max(rd, MIN((uint64_t)h->n_changes, (uint64_t)AUTO_SAMPLE_CHANGES_MAX));
+                t->counters.final[c] = word_buf_get(rd);
+        t->children_forked = word_buf_get(rd);
+        t->children_followed = word_buf_get(rd);
+        t->children_missed = word_buf_get(rd);
+        t->children_missed_exited = word_buf_get(rd);
+        t->children_cleared = word_buf_get(rd);
+        h->sample_bytes_asked = word_buf_get(rd);
+        h->blocks_checked = word_buf_get(rd);
+        h->dropped_seen = word_buf_get(rd);
+        h->bpf_noted = (uint32_t)word_buf_get_max(rd, UINT32_MAX);
+        h->n_changes = (uint32_t)word_buf_get_max(rd, UINT32_MAX);
+        kept = (uint32_t)word_buf_get_max(rd, MIN((uint64_t)h->n_changes, (uint64_t)AUTO_SAMPLE_CHANGES_MAX));
         if (rd->ok && kept != MIN(h->n_changes, AUTO_SAMPLE_CHANGES_MAX))
                 rd->ok = false;
         for (uint32_t i = 0; i < kept; i++) {
-                h->changes[i].at_usec = get(rd);
-                h->changes[i].sample_bytes = get(rd);
-                h->changes[i].fill_percent = (uint32_t)get_max(rd, UINT32_MAX);
-                h->changes[i].blocks = get(rd);
+                h->changes[i].at_usec = word_buf_get(rd);
+                h->changes[i].sample_bytes = word_buf_get(rd);
+                h->changes[i].fill_percent = (uint32_t)word_buf_get_max(rd, UINT32_MAX);
+                h->changes[i].blocks = word_buf_get(rd);
         }
-        t->unwind.mode = (enum memleak_unwind)get_max(rd, _MEMLEAK_UNWIND_MAX - 1);
-        t->unwind.tables = (size_t)get(rd);
-        t->unwind.rows = get(rd);
-        t->unwind.bytes = get(rd);
-        t->unwind.n_mappings = (uint32_t)get_max(rd, UINT32_MAX);
-        t->unwind.mappings_dropped = (unsigned)get_max(rd, UINT32_MAX);
-        t->code_hold_stats.holds = get(rd);
-        t->code_hold_stats.held_usec = get(rd);
-        t->code_hold_stats.longest_usec = get(rd);
-        t->code_hold_stats.past_limit = get(rd);
+        t->unwind.mode = (enum memleak_unwind)word_buf_get_max(rd, _MEMLEAK_UNWIND_MAX - 1);
+        t->unwind.tables = (size_t)word_buf_get(rd);
+        t->unwind.rows = word_buf_get(rd);
+        t->unwind.bytes = word_buf_get(rd);
+        t->unwind.n_mappings = (uint32_t)word_buf_get_max(rd, UINT32_MAX);
+        t->unwind.mappings_dropped = (unsigned)word_buf_get_max(rd, UINT32_MAX);
+        t->code_hold_stats.holds = word_buf_get(rd);
+        t->code_hold_stats.held_usec = word_buf_get(rd);
+        t->code_hold_stats.longest_usec = word_buf_get(rd);
+        t->code_hold_stats.past_limit = word_buf_get(rd);
 }
 
-static void get_objects(struct reader *rd, struct target *t, bool *enomem)
+static void get_objects(struct word_buf_reader *rd, struct target *t)
 {
-        size_t n = get_count(rd, 4 * sizeof(uint64_t));
+        size_t n = word_buf_get_array(rd, 4 * sizeof(uint64_t), sizeof(*t->objects), (void **)&t->objects);
 
-        if (!rd->ok || n == 0)
-                return;
-        t->objects = calloc(n, sizeof(*t->objects));
-        if (!t->objects) {
-                *enomem = true;
-                rd->ok = false;
-                return;
-        }
         for (size_t i = 0; i < n && rd->ok; i++) {
                 struct target_object *o = &t->objects[t->n_objects++];
 
                 o->fd = -1;
-                if (!get_string(rd, &o->path, enomem) || !o->path)
+                if (!word_buf_get_string(rd, EXITED_FILE_PATH_MAX, &o->path) || !o->path)
                         rd->ok = false;
-                o->probes = (unsigned)get_max(rd, UINT32_MAX);
-                o->forwarded = (unsigned)get_max(rd, UINT32_MAX);
-                o->role = (enum object_role)get_max(rd, _OBJECT_ROLE_MAX - 1);
+                o->probes = (unsigned)word_buf_get_max(rd, UINT32_MAX);
+                o->forwarded = (unsigned)word_buf_get_max(rd, UINT32_MAX);
+                o->role = (enum object_role)word_buf_get_max(rd, _OBJECT_ROLE_MAX - 1);
         }
 }
 
-static void get_forwarders(struct reader *rd, struct target *t, bool *enomem)
+static void get_forwarders(struct word_buf_reader *rd, struct target *t)
 {
-        size_t n = get_count(rd, 4 * sizeof(uint64_t));
+        size_t n = word_buf_get_array(rd, 4 * sizeof(uint64_t), sizeof(*t->forwarders), (void **)&t->forwarders);
 
-        if (!rd->ok || n == 0)
-                return;
-        t->forwarders = calloc(n, sizeof(*t->forwarders));
-        if (!t->forwarders) {
-                *enomem = true;
-                rd->ok = false;
-                return;
-        }
         for (size_t i = 0; i < n; i++)
-                t->forwarders[i] = (struct file_range) { .dev = get(rd), .ino = get(rd), .start = get(rd), .end = get(rd) };
+                t->forwarders[i] = (struct file_range) {
+                        .dev = word_buf_get(rd), .ino = word_buf_get(rd), .start = word_buf_get(rd), .end = word_buf_get(rd),
+                };
         t->n_forwarders = n;
 }
 
-static void get_modules(struct reader *rd, struct target *t, struct exited_file_id **ret_ids, bool *enomem)
+static void get_modules(struct word_buf_reader *rd, struct target *t, struct exited_file_id **ret_ids)
 {
         struct module_map *mm = &t->modules;
         struct exited_file_id *ids = NULL;
         size_t n, n_anon;
 
-        mm->read_ns = get(rd);
-        n = get_count(rd, 11 * sizeof(uint64_t));
+        mm->read_ns = word_buf_get(rd);
+        n = word_buf_get_array(rd, 11 * sizeof(uint64_t), sizeof(*mm->mappings), (void **)&mm->mappings);
         if (!rd->ok)
                 return;
-        mm->mappings = calloc(MAX(n, (size_t)1), sizeof(*mm->mappings));
         ids = calloc(MAX(n, (size_t)1), sizeof(*ids));
         *ret_ids = ids;
-        if (!mm->mappings || !ids) {
-                *enomem = true;
+        if (!ids) {
+                rd->enomem = true;
                 rd->ok = false;
                 return;
         }
         for (size_t i = 0; i < n && rd->ok; i++) {
                 struct module_mapping *m = &mm->mappings[mm->n++];
 
-                m->start = get(rd);
-                m->end = get(rd);
-                m->pgoff = get(rd);
-                m->dev = get(rd);
-                m->ino = get(rd);
-                m->not_code = get_bool(rd);
-                if (!get_string(rd, &m->path, enomem) || !m->path)
+                m->start = word_buf_get(rd);
+                m->end = word_buf_get(rd);
+                m->pgoff = word_buf_get(rd);
+                m->dev = word_buf_get(rd);
+                m->ino = word_buf_get(rd);
+                m->not_code = word_buf_get_bool(rd);
+                if (!word_buf_get_string(rd, EXITED_FILE_PATH_MAX, &m->path) || !m->path)
                         rd->ok = false;
                 if (rd->ok && (m->end <= m->start || (i > 0 && m->start < mm->mappings[i - 1].start)))
                         rd->ok = false;         /* module_map_find() needs them in address order */
-                ids[i].known = get_bool(rd);
-                ids[i].build_id_len = (uint32_t)get_max(rd, ELF_BUILD_ID_MAX);
-                if (rd->ok && rd->n - rd->at >= ids[i].build_id_len) {
-                        memcpy(ids[i].build_id, rd->p + rd->at, ids[i].build_id_len);
-                        rd->at += ids[i].build_id_len;
-                } else
-                        rd->ok = false;
-                ids[i].size = get(rd);
-                ids[i].mtime_ns = (int64_t)get(rd);
+                ids[i].known = word_buf_get_bool(rd);
+                ids[i].build_id_len = (uint32_t)word_buf_get_max(rd, ELF_BUILD_ID_MAX);
+                (void)word_buf_get_bytes(rd, ids[i].build_id, ids[i].build_id_len);
+                ids[i].size = word_buf_get(rd);
+                ids[i].mtime_ns = (int64_t)word_buf_get(rd);
         }
-        n_anon = get_count(rd, 2 * sizeof(uint64_t));
-        if (!rd->ok || n_anon == 0)
-                return;
-        mm->anon_code = calloc(n_anon, sizeof(*mm->anon_code));
-        if (!mm->anon_code) {
-                *enomem = true;
-                rd->ok = false;
-                return;
-        }
+        n_anon = word_buf_get_array(rd, 2 * sizeof(uint64_t), sizeof(*mm->anon_code), (void **)&mm->anon_code);
         for (size_t i = 0; i < n_anon; i++)
-                mm->anon_code[i] = (struct address_range) { .start = get(rd), .end = get(rd) };
+                mm->anon_code[i] = (struct address_range) { .start = word_buf_get(rd), .end = word_buf_get(rd) };
         mm->n_anon_code = n_anon;
 }
 
-static void get_rows(struct reader *rd, struct target *t, bool *enomem)
+static void get_rows(struct word_buf_reader *rd, struct target *t)
 {
         struct frozen_target *f;
-        bool has = get_bool(rd);
-        size_t n = get_count(rd, 9 * sizeof(uint64_t));
+        bool has = word_buf_get_bool(rd);
+        size_t n;
 
-        if (!rd->ok || !has)
+        if (!has) {
+                (void)word_buf_get_count(rd, 9 * sizeof(uint64_t));
                 return;
+        }
         f = t->frozen = calloc(1, sizeof(*f));
-        if (f)
-                f->rows.rows = calloc(MAX(n, (size_t)1), sizeof(*f->rows.rows));
-        if (!f || !f->rows.rows) {
-                *enomem = true;
+        if (!f) {
+                rd->enomem = true;
                 rd->ok = false;
                 return;
         }
+        n = word_buf_get_array(rd, 9 * sizeof(uint64_t), sizeof(*f->rows.rows), (void **)&f->rows.rows);
         f->bytes = sizeof(*f) + n * sizeof(*f->rows.rows);
         for (size_t i = 0; i < n && rd->ok; i++) {
                 struct stack_row *r = &f->rows.rows[f->rows.n++];
@@ -516,36 +450,30 @@ static void get_rows(struct reader *rd, struct target *t, bool *enomem)
                 size_t n_ips;
 
                 r->pid = t->pid;
-                r->space = (uint32_t)get_max(rd, UINT32_MAX);
-                r->stack_id = (int64_t)get(rd);
-                r->bytes = get(rd);
-                r->allocs = get(rd);
-                r->n_cut = (size_t)get(rd);
-                r->n_allocator = (size_t)get(rd);
-                r->unwind_stop = (uint32_t)get_max(rd, UINT32_MAX);
-                has_ips = get_bool(rd);
-                n_ips = get_count(rd, sizeof(uint64_t));
-                if (!rd->ok || !has_ips) {
-                        rd->ok = rd->ok && n_ips == 0;
+                r->space = (uint32_t)word_buf_get_max(rd, UINT32_MAX);
+                r->stack_id = (int64_t)word_buf_get(rd);
+                r->bytes = word_buf_get(rd);
+                r->allocs = word_buf_get(rd);
+                r->n_cut = (size_t)word_buf_get(rd);
+                r->n_allocator = (size_t)word_buf_get(rd);
+                r->unwind_stop = (uint32_t)word_buf_get_max(rd, UINT32_MAX);
+                has_ips = word_buf_get_bool(rd);
+                if (!has_ips) {
+                        (void)word_buf_get_max(rd, 0);  /* no addresses: a count of 0 */
                         continue;
                 }
-                r->ips = calloc(MAX(n_ips, (size_t)1), sizeof(*r->ips));
-                if (!r->ips) {
-                        *enomem = true;
-                        rd->ok = false;
-                        return;
-                }
+                n_ips = word_buf_get_array(rd, sizeof(uint64_t), sizeof(*r->ips), (void **)&r->ips);
                 for (size_t k = 0; k < n_ips; k++)
-                        r->ips[k] = get(rd);
+                        r->ips[k] = word_buf_get(rd);
                 r->n_ips = n_ips;
                 f->bytes += n_ips * sizeof(uint64_t);
         }
 }
 
-static void get_ring(struct reader *rd, struct target *t, bool *enomem)
+static void get_ring(struct word_buf_reader *rd, struct target *t)
 {
-        uint32_t depth = (uint32_t)get_max(rd, EXITED_FILE_RING_DEPTH_MAX);
-        size_t count = get_count(rd, (4 + _COUNTER_MAX) * sizeof(uint64_t));
+        uint32_t depth = (uint32_t)word_buf_get_max(rd, EXITED_FILE_RING_DEPTH_MAX);
+        size_t count = word_buf_get_count(rd, (4 + _COUNTER_MAX) * sizeof(uint64_t));
 
         if (rd->ok && (depth == 0 || count > depth))
                 rd->ok = false;
@@ -553,27 +481,69 @@ static void get_ring(struct reader *rd, struct target *t, bool *enomem)
                 return;
         /* it takes no more snapshots: room for those it has, no more than its bytes can say */
         if (snapshot_ring_new(MAX((uint32_t)count, 1U), &t->ring) < 0) {
-                *enomem = true;
+                rd->enomem = true;
                 rd->ok = false;
                 return;
         }
         for (size_t i = 0; i < count && rd->ok; i++) {
-                uint64_t ts = get(rd), bytes = get(rd), allocs = get(rd), counters[_COUNTER_MAX];
-                bool has = get_bool(rd);
+                uint64_t ts = word_buf_get(rd), bytes = word_buf_get(rd), allocs = word_buf_get(rd), counters[_COUNTER_MAX];
+                bool has = word_buf_get_bool(rd);
 
                 for (size_t c = 0; c < _COUNTER_MAX; c++)
-                        counters[c] = get(rd);
+                        counters[c] = word_buf_get(rd);
                 snapshot_ring_push_sums(t->ring, ts, bytes, allocs);
                 if (has)
                         snapshot_ring_set_counters(t->ring, counters);
         }
 }
 
+static void get_jit_names(struct word_buf_reader *rd, struct target *t)
+{
+        _cleanup_free_ struct perf_map_entry *entries = NULL;
+        size_t n = word_buf_get_array(rd, 3 * sizeof(uint64_t), sizeof(*entries), (void **)&entries);
+        size_t k = 0;
+        int r;
+
+        for (; k < n && rd->ok; k++) {
+                char *name = NULL;
+
+                entries[k].start = word_buf_get(rd);
+                entries[k].end = word_buf_get(rd);
+                if (!word_buf_get_string(rd, PERF_MAP_LINE_MAX, &name) || !name || entries[k].end <= entries[k].start)
+                        rd->ok = false;
+                entries[k].name = name;
+        }
+        if (rd->ok && n > 0) {
+                r = perf_map_new_from(entries, n, &t->perf_map);
+                if (r == -ENOMEM)
+                        rd->enomem = true;
+                if (r < 0)
+                        rd->ok = false;
+        }
+        for (size_t i = 0; i < k; i++)
+                free((char *)entries[i].name);
+}
+
+static void get_exit_scan(struct word_buf_reader *rd, struct target *t)
+{
+        size_t n = word_buf_get_count(rd, 1);
+
+        if (!rd->ok || n == 0)
+                return;
+        t->exit_scan = malloc(n);
+        if (!t->exit_scan) {
+                rd->enomem = true;
+                rd->ok = false;
+                return;
+        }
+        if (word_buf_get_bytes(rd, t->exit_scan, n))
+                t->exit_scan_bytes = n;
+}
+
 int exited_file_decode(const void *data, size_t n, struct target *t, struct exited_file_id **ret_ids)
 {
-        struct reader rd = { .p = data, .n = n >= sizeof(uint64_t) ? n - sizeof(uint64_t) : 0, .ok = true };
+        struct word_buf_reader rd = { .p = data, .n = n >= sizeof(uint64_t) ? n - sizeof(uint64_t) : 0, .ok = true };
         _cleanup_free_ struct exited_file_id *ids = NULL;
-        bool enomem = false;
         uint64_t sum;
 
         assert(data || n == 0);
@@ -582,16 +552,18 @@ int exited_file_decode(const void *data, size_t n, struct target *t, struct exit
         if (n < 2 * sizeof(uint64_t))
                 return -EBADMSG;
         memcpy(&sum, (const unsigned char *)data + n - sizeof(sum), sizeof(sum));
-        if (sum != checksum(data, n - sizeof(sum)) || get(&rd) != EXITED_FILE_MAGIC)
+        if (sum != checksum(data, n - sizeof(sum)) || word_buf_get(&rd) != EXITED_FILE_MAGIC)
                 return -EBADMSG;
-        get_identity(&rd, t, &enomem);
+        get_identity(&rd, t);
         get_counts(&rd, t);
-        get_objects(&rd, t, &enomem);
-        get_forwarders(&rd, t, &enomem);
-        get_modules(&rd, t, &ids, &enomem);
-        get_rows(&rd, t, &enomem);
-        get_ring(&rd, t, &enomem);
-        if (enomem)
+        get_objects(&rd, t);
+        get_forwarders(&rd, t);
+        get_modules(&rd, t, &ids);
+        get_rows(&rd, t);
+        get_ring(&rd, t);
+        get_jit_names(&rd, t);
+        get_exit_scan(&rd, t);
+        if (rd.enomem)
                 return -ENOMEM;
         if (!rd.ok || rd.at != rd.n || !t->ring)
                 return -EBADMSG;

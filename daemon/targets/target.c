@@ -667,7 +667,7 @@ uint64_t target_memory_bytes(const struct target *t)
 {
         uint64_t bytes = sizeof(*t) + t->n_objects * sizeof(*t->objects) + t->modules.n * sizeof(*t->modules.mappings) +
                          t->modules.n_anon_code * sizeof(*t->modules.anon_code) + perf_map_bytes(t->perf_map) +
-                         target_files_bytes(&t->files) + snapshot_ring_bytes(t->ring);
+                         target_files_bytes(&t->files) + snapshot_ring_bytes(t->ring) + t->exit_scan_bytes;
 
         assert(t);
         if (t->frozen)
@@ -765,6 +765,7 @@ struct target *target_free(struct target *t)
         module_map_done(&t->modules);
         jit_names_source_done(&t->jit_source);
         perf_map_unref(t->perf_map);
+        free(t->exit_scan);
         target_unwind_done(&t->unwind, t->slot.slot);
         release_slot(t);
         target_files_done(&t->files);

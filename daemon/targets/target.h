@@ -160,6 +160,12 @@ struct target_unwind {
 
 struct perf_map;
 
+/* A target by what outlives a daemon: its pid and its process's start time (/proc/PID/stat's). */
+struct target_parent_link {
+        pid_t pid;                      /* 0: none */
+        uint64_t start_time;
+};
+
 struct target {
         pid_t pid;
         char comm[17];
@@ -223,6 +229,9 @@ struct target {
         uint64_t parent_id;             /* the target whose fork it was followed from; 0: attached
                                          * itself */
         pid_t parent_pid;               /* that target's pid; 0 */
+        struct target_parent_link parent_link;  /* the target parent_id names, by what outlives
+                                                 * this daemon (in its kept report, the state
+                                                 * file), which links it again after a restart */
         uint32_t watch_id;              /* the cgroup watch (attach "unit" or "cgroup") it was
                                          * found in, or its parent was; 0: none */
         char *watch_name;               /* that watch's unit or cgroup (owned); NULL */
@@ -237,6 +246,9 @@ struct target {
         sd_event_source *exit_source;
         void *owner;
         struct exit_hold *exit_hold;    /* memleakctl run: held at its exit for a reachability scan */
+        void *exit_scan;                /* that scan (or why there is none) encoded by reach/reach-file,
+                                         * kept with its report across a restart (malloc'd); NULL */
+        size_t exit_scan_bytes;
         unsigned code_held;             /* and at execs and new code (as many), until their tables
                                          * are in (exit_hold_tables_ready()); a followed child of
                                          * it too */

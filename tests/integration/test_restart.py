@@ -36,6 +36,14 @@ def read_text(path):
         return ''
 
 
+def fnv1a64(data):
+    """common/util.c's fnv1a64 from FNV1A64_INIT: the exited files' checksum."""
+    h = 0xcbf29ce484222325
+    for b in data:
+        h = ((h ^ b) * 0x100000001b3) & 0xffffffffffffffff
+    return h
+
+
 def merged(*parts):
     out = {}
     for p in parts:
@@ -55,6 +63,15 @@ class Restarts(harness.DaemonTestCase):
         self.addCleanup(self._stop_daemon_at_cleanup, d)
         d.start()
         return d
+
+    def exited_files(self, daemon, pid):
+        return sorted(os.path.basename(p) for p in glob.glob(os.path.join(daemon.state_directory,
+                                                                          f'exited-{pid}-*.bin')))
+
+    def exited_of(self, daemon, pid):
+        """pid's target in the report, if it says exited."""
+        targets = [t for t in daemon.report(pid=pid)['targets'] if t['pid'] == pid]
+        return targets[0] if targets and targets[0]['exited'] else None
 
     def kill(self, daemon, sig=signal.SIGKILL):
         """Take daemon down as a crash (SIGKILL) or a stop (SIGTERM) would, its pins left."""
@@ -304,10 +321,6 @@ class RestartTest(Restarts):
 class ExitedRestartTest(Restarts):
     """The last report of a target that exited before the restart, kept across it."""
 
-    def exited_files(self, daemon, pid):
-        return sorted(os.path.basename(p) for p in glob.glob(os.path.join(daemon.state_directory,
-                                                                          f'exited-{pid}-*.bin')))
-
     def leak_and_exit(self, daemon, command=None):
         """leak-restart (or command running it) attached, leaking BEFORE and HELD, then exiting
         with both outstanding; returns it and its last report (polled until it says exited)."""
@@ -338,11 +351,6 @@ class ExitedRestartTest(Restarts):
         entries = daemon.ctl_json('history', '--pid', pid)['targets']
         self.assertEqual([e['pid'] for e in entries], [pid])
         return entries[0]['totals']
-
-    def exited_of(self, daemon, pid):
-        """pid's target in the report, if it says exited."""
-        targets = [t for t in daemon.report(pid=pid)['targets'] if t['pid'] == pid]
-        return targets[0] if targets and targets[0]['exited'] else None
 
     def stacks_of(self, report, pid):
         return sorted((s['bytes'], s['allocs'], [(f.get('symbol'), f.get('module'), f.get('module_offset'))
@@ -460,7 +468,202 @@ class ExitedRestartTest(Restarts):
         self.assertEqual(daemon.status()['targets'], [])
 
 
+class ExitedRestartKeepsMoreTest(Restarts):
+    """What an exited target's kept report holds beyond its rows: the names of its JIT code, the
+    target it was followed from, its scan at exit (memleakctl run)."""
+
+    # tests/programs/leak-jit.c (test_jit.py keeps the same numbers)
+    JIT = {'jit_leak': {'bytes': 7 * 131, 'allocs': 7}, 'jit_leak_unnamed': {'bytes': 5 * 137, 'allocs': 5},
+           'jit_leak_frameless': {'bytes': 3 * 139, 'allocs': 3}}
+
+    def frames_of(self, report, pid):
+        return sorted((s['bytes'], s['allocs'], [(f['addr'], f['symbol'], f['offset'], f['module'],
+                                                  f['module_offset']) for f in s['frames']])
+                      for s in report['stacks'] if s['pid'] == pid)
+
+    def test_an_exited_target_s_jit_frames_are_named_after_a_restart(self):
+        daemon = self.start_daemon(config=CONFIG)
+        program = harness.LeakProgram('leak-jit', command=[os.path.join(harness.PROGRAMS_DIR, 'leak-jit'),
+                                                           '--keep-perf-map'])
+        perf_map = f'/tmp/perf-{program.pid}.map'
+        self.addCleanup(program.kill)
+        self.addCleanup(lambda: os.path.lexists(perf_map) and os.unlink(perf_map))
+        program.expect('ready')
+        daemon.attach(program.pid)
+        program.run_leaks()
+        names = set(self.JIT) | {'jit_churn'}
+        self.wait_for_totals(daemon, program.pid, names, self.JIT)
+        self.assertEqual(program.finish(), 0)
+        last = {}
+
+        def named_after_exit():
+            last['report'] = daemon.report(pid=program.pid)
+            named = [s for s in last['report']['stacks'] if s['frames'][0]['symbol'] == 'jit_leak']
+            return last['report']['targets'][0]['exited'] and named and named[0]['frames'][1]['symbol'] == \
+                'jit_named_stub'
+
+        self.assertTrue(harness.wait_until(named_after_exit, harness.REPORT_TIMEOUT_S),
+                        harness.format_stacks(last['report']))
+        before = last['report']
+        self.kill(daemon)
+        # what names its JIT code after the restart is its kept report, not the map it left
+        os.unlink(perf_map)
+        daemon = self.same_daemon_again(daemon)
+        after = daemon.report(pid=program.pid)
+        self.assert_totals(after, harness.per_function(after, names, pid=program.pid), self.JIT, 'after a restart')
+        self.assertEqual(self.frames_of(after, program.pid), self.frames_of(before, program.pid),
+                         harness.format_stacks(after))
+        [named] = [s for s in after['stacks'] if s['frames'][0]['symbol'] == 'jit_leak']
+        self.assertEqual([(f['symbol'], f['offset'], f['module']) for f in named['frames'][1:2]],
+                         [('jit_named_stub', 6, '[jit]')], named)
+        # a second restart: it was written back as it was read
+        self.kill(daemon, signal.SIGTERM)
+        daemon = self.same_daemon_again(daemon)
+        self.assertEqual(self.frames_of(daemon.report(pid=program.pid), program.pid),
+                         self.frames_of(before, program.pid))
+
+    def test_a_run_family_s_scans_at_exit_are_the_same_after_a_restart(self):
+        # tests/programs/leak-fork-classes.c under memleakctl run --follow-forks: the program and
+        # each child it forks (one execs, one is killed) scanned at its exit
+        from test_follow_forks import CLASSES_OF, classes_per_function
+        daemon = self.start_daemon(config=CONFIG)
+        r, run_report = self.run_json(daemon, os.path.join(harness.PROGRAMS_DIR, 'leak-fork-classes'),
+                                      options=('--follow-forks',))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        pids = {what: int(pid) for what, pid in (line.split() for line in r.stdout.decode().splitlines())}
+        [pids['parent']] = [t['pid'] for t in run_report['targets'] if t['forked_from'] is None]
+        for pid in pids.values():
+            self.assertTrue(harness.wait_until(lambda: self.exited_files(daemon, pid), 10), pid)
+
+        def scans(daemon):
+            report = daemon.ctl_json('report', '--pid', pids['parent'], '--children', '--top',
+                                     harness.UNLIMITED_TOP)
+            targets = {t['pid']: t for t in report['targets']}
+            self.assertEqual(set(targets), set(pids.values()), report['targets'])
+            for what, pid in pids.items():
+                self.assertEqual(classes_per_function(report, pid), CLASSES_OF[what],
+                                 (what, harness.format_stacks(report)))
+            return {pid: (t['forked_from'], t['reachability']) for pid, t in targets.items()}
+
+        before = scans(daemon)
+        self.assertTrue(all(reach and reach['at_exit'] for _, reach in before.values()), before)
+        self.kill(daemon)
+        daemon = self.same_daemon_again(daemon)
+        self.assertEqual(scans(daemon), before)
+
+    def test_an_exited_report_an_earlier_version_wrote_is_set_aside(self):
+        # MEMEXIT1 (before JIT names, the parent link and the scan were kept): refused as a corrupt
+        # file is, not misread
+        daemon = self.start_daemon(config=CONFIG)
+        program = self.start_program('leak-jit')
+        daemon.attach(program.pid)
+        program.run_leaks()
+        self.wait_for_totals(daemon, program.pid, set(self.JIT) | {'jit_churn'}, self.JIT)
+        self.assertEqual(program.finish(), 0)
+        self.assertTrue(harness.wait_until(lambda: self.exited_files(daemon, program.pid), 10))
+        self.kill(daemon)
+        [name] = self.exited_files(daemon, program.pid)
+        path = os.path.join(daemon.state_directory, name)
+        with open(path, 'rb') as f:
+            data = bytearray(f.read())
+        self.assertEqual(bytes(data[:8]), b'MEMEXIT2')
+        data[:8] = b'MEMEXIT1'
+        data[-8:] = fnv1a64(bytes(data[:-8])).to_bytes(8, 'little')
+        with open(path, 'wb') as f:
+            f.write(data)
+        daemon = self.same_daemon_again(daemon)
+        self.assertIn(f'{name} (corrupt or truncated)', daemon.log())
+        self.assertTrue(os.path.exists(path + '.corrupt'))
+        self.assertEqual(daemon.status()['targets'], [])
+
+    def family(self, daemon, pid):
+        """{pid: (exited, forked_from, worker_leak bytes and allocs)} of report --pid PID --children."""
+        report = daemon.ctl_json('report', '--pid', pid, '--children', '--top', harness.UNLIMITED_TOP)
+        out = {}
+        for t in report['targets']:
+            totals = harness.per_function(report, {'worker_leak', 'service_leak', 'service_churn'}, pid=t['pid'])
+            out[t['pid']] = (t['exited'], t['forked_from'], totals.get('worker_leak'))
+        return out
+
+    def fork_worker(self, daemon, service):
+        """A worker leak-service forks, followed, once it leaked 3 x 256 bytes in worker_leak."""
+        service.proc.stdin.write(b'fork\n')
+        service.proc.stdin.flush()
+        worker = int(service.line('"forked PID"').split()[1])
+        self.assertTrue(harness.wait_until(lambda: [t for t in daemon.status()['targets'] if t['pid'] == worker],
+                                           harness.REPORT_TIMEOUT_S), daemon.status()['targets'])
+        os.kill(worker, signal.SIGUSR1)
+        self.assertEqual(service.line('"worker PID"'), f'worker {worker}')
+        self.wait_for_totals(daemon, worker, ('worker_leak', 'service_churn'), {'worker_leak': WORKER_LEAKED})
+        return worker
+
+    def test_followed_children_are_in_their_parent_s_family_after_a_restart(self):
+        # tests/programs/leak-service.c: a worker it forks leaks 3 x 256 bytes in worker_leak once
+        # sent SIGUSR1, then waits to be killed (at the end of the service's input, if not before)
+        daemon = self.start_daemon(config=CONFIG)
+        service = self.start_program('leak-service')
+        daemon.ctl_json('attach', '--pid', service.pid, '--follow-forks')
+        gone, alive = self.fork_worker(daemon, service), self.fork_worker(daemon, service)
+        os.kill(gone, signal.SIGKILL)
+        self.assertTrue(harness.wait_until(lambda: self.exited_of(daemon, gone) is not None, 10))
+        self.assertEqual(len(self.exited_files(daemon, gone)), 1, os.listdir(daemon.state_directory))
+        state = os.path.join(daemon.state_directory, 'targets.json')
+        self.assertTrue(harness.wait_until(lambda: f'"pid":{alive},' in read_text(state), 5), read_text(state))
+        expected = {service.pid: (False, None, None), gone: (True, service.pid, WORKER_LEAKED),
+                    alive: (False, service.pid, WORKER_LEAKED)}
+        self.assertEqual(self.family(daemon, service.pid), expected, 'before the restart')
+        # its parent and the other child live on, adopted
+        self.kill(daemon)
+        daemon = self.same_daemon_again(daemon)
+        self.assertIn(f'Adopted pid {service.pid}', daemon.log())
+        self.assertIn(f'Adopted pid {alive}', daemon.log())
+        self.assertEqual(self.family(daemon, service.pid), expected, 'after a restart, its parent adopted')
+        # the service kills the other at its exit and exits: each kept as it is, all read back
+        service.proc.stdin.close()
+        self.assertEqual(service.proc.wait(PROGRAM_WAIT_S), 0)
+        self.assertTrue(harness.wait_until(lambda: self.exited_of(daemon, service.pid) is not None and
+                                           self.exited_of(daemon, alive) is not None, 10))
+        expected[service.pid] = (True, None, None)
+        expected[alive] = (True, service.pid, WORKER_LEAKED)
+        self.assertEqual(self.family(daemon, service.pid), expected, 'its parent exited')
+        self.kill(daemon)
+        daemon = self.same_daemon_again(daemon)
+        self.assertEqual(self.family(daemon, service.pid), expected, 'after a restart, its parent exited')
+        # a child alone, as before
+        self.assertEqual(set(self.family(daemon, gone)), {gone})
+
+    def test_a_run_program_s_scan_at_exit_is_the_same_after_a_restart(self):
+        from test_reachability import EXPECTED, classes_by_first_frame
+        daemon = self.start_daemon(config=CONFIG)
+        r, run_report = self.run_json(daemon, os.path.join(harness.PROGRAMS_DIR, 'leak-reach'), 'exit',
+                                      input=b'go\n')
+        self.assertEqual(r.returncode, 0, r.stderr)
+        pid = run_report['targets'][0]['pid']
+        self.assertTrue(harness.wait_until(lambda: self.exited_files(daemon, pid), 10),
+                        os.listdir(daemon.state_directory))
+        before = daemon.report(pid=pid)
+        names = set(EXPECTED) | {'free_block'}
+        self.assertEqual(classes_by_first_frame(before, names), EXPECTED, harness.format_stacks(before))
+        [target] = before['targets']
+        self.assertTrue(target['reachability']['at_exit'], target['reachability'])
+        self.assertEqual(target['reachability']['definitely_lost'], {'bytes': 200492, 'allocs': 3})
+        self.assertEqual(target['reachability']['indirectly_lost'], {'bytes': 1221, 'allocs': 2})
+        for sig in (signal.SIGKILL, signal.SIGTERM):
+            self.kill(daemon, sig)
+            daemon = self.same_daemon_again(daemon)
+            after = daemon.report(pid=pid)
+            self.assertEqual(classes_by_first_frame(after, names), EXPECTED, harness.format_stacks(after))
+            self.assertEqual(after['targets'][0]['reachability'], target['reachability'],
+                             f'after a restart ({signal.Signals(sig).name})')
+            self.assertEqual([(s['bytes'], s['reachability']) for s in after['stacks']],
+                             [(s['bytes'], s['reachability']) for s in before['stacks']])
+            # the text report leads with the lost blocks, as memleakctl run's did
+            text = daemon.ctl_ok('report', '--pid', pid).stdout
+            self.assertIn('definitely lost: 200492 bytes in 3 blocks, indirectly lost: 1221 bytes in 2 blocks', text)
+
+
 PROGRAM_WAIT_S = 10
+WORKER_LEAKED = {'bytes': 3 * 256, 'allocs': 3}     # tests/programs/leak-service.c's worker_leak
 
 
 if __name__ == '__main__':

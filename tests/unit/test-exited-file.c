@@ -4,11 +4,13 @@
  * ring's sums, who it was), and bytes it did not write (cut, altered, or well summed but out of
  * bounds) are refused without reading or allocating past them. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "exited-file.h"
 #include "macro.h"
+#include "perf-map.h"
 #include "snapshot.h"
 #include "stack-collect.h"
 #include "target.h"
@@ -42,6 +44,8 @@ static struct target *sample(struct exited_file_id ids[3])
         t->creds = (struct proc_creds) { .uid = { 1000, 1000, 1000, 1000 }, .gid = { 100, 100, 100, 100 },
                                          .dumpable = true };
         t->parent_pid = 4000;
+        t->parent_link.pid = 3999;              /* re-linked to its grandparent */
+        t->parent_link.start_time = 887766;
         t->watch_is_unit = true;
         t->watch_name = strdup("nginx.service");
         t->allocator = "jemalloc";
@@ -98,6 +102,18 @@ static struct target *sample(struct exited_file_id ids[3])
         rows[2] = (struct stack_row) { .pid = 4242, .space = 1, .stack_id = 18, .bytes = 1 << 20, .allocs = 1,
                                        .ips = calloc(1, sizeof(uint64_t)), .n_ips = 1 };
         t->frozen->rows.n = 3;
+        {
+                /* its JIT code's names: one names a frame (0x10000004's call), one does not */
+                static const char text[] = "10000000 10 jit_stub\n20000000 10 jit_unused\n10000000 2 jit_stale\n";
+                FILE *f = fmemopen((void *)text, sizeof(text) - 1, "r");
+
+                ASSERT_TRUE(f);
+                ASSERT_EQ(perf_map_parse(f, &t->perf_map), 0);
+                fclose(f);
+        }
+        t->exit_scan_bytes = 11;
+        t->exit_scan = malloc(t->exit_scan_bytes);
+        memcpy(t->exit_scan, "opaque\0scan", t->exit_scan_bytes);
         ASSERT_EQ(snapshot_ring_new(4, &t->ring), 0);
         for (uint64_t i = 0; i < 6; i++) {
                 uint64_t counters[_COUNTER_MAX] = { [0] = i };
@@ -123,6 +139,12 @@ static void assert_same(const struct target *a, const struct target *b)
         ASSERT_TRUE(memcmp(&a->creds, &b->creds, sizeof(a->creds)) == 0);
         ASSERT_EQ(a->creds_read, b->creds_read);
         ASSERT_EQ(a->parent_pid, b->parent_pid);
+        ASSERT_EQ(a->parent_link.pid, b->parent_link.pid);
+        ASSERT_EQ(a->parent_link.start_time, b->parent_link.start_time);
+        ASSERT_EQ(b->parent_id, 0);
+        ASSERT_EQ(a->exit_scan_bytes, b->exit_scan_bytes);
+        ASSERT_EQ(!a->exit_scan, !b->exit_scan);
+        ASSERT_TRUE(!a->exit_scan || memcmp(a->exit_scan, b->exit_scan, a->exit_scan_bytes) == 0);
         ASSERT_STREQ(a->watch_name, b->watch_name);
         ASSERT_EQ(a->watch_is_unit, b->watch_is_unit);
         ASSERT_TRUE(a->allocator && b->allocator && strcmp(a->allocator, b->allocator) == 0);
@@ -176,6 +198,17 @@ static void assert_same(const struct target *a, const struct target *b)
                 ASSERT_EQ(!x->ips, !y->ips);
                 ASSERT_TRUE(x->n_ips == 0 || memcmp(x->ips, y->ips, x->n_ips * sizeof(*x->ips)) == 0);
         }
+        /* each frame named as before, from no more of the map than its frames need */
+        for (size_t i = 0; i < a->frozen->rows.n; i++)
+                for (size_t k = 0; k < a->frozen->rows.rows[i].n_ips; k++) {
+                        uint64_t addr = a->frozen->rows.rows[i].ips[k] - 1, oa = 0, ob = 0;
+                        const char *na = a->perf_map ? perf_map_find(a->perf_map, addr, &oa) : NULL;
+                        const char *nb = b->perf_map ? perf_map_find(b->perf_map, addr, &ob) : NULL;
+
+                        ASSERT_EQ(!na, !nb);
+                        ASSERT_TRUE(!na || (strcmp(na, nb) == 0 && oa == ob));
+                }
+        ASSERT_TRUE(!b->perf_map || !perf_map_find(b->perf_map, 0x20000004, NULL));
         ASSERT_EQ(snapshot_ring_count(a->ring), snapshot_ring_count(b->ring));
         for (uint32_t i = 0; i < snapshot_ring_count(a->ring); i++) {
                 const struct snapshot *x = snapshot_ring_get(a->ring, i), *y = snapshot_ring_get(b->ring, i);
@@ -201,6 +234,32 @@ static void exited_file_round_trips_an_exited_target(void)
         assert_same(t, back);
         ASSERT_TRUE(memcmp(ids, back_ids, sizeof(ids)) == 0);
         ASSERT_EQ(snapshot_ring_count(back->ring), 4);  /* the newest of 6 */
+        ASSERT_STREQ(perf_map_find(back->perf_map, 0x10000003, NULL), "jit_stub");
+        free(back_ids);
+        target_free(back);
+        free(data);
+        target_free(t);
+}
+
+/* Without JIT names nor a scan: none read back. */
+static void exited_file_round_trips_a_target_without_jit_names_or_scan(void)
+{
+        struct exited_file_id ids[3], *back_ids = NULL;
+        struct target *t = sample(ids), *back = blank();
+        void *data = NULL;
+        size_t n = 0;
+
+        t->perf_map = perf_map_unref(t->perf_map);
+        free(t->exit_scan);
+        t->exit_scan = NULL;
+        t->exit_scan_bytes = 0;
+        t->parent_link.pid = 0;
+        t->parent_link.start_time = 0;
+        ASSERT_EQ(exited_file_encode(t, ids, &data, &n), 0);
+        ASSERT_EQ(exited_file_decode(data, n, back, &back_ids), 0);
+        assert_same(t, back);
+        ASSERT_TRUE(back->perf_map == NULL);
+        ASSERT_TRUE(back->exit_scan == NULL);
         free(back_ids);
         target_free(back);
         free(data);
@@ -235,8 +294,16 @@ static void exited_file_refuses_what_it_did_not_write(void)
         struct exited_file_id ids[3];
         struct target *t = sample(ids);
         unsigned char *data = NULL;
+        uint64_t sum;
         size_t n = 0;
 
+        ASSERT_EQ(exited_file_encode(t, ids, (void **)&data, &n), 0);
+        /* an earlier version's magic ("MEMEXIT1"), well summed: refused, as a corrupt file is */
+        memcpy(data, "MEMEXIT1", 8);
+        sum = fnv(data, n - sizeof(sum));
+        memcpy(data + n - sizeof(sum), &sum, sizeof(sum));
+        ASSERT_EQ(decode_fresh(data, n), -EBADMSG);
+        free(data);
         ASSERT_EQ(exited_file_encode(t, ids, (void **)&data, &n), 0);
         for (size_t cut = 0; cut < n; cut++)
                 ASSERT_EQ(decode_fresh(data, cut), -EBADMSG);
@@ -285,6 +352,7 @@ static void exited_file_bounds_every_count_it_reads(void)
 
 static const struct unit_test tests[] = {
         TEST(exited_file_round_trips_an_exited_target),
+        TEST(exited_file_round_trips_a_target_without_jit_names_or_scan),
         TEST(exited_file_refuses_what_it_did_not_write),
         TEST(exited_file_bounds_every_count_it_reads),
 };

@@ -156,6 +156,64 @@ static void a_map_past_the_limit_is_truncated(void)
         ASSERT_TRUE(perf_map_find(m, 0x100000 + PERF_MAP_SYMBOLS_MAX * 0x10ull, NULL) == NULL);
 }
 
+/* The entries naming some addresses (each once, in the order written), and a map made of them,
+ * which names those addresses as the whole map did: an exited target's kept JIT names. */
+static void the_entries_at_some_addresses_make_a_map_that_names_them_alike(void)
+{
+        static const char text[] =
+                "1000 100 first\n"
+                "2000 100 unused\n"
+                "1000 40 overlaps_first_later\n"
+                "3000 10 third\n";
+        _cleanup_(perf_map_unrefp) struct perf_map *m = parse(text, sizeof(text) - 1);
+        _cleanup_(perf_map_unrefp) struct perf_map *kept = NULL;
+        _cleanup_free_ struct perf_map_entry *entries = NULL;
+        const uint64_t addrs[] = { 0x1010, 0x1080, 0x3005, 0x1011, 0x5000, 0x1081 };
+        size_t n = 0;
+
+        ASSERT_EQ(perf_map_entries_at(m, addrs, ELEMENTSOF(addrs), &entries, &n), 0);
+        ASSERT_EQ(n, 3);
+        ASSERT_STREQ(entries[0].name, "first");
+        ASSERT_EQ(entries[0].start, 0x1000);
+        ASSERT_EQ(entries[0].end, 0x1100);
+        ASSERT_STREQ(entries[1].name, "overlaps_first_later");
+        ASSERT_STREQ(entries[2].name, "third");
+        ASSERT_EQ(perf_map_new_from(entries, n, &kept), 0);
+        for (size_t i = 0; i < ELEMENTSOF(addrs); i++) {
+                uint64_t o1 = 0, o2 = 0;
+                const char *a = perf_map_find(m, addrs[i], &o1), *b = perf_map_find(kept, addrs[i], &o2);
+
+                ASSERT_TRUE((a == NULL) == (b == NULL));
+                if (a) {
+                        ASSERT_STREQ(a, b);
+                        ASSERT_EQ(o1, o2);
+                }
+        }
+        ASSERT_TRUE(perf_map_find(kept, 0x2010, NULL) == NULL);        /* no frame was there */
+        ASSERT_TRUE(!perf_map_truncated(kept));
+
+        /* none found: none kept */
+        free(entries);
+        entries = NULL;
+        ASSERT_EQ(perf_map_entries_at(m, (const uint64_t[]) { 0x9000 }, 1, &entries, &n), 0);
+        ASSERT_EQ(n, 0);
+        ASSERT_TRUE(entries == NULL);
+}
+
+static void a_map_is_not_made_of_entries_that_name_nothing(void)
+{
+        struct perf_map *m = NULL;
+
+        ASSERT_EQ(perf_map_new_from((const struct perf_map_entry[]) { { 0x10, 0x10, "empty" } }, 1, &m), -EINVAL);
+        ASSERT_EQ(perf_map_new_from((const struct perf_map_entry[]) { { 0x10, 0x8, "backwards" } }, 1, &m), -EINVAL);
+        ASSERT_EQ(perf_map_new_from((const struct perf_map_entry[]) { { 0x10, 0x20, "" } }, 1, &m), -EINVAL);
+        ASSERT_EQ(perf_map_new_from((const struct perf_map_entry[]) { { 0x10, 0x20, NULL } }, 1, &m), -EINVAL);
+        ASSERT_TRUE(m == NULL);
+        ASSERT_EQ(perf_map_new_from(NULL, 0, &m), 0);
+        ASSERT_TRUE(perf_map_find(m, 0x10, NULL) == NULL);
+        perf_map_unref(m);
+}
+
 int main(void)
 {
         static const struct unit_test tests[] = {
@@ -167,6 +225,8 @@ int main(void)
                 TEST(an_endless_map_is_read_up_to_its_bound),
                 TEST(an_empty_map_finds_nothing),
                 TEST(a_map_past_the_limit_is_truncated),
+                TEST(the_entries_at_some_addresses_make_a_map_that_names_them_alike),
+                TEST(a_map_is_not_made_of_entries_that_name_nothing),
         };
 
         return run_unit_tests(tests, ELEMENTSOF(tests));

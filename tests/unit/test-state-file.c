@@ -26,7 +26,8 @@ static struct state_file sample(struct state_target t[2])
         t[1] = (struct state_target) {
                 .pid = 77, .start_time = 5, .slot = 0, .ring_depth = 10, .unwind = MEMLEAK_UNWIND_FP,
                 .track_mmap = true, .asked_by_user = true, .asker_uid = 1000, .asker_gid = 100,
-                .objs = objs, .n_objs = 2,
+                .objs = objs, .n_objs = 2, .forked_from = 76, .parent_pid = 4242,
+                .parent_start_time = 123456789012ULL,
         };
         return (struct state_file) { .layout = 0x4404c2021b820e16ULL, .targets = t, .n_targets = 2 };
 }
@@ -54,6 +55,9 @@ static void state_file_round_trips_every_field(void)
                 ASSERT_EQ(d.targets[i].asker_uid, t[i].asker_uid);
                 ASSERT_EQ(d.targets[i].asker_gid, t[i].asker_gid);
                 ASSERT_EQ(d.targets[i].attached_usec, t[i].attached_usec);
+                ASSERT_EQ(d.targets[i].forked_from, t[i].forked_from);
+                ASSERT_EQ(d.targets[i].parent_pid, t[i].parent_pid);
+                ASSERT_EQ(d.targets[i].parent_start_time, t[i].parent_start_time);
                 ASSERT_TRUE(memcmp(d.targets[i].counters_base, t[i].counters_base, sizeof(t[i].counters_base)) == 0);
                 ASSERT_EQ(d.targets[i].n_objs, t[i].n_objs);
                 for (size_t j = 0; j < t[i].n_objs; j++)
@@ -113,6 +117,29 @@ static void state_file_refuses_what_it_did_not_write(void)
                        TARGET_FIELDS "}]}", "pid");
         assert_refused("{\"version\":1,\"layout\":\"0000000000000001\",\"targets\":[{\"pid\":4,\"slot\":0,"
                        TARGET_FIELDS "},{\"pid\":5,\"slot\":0," TARGET_FIELDS "}]}", "two targets");
+}
+
+/* A followed child's parent: absent (a file an earlier daemon wrote, a target attached itself) is
+ * none; present, a pid and a start time in range. */
+static void state_file_reads_a_followed_child_s_parent_or_none(void)
+{
+        static const char text[] = "{\"version\":1,\"layout\":\"0000000000000001\",\"targets\":[{\"pid\":4,"
+                                   "\"slot\":0," TARGET_FIELDS "}]}";
+        struct state_file d = {};
+        char *error = NULL;
+
+        ASSERT_EQ(state_file_decode(text, strlen(text), &d, &error), 0);
+        ASSERT_EQ(d.n_targets, 1);
+        ASSERT_EQ(d.targets[0].forked_from, 0);
+        ASSERT_EQ(d.targets[0].parent_pid, 0);
+        ASSERT_EQ(d.targets[0].parent_start_time, 0);
+        state_file_done(&d);
+        assert_refused("{\"version\":1,\"layout\":\"0000000000000001\",\"targets\":[{\"pid\":4,\"slot\":0,"
+                       "\"parent_pid\":-1," TARGET_FIELDS "}]}", "parent_pid");
+        assert_refused("{\"version\":1,\"layout\":\"0000000000000001\",\"targets\":[{\"pid\":4,\"slot\":0,"
+                       "\"forked_from\":\"3\"," TARGET_FIELDS "}]}", "forked_from");
+        assert_refused("{\"version\":1,\"layout\":\"0000000000000001\",\"targets\":[{\"pid\":4,\"slot\":0,"
+                       "\"parent_pid\":3,\"parent_start_time\":1.5," TARGET_FIELDS "}]}", "parent_start_time");
 }
 
 static void state_file_keeps_the_kernel_target_apart(void)
@@ -180,6 +207,7 @@ static const struct unit_test tests[] = {
         TEST(state_file_refuses_every_truncation),
         TEST(state_file_refuses_what_it_did_not_write),
         TEST(state_file_keeps_the_kernel_target_apart),
+        TEST(state_file_reads_a_followed_child_s_parent_or_none),
         TEST(state_file_reads_the_start_time_after_any_comm),
         TEST(state_file_is_written_whole_and_read_back),
 };
