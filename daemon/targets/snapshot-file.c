@@ -2,27 +2,16 @@
 /* A snapshot ring encoded: a header, each snapshot (time, counters, rows), a checksum. */
 #include <assert.h>
 #include <errno.h>
-#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include "macro.h"
 #include "snapshot-file.h"
 #include "util.h"
+#include "word-buf.h"
 
 #define SNAPSHOT_FILE_MAGIC 0x31474e4952454d4dULL      /* "MEMRING1" */
 /* a row's bytes: stack_id, bytes, allocs */
 #define ROW_BYTES (3 * sizeof(uint64_t))
-
-struct writer {
-        unsigned char *p;
-        size_t n;
-};
-
-static void put(struct writer *w, uint64_t v)
-{
-        memcpy(w->p + w->n, &v, sizeof(v));
-        w->n += sizeof(v);
-}
 
 static uint64_t checksum(const unsigned char *p, size_t n)
 {
@@ -32,85 +21,67 @@ static uint64_t checksum(const unsigned char *p, size_t n)
 int snapshot_file_encode(const struct snapshot_ring *r, void **ret, size_t *ret_n)
 {
         uint32_t count = snapshot_ring_count(r);
-        size_t size = 3 * sizeof(uint64_t);     /* magic, count, checksum */
-        struct writer w = {};
+        struct word_buf_writer w = { .ok = true };
 
         assert(ret);
         assert(ret_n);
-        for (uint32_t i = 0; i < count; i++)
-                size += (3 + _COUNTER_MAX) * sizeof(uint64_t) + snapshot_ring_get(r, i)->n_rows * ROW_BYTES;
-        w.p = malloc(size);
-        if (!w.p)
-                return -ENOMEM;
-        put(&w, SNAPSHOT_FILE_MAGIC);
-        put(&w, count);
+        word_buf_put(&w, SNAPSHOT_FILE_MAGIC);
+        word_buf_put(&w, count);
         for (uint32_t i = 0; i < count; i++) {
                 const struct snapshot *s = snapshot_ring_get(r, i);
 
-                put(&w, s->timestamp_usec);
-                put(&w, s->has_counters);
+                word_buf_put(&w, s->timestamp_usec);
+                word_buf_put(&w, s->has_counters);
                 for (size_t c = 0; c < _COUNTER_MAX; c++)
-                        put(&w, s->counters[c]);
-                put(&w, s->n_rows);
+                        word_buf_put(&w, s->counters[c]);
+                word_buf_put(&w, s->n_rows);
                 for (size_t k = 0; k < s->n_rows; k++) {
-                        put(&w, (uint64_t)s->rows[k].stack_id);
-                        put(&w, s->rows[k].bytes);
-                        put(&w, s->rows[k].allocs);
+                        word_buf_put(&w, (uint64_t)s->rows[k].stack_id);
+                        word_buf_put(&w, s->rows[k].bytes);
+                        word_buf_put(&w, s->rows[k].allocs);
                 }
         }
-        put(&w, checksum(w.p, w.n));
-        assert(w.n == size);
+        if (w.ok)
+                word_buf_put(&w, checksum(w.p, w.n));
+        if (!w.ok) {
+                free(w.p);
+                return -ENOMEM;
+        }
         *ret = w.p;
         *ret_n = w.n;
         return 0;
 }
 
-struct reader {
-        const unsigned char *p;
-        size_t n, at;
-};
-
-static bool get(struct reader *rd, uint64_t *v)
-{
-        if (rd->n - rd->at < sizeof(*v))
-                return false;
-        memcpy(v, rd->p + rd->at, sizeof(*v));
-        rd->at += sizeof(*v);
-        return true;
-}
-
 /* Check data whole, before anything is pushed: its size, checksum, shape, rows in order. */
 static int check(const unsigned char *p, size_t n, uint64_t *ret_count)
 {
-        struct reader rd = { .p = p, .n = n >= sizeof(uint64_t) ? n - sizeof(uint64_t) : 0 };
-        uint64_t magic, count, sum, v, rows;
+        struct word_buf_reader rd = { .p = p, .n = n >= sizeof(uint64_t) ? n - sizeof(uint64_t) : 0, .ok = true };
+        uint64_t sum, count;
 
         if (n < 3 * sizeof(uint64_t))
                 return -EBADMSG;
         memcpy(&sum, p + n - sizeof(sum), sizeof(sum));
-        if (sum != checksum(p, n - sizeof(sum)))
+        if (sum != checksum(p, n - sizeof(sum)) || word_buf_get(&rd) != SNAPSHOT_FILE_MAGIC)
                 return -EBADMSG;
-        if (!get(&rd, &magic) || magic != SNAPSHOT_FILE_MAGIC || !get(&rd, &count))
-                return -EBADMSG;
-        for (uint64_t i = 0; i < count; i++) {
+        count = word_buf_get(&rd);
+        for (uint64_t i = 0; i < count && rd.ok; i++) {
                 int64_t last = INT64_MIN;
+                size_t rows;
 
                 for (size_t k = 0; k < 2 + _COUNTER_MAX; k++)
-                        if (!get(&rd, &v))
-                                return -EBADMSG;
-                if (!get(&rd, &rows) || rows > (rd.n - rd.at) / ROW_BYTES)
-                        return -EBADMSG;
-                for (uint64_t k = 0; k < rows; k++) {
-                        uint64_t id = 0;
+                        (void)word_buf_get(&rd);
+                rows = word_buf_get_count(&rd, ROW_BYTES);
+                for (size_t k = 0; k < rows && rd.ok; k++) {
+                        int64_t id = (int64_t)word_buf_get(&rd);
 
-                        (void)get(&rd, &id);
-                        if (k > 0 && (int64_t)id <= last)
+                        if (k > 0 && id <= last)
                                 return -EBADMSG;        /* rows are sorted by stack_id, once each */
-                        last = (int64_t)id;
-                        rd.at += 2 * sizeof(uint64_t);
+                        last = id;
+                        (void)word_buf_get(&rd);
+                        (void)word_buf_get(&rd);
                 }
         }
-        if (rd.at != rd.n)
+        if (!rd.ok || rd.at != rd.n)
                 return -EBADMSG;
         *ret_count = count;
         return 0;
@@ -118,7 +89,7 @@ static int check(const unsigned char *p, size_t n, uint64_t *ret_count)
 
 int snapshot_file_decode(const void *data, size_t n, struct snapshot_ring *r)
 {
-        struct reader rd = { .p = data, .n = n - sizeof(uint64_t), .at = 2 * sizeof(uint64_t) };
+        struct word_buf_reader rd = { .p = data, .n = n - sizeof(uint64_t), .at = 2 * sizeof(uint64_t), .ok = true };
         uint64_t count;
         int k;
 
@@ -127,25 +98,23 @@ int snapshot_file_decode(const void *data, size_t n, struct snapshot_ring *r)
         k = check(data, n, &count);
         if (k < 0)
                 return k;
+        /* checked whole: no read below fails */
         for (uint64_t i = 0; i < count; i++) {
-                uint64_t ts = 0, has = 0, counters[_COUNTER_MAX] = {}, rows = 0;
+                uint64_t ts, has, counters[_COUNTER_MAX], rows;
                 struct snapshot_row *row;
 
-                (void)get(&rd, &ts);
-                (void)get(&rd, &has);
+                ts = word_buf_get(&rd);
+                has = word_buf_get(&rd);
                 for (size_t c = 0; c < _COUNTER_MAX; c++)
-                        (void)get(&rd, &counters[c]);
-                (void)get(&rd, &rows);
+                        counters[c] = word_buf_get(&rd);
+                rows = word_buf_get(&rd);
                 row = snapshot_rows_new(rows);
                 if (!row)
                         return -ENOMEM;
                 for (uint64_t j = 0; j < rows; j++) {
-                        uint64_t id = 0;
-
-                        (void)get(&rd, &id);
-                        row[j].stack_id = (int64_t)id;
-                        (void)get(&rd, &row[j].bytes);
-                        (void)get(&rd, &row[j].allocs);
+                        row[j].stack_id = (int64_t)word_buf_get(&rd);
+                        row[j].bytes = word_buf_get(&rd);
+                        row[j].allocs = word_buf_get(&rd);
                 }
                 k = snapshot_ring_push(r, ts, row, rows);
                 if (k < 0)
