@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
+#include "arena.h"
+#include "id-table.h"
 #include "json-util.h"
 #include "macro.h"
 #include "pprof-export.h"
@@ -23,119 +25,6 @@ typedef Perftools__Profiles__Mapping Mapping;
 typedef Perftools__Profiles__Location Location;
 typedef Perftools__Profiles__Line Line;
 typedef Perftools__Profiles__Function Function;
-
-/* Everything a profile points to is carved from these blocks and freed with them. */
-struct arena_block {
-        struct arena_block *next;
-        size_t used, size;
-        max_align_t data[];
-};
-
-struct arena {
-        struct arena_block *head;
-};
-
-#define ARENA_BLOCK_BYTES (256u << 10)
-
-static void *arena_alloc(struct arena *a, size_t size)
-{
-        struct arena_block *b = a->head;
-        size_t aligned = (size + _Alignof(max_align_t) - 1) & ~(_Alignof(max_align_t) - 1);
-        void *p;
-
-        if (!b || b->size - b->used < aligned) {
-                size_t want = MAX(aligned, (size_t)ARENA_BLOCK_BYTES);
-
-                b = malloc(sizeof(*b) + want);
-                if (!b)
-                        return NULL;
-                b->next = a->head;
-                b->used = 0;
-                b->size = want;
-                a->head = b;
-        }
-        p = (char *)b->data + b->used;
-        b->used += aligned;
-        return memset(p, 0, aligned);
-}
-
-static char *arena_strndup(struct arena *a, const char *s, size_t n)
-{
-        char *p = arena_alloc(a, n + 1);
-
-        if (p)
-                memcpy(p, s, n);
-        return p;
-}
-
-static void arena_free(struct arena *a)
-{
-        while (a->head) {
-                struct arena_block *next = a->head->next;
-
-                free(a->head);
-                a->head = next;
-        }
-}
-
-/* Byte strings (kept in the arena) to the ids handed out for them: the string table's indexes,
- * the functions', locations' and mappings' positions. */
-struct id_entry {
-        uint64_t hash;
-        const char *key;        /* NULL: free */
-        size_t len;
-        size_t value;
-};
-
-struct id_table {
-        struct id_entry *entries;
-        size_t n, cap;          /* cap a power of two, at most half full */
-};
-
-/* 1 with *ret the id key has, 0 with key added as value; *ret_key (if not NULL) the table's
- * NUL-terminated copy of key. -ENOMEM. */
-static int id_table_get_or_add(struct id_table *t, struct arena *a, const void *key, size_t len, size_t value,
-                               size_t *ret, const char **ret_key)
-{
-        uint64_t h = fnv1a64(FNV1A64_INIT, key, len);
-        size_t i;
-
-        if ((t->n + 1) * 2 > t->cap) {
-                size_t cap = t->cap ? t->cap * 2 : 1024;
-                struct id_entry *e = calloc(cap, sizeof(*e));
-
-                if (!e)
-                        return -ENOMEM;
-                for (size_t j = 0; j < t->cap; j++) {
-                        if (!t->entries[j].key)
-                                continue;
-                        for (i = t->entries[j].hash & (cap - 1); e[i].key; i = (i + 1) & (cap - 1))
-                                ;
-                        e[i] = t->entries[j];
-                }
-                free(t->entries);
-                t->entries = e;
-                t->cap = cap;
-        }
-        for (i = h & (t->cap - 1); t->entries[i].key; i = (i + 1) & (t->cap - 1))
-                if (t->entries[i].hash == h && t->entries[i].len == len && memcmp(t->entries[i].key, key, len) == 0) {
-                        *ret = t->entries[i].value;
-                        if (ret_key)
-                                *ret_key = t->entries[i].key;
-                        return 1;
-                }
-        t->entries[i].key = arena_strndup(a, key, len);
-        if (!t->entries[i].key)
-                return -ENOMEM;
-        t->entries[i].hash = h;
-        t->entries[i].len = len;
-        t->entries[i].value = value;
-        t->n++;
-        *ret = value;
-        if (ret_key)
-                *ret_key = t->entries[i].key;
-        return 0;
-}
 
 /* A growing array of pointers (the profile's repeated messages and its string table). */
 struct ptr_array {
@@ -206,10 +95,10 @@ struct builder {
 
 static void builder_done(struct builder *b)
 {
-        free(b->strings.entries);
-        free(b->functions.entries);
-        free(b->locations.entries);
-        free(b->mappings.entries);
+        id_table_free(&b->strings);
+        id_table_free(&b->functions);
+        id_table_free(&b->locations);
+        id_table_free(&b->mappings);
         free(b->string_table.items);
         free(b->samples.items);
         free(b->function_list.items);
@@ -442,24 +331,26 @@ static int pseudo_location_id(struct builder *b, const char *name, uint64_t *ret
         return 0;
 }
 
-/* The location of frames[first..last] of pid's stack: one address, the frames inlined there
- * first, then the function that holds the code. Keyed by all it says, so that a pid's exited
- * target and its live one never share a location they name differently. */
-static int location_id(struct builder *b, uint64_t pid, const cJSON *frames, int first, int last, uint64_t *ret)
+/* The location of count frames of pid's stack from first on, all at addr: the frames inlined
+ * there first, then the function that holds the code. Keyed by all it says, so that a pid's
+ * exited target and its live one never share a location they name differently. */
+static int location_id(struct builder *b, uint64_t pid, const cJSON *first, size_t count, uint64_t addr,
+                       uint64_t *ret)
 {
-        const cJSON *top = cJSON_GetArrayItem(frames, last);
-        uint64_t addr = frame_addr(top), mid, line_no;
+        const cJSON *top = first, *f;
+        uint64_t mid, line_no;
         Location *loc;
-        size_t id;
+        size_t id, i;
         int r;
+
+        for (i = 1; i < count; i++)
+                top = top->next;
 
         b->key.len = 0;
         r = key_buf_put(&b->key, &pid, sizeof(pid));
         if (r >= 0)
                 r = key_buf_put(&b->key, &addr, sizeof(addr));
-        for (int i = first; r >= 0 && i <= last; i++) {
-                const cJSON *f = cJSON_GetArrayItem(frames, i);
-
+        for (i = 0, f = first; r >= 0 && i < count; i++, f = f->next) {
                 line_no = get_u64_or(f, RF_LINE, 0);
                 r = key_buf_put_str(&b->key, get_str(f, RF_SYMBOL));
                 if (r >= 0)
@@ -489,11 +380,10 @@ static int location_id(struct builder *b, uint64_t pid, const cJSON *frames, int
         if (r < 0)
                 return r;
         loc->mapping_id = mid;
-        loc->line = arena_alloc(&b->arena, sizeof(*loc->line) * (size_t)(last - first + 1));
+        loc->line = arena_alloc(&b->arena, sizeof(*loc->line) * count);
         if (!loc->line)
                 return -ENOMEM;
-        for (int i = first; i <= last; i++) {
-                const cJSON *f = cJSON_GetArrayItem(frames, i);
+        for (i = 0, f = first; i < count; i++, f = f->next) {
                 const char *symbol = get_str(f, RF_SYMBOL), *file = get_str(f, RF_FILE);
                 struct mapping_state *s = mid ? &b->mapping_states[mid - 1] : NULL;
                 uint64_t fid, n;
@@ -601,16 +491,18 @@ static int stack_add(struct builder *b, const cJSON *stack)
         locations = arena_alloc(&b->arena, sizeof(*locations) * (size_t)MAX(n_frames, 1));
         if (!locations)
                 return -ENOMEM;
-        for (int i = 0; i < n_frames; i++) {
-                int first = i;
-                uint64_t addr = frame_addr(cJSON_GetArrayItem(frames, i));
+        for (const cJSON *frame = n_frames > 0 ? frames->child : NULL; frame; frame = frame->next) {
+                const cJSON *first = frame;
+                uint64_t addr = frame_addr(frame);
+                size_t count = 1;
 
                 /* the frames inlined at an address, up to the one that holds its code */
-                while (i + 1 < n_frames &&
-                       cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(frames, i), RF_INLINED)) &&
-                       frame_addr(cJSON_GetArrayItem(frames, i + 1)) == addr)
-                        i++;
-                r = location_id(b, pid, frames, first, i, &locations[n]);
+                while (frame->next && cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(frame, RF_INLINED)) &&
+                       frame_addr(frame->next) == addr) {
+                        frame = frame->next;
+                        count++;
+                }
+                r = location_id(b, pid, first, count, addr, &locations[n]);
                 if (r < 0)
                         return r;
                 n++;
