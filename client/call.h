@@ -26,6 +26,7 @@ struct call_args {
         bool show_addresses;            /* report: print each frame's raw address too */
         enum call_format format;        /* CALL_FORMAT_JSON turns on ctx->json once parsed */
         const char *output;             /* --output FILE: written there instead of to stdout */
+        bool top_given;                 /* report: --top was given (pprof takes every stack without it) */
         struct gate_options gate;       /* leaks, report: --error-exitcode, --fail-on, --suppressions */
         uint64_t keep;                  /* with a gate: the stacks to list (--top); all are asked for */
 };

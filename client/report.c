@@ -47,7 +47,7 @@ static void help(void)
                "  -k --kernel           Only the kernel target (pid 0)\n"
                "     --unit NAME        Only the processes of this watched unit (attach --unit), together\n"
                "     --cgroup PATH      Only the processes of this watched cgroup (attach --cgroup)\n"
-               "  -t --top N            List N stacks, sum up the rest (default: %d)\n"
+               "  -t --top N            List N stacks, sum up the rest (default: %d; pprof: all)\n"
                "     --min-age SECONDS  Count only allocations at least this old (default: 0)\n"
                "     --reachability     Scan each running target's memory (see above)\n"
                "     --suppressions FILE\n"
@@ -59,8 +59,8 @@ static void help(void)
                "                        'process;outermost;...;allocating BYTES'; pprof: a gzip'd pprof\n"
                "                        profile (go tool pprof, Pyroscope, Parca: inuse_space and\n"
                "                        inuse_objects, file:line, inlined frames; pid, comm, unit labels),\n"
-               "                        only with --output or stdout sent to a file. Raise --top to take\n"
-               "                        every stack: the rest is one [other] entry\n"
+               "                        only with --output or stdout sent to a file; every stack unless\n"
+               "                        --top is given (then the rest is one [other] sample)\n"
                "  -o --output FILE      Write to FILE (whole or not at all) instead of stdout\n"
                "     --folded           Same as --format folded\n"
                "  -j --json             Same as --format json\n"
@@ -72,6 +72,8 @@ static int parse_option(const struct ctl_context *ctx, struct call_args *args, i
         struct memleak_request *req = &args->req;
         int r = ctl_parse_target_option(ctx, "report", req, c, arg);
 
+        if (c == 't' && r == CTL_EXIT_OK)
+                args->top_given = true;
         if (r >= 0)
                 return r;
         r = gate_options_parse(ctx, "report", &args->gate, c, arg);
@@ -98,6 +100,9 @@ static int parse_option(const struct ctl_context *ctx, struct call_args *args, i
                         return ctl_usage_error(ctx, "report: --format must be text, json, folded or pprof "
                                                "(an HTML page is 'memleakctl html')");
                 args->format = r;
+                /* a profile is for tools that make their own top: every stack, unless told */
+                if (!args->top_given)
+                        req->top = args->format == CALL_FORMAT_PPROF ? MEMLEAK_MAX_TOP : MEMLEAK_DEFAULT_TOP;
                 break;
         case 'o':
                 args->output = arg;

@@ -144,6 +144,32 @@ class PprofTest(harness.DaemonTestCase):
         out = self.pprof(profile, '-tags')
         self.assertRegex(out, r'sample_bytes: Total \S+\n\s+\S+ \(\s*100%\): 4kB\n', out)
 
+    def test_profile_takes_every_stack_unless_top_is_given(self):
+        # tests/programs/leak-many-stacks.c: one block of 77 bytes from each of 41 x 53 stacks
+        stacks, block = 41 * 53, 77
+        daemon = self.start_daemon()
+        program = self.start_program('leak-many-stacks')
+        daemon.attach(program.pid)
+        program.run_leaks()
+        expected = {'descend_inner': {'bytes': stacks * block, 'allocs': stacks}}
+        report, totals = self.wait_for_totals(daemon, program.pid, ('descend_inner',), expected)
+        self.assert_totals(report, totals, expected, 'the JSON report')
+
+        path = os.path.join(self.workdir, 'all.pb.gz')
+        daemon.ctl_ok('report', '--pid', program.pid, '--format', 'pprof', '--output', path)
+        out, rows = self.top(path, '-sample_index=inuse_objects')
+        self.assertEqual(rows.get('descend_inner', (None, None))[1], stacks, out)
+        self.assertFalse(any(name.startswith('[other') for name in rows), out)
+        self.assertEqual(len(re.findall(r'(?m)^-+\+-+$', self.pprof(path, '-traces'))) - 1, stacks)
+
+        # with --top, the rest is one sample that says what it stands for
+        path = os.path.join(self.workdir, 'top.pb.gz')
+        daemon.ctl_ok('report', '--pid', program.pid, '--top', 100, '--format', 'pprof', '--output', path)
+        out, rows = self.top(path, '-sample_index=inuse_objects')
+        self.assertEqual(rows.get(f'[other: {stacks - 100} stacks past top 100]'), (stacks - 100, stacks - 100), out)
+        self.assertIn(f'{stacks - 100} stacks ({(stacks - 100) * block} bytes in {stacks - 100} allocations) past '
+                      f'top 100 are one sample', out)
+
     def test_pprof_is_refused_on_a_terminal_and_with_json(self):
         daemon = self.start_daemon()
         r = daemon.ctl('report', '--format', 'pprof', '--json')
