@@ -80,7 +80,7 @@ struct mapping_state {
         Mapping *m;
         uint64_t bias;                  /* address - file offset (0 without offsets) */
         bool has_offsets;
-        bool all_functions, all_files, all_lines;
+        bool any_functions, any_files, any_lines;       /* of its frames: pprof's has_* */
 };
 
 struct builder {
@@ -89,6 +89,7 @@ struct builder {
         struct ptr_array string_table, samples, function_list, location_list, comments;
         struct mapping_state *mapping_states;
         size_t n_mappings, cap_mappings;
+        uint64_t program_mapping;       /* that of the first _start seen: the program's own (0: none) */
         const cJSON *report, *targets;
         struct key_buf key;
 };
@@ -146,6 +147,11 @@ static int comment_add(struct builder *b, int64_t id)
         if (id < 0)
                 return (int)id;
         return ptr_array_push(&b->comments, (void *)(intptr_t)id);
+}
+
+static bool streq_ptr(const char *a, const char *b)
+{
+        return a && b && strcmp(a, b) == 0;
 }
 
 static const char *get_str(const cJSON *o, const char *name)
@@ -277,7 +283,6 @@ static int mapping_id(struct builder *b, uint64_t pid, const cJSON *frame, uint6
                 m->memory_limit = addr + 1;
                 b->mapping_states[b->n_mappings++] = (struct mapping_state) {
                         .m = m, .bias = bias, .has_offsets = has_offset,
-                        .all_functions = true, .all_files = true, .all_lines = true,
                 };
         }
         s = &b->mapping_states[id - 1];
@@ -390,9 +395,9 @@ static int location_id(struct builder *b, uint64_t pid, const cJSON *first, size
                 Line *line;
 
                 if (s) {
-                        s->all_functions &= symbol != NULL;
-                        s->all_files &= file != NULL;
-                        s->all_lines &= json_get_u64(cJSON_GetObjectItemCaseSensitive(f, RF_LINE), UINT64_MAX, &n) >= 0;
+                        s->any_functions |= symbol != NULL;
+                        s->any_files |= file != NULL;
+                        s->any_lines |= json_get_u64(cJSON_GetObjectItemCaseSensitive(f, RF_LINE), UINT64_MAX, &n) >= 0;
                 }
                 if (!symbol)            /* unnamed: the address alone, for pprof to name if it can */
                         continue;
@@ -506,6 +511,9 @@ static int stack_add(struct builder *b, const cJSON *stack)
                 if (r < 0)
                         return r;
                 n++;
+                /* the program is where a process starts: its file is the profile's first mapping */
+                if (!frame->next && b->program_mapping == 0 && streq_ptr(get_str(frame, RF_SYMBOL), "_start"))
+                        b->program_mapping = ((Location *)b->location_list.items[locations[n - 1] - 1])->mapping_id;
         }
         if (n == 0) {
                 const char *why = get_str(stack, RF_STACK_ERROR);
@@ -663,10 +671,12 @@ int pprof_export_encode(const cJSON *report, uint8_t **ret, size_t *ret_size)
 
                 /* its file offsets where the report gave them (module_offset), else none */
                 s->m->file_offset = s->has_offsets ? s->m->memory_start - s->bias : 0;
-                s->m->has_functions = s->all_functions;
-                s->m->has_filenames = s->all_functions && s->all_files;
-                s->m->has_line_numbers = s->all_functions && s->all_lines;
-                /* its frames came from debug information, which names the inlined ones too */
+                /* as pprof's own symbolizer sets them: the mapping was symbolized (so pprof does not
+                 * do it again, over memleakd's names), some of its frames to files and lines */
+                s->m->has_functions = s->any_functions;
+                s->m->has_filenames = s->any_files;
+                s->m->has_line_numbers = s->any_lines;
+                /* lines come from debug information, which names the inlined frames too */
                 s->m->has_inline_frames = s->m->has_line_numbers;
         }
 
@@ -693,8 +703,13 @@ int pprof_export_encode(const cJSON *report, uint8_t **ret, size_t *ret_size)
                 return -ENOMEM;
         for (size_t i = 0; i < b.comments.n; i++)
                 p.comment[i] = (int64_t)(intptr_t)b.comments.items[i];
+        /* pprof names the profile for mapping[0] ("File: leaky"): the program's, where known */
         for (size_t i = 0; i < b.n_mappings; i++)
                 p.mapping[i] = b.mapping_states[i].m;
+        if (b.program_mapping > 1) {
+                p.mapping[0] = b.mapping_states[b.program_mapping - 1].m;
+                p.mapping[b.program_mapping - 1] = b.mapping_states[0].m;
+        }
         p.n_mapping = b.n_mappings;
 
         *ret_size = perftools__profiles__profile__get_packed_size(&p);

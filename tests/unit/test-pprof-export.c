@@ -28,8 +28,17 @@ static const char report_json[] =
         "  {\"pid\":1234,\"comm\":\"leaky\",\"sample_bytes\":0,\"auto_sample\":null,\"attached_s\":12,"
         "   \"unit\":\"leaky.service\",\"cgroup\":null},"
         "  {\"pid\":77,\"comm\":\"sampled\",\"sample_bytes\":4096,\"auto_sample\":{\"since\":1763887990},"
-        "   \"attached_s\":30,\"unit\":null,\"cgroup\":null}],"
+        "   \"attached_s\":30,\"unit\":null,\"cgroup\":null},"
+        "  {\"pid\":0,\"comm\":\"[kernel]\",\"sample_bytes\":0,\"auto_sample\":null,\"attached_s\":1,"
+        "   \"unit\":null,\"cgroup\":null}],"
         " \"stacks\":["
+        "  {\"pid\":1234,\"mmap\":false,\"bytes\":9000,\"allocs\":1,\"stack_error\":null,\"frames\":["
+        "    {\"addr\":\"0x7f0000001000\",\"symbol\":\"strdup\",\"offset\":16,\"inlined\":false,"
+        "     \"module\":\"/usr/lib/libc.so.6\",\"module_offset\":8192,\"file\":null,\"line\":null},"
+        "    {\"addr\":\"0x55d0c0a01300\",\"symbol\":\"main\",\"offset\":40,\"inlined\":false,"
+        "     \"module\":\"/tmp/leaky\",\"module_offset\":4864,\"file\":\"/src/leaky.c\",\"line\":40},"
+        "    {\"addr\":\"0x55d0c0a01010\",\"symbol\":\"_start\",\"offset\":32,\"inlined\":false,"
+        "     \"module\":\"/tmp/leaky\",\"module_offset\":4112,\"file\":null,\"line\":null}]},"
         "  {\"pid\":1234,\"mmap\":false,\"bytes\":5005,\"allocs\":5,\"stack_error\":null,\"frames\":["
         "    {\"addr\":\"0x55d0c0a011a9\",\"symbol\":\"fill_buffer\",\"offset\":null,\"inlined\":true,"
         "     \"module\":\"/tmp/leaky\",\"module_offset\":4521,\"file\":\"/src/util.h\",\"line\":3},"
@@ -50,7 +59,12 @@ static const char report_json[] =
         "   \"frames\":[]},"
         "  {\"pid\":77,\"mmap\":true,\"bytes\":65536,\"allocs\":1,\"stack_error\":null,\"frames\":["
         "    {\"addr\":\"0x55d0c0a01300\",\"symbol\":\"main\",\"offset\":40,\"inlined\":false,"
-        "     \"module\":\"/tmp/leaky\",\"module_offset\":4864,\"file\":\"/src/leaky.c\",\"line\":40}]}],"
+        "     \"module\":\"/tmp/leaky\",\"module_offset\":4864,\"file\":\"/src/leaky.c\",\"line\":40}]},"
+        "  {\"pid\":0,\"mmap\":false,\"bytes\":512,\"allocs\":2,\"stack_error\":null,\"frames\":["
+        "    {\"addr\":\"0xffffffff81234567\",\"symbol\":\"kmalloc_trace\",\"offset\":71,\"inlined\":false,"
+        "     \"module\":\"[kernel]\",\"module_offset\":null,\"file\":null,\"line\":null},"
+        "    {\"addr\":\"0xffffffff81200000\",\"symbol\":\"do_syscall_64\",\"offset\":50,\"inlined\":false,"
+        "     \"module\":\"[kernel]\",\"module_offset\":null,\"file\":null,\"line\":null}]}],"
         " \"other\":{\"stacks\":3,\"bytes\":96,\"allocs\":3},"
         " \"lost\":{\"allocs_map_full\":0,\"stack_efault\":2,\"stack_table_full\":0}}";
 
@@ -219,9 +233,18 @@ static void pprof_samples_are_stacks_with_their_labels_and_inlined_lines(void)
         const Location *leaf, *main_loc, *foo, *unknown;
         const Mapping *m;
 
-        ASSERT_EQ(p->n_sample, 5);              /* 4 stacks and the other */
+        /* the first stack's leaf is in libc, but the program is where _start is: mapping[0] */
+        ASSERT_STREQ(str(p, p->mapping[0]->filename), "/tmp/leaky");
+        ASSERT_EQ(p->mapping[0]->id, location(p, p->sample[1]->location_id[0])->mapping_id);
+        ASSERT_STREQ(str(p, mapping(p, location(p, p->sample[0]->location_id[0])->mapping_id)->filename),
+                     "/usr/lib/libc.so.6");
+        /* a mapping without debug information for a frame it names: functions, no lines */
+        m = mapping(p, location(p, p->sample[0]->location_id[0])->mapping_id);
+        ASSERT_TRUE(m->has_functions && !m->has_filenames && !m->has_line_numbers && !m->has_inline_frames);
 
-        s = p->sample[0];
+        ASSERT_EQ(p->n_sample, 7);              /* 6 stacks and the other */
+
+        s = p->sample[1];
         ASSERT_EQ(s->value[0], 5);
         ASSERT_EQ(s->value[1], 5005);
         ASSERT_STREQ(label(p, s, "pid"), "1234");
@@ -264,14 +287,14 @@ static void pprof_samples_are_stacks_with_their_labels_and_inlined_lines(void)
         ASSERT_EQ(unknown->address, 0x1234);
 
         /* the same address of the same process is one location */
-        s = p->sample[1];
+        s = p->sample[2];
         ASSERT_EQ(s->value[1], 2000);
         ASSERT_EQ(s->n_location_id, 2);
         ASSERT_STREQ(line_function(p, location(p, s->location_id[0]), 0), "leak_other");
         ASSERT_EQ(s->location_id[1], main_loc->id);
 
         /* a sampled target's stack without frames: why, and its mean */
-        s = p->sample[2];
+        s = p->sample[3];
         ASSERT_EQ(s->value[0], 2);
         ASSERT_EQ(s->value[1], 8192);
         ASSERT_EQ(s->n_location_id, 1);
@@ -285,14 +308,27 @@ static void pprof_samples_are_stacks_with_their_labels_and_inlined_lines(void)
         ASSERT_STREQ(str(p, s->label[3]->num_unit), "bytes");
 
         /* another process mapping the same file: a mapping and a location of its own */
-        s = p->sample[3];
+        s = p->sample[4];
         ASSERT_STREQ(label(p, s, "kind"), "mmap");
         ASSERT_TRUE(s->location_id[0] != main_loc->id);
         ASSERT_TRUE(location(p, s->location_id[0])->mapping_id != main_loc->mapping_id);
         ASSERT_EQ(file_offset_of(p, location(p, s->location_id[0])), 4864);
 
+        /* a kernel stack: its module a mapping without file offsets */
+        s = p->sample[5];
+        ASSERT_STREQ(label(p, s, "pid"), "0");
+        ASSERT_STREQ(label(p, s, "comm"), "[kernel]");
+        ASSERT_EQ(s->n_location_id, 2);
+        m = mapping(p, location(p, s->location_id[0])->mapping_id);
+        ASSERT_STREQ(str(p, m->filename), "[kernel]");
+        ASSERT_EQ(m->file_offset, 0);
+        ASSERT_EQ(m->memory_start, 0xffffffff81200000);
+        ASSERT_EQ(m->memory_limit, 0xffffffff81234568);
+        ASSERT_TRUE(m->has_functions && !m->has_filenames && !m->has_line_numbers);
+        ASSERT_EQ(location(p, s->location_id[1])->mapping_id, location(p, s->location_id[0])->mapping_id);
+
         /* the stacks past top */
-        s = p->sample[4];
+        s = p->sample[6];
         ASSERT_EQ(s->value[0], 3);
         ASSERT_EQ(s->value[1], 96);
         ASSERT_EQ(s->n_label, 0);
