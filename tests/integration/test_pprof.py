@@ -6,6 +6,7 @@ every name, file and line it prints comes from the profile memleakctl wrote.
 tests/programs/leak-pprof.c leaks 7 x 1000 bytes from leak_direct, 3 x 2048 bytes from
 fill_block inlined into leak_through_helper, and 1 MiB from leak_big."""
 
+import json
 import os
 import re
 import subprocess
@@ -114,6 +115,22 @@ class PprofTest(harness.DaemonTestCase):
         self.assertRegex(out, rf'pid: Total \S+\n\s+\S+ \(\s*100%\): {program.pid}\n', out)
         self.assertRegex(out, r'comm: Total \S+\n\s+\S+ \(\s*100%\): leak-pprof\n', out)
         self.assertRegex(out, r'kind: Total \S+\n\s+\S+ \(\s*100%\): heap\n', out)
+
+        # --output takes every format: folded and JSON as report prints them
+        path = os.path.join(self.workdir, 'report.folded')
+        daemon.ctl_ok('report', '--pid', program.pid, '--top', harness.UNLIMITED_TOP, '--format', 'folded',
+                      '--output', path)
+        with open(path) as f:
+            self.assertEqual(f.read(), daemon.ctl_ok('report', '--pid', program.pid, '--top', harness.UNLIMITED_TOP,
+                                                     '--folded').stdout)
+        path = os.path.join(self.workdir, 'report.json')
+        r = daemon.ctl_ok('report', '--pid', program.pid, '--top', harness.UNLIMITED_TOP, '--format', 'json',
+                          '--output', path)
+        self.assertEqual((r.stdout, r.stderr), ('', ''))        # JSON mode: nothing but the document
+        def stacks(report):     # what does not move with the snapshots (verdicts do)
+            return [(s['stack_id'], s['bytes'], s['allocs'], s['frames']) for s in report['stacks']]
+        with open(path) as f:
+            self.assertEqual(stacks(json.load(f)), stacks(daemon.report(pid=program.pid)))
 
         # an exact target: no period, no estimate, the file's mapping named
         raw = self.pprof(profile, '-raw')
