@@ -467,7 +467,8 @@ static int sample_add(struct builder *b, uint64_t *locations, size_t n_locations
                         r = label_str(b, s->label, &s->n_label, "unit", get_str(t, RF_UNIT));
                 if (r >= 0)
                         r = label_str(b, s->label, &s->n_label, "kind", mmap ? "mmap" : "heap");
-                if (r >= 0 && sample_bytes > 0) {
+                /* its heap's blocks are sampled, its mappings (mmap) recorded whole */
+                if (r >= 0 && sample_bytes > 0 && !mmap) {
                         Label *l = arena_alloc(&b->arena, sizeof(*l));
                         int64_t k = string_id(b, "sample_bytes"), unit = string_id(b, "bytes");
 
@@ -582,8 +583,8 @@ static int comments_add(struct builder *b, Profile *p)
                 if (mean == 0)
                         continue;
                 r = comment_add(b, string_printf(b, "pid %" PRIu64 " (%s) is sampled%s: a sample point every %" PRIu64
-                                                 " bytes on average, its values are estimates (each stack's relative "
-                                                 "standard error is sqrt(%" PRIu64 " / its bytes))",
+                                                 " bytes on average, its heap stacks' values are estimates (the "
+                                                 "relative standard error of each is sqrt(%" PRIu64 " / its bytes))",
                                                  pid, comm ? comm : "?",
                                                  auto_sampled ? " (by memleakd, as its allocation table filled)" : "",
                                                  mean, mean));

@@ -11,8 +11,8 @@
 
 /* The report as a Profile, packed, not compressed: sample types inuse_objects (count) and
  * inuse_space (bytes, the default), one Sample a stack with its pid, comm and unit as string
- * labels (and kind: heap or mmap); a sampled target's samples carry its mean as the number label
- * sample_bytes (their values are the report's estimates), Profile.period the mean when every
+ * labels (and kind: heap or mmap); a sampled target's heap samples carry its mean as the number
+ * label sample_bytes (their values are the report's estimates), Profile.period the mean when every
  * target shares one, and a comment per sampled target says so with the error the report states.
  * A Location is an address of a process with the frames it stands for as Lines (inlined ones
  * first, as in the report), a Mapping a module of a process, spanning the addresses the report

@@ -153,7 +153,7 @@ class PprofTest(harness.DaemonTestCase):
         raw = self.pprof(profile, '-raw')
         self.assertIn(f'PeriodType: space bytes\nPeriod: {SAMPLE_BYTES}\n', raw)
         self.assertIn(f'pid {program.pid} (leak-pprof) is sampled: a sample point every {SAMPLE_BYTES} bytes on '
-                      f'average, its values are estimates', raw)
+                      f'average, its heap stacks\' values are estimates', raw)
         out, rows = self.top(profile)
         self.assertEqual(rows.get('leak_big'), (1 << 20, 1 << 20), out)
         # what pprof sums are the report's estimates, not rescaled again

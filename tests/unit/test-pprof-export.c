@@ -216,7 +216,7 @@ static void pprof_profile_says_inuse_space_and_objects_when_and_what(void)
         /* one target exact, one sampled: no one period; the comments say which is which */
         ASSERT_EQ(p->period, 0);
         ASSERT_TRUE(has_comment(p, "pid 77 (sampled) is sampled (by memleakd, as its allocation table filled): a "
-                                   "sample point every 4096 bytes on average, its values are estimates"));
+                                   "sample point every 4096 bytes on average, its heap stacks' values are estimates"));
         ASSERT_TRUE(!has_comment(p, "pid 1234"));
         ASSERT_TRUE(has_comment(p, "events lost, not in these values"));
         ASSERT_TRUE(has_comment(p, ": stack_efault 2"));
@@ -310,6 +310,7 @@ static void pprof_samples_are_stacks_with_their_labels_and_inlined_lines(void)
         /* another process mapping the same file: a mapping and a location of its own */
         s = p->sample[4];
         ASSERT_STREQ(label(p, s, "kind"), "mmap");
+        ASSERT_EQ(s->n_label, 3);               /* pid, comm, kind: its mappings are recorded whole */
         ASSERT_TRUE(s->location_id[0] != main_loc->id);
         ASSERT_TRUE(location(p, s->location_id[0])->mapping_id != main_loc->mapping_id);
         ASSERT_EQ(file_offset_of(p, location(p, s->location_id[0])), 4864);
