@@ -561,7 +561,7 @@ static int other_add(struct builder *b)
 /* What the values are, said once: the sampled targets' estimates, and the events lost. */
 static int comments_add(struct builder *b, Profile *p)
 {
-        const cJSON *t, *lost = cJSON_GetObjectItemCaseSensitive(b->report, RF_LOST), *c;
+        const cJSON *t, *lost = cJSON_GetObjectItemCaseSensitive(b->report, RF_LOST), *c, *suppressed;
         uint64_t min_age = get_u64_or(b->report, RF_MIN_AGE_S, 0), period = UINT64_MAX;
         _cleanup_free_ char *losses = NULL;
         size_t losses_len = 0;
@@ -593,6 +593,20 @@ static int comments_add(struct builder *b, Profile *p)
         }
         /* every target sampled alike (or all exact, 0): that is the profile's period */
         p->period = as_int64(period == UINT64_MAX ? 0 : period);
+
+        /* memleakctl's own --suppressions took stacks out of the report: say how much */
+        suppressed = cJSON_GetObjectItemCaseSensitive(b->report, RF_SUPPRESSED);
+        if (cJSON_IsObject(suppressed)) {
+                const char *file = get_str(suppressed, RF_FILE);
+
+                r = comment_add(b, string_printf(b, "%" PRIu64 " stacks (%" PRIu64 " bytes in %" PRIu64 " allocations) "
+                                                 "left out: the suppressions of %s name them",
+                                                 get_u64_or(suppressed, RF_STACKS, 0),
+                                                 get_u64_or(suppressed, RF_BYTES, 0),
+                                                 get_u64_or(suppressed, RF_ALLOCS, 0), file ? file : "?"));
+                if (r < 0)
+                        return r;
+        }
 
         f = open_memstream(&losses, &losses_len);
         if (!f)

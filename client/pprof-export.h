@@ -19,7 +19,7 @@
  * has of it (its file offsets from module_offset; no build ID: the report has none), a Function
  * a symbol in a file. The stacks past top are one sample, "[other: N stacks past top T]"; a
  * stack without frames one of "[no stack: why]"; the report's non-zero lost counters are a
- * comment. No alloc_space/alloc_objects: the report has no per-stack total allocations.
+ * comment, and so is what --suppressions took out of it (its "suppressed"). No alloc_space/alloc_objects: the report has no per-stack total allocations.
  * 0 with a malloc'd buffer, -EBADMSG when the report has no stacks, -ENOMEM. */
 int pprof_export_encode(const cJSON *report, uint8_t **ret, size_t *ret_size);
 

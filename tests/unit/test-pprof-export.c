@@ -66,7 +66,8 @@ static const char report_json[] =
         "    {\"addr\":\"0xffffffff81200000\",\"symbol\":\"do_syscall_64\",\"offset\":50,\"inlined\":false,"
         "     \"module\":\"[kernel]\",\"module_offset\":null,\"file\":null,\"line\":null}]}],"
         " \"other\":{\"stacks\":3,\"bytes\":96,\"allocs\":3},"
-        " \"lost\":{\"allocs_map_full\":0,\"stack_efault\":2,\"stack_table_full\":0}}";
+        " \"lost\":{\"allocs_map_full\":0,\"stack_efault\":2,\"stack_table_full\":0},"
+        " \"suppressed\":{\"file\":\"/ci/lsan.supp\",\"stacks\":2,\"allocs\":4,\"bytes\":640,\"patterns\":[]}}";
 
 static cJSON *parse(const char *json)
 {
@@ -222,6 +223,9 @@ static void pprof_profile_says_inuse_space_and_objects_when_and_what(void)
         ASSERT_TRUE(has_comment(p, ": stack_efault 2"));
         ASSERT_TRUE(!has_comment(p, "allocs_map_full"));
         ASSERT_TRUE(has_comment(p, "3 stacks (96 bytes in 3 allocations) past top 4"));
+        /* memleakctl report --suppressions took some out */
+        ASSERT_TRUE(has_comment(p, "2 stacks (640 bytes in 4 allocations) left out: the suppressions of "
+                                   "/ci/lsan.supp name them"));
         perftools__profiles__profile__free_unpacked(p, NULL);
 }
 
@@ -347,6 +351,7 @@ static void pprof_period_is_the_mean_every_target_shares(void)
         Profile *p = encode_and_unpack(report);
 
         ASSERT_EQ(p->period, 524288);
+        ASSERT_TRUE(!has_comment(p, "suppressions"));
         ASSERT_EQ(p->time_nanos, 1763888000500000000LL);
         ASSERT_EQ(p->n_sample, 1);              /* nothing past top: no other */
         ASSERT_TRUE(has_comment(p, "pid 5 (s) is sampled: a sample point every 524288 bytes on average"));
