@@ -8,6 +8,7 @@
 #include "connection.h"
 #include "json-util.h"
 #include "macro.h"
+#include "output-file.h"
 #include "render.h"
 
 static void call_args_done(struct call_args *args)
@@ -41,26 +42,50 @@ int call_daemon(const struct ctl_context *ctx, const char *what, const struct me
         return CTL_EXIT_OK;
 }
 
-/* Print the view's text with its renderer, or its JSON; then make sure it reached stdout. */
+struct view_output {
+        const struct ctl_context *ctx;
+        const struct call_view *view;
+};
+
+static int view_write(FILE *f, void *userdata)
+{
+        const struct view_output *o = userdata;
+        const struct call_view *v = o->view;
+
+        if (o->ctx->json)
+                return render_json(f, v->json);
+        return v->binary ? v->render(f, v->text) : render_text_safely(f, v->text, v->render);
+}
+
+/* Print the view's text with its renderer, or its JSON, to stdout or its file; then make sure it
+ * got there. */
 static int print_view(const struct ctl_context *ctx, const char *cmd, const struct call_view *v)
 {
+        struct view_output o = { .ctx = ctx, .view = v };
         int r;
 
         if (!cJSON_IsObject(v->text)) {
                 ctl_error(ctx, EBADMSG, "%s failed: Malformed reply from memleakd (no %s)", cmd, v->what);
                 return CTL_EXIT_FAILURE;
         }
-        r = ctx->json ? render_json(stdout, v->json) : render_text_safely(stdout, v->text, v->render);
-        if (r >= 0 && fflush(stdout) != 0)
-                r = -errno;
+        if (v->output)
+                r = output_file_write(v->output, view_write, &o);
+        else {
+                r = view_write(stdout, &o);
+                if (r >= 0 && fflush(stdout) != 0)
+                        r = -errno;
+        }
         if (r == -EBADMSG) {
                 ctl_error(ctx, -r, "%s failed: Malformed %s in the reply from memleakd", cmd, v->what);
                 return CTL_EXIT_FAILURE;
         }
         if (r < 0) {
-                fprintf(stderr, "memleakctl: cannot print the %s: %s\n", v->what, strerror(-r));
+                ctl_error(ctx, -r, "%s: cannot write the %s to %s: %s", cmd, v->what, v->output ?: "stdout",
+                          strerror(-r));
                 return CTL_EXIT_FAILURE;
         }
+        if (v->output && !ctx->json)
+                fprintf(stderr, "Wrote %s\n", v->output);
         return CTL_EXIT_OK;
 }
 
@@ -97,6 +122,8 @@ int call_command_run(const struct call_command *command, struct ctl_context *ctx
                 }
         if (optind < argc)
                 return ctl_usage_error(ctx, "%s: unexpected argument '%s'", command->name, argv[optind]);
+        if (args.format == CALL_FORMAT_JSON)
+                ctx->json = true;
         if (command->check) {
                 r = command->check(ctx, &args);
                 if (r != CTL_EXIT_OK)

@@ -12,11 +12,21 @@
 #include "gate-options.h"
 #include "protocol.h"
 
+/* What a command writes: report --format. */
+enum call_format {
+        CALL_FORMAT_TEXT,
+        CALL_FORMAT_JSON,               /* as --json: errors as JSON too */
+        CALL_FORMAT_FOLDED,             /* folded stacks, for flame graphs */
+        CALL_FORMAT_PPROF,              /* a gzip'd pprof profile: bytes, not text */
+};
+
 /* What the command line asked for. */
 struct call_args {
         struct memleak_request req;     /* sent as it is; its strings are freed after */
         bool show_addresses;            /* report: print each frame's raw address too */
-        bool folded;                    /* report: print folded stacks, for flame graphs */
+        enum call_format format;        /* CALL_FORMAT_JSON turns on ctx->json once parsed */
+        const char *output;             /* --output FILE: written there instead of to stdout */
+        bool top_given;                 /* report: --top was given (pprof takes every stack without it) */
         struct gate_options gate;       /* leaks, report: --error-exitcode, --fail-on, --suppressions */
         uint64_t keep;                  /* with a gate: the stacks to list (--top); all are asked for */
 };
@@ -27,6 +37,8 @@ struct call_view {
         const cJSON *text;                              /* printed through render */
         const cJSON *json;                              /* printed with --json */
         int (*render)(FILE *f, const cJSON *obj);
+        bool binary;                                    /* render writes bytes: as they are, never to a terminal */
+        const char *output;                             /* written to this file, whole or not at all; NULL: stdout */
         cJSON *owned;                                   /* freed once printed (text made for it) */
         int status;                     /* the exit status once it is printed (a gate's) */
 };

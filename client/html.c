@@ -1,18 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /* memleakctl html: the report and the snapshot history as one self-contained HTML page. */
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 #include "call.h"
 #include "commands.h"
 #include "html-report.h"
 #include "json-util.h"
 #include "macro.h"
+#include "output-file.h"
 #include "protocol.h"
 #include "reply-fields.h"
 
@@ -87,41 +86,25 @@ static int parse_options(struct ctl_context *ctx, struct html_args *a, int argc,
         return CTL_EXIT_OK;
 }
 
-/* The page into path: written to a new file beside it (never one already there: in /tmp another
- * user may have put a symlink where a fixed name would be), then renamed over it, so no half page
- * is ever at path. */
+struct page {
+        const cJSON *report, *history;
+};
+
+static int page_write(FILE *f, void *userdata)
+{
+        const struct page *page = userdata;
+
+        return html_report_write(f, page->report, page->history);
+}
+
+/* The page into path, whole or not at all (output-file.h), or to stdout without one. */
 static int write_page(const char *path, const cJSON *report, const cJSON *history)
 {
-        _cleanup_free_ char *tmp = NULL;
-        mode_t mask;
-        FILE *f;
-        int fd, r;
+        struct page page = { .report = report, .history = history };
 
         if (!path)
                 return html_report_write(stdout, report, history) < 0 || fflush(stdout) != 0 ? -EIO : 0;
-        if (asprintf(&tmp, "%s.XXXXXX", path) < 0)
-                return -ENOMEM;
-        fd = mkostemp(tmp, O_CLOEXEC);
-        if (fd < 0)
-                return -errno;
-        mask = umask(0);
-        umask(mask);
-        (void)fchmod(fd, 0666 & ~mask);         /* as a file the user creates, not mkstemp's 0600 */
-        f = fdopen(fd, "w");
-        if (!f) {
-                r = -errno;
-                close(fd);
-                (void)unlink(tmp);
-                return r;
-        }
-        r = html_report_write(f, report, history);
-        if (fclose(f) != 0 && r >= 0)
-                r = -errno;
-        if (r >= 0 && rename(tmp, path) < 0)
-                r = -errno;
-        if (r < 0)
-                (void)unlink(tmp);
-        return r;
+        return output_file_write(path, page_write, &page);
 }
 
 static void html_args_done(struct html_args *a)

@@ -1,24 +1,39 @@
 /* SPDX-License-Identifier: MIT */
 /* memleakctl report: the call stacks holding the most outstanding memory. */
+#include <unistd.h>
 #include "call.h"
 #include "commands.h"
+#include "pprof-export.h"
 #include "protocol.h"
 #include "render-folded.h"
 #include "render-gate.h"
 #include "render.h"
 #include "reply-fields.h"
+#include "string-table.h"
 
 enum {
         ARG_MIN_AGE = 0x100,
         ARG_SHOW_ADDRESSES,
         ARG_REACHABILITY,
         ARG_FOLDED,
+        ARG_FORMAT,
 };
+
+/* --format's names. */
+static const char *const report_format_table[] = {
+        [CALL_FORMAT_TEXT] = "text",
+        [CALL_FORMAT_JSON] = "json",
+        [CALL_FORMAT_FOLDED] = "folded",
+        [CALL_FORMAT_PPROF] = "pprof",
+};
+static DEFINE_STRING_TABLE_LOOKUP_TO_STRING(report_format, enum call_format);
+static DEFINE_STRING_TABLE_LOOKUP_FROM_STRING(report_format, int);
 
 static void help(void)
 {
         printf("memleakctl report [--pid PID [--children] | --kernel | --unit NAME | --cgroup PATH] [--top N] [--min-age SECONDS] [--reachability]\n"
-               "                  [--suppressions FILE] [--show-addresses | --folded | --json]\n\n"
+               "                  [--suppressions FILE] [--show-addresses] [--format text|json|folded|pprof] [--output FILE]\n"
+               "                  [--folded | --json]\n\n"
                "Show the call stacks holding the most outstanding (allocated, not yet freed) memory.\n"
                "With --reachability, each running target's memory is first read, as valgrind and\n"
                "LeakSanitizer do at exit (from a copy-on-write snapshot taken in a pause of a few ms;\n"
@@ -32,17 +47,23 @@ static void help(void)
                "  -k --kernel           Only the kernel target (pid 0)\n"
                "     --unit NAME        Only the processes of this watched unit (attach --unit), together\n"
                "     --cgroup PATH      Only the processes of this watched cgroup (attach --cgroup)\n"
-               "  -t --top N            List N stacks, sum up the rest (default: %d)\n"
+               "  -t --top N            List N stacks, sum up the rest (default: %d; pprof: all)\n"
                "     --min-age SECONDS  Count only allocations at least this old (default: 0)\n"
                "     --reachability     Scan each running target's memory (see above)\n"
                "     --suppressions FILE\n"
                "                        Leave out the stacks LeakSanitizer's suppressions FILE names\n"
                "                        (see memleakctl run --help), counted as suppressed\n"
-               "     --show-addresses   Also print each frame's raw address\n"
-               "     --folded           Print folded stacks for flame graph tools (flamegraph.pl, inferno,\n"
-               "                        speedscope): one line a stack, 'process;outermost;...;allocating BYTES';\n"
-               "                        with --top as large as the stacks to draw them all\n"
-               "  -j --json             Print the report as JSON\n"
+               "     --show-addresses   Also print each frame's raw address (text only)\n"
+               "  -f --format FORMAT    text (default); json (as --json); folded: folded stacks for flame\n"
+               "                        graph tools (flamegraph.pl, inferno, speedscope), one line a stack,\n"
+               "                        'process;outermost;...;allocating BYTES'; pprof: a gzip'd pprof\n"
+               "                        profile (go tool pprof, Pyroscope, Parca: inuse_space and\n"
+               "                        inuse_objects, file:line, inlined frames; pid, comm, unit labels),\n"
+               "                        only with --output or stdout sent to a file; every stack unless\n"
+               "                        --top is given (then the rest is one [other] sample)\n"
+               "  -o --output FILE      Write to FILE (whole or not at all) instead of stdout\n"
+               "     --folded           Same as --format folded\n"
+               "  -j --json             Same as --format json\n"
                "  -h --help             Show this help\n", MEMLEAK_DEFAULT_TOP);
 }
 
@@ -51,6 +72,8 @@ static int parse_option(const struct ctl_context *ctx, struct call_args *args, i
         struct memleak_request *req = &args->req;
         int r = ctl_parse_target_option(ctx, "report", req, c, arg);
 
+        if (c == 't' && r == CTL_EXIT_OK)
+                args->top_given = true;
         if (r >= 0)
                 return r;
         r = gate_options_parse(ctx, "report", &args->gate, c, arg);
@@ -69,7 +92,20 @@ static int parse_option(const struct ctl_context *ctx, struct call_args *args, i
                 req->reachability = true;
                 break;
         case ARG_FOLDED:
-                args->folded = true;
+                args->format = CALL_FORMAT_FOLDED;
+                break;
+        case 'f':
+                r = report_format_from_string(arg);
+                if (r < 0)
+                        return ctl_usage_error(ctx, "report: --format must be text, json, folded or pprof "
+                                               "(an HTML page is 'memleakctl html')");
+                args->format = r;
+                /* a profile is for tools that make their own top: every stack, unless told */
+                if (!args->top_given)
+                        req->top = args->format == CALL_FORMAT_PPROF ? MEMLEAK_MAX_TOP : MEMLEAK_DEFAULT_TOP;
+                break;
+        case 'o':
+                args->output = arg;
                 break;
         }
         return CTL_EXIT_OK;
@@ -79,9 +115,16 @@ static int check(const struct ctl_context *ctx, const struct call_args *args)
 {
         if (ctl_targets_named(&args->req) > 1)
                 return ctl_usage_error(ctx, "report: give one of --pid, --kernel, --unit and --cgroup");
-        if (args->folded && (ctx->json || args->show_addresses))
-                return ctl_usage_error(ctx, "report: --folded prints a format of its own: not with --json or "
-                                       "--show-addresses");
+        if (args->format != CALL_FORMAT_TEXT && args->format != CALL_FORMAT_JSON && ctx->json)
+                return ctl_usage_error(ctx, "report: --format %s is not JSON: not with --json",
+                                       report_format_to_string(args->format));
+        if (args->format != CALL_FORMAT_TEXT && args->show_addresses)
+                return ctl_usage_error(ctx, "report: --show-addresses is for the text report, not --format %s",
+                                       ctx->json ? "json" : report_format_to_string(args->format));
+        /* a profile is bytes: a terminal would take them for its commands */
+        if (args->format == CALL_FORMAT_PPROF && !args->output && isatty(STDOUT_FILENO))
+                return ctl_usage_error(ctx, "report: --format pprof writes a binary profile: give --output FILE, "
+                                       "or send stdout to a file");
         return CTL_EXIT_OK;
 }
 
@@ -105,8 +148,11 @@ static void view(const struct call_args *args, cJSON *reply, struct call_view *r
                 .what = "report",
                 .text = report,
                 .json = report,
-                .render = args->folded ? render_folded :
+                .render = args->format == CALL_FORMAT_PPROF ? pprof_export_write :
+                          args->format == CALL_FORMAT_FOLDED ? render_folded :
                           args->show_addresses ? render_report_with_addresses_suppressed : render_report_suppressed,
+                .binary = args->format == CALL_FORMAT_PPROF,
+                .output = args->output,
         };
 }
 
@@ -122,6 +168,8 @@ static const struct option long_options[] = {
         { "reachability", no_argument, NULL, ARG_REACHABILITY },
         { "folded", no_argument, NULL, ARG_FOLDED },
         { "suppressions", required_argument, NULL, GATE_OPT_SUPPRESSIONS },
+        { "format", required_argument, NULL, 'f' },
+        { "output", required_argument, NULL, 'o' },
         { "json", no_argument, NULL, 'j' },
         { "help", no_argument, NULL, 'h' },
         {}
@@ -129,7 +177,7 @@ static const struct option long_options[] = {
 
 static const struct call_command report = {
         .name = "report",
-        .short_options = "+:p:t:kjh",
+        .short_options = "+:p:t:kf:o:jh",
         .long_options = long_options,
         .help = help,
         .request = { .cmd = MEMLEAK_CMD_REPORT, .top = MEMLEAK_DEFAULT_TOP },

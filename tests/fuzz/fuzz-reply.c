@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* Fuzz memleakctl's reply readers: whatever JSON comes back over the socket, each renderer
- * (text, top, folded, HTML) prints it or refuses it with -EBADMSG, never crashes or leaks. The
+ * (text, top, folded, HTML, the pprof profile) prints it or refuses it with -EBADMSG, never
+ * crashes or leaks. The
  * input is a reply's object; each renderer gets it and each of its members (a reply nests its
  * report, status or history one level down). */
 #include <errno.h>
@@ -8,6 +9,7 @@
 #include "fuzz-util.h"
 #include "html-report.h"
 #include "json-util.h"
+#include "pprof-export.h"
 #include "render-folded.h"
 #include "render.h"
 
@@ -25,6 +27,8 @@ static void render_one(int (*render)(FILE *f, const cJSON *obj), const cJSON *ob
 
 static void render_all(const cJSON *obj)
 {
+        int r;
+
         render_one(render_attach, obj);
         render_one(render_detach, obj);
         render_one(render_status, obj);
@@ -37,6 +41,8 @@ static void render_all(const cJSON *obj)
         (void) render_top(sink, obj, RENDER_TOP_BY_GROWTH, 20, 1);
         (void) render_top(sink, obj, RENDER_TOP_BY_BYTES, 3, 0);
         (void) render_top(sink, obj, RENDER_TOP_BY_COUNT, 1000, 2);
+        r = pprof_export_write(sink, obj);
+        FUZZ_CHECK(r == 0 || r == -EBADMSG || r == -ENOMEM || r == -EIO);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

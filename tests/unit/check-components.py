@@ -84,8 +84,10 @@ def check_includes(root, order, deps, problems):
                     problems.append(f'daemon/{comp}/{name} includes "{inc}" of daemon/{owner[inc]}, '
                                     f'which daemon/{comp}/meson.build does not declare')
     client = os.path.join(root, 'client')
-    # and the headers the build makes from its pages (embed-text.py: html-report.html.h)
-    own = headers_of(client) | {f + '.h' for f in os.listdir(client) if f.endswith('.html')}
+    # and the headers the build makes from its pages (embed-text.py: html-report.html.h) and from
+    # its .proto files (protoc-c: profile.pb-c.h)
+    own = (headers_of(client) | {f + '.h' for f in os.listdir(client) if f.endswith('.html')}
+           | {f[:-len('.proto')] + '.pb-c.h' for f in os.listdir(client) if f.endswith('.proto')})
     for name in sorted(os.listdir(client)):
         if name.endswith(('.c', '.h')):
             for inc in INCLUDE.findall(read(os.path.join(client, name))):
