@@ -27,6 +27,8 @@ struct call_args {
         enum call_format format;        /* CALL_FORMAT_JSON turns on ctx->json once parsed */
         const char *output;             /* --output FILE: written there instead of to stdout */
         bool top_given;                 /* report: --top was given (pprof takes every stack without it) */
+        bool folded_allocs;             /* report --format folded --value allocs: counts, not bytes */
+        bool value_given;               /* report: --value was given */
         struct gate_options gate;       /* leaks, report: --error-exitcode, --fail-on, --suppressions */
         uint64_t keep;                  /* with a gate: the stacks to list (--top); all are asked for */
 };

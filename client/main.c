@@ -45,7 +45,7 @@ static void help(void)
                "  metrics [--json]      Print the metrics once, in Prometheus' text format\n"
                "  report [--pid PID [--children] | --kernel | --unit NAME | --cgroup PATH] [--top N] [--min-age SECONDS]\n"
                "         [--reachability] [--suppressions FILE] [--show-addresses] [--format text|json|folded|pprof]\n"
-               "         [--output FILE] [--folded | --json]\n"
+               "         [--output FILE] [--value bytes|allocs] [--folded | --json]\n"
                "                        Show the stacks holding the most outstanding memory; with\n"
                "                        --reachability, scan its memory (from a snapshot) to tell lost\n"
                "                        blocks from reachable ones\n"

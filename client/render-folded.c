@@ -54,23 +54,49 @@ static void put_process(FILE *f, const cJSON *report, const cJSON *stack)
         fprintf(f, " (pid %" PRIu64 ")", pid);
 }
 
-int render_folded(FILE *f, const cJSON *report)
+/* What --top left out, as a comment line (it ends in no number: a tool that does not know
+ * comments skips it as a malformed line rather than count it). */
+static void put_left_out(FILE *f, const cJSON *report, size_t listed)
+{
+        const cJSON *other = cJSON_GetObjectItemCaseSensitive(report, RF_OTHER);
+        uint64_t stacks = 0, bytes = 0, allocs = 0;
+
+        if (json_get_u64(cJSON_GetObjectItemCaseSensitive(other, RF_STACKS), UINT64_MAX, &stacks) < 0 || stacks == 0)
+                return;
+        (void)json_get_u64(cJSON_GetObjectItemCaseSensitive(other, RF_BYTES), UINT64_MAX, &bytes);
+        (void)json_get_u64(cJSON_GetObjectItemCaseSensitive(other, RF_ALLOCS), UINT64_MAX, &allocs);
+        fprintf(f, "# memleakctl report: the %zu largest stacks; %" PRIu64 " more (%" PRIu64 " bytes in %" PRIu64
+                " allocations) left out: --top for them\n", listed, stacks, bytes, allocs);
+}
+
+static int folded(FILE *f, const cJSON *report, const char *value)
 {
         const cJSON *stacks = cJSON_GetObjectItemCaseSensitive(report, RF_STACKS), *stack;
 
         if (!cJSON_IsArray(stacks))
                 return -EBADMSG;
+        put_left_out(f, report, (size_t)cJSON_GetArraySize(stacks));
         cJSON_ArrayForEach(stack, stacks) {
                 const cJSON *frames = cJSON_GetObjectItemCaseSensitive(stack, RF_FRAMES);
-                uint64_t bytes = 0;
+                uint64_t v = 0;
 
-                (void)json_get_u64(cJSON_GetObjectItemCaseSensitive(stack, RF_BYTES), UINT64_MAX, &bytes);
+                (void)json_get_u64(cJSON_GetObjectItemCaseSensitive(stack, value), UINT64_MAX, &v);
                 put_process(f, report, stack);
                 for (int i = cJSON_GetArraySize(frames) - 1; i >= 0; i--) {
                         fputc(';', f);
                         put_frame(f, cJSON_GetArrayItem(frames, i));
                 }
-                fprintf(f, " %" PRIu64 "\n", bytes);
+                fprintf(f, " %" PRIu64 "\n", v);
         }
         return ferror(f) ? -EIO : 0;
+}
+
+int render_folded(FILE *f, const cJSON *report)
+{
+        return folded(f, report, RF_BYTES);
+}
+
+int render_folded_allocs(FILE *f, const cJSON *report)
+{
+        return folded(f, report, RF_ALLOCS);
 }

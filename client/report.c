@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* memleakctl report: the call stacks holding the most outstanding memory. */
+#include <string.h>
 #include <unistd.h>
 #include "call.h"
 #include "commands.h"
@@ -17,6 +18,7 @@ enum {
         ARG_REACHABILITY,
         ARG_FOLDED,
         ARG_FORMAT,
+        ARG_VALUE,
 };
 
 /* --format's names. */
@@ -33,7 +35,7 @@ static void help(void)
 {
         printf("memleakctl report [--pid PID [--children] | --kernel | --unit NAME | --cgroup PATH] [--top N] [--min-age SECONDS] [--reachability]\n"
                "                  [--suppressions FILE] [--show-addresses] [--format text|json|folded|pprof] [--output FILE]\n"
-               "                  [--folded | --json]\n\n"
+               "                  [--value bytes|allocs] [--folded | --json]\n\n"
                "Show the call stacks holding the most outstanding (allocated, not yet freed) memory.\n"
                "With --reachability, each running target's memory is first read, as valgrind and\n"
                "LeakSanitizer do at exit (from a copy-on-write snapshot taken in a pause of a few ms;\n"
@@ -47,7 +49,8 @@ static void help(void)
                "  -k --kernel           Only the kernel target (pid 0)\n"
                "     --unit NAME        Only the processes of this watched unit (attach --unit), together\n"
                "     --cgroup PATH      Only the processes of this watched cgroup (attach --cgroup)\n"
-               "  -t --top N            List N stacks, sum up the rest (default: %d; pprof: all)\n"
+               "  -t --top N            List N stacks, sum up the rest (default: %d; pprof, and folded\n"
+               "                        stacks to a file or pipe: all)\n"
                "     --min-age SECONDS  Count only allocations at least this old (default: 0)\n"
                "     --reachability     Scan each running target's memory (see above)\n"
                "     --suppressions FILE\n"
@@ -61,10 +64,23 @@ static void help(void)
                "                        inuse_objects, file:line, inlined frames; pid, comm, unit labels),\n"
                "                        only with --output or stdout sent to a file; every stack unless\n"
                "                        --top is given (then the rest is one [other] sample)\n"
+               "     --value bytes|allocs\n"
+               "                        folded: each stack's outstanding bytes (default) or allocations\n"
                "  -o --output FILE      Write to FILE (whole or not at all) instead of stdout\n"
                "     --folded           Same as --format folded\n"
                "  -j --json             Same as --format json\n"
                "  -h --help             Show this help\n", MEMLEAK_DEFAULT_TOP);
+}
+
+/* --top's default for what is parsed so far: every stack for a profile, and for folded stacks
+ * that go to a file or a pipe (a flame graph wants them whole); MEMLEAK_DEFAULT_TOP else. */
+static void set_default_top(struct call_args *args)
+{
+        bool whole = args->format == CALL_FORMAT_PPROF ||
+                     (args->format == CALL_FORMAT_FOLDED && (args->output || !isatty(STDOUT_FILENO)));
+
+        if (!args->top_given)
+                args->req.top = whole ? MEMLEAK_MAX_TOP : MEMLEAK_DEFAULT_TOP;
 }
 
 static int parse_option(const struct ctl_context *ctx, struct call_args *args, int c, const char *arg)
@@ -93,6 +109,13 @@ static int parse_option(const struct ctl_context *ctx, struct call_args *args, i
                 break;
         case ARG_FOLDED:
                 args->format = CALL_FORMAT_FOLDED;
+                set_default_top(args);
+                break;
+        case ARG_VALUE:
+                if (strcmp(arg, "bytes") != 0 && strcmp(arg, "allocs") != 0)
+                        return ctl_usage_error(ctx, "report: --value must be bytes or allocs");
+                args->folded_allocs = strcmp(arg, "allocs") == 0;
+                args->value_given = true;
                 break;
         case 'f':
                 r = report_format_from_string(arg);
@@ -100,12 +123,11 @@ static int parse_option(const struct ctl_context *ctx, struct call_args *args, i
                         return ctl_usage_error(ctx, "report: --format must be text, json, folded or pprof "
                                                "(an HTML page is 'memleakctl html')");
                 args->format = r;
-                /* a profile is for tools that make their own top: every stack, unless told */
-                if (!args->top_given)
-                        req->top = args->format == CALL_FORMAT_PPROF ? MEMLEAK_MAX_TOP : MEMLEAK_DEFAULT_TOP;
+                set_default_top(args);
                 break;
         case 'o':
                 args->output = arg;
+                set_default_top(args);
                 break;
         }
         return CTL_EXIT_OK;
@@ -118,6 +140,8 @@ static int check(const struct ctl_context *ctx, const struct call_args *args)
         if (args->format != CALL_FORMAT_TEXT && args->format != CALL_FORMAT_JSON && ctx->json)
                 return ctl_usage_error(ctx, "report: --format %s is not JSON: not with --json",
                                        report_format_to_string(args->format));
+        if (args->value_given && args->format != CALL_FORMAT_FOLDED)
+                return ctl_usage_error(ctx, "report: --value is for --format folded");
         if (args->format != CALL_FORMAT_TEXT && args->show_addresses)
                 return ctl_usage_error(ctx, "report: --show-addresses is for the text report, not --format %s",
                                        ctx->json ? "json" : report_format_to_string(args->format));
@@ -149,7 +173,7 @@ static void view(const struct call_args *args, cJSON *reply, struct call_view *r
                 .text = report,
                 .json = report,
                 .render = args->format == CALL_FORMAT_PPROF ? pprof_export_write :
-                          args->format == CALL_FORMAT_FOLDED ? render_folded :
+                          args->format == CALL_FORMAT_FOLDED ? (args->folded_allocs ? render_folded_allocs : render_folded) :
                           args->show_addresses ? render_report_with_addresses_suppressed : render_report_suppressed,
                 .binary = args->format == CALL_FORMAT_PPROF,
                 .output = args->output,
@@ -169,6 +193,7 @@ static const struct option long_options[] = {
         { "folded", no_argument, NULL, ARG_FOLDED },
         { "suppressions", required_argument, NULL, GATE_OPT_SUPPRESSIONS },
         { "format", required_argument, NULL, 'f' },
+        { "value", required_argument, NULL, ARG_VALUE },
         { "output", required_argument, NULL, 'o' },
         { "json", no_argument, NULL, 'j' },
         { "help", no_argument, NULL, 'h' },

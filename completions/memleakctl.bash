@@ -14,7 +14,7 @@ _memleakctl()
                 [detach]='-p --pid --children --unit --cgroup -k --kernel -j --json -h --help'
                 [status]='--unit --cgroup -j --json -h --help'
                 [metrics]='-j --json -h --help'
-                [report]='-p --pid --children --unit --cgroup -k --kernel -t --top --min-age --reachability --suppressions --show-addresses -f --format -o --output --folded -j --json -h --help'
+                [report]='-p --pid --children --unit --cgroup -k --kernel -t --top --min-age --reachability --suppressions --show-addresses -f --format -o --output --value --folded -j --json -h --help'
                 [leaks]='-p --pid --children --unit --cgroup --reachability --no-reachability --error-exitcode --fail-on --suppressions -j --json -h --help'
                 [history]='-p --pid --children --unit --cgroup -k --kernel --stack -t --top -j --json -h --help'
                 [top]='-p --pid --children --sort -n --rows --interval --frames -h --help'
@@ -98,6 +98,10 @@ _memleakctl()
                 ;;
         -f | --format)
                 COMPREPLY=($(compgen -W 'text json folded pprof' -- "$cur"))
+                return
+                ;;
+        --value)
+                COMPREPLY=($(compgen -W 'bytes allocs' -- "$cur"))
                 return
                 ;;
         --kernel-filter)

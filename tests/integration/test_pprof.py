@@ -187,6 +187,53 @@ class PprofTest(harness.DaemonTestCase):
         self.assertIn(f'{stacks - 100} stacks ({(stacks - 100) * block} bytes in {stacks - 100} allocations) past '
                       f'top 100 are one sample', out)
 
+    def test_folded_stacks_to_a_file_or_pipe_are_every_stack_and_sum_to_the_report(self):
+        # tests/programs/leak-many-stacks.c: one block of 77 bytes from each of 41 x 53 stacks
+        stacks, block = 41 * 53, 77
+        daemon = self.start_daemon()
+        program = self.start_program('leak-many-stacks')
+        daemon.attach(program.pid)
+        program.run_leaks()
+        expected = {'descend_inner': {'bytes': stacks * block, 'allocs': stacks}}
+        self.wait_for_totals(daemon, program.pid, ('descend_inner',), expected)
+        [target] = daemon.report(pid=program.pid)['targets']
+
+        def parsed(text):
+            values = {}
+            for line in text.splitlines():
+                if line.startswith('#'):
+                    continue
+                m = re.fullmatch(r'(.+) (\d+)', line)
+                self.assertTrue(m, f'not a folded line: {line!r}')
+                self.assertNotIn(m.group(1), values, 'a stack twice')
+                values[m.group(1)] = int(m.group(2))
+            return values
+
+        # to a file: every stack, each line a stack, their sum the target's outstanding bytes
+        path = os.path.join(self.workdir, 'all.folded')
+        daemon.ctl_ok('report', '--pid', program.pid, '--folded', '--output', path)
+        with open(path) as f:
+            text = f.read()
+        values = parsed(text)
+        self.assertNotIn('#', text)
+        self.assertEqual(len([k for k in values if k.endswith(';descend_inner')]), stacks)
+        self.assertEqual(sum(values.values()), target['outstanding_bytes'])
+        # to a pipe (what flamegraph.pl reads) the same; --value allocs counts the blocks
+        piped = parsed(daemon.ctl_ok('report', '--pid', program.pid, '--folded').stdout)
+        self.assertEqual(piped, values)
+        allocs = parsed(daemon.ctl_ok('report', '--pid', program.pid, '--folded', '--value', 'allocs').stdout)
+        self.assertEqual(sum(allocs.values()), target['outstanding_allocs'])
+        self.assertEqual({v for k, v in allocs.items() if k.endswith(';descend_inner')}, {1})
+        # --top: the rest said on a first line, a comment flame graph tools skip
+        text = daemon.ctl_ok('report', '--pid', program.pid, '--folded', '--top', 100).stdout
+        first = text.splitlines()[0]
+        self.assertRegex(first, rf'^# memleakctl report: the 100 largest stacks; \d+ more \(\d+ bytes in \d+ '
+                                r'allocations\) left out: --top for them$')
+        self.assertEqual(len(parsed(text)), 100)
+        r = daemon.ctl('report', '--value', 'allocs')
+        self.assertEqual(r.returncode, 2, r)
+        self.assertIn('--value is for --format folded', r.stderr)
+
     def test_pprof_is_refused_on_a_terminal_and_with_json(self):
         daemon = self.start_daemon()
         r = daemon.ctl('report', '--format', 'pprof', '--json')

@@ -489,9 +489,16 @@ static void render_folded_prints_one_line_a_stack_outermost_first(void)
 
         text = render_to_string(render_folded, report, &r);
         ASSERT_EQ(r, 0);
+        /* what --top left out said first, as a comment ending in no number */
         ASSERT_STREQ(text,
+                     "# memleakctl report: the 2 largest stacks; 3 more (96 bytes in 3 allocations) left out: "
+                     "--top for them\n"
                      "leaky (pid 1234);_start;0x1234;libfoo.so+0x1000;__libc_start_call_main;leak_malloc;fill_buffer 5005\n"
                      "gone (pid 77) 96\n");
+        free(text);
+        text = render_to_string(render_folded_allocs, report, &r);
+        ASSERT_EQ(r, 0);
+        ASSERT_TRUE(strstr(text, ";fill_buffer 5\n"));
         hostile_text = render_to_string(render_folded, hostile, &r);
         ASSERT_EQ(r, 0);
         ASSERT_STREQ(hostile_text, "a_b_c (pid 9);x_y_z 7\n[kernel];kmalloc_trace 64\n");
