@@ -59,7 +59,7 @@ static void help(void)
                "                        A live view: outstanding bytes, RSS, stacks by growth\n"
                "  html [--pid PID [--children] | --kernel | --unit NAME | --cgroup PATH] [--top N] [--output FILE]\n"
                "                        The report and the history as one HTML page to open in a browser\n"
-               "  run [--obj PATH]... [--top N] [--min-size N] [--mmap] [--unwind MODE] [--json] [--output FILE]\n"
+               "  run [--obj PATH]... [--top N] [--min-size N] [--mmap] [--unwind MODE] [--json] [--format FORMAT] [--output FILE]\n"
                "      [--no-reachability] [--sample-bytes N] [--follow-forks] [--untraced-ok]\n"
                "      [--error-exitcode N [--fail-on LIST]] [--suppressions FILE] -- CMD [ARGS...]\n"
                "                        Run CMD traced from its first allocation; report its leaks\n"

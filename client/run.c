@@ -18,6 +18,8 @@
 #include "connection.h"
 #include "gate-options.h"
 #include "json-util.h"
+#include "pprof-export.h"
+#include "render-folded.h"
 #include "macro.h"
 #include "protocol.h"
 #include "render-gate.h"
@@ -40,6 +42,7 @@ enum {
         ARG_FOLLOW_FORKS,
         ARG_NO_REACHABILITY,
         ARG_SAMPLE_BYTES,
+        ARG_FORMAT,
 };
 
 /* The signals forwarded to CMD. */
@@ -48,7 +51,9 @@ static const int forwarded_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
 struct run_options {
         struct memleak_request attach;  /* pid and exec filled in once the child exists */
         uint64_t top;
+        bool top_given;
         bool json;
+        enum run_format { RUN_FORMAT_TEXT, RUN_FORMAT_JSON, RUN_FORMAT_FOLDED, RUN_FORMAT_PPROF } format;
         const char *output_path;
         bool untraced_ok;
         struct gate_options gate;       /* --error-exitcode, --fail-on, --suppressions */
@@ -212,6 +217,12 @@ static const char *daemon_error(const struct ctl_context *ctx, int r, const char
         return *buf ? *buf : strerror(-r);
 }
 
+/* A profile, and folded stacks: every stack unless --top said otherwise (tools make their own). */
+static bool whole(const struct run_options *o)
+{
+        return !o->top_given && (o->format == RUN_FORMAT_PPROF || o->format == RUN_FORMAT_FOLDED);
+}
+
 /* Ask for CMD's report now that it exited (its zombie keeps the pid ours), apply the gate and the
  * suppressions to it and print it. Returns the gate's exit status (CTL_EXIT_OK without a gate or
  * when it passed), or -errno. */
@@ -219,7 +230,8 @@ static int print_report(const struct run_state *s, pid_t pid)
 {
         /* a gate judges every stack, not the top ones: they are folded here, after it */
         struct memleak_request req = { .cmd = MEMLEAK_CMD_REPORT, .has_pid = true, .pid = pid,
-                                       .top = gate_options_active(&s->o->gate) ? MEMLEAK_MAX_TOP : s->o->top,
+                                       .top = gate_options_active(&s->o->gate) || whole(s->o) ? MEMLEAK_MAX_TOP
+                                                                                          : s->o->top,
                                        .children = s->o->attach.follow_forks };
         _cleanup_json_ cJSON *reply = NULL;
         _cleanup_free_ char *error = NULL, *buf = NULL;
@@ -243,7 +255,17 @@ static int print_report(const struct run_state *s, pid_t pid)
                 run_error(s, -r, "cannot apply the leak check to the report: %s", strerror(-r));
                 return r;
         }
-        r = s->o->json ? render_json(s->out, report) : render_text_safely(s->out, report, render_report_suppressed);
+        switch (s->o->format) {
+        case RUN_FORMAT_FOLDED:
+                r = render_text_safely(s->out, report, render_folded);
+                break;
+        case RUN_FORMAT_PPROF:
+                r = pprof_export_write(s->out, report);
+                break;
+        default:
+                r = s->o->json ? render_json(s->out, report)
+                               : render_text_safely(s->out, report, render_report_suppressed);
+        }
         if (r >= 0 && fflush(s->out) != 0)
                 r = -errno;
         if (r < 0)
@@ -387,8 +409,8 @@ static int run(struct run_state *s, const char *path)
 static void help_run(void)
 {
         printf("memleakctl run [--obj PATH]... [--top N] [--min-size N] [--mmap] [--unwind MODE] [--no-reachability]\n"
-               "               [--sample-bytes N] [--follow-forks] [--json] [--output FILE] [--untraced-ok]\n"
-               "               [--error-exitcode N [--fail-on LIST]] [--suppressions FILE] -- CMD [ARGS...]\n\n"
+               "               [--sample-bytes N] [--follow-forks] [--json] [--format FORMAT] [--output FILE]\n"
+               "               [--untraced-ok] [--error-exitcode N [--fail-on LIST]] [--suppressions FILE] -- CMD [ARGS...]\n\n"
                "Run CMD traced by memleakd from its first allocation (constructors included), like\n"
                "valgrind: when it exits, print the allocations it never freed, by call stack, and exit\n"
                "with its status (128+N when signal N killed it). CMD gets this terminal, environment\n"
@@ -423,6 +445,9 @@ static void help_run(void)
                "                     each (see memleakctl attach --help); implies --no-reachability\n"
                "  -j --json          Print the report as JSON (errors too, on the same stream)\n"
                "  -O --output FILE   Write the report to FILE instead of stderr\n"
+               "     --format FORMAT text (default), json (as --json), folded (folded stacks for flame\n"
+               "                     graphs) or pprof (a gzip'd pprof profile: with --output only); folded\n"
+               "                     and pprof take every stack unless --top is given\n"
                "     --untraced-ok   Run CMD untraced, with a warning, when memleakd cannot trace it\n"
                "     --error-exitcode N\n"
                "                     A leak check for CI (valgrind's option, LeakSanitizer's 23): exit\n"
@@ -513,6 +538,7 @@ int cmd_run(struct ctl_context *ctx, int argc, char *argv[])
                 { "unwind", required_argument, NULL, ARG_UNWIND },
                 { "no-reachability", no_argument, NULL, ARG_NO_REACHABILITY },
                 { "sample-bytes", required_argument, NULL, ARG_SAMPLE_BYTES },
+                { "format", required_argument, NULL, ARG_FORMAT },
                 GATE_LONG_OPTIONS,
                 { "help", no_argument, NULL, 'h' },
                 {}
@@ -549,6 +575,17 @@ int cmd_run(struct ctl_context *ctx, int argc, char *argv[])
                         if (ctl_parse_u64(optarg, MEMLEAK_MAX_TOP, &o.top) < 0)
                                 return ctl_usage_error(ctx, "run: --top must be an integer between 0 and %d",
                                                        MEMLEAK_MAX_TOP);
+                        o.top_given = true;
+                        break;
+                case ARG_FORMAT:
+                        if (!strcmp(optarg, "text") || !strcmp(optarg, "json"))
+                                o.format = !strcmp(optarg, "json") ? RUN_FORMAT_JSON : RUN_FORMAT_TEXT;
+                        else if (!strcmp(optarg, "folded") || !strcmp(optarg, "pprof"))
+                                o.format = !strcmp(optarg, "pprof") ? RUN_FORMAT_PPROF : RUN_FORMAT_FOLDED;
+                        else
+                                return ctl_usage_error(ctx, "run: --format must be text, json, folded or pprof");
+                        if (o.format == RUN_FORMAT_JSON)
+                                o.json = true;
                         break;
                 case ARG_MIN_SIZE:
                         if (ctl_parse_u64(optarg, MEMLEAK_MAX_SIZE_BYTES, &o.attach.min_size) < 0)
@@ -602,6 +639,12 @@ int cmd_run(struct ctl_context *ctx, int argc, char *argv[])
         r = gate_options_check(ctx, "run", &o.gate, GATE_LOST | GATE_OUTSTANDING);
         if (r != CTL_EXIT_OK)
                 return r;
+        if ((o.format == RUN_FORMAT_FOLDED || o.format == RUN_FORMAT_PPROF) && o.json)
+                return ctl_usage_error(ctx, "run: --format %s is not JSON: not with --json",
+                                       o.format == RUN_FORMAT_PPROF ? "pprof" : "folded");
+        /* a profile is bytes: never onto the terminal run's report goes to by default */
+        if (o.format == RUN_FORMAT_PPROF && !o.output_path)
+                return ctl_usage_error(ctx, "run: --format pprof writes a binary profile: give --output FILE");
         o.command = argv + optind;
         if (open_output(&s) < 0)
                 return RUN_EXIT_FAILURE;

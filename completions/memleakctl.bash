@@ -18,7 +18,7 @@ _memleakctl()
                 [leaks]='-p --pid --children --unit --cgroup --reachability --no-reachability --error-exitcode --fail-on --suppressions -j --json -h --help'
                 [history]='-p --pid --children --unit --cgroup -k --kernel --stack -t --top -j --json -h --help'
                 [top]='-p --pid --children --sort -n --rows --interval --frames -h --help'
-                [run]='-o --obj -t --top --min-size --mmap --unwind --follow-forks --no-reachability --sample-bytes -j --json -O --output --untraced-ok --error-exitcode --fail-on --suppressions -h --help'
+                [run]='-o --obj -t --top --min-size --mmap --unwind --follow-forks --no-reachability --sample-bytes -j --json --format -O --output --untraced-ok --error-exitcode --fail-on --suppressions -h --help'
                 [html]='-p --pid --children --unit --cgroup -k --kernel -t --top -o --output -h --help'
         )
 

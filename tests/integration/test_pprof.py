@@ -234,6 +234,30 @@ class PprofTest(harness.DaemonTestCase):
         self.assertEqual(r.returncode, 2, r)
         self.assertIn('--value is for --format folded', r.stderr)
 
+    def test_run_writes_the_program_s_profile_at_its_exit(self):
+        daemon = self.start_daemon()
+        path = os.path.join(self.workdir, 'run.pb.gz')
+        r = subprocess.run([harness.MEMLEAKCTL, '--socket', daemon.socket_path, 'run', '--format', 'pprof',
+                            '--output', path, '--', os.path.join(harness.PROGRAMS_DIR, PROGRAM)],
+                           input='go\n', capture_output=True, text=True, timeout=120)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        out, rows = self.top(path)
+        self.assertEqual(rows.get('leak_direct'), (7000, 7000), out)
+        self.assertEqual(rows.get('fill_block (inline)'), (6144, 6144), out)
+        self.assertEqual(rows.get('leak_big'), (1 << 20, 1 << 20), out)
+        # a profile is bytes: not onto run's terminal; folded stacks are text
+        r = daemon.ctl('run', '--format', 'pprof', '--', '/bin/true')
+        self.assertEqual(r.returncode, 2, r)
+        self.assertIn('--format pprof writes a binary profile: give --output FILE', r.stderr)
+        folded = os.path.join(self.workdir, 'run.folded')
+        r = subprocess.run([harness.MEMLEAKCTL, '--socket', daemon.socket_path, 'run', '--format', 'folded',
+                            '--output', folded, '--', os.path.join(harness.PROGRAMS_DIR, PROGRAM)],
+                           input='go\n', capture_output=True, text=True, timeout=120)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(folded) as f:
+            lines = f.read().splitlines()
+        self.assertIn(7000, [int(line.rsplit(' ', 1)[1]) for line in lines if line.endswith(';leak_direct 7000')])
+
     def test_pprof_is_refused_on_a_terminal_and_with_json(self):
         daemon = self.start_daemon()
         r = daemon.ctl('report', '--format', 'pprof', '--json')
