@@ -16,8 +16,9 @@
 #include "reply-fields.h"
 
 #define HTML_DEFAULT_TOP 100
-/* stacks drawn over time per process, besides its total: the page's palette */
-#define HTML_CHART_STACKS 9
+/* the history's stacks per process (its series, drawn and compared between two snapshots): as
+ * many as the report lists, up to the most memleakd sends (HISTORY_STACKS_MAX) */
+#define HTML_HISTORY_STACKS_MAX 1000
 
 static void help(void)
 {
@@ -125,7 +126,7 @@ int cmd_html(struct ctl_context *ctx, int argc, char *argv[])
                 return r < 0 ? CTL_EXIT_OK : r;
         history = (struct memleak_request) {
                 .cmd = MEMLEAK_CMD_HISTORY, .has_pid = a.report.has_pid, .pid = a.report.pid,
-                .kernel = a.report.kernel, .top = HTML_CHART_STACKS,
+                .kernel = a.report.kernel, .top = MIN(a.report.top, (uint64_t)HTML_HISTORY_STACKS_MAX),
                 .unit = a.report.unit, .cgroup = a.report.cgroup,       /* borrowed */
         };
         r = call_daemon(ctx, "html", &a.report, &report_reply);
