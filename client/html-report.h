@@ -10,7 +10,11 @@
 #include <stdio.h>
 #include <cjson/cJSON.h>
 
+/* The most snapshots of a target the page carries: a deeper ring is thinned to as many, evenly
+ * spread, the oldest and the newest kept. */
+#define HTML_HISTORY_POINTS_MAX 500
+
 /* The page for report (a report reply's object) and history (a history reply's, or NULL). Names a
  * traced process chose are data on the page, never markup. 0, -EBADMSG when report is not an
- * object, -ENOMEM, -EIO when the stream failed. */
+ * object (or a deep history's snapshot has no time), -ENOMEM, -EIO when the stream failed. */
 int html_report_write(FILE *f, const cJSON *report, const cJSON *history);
