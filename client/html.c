@@ -16,8 +16,9 @@
 #include "reply-fields.h"
 
 #define HTML_DEFAULT_TOP 100
-/* stacks drawn over time per process, besides its total: the page's palette */
-#define HTML_CHART_STACKS 9
+/* the history's stacks per process (its series, drawn and compared between two snapshots): as
+ * many as the report lists, up to the most memleakd sends (HISTORY_STACKS_MAX) */
+#define HTML_HISTORY_STACKS_MAX 1000
 
 static void help(void)
 {
@@ -25,15 +26,17 @@ static void help(void)
                "                [--output FILE]\n\n"
                "Write memleakd's report as one self-contained HTML page, to open in any browser and share:\n"
                "each process's outstanding memory and that of its largest stacks over the snapshots, the\n"
-               "stacks still growing (and, after 'memleakctl run', those lost) called out, and a table of the\n"
-               "stacks to sort, search by function, file or module, and open onto their frames. No server,\n"
-               "no network: the data is in the page.\n\n"
+               "stacks still growing (and, after 'memleakctl run', those lost) called out, a flame graph of\n"
+               "the outstanding bytes that zooms on the frame clicked, what grew between two snapshots of\n"
+               "the ring, and a table of the stacks to sort, search by function, file or module, and open\n"
+               "onto their frames. No server, no network: the data is in the page.\n\n"
                "  -p --pid PID          Only this traced process (default: all)\n"
                "     --children         With --pid: the processes followed from it too\n"
                "  -k --kernel           Only the kernel target (pid 0)\n"
                "     --unit NAME        Only the processes of this watched unit (attach --unit)\n"
                "     --cgroup PATH      Only the processes of this watched cgroup (attach --cgroup)\n"
-               "  -t --top N            Stacks in the table, the rest summed up (default: %d)\n"
+               "  -t --top N            Stacks in the table and the flame graph, the rest summed up\n"
+               "                        (default: %d); the snapshot diff compares as many (at most 1000)\n"
                "  -o --output FILE      Write the page to FILE (default: stdout, unless it is a terminal)\n"
                "  -h --help             Show this help\n", HTML_DEFAULT_TOP);
 }
@@ -125,7 +128,7 @@ int cmd_html(struct ctl_context *ctx, int argc, char *argv[])
                 return r < 0 ? CTL_EXIT_OK : r;
         history = (struct memleak_request) {
                 .cmd = MEMLEAK_CMD_HISTORY, .has_pid = a.report.has_pid, .pid = a.report.pid,
-                .kernel = a.report.kernel, .top = HTML_CHART_STACKS,
+                .kernel = a.report.kernel, .top = MIN(a.report.top, (uint64_t)HTML_HISTORY_STACKS_MAX),
                 .unit = a.report.unit, .cgroup = a.report.cgroup,       /* borrowed */
         };
         r = call_daemon(ctx, "html", &a.report, &report_reply);

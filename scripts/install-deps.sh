@@ -13,6 +13,7 @@ packages=(
         libgoogle-perftools-dev libjemalloc-dev libmimalloc-dev  # tests: programs on each allocator
         musl-tools                      # tests: programs on musl (as in Alpine containers)
         nodejs                          # tests: runs memleakctl html's page script
+        chromium                        # tests: opens memleakctl html's page headless (flame graph, diff, no network)
         libc6-dbg                       # tests: name glibc's local functions (start_thread, __libc_start_call_main)
         golang-go                       # tests: go tool pprof reads memleakctl's pprof profiles
         valgrind                        # tests: memcheck is the reference for the reachability classes

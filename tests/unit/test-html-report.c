@@ -111,6 +111,74 @@ static void names_cannot_become_markup(void)
         ASSERT_TRUE(cJSON_GetObjectItem(data, "history") == NULL);
 }
 
+static cJSON *series(int n, int bytes_step)
+{
+        cJSON *points = cJSON_CreateArray();
+
+        ASSERT_TRUE(points);
+        for (int i = 0; i < n; i++) {
+                cJSON *p = cJSON_CreateObject();
+
+                ASSERT_TRUE(p);
+                cJSON_AddNumberToObject(p, "t", 1795000000.5 + i);
+                cJSON_AddNumberToObject(p, "bytes", (double)i * bytes_step);
+                cJSON_AddItemToArray(points, p);
+        }
+        return points;
+}
+
+/* A ring deeper than the page keeps: the same snapshots, evenly spread with the oldest and the
+ * newest, in the totals and in every stack's series; a shallower one whole. */
+static void a_deep_ring_is_thinned_alike_in_every_series(void)
+{
+        _cleanup_json_ cJSON *report = cJSON_Parse("{\"stacks\":[]}"), *history = cJSON_CreateObject(), *data = NULL;
+        _cleanup_free_ char *page = NULL;
+        cJSON *targets, *deep, *shallow, *stacks, *stack, *totals, *points;
+        int r;
+
+        ASSERT_TRUE(report && history);
+        targets = cJSON_AddArrayToObject(history, "targets");
+        deep = cJSON_CreateObject();
+        cJSON_AddItemToArray(targets, deep);
+        cJSON_AddNumberToObject(deep, "snapshots", 1001);
+        cJSON_AddItemToObject(deep, "totals", series(1001, 10));
+        stacks = cJSON_AddArrayToObject(deep, "stacks");
+        stack = cJSON_CreateObject();
+        cJSON_AddItemToArray(stacks, stack);
+        cJSON_AddItemToObject(stack, "points", series(1001, 3));
+        shallow = cJSON_CreateObject();
+        cJSON_AddItemToArray(targets, shallow);
+        cJSON_AddItemToObject(shallow, "totals", series(HTML_HISTORY_POINTS_MAX, 1));
+
+        page = write_page(report, history, &r);
+        ASSERT_EQ(r, 0);
+        data = page_data(page);
+        ASSERT_TRUE(data);
+        targets = cJSON_GetObjectItem(cJSON_GetObjectItem(data, "history"), "targets");
+        deep = cJSON_GetArrayItem(targets, 0);
+        totals = cJSON_GetObjectItem(deep, "totals");
+        points = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(deep, "stacks"), 0), "points");
+        ASSERT_EQ(cJSON_GetArraySize(totals), HTML_HISTORY_POINTS_MAX);
+        ASSERT_EQ(cJSON_GetArraySize(points), HTML_HISTORY_POINTS_MAX);
+        for (int j = 0; j < HTML_HISTORY_POINTS_MAX; j++) {
+                int i = 1000 * j / (HTML_HISTORY_POINTS_MAX - 1);
+                cJSON *total = cJSON_GetArrayItem(totals, j), *point = cJSON_GetArrayItem(points, j);
+
+                ASSERT_EQ(cJSON_GetObjectItem(total, "t")->valuedouble, 1795000000.5 + i);
+                ASSERT_EQ(cJSON_GetObjectItem(total, "bytes")->valuedouble, 10.0 * i);
+                ASSERT_EQ(cJSON_GetObjectItem(point, "t")->valuedouble, 1795000000.5 + i);
+                ASSERT_EQ(cJSON_GetObjectItem(point, "bytes")->valuedouble, 3.0 * i);
+        }
+        ASSERT_EQ(cJSON_GetObjectItem(cJSON_GetArrayItem(totals, HTML_HISTORY_POINTS_MAX - 1), "t")->valuedouble,
+                  1795000000.5 + 1000);
+        ASSERT_EQ(cJSON_GetObjectItem(deep, "snapshots")->valuedouble, 1001);
+        ASSERT_EQ(cJSON_GetArraySize(cJSON_GetObjectItem(cJSON_GetArrayItem(targets, 1), "totals")),
+                  HTML_HISTORY_POINTS_MAX);
+        /* the caller's history is its own still */
+        ASSERT_EQ(cJSON_GetArraySize(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(history, "targets"), 0),
+                                                         "totals")), 1001);
+}
+
 static void a_reply_that_is_no_report_is_refused(void)
 {
         _cleanup_json_ cJSON *array = cJSON_CreateArray();
@@ -130,6 +198,7 @@ int main(void)
         static const struct unit_test tests[] = {
                 TEST(the_page_carries_the_report_and_the_history),
                 TEST(names_cannot_become_markup),
+                TEST(a_deep_ring_is_thinned_alike_in_every_series),
                 TEST(a_reply_that_is_no_report_is_refused),
         };
 
