@@ -41,6 +41,7 @@ VARIANT = 'minbase'
 PACKAGES = sorted([
     'systemd', 'systemd-sysv', 'dbus',          # a booting systemd with a system bus
     'libbpf1', 'libelf1', 'libdw1', 'libsystemd0', 'libcjson1', 'zlib1g',   # memleakd's runtime
+    'libprotobuf-c1',                           # pprof profiles (memleakctl report --format pprof, export_dir)
 ])
 HOST_TOOLS = {'debootstrap': 'debootstrap', 'systemd-nspawn': 'systemd-container', 'nsenter': 'util-linux'}
 DEFAULT_MIRROR = 'http://deb.debian.org/debian'
