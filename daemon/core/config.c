@@ -29,7 +29,7 @@ enum key_type {
         KEY_GROUP,              /* group name; empty means root's group */
         KEY_UNWIND,             /* "auto", "dwarf" or "fp" */
         KEY_DIRECTORY,          /* absolute directory path */
-        KEY_FILE,               /* absolute path of a file (not a directory's: no trailing '/');
+        KEY_FILE,               /* absolute path of a file or directory (no trailing '/');
                                  * empty: none */
 };
 
@@ -97,6 +97,10 @@ static const struct config_key config_keys[] = {
         { "metrics_textfile", KEY_FILE, offsetof(struct memleakd_config, metrics_textfile), 0, 0, true },
         { "metrics_interval_ms", KEY_INTERVAL_MS, offsetof(struct memleakd_config, metrics_interval_ms),
           CONFIG_METRICS_INTERVAL_MS_MIN, CONFIG_METRICS_INTERVAL_MS_MAX, false },
+        { "export_dir", KEY_FILE, offsetof(struct memleakd_config, export_dir), 0, 0, true },
+        { "export_interval_ms", KEY_INTERVAL_MS, offsetof(struct memleakd_config, export_interval_ms),
+          CONFIG_EXPORT_INTERVAL_MS_MIN, CONFIG_EXPORT_INTERVAL_MS_MAX, false },
+        { "export_keep", KEY_U32, offsetof(struct memleakd_config, export_keep), 1, CONFIG_EXPORT_KEEP_MAX, false },
 };
 
 int config_init_defaults(struct memleakd_config *c)
@@ -118,6 +122,8 @@ int config_init_defaults(struct memleakd_config *c)
         *c = (struct memleakd_config) {
                 .snapshot_interval_ms = CONFIG_SNAPSHOT_INTERVAL_MS_DEFAULT,
                 .metrics_interval_ms = CONFIG_METRICS_INTERVAL_MS_DEFAULT,
+                .export_interval_ms = CONFIG_EXPORT_INTERVAL_MS_DEFAULT,
+                .export_keep = CONFIG_EXPORT_KEEP_DEFAULT,
                 .ring_depth = CONFIG_RING_DEPTH_DEFAULT,
                 .max_targets = CONFIG_MAX_TARGETS_DEFAULT,
                 .max_allocs = CONFIG_MAX_ALLOCS_DEFAULT,
@@ -172,6 +178,8 @@ void config_done(struct memleakd_config *c)
         c->bpf_pin_directory = NULL;
         free(c->metrics_textfile);
         c->metrics_textfile = NULL;
+        free(c->export_dir);
+        c->export_dir = NULL;
 }
 
 __attribute__((format(printf, 3, 4)))
@@ -356,7 +364,7 @@ static char *key_expected(const struct config_key *k)
                 n = asprintf(&s, "an absolute directory path of at most %u bytes", CONFIG_CACHE_DIRECTORY_MAX);
                 break;
         case KEY_FILE:
-                n = asprintf(&s, "an absolute file path of at most %u bytes, or nothing", CONFIG_CACHE_DIRECTORY_MAX);
+                n = asprintf(&s, "an absolute path of at most %u bytes, or nothing", CONFIG_CACHE_DIRECTORY_MAX);
                 break;
         }
         return n < 0 ? NULL : s;

@@ -58,6 +58,11 @@
 #define CONFIG_METRICS_INTERVAL_MS_DEFAULT  15000u
 #define CONFIG_METRICS_INTERVAL_MS_MIN      1000u
 #define CONFIG_METRICS_INTERVAL_MS_MAX      3600000u
+#define CONFIG_EXPORT_INTERVAL_MS_DEFAULT   60000u
+#define CONFIG_EXPORT_INTERVAL_MS_MIN       1000u
+#define CONFIG_EXPORT_INTERVAL_MS_MAX       86400000u
+#define CONFIG_EXPORT_KEEP_DEFAULT          10u
+#define CONFIG_EXPORT_KEEP_MAX              100000u
 #define CONFIG_UNWIND_CACHE_MAX_MB_MAX      1048576u
 #define CONFIG_UNWIND_CACHE_MAX_MB_DEFAULT  256u
 
@@ -110,6 +115,10 @@ struct memleakd_config {
         char *metrics_textfile;         /* metrics_textfile: absolute; the Prometheus metrics
                                          * written there (node_exporter's textfile collector); NULL: not */
         uint64_t metrics_interval_ms;   /* metrics_interval_ms: between two writes of it */
+        char *export_dir;               /* export_dir: absolute; each live target's pprof profile
+                                         * written there; NULL: not */
+        uint64_t export_interval_ms;    /* export_interval_ms: between two exports */
+        uint32_t export_keep;           /* export_keep: a pid's profiles kept there */
         struct config_targets targets;  /* the [target] sections of every file, in order */
 };
 

@@ -236,6 +236,12 @@ static void done(void *data, bool cancelled)
 {
         struct report_request *rr = data;
 
+        if (!rr->request && rr->job->export_dir) {
+                manager_export_written(rr->m, cancelled ? -ECANCELED : rr->job->export_result);
+                report_job_free(rr->job);
+                free(rr);
+                return;
+        }
         if (!rr->request) {
                 manager_metrics_written(rr->m, cancelled ? -ECANCELED : -rr->job->metrics_errno);
                 report_job_free(rr->job);
@@ -263,7 +269,7 @@ int manager_report_start(struct manager *m, struct server_request *sreq, const s
         int r;
 
         assert(m);
-        assert(sreq || req->cmd == MEMLEAK_CMD_METRICS);
+        assert(sreq || req->cmd == MEMLEAK_CMD_METRICS || req->cmd == MEMLEAK_CMD_REPORT);
         assert(req);
         assert(error);
         /* A target that just exited (memleakctl run asks the moment its program exits) is reported
@@ -317,6 +323,11 @@ int manager_report_start(struct manager *m, struct server_request *sreq, const s
         if (job->metrics) {
                 job->metrics_daemon = manager_metrics_daemon(m);
                 if (!sreq && !(job->metrics_path = strdup(m->config.metrics_textfile)))
+                        r = -ENOMEM;
+        } else if (!sreq) {
+                /* no one asked: export_dir's */
+                job->export_keep = m->config.export_keep;
+                if (!(job->export_dir = strdup(m->config.export_dir)))
                         r = -ENOMEM;
         }
         for (size_t i = 0; i < m->n_targets && r >= 0; i++)

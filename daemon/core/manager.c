@@ -130,6 +130,7 @@ static int on_snapshot_timer(sd_event_source *s, uint64_t usec, void *userdata)
         manager_state_save(m);  /* a target that began recording since */
         manager_state_save_rings(m);
         manager_metrics_tick(m);
+        manager_export_tick(m);
 
         m->snapshot_cost.last_usec = now_monotonic_usec() - start;
         m->snapshot_cost.last_rows = rows;

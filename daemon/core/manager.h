@@ -86,6 +86,11 @@ struct manager {
                 uint64_t written_usec;          /* CLOCK_MONOTONIC: the last one began */
                 int last_error;                 /* its failure (logged once), 0 */
         } metrics;
+        struct {
+                bool pending;                   /* an export to export_dir under way */
+                uint64_t started_usec;          /* CLOCK_MONOTONIC: the last one began */
+                int last_error;                 /* its failure (logged once), 0 */
+        } export;
 };
 
 /* manager-metrics.c: the Prometheus metrics, asked for or written to metrics_textfile */
@@ -94,6 +99,11 @@ struct metrics_daemon manager_metrics_daemon(const struct manager *m);
 void manager_metrics_tick(struct manager *m);
 /* A write of it done: r (-errno) logged when it failed anew. */
 void manager_metrics_written(struct manager *m, int r);
+
+/* manager-export.c: each live target's pprof profile in export_dir, every export_interval_ms */
+void manager_export_tick(struct manager *m);
+/* An export done: r the files written, or -errno (logged when it failed anew). */
+void manager_export_written(struct manager *m, int r);
 
 /* manager-state.c: what a restart adopts, kept up to date */
 /* Whether t is left recording when the daemon goes (and listed in the state file). */

@@ -11,6 +11,7 @@
 #include "bpf-loader.h"
 #include "counters.h"
 #include "counters-json.h"
+#include "export-files.h"
 #include "json-util.h"
 #include "kernel-symbols.h"
 #include "macro.h"
@@ -64,6 +65,7 @@ struct report_job *report_job_free(struct report_job *j)
         free(j->targets);
         free(j->frame);
         free(j->metrics_path);
+        free(j->export_dir);
         free(j);
         return NULL;
 }
@@ -509,6 +511,16 @@ void report_job_run(void *job)
         /* Names resolved here stay valid until the reply is encoded, whatever the loop releases. */
         symbolizer_read_begin(j->syms);
         reply = j->metrics ? build_metrics(j, &error) : build_reply(j, &error);
+        if (j->export_dir) {
+                /* export_dir: the files are the result, their names valid UTF-8; no one to reply to */
+                cJSON *report = cJSON_GetObjectItemCaseSensitive(reply, RF_REPORT);
+
+                j->export_result = report && json_strings_map(report, utf8_needs_repair, utf8_repair) >= 0 ?
+                                   export_files_write(j->export_dir, report, j->export_keep, now_realtime_usec()) :
+                                   -ENOMEM;
+                symbolizer_read_end(j->syms);
+                return;
+        }
         if (!reply)
                 reply = memleak_response_new_error(j->id, ENOMEM, error ? error : "Out of memory");
         /* Names a traced process chose may be any bytes: the wire carries valid UTF-8 only. */

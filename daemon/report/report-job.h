@@ -103,6 +103,11 @@ struct report_job {
         struct metrics_daemon metrics_daemon;
         char *metrics_path;
         int metrics_errno;              /* made by it: writing metrics_path failed (0: it did not) */
+        /* the report written as pprof files, one per live target, into export_dir (owned;
+         * export-files.h), export_keep a pid's files kept; no reply */
+        char *export_dir;
+        uint32_t export_keep;
+        int export_result;              /* made by it: the files written, or the first -errno */
         /* made by it */
         uint64_t perf_map_bytes;        /* the perf maps it read (REPORT_JOB_PERF_MAP_BUDGET) */
         char *frame;                    /* the reply, encoded */

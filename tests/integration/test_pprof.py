@@ -10,6 +10,7 @@ import json
 import os
 import re
 import subprocess
+import time
 import unittest
 
 import harness
@@ -257,6 +258,33 @@ class PprofTest(harness.DaemonTestCase):
         with open(folded) as f:
             lines = f.read().splitlines()
         self.assertIn(7000, [int(line.rsplit(' ', 1)[1]) for line in lines if line.endswith(';leak_direct 7000')])
+
+    def test_export_dir_holds_each_target_s_newest_profiles(self):
+        # memleakd.conf's export_dir: each live target's profile every interval, the newest 2 kept
+        directory = os.path.join(self.workdir, 'profiles')
+        os.mkdir(directory)
+        daemon = self.start_daemon(config={'export_dir': directory, 'export_interval_ms': 1000, 'export_keep': 2})
+        program = self.start_program(PROGRAM)
+        daemon.attach(program.pid)
+        program.run_leaks()
+        self.wait_for_totals(daemon, program.pid, NAMES, EXPECTED)
+        prefix = f'memleakd-{program.pid}-leak-pprof-'
+
+        def files():
+            return sorted(n for n in os.listdir(directory) if n.startswith(prefix) and n.endswith('.pb.gz'))
+
+        def newest_has_every_leak():
+            names = files()
+            if not names:
+                return False
+            out, rows = self.top(os.path.join(directory, names[-1]))
+            return rows.get('leak_direct') == (7000, 7000) and rows.get('leak_big') == (1 << 20, 1 << 20)
+
+        self.assertTrue(harness.wait_until(newest_has_every_leak, 30, interval=0.5), files())
+        # a few intervals more: still the newest two, and nothing else in the directory
+        time.sleep(3.5)
+        self.assertEqual(len(files()), 2, os.listdir(directory))
+        self.assertEqual(sorted(os.listdir(directory)), files())
 
     def test_pprof_is_refused_on_a_terminal_and_with_json(self):
         daemon = self.start_daemon()

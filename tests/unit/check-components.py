@@ -66,7 +66,9 @@ def check_includes(root, order, deps, problems):
     for comp in order:
         for h in headers_of(os.path.join(daemon, comp)):
             owner[h] = comp
-    common = headers_of(os.path.join(root, 'common'))
+    # common/'s headers, and those protoc-c makes from its .proto files (profile.pb-c.h)
+    common = (headers_of(os.path.join(root, 'common'))
+              | {f[:-len('.proto')] + '.pb-c.h' for f in os.listdir(os.path.join(root, 'common')) if f.endswith('.proto')})
     generated = {'memleak.skel.h'}
     for comp in order:
         directory = os.path.join(daemon, comp)
@@ -84,10 +86,8 @@ def check_includes(root, order, deps, problems):
                     problems.append(f'daemon/{comp}/{name} includes "{inc}" of daemon/{owner[inc]}, '
                                     f'which daemon/{comp}/meson.build does not declare')
     client = os.path.join(root, 'client')
-    # and the headers the build makes from its pages (embed-text.py: html-report.html.h) and from
-    # its .proto files (protoc-c: profile.pb-c.h)
-    own = (headers_of(client) | {f + '.h' for f in os.listdir(client) if f.endswith('.html')}
-           | {f[:-len('.proto')] + '.pb-c.h' for f in os.listdir(client) if f.endswith('.proto')})
+    # and the headers the build makes from its pages (embed-text.py: html-report.html.h)
+    own = headers_of(client) | {f + '.h' for f in os.listdir(client) if f.endswith('.html')}
     for name in sorted(os.listdir(client)):
         if name.endswith(('.c', '.h')):
             for inc in INCLUDE.findall(read(os.path.join(client, name))):

@@ -25,6 +25,7 @@ static const char *const all_keys[] = {
         "symbols_max_section_mb", "exited_max_mb", "unwind", "verdict_min_snapshots", "verdict_noise_factor",
         "verdict_flat_bytes", "verdict_flat_percent", "auto_sample_percent", "cache_directory", "unwind_cache_max_mb",
         "state_directory", "bpf_pin_directory", "metrics_textfile", "metrics_interval_ms",
+        "export_dir", "export_interval_ms", "export_keep",
 };
 
 static char *tmp_dir;
@@ -88,7 +89,9 @@ static bool config_equal(const struct memleakd_config *a, const struct memleakd_
                 str_eq_or_null(a->state_directory, b->state_directory) &&
                 str_eq_or_null(a->bpf_pin_directory, b->bpf_pin_directory) &&
                 str_eq_or_null(a->metrics_textfile, b->metrics_textfile) &&
-                a->metrics_interval_ms == b->metrics_interval_ms;
+                a->metrics_interval_ms == b->metrics_interval_ms &&
+                str_eq_or_null(a->export_dir, b->export_dir) &&
+                a->export_interval_ms == b->export_interval_ms && a->export_keep == b->export_keep;
 }
 
 /* Expect text to fail with -EINVAL and exactly the message "<conf_path>:<rest>". */
@@ -431,6 +434,21 @@ static void metrics_keys_parse(void)
         assert_invalid("metrics_textfile", "/var/lib/node-exporter/");
         assert_invalid("metrics_interval_ms", "999");
         assert_invalid("metrics_interval_ms", "3601s");
+        c = parse_one("export_dir", "/var/lib/memleakd/profiles");
+        ASSERT_STREQ(c.export_dir, "/var/lib/memleakd/profiles");
+        ASSERT_EQ(c.export_interval_ms, 60000);
+        ASSERT_EQ(c.export_keep, 10);
+        config_done(&c);
+        c = parse_one("export_keep", "3");
+        ASSERT_EQ(c.export_keep, 3);
+        ASSERT_TRUE(c.export_dir == NULL);
+        config_done(&c);
+        ASSERT_TRUE(!config_key_reloadable("export_dir"));
+        ASSERT_TRUE(config_key_reloadable("export_interval_ms"));
+        ASSERT_TRUE(config_key_reloadable("export_keep"));
+        assert_invalid("export_dir", "profiles");
+        assert_invalid("export_keep", "0");
+        assert_invalid("export_interval_ms", "86401s");
 }
 
 static void interval_accepts_ms_and_s_suffixes(void)

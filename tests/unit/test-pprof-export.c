@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Unit tests for client/pprof-export.c: a hand-written report in, the profile it packs decoded
+/* Unit tests for common/pprof-export.c: a hand-written report in, the profile it packs decoded
  * again by protobuf-c (and gunzip'd by zlib) and every field checked. */
 #include <errno.h>
 #include <stdio.h>

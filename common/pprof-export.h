@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* A report as a pprof profile (google/pprof's profile.proto, client/profile.proto), the input of
+/* A report as a pprof profile (google/pprof's profile.proto, common/profile.proto), the input of
  * go tool pprof, Pyroscope, Parca and speedscope: encoded by protobuf-c, then gzip'd as pprof
  * files are (pure: cJSON in, bytes out). */
 #pragma once
