@@ -223,6 +223,33 @@ static uint64_t num(const cJSON *o, const char *a, const char *b)
         return (uint64_t)v->valuedouble;
 }
 
+/* A live target's stack its scan has nothing of (its blocks came after the scan) is no lost
+ * evidence; at an exit, where every block was there to scan, it cannot be decided. */
+static void gate_does_not_judge_a_live_stack_newer_than_its_scan(void)
+{
+        static const char live[] =
+                "{\"top\":1000000,"
+                " \"targets\":[{\"pid\":7,\"comm\":\"srv\",\"exited\":false,\"verdicts_qualified\":false,"
+                "   \"reachability\":{\"error\":null,\"partial\":null,\"at_exit\":false}}],"
+                " \"stacks\":[{\"pid\":7,\"mmap\":false,\"bytes\":333,\"allocs\":1,\"verdict\":\"churn\","
+                "   \"frames\":[{\"symbol\":\"refill\"}],\"reachability\":null}],"
+                " \"other\":{\"stacks\":0,\"bytes\":0,\"allocs\":0}}";
+        _cleanup_json_ cJSON *report = report_of(live), *at_exit = report_of(live);
+        struct gate_result r;
+
+        ASSERT_EQ(gate_apply(report, NULL, GATE_LOST, 3, 1000000, &r), 0);
+        ASSERT_TRUE(!r.failed);
+        ASSERT_EQ(cJSON_GetArraySize(r.undecided), 0);
+        gate_result_done(&r);
+        cJSON_ReplaceItemInObjectCaseSensitive(
+                cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(at_exit, "targets"), 0),
+                                                 "reachability"), "at_exit", cJSON_CreateTrue());
+        ASSERT_EQ(gate_apply(at_exit, NULL, GATE_LOST, 3, 1000000, &r), 0);
+        ASSERT_TRUE(r.failed);
+        ASSERT_EQ(cJSON_GetArraySize(r.undecided), 1);
+        gate_result_done(&r);
+}
+
 static void gate_fails_on_lost_blocks_and_passes_once_suppressed(void)
 {
         _cleanup_json_ cJSON *report = report_of(run_report), *again = report_of(run_report);
@@ -449,6 +476,7 @@ int main(void)
                 TEST(suppressions_file_is_bounded),
                 TEST(pattern_matches_as_leaksanitizer_does),
                 TEST(stack_matches_by_function_module_or_file_innermost_first),
+                TEST(gate_does_not_judge_a_live_stack_newer_than_its_scan),
                 TEST(gate_fails_on_lost_blocks_and_passes_once_suppressed),
                 TEST(gate_on_outstanding_counts_reachable_blocks_and_mappings),
                 TEST(gate_cannot_decide_lost_without_a_scan),
