@@ -13,6 +13,7 @@
 #include <sys/statfs.h>
 #include <unistd.h>
 #include "cgroup-path.h"
+#include "dir-stream.h"
 #include "fd-text.h"
 #include "macro.h"
 #include "proc-children.h"
@@ -268,20 +269,14 @@ static int walk(int dir_fd, unsigned depth, visit_fn fn, void *userdata)
 {
         _cleanup_(closedirp) DIR *d = NULL;
         struct dirent *de;
-        int fd, r;
+        int r;
 
         r = fn(dir_fd, userdata);
         if (r < 0 || depth == 0)
                 return r;
-        fd = openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (fd < 0)
-                return -errno;
-        d = fdopendir(fd);
-        if (!d) {
-                r = -errno;
-                close(fd);
+        r = dir_stream_open(dir_fd, &d);
+        if (r < 0)
                 return r;
-        }
         while ((de = readdir(d))) {
                 _cleanup_close_ int sub = -EBADF;
 

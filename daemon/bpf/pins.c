@@ -15,6 +15,7 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 #include "memleak.skel.h"
+#include "dir-stream.h"
 #include "pins.h"
 #include "util.h"
 
@@ -127,19 +128,13 @@ static bool has_map_pins(int dir_fd)
 /* Calls fn on each LAYOUT_PREFIX entry of dir_fd; stops at a nonzero return, which it returns. */
 static int each_layout(int dir_fd, int (*fn)(int dir_fd, const char *name, void *userdata), void *userdata)
 {
-        int fd = openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         struct dirent *de;
-        int r = 0;
         DIR *d;
+        int r;
 
-        if (fd < 0)
-                return -errno;
-        d = fdopendir(fd);
-        if (!d) {
-                r = -errno;
-                close(fd);
+        r = dir_stream_open(dir_fd, &d);
+        if (r < 0)
                 return r;
-        }
         while (r == 0 && (de = readdir(d)))
                 if (strncmp(de->d_name, LAYOUT_PREFIX, strlen(LAYOUT_PREFIX)) == 0)
                         r = fn(dir_fd, de->d_name, userdata);

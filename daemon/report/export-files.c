@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "dir-stream.h"
 #include "export-files.h"
 #include "json-util.h"
 #include "macro.h"
@@ -78,19 +79,13 @@ static int rotate(int dir_fd, int64_t pid, uint32_t keep)
         char **names = NULL;
         size_t n = 0, room = 0;
         struct dirent *de;
-        int fd, r = 0;
         DIR *d;
+        int r;
 
         snprintf(prefix, sizeof(prefix), "memleakd-%" PRId64 "-", pid);
-        fd = openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (fd < 0)
-                return -errno;
-        d = fdopendir(fd);
-        if (!d) {
-                r = -errno;
-                close(fd);
+        r = dir_stream_open(dir_fd, &d);
+        if (r < 0)
                 return r;
-        }
         while ((de = readdir(d))) {
                 size_t len = strlen(de->d_name);
 

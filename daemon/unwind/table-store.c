@@ -17,6 +17,7 @@
 #include "macro.h"
 #include "table-file.h"
 #include "table-store.h"
+#include "dir-stream.h"
 
 #define TMP_PREFIX ".tmp-"
 
@@ -75,17 +76,11 @@ static int store_trim(struct table_store *s, bool remove_tmp)
         size_t n = 0, allocated = 0, evicted = 0;
         uint64_t total = 0;
         struct dirent *de;
-        int fd, r = 0;
+        int r = 0;
 
-        fd = openat(s->dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (fd < 0)
-                return -errno;
-        d = fdopendir(fd);
-        if (!d) {
-                r = -errno;
-                close(fd);
+        r = dir_stream_open(s->dir_fd, &d);
+        if (r < 0)
                 return r;
-        }
         while ((de = readdir(d))) {
                 struct stat st;
 
