@@ -314,6 +314,8 @@ int manager_report_start(struct manager *m, struct server_request *sreq, const s
                 .min_age_s = req->min_age_s, .max_stack_depth = m->config.max_stack_depth,
                 .thresholds = manager_verdict_thresholds(m),
                 .only_verdict = req->verdict,   /* the same encoding: 0, or 1 + the verdict */
+                /* export_dir's too: every stack, each distinct frame once */
+                .locations = req->locations || !sreq,
                 .max_pause_ms = m->config.reachability_max_pause_ms,
                 .concurrent_stop_ms = m->config.reachability_concurrent ?
                                       m->config.reachability_concurrent_max_stop_ms : 0,

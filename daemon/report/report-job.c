@@ -410,6 +410,7 @@ static cJSON *build_reply(struct report_job *j, char **error)
                 .resolve = resolve_frame,
                 .assess = assess_stack,
                 .only_verdict = j->only_verdict,
+                .locations = j->locations,
                 .userdata = j,
         });
         reply = memleak_response_new_ok(j->id);

@@ -93,6 +93,7 @@ struct report_job {
         uint32_t max_stack_depth;
         struct leak_verdict_thresholds thresholds;
         int only_verdict;               /* report.h's */
+        bool locations;                 /* report.h's: a table of locations, each stack raw text */
         uint64_t max_pause_ms;          /* a live scan's bound */
         uint64_t concurrent_stop_ms;    /* a live scan tried concurrently first, each stop within
                                          * this; 0: not (reach_scan_live) */

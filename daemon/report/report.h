@@ -89,6 +89,9 @@ struct report_params {
         int only_verdict;               /* 1 + the enum leak_verdict of the only stacks to list
                                          * (the others go to "other"; "growing" lists those with
                                          * lost blocks too); 0: every stack */
+        bool locations;                 /* each distinct frame once in the report's "locations",
+                                         * each stack's "locations" its indices; each stack then
+                                         * a raw JSON text (cJSON_Raw) in valid UTF-8 */
         void *userdata;
 };
 
