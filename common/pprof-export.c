@@ -15,6 +15,7 @@
 #include "pprof-export.h"
 #include "profile.pb-c.h"
 #include "reply-fields.h"
+#include "report-stacks.h"
 #include "util.h"
 
 typedef Perftools__Profiles__Profile Profile;
@@ -645,8 +646,8 @@ static int value_type(struct builder *b, const char *type, const char *unit, Val
 int pprof_export_encode(const cJSON *report, uint8_t **ret, size_t *ret_size)
 {
         _cleanup_(builder_done) struct builder b = { .report = report };
-        const cJSON *stacks = cJSON_GetObjectItemCaseSensitive(report, RF_STACKS), *stack, *t,
-                *generated_at = cJSON_GetObjectItemCaseSensitive(report, RF_GENERATED_AT);
+        _cleanup_(report_stacks_done) struct report_stacks rs = {};
+        const cJSON *item, *t, *generated_at = cJSON_GetObjectItemCaseSensitive(report, RF_GENERATED_AT);
         Profile p = PERFTOOLS__PROFILES__PROFILE__INIT;
         ValueType *types[2];
         uint64_t attached_s = 0;
@@ -657,8 +658,9 @@ int pprof_export_encode(const cJSON *report, uint8_t **ret, size_t *ret_size)
         assert(ret);
         assert(ret_size);
 
-        if (!cJSON_IsArray(stacks))
-                return -EBADMSG;
+        r = report_stacks_init(&rs, report);
+        if (r < 0)
+                return r;
         b.targets = cJSON_GetObjectItemCaseSensitive(report, RF_TARGETS);
         if (string_id(&b, "") != 0)             /* string_table[0] is "" */
                 return -ENOMEM;
@@ -671,8 +673,12 @@ int pprof_export_encode(const cJSON *report, uint8_t **ret, size_t *ret_size)
                 return r;
         inuse_space = types[1]->type;
 
-        cJSON_ArrayForEach(stack, stacks) {
-                r = stack_add(&b, stack);
+        cJSON_ArrayForEach(item, rs.stacks) {
+                _cleanup_json_ cJSON *stack = NULL;
+
+                r = report_stacks_open(&rs, item, NULL, NULL, &stack);
+                if (r >= 0)
+                        r = stack_add(&b, stack);
                 if (r < 0)
                         return r;
         }

@@ -91,7 +91,7 @@ class JitTest(harness.DaemonTestCase):
                             os.path.join(harness.PROGRAMS_DIR, PROGRAM), '--keep-perf-map'],
                            input=b'go\n\n', capture_output=True, timeout=60)
         with open(out) as f:
-            report = json.load(f)
+            report = harness.load_json_file(f)
         pid = report['targets'][0]['pid']
         self.addCleanup(lambda: os.path.exists(f'/tmp/perf-{pid}.map') and os.unlink(f'/tmp/perf-{pid}.map'))
         self.assertEqual(r.returncode, 0, r.stderr)

@@ -88,7 +88,7 @@ def kernel_links_of(prog_ids):
     """Links anywhere on the system that run one of prog_ids on an event, from bpftool (not the
     iterator the snapshot tick reads the per-stack totals through, which the daemon always has)."""
     out = subprocess.run(['bpftool', 'link', 'list', '-j'], capture_output=True, text=True, check=True).stdout
-    return [link for link in json.loads(out or '[]')
+    return [link for link in harness.load_json(out or '[]')
             if link.get('prog_id') in prog_ids and link.get('type') != 'iter']
 
 
@@ -367,12 +367,12 @@ class KernelTargetTest(harness.DaemonTestCase):
     def test_kernel_target_errors(self):
         daemon = self.start_daemon()
         r = daemon.ctl('--json', 'detach', '--kernel')
-        self.assertEqual((r.returncode, json.loads(r.stdout)['error']['code']), (1, 'ESRCH'), r)
+        self.assertEqual((r.returncode, harness.load_json(r.stdout)['error']['code']), (1, 'ESRCH'), r)
         r = daemon.ctl('--json', 'report', '--kernel')
-        self.assertEqual((r.returncode, json.loads(r.stdout)['error']['code']), (1, 'ESRCH'), r)
+        self.assertEqual((r.returncode, harness.load_json(r.stdout)['error']['code']), (1, 'ESRCH'), r)
         self.attach_kernel(daemon)
         r = daemon.ctl('--json', 'attach', '--kernel')
-        self.assertEqual((r.returncode, json.loads(r.stdout)['error']['code']), (1, 'EEXIST'), r)
+        self.assertEqual((r.returncode, harness.load_json(r.stdout)['error']['code']), (1, 'EEXIST'), r)
         for bad in (['attach', '--kernel', '--pid', '1'], ['attach', '--kernel-filter', 'pid=1', '--pid', '1'],
                     ['attach', '--kernel', '--kernel-filter', 'uid=0'],
                     ['attach', '--kernel', '--kernel-filter', 'comm=0123456789abcdef'],

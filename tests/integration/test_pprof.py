@@ -131,7 +131,7 @@ class PprofTest(harness.DaemonTestCase):
         def stacks(report):     # what does not move with the snapshots (verdicts do)
             return [(s['stack_id'], s['bytes'], s['allocs'], s['frames']) for s in report['stacks']]
         with open(path) as f:
-            self.assertEqual(stacks(json.load(f)), stacks(daemon.report(pid=program.pid)))
+            self.assertEqual(stacks(harness.load_json_file(f)), stacks(daemon.report(pid=program.pid)))
 
         # an exact target: no period, no estimate, the file's mapping named
         raw = self.pprof(profile, '-raw')
