@@ -14,7 +14,6 @@
 #include "output-file.h"
 #include "protocol.h"
 #include "reply-fields.h"
-#include "report-stacks.h"
 
 #define HTML_DEFAULT_TOP 100
 /* the history's stacks per process (its series, drawn and compared between two snapshots): as
@@ -138,10 +137,8 @@ int cmd_html(struct ctl_context *ctx, int argc, char *argv[])
         r = call_daemon(ctx, "html", &history, &history_reply);
         if (r != CTL_EXIT_OK)
                 return r;
-        /* the page's script reads each stack whole */
-        r = report_stacks_expand(cJSON_GetObjectItemCaseSensitive(report_reply, RF_REPORT));
-        if (r >= 0)
-                r = write_page(a.output, cJSON_GetObjectItemCaseSensitive(report_reply, RF_REPORT),
+        /* the stacks as memleakd sent them (each frame once): the page's script finds their frames */
+        r = write_page(a.output, cJSON_GetObjectItemCaseSensitive(report_reply, RF_REPORT),
                        cJSON_GetObjectItemCaseSensitive(history_reply, RF_HISTORY));
         if (r < 0) {
                 ctl_error(ctx, -r, "html: cannot write %s: %s", a.output ? a.output : "the page to stdout",

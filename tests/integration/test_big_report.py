@@ -122,6 +122,20 @@ class BigReportTest(harness.DaemonTestCase):
             text = f.read()
         self.assertEqual(len(re.findall(rf'(?m)^\t{BLOCK_SIZE} bytes in 1 allocation from stack', text)), STACKS)
         self.assertNotIn('more stacks', text)
+
+        # html: the page holds every stack as memleakd sent them, its script finds their frames
+        path = os.path.join(self.workdir, 'report.html')
+        status, stderr, rss = self.ctl_measured(daemon, 'html', '--pid', program.pid, '--top', TOP, '--output', path)
+        self.assertEqual(status, 0, stderr)
+        print(f'html: {os.path.getsize(path) / (1 << 20):.1f} MiB, memleakctl peak RSS {rss / (1 << 20):.1f} MiB',
+              file=sys.stderr)
+        self.assertLess(os.path.getsize(path), MAX_FILE_BYTES)
+        self.assertLess(rss, MAX_RSS_BYTES)
+        with open(path) as f:
+            page = f.read()
+        data = harness.load_json(page.split('<script type="application/json" id="memleakd-data">', 1)[1]
+                                 .split('</script>', 1)[0])
+        self.assertEqual(len(data['report']['stacks']), STACKS)
         program.finish()
 
 
