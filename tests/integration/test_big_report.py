@@ -25,6 +25,16 @@ TOP = 100000
 MAX_FILE_BYTES = 64 << 20
 MAX_RSS_BYTES = 256 << 20
 CTL_TIMEOUT_S = 300
+# argv: FILE CMD ARGS...: runs CMD in a child forked from this small process, writes "STATUS MAXRSS_KIB"
+MEASURE = """
+import os, sys
+pid = os.fork()
+if pid == 0:
+    os.execv(sys.argv[2], sys.argv[2:])
+_, status, usage = os.wait4(pid, 0)
+with open(sys.argv[1], 'w') as f:
+    f.write(f'{os.waitstatus_to_exitcode(status)} {usage.ru_maxrss}')
+"""
 
 
 def chain_number(symbols):
@@ -40,14 +50,19 @@ def chain_number(symbols):
 class BigReportTest(harness.DaemonTestCase):
 
     def ctl_measured(self, daemon, *args):
-        """memleakctl ARGS (its output to a file): (its status, stderr, its peak RSS in bytes)."""
+        """memleakctl ARGS (its output to a file): (its status, stderr, its peak RSS in bytes).
+
+        It is forked by a small python of its own: a process's peak RSS counts the memory of the
+        process it was exec'd from (the kernel keeps the old one's high-water mark at exec), and
+        this test's own, which holds a parsed report of 65,536 stacks, is hundreds of MB."""
         cmd = [harness.MEMLEAKCTL, '--socket', daemon.socket_path] + [str(a) for a in args]
-        with subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.PIPE) as proc:
-            stderr = proc.stderr.read().decode(errors='replace')
-            _, status, usage = os.wait4(proc.pid, 0)
-            proc.returncode = os.waitstatus_to_exitcode(status)
-        return proc.returncode, stderr, usage.ru_maxrss * 1024     # ru_maxrss: KiB
+        measured = os.path.join(self.workdir, 'measured')
+        r = subprocess.run([sys.executable, '-c', MEASURE, measured, *cmd], stdin=subprocess.DEVNULL,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=CTL_TIMEOUT_S)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(measured) as f:
+            status, maxrss_kib = map(int, f.read().split())
+        return status, r.stderr.decode(errors='replace'), maxrss_kib * 1024
 
     def write_report(self, daemon, pid, fmt, bounded=True):
         """report --top 100000 --format fmt to a file: its path, once its bounds are checked (the
