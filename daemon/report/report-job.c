@@ -2,6 +2,7 @@
 /* A report built on the worker thread, from what the event loop copied into the job. */
 #include <assert.h>
 #include <errno.h>
+#include <malloc.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -520,6 +521,8 @@ void report_job_run(void *job)
                                    export_files_write(j->export_dir, report, j->export_keep, now_realtime_usec()) :
                                    -ENOMEM;
                 symbolizer_read_end(j->syms);
+                cJSON_Delete(TAKE_PTR(reply));
+                (void)malloc_trim(0);   /* as below */
                 return;
         }
         if (!reply)
@@ -528,4 +531,8 @@ void report_job_run(void *job)
         if (reply && json_strings_map(reply, utf8_needs_repair, utf8_repair) >= 0)
                 j->frame = memleak_frame_encode(reply, &j->frame_len);
         symbolizer_read_end(j->syms);
+        /* a report of 100,000 stacks built and printed some 150 MB here: given back (the encoded
+         * reply, mapped apart, goes once it is sent) */
+        cJSON_Delete(TAKE_PTR(reply));
+        (void)malloc_trim(0);
 }
