@@ -186,6 +186,9 @@ static size_t resolve_frame(void *userdata, pid_t pid, uint64_t addr, struct fra
                         return 0;
                 ret[0] = (struct frame_symbol) {
                         .symbol = info.symbol, .has_offset = true, .offset = info.offset, .module = info.module,
+                        /* the image's; a module's or a BPF program's: none known */
+                        .build_id = info.module && strcmp(info.module, "[kernel]") == 0 ?
+                                    kernel_symbols_build_id(t->kernel) : NULL,
                 };
                 return 1;
         }

@@ -62,9 +62,9 @@ static const char report_json[] =
         "     \"module\":\"/tmp/leaky\",\"module_offset\":4864,\"build_id\":\"5f2b8c4e9a1d3f607182a3b4c5d6e7f809a1b2c3\",\"file\":\"/src/leaky.c\",\"line\":40}]},"
         "  {\"pid\":0,\"mmap\":false,\"bytes\":512,\"allocs\":2,\"stack_error\":null,\"frames\":["
         "    {\"addr\":\"0xffffffff81234567\",\"symbol\":\"kmalloc_trace\",\"offset\":71,\"inlined\":false,"
-        "     \"module\":\"[kernel]\",\"module_offset\":null,\"build_id\":null,\"file\":null,\"line\":null},"
+        "     \"module\":\"[kernel]\",\"module_offset\":null,\"build_id\":\"4a5a9b0a\",\"file\":null,\"line\":null},"
         "    {\"addr\":\"0xffffffff81200000\",\"symbol\":\"do_syscall_64\",\"offset\":50,\"inlined\":false,"
-        "     \"module\":\"[kernel]\",\"module_offset\":null,\"build_id\":null,\"file\":null,\"line\":null}]}],"
+        "     \"module\":\"[kernel]\",\"module_offset\":null,\"build_id\":\"4a5a9b0a\",\"file\":null,\"line\":null}]}],"
         " \"other\":{\"stacks\":3,\"bytes\":96,\"allocs\":3},"
         " \"lost\":{\"allocs_map_full\":0,\"stack_efault\":2,\"stack_table_full\":0},"
         " \"suppressed\":{\"file\":\"/ci/lsan.supp\",\"stacks\":2,\"allocs\":4,\"bytes\":640,\"patterns\":[]}}";
@@ -329,6 +329,7 @@ static void pprof_samples_are_stacks_with_their_labels_and_inlined_lines(void)
         ASSERT_EQ(s->n_location_id, 2);
         m = mapping(p, location(p, s->location_id[0])->mapping_id);
         ASSERT_STREQ(str(p, m->filename), "[kernel]");
+        ASSERT_STREQ(str(p, m->build_id), "4a5a9b0a");
         ASSERT_EQ(m->file_offset, 0);
         ASSERT_EQ(m->memory_start, 0xffffffff81200000);
         ASSERT_EQ(m->memory_limit, 0xffffffff81234568);
