@@ -50,6 +50,9 @@ struct report_job *report_job_free(struct report_job *j)
                 return NULL;
         for (size_t i = 0; i < j->n_targets; i++) {
                 stack_rows_done(&j->targets[i].frozen);
+                for (size_t k = 0; j->targets[i].kept_build_ids && k < j->targets[i].modules.n; k++)
+                        free(j->targets[i].kept_build_ids[k]);
+                free(j->targets[i].kept_build_ids);
                 module_map_done(&j->targets[i].modules);
                 free(j->targets[i].build_ids);
                 free(j->targets[i].forwarders);
@@ -147,14 +150,17 @@ static bool assess_stack(void *userdata, const struct stack_row *row, struct lea
         return true;
 }
 
-/* The build ID of the file of t's mapping mm, as hex: looked up once a job per mapping; NULL
- * when it has none (or the file is not registered: then nothing says which build it was). */
+/* The build ID of the file of t's mapping mm, as hex: the one its kept record says (an exited
+ * target read back: its file may have been rebuilt since), else looked up once a job per mapping;
+ * NULL when it has none (or the file is not registered: then nothing says which build it was). */
 static const char *mapping_build_id(struct report_job *j, struct report_job_target *t,
                                     const struct module_mapping *mm)
 {
         size_t i = (size_t)(mm - t->modules.mappings);
         const char *id;
 
+        if (t->kept_build_ids)
+                return t->kept_build_ids[i];
         if (!t->build_ids && t->modules.n > 0)
                 t->build_ids = calloc(t->modules.n, sizeof(*t->build_ids));
         if (!t->build_ids)      /* no memory to keep it: looked up for this frame alone */
