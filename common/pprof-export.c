@@ -234,7 +234,7 @@ static int function_id(struct builder *b, const char *symbol, const char *file, 
  * 0 for a frame without a module. */
 static int mapping_id(struct builder *b, uint64_t pid, const cJSON *frame, uint64_t addr, uint64_t *ret)
 {
-        const char *module = get_str(frame, RF_MODULE);
+        const char *module = get_str(frame, RF_MODULE), *build_id = get_str(frame, RF_BUILD_ID);
         uint64_t offset, bias = 0;
         bool has_offset;
         struct mapping_state *s;
@@ -257,6 +257,8 @@ static int mapping_id(struct builder *b, uint64_t pid, const cJSON *frame, uint6
                 r = key_buf_put(&b->key, &has_offset, sizeof(has_offset));
         if (r >= 0)
                 r = key_buf_put_str(&b->key, module);
+        if (r >= 0)     /* an exited target's build and a live one's at the same place are two */
+                r = key_buf_put_str(&b->key, build_id);
         if (r < 0)
                 return r;
         r = id_table_get_or_add(&b->mappings, &b->arena, b->key.data, b->key.len, b->n_mappings + 1, &id, NULL);
@@ -264,9 +266,9 @@ static int mapping_id(struct builder *b, uint64_t pid, const cJSON *frame, uint6
                 return r;
         if (r == 0) {
                 Mapping *m = arena_alloc(&b->arena, sizeof(*m));
-                int64_t filename = string_id(b, module);
+                int64_t filename = string_id(b, module), build = string_id(b, build_id);
 
-                if (!m || filename < 0)
+                if (!m || filename < 0 || build < 0)
                         return -ENOMEM;
                 if (b->n_mappings == b->cap_mappings) {
                         size_t cap = b->cap_mappings ? b->cap_mappings * 2 : 16;
@@ -280,6 +282,7 @@ static int mapping_id(struct builder *b, uint64_t pid, const cJSON *frame, uint6
                 perftools__profiles__mapping__init(m);
                 m->id = id;
                 m->filename = filename;
+                m->build_id = build;    /* "" (0) for none: pprof's own way to say so */
                 m->memory_start = addr;
                 m->memory_limit = addr + 1;
                 b->mapping_states[b->n_mappings++] = (struct mapping_state) {
@@ -363,6 +366,8 @@ static int location_id(struct builder *b, uint64_t pid, const cJSON *first, size
                         r = key_buf_put_str(&b->key, get_str(f, RF_FILE));
                 if (r >= 0)
                         r = key_buf_put_str(&b->key, get_str(f, RF_MODULE));
+                if (r >= 0)
+                        r = key_buf_put_str(&b->key, get_str(f, RF_BUILD_ID));
                 if (r >= 0)
                         r = key_buf_put(&b->key, &line_no, sizeof(line_no));
         }

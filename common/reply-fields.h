@@ -39,6 +39,7 @@
 #define RF_BLOCKS_FREED             "blocks_freed"
 #define RF_BLOCKS_OVERLAPPING       "blocks_overlapping"
 #define RF_BLOCKS_UNREADABLE        "blocks_unreadable"
+#define RF_BUILD_ID                 "build_id"
 #define RF_BUILDING                 "building"
 #define RF_BYTES                    "bytes"
 #define RF_BYTES_DELTA              "bytes_delta"
@@ -454,7 +455,7 @@
  * docs: report */
 #define REPLY_FRAME(X) \
         X(RF_ADDR) X(RF_SYMBOL) X(RF_OFFSET) X(RF_INLINED) X(RF_MODULE) X(RF_MODULE_OFFSET) \
-        X(RF_FILE) X(RF_LINE)
+        X(RF_BUILD_ID) X(RF_FILE) X(RF_LINE)
 
 /* A stack's "unwind_stopped".
  * docs: report */

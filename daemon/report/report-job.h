@@ -47,6 +47,12 @@ struct report_job_target {
         uint64_t trend_oldest_usec;
         struct stack_rows frozen;       /* an exited target's rows */
         struct module_map modules;      /* what it maps: names its frames, tells code from data */
+        char **kept_build_ids;          /* an exited target read back from its record: the
+                                         * build ID (hex, owned) of each of modules' mappings' file
+                                         * it kept; NULL entries: none kept; NULL: not one */
+        const char **build_ids;         /* made by the job: modules' mappings' build IDs, each
+                                         * looked up the first time a frame is in it (NULL: not
+                                         * yet; "": none) */
         struct file_range *forwarders;  /* target's: operators whose frames top no stack shown */
         size_t n_forwarders;
         struct kernel_symbols *kernel;  /* the kernel target's symbols (a reference); NULL */

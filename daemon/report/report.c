@@ -274,6 +274,7 @@ static cJSON *frame_to_json(uint64_t addr, const struct frame_symbol *sym)
                 json_add_u64(f, RF_MODULE_OFFSET, sym->module_offset);
         else
                 cJSON_AddNullToObject(f, RF_MODULE_OFFSET);
+        json_add_string_or_null(f, RF_BUILD_ID, sym->module ? sym->build_id : NULL);
         json_add_string_or_null(f, RF_FILE, sym->file);
         if (sym->file && sym->line > 0)
                 cJSON_AddNumberToObject(f, RF_LINE, sym->line);

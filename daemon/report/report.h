@@ -60,6 +60,7 @@ struct frame_symbol {
         const char *module;
         bool has_module_offset;
         uint64_t module_offset;         /* file offset inside module */
+        const char *build_id;           /* module's GNU build ID, lowercase hex */
         const char *file;
         int line;
 };
