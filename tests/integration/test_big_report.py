@@ -153,6 +153,21 @@ class BigReportTest(harness.DaemonTestCase):
         self.assertEqual(len(data['report']['stacks']), STACKS)
         program.finish()
 
+        # a CI gate over every stack of a run, the 10 largest printed: its blocks are reachable
+        # (kept in an array), not lost, and all outstanding at the exit
+        out = os.path.join(self.workdir, 'run.json')
+        r = self.run_ctl(daemon.socket_path, '--json', '--output', out, '--top', 10, '--error-exitcode', 23,
+                         '--fail-on', 'lost,outstanding', '--', program.path, input=b'go\n')
+        self.assertEqual(r.returncode, 23, r.stderr)
+        with open(out) as f:
+            run = harness.load_json_file(f)
+        self.assertEqual(run['gate']['lost'], {'stacks': 0, 'allocs': 0, 'bytes': 0}, run['gate'])
+        self.assertEqual(run['gate']['outstanding'], {'stacks': STACKS, 'allocs': STACKS, 'bytes': TOTAL},
+                         run['gate'])
+        self.assertEqual(len(run['stacks']), 10)
+        self.assertEqual(run['other'], {'stacks': STACKS - 10, 'bytes': TOTAL - 10 * BLOCK_SIZE,
+                                        'allocs': STACKS - 10})
+
 
 if __name__ == '__main__':
     unittest.main()
