@@ -9,9 +9,15 @@
 #include "json-util.h"
 #include "macro.h"
 
+/* What cJSON takes for whitespace: any byte up to and including a space. */
+static bool is_space(char c)
+{
+        return (unsigned char)c <= ' ';
+}
+
 static const char *skip_space(const char *p, const char *end)
 {
-        while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
+        while (p < end && is_space(*p))
                 p++;
         return p;
 }
@@ -40,7 +46,7 @@ static const char *skip_value(const char *p, const char *end)
         if (*p == '"')
                 return skip_string(p, end);
         if (*p != '{' && *p != '[') {
-                while (p < end && !strchr(",}] \t\r\n", *p))
+                while (p < end && *p != ',' && *p != '}' && *p != ']' && !is_space(*p))
                         p++;
                 return p;
         }

@@ -37,6 +37,18 @@ static void raw_array_keeps_each_stack_as_its_text(void)
         ASSERT_TRUE(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(reply, "ok")));
 }
 
+/* cJSON takes any byte up to a space for whitespace: so does the reader (the fuzzer found it) */
+static void raw_array_takes_whitespace_as_cjson_does(void)
+{
+        const char *text = "\x01{\"report\":{\"stacks\":[{\"pid\":1}\x0b,\x1f{\"pid\":2}]},\x0c\"x\":\x0c" "1}\x02";
+        _cleanup_json_ cJSON *reply = NULL, *whole = cJSON_ParseWithOpts(text, NULL, true);
+
+        ASSERT_TRUE(whole);
+        ASSERT_EQ(parse(text, &reply), 0);
+        ASSERT_EQ(cJSON_GetArraySize(cJSON_GetObjectItem(cJSON_GetObjectItem(reply, "report"), "stacks")), 2);
+        ASSERT_EQ(cJSON_GetObjectItem(reply, "x")->valueint, 1);
+}
+
 static void raw_array_elsewhere_or_absent_parses_as_usual(void)
 {
         _cleanup_json_ cJSON *a = NULL, *b = NULL, *c = NULL;
@@ -135,6 +147,7 @@ int main(void)
 {
         static const struct unit_test tests[] = {
                 TEST(raw_array_keeps_each_stack_as_its_text),
+                TEST(raw_array_takes_whitespace_as_cjson_does),
                 TEST(raw_array_elsewhere_or_absent_parses_as_usual),
                 TEST(raw_array_refuses_what_is_not_one_object),
                 TEST(stacks_read_back_with_their_frames),
