@@ -24,7 +24,6 @@
 #include "snapshot.h"
 #include "stack-collect.h"
 #include "stack-totals.h"
-#include "stack-verdict.h"
 #include "target-files.h"
 #include "target-unwind.h"
 #include "util.h"
@@ -183,23 +182,6 @@ static void prune_exited(struct manager *m)
         }
 }
 
-/* Each heap stack's verdict as it stood at the exit, over the ring whose rows go next: a report
- * after the exit (memleakctl run's) judges growth as it would have while the target ran. */
-static void keep_verdicts(struct manager *m, struct target *t)
-{
-        struct leak_verdict_thresholds th = manager_verdict_thresholds(m);
-        int r;
-
-        if (!t->frozen || t->kernel)
-                return;
-        /* 1 records every allocation of a byte or more: exact (as a report takes it) */
-        r = stack_verdict_keep(t->ring, &t->frozen->rows, t->exited_usec,
-                               t->filter.sample_bytes > 1 ? t->filter.sample_bytes : 0, &th, &t->verdicts);
-        if (r < 0)
-                log_warning_errno(r, "Cannot keep the leak verdicts of pid %d (%s), which exited: its report "
-                                  "after its exit has none: %m", (int)t->pid, t->comm);
-}
-
 static void target_exited(struct manager *m, struct target *t)
 {
         uint64_t counters[_COUNTER_MAX];
@@ -235,8 +217,7 @@ static void target_exited(struct manager *m, struct target *t)
         if (r < 0)
                 log_warning_errno(r, "Cannot keep the last report of pid %d: %m", (int)t->pid);
         t->exited_usec = now_realtime_usec();
-        keep_verdicts(m, t);
-        snapshot_ring_drop_rows(t->ring);       /* its trend needs the sums only, its verdicts are kept */
+        manager_verdicts_at_exit(m, t); /* then its ring's rows go: its trend needs the sums only */
         (void)manager_target_phase(t, TARGET_PHASE_EXITED);
         manager_exited_save(m, t);      /* a restart keeps it */
         prune_exited(m);

@@ -121,6 +121,11 @@ static bool assess_stack(void *userdata, const struct stack_row *row, struct lea
 
         if (!t || row->space != 0)
                 return false;
+        /* just exited, its verdicts still being kept: made here the same way, its exit the read */
+        if (t->exited && t->verdicts_from_history)
+                return t->n_history > 0 && row->stack_id >= 0 &&
+                       stack_verdict_assess(t->history, t->n_history, row->stack_id, t->exited_usec, row->bytes,
+                                            row->allocs, t->sample_bytes, &j->thresholds, ret) >= 0;
         if (t->exited) {
                 kept = exit_verdicts_find(t->verdicts, row->stack_id);
                 if (kept)

@@ -56,6 +56,8 @@ struct report_job_target {
                                          * exited one's without rows (their sums and counters) */
         size_t n_history;
         struct exit_verdicts *verdicts; /* an exited one's, kept at its exit (owned); NULL */
+        bool verdicts_from_history;     /* an exited one whose verdicts are not kept yet: made from
+                                         * history (with its rows) as they will be kept */
         uint64_t exited_usec;           /* an exited one's exit (CLOCK_REALTIME) */
         /* reachability (reach-scan.h): a scan to run first (report --reachability on a live
          * target), its result or the one taken at its exit; or why there is none */

@@ -66,23 +66,17 @@ void stack_verdict_from_kept(const struct exit_verdict *k, struct leak_assessmen
         };
 }
 
-int stack_verdict_keep(const struct snapshot_ring *ring, const struct stack_rows *rows, uint64_t exit_usec,
+int stack_verdict_keep(const struct snapshot *history, size_t n, const struct stack_rows *rows, uint64_t exit_usec,
                        uint64_t sample_bytes, const struct leak_verdict_thresholds *th, struct exit_verdicts **ret)
 {
-        uint32_t n = snapshot_ring_count(ring);
-        _cleanup_free_ struct snapshot *history = calloc(MAX(n, 1u), sizeof(*history));
         struct exit_verdicts *v = NULL;
         size_t heap = 0;
         int r;
 
+        assert(history || n == 0);
         assert(rows);
         assert(th);
         assert(ret);
-        if (!history)
-                return -ENOMEM;
-        /* the ring's snapshots as one array: their rows read, not taken */
-        for (uint32_t i = 0; i < n; i++)
-                history[i] = *snapshot_ring_get(ring, i);
         for (size_t i = 0; i < rows->n; i++)
                 heap += rows->rows[i].space == 0 && rows->rows[i].stack_id >= 0;
         if (heap == 0) {

@@ -18,10 +18,11 @@ int stack_verdict_assess(const struct snapshot *history, size_t n, int64_t stack
                          uint64_t bytes, uint64_t allocs, uint64_t sample_bytes,
                          const struct leak_verdict_thresholds *th, struct leak_assessment *ret);
 
-/* At a target's exit: the verdict of each heap row of rows (stack_id >= 0) over its ring, its
- * frozen bytes the newest point at exit_usec. *ret NULL when rows has no heap row with a stack.
- * 0 or -ENOMEM. */
-int stack_verdict_keep(const struct snapshot_ring *ring, const struct stack_rows *rows, uint64_t exit_usec,
+/* At a target's exit: the verdict of each heap row of rows (stack_id >= 0; their addresses are
+ * not read) over its ring's snapshots history[0..n), its frozen bytes the newest point at
+ * exit_usec. *ret NULL when rows has no heap row with a stack. 0 or -ENOMEM. Some 4 ms per
+ * thousand stacks of a ring of 60: the worker's work (core/manager-verdicts.c). */
+int stack_verdict_keep(const struct snapshot *history, size_t n, const struct stack_rows *rows, uint64_t exit_usec,
                        uint64_t sample_bytes, const struct leak_verdict_thresholds *th, struct exit_verdicts **ret);
 
 /* A kept verdict as the assessment it was. */

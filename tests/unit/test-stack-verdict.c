@@ -44,6 +44,22 @@ static struct stack_row frozen[] = {
         { .pid = 7, .stack_id = GROWING_STACK, .bytes = 111 * 31, .allocs = 31 },
 };
 
+/* The ring's snapshots as the job copies them (their rows read, not taken). */
+static int keep(const struct snapshot_ring *ring, const struct stack_rows *rows, uint64_t exit_usec,
+                struct exit_verdicts **ret)
+{
+        uint32_t n = snapshot_ring_count(ring);
+        struct snapshot *history = calloc(n ?: 1, sizeof(*history));
+        int r;
+
+        ASSERT_TRUE(history);
+        for (uint32_t i = 0; i < n; i++)
+                history[i] = *snapshot_ring_get(ring, i);
+        r = stack_verdict_keep(history, n, rows, exit_usec, 0, &LEAK_VERDICT_THRESHOLDS_DEFAULT, ret);
+        free(history);
+        return r;
+}
+
 static void stack_verdict_keeps_each_heap_stack_s_verdict_at_the_exit(void)
 {
         struct snapshot_ring *ring = ring_of(30);
@@ -52,7 +68,7 @@ static void stack_verdict_keeps_each_heap_stack_s_verdict_at_the_exit(void)
         const struct exit_verdict *k;
         struct leak_assessment a;
 
-        ASSERT_EQ(stack_verdict_keep(ring, &rows, T0_USEC + 3000000ULL, 0, &LEAK_VERDICT_THRESHOLDS_DEFAULT, &v), 0);
+        ASSERT_EQ(keep(ring, &rows, T0_USEC + 3000000ULL, &v), 0);
         ASSERT_TRUE(v);
         ASSERT_EQ(v->n, 2);
         k = exit_verdicts_find(v, GROWING_STACK);
@@ -79,7 +95,7 @@ static void stack_verdict_leaves_a_short_life_pending(void)
         struct leak_assessment a;
 
         /* 2 snapshots and the exit: 3 points of the 6 a verdict needs */
-        ASSERT_EQ(stack_verdict_keep(ring, &rows, T0_USEC + 250000ULL, 0, &LEAK_VERDICT_THRESHOLDS_DEFAULT, &v), 0);
+        ASSERT_EQ(keep(ring, &rows, T0_USEC + 250000ULL, &v), 0);
         ASSERT_EQ(v->n, 2);
         for (size_t i = 0; i < v->n; i++) {
                 stack_verdict_from_kept(&v->items[i], &a);
@@ -96,7 +112,7 @@ static void stack_verdict_leaves_a_short_life_pending(void)
 
         /* no snapshot at all: the exit's point alone */
         ring = ring_of(0);
-        ASSERT_EQ(stack_verdict_keep(ring, &rows, T0_USEC, 0, &LEAK_VERDICT_THRESHOLDS_DEFAULT, &v), 0);
+        ASSERT_EQ(keep(ring, &rows, T0_USEC, &v), 0);
         stack_verdict_from_kept(exit_verdicts_find(v, GROWING_STACK), &a);
         ASSERT_EQ(a.verdict, LEAK_VERDICT_PENDING);
         ASSERT_EQ(a.points_missing, 5);
@@ -104,7 +120,7 @@ static void stack_verdict_leaves_a_short_life_pending(void)
         /* nothing of its heap with a stack: none kept */
         rows.rows = frozen + 1;
         rows.n = 2;
-        ASSERT_EQ(stack_verdict_keep(ring, &rows, T0_USEC, 0, &LEAK_VERDICT_THRESHOLDS_DEFAULT, &v), 0);
+        ASSERT_EQ(keep(ring, &rows, T0_USEC, &v), 0);
         ASSERT_TRUE(v == NULL);
         snapshot_ring_free(ring);
 }
