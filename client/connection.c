@@ -6,14 +6,17 @@
 #include <stddef.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <time.h>
 #include "connection.h"
+#include "json-raw.h"
 #include "json-util.h"
 #include "macro.h"
+#include "reply-fields.h"
 #include "text-safe.h"
 #include "util.h"
 
@@ -181,6 +184,35 @@ static void print_warnings(const cJSON *reply)
         }
 }
 
+/* Where a report reply's stacks are: kept as text (json-raw.h). */
+static const char *const report_stacks_path[] = { RF_REPORT, RF_STACKS, NULL };
+
+/* The stacks kept as text made valid UTF-8 too (the text of one whose strings are valid is). */
+static int raw_stacks_repair(cJSON *reply)
+{
+        cJSON *stack;
+
+        cJSON_ArrayForEach(stack, cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(reply, RF_REPORT),
+                                                                  RF_STACKS)) {
+                _cleanup_json_ cJSON *parsed = NULL;
+                char *text;
+
+                if (!cJSON_IsRaw(stack) || !utf8_needs_repair(stack->valuestring))
+                        continue;
+                parsed = cJSON_Parse(stack->valuestring);
+                if (!parsed)
+                        continue;       /* malformed: said when it is read */
+                if (json_strings_map(parsed, utf8_needs_repair, utf8_repair) < 0)
+                        return -ENOMEM;
+                text = cJSON_PrintUnformatted(parsed);
+                if (!text)
+                        return -ENOMEM;
+                free(stack->valuestring);
+                stack->valuestring = text;
+        }
+        return 0;
+}
+
 int connection_call(int fd, const struct memleak_request *req, int timeout_ms,
                     cJSON **ret_reply, char **ret_error)
 {
@@ -197,8 +229,11 @@ int connection_call(int fd, const struct memleak_request *req, int timeout_ms,
         assert(ret_error);
 
         *ret_error = NULL;
-        r_req = *req;                   /* shallow: only the id changes */
+        r_req = *req;                   /* shallow: only the id and locations change */
         r_req.id = new_request_id();
+        /* a report of any size: each frame once, each stack kept as its text until it is read
+         * (report-stacks.h reads both this and an older memleakd's whole stacks) */
+        r_req.locations = req->cmd == MEMLEAK_CMD_REPORT;
         msg = memleak_request_to_json(&r_req);
         if (!msg)
                 return -ENOMEM;
@@ -226,11 +261,15 @@ int connection_call(int fd, const struct memleak_request *req, int timeout_ms,
         if (r < 0)
                 return error_set(ret_error, r, "Cannot read the reply from memleakd: %s", strerror(-r));
 
-        reply = cJSON_ParseWithLength(line, line_len);
-        if (!reply)
+        r = json_parse_raw_array(line, line_len, report_stacks_path, &reply);
+        if (r == -ENOMEM)
+                return error_set(ret_error, r, "Out of memory");
+        if (r < 0)
                 return error_set(ret_error, -EBADMSG, "Malformed reply from memleakd (not JSON)");
+        free(line);            /* the stacks' texts are copies: the reply's bytes go now */
+        line = NULL;
         /* What memleakctl prints is valid UTF-8, whatever a daemon sends (--json stays parseable). */
-        if (json_strings_map(reply, utf8_needs_repair, utf8_repair) < 0)
+        if (json_strings_map(reply, utf8_needs_repair, utf8_repair) < 0 || raw_stacks_repair(reply) < 0)
                 return error_set(ret_error, -ENOMEM, "Out of memory");
         r = memleak_response_check(reply, r_req.id, &message);
         if (r < 0)

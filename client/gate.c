@@ -11,6 +11,7 @@
 #include "json-util.h"
 #include "macro.h"
 #include "reply-fields.h"
+#include "report-stacks.h"
 
 #define GATE_MAX_REASONS 16     /* reasons listed; the rest are counted */
 
@@ -231,20 +232,12 @@ static int judge(struct gate_result *r, const cJSON *stack, const cJSON *targets
         return 0;
 }
 
-/* The stacks past keep go into "other", as memleakd folds the stacks past its top. */
-static int fold_past(cJSON *report, cJSON *stacks, uint64_t keep)
+/* The stacks past keep (folded) go into "other", as memleakd folds the stacks past its top. */
+static int fold_past(cJSON *report, const struct gate_tally *folded)
 {
         cJSON *other = cJSON_GetObjectItemCaseSensitive(report, RF_OTHER);
-        uint64_t n = 0, bytes = 0, allocs = 0;
+        uint64_t n = folded->stacks, bytes = folded->bytes, allocs = folded->allocs;
 
-        while ((uint64_t)cJSON_GetArraySize(stacks) > keep) {
-                cJSON *last = cJSON_DetachItemFromArray(stacks, cJSON_GetArraySize(stacks) - 1);
-
-                n++;
-                bytes += u64_of(last, RF_BYTES);
-                allocs += u64_of(last, RF_ALLOCS);
-                cJSON_Delete(last);
-        }
         if (n == 0)
                 return 0;
         if (!cJSON_IsObject(other)) {
@@ -328,11 +321,13 @@ static int add_gate(cJSON *report, const struct gate_result *r, int error_exitco
 int gate_apply(cJSON *report, const struct suppressions *sup, unsigned fail_on, int error_exitcode, uint64_t keep,
                struct gate_result *ret)
 {
+        _cleanup_(report_stacks_done) struct report_stacks rs = {};
         cJSON *stacks = cJSON_GetObjectItemCaseSensitive(report, RF_STACKS);
         const cJSON *targets = cJSON_GetObjectItemCaseSensitive(report, RF_TARGETS);
         struct gate_result r = { .fail_on = fail_on, .undecided = cJSON_CreateArray() };
-        cJSON *stack, *next;
-        uint64_t unlisted;
+        struct gate_tally folded = {};
+        cJSON *item, *next;
+        uint64_t unlisted, kept = 0;
         int k;
 
         assert(report);
@@ -344,9 +339,10 @@ int gate_apply(cJSON *report, const struct suppressions *sup, unsigned fail_on, 
                 gate_result_done(&r);
                 return -ENOMEM;
         }
-        if (!cJSON_IsArray(stacks)) {
+        k = report_stacks_init(&rs, report);
+        if (k < 0) {
                 gate_result_done(&r);
-                return -EBADMSG;
+                return k;
         }
         /* stacks not listed cannot be judged, nor matched */
         unlisted = u64_of(cJSON_GetObjectItemCaseSensitive(report, RF_OTHER), RF_STACKS);
@@ -354,24 +350,39 @@ int gate_apply(cJSON *report, const struct suppressions *sup, unsigned fail_on, 
             undecided(&r, "%" PRIu64 " stacks were not listed by memleakd: they could not be judged",
                       unlisted) < 0)
                 goto oom;
-        for (stack = stacks->child; stack; stack = next) {
-                ssize_t i = suppressions_match_frames(sup, cJSON_GetObjectItemCaseSensitive(stack, RF_FRAMES));
+        for (item = stacks->child; item; item = next) {
+                _cleanup_json_ cJSON *stack = NULL;
+                uint64_t allocs, bytes;
+                ssize_t i;
 
-                next = stack->next;
+                next = item->next;
+                k = report_stacks_open(&rs, item, NULL, NULL, &stack);
+                if (k == -ENOMEM)
+                        goto oom;
+                if (k < 0) {
+                        gate_result_done(&r);
+                        return k;
+                }
+                allocs = u64_of(stack, RF_ALLOCS);
+                bytes = u64_of(stack, RF_BYTES);
+                i = suppressions_match_frames(sup, cJSON_GetObjectItemCaseSensitive(stack, RF_FRAMES));
                 if (i >= 0) {
-                        uint64_t allocs = u64_of(stack, RF_ALLOCS), bytes = u64_of(stack, RF_BYTES);
-
                         tally_add(&r.suppressed, 1, allocs, bytes);
                         tally_add(&r.patterns[i], 1, allocs, bytes);
-                        cJSON_Delete(cJSON_DetachItemViaPointer(stacks, stack));
+                        cJSON_Delete(cJSON_DetachItemViaPointer(stacks, item));
                         continue;
                 }
                 if (fail_on && judge(&r, stack, targets) < 0)
                         goto oom;
+                /* judged, then past keep: folded into "other" */
+                if (++kept > keep) {
+                        tally_add(&folded, 1, allocs, bytes);
+                        cJSON_Delete(cJSON_DetachItemViaPointer(stacks, item));
+                }
         }
         if (r.lost.stacks || r.growing.stacks || r.outstanding.stacks)
                 r.failed = true;
-        k = fold_past(report, stacks, keep);
+        k = fold_past(report, &folded);
         if (k >= 0 && sup)
                 k = add_suppressed(report, sup, &r);
         if (k >= 0 && fail_on)

@@ -137,6 +137,7 @@ int cmd_html(struct ctl_context *ctx, int argc, char *argv[])
         r = call_daemon(ctx, "html", &history, &history_reply);
         if (r != CTL_EXIT_OK)
                 return r;
+        /* the stacks as memleakd sent them (each frame once): the page's script finds their frames */
         r = write_page(a.output, cJSON_GetObjectItemCaseSensitive(report_reply, RF_REPORT),
                        cJSON_GetObjectItemCaseSensitive(history_reply, RF_HISTORY));
         if (r < 0) {

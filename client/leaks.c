@@ -9,6 +9,7 @@
 #include "render-gate.h"
 #include "render.h"
 #include "reply-fields.h"
+#include "report-stacks.h"
 
 /* What fails leaks --error-exitcode without --fail-on: its suspects' two kinds of evidence. */
 #define LEAKS_FAIL_ON (GATE_LOST | GATE_GROWING)
@@ -249,7 +250,8 @@ static void view(const struct call_args *args, cJSON *reply, struct call_view *r
                 } else
                         status = gate_options_verdict("leaks", &args->gate, &gate);
         }
-        leaks = leaks_of(reply);
+        /* the suspects are few and sorted here: each stack made whole */
+        leaks = !cJSON_IsObject(report) || report_stacks_expand(report) >= 0 ? leaks_of(reply) : NULL;
         if (leaks)
                 move_gate(report, leaks);
         *ret = (struct call_view) { .what = "report", .text = leaks, .json = leaks, .render = render_leaks_suppressed,

@@ -6,6 +6,7 @@
 #include "json-util.h"
 #include "render-folded.h"
 #include "reply-fields.h"
+#include "report-stacks.h"
 #include "util.h"
 
 /* s with ';' (the frame separator) and control characters (a line break would split the stack)
@@ -71,14 +72,22 @@ static void put_left_out(FILE *f, const cJSON *report, size_t listed)
 
 static int folded(FILE *f, const cJSON *report, const char *value)
 {
-        const cJSON *stacks = cJSON_GetObjectItemCaseSensitive(report, RF_STACKS), *stack;
+        _cleanup_(report_stacks_done) struct report_stacks rs = {};
+        const cJSON *item;
 
-        if (!cJSON_IsArray(stacks))
+        if (report_stacks_init(&rs, report) < 0)
                 return -EBADMSG;
-        put_left_out(f, report, (size_t)cJSON_GetArraySize(stacks));
-        cJSON_ArrayForEach(stack, stacks) {
-                const cJSON *frames = cJSON_GetObjectItemCaseSensitive(stack, RF_FRAMES);
+        put_left_out(f, report, (size_t)cJSON_GetArraySize(rs.stacks));
+        cJSON_ArrayForEach(item, rs.stacks) {
+                _cleanup_json_ cJSON *stack = NULL;
+                const cJSON *frames;
                 uint64_t v = 0;
+                /* one stack at a time (put_name() makes its names safe) */
+                int r = report_stacks_open(&rs, item, NULL, NULL, &stack);
+
+                if (r < 0)
+                        return r;
+                frames = cJSON_GetObjectItemCaseSensitive(stack, RF_FRAMES);
 
                 (void)json_get_u64(cJSON_GetObjectItemCaseSensitive(stack, value), UINT64_MAX, &v);
                 put_process(f, report, stack);

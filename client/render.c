@@ -11,6 +11,7 @@
 #include "protocol.h"
 #include "render.h"
 #include "reply-fields.h"
+#include "report-stacks.h"
 #include "text-safe.h"
 #include "util.h"
 
@@ -775,6 +776,7 @@ static void print_stack(FILE *f, const cJSON *stack, bool show_addresses)
 
 static int render_report_frames(FILE *f, const cJSON *report, bool show_addresses)
 {
+        _cleanup_(report_stacks_done) struct report_stacks rs = {};
         const cJSON *stacks, *targets, *other, *item;
         time_t generated_at;
         struct tm tm;
@@ -786,7 +788,7 @@ static int render_report_frames(FILE *f, const cJSON *report, bool show_addresse
         stacks = cJSON_GetObjectItemCaseSensitive(report, RF_STACKS);
         targets = cJSON_GetObjectItemCaseSensitive(report, RF_TARGETS);
         other = cJSON_GetObjectItemCaseSensitive(report, RF_OTHER);
-        if (!cJSON_IsArray(stacks) || !cJSON_IsArray(targets))
+        if (!cJSON_IsArray(stacks) || !cJSON_IsArray(targets) || report_stacks_init(&rs, report) < 0)
                 return -EBADMSG;
 
         generated_at = (time_t) get_u64(report, RF_GENERATED_AT);
@@ -807,8 +809,15 @@ static int render_report_frames(FILE *f, const cJSON *report, bool show_addresse
                 fprintf(f, "%" PRIu64 " followed %s exited with nothing outstanding (report --json lists %s)\n",
                         quiet_children, plural(quiet_children, "process", "processes"),
                         quiet_children == 1 ? "it" : "them");
-        cJSON_ArrayForEach(item, stacks)
-                print_stack(f, item, show_addresses);
+        cJSON_ArrayForEach(item, stacks) {
+                _cleanup_json_ cJSON *stack = NULL;
+                /* a stack kept as text: its strings spelt out as render_text_safely() did the rest */
+                int r = report_stacks_open(&rs, item, text_has_controls, text_escape_controls, &stack);
+
+                if (r < 0)
+                        return r;
+                print_stack(f, stack, show_addresses);
+        }
         other_stacks = get_u64(other, RF_STACKS);
         if (other_stacks > 0) {
                 uint64_t allocs = get_u64(other, RF_ALLOCS);
@@ -950,8 +959,15 @@ int render_top(FILE *f, const cJSON *unsafe, enum render_top_sort sort, unsigned
         const cJSON *targets = cJSON_GetObjectItemCaseSensitive(report, RF_TARGETS), *item;
         _cleanup_free_ const cJSON **sorted = NULL;
         size_t n = 0;
+        int r;
 
-        if (unsafe && (!report || json_strings_map(report, text_has_controls, text_escape_controls) < 0))
+        if (unsafe && !report)
+                return -ENOMEM;
+        /* top's few stacks, each made whole, then spelt out */
+        r = report ? report_stacks_expand(report) : -EBADMSG;
+        if (r < 0)
+                return r;
+        if (json_strings_map(report, text_has_controls, text_escape_controls) < 0)
                 return -ENOMEM;
         if (!cJSON_IsArray(stacks) || !cJSON_IsArray(targets))
                 return -EBADMSG;

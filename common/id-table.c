@@ -69,6 +69,18 @@ int id_table_get_or_add(struct id_table *t, struct arena *a, const void *key, si
         return 0;
 }
 
+size_t *id_table_find(const struct id_table *t, const void *key, size_t len)
+{
+        uint64_t h = fnv1a64(FNV1A64_INIT, key, len);
+
+        if (t->cap == 0)
+                return NULL;
+        for (size_t i = h & (t->cap - 1); t->entries[i].key; i = (i + 1) & (t->cap - 1))
+                if (t->entries[i].hash == h && t->entries[i].len == len && memcmp(t->entries[i].key, key, len) == 0)
+                        return &t->entries[i].value;
+        return NULL;
+}
+
 void id_table_free(struct id_table *t)
 {
         free(t->entries);

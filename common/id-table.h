@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Byte strings to the ids handed out for them, so that each distinct thing gets one id: a pprof
- * profile's strings, functions, locations and mappings. */
+ * profile's strings, functions, locations and mappings; a report's locations. */
 #pragma once
 
 #include <stddef.h>
@@ -18,6 +18,9 @@ struct id_table {
  * not NULL) the table's NUL-terminated copy of key. -ENOMEM. */
 int id_table_get_or_add(struct id_table *t, struct arena *a, const void *key, size_t len, size_t value,
                         size_t *ret, const char **ret_key);
+
+/* The id key has (changeable in place), NULL when it has none. */
+size_t *id_table_find(const struct id_table *t, const void *key, size_t len);
 
 /* The table's own memory (its keys are the arena's). */
 void id_table_free(struct id_table *t);

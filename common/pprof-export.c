@@ -15,6 +15,7 @@
 #include "pprof-export.h"
 #include "profile.pb-c.h"
 #include "reply-fields.h"
+#include "report-stacks.h"
 #include "util.h"
 
 typedef Perftools__Profiles__Profile Profile;
@@ -233,7 +234,7 @@ static int function_id(struct builder *b, const char *symbol, const char *file, 
  * 0 for a frame without a module. */
 static int mapping_id(struct builder *b, uint64_t pid, const cJSON *frame, uint64_t addr, uint64_t *ret)
 {
-        const char *module = get_str(frame, RF_MODULE);
+        const char *module = get_str(frame, RF_MODULE), *build_id = get_str(frame, RF_BUILD_ID);
         uint64_t offset, bias = 0;
         bool has_offset;
         struct mapping_state *s;
@@ -256,6 +257,8 @@ static int mapping_id(struct builder *b, uint64_t pid, const cJSON *frame, uint6
                 r = key_buf_put(&b->key, &has_offset, sizeof(has_offset));
         if (r >= 0)
                 r = key_buf_put_str(&b->key, module);
+        if (r >= 0)     /* an exited target's build and a live one's at the same place are two */
+                r = key_buf_put_str(&b->key, build_id);
         if (r < 0)
                 return r;
         r = id_table_get_or_add(&b->mappings, &b->arena, b->key.data, b->key.len, b->n_mappings + 1, &id, NULL);
@@ -263,9 +266,9 @@ static int mapping_id(struct builder *b, uint64_t pid, const cJSON *frame, uint6
                 return r;
         if (r == 0) {
                 Mapping *m = arena_alloc(&b->arena, sizeof(*m));
-                int64_t filename = string_id(b, module);
+                int64_t filename = string_id(b, module), build = string_id(b, build_id);
 
-                if (!m || filename < 0)
+                if (!m || filename < 0 || build < 0)
                         return -ENOMEM;
                 if (b->n_mappings == b->cap_mappings) {
                         size_t cap = b->cap_mappings ? b->cap_mappings * 2 : 16;
@@ -279,6 +282,7 @@ static int mapping_id(struct builder *b, uint64_t pid, const cJSON *frame, uint6
                 perftools__profiles__mapping__init(m);
                 m->id = id;
                 m->filename = filename;
+                m->build_id = build;    /* "" (0) for none: pprof's own way to say so */
                 m->memory_start = addr;
                 m->memory_limit = addr + 1;
                 b->mapping_states[b->n_mappings++] = (struct mapping_state) {
@@ -362,6 +366,8 @@ static int location_id(struct builder *b, uint64_t pid, const cJSON *first, size
                         r = key_buf_put_str(&b->key, get_str(f, RF_FILE));
                 if (r >= 0)
                         r = key_buf_put_str(&b->key, get_str(f, RF_MODULE));
+                if (r >= 0)
+                        r = key_buf_put_str(&b->key, get_str(f, RF_BUILD_ID));
                 if (r >= 0)
                         r = key_buf_put(&b->key, &line_no, sizeof(line_no));
         }
@@ -645,8 +651,8 @@ static int value_type(struct builder *b, const char *type, const char *unit, Val
 int pprof_export_encode(const cJSON *report, uint8_t **ret, size_t *ret_size)
 {
         _cleanup_(builder_done) struct builder b = { .report = report };
-        const cJSON *stacks = cJSON_GetObjectItemCaseSensitive(report, RF_STACKS), *stack, *t,
-                *generated_at = cJSON_GetObjectItemCaseSensitive(report, RF_GENERATED_AT);
+        _cleanup_(report_stacks_done) struct report_stacks rs = {};
+        const cJSON *item, *t, *generated_at = cJSON_GetObjectItemCaseSensitive(report, RF_GENERATED_AT);
         Profile p = PERFTOOLS__PROFILES__PROFILE__INIT;
         ValueType *types[2];
         uint64_t attached_s = 0;
@@ -657,8 +663,9 @@ int pprof_export_encode(const cJSON *report, uint8_t **ret, size_t *ret_size)
         assert(ret);
         assert(ret_size);
 
-        if (!cJSON_IsArray(stacks))
-                return -EBADMSG;
+        r = report_stacks_init(&rs, report);
+        if (r < 0)
+                return r;
         b.targets = cJSON_GetObjectItemCaseSensitive(report, RF_TARGETS);
         if (string_id(&b, "") != 0)             /* string_table[0] is "" */
                 return -ENOMEM;
@@ -671,8 +678,12 @@ int pprof_export_encode(const cJSON *report, uint8_t **ret, size_t *ret_size)
                 return r;
         inuse_space = types[1]->type;
 
-        cJSON_ArrayForEach(stack, stacks) {
-                r = stack_add(&b, stack);
+        cJSON_ArrayForEach(item, rs.stacks) {
+                _cleanup_json_ cJSON *stack = NULL;
+
+                r = report_stacks_open(&rs, item, NULL, NULL, &stack);
+                if (r >= 0)
+                        r = stack_add(&b, stack);
                 if (r < 0)
                         return r;
         }

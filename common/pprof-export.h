@@ -16,7 +16,7 @@
  * target shares one, and a comment per sampled target says so with the error the report states.
  * A Location is an address of a process with the frames it stands for as Lines (inlined ones
  * first, as in the report), a Mapping a module of a process, spanning the addresses the report
- * has of it (its file offsets from module_offset; no build ID: the report has none), a Function
+ * has of it (its file offsets from module_offset, its build ID from the frames' build_id), a Function
  * a symbol in a file. The stacks past top are one sample, "[other: N stacks past top T]"; a
  * stack without frames one of "[no stack: why]"; the report's non-zero lost counters are a
  * comment, and so is what --suppressions took out of it (its "suppressed"). No alloc_space/alloc_objects: the report has no per-stack total allocations.

@@ -140,6 +140,9 @@ static const struct field_spec request_fields[] = {
           CMD_BIT(MEMLEAK_CMD_ATTACH) | CMD_BIT(MEMLEAK_CMD_DETACH) | CMD_BIT(MEMLEAK_CMD_REPORT) |
           CMD_BIT(MEMLEAK_CMD_HISTORY) | CMD_BIT(MEMLEAK_CMD_STATUS), 0,
           "\"cgroup\" must be a cgroup v2 directory's path shorter than 4096 bytes", NULL },
+        { F_LOCATIONS, FIELD_BOOL, offsetof(struct memleak_request, locations), 0,
+          CMD_BIT(MEMLEAK_CMD_REPORT), 0,
+          "\"locations\" must be true or false", NULL },
 };
 
 static const struct field_spec *field_lookup(const char *name)

@@ -16,8 +16,9 @@
  *      history: each target has the fields every reply's target has (the forks too), each stack
  *      "first_bytes", as a report's do;
  *      "unit" and "cgroup" on attach, detach, report and history: a whole service, every process
- *      in that cgroup now and later (status lists the "watches"). Reply fields are named in
- *      reply-fields.h.
+ *      in that cgroup now and later (status lists the "watches");
+ *      "locations" on report: the report's frames in one table, the stacks refer to it by index
+ *      (a full report at any size). Reply fields are named in reply-fields.h.
  * A new command does not bump the version; a changed message does.
  */
 #pragma once
@@ -80,6 +81,7 @@
 #define F_CHILDREN      "children"
 #define F_UNIT          "unit"
 #define F_CGROUP        "cgroup"
+#define F_LOCATIONS     "locations"
 
 enum memleak_command {
         MEMLEAK_CMD_ATTACH,
@@ -157,6 +159,8 @@ struct memleak_request {
                                          * unit's cgroup (NAME.service, .scope, .slice) */
         char *cgroup;                   /* the same, for a cgroup v2 directory (absolute, or
                                          * relative to the cgroup2 mount) */
+        bool locations;                 /* report: each distinct frame once, in the report's
+                                         * "locations", each stack a list of indices into it */
         /* Fields this version does not know (a newer client's): ignored, named in the reply's
          * warnings; the first few names kept, each cut to MEMLEAK_MAX_UNKNOWN_NAME_BYTES. */
         char *unknown[MEMLEAK_MAX_UNKNOWN_NAMED];

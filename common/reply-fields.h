@@ -39,6 +39,7 @@
 #define RF_BLOCKS_FREED             "blocks_freed"
 #define RF_BLOCKS_OVERLAPPING       "blocks_overlapping"
 #define RF_BLOCKS_UNREADABLE        "blocks_unreadable"
+#define RF_BUILD_ID                 "build_id"
 #define RF_BUILDING                 "building"
 #define RF_BYTES                    "bytes"
 #define RF_BYTES_DELTA              "bytes_delta"
@@ -109,6 +110,7 @@
 #define RF_LEAKS                    "leaks"
 #define RF_LIMITS                   "limits"
 #define RF_LINE                     "line"
+#define RF_LOCATIONS                "locations"
 #define RF_LONGEST_PAUSE_MS         "longest_pause_ms"
 #define RF_LONGEST_MS               "longest_ms"
 #define RF_LOST                     "lost"
@@ -417,8 +419,8 @@
 /* The report reply, beside the envelope, and its "report".
  * docs: report */
 #define REPLY_REPORT(X) \
-        X(RF_REPORT) X(RF_GENERATED_AT) X(RF_MIN_AGE_S) X(RF_TOP) X(RF_TARGETS) X(RF_STACKS) \
-        X(RF_OTHER) X(RF_LOST)
+        X(RF_REPORT) X(RF_GENERATED_AT) X(RF_MIN_AGE_S) X(RF_TOP) X(RF_TARGETS) X(RF_LOCATIONS) \
+        X(RF_STACKS) X(RF_OTHER) X(RF_LOST)
 
 /* report "other": the stacks past top.
  * docs: report */
@@ -439,7 +441,7 @@
  * docs: report */
 #define REPLY_STACK(X) \
         X(RF_PID) X(RF_MMAP) X(RF_STACK_ID) X(RF_BYTES) X(RF_ALLOCS) X(RF_EXPECTED_ERROR) \
-        X(RF_STACK_ERROR) X(RF_TRUNCATED) X(RF_ADDRESSES_CUT) X(RF_FRAMES) X(RF_UNWIND_STOPPED) \
+        X(RF_STACK_ERROR) X(RF_TRUNCATED) X(RF_ADDRESSES_CUT) X(RF_FRAMES) X(RF_LOCATIONS) X(RF_UNWIND_STOPPED) \
         X(RF_VERDICT) X(RF_SNAPSHOTS_MISSING) X(RF_GROWTH_BYTES_PER_S) X(RF_FIRST_BYTES) \
         X(RF_VERDICT_QUALIFIED) X(RF_REACHABILITY)
 
@@ -453,7 +455,7 @@
  * docs: report */
 #define REPLY_FRAME(X) \
         X(RF_ADDR) X(RF_SYMBOL) X(RF_OFFSET) X(RF_INLINED) X(RF_MODULE) X(RF_MODULE_OFFSET) \
-        X(RF_FILE) X(RF_LINE)
+        X(RF_BUILD_ID) X(RF_FILE) X(RF_LINE)
 
 /* A stack's "unwind_stopped".
  * docs: report */

@@ -7,8 +7,10 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include "elf-inspect.h"
 #include "exit-hold.h"
 #include "exit-verdicts.h"
+#include "exited-file.h"
 #include "fork-watch.h"
 #include "kernel-symbols.h"
 #include "log.h"
@@ -190,6 +192,29 @@ static void key_reused_pids(struct report_job *job)
                         }
 }
 
+/* An exited target read back from its record: the build ID its record kept of each file (after
+ * its modules were copied: one for each of jt->modules' mappings). */
+static int copy_kept_build_ids(const struct target *t, struct report_job_target *jt)
+{
+        if (!t->kept_file_ids || t->n_kept_file_ids != jt->modules.n || jt->modules.n == 0)
+                return 0;
+        jt->kept_build_ids = calloc(jt->modules.n, sizeof(*jt->kept_build_ids));
+        if (!jt->kept_build_ids)
+                return -ENOMEM;
+        for (size_t i = 0; i < jt->modules.n; i++) {
+                const struct exited_file_id *id = &t->kept_file_ids[i];
+                char hex[ELF_BUILD_ID_HEX_MAX];
+
+                if (!id->known || id->build_id_len == 0)
+                        continue;
+                elf_inspect_build_id_hex(id->build_id, id->build_id_len, hex);
+                jt->kept_build_ids[i] = strdup(hex);
+                if (!jt->kept_build_ids[i])
+                        return -ENOMEM;
+        }
+        return 0;
+}
+
 static int copy_target(const struct manager *m, const struct target *t, bool scan, struct report_job_target *jt)
 {
         int r;
@@ -238,7 +263,10 @@ static int copy_target(const struct manager *m, const struct target *t, bool sca
                 jt->n_forwarders = t->n_forwarders;
         }
         jt->perf_map = perf_map_ref(t->perf_map);
-        return module_map_copy(&jt->modules, &t->modules);
+        r = module_map_copy(&jt->modules, &t->modules);
+        if (r < 0)
+                return r;
+        return copy_kept_build_ids(t, jt);
 }
 
 struct report_request {
@@ -334,6 +362,8 @@ int manager_report_start(struct manager *m, struct server_request *sreq, const s
                 .min_age_s = req->min_age_s, .max_stack_depth = m->config.max_stack_depth,
                 .thresholds = manager_verdict_thresholds(m),
                 .only_verdict = req->verdict,   /* the same encoding: 0, or 1 + the verdict */
+                /* export_dir's too: every stack, each distinct frame once */
+                .locations = req->locations || !sreq,
                 .max_pause_ms = m->config.reachability_max_pause_ms,
                 .concurrent_stop_ms = m->config.reachability_concurrent ?
                                       m->config.reachability_concurrent_max_stop_ms : 0,

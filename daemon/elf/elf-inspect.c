@@ -139,3 +139,56 @@ int elf_inspect(Elf *elf, struct elf_inspection *ret)
         *ret = in;
         return 0;
 }
+
+void elf_inspect_build_id_hex(const uint8_t *id, size_t len, char ret[static ELF_BUILD_ID_HEX_MAX])
+{
+        static const char digits[] = "0123456789abcdef";
+        size_t i;
+
+        len = MIN(len, (size_t)ELF_BUILD_ID_MAX);
+        for (i = 0; i < len; i++) {
+                ret[2 * i] = digits[id[i] >> 4];
+                ret[2 * i + 1] = digits[id[i] & 0xf];
+        }
+        ret[2 * i] = '\0';
+}
+
+/* Note headers and their name and descriptor are 4-byte aligned, in files (SHT_NOTE with
+ * sh_addralign 4) as in the kernel's notes. */
+static size_t note_align(size_t n)
+{
+        return (n + 3) & ~(size_t)3;
+}
+
+int elf_inspect_notes_build_id(const void *data, size_t n, uint8_t ret[static ELF_BUILD_ID_MAX], size_t *ret_len)
+{
+        const uint8_t *p = data;
+        size_t at = 0;
+
+        assert(data || n == 0);
+        assert(ret_len);
+        while (n - at >= sizeof(GElf_Nhdr)) {
+                GElf_Nhdr h;
+                size_t name_at, desc_at;
+
+                memcpy(&h, p + at, sizeof(h));
+                name_at = at + sizeof(h);
+                if (h.n_namesz > n - name_at || note_align(h.n_namesz) > n - name_at)
+                        return -EBADMSG;
+                desc_at = name_at + note_align(h.n_namesz);
+                if (h.n_descsz > n - desc_at)
+                        return -EBADMSG;
+                if (h.n_type == NT_GNU_BUILD_ID && h.n_namesz == sizeof(ELF_NOTE_GNU) &&
+                    memcmp(p + name_at, ELF_NOTE_GNU, sizeof(ELF_NOTE_GNU)) == 0) {
+                        if (h.n_descsz == 0 || h.n_descsz > ELF_BUILD_ID_MAX)
+                                return -EBADMSG;
+                        memcpy(ret, p + desc_at, h.n_descsz);
+                        *ret_len = h.n_descsz;
+                        return 0;
+                }
+                if (note_align(h.n_descsz) > n - desc_at)
+                        break;          /* the last note, its padding left off */
+                at = desc_at + note_align(h.n_descsz);
+        }
+        return -ENOENT;
+}

@@ -120,23 +120,44 @@ static int rotate(int dir_fd, int64_t pid, uint32_t keep)
         return r;
 }
 
-/* report with target t and its stacks alone (references: nothing copied). */
+/* The pid of a report's stack s: a raw one's text begins with it (report.c writes it first). */
+static int stack_pid(const cJSON *s, uint64_t *ret)
+{
+        static const char prefix[] = "{\"" RF_PID "\":";
+        _cleanup_json_ cJSON *parsed = NULL;
+        char *end;
+
+        if (!cJSON_IsRaw(s))
+                return json_get_u64(cJSON_GetObjectItemCaseSensitive(s, RF_PID), UINT64_MAX, ret);
+        if (strncmp(s->valuestring, prefix, strlen(prefix)) == 0) {
+                errno = 0;
+                *ret = strtoull(s->valuestring + strlen(prefix), &end, 10);
+                if (errno == 0 && (*end == ',' || *end == '}'))
+                        return 0;
+        }
+        parsed = cJSON_Parse(s->valuestring);
+        return json_get_u64(cJSON_GetObjectItemCaseSensitive(parsed, RF_PID), UINT64_MAX, ret);
+}
+
+/* report with target t and its stacks alone, and the report's locations they refer to
+ * (references: nothing copied). */
 static cJSON *view_of(const cJSON *report, const cJSON *t, int64_t pid)
 {
         _cleanup_json_ cJSON *v = cJSON_CreateObject();
-        const cJSON *s;
+        const cJSON *s, *locations = cJSON_GetObjectItemCaseSensitive(report, RF_LOCATIONS);
         cJSON *targets, *stacks;
 
         if (!v || !cJSON_AddItemReferenceToObject(v, RF_GENERATED_AT,
                                                   cJSON_GetObjectItemCaseSensitive(report, RF_GENERATED_AT)) ||
             !(targets = cJSON_AddArrayToObject(v, RF_TARGETS)) || !cJSON_AddItemReferenceToArray(targets, (cJSON *)t) ||
+            (locations && !cJSON_AddItemReferenceToObject(v, RF_LOCATIONS, (cJSON *)locations)) ||
             !(stacks = cJSON_AddArrayToObject(v, RF_STACKS)))
                 return NULL;
         cJSON_ArrayForEach(s, cJSON_GetObjectItemCaseSensitive(report, RF_STACKS)) {
                 uint64_t spid;
 
-                if (json_get_u64(cJSON_GetObjectItemCaseSensitive(s, RF_PID), UINT64_MAX, &spid) >= 0 &&
-                    (int64_t)spid == pid && !cJSON_AddItemReferenceToArray(stacks, (cJSON *)s))
+                if (stack_pid(s, &spid) >= 0 && (int64_t)spid == pid &&
+                    !cJSON_AddItemReferenceToArray(stacks, (cJSON *)s))
                         return NULL;
         }
         return TAKE_PTR(v);

@@ -2,6 +2,7 @@
 /* A report built on the worker thread, from what the event loop copied into the job. */
 #include <assert.h>
 #include <errno.h>
+#include <malloc.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,7 +52,11 @@ struct report_job *report_job_free(struct report_job *j)
                 return NULL;
         for (size_t i = 0; i < j->n_targets; i++) {
                 stack_rows_done(&j->targets[i].frozen);
+                for (size_t k = 0; j->targets[i].kept_build_ids && k < j->targets[i].modules.n; k++)
+                        free(j->targets[i].kept_build_ids[k]);
+                free(j->targets[i].kept_build_ids);
                 module_map_done(&j->targets[i].modules);
+                free(j->targets[i].build_ids);
                 free(j->targets[i].forwarders);
                 for (size_t k = 0; k < j->targets[i].n_history; k++)
                         snapshot_rows_unref(j->targets[i].history[k].rows);
@@ -138,6 +143,28 @@ static bool assess_stack(void *userdata, const struct stack_row *row, struct lea
                                     row->allocs, t->sample_bytes, &j->thresholds, ret) >= 0;
 }
 
+/* The build ID of the file of t's mapping mm, as hex: the one its kept record says (an exited
+ * target read back: its file may have been rebuilt since), else looked up once a job per mapping;
+ * NULL when it has none (or the file is not registered: then nothing says which build it was). */
+static const char *mapping_build_id(struct report_job *j, struct report_job_target *t,
+                                    const struct module_mapping *mm)
+{
+        size_t i = (size_t)(mm - t->modules.mappings);
+        const char *id;
+
+        if (t->kept_build_ids)
+                return t->kept_build_ids[i];
+        if (!t->build_ids && t->modules.n > 0)
+                t->build_ids = calloc(t->modules.n, sizeof(*t->build_ids));
+        if (!t->build_ids)      /* no memory to keep it: looked up for this frame alone */
+                return symbolizer_build_id(j->syms, mm->dev, mm->ino);
+        if (!t->build_ids[i]) {
+                id = symbolizer_build_id(j->syms, mm->dev, mm->ino);
+                t->build_ids[i] = id ?: "";
+        }
+        return t->build_ids[i][0] ? t->build_ids[i] : NULL;
+}
+
 /* report_resolve_fn: a kernel frame through kallsyms, a process's through the file it maps there. */
 static size_t resolve_frame(void *userdata, pid_t pid, uint64_t addr, struct frame_symbol *ret, size_t max)
 {
@@ -146,6 +173,7 @@ static size_t resolve_frame(void *userdata, pid_t pid, uint64_t addr, struct fra
         struct symbol_frame frames[SYMBOLIZER_FRAMES_MAX] = {};
         const struct module_mapping *mm;
         struct kallsyms_info info;
+        const char *build_id;
         uint64_t file_offset;
         size_t n = 0;
         int r;
@@ -157,6 +185,9 @@ static size_t resolve_frame(void *userdata, pid_t pid, uint64_t addr, struct fra
                         return 0;
                 ret[0] = (struct frame_symbol) {
                         .symbol = info.symbol, .has_offset = true, .offset = info.offset, .module = info.module,
+                        /* the image's; a module's or a BPF program's: none known */
+                        .build_id = info.module && strcmp(info.module, "[kernel]") == 0 ?
+                                    kernel_symbols_build_id(t->kernel) : NULL,
                 };
                 return 1;
         }
@@ -175,6 +206,7 @@ static size_t resolve_frame(void *userdata, pid_t pid, uint64_t addr, struct fra
                 frames[0] = (struct symbol_frame) {};
                 n = 1;
         }
+        build_id = mapping_build_id(j, t, mm);
         for (size_t i = 0; i < n; i++)
                 ret[i] = (struct frame_symbol) {
                         .symbol = frames[i].symbol,
@@ -184,6 +216,7 @@ static size_t resolve_frame(void *userdata, pid_t pid, uint64_t addr, struct fra
                         .module = mm->path,
                         .has_module_offset = true,
                         .module_offset = file_offset,
+                        .build_id = build_id,
                         .file = frames[i].file,
                         .line = frames[i].line,
                 };
@@ -403,6 +436,7 @@ static cJSON *build_reply(struct report_job *j, char **error)
                 .resolve = resolve_frame,
                 .assess = assess_stack,
                 .only_verdict = j->only_verdict,
+                .locations = j->locations,
                 .userdata = j,
         });
         reply = memleak_response_new_ok(j->id);
@@ -512,6 +546,8 @@ void report_job_run(void *job)
                                    export_files_write(j->export_dir, report, j->export_keep, now_realtime_usec()) :
                                    -ENOMEM;
                 symbolizer_read_end(j->syms);
+                cJSON_Delete(TAKE_PTR(reply));
+                (void)malloc_trim(0);   /* as below */
                 return;
         }
         if (!reply)
@@ -520,4 +556,8 @@ void report_job_run(void *job)
         if (reply && json_strings_map(reply, utf8_needs_repair, utf8_repair) >= 0)
                 j->frame = memleak_frame_encode(reply, &j->frame_len);
         symbolizer_read_end(j->syms);
+        /* a report of 100,000 stacks built and printed some 150 MB here: given back (the encoded
+         * reply, mapped apart, goes once it is sent) */
+        cJSON_Delete(TAKE_PTR(reply));
+        (void)malloc_trim(0);
 }

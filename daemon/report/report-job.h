@@ -48,6 +48,12 @@ struct report_job_target {
         uint64_t trend_oldest_usec;
         struct stack_rows frozen;       /* an exited target's rows */
         struct module_map modules;      /* what it maps: names its frames, tells code from data */
+        char **kept_build_ids;          /* an exited target read back from its record: the
+                                         * build ID (hex, owned) of each of modules' mappings' file
+                                         * it kept; NULL entries: none kept; NULL: not one */
+        const char **build_ids;         /* made by the job: modules' mappings' build IDs, each
+                                         * looked up the first time a frame is in it (NULL: not
+                                         * yet; "": none) */
         struct file_range *forwarders;  /* target's: operators whose frames top no stack shown */
         size_t n_forwarders;
         struct kernel_symbols *kernel;  /* the kernel target's symbols (a reference); NULL */
@@ -99,6 +105,7 @@ struct report_job {
         uint32_t max_stack_depth;
         struct leak_verdict_thresholds thresholds;
         int only_verdict;               /* report.h's */
+        bool locations;                 /* report.h's: a table of locations, each stack raw text */
         uint64_t max_pause_ms;          /* a live scan's bound */
         uint64_t concurrent_stop_ms;    /* a live scan tried concurrently first, each stop within
                                          * this; 0: not (reach_scan_live) */

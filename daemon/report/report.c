@@ -7,7 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "arena.h"
 #include "bpf-types.h"
+#include "id-table.h"
 #include "json-util.h"
 #include "macro.h"
 #include "leak-verdict.h"
@@ -15,7 +17,28 @@
 #include "reply-fields.h"
 #include "report.h"
 #include "target-json.h"
+#include "text-safe.h"
 #include "verdict-json.h"
+
+/* A report's "locations" (report_params.locations): each frame once, under the index its stacks
+ * refer to it by. The frames of one address in one process are made once, as consecutive
+ * entries. */
+struct location_table {
+        cJSON *array;                   /* the report's "locations" (the report owns it) */
+        cJSON **frames;                 /* its entries by index */
+        size_t n, cap;
+        struct id_table by_address;     /* (pid, address) -> first index | count << 40 */
+        struct arena arena;
+};
+
+#define LOCATION_COUNT_SHIFT 40
+
+static void location_table_done(struct location_table *t)
+{
+        free(t->frames);
+        id_table_free(&t->by_address);
+        arena_free(&t->arena);
+}
 
 const char *report_stack_error(int64_t stack_id, bool kernel)
 {
@@ -40,11 +63,11 @@ static const char *const unwind_stop_table[_UNWIND_STOP_MAX] = {
  * not step from); null when it ended at the outermost frame, and when addresses were cut from
  * the stack (the walk went on through data there: it ended among them, not at the last frame
  * shown, and addresses_cut says why the stack ends). */
-static void add_unwind_stopped(cJSON *s, const struct stack_row *row, cJSON *frames)
+static void add_unwind_stopped(cJSON *s, const struct stack_row *row, const cJSON *last)
 {
         const char *reason = row->unwind_stop < _UNWIND_STOP_MAX && row->n_cut == 0 ?
                              unwind_stop_table[row->unwind_stop] : NULL;
-        cJSON *o, *last = frames ? cJSON_GetArrayItem(frames, cJSON_GetArraySize(frames) - 1) : NULL;
+        cJSON *o;
 
         if (!reason) {
                 cJSON_AddNullToObject(s, RF_UNWIND_STOPPED);
@@ -251,6 +274,7 @@ static cJSON *frame_to_json(uint64_t addr, const struct frame_symbol *sym)
                 json_add_u64(f, RF_MODULE_OFFSET, sym->module_offset);
         else
                 cJSON_AddNullToObject(f, RF_MODULE_OFFSET);
+        json_add_string_or_null(f, RF_BUILD_ID, sym->module ? sym->build_id : NULL);
         json_add_string_or_null(f, RF_FILE, sym->file);
         if (sym->file && sym->line > 0)
                 cJSON_AddNumberToObject(f, RF_LINE, sym->line);
@@ -259,19 +283,71 @@ static cJSON *frame_to_json(uint64_t addr, const struct frame_symbol *sym)
         return f;
 }
 
-/* The frames one address stands for: the calls inlined there, then the function itself. */
-static void add_address_frames(cJSON *frames, const struct report_params *p, pid_t pid, uint64_t addr)
+/* The frames one address stands for: the calls inlined there, then the function itself. Into
+ * frames (NULL: none), or, with locs, into the table, their indices into ids. The last frame
+ * added, NULL when none could be. */
+static const cJSON *add_address_frames(cJSON *frames, struct location_table *locs, cJSON *ids,
+                                       const struct report_params *p, pid_t pid, uint64_t addr)
 {
         struct frame_symbol syms[REPORT_FRAMES_PER_ADDRESS_MAX] = {};
-        size_t n = 0;
+        struct { int64_t pid; uint64_t addr; } key = { pid, addr };
+        const cJSON *last = NULL;
+        size_t n = 0, added;
+        int r;
 
+        if (locs) {
+                const size_t *found = id_table_find(&locs->by_address, &key, sizeof(key));
+
+                if (found) {
+                        size_t first = *found & ((UINT64_C(1) << LOCATION_COUNT_SHIFT) - 1);
+
+                        for (size_t i = 0; i < *found >> LOCATION_COUNT_SHIFT && first + i < locs->n; i++) {
+                                cJSON_AddItemToArray(ids, cJSON_CreateNumber((double)(first + i)));
+                                last = locs->frames[first + i];
+                        }
+                        return last;
+                }
+        }
         if (p->resolve)
                 n = p->resolve(p->userdata, pid, addr, syms, ELEMENTSOF(syms));
         n = MIN(n, ELEMENTSOF(syms));
         if (n == 0)
                 n = 1;  /* unresolved: the address alone */
-        for (size_t i = 0; i < n; i++)
-                cJSON_AddItemToArray(frames, frame_to_json(addr, &syms[i]));
+        if (!locs) {
+                for (size_t i = 0; frames && i < n; i++) {
+                        cJSON *f = frame_to_json(addr, &syms[i]);
+
+                        if (f) {
+                                cJSON_AddItemToArray(frames, f);
+                                last = f;
+                        }
+                }
+                return last;
+        }
+        if (locs->n + n > locs->cap) {
+                size_t cap = MAX(locs->cap * 2, locs->n + n + 64);
+                cJSON **grown = reallocarray(locs->frames, cap, sizeof(*grown));
+
+                if (!grown)
+                        return NULL;
+                locs->frames = grown;
+                locs->cap = cap;
+        }
+        r = id_table_get_or_add(&locs->by_address, &locs->arena, &key, sizeof(key),
+                                locs->n | n << LOCATION_COUNT_SHIFT, &added, NULL);
+        if (r < 0)
+                return NULL;
+        for (size_t i = 0; i < n; i++) {
+                cJSON *f = frame_to_json(addr, &syms[i]);
+
+                if (!f)
+                        return NULL;
+                cJSON_AddItemToArray(locs->array, f);
+                locs->frames[locs->n++] = f;
+                cJSON_AddItemToArray(ids, cJSON_CreateNumber((double)(locs->n - 1)));
+                last = f;
+        }
+        return last;
 }
 
 /* Whether the walk of row's stack stopped at the depth limit: counting the allocator's frames
@@ -296,10 +372,12 @@ static bool row_is_kernel(const struct stack_row *row, const struct report_targe
 }
 
 static cJSON *stack_to_json(const struct report_params *p, const struct stack_row *row,
-                            const struct report_target *targets, size_t n_targets, const struct reach_stack *reach)
+                            const struct report_target *targets, size_t n_targets, const struct reach_stack *reach,
+                            struct location_table *locs)
 {
         bool kernel = row_is_kernel(row, targets, n_targets);
         cJSON *s = cJSON_CreateObject(), *frames;
+        const cJSON *last = NULL;
 
         if (!s)
                 return NULL;
@@ -320,10 +398,13 @@ static cJSON *stack_to_json(const struct report_params *p, const struct stack_ro
                 cJSON_AddNullToObject(s, RF_STACK_ERROR);
         cJSON_AddBoolToObject(s, RF_TRUNCATED, row_truncated(p, row));
         json_add_u64(s, RF_ADDRESSES_CUT, row->n_cut);
-        frames = cJSON_AddArrayToObject(s, RF_FRAMES);
-        for (size_t i = 0; frames && i < row->n_ips; i++)
-                add_address_frames(frames, p, row->pid, row->ips[i]);
-        add_unwind_stopped(s, row, frames);
+        frames = cJSON_AddArrayToObject(s, locs ? RF_LOCATIONS : RF_FRAMES);
+        for (size_t i = 0; frames && i < row->n_ips; i++) {
+                const cJSON *f = add_address_frames(locs ? NULL : frames, locs, frames, p, row->pid, row->ips[i]);
+
+                last = f ?: last;
+        }
+        add_unwind_stopped(s, row, last);
         add_verdict(s, p, row, target_of(targets, n_targets, row->pid));
         add_stack_reachability(s, reach);
         return s;
@@ -461,10 +542,30 @@ void report_summarize(const struct stack_rows *rows, const struct report_target 
         free(bytes);
 }
 
+/* s as a raw JSON text in valid UTF-8 (the wire's), added to stacks; s is gone. */
+static int add_stack_raw(cJSON *stacks, cJSON *s)
+{
+        _cleanup_json_ cJSON *stack = s;
+        _cleanup_free_ char *text = NULL;
+        cJSON *raw;
+
+        if (json_strings_map(stack, utf8_needs_repair, utf8_repair) < 0)
+                return -ENOMEM;
+        text = cJSON_PrintUnformatted(stack);
+        if (!text)
+                return -ENOMEM;
+        raw = cJSON_CreateRaw(text);
+        if (!raw)
+                return -ENOMEM;
+        cJSON_AddItemToArray(stacks, raw);
+        return 0;
+}
+
 cJSON *report_build(struct stack_rows *rows, const struct report_target *targets, size_t n_targets,
                     const struct report_params *p)
 {
         _cleanup_json_ cJSON *r = cJSON_CreateObject();
+        _cleanup_(location_table_done) struct location_table locs = {};
         cJSON *stacks, *other, *lost;
         uint64_t other_stacks = 0, other_bytes = 0, other_allocs = 0, listed = 0, truncated = 0;
 
@@ -479,6 +580,11 @@ cJSON *report_build(struct stack_rows *rows, const struct report_target *targets
         json_add_u64(r, RF_MIN_AGE_S, p->min_age_s);
         json_add_u64(r, RF_TOP, p->top);
         cJSON_AddItemToObject(r, RF_TARGETS, targets_to_json(rows, targets, n_targets, p));
+        if (p->locations) {
+                locs.array = cJSON_AddArrayToObject(r, RF_LOCATIONS);
+                if (!locs.array)
+                        return NULL;
+        }
         stacks = cJSON_AddArrayToObject(r, RF_STACKS);
         if (!stacks)
                 return NULL;
@@ -490,11 +596,17 @@ cJSON *report_build(struct stack_rows *rows, const struct report_target *targets
                 const struct reach_stack *reach = reach_of(targets, n_targets, row);
 
                 if (listed < p->top && verdict_wanted(p, row, reach)) {
-                        cJSON *s = stack_to_json(p, row, targets, n_targets, reach);
+                        cJSON *s = stack_to_json(p, row, targets, n_targets, reach, p->locations ? &locs : NULL);
 
                         if (!s)
                                 return NULL;
-                        cJSON_AddItemToArray(stacks, s);
+                        /* with locations, each stack made into its text at once: a report of
+                         * 100,000 stacks is then ~40 MB, not a tree of millions of nodes */
+                        if (p->locations) {
+                                if (add_stack_raw(stacks, s) < 0)
+                                        return NULL;
+                        } else
+                                cJSON_AddItemToArray(stacks, s);
                         listed++;
                         continue;
                 }

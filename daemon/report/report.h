@@ -60,6 +60,7 @@ struct frame_symbol {
         const char *module;
         bool has_module_offset;
         uint64_t module_offset;         /* file offset inside module */
+        const char *build_id;           /* module's GNU build ID, lowercase hex */
         const char *file;
         int line;
 };
@@ -89,6 +90,9 @@ struct report_params {
         int only_verdict;               /* 1 + the enum leak_verdict of the only stacks to list
                                          * (the others go to "other"; "growing" lists those with
                                          * lost blocks too); 0: every stack */
+        bool locations;                 /* each distinct frame once in the report's "locations",
+                                         * each stack's "locations" its indices; each stack then
+                                         * a raw JSON text (cJSON_Raw) in valid UTF-8 */
         void *userdata;
 };
 

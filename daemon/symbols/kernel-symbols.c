@@ -2,9 +2,12 @@
 /* The running kernel's symbols, shared, reloaded when a frame names code newer than the table. */
 #include <assert.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include "elf-inspect.h"
 #include "kernel-symbols.h"
 #include "macro.h"
 #include "util.h"
@@ -18,7 +21,35 @@ struct kernel_symbols {
                                          * before it may still point into it */
         uint64_t loaded_usec;           /* CLOCK_MONOTONIC of the last attempt */
         int error;
+        char build_id[ELF_BUILD_ID_HEX_MAX];    /* the running kernel's, as hex ("": unknown) */
 };
+
+/* The notes the kernel image carries (its build ID among them): a few hundred bytes. */
+#define KERNEL_NOTES_PATH "/sys/kernel/notes"
+#define KERNEL_NOTES_MAX 4096
+
+/* The running kernel's GNU build ID, as hex into k->build_id; left "" where it cannot be read
+ * (no sysfs, a kernel built without the note). It does not change until a reboot. */
+static void read_build_id(struct kernel_symbols *k)
+{
+        _cleanup_close_ int fd = open(KERNEL_NOTES_PATH, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        uint8_t notes[KERNEL_NOTES_MAX], id[ELF_BUILD_ID_MAX];
+        size_t n = 0, len = 0;
+        ssize_t r;
+
+        if (fd < 0)
+                return;
+        while (n < sizeof(notes) && (r = read(fd, notes + n, sizeof(notes) - n)) != 0) {
+                if (r < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return;
+                }
+                n += (size_t)r;
+        }
+        if (elf_inspect_notes_build_id(notes, n, id, &len) == 0)
+                elf_inspect_build_id_hex(id, len, k->build_id);
+}
 
 static void load(struct kernel_symbols *k)
 {
@@ -48,6 +79,7 @@ int kernel_symbols_new(const char *path, struct kernel_symbols **ret)
         }
         k->refs = 1;
         pthread_mutex_init(&k->lock, NULL);
+        read_build_id(k);
         load(k);
         if (k->error == -ENOMEM) {
                 kernel_symbols_unref(k);
@@ -102,4 +134,9 @@ int kernel_symbols_resolve(struct kernel_symbols *k, uint64_t addr, struct kalls
         }
         pthread_mutex_unlock(&k->lock);
         return r;
+}
+
+const char *kernel_symbols_build_id(struct kernel_symbols *k)
+{
+        return k && k->build_id[0] ? k->build_id : NULL;
 }

@@ -25,3 +25,7 @@ int kernel_symbols_error(struct kernel_symbols *k);
 /* Resolve a kernel stack's return address (kallsyms_resolve()). The strings stay valid until
  * the second reload after this call. -ENOENT when no symbol covers it. */
 int kernel_symbols_resolve(struct kernel_symbols *k, uint64_t addr, struct kallsyms_info *ret);
+
+/* The running kernel image's GNU build ID (/sys/kernel/notes) as lowercase hex, read once when k
+ * was made; NULL when it could not be read. Valid as long as k. */
+const char *kernel_symbols_build_id(struct kernel_symbols *k);

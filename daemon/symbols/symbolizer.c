@@ -37,6 +37,7 @@ struct image {
         struct symbolizer *owner;
         unsigned refs;                  /* files pointing here */
         struct elf_inspection inspection;
+        char build_id[ELF_BUILD_ID_HEX_MAX];    /* inspection's, as hex ("": none) */
         uint64_t file_size;
         bool indexed;                   /* in owner->images_by_id */
         char *path;                     /* the name libdwfl gets: debuglinks are found beside it */
@@ -344,6 +345,7 @@ static int image_new(struct symbolizer *s, int fd, uint64_t dev, uint64_t ino, c
                 return -ENOMEM;
         im->owner = s;
         im->inspection = *in;
+        elf_inspect_build_id_hex(in->build_id, in->build_id_len, im->build_id);
         im->file_size = size;
         im->dev = dev;
         im->ino = ino;
@@ -679,6 +681,21 @@ int symbolizer_resolve(struct symbolizer *s, uint64_t dev, uint64_t ino, uint64_
         r = resolve(s, dev, ino, file_offset, is_return_address, frames, max, n_frames);
         unlock(s);
         return r;
+}
+
+const char *symbolizer_build_id(struct symbolizer *s, uint64_t dev, uint64_t ino)
+{
+        const struct module_file *f;
+        const char *id = NULL;
+
+        if (!s)
+                return NULL;
+        pthread_mutex_lock(&s->lock);
+        f = pair_table_get(&s->files, dev, ino);
+        if (f && f->image && f->image->build_id[0])
+                id = f->image->build_id;
+        unlock(s);
+        return id;
 }
 
 void symbolizer_set_limits(struct symbolizer *s, const struct symbolizer_limits *limits)

@@ -108,6 +108,11 @@ void symbolizer_release_module(struct symbolizer *s, uint64_t dev, uint64_t ino)
 int symbolizer_resolve(struct symbolizer *s, uint64_t dev, uint64_t ino, uint64_t file_offset,
                        bool is_return_address, struct symbol_frame *frames, size_t max, size_t *n_frames);
 
+/* The GNU build ID of module (dev, ino) as lowercase hex, computed once when the file was
+ * registered; NULL when it has none, is not registered or is not ELF. Owned by the symbolizer,
+ * valid as resolved names are. */
+const char *symbolizer_build_id(struct symbolizer *s, uint64_t dev, uint64_t ino);
+
 void symbolizer_get_stats(struct symbolizer *s, struct symbolizer_stats *ret);
 
 /* The symbolizer may be used from two threads (the event loop registers and releases, the worker

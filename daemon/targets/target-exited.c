@@ -49,6 +49,12 @@ int target_exited_encode(const struct target *t, void **ret, size_t *ret_n)
                 const struct module_mapping *m = &t->modules.mappings[i];
                 size_t k;
 
+                /* read back from a record: what it said then (the file at the path now may be
+                 * another build, which its frames are not in) */
+                if (t->kept_file_ids && t->n_kept_file_ids == t->modules.n) {
+                        ids[i] = t->kept_file_ids[i];
+                        continue;
+                }
                 /* a file mapped several times is looked at once */
                 for (k = 0; k < i; k++)
                         if (t->modules.mappings[k].dev == m->dev && t->modules.mappings[k].ino == m->ino)
@@ -156,6 +162,8 @@ int target_exited_restore(const struct target_env *env, const void *data, size_t
                 *ret_unnamed = register_files(t, ids);
         else
                 (void)register_files(t, ids);
+        t->kept_file_ids = TAKE_PTR(ids);
+        t->n_kept_file_ids = t->modules.n;
         *ret = TAKE_PTR(t);
         return 0;
 }

@@ -765,6 +765,7 @@ struct target *target_free(struct target *t)
         free(t->register_error);
         free(t->watch_name);
         module_map_done(&t->modules);
+        free(t->kept_file_ids);
         jit_names_source_done(&t->jit_source);
         perf_map_unref(t->perf_map);
         free(t->exit_scan);

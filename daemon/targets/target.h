@@ -160,6 +160,7 @@ struct target_unwind {
 };
 
 struct perf_map;
+struct exited_file_id;
 
 /* A target by what outlives a daemon: its pid and its process's start time (/proc/PID/stat's). */
 struct target_parent_link {
@@ -200,6 +201,10 @@ struct target {
         bool track_mmap;                /* --mmap: anonymous mappings are probed too */
         bool objects_named;             /* --obj: only those objects are probed */
         struct module_map modules;
+        struct exited_file_id *kept_file_ids;   /* read back from its kept report (exited-file.h):
+                                                 * what identified each of modules' files when it
+                                                 * exited, one per mapping (malloc'd); NULL */
+        size_t n_kept_file_ids;                 /* modules.n then */
         struct target_files files;
         struct target_unwind unwind;
         struct snapshot_ring *ring;

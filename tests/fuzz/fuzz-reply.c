@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* Fuzz memleakctl's reply readers: whatever JSON comes back over the socket, each renderer
  * (text, top, folded, HTML, the pprof profile) prints it or refuses it with -EBADMSG, never
- * crashes or leaks. The
+ * crashes or leaks, read whole or as memleakctl reads it (its report's stacks kept as text). The
  * input is a reply's object; each renderer gets it and each of its members (a reply nests its
  * report, status or history one level down). */
 #include <errno.h>
 #include <string.h>
 #include "fuzz-util.h"
 #include "html-report.h"
+#include "json-raw.h"
 #include "json-util.h"
 #include "pprof-export.h"
 #include "render-folded.h"
@@ -59,6 +60,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
         text = strndup((const char *) data, size);
         FUZZ_CHECK(text);
+        /* as memleakctl reads a reply: each stack of its report kept as text until it is read
+         * (json-raw.h); a JSON object is always read so, and its renderers take it */
+        static const char *const report_stacks[] = { "report", "stacks", NULL }, *const stacks[] = { "stacks", NULL };
+        for (size_t i = 0; i < 2; i++) {
+                _cleanup_json_ cJSON *kept = NULL, *parsed = cJSON_ParseWithOpts(text, NULL, true);
+                int r = json_parse_raw_array(text, strlen(text), i == 0 ? report_stacks : stacks, &kept);
+
+                FUZZ_CHECK(r == 0 || r == -EBADMSG || r == -ENOMEM);
+                FUZZ_CHECK(!cJSON_IsObject(parsed) || r == 0 || r == -ENOMEM);
+                if (r == 0) {
+                        render_all(kept);
+                        cJSON_ArrayForEach(item, kept)
+                                render_all(item);
+                }
+        }
         root = cJSON_Parse(text);
         if (!root)
                 return 0;

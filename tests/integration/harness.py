@@ -53,6 +53,34 @@ UNLIMITED_TOP = 1000000             # MEMLEAK_MAX_TOP: every stack listed, none 
 RUN_TIMEOUT_S = 60                  # memleakctl run -- CMD, from start to report
 
 
+
+def with_frames(doc):
+    """memleakctl's report JSON names each frame once, in "locations", and each stack's frames by
+    their indices there: give each stack its "frames" too (the entries themselves), as the tests
+    read them. Any other document is returned as it is."""
+    if isinstance(doc, dict):
+        for value in doc.values():
+            with_frames(value)
+        locations = doc.get('locations')
+        if isinstance(locations, list) and isinstance(doc.get('stacks'), list):
+            for stack in doc['stacks']:
+                if isinstance(stack, dict) and 'frames' not in stack and isinstance(stack.get('locations'), list):
+                    stack['frames'] = [locations[i] for i in stack['locations']]
+    elif isinstance(doc, list):
+        for value in doc:
+            with_frames(value)
+    return doc
+
+
+def load_json(text):
+    """json.loads, each report's stacks given their frames (with_frames)."""
+    return with_frames(json.loads(text))
+
+
+def load_json_file(f):
+    """json.load, each report's stacks given their frames (with_frames)."""
+    return with_frames(json.load(f))
+
 def wait_until(predicate, timeout, interval=0.05):
     """Call predicate until it returns something true or timeout seconds pass; return its last value."""
     deadline = time.monotonic() + timeout
@@ -301,7 +329,7 @@ class Daemon:
     def ctl_json(self, *args):
         r = self.ctl_ok(*args, '--json')
         try:
-            return json.loads(r.stdout)
+            return load_json(r.stdout)
         except ValueError as e:
             raise AssertionError(f'memleakctl {" ".join(map(str, args))} --json printed something that is '
                                  f'not JSON ({e}):\n{r.stdout}')
@@ -522,7 +550,7 @@ class DaemonTestCase(unittest.TestCase):
                          *options, '--', *cmd, input=input, env=env)
         try:
             with open(out) as f:
-                report = json.load(f)
+                report = load_json_file(f)
         except (OSError, ValueError) as e:
             self.fail(f'memleakctl run wrote no JSON report ({e}); status {r.returncode}\n'
                       f'stderr: {r.stderr.decode(errors="replace")}\nmemleakd stderr:\n{daemon.log()}')

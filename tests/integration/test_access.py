@@ -67,7 +67,7 @@ class AccessTest(harness.DaemonTestCase):
     def json_as(self, user, *args):
         r = self.ctl_as(user, *args, '--json')
         self.assertEqual(r.returncode, 0, (args, r.stderr, self.daemon.log()))
-        return json.loads(r.stdout)
+        return harness.load_json(r.stdout)
 
     def assert_refused(self, r, what):
         self.assertNotEqual(r.returncode, 0, (what, r.stdout))
@@ -124,7 +124,7 @@ class AccessTest(harness.DaemonTestCase):
                            input=b'go\n', capture_output=True, timeout=harness.RUN_TIMEOUT_S)
         self.assertEqual(r.returncode, 0, (r.stderr, self.daemon.log()))
         with open(out) as f:
-            report = json.load(f)
+            report = harness.load_json_file(f)
         [target] = report['targets']
         self.assertEqual(harness.per_function(report, NAMES, pid=target['pid']), EXPECTED, report)
         self.assertEqual(pwd.getpwuid(os.stat(out).st_uid).pw_name, self.user)
@@ -142,7 +142,7 @@ class AccessTest(harness.DaemonTestCase):
         self.assertEqual(r.returncode, 0, (r.stderr, self.daemon.log()))
         self.assertRegex(self.daemon.log(), r"exec'd mount, which uid \d+, who asked for it, could not trace")
         with open(out) as f:
-            report = json.load(f)
+            report = harness.load_json_file(f)
         self.assertNotIn('mount', [t['comm'] for t in report['targets']], report['targets'])
 
 if __name__ == '__main__':

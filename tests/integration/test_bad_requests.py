@@ -360,12 +360,12 @@ class BadRequestsTest(unittest.TestCase):
                     line = c.read_line()
                 except (BrokenPipeError, ConnectionResetError):
                     line = None
-                if line is None or json.loads(line).get('error', {}).get('code') == 'EUSERS':
+                if line is None or harness.load_json(line).get('error', {}).get('code') == 'EUSERS':
                     if line is not None:
                         self.assertTrue(c.at_eof(), 'a refused connection stays open')
                     closed += 1
                 else:
-                    reply = json.loads(line)
+                    reply = harness.load_json(line)
                     self.assertIs(reply['ok'], True, line)
                     self.assertEqual(reply['id'], 2000 + i)
                     served += 1

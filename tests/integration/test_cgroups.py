@@ -303,7 +303,7 @@ class CgroupRequests(CgroupTestCase):
     def refused(self, d, args, code, words):
         r = d.ctl(*args, '--json')
         self.assertNotEqual(r.returncode, 0, r.stdout)
-        reply = json.loads(r.stdout)
+        reply = harness.load_json(r.stdout)
         self.assertEqual(reply['error']['code'], code, reply)
         self.assertIn(words, reply['error']['message'])
 

@@ -277,7 +277,7 @@ class FollowForksTest(harness.DaemonTestCase):
         run.expect('done')
         self.assertEqual(run.finish(), 0, run.proc.stderr.read().decode(errors='replace'))
         with open(out) as f:
-            report = json.load(f)
+            report = harness.load_json_file(f)
         targets = self.assert_family(report, parent, children, grandchild, 'memleakctl run --follow-forks')
         # the program was held at its exit and scanned, and so was each child at its own, every
         # block it left outstanding classified (test_run_scans_each_child_at_its_exit checks the

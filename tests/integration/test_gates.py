@@ -338,7 +338,7 @@ class GatesTest(harness.DaemonTestCase):
         # growing, and its blocks lost: both verdicts fail it
         r = daemon.ctl('leaks', '--pid', p.pid, '--error-exitcode', 3, '--json')
         self.assertEqual(r.returncode, 3, r.stderr)
-        leaks = json.loads(r.stdout)
+        leaks = harness.load_json(r.stdout)
         gate = leaks['gate']
         self.assertEqual((gate['fail_on'], gate['failed'], gate['undecided']), (['lost', 'growing'], True, []), gate)
         self.assertEqual(gate['growing']['stacks'], 1, gate)
@@ -351,7 +351,7 @@ class GatesTest(harness.DaemonTestCase):
         supp = self.suppressions('leak:^leak_steadily$')
         r = daemon.ctl('leaks', '--pid', p.pid, '--error-exitcode', 3, '--suppressions', supp, '--json')
         self.assertEqual(r.returncode, 0, r.stderr + r.stdout)
-        leaks = json.loads(r.stdout)
+        leaks = harness.load_json(r.stdout)
         self.assertEqual(leaks['suspects'], [], leaks)
         self.assertEqual(leaks['gate']['failed'], False, leaks['gate'])
         s = leaks['suppressed']
@@ -394,11 +394,11 @@ class GatesTest(harness.DaemonTestCase):
         self.assertTrue(verdicts, harness.format_stacks(daemon.report(pid=p.pid)))
         r = daemon.ctl('leaks', '--pid', p.pid, '--error-exitcode', 5, '--fail-on', 'growing', '--json')
         self.assertEqual(r.returncode, 0, r.stderr)
-        self.assertEqual(json.loads(r.stdout)['gate']['growing']['stacks'], 0)
+        self.assertEqual(harness.load_json(r.stdout)['gate']['growing']['stacks'], 0)
         # its lost blocks fail the default (lost,growing), found by a live scan
         r = daemon.ctl('leaks', '--pid', p.pid, '--error-exitcode', 5, '--json')
         self.assertEqual(r.returncode, 5, r.stderr)
-        gate = json.loads(r.stdout)['gate']
+        gate = harness.load_json(r.stdout)['gate']
         self.assertEqual((gate['growing']['stacks'], gate['undecided']), (0, []), gate)
         self.assertGreater(gate['lost']['bytes'], 0, gate)
         self.assertIn('fails on lost:', r.stderr)

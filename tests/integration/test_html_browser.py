@@ -78,7 +78,7 @@ def page_requests(netlog_path):
     """The URLs the page asked the network for, from Chromium's net log: requests made for a
     document at a file: address (the browser's own, e.g. for updates, are no page's)."""
     with open(netlog_path) as f:
-        log = json.load(f)
+        log = harness.load_json_file(f)
     types = {v: k for k, v in log['constants']['logEventTypes'].items()}
     urls = []
     for event in log['events']:
@@ -133,7 +133,7 @@ class HtmlBrowserTest(harness.DaemonTestCase):
         daemon.ctl_ok('html', '--pid', program.pid, '--output', page_path)
         with open(page_path) as f:
             page = f.read()
-        data = json.loads(page.split('<script type="application/json" id="memleakd-data">', 1)[1]
+        data = harness.load_json(page.split('<script type="application/json" id="memleakd-data">', 1)[1]
                           .split('</script>', 1)[0])
         stacks = data['report']['stacks']
         [grow] = [s for s in stacks if s['frames'] and s['frames'][0]['symbol'] == 'grow_steadily']

@@ -60,6 +60,7 @@ class JitTest(harness.DaemonTestCase):
         # the return address right after the stub's call (push, mov, call: 6 bytes in)
         self.assertEqual(jit_frame['offset'], 6, jit_frame)
         self.assertIsNone(jit_frame['module_offset'], jit_frame)
+        self.assertIsNone(jit_frame['build_id'], jit_frame)     # no file: no build
 
         [unnamed] = [s for s in report['stacks'] if s['frames'][0]['symbol'] == 'jit_leak_unnamed']
         self.assertEqual(symbols(unnamed)[:4], ['jit_leak_unnamed', None, 'leak_through_unnamed_stub', 'main'], text)
@@ -91,7 +92,7 @@ class JitTest(harness.DaemonTestCase):
                             os.path.join(harness.PROGRAMS_DIR, PROGRAM), '--keep-perf-map'],
                            input=b'go\n\n', capture_output=True, timeout=60)
         with open(out) as f:
-            report = json.load(f)
+            report = harness.load_json_file(f)
         pid = report['targets'][0]['pid']
         self.addCleanup(lambda: os.path.exists(f'/tmp/perf-{pid}.map') and os.unlink(f'/tmp/perf-{pid}.map'))
         self.assertEqual(r.returncode, 0, r.stderr)

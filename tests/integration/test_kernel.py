@@ -12,6 +12,7 @@ and the stacks go.
 import glob
 import json
 import os
+import struct
 import subprocess
 import unittest
 
@@ -27,6 +28,21 @@ PROGRAMS = {'tp_kmalloc', 'tp_kfree', 'tp_cache_alloc', 'tp_cache_free', 'tp_pag
 PAGE_SIZE = 4096
 PIPE_WRITERS = {'anon_pipe_write', 'pipe_write'}      # 6.14 renamed pipe_write for anonymous pipes
 FREE_TIMEOUT_S = 20                                   # RCU grace periods and workqueues
+
+
+def running_kernel_build_id():
+    """The GNU build ID among the running kernel's ELF notes (/sys/kernel/notes), as hex."""
+    with open('/sys/kernel/notes', 'rb') as f:
+        notes = f.read()
+    at = 0
+    while at + 12 <= len(notes):
+        namesz, descsz, kind = struct.unpack_from('=III', notes, at)
+        name = notes[at + 12:at + 12 + namesz]
+        desc_at = at + 12 + (namesz + 3) // 4 * 4
+        if kind == 3 and name == b'GNU\0':     # NT_GNU_BUILD_ID
+            return notes[desc_at:desc_at + descsz].hex()
+        at = desc_at + (descsz + 3) // 4 * 4
+    raise AssertionError('no build ID among the kernel\'s notes')
 
 
 def symbols(stack):
@@ -88,7 +104,7 @@ def kernel_links_of(prog_ids):
     """Links anywhere on the system that run one of prog_ids on an event, from bpftool (not the
     iterator the snapshot tick reads the per-stack totals through, which the daemon always has)."""
     out = subprocess.run(['bpftool', 'link', 'list', '-j'], capture_output=True, text=True, check=True).stdout
-    return [link for link in json.loads(out or '[]')
+    return [link for link in harness.load_json(out or '[]')
             if link.get('prog_id') in prog_ids and link.get('type') != 'iter']
 
 
@@ -295,6 +311,7 @@ class KernelTargetTest(harness.DaemonTestCase):
             self.assertIsInstance(frame['offset'], int, frame)
             self.assertGreater(frame['offset'], 0, frame)       # return addresses: past the call
             self.assertEqual(frame['module'], '[kernel]', frame)
+            self.assertEqual(frame['build_id'], running_kernel_build_id(), frame)
             self.assertIsNone(frame['file'], frame)
         # memleakd's own probe frames (its program, bpf_trace_run*, __traceiter_*) are not shown.
         names = symbols(stack)
@@ -367,12 +384,12 @@ class KernelTargetTest(harness.DaemonTestCase):
     def test_kernel_target_errors(self):
         daemon = self.start_daemon()
         r = daemon.ctl('--json', 'detach', '--kernel')
-        self.assertEqual((r.returncode, json.loads(r.stdout)['error']['code']), (1, 'ESRCH'), r)
+        self.assertEqual((r.returncode, harness.load_json(r.stdout)['error']['code']), (1, 'ESRCH'), r)
         r = daemon.ctl('--json', 'report', '--kernel')
-        self.assertEqual((r.returncode, json.loads(r.stdout)['error']['code']), (1, 'ESRCH'), r)
+        self.assertEqual((r.returncode, harness.load_json(r.stdout)['error']['code']), (1, 'ESRCH'), r)
         self.attach_kernel(daemon)
         r = daemon.ctl('--json', 'attach', '--kernel')
-        self.assertEqual((r.returncode, json.loads(r.stdout)['error']['code']), (1, 'EEXIST'), r)
+        self.assertEqual((r.returncode, harness.load_json(r.stdout)['error']['code']), (1, 'EEXIST'), r)
         for bad in (['attach', '--kernel', '--pid', '1'], ['attach', '--kernel-filter', 'pid=1', '--pid', '1'],
                     ['attach', '--kernel', '--kernel-filter', 'uid=0'],
                     ['attach', '--kernel', '--kernel-filter', 'comm=0123456789abcdef'],

@@ -186,7 +186,7 @@ class LifecycleTest(harness.DaemonTestCase):
         r = subprocess.run([harness.MEMLEAKCTL, '--socket', socket_path, 'status', '--json'],
                            capture_output=True, text=True, timeout=harness.CTL_TIMEOUT_S, stdin=subprocess.DEVNULL)
         self.assertNotEqual(r.returncode, 0)
-        self.assertIn('not running', json.dumps(json.loads(r.stdout)), r.stdout)
+        self.assertIn('not running', json.dumps(harness.load_json(r.stdout)), r.stdout)
 
     def test_unknown_config_key_is_fatal_and_named_with_file_and_line(self):
         daemon = self.start_daemon(wait=False, extra_config_lines=['snapshot_intervall_ms = 500'])

@@ -190,7 +190,7 @@ class MetricsTest(harness.DaemonTestCase):
         def answered():
             try:
                 with urllib.request.urlopen(url, timeout=5) as r:
-                    answer['json'] = json.load(r)
+                    answer['json'] = harness.load_json_file(r)
             except OSError as e:
                 answer['error'] = str(e)
                 return False

@@ -33,6 +33,14 @@ def site_line(function):
     return next(iter(lines))
 
 
+def readelf_build_id(path):
+    """The GNU build ID readelf -n prints for the file at path; None without one."""
+    out = subprocess.run(['readelf', '-n', '--wide', path], capture_output=True, text=True, check=True).stdout
+    ids = re.findall(r'Build ID: ([0-9a-f]+)', out)
+    assert len(ids) <= 1, out
+    return ids[0] if ids else None
+
+
 class PprofTest(harness.DaemonTestCase):
 
     def pprof(self, profile, *args):
@@ -131,13 +139,55 @@ class PprofTest(harness.DaemonTestCase):
         def stacks(report):     # what does not move with the snapshots (verdicts do)
             return [(s['stack_id'], s['bytes'], s['allocs'], s['frames']) for s in report['stacks']]
         with open(path) as f:
-            self.assertEqual(stacks(json.load(f)), stacks(daemon.report(pid=program.pid)))
+            self.assertEqual(stacks(harness.load_json_file(f)), stacks(daemon.report(pid=program.pid)))
 
         # an exact target: no period, no estimate, the file's mapping named
         raw = self.pprof(profile, '-raw')
         self.assertIn('PeriodType: space bytes\n', raw)
         self.assertNotIn('sampled', raw)
         self.assertRegex(raw, rf'(?m)^\s*1: 0x[0-9a-f]+/0x[0-9a-f]+/0x[0-9a-f]+ {re.escape(program.path)}', raw)
+
+    def test_mappings_carry_each_file_s_build_id_and_file_offsets(self):
+        daemon = self.start_daemon()
+        program = self.start_program(PROGRAM)
+        daemon.attach(program.pid)
+        program.run_leaks()
+        report, totals = self.wait_for_totals(daemon, program.pid, NAMES, EXPECTED)
+        self.assert_totals(report, totals, EXPECTED, 'the JSON report')
+        program_id = readelf_build_id(program.path)
+
+        # the JSON: each frame of a file carries that file's build ID, as readelf reads its note
+        frames = [f for s in report['stacks'] if s['pid'] == program.pid for f in s['frames']]
+        modules = {f['module'] for f in frames if f['module']}
+        self.assertIn(program.path, modules)
+        for module in modules:
+            want = readelf_build_id(module)
+            self.assertEqual({f['build_id'] for f in frames if f['module'] == module}, {want}, module)
+        self.assertEqual({f['build_id'] for f in frames if not f['module']} - {None}, set())
+        [direct] = [f for f in frames if f['symbol'] == 'leak_direct']
+
+        # the profile: go tool pprof -raw lists each mapping with its build ID, and the file
+        # offsets it gives a location are the report's module_offset
+        raw = self.pprof(self.profile_of(daemon, program), '-raw')
+        mappings = {}
+        for line in raw[raw.index('\nMappings\n'):].splitlines()[2:]:
+            # "1: 0x55d0c0a01000/0x55d0c0a02000/0x1000 /tmp/leak-pprof 5f2b...a1 [FN][FL][LN][IN]"
+            m = re.match(r'^\s*(\d+): 0x([0-9a-f]+)/0x([0-9a-f]+)/0x([0-9a-f]+) (\S+) ?([0-9a-f]*)', line)
+            if m:
+                mappings[int(m.group(1))] = (int(m.group(2), 16), int(m.group(3), 16), int(m.group(4), 16),
+                                             m.group(5), m.group(6))
+        self.assertEqual(mappings[1][3:], (program.path, program_id), raw)
+        for start, limit, offset, path, build_id in mappings.values():
+            if path.startswith('/'):
+                self.assertEqual(build_id, readelf_build_id(path), raw)
+        # "     3: 0x55d0c0a011a9 M=1 leak_direct /src/leak-pprof.c:41 s=0"
+        m = re.search(r'(?m)^\s*\d+: 0x([0-9a-f]+) M=(\d+) leak_direct ', raw)
+        self.assertTrue(m, raw)
+        addr, mapping = int(m.group(1), 16), mappings[int(m.group(2))]
+        self.assertEqual(addr, int(direct['addr'], 16))
+        self.assertEqual(mapping[3:], (program.path, program_id))
+        self.assertTrue(mapping[0] <= addr < mapping[1], raw)
+        self.assertEqual(addr - mapping[0] + mapping[2], direct['module_offset'], raw)
 
     def test_sampled_target_profile_carries_its_period_and_estimates(self):
         daemon = self.start_daemon()

@@ -694,7 +694,7 @@ class ReachabilityTest(harness.DaemonTestCase):
         p.proc.wait(10)
         out, err = scan.communicate(timeout=60)
         self.assertEqual(scan.returncode, 0, err)
-        reach = json.loads(out)['targets'][0]['reachability']
+        reach = harness.load_json(out)['targets'][0]['reachability']
         self.assertEqual(reach['method'], 'concurrent', reach)
         # no verdict, and why: it could not be read, or stopped for the last pass
         self.assertRegex(reach['error'] or '', rf'pid {p.pid}', reach)
@@ -724,7 +724,7 @@ class ReachabilityTest(harness.DaemonTestCase):
         self.assertGreaterEqual(int(fd), 0)
         out, err = scan.communicate(timeout=120)
         self.assertEqual(scan.returncode, 0, err)
-        reach = json.loads(out)['targets'][0]['reachability']
+        reach = harness.load_json(out)['targets'][0]['reachability']
         self.assertEqual(reach['method'], 'concurrent', reach)
         self.assertEqual(reach['error'], f'pid {p.pid} closed the userfaultfd the scan had it make (held there: '
                                          'memleakd may not take it)', reach)

@@ -9,6 +9,7 @@ corrupt one is set aside."""
 
 import glob
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -34,6 +35,13 @@ def read_text(path):
             return f.read()
     except FileNotFoundError:
         return ''
+
+
+def readelf_build_id(path):
+    """The GNU build ID readelf -n prints for the file at path."""
+    out = subprocess.run(['readelf', '-n', '--wide', path], capture_output=True, text=True, check=True).stdout
+    [build_id] = re.findall(r'Build ID: ([0-9a-f]+)', out)
+    return build_id
 
 
 def fnv1a64(data):
@@ -358,8 +366,8 @@ class ExitedRestartTest(Restarts):
 
     def stacks_of(self, report, pid):
         """Each stack of pid: its bytes, blocks, frames and the verdict it had at its exit."""
-        return sorted((s['bytes'], s['allocs'], [(f.get('symbol'), f.get('module'), f.get('module_offset'))
-                                                 for f in s['frames']],
+        return sorted((s['bytes'], s['allocs'], [(f.get('symbol'), f.get('module'), f.get('module_offset'),
+                                                  f['build_id']) for f in s['frames']],
                        [s.get(k) for k in ('verdict', 'growth_bytes_per_s', 'snapshots_missing', 'first_bytes')])
                       for s in report['stacks'] if s['pid'] == pid)
 
@@ -445,6 +453,10 @@ class ExitedRestartTest(Restarts):
                        if f.get('module') == copy]
         self.assertEqual(sorted((f['module'], f['module_offset']) for f in in_copy), sorted(before_copy))
         self.assertIn(f'pid {program.pid} (leak-restart-co', daemon.log())
+        # which build they are in is still said: the one it ran, as its record kept it
+        built = readelf_build_id(os.path.join(harness.PROGRAMS_DIR, PROGRAM))
+        self.assertNotEqual(built, readelf_build_id(copy))
+        self.assertEqual({f['build_id'] for f in in_copy}, {built}, in_copy)
 
     def test_a_program_reinstalled_since_its_exit_is_named_as_before(self):
         daemon = self.start_daemon(config=CONFIG)
@@ -637,6 +649,49 @@ class ExitedRestartKeepsMoreTest(Restarts):
         self.assertEqual(self.family(daemon, service.pid), expected, 'after a restart, its parent exited')
         # a child alone, as before
         self.assertEqual(set(self.family(daemon, gone)), {gone})
+
+    def test_a_record_written_again_after_a_restart_keeps_the_build_its_frames_are_in(self):
+        # a worker of a copy of leak-service exits, then the service; the copy is rebuilt while
+        # memleakd is down
+        daemon = self.start_daemon(config=CONFIG)
+        copy = os.path.join(self.workdir, 'leak-service-copy')
+        shutil.copy(os.path.join(harness.PROGRAMS_DIR, 'leak-service'), copy)
+        built = readelf_build_id(copy)
+        service = harness.LeakProgram('leak-service', command=[copy])
+        self.addCleanup(service.kill)
+        service.expect('ready')
+        daemon.ctl_json('attach', '--pid', service.pid, '--follow-forks')
+        gone = self.fork_worker(daemon, service)
+        os.kill(gone, signal.SIGKILL)
+        self.assertTrue(harness.wait_until(lambda: self.exited_of(daemon, gone) is not None, 10))
+        service.proc.stdin.close()
+        self.assertEqual(service.proc.wait(PROGRAM_WAIT_S), 0)
+        self.assertTrue(harness.wait_until(lambda: self.exited_of(daemon, service.pid) is not None, 10))
+        self.kill(daemon)
+        os.unlink(copy)
+        shutil.copy(os.path.join(harness.PROGRAMS_DIR, 'leak-exit'), copy)
+        self.assertNotEqual(readelf_build_id(copy), built)
+
+        def frames_in_copy(daemon):
+            report = daemon.report(pid=gone)
+            self.assertEqual(harness.per_function(report, {'worker_leak'}, pid=gone), {})
+            frames = [f for s in report['stacks'] if s['pid'] == gone for f in s['frames'] if f['module'] == copy]
+            self.assertTrue(frames, report['stacks'])
+            return {(f['symbol'], f['build_id']) for f in frames}
+
+        daemon = self.same_daemon_again(daemon)
+        self.assertEqual(frames_in_copy(daemon), {(None, built)})
+        # its parent's record goes: the worker's is written again (it moves up), with the identity
+        # of its files it kept, not that of the file at their path now
+        [name] = self.exited_files(daemon, gone)
+        with open(os.path.join(daemon.state_directory, name), 'rb') as f:
+            record = f.read()
+        daemon.ctl_ok('detach', '--pid', service.pid)
+        with open(os.path.join(daemon.state_directory, name), 'rb') as f:
+            self.assertNotEqual(f.read(), record, 'the record was not written again')
+        self.kill(daemon)
+        daemon = self.same_daemon_again(daemon)
+        self.assertEqual(frames_in_copy(daemon), {(None, built)})
 
     def test_a_run_program_s_scan_at_exit_is_the_same_after_a_restart(self):
         from test_reachability import EXPECTED, classes_by_first_frame

@@ -277,7 +277,7 @@ class RunTest(harness.DaemonTestCase):
                 if not chunk:
                     break
                 data += chunk
-            requests.append(json.loads(data.split(b'\n')[0]))
+            requests.append(harness.load_json(data.split(b'\n')[0]))
             time.sleep(30)
             conn.close()
 

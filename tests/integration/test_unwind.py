@@ -273,7 +273,7 @@ class UnwindTest(harness.DaemonTestCase):
                            input=b'go\n\n', capture_output=True, timeout=60)
         self.assertEqual(r.returncode, 0, r.stderr)
         with open(out) as f:
-            report = json.load(f)
+            report = harness.load_json_file(f)
         totals = harness.per_function(report, NAMES)
         self.assert_totals(report, totals, EXPECTED, f'memleakctl run {PROGRAM}')
         self.assert_chains(report)

@@ -140,7 +140,7 @@ class VerdictsTest(harness.DaemonTestCase):
             page = f.read()
         self.assertTrue(page.startswith('<!DOCTYPE html>'), page[:100])
         [data] = re.findall(r'<script type="application/json" id="memleakd-data">(.*?)</script>', page, re.S)
-        data = json.loads(data)
+        data = harness.load_json(data)
         page_stacks = stacks_by_first_frame(data['report'])
         self.assertEqual(page_stacks['leak_steadily'][0]['verdict'], 'growing', data['report'])
         self.assertEqual([(c['bytes'], c['allocs'], c['verdict']) for c in page_stacks['fill_cache']],

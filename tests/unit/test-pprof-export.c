@@ -34,37 +34,37 @@ static const char report_json[] =
         " \"stacks\":["
         "  {\"pid\":1234,\"mmap\":false,\"bytes\":9000,\"allocs\":1,\"stack_error\":null,\"frames\":["
         "    {\"addr\":\"0x7f0000001000\",\"symbol\":\"strdup\",\"offset\":16,\"inlined\":false,"
-        "     \"module\":\"/usr/lib/libc.so.6\",\"module_offset\":8192,\"file\":null,\"line\":null},"
+        "     \"module\":\"/usr/lib/libc.so.6\",\"module_offset\":8192,\"build_id\":\"c0ffee00112233445566778899aabbccddeeff00\",\"file\":null,\"line\":null},"
         "    {\"addr\":\"0x55d0c0a01300\",\"symbol\":\"main\",\"offset\":40,\"inlined\":false,"
-        "     \"module\":\"/tmp/leaky\",\"module_offset\":4864,\"file\":\"/src/leaky.c\",\"line\":40},"
+        "     \"module\":\"/tmp/leaky\",\"module_offset\":4864,\"build_id\":\"5f2b8c4e9a1d3f607182a3b4c5d6e7f809a1b2c3\",\"file\":\"/src/leaky.c\",\"line\":40},"
         "    {\"addr\":\"0x55d0c0a01010\",\"symbol\":\"_start\",\"offset\":32,\"inlined\":false,"
-        "     \"module\":\"/tmp/leaky\",\"module_offset\":4112,\"file\":null,\"line\":null}]},"
+        "     \"module\":\"/tmp/leaky\",\"module_offset\":4112,\"build_id\":\"5f2b8c4e9a1d3f607182a3b4c5d6e7f809a1b2c3\",\"file\":null,\"line\":null}]},"
         "  {\"pid\":1234,\"mmap\":false,\"bytes\":5005,\"allocs\":5,\"stack_error\":null,\"frames\":["
         "    {\"addr\":\"0x55d0c0a011a9\",\"symbol\":\"fill_buffer\",\"offset\":null,\"inlined\":true,"
-        "     \"module\":\"/tmp/leaky\",\"module_offset\":4521,\"file\":\"/src/util.h\",\"line\":3},"
+        "     \"module\":\"/tmp/leaky\",\"module_offset\":4521,\"build_id\":\"5f2b8c4e9a1d3f607182a3b4c5d6e7f809a1b2c3\",\"file\":\"/src/util.h\",\"line\":3},"
         "    {\"addr\":\"0x55d0c0a011a9\",\"symbol\":\"leak_malloc\",\"offset\":25,\"inlined\":false,"
-        "     \"module\":\"/tmp/leaky\",\"module_offset\":4521,\"file\":\"/src/leaky.c\",\"line\":12},"
+        "     \"module\":\"/tmp/leaky\",\"module_offset\":4521,\"build_id\":\"5f2b8c4e9a1d3f607182a3b4c5d6e7f809a1b2c3\",\"file\":\"/src/leaky.c\",\"line\":12},"
         "    {\"addr\":\"0x55d0c0a01300\",\"symbol\":\"main\",\"offset\":40,\"inlined\":false,"
-        "     \"module\":\"/tmp/leaky\",\"module_offset\":4864,\"file\":\"/src/leaky.c\",\"line\":40},"
+        "     \"module\":\"/tmp/leaky\",\"module_offset\":4864,\"build_id\":\"5f2b8c4e9a1d3f607182a3b4c5d6e7f809a1b2c3\",\"file\":\"/src/leaky.c\",\"line\":40},"
         "    {\"addr\":\"0x7f0000002000\",\"symbol\":null,\"offset\":null,\"inlined\":false,"
-        "     \"module\":\"/usr/lib/libfoo.so\",\"module_offset\":4096,\"file\":null,\"line\":null},"
+        "     \"module\":\"/usr/lib/libfoo.so\",\"module_offset\":4096,\"build_id\":null,\"file\":null,\"line\":null},"
         "    {\"addr\":\"0x1234\",\"symbol\":null,\"offset\":null,\"inlined\":false,\"module\":null,"
-        "     \"module_offset\":null,\"file\":null,\"line\":null}]},"
+        "     \"module_offset\":null,\"build_id\":null,\"file\":null,\"line\":null}]},"
         "  {\"pid\":1234,\"mmap\":false,\"bytes\":2000,\"allocs\":2,\"stack_error\":null,\"frames\":["
         "    {\"addr\":\"0x55d0c0a01250\",\"symbol\":\"leak_other\",\"offset\":16,\"inlined\":false,"
-        "     \"module\":\"/tmp/leaky\",\"module_offset\":4688,\"file\":\"/src/leaky.c\",\"line\":20},"
+        "     \"module\":\"/tmp/leaky\",\"module_offset\":4688,\"build_id\":\"5f2b8c4e9a1d3f607182a3b4c5d6e7f809a1b2c3\",\"file\":\"/src/leaky.c\",\"line\":20},"
         "    {\"addr\":\"0x55d0c0a01300\",\"symbol\":\"main\",\"offset\":40,\"inlined\":false,"
-        "     \"module\":\"/tmp/leaky\",\"module_offset\":4864,\"file\":\"/src/leaky.c\",\"line\":40}]},"
+        "     \"module\":\"/tmp/leaky\",\"module_offset\":4864,\"build_id\":\"5f2b8c4e9a1d3f607182a3b4c5d6e7f809a1b2c3\",\"file\":\"/src/leaky.c\",\"line\":40}]},"
         "  {\"pid\":77,\"mmap\":false,\"bytes\":8192,\"allocs\":2,\"stack_error\":\"user stack unreadable (EFAULT)\","
         "   \"frames\":[]},"
         "  {\"pid\":77,\"mmap\":true,\"bytes\":65536,\"allocs\":1,\"stack_error\":null,\"frames\":["
         "    {\"addr\":\"0x55d0c0a01300\",\"symbol\":\"main\",\"offset\":40,\"inlined\":false,"
-        "     \"module\":\"/tmp/leaky\",\"module_offset\":4864,\"file\":\"/src/leaky.c\",\"line\":40}]},"
+        "     \"module\":\"/tmp/leaky\",\"module_offset\":4864,\"build_id\":\"5f2b8c4e9a1d3f607182a3b4c5d6e7f809a1b2c3\",\"file\":\"/src/leaky.c\",\"line\":40}]},"
         "  {\"pid\":0,\"mmap\":false,\"bytes\":512,\"allocs\":2,\"stack_error\":null,\"frames\":["
         "    {\"addr\":\"0xffffffff81234567\",\"symbol\":\"kmalloc_trace\",\"offset\":71,\"inlined\":false,"
-        "     \"module\":\"[kernel]\",\"module_offset\":null,\"file\":null,\"line\":null},"
+        "     \"module\":\"[kernel]\",\"module_offset\":null,\"build_id\":\"4a5a9b0a\",\"file\":null,\"line\":null},"
         "    {\"addr\":\"0xffffffff81200000\",\"symbol\":\"do_syscall_64\",\"offset\":50,\"inlined\":false,"
-        "     \"module\":\"[kernel]\",\"module_offset\":null,\"file\":null,\"line\":null}]}],"
+        "     \"module\":\"[kernel]\",\"module_offset\":null,\"build_id\":\"4a5a9b0a\",\"file\":null,\"line\":null}]}],"
         " \"other\":{\"stacks\":3,\"bytes\":96,\"allocs\":3},"
         " \"lost\":{\"allocs_map_full\":0,\"stack_efault\":2,\"stack_table_full\":0},"
         " \"suppressed\":{\"file\":\"/ci/lsan.supp\",\"stacks\":2,\"allocs\":4,\"bytes\":640,\"patterns\":[]}}";
@@ -244,6 +244,7 @@ static void pprof_samples_are_stacks_with_their_labels_and_inlined_lines(void)
                      "/usr/lib/libc.so.6");
         /* a mapping without debug information for a frame it names: functions, no lines */
         m = mapping(p, location(p, p->sample[0]->location_id[0])->mapping_id);
+        ASSERT_STREQ(str(p, m->build_id), "c0ffee00112233445566778899aabbccddeeff00");
         ASSERT_TRUE(m->has_functions && !m->has_filenames && !m->has_line_numbers && !m->has_inline_frames);
 
         ASSERT_EQ(p->n_sample, 7);              /* 6 stacks and the other */
@@ -270,7 +271,7 @@ static void pprof_samples_are_stacks_with_their_labels_and_inlined_lines(void)
         ASSERT_STREQ(str(p, function(p, leaf->line[1]->function_id)->system_name), "leak_malloc");
         m = mapping(p, leaf->mapping_id);
         ASSERT_STREQ(str(p, m->filename), "/tmp/leaky");
-        ASSERT_STREQ(str(p, m->build_id), "");
+        ASSERT_STREQ(str(p, m->build_id), "5f2b8c4e9a1d3f607182a3b4c5d6e7f809a1b2c3");
         ASSERT_TRUE(m->has_functions && m->has_filenames && m->has_line_numbers && m->has_inline_frames);
         ASSERT_EQ(file_offset_of(p, leaf), 4521);
         main_loc = location(p, s->location_id[1]);
@@ -284,6 +285,7 @@ static void pprof_samples_are_stacks_with_their_labels_and_inlined_lines(void)
         ASSERT_EQ(file_offset_of(p, foo), 4096);
         m = mapping(p, foo->mapping_id);
         ASSERT_STREQ(str(p, m->filename), "/usr/lib/libfoo.so");
+        ASSERT_STREQ(str(p, m->build_id), "");          /* the report knows none */
         ASSERT_TRUE(!m->has_functions && !m->has_line_numbers);
         /* no module: no mapping */
         unknown = location(p, s->location_id[3]);
@@ -318,6 +320,7 @@ static void pprof_samples_are_stacks_with_their_labels_and_inlined_lines(void)
         ASSERT_TRUE(s->location_id[0] != main_loc->id);
         ASSERT_TRUE(location(p, s->location_id[0])->mapping_id != main_loc->mapping_id);
         ASSERT_EQ(file_offset_of(p, location(p, s->location_id[0])), 4864);
+        ASSERT_STREQ(str(p, mapping(p, location(p, s->location_id[0])->mapping_id)->build_id), "5f2b8c4e9a1d3f607182a3b4c5d6e7f809a1b2c3");
 
         /* a kernel stack: its module a mapping without file offsets */
         s = p->sample[5];
@@ -326,6 +329,7 @@ static void pprof_samples_are_stacks_with_their_labels_and_inlined_lines(void)
         ASSERT_EQ(s->n_location_id, 2);
         m = mapping(p, location(p, s->location_id[0])->mapping_id);
         ASSERT_STREQ(str(p, m->filename), "[kernel]");
+        ASSERT_STREQ(str(p, m->build_id), "4a5a9b0a");
         ASSERT_EQ(m->file_offset, 0);
         ASSERT_EQ(m->memory_start, 0xffffffff81200000);
         ASSERT_EQ(m->memory_limit, 0xffffffff81234568);
@@ -393,6 +397,34 @@ static void pprof_file_is_the_profile_gzipped(void)
         ASSERT_TRUE(memcmp(unzipped, plain, plain_size) == 0);
 }
 
+/* An exited target and the live one that took its pid, each mapping its own build of one path at
+ * the same place: two mappings, each with its build ID, and a location in each. */
+static void pprof_mappings_of_two_builds_at_one_place_are_two(void)
+{
+        static const char json[] =
+                "{\"targets\":[{\"pid\":9,\"comm\":\"old\"},{\"pid\":9,\"comm\":\"new\"}],\"stacks\":["
+                " {\"pid\":9,\"bytes\":10,\"allocs\":1,\"frames\":["
+                "  {\"addr\":\"0x401000\",\"symbol\":\"f\",\"module\":\"/bin/app\",\"module_offset\":4096,"
+                "   \"build_id\":\"aaaa\"}]},"
+                " {\"pid\":9,\"bytes\":20,\"allocs\":1,\"frames\":["
+                "  {\"addr\":\"0x401000\",\"symbol\":\"f\",\"module\":\"/bin/app\",\"module_offset\":4096,"
+                "   \"build_id\":\"bbbb\"}]}]}";
+        _cleanup_json_ cJSON *report = parse(json);
+        Profile *p = encode_and_unpack(report);
+        const Location *a, *b;
+
+        ASSERT_EQ(p->n_sample, 2);
+        ASSERT_EQ(p->n_mapping, 2);
+        a = location(p, p->sample[0]->location_id[0]);
+        b = location(p, p->sample[1]->location_id[0]);
+        ASSERT_TRUE(a->id != b->id);
+        ASSERT_STREQ(str(p, mapping(p, a->mapping_id)->build_id), "aaaa");
+        ASSERT_STREQ(str(p, mapping(p, b->mapping_id)->build_id), "bbbb");
+        ASSERT_EQ(file_offset_of(p, a), 4096);
+        ASSERT_EQ(file_offset_of(p, b), 4096);
+        perftools__profiles__profile__free_unpacked(p, NULL);
+}
+
 static void pprof_refuses_a_reply_that_is_no_report(void)
 {
         _cleanup_json_ cJSON *report = parse("{\"targets\":[]}");
@@ -411,6 +443,7 @@ int main(void)
                 TEST(pprof_samples_are_stacks_with_their_labels_and_inlined_lines),
                 TEST(pprof_period_is_the_mean_every_target_shares),
                 TEST(pprof_file_is_the_profile_gzipped),
+                TEST(pprof_mappings_of_two_builds_at_one_place_are_two),
                 TEST(pprof_refuses_a_reply_that_is_no_report),
         };
 

@@ -114,9 +114,49 @@ static void report_stacks_and_frames_have_their_entity_fields(void)
         });
         const cJSON *stack = cJSON_GetArrayItem(cJSON_GetObjectItem(r, RF_STACKS), 0);
 
-        assert_fields(stack, stack_fields, ELEMENTSOF(stack_fields), (const char *const[]) { RF_SNAPSHOTS_MISSING, NULL });
+        _cleanup_json_ cJSON *table = report_build(&rows, &target, 1, &(struct report_params) {
+                .top = 10, .resolve = resolve_one, .assess = assess_growing, .locations = true,
+        });
+        const cJSON *raw = cJSON_GetArrayItem(cJSON_GetObjectItem(table, RF_STACKS), 0);
+        _cleanup_json_ cJSON *parsed = NULL;
+
+        /* each stack has its frames, or (with locations) their indices into the report's table */
+        assert_fields(stack, stack_fields, ELEMENTSOF(stack_fields),
+                      (const char *const[]) { RF_SNAPSHOTS_MISSING, RF_LOCATIONS, NULL });
         assert_fields(cJSON_GetArrayItem(cJSON_GetObjectItem(stack, RF_FRAMES), 1), frame_fields,
                       ELEMENTSOF(frame_fields), NULL);
+        ASSERT_TRUE(cJSON_IsRaw(raw));
+        parsed = cJSON_Parse(raw->valuestring);
+        assert_fields(parsed, stack_fields, ELEMENTSOF(stack_fields),
+                      (const char *const[]) { RF_SNAPSHOTS_MISSING, RF_FRAMES, NULL });
+        assert_fields(cJSON_GetArrayItem(cJSON_GetObjectItem(table, RF_LOCATIONS), 1), frame_fields,
+                      ELEMENTSOF(frame_fields), NULL);
+}
+
+/* With locations, a frame two stacks share is one entry, both stacks' indices naming it. */
+static void report_locations_hold_each_frame_once(void)
+{
+        uint64_t ips_a[] = { 0x1000, 0x1010 }, ips_b[] = { 0x1020, 0x1010 };
+        struct stack_row rows_[] = {
+                { .pid = 10, .stack_id = 3, .bytes = 64, .allocs = 2, .ips = ips_a, .n_ips = 2 },
+                { .pid = 10, .stack_id = 4, .bytes = 32, .allocs = 1, .ips = ips_b, .n_ips = 2 },
+        };
+        struct stack_rows rows = { .rows = rows_, .n = 2 };
+        struct report_target target = { .pid = 10, .comm = "leaky" };
+        _cleanup_json_ cJSON *r = report_build(&rows, &target, 1, &(struct report_params) {
+                .top = 10, .resolve = resolve_one, .locations = true,
+        });
+        const cJSON *stacks = cJSON_GetObjectItem(r, RF_STACKS);
+        _cleanup_json_ cJSON *a = cJSON_Parse(cJSON_GetArrayItem(stacks, 0)->valuestring);
+        _cleanup_json_ cJSON *b = cJSON_Parse(cJSON_GetArrayItem(stacks, 1)->valuestring);
+        _cleanup_free_ char *ids_a = cJSON_PrintUnformatted(cJSON_GetObjectItem(a, RF_LOCATIONS));
+        _cleanup_free_ char *ids_b = cJSON_PrintUnformatted(cJSON_GetObjectItem(b, RF_LOCATIONS));
+
+        ASSERT_EQ(cJSON_GetArraySize(cJSON_GetObjectItem(r, RF_LOCATIONS)), 3);
+        ASSERT_STREQ(ids_a, "[0,1]");
+        ASSERT_STREQ(ids_b, "[2,1]");
+        ASSERT_STREQ(cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(r, RF_LOCATIONS), 2),
+                                                              RF_ADDR)), "0x1020");
 }
 
 int main(void)
@@ -126,6 +166,7 @@ int main(void)
                 TEST(verdict_json_writes_growth_or_what_is_missing),
                 TEST(counters_json_splits_events_from_losses),
                 TEST(report_stacks_and_frames_have_their_entity_fields),
+                TEST(report_locations_hold_each_frame_once),
         };
 
         return run_unit_tests(tests, ELEMENTSOF(tests));

@@ -21,9 +21,12 @@ static struct stack_row make_row(pid_t pid, int64_t stack_id, uint64_t bytes, ui
         return r;
 }
 
+#define LEAKY_BUILD_ID "4c0e7a39b2d1f5e6a8c9d0b1e2f3a4b5c6d7e8f9"
+#define LIBFOO_BUILD_ID "00ff10ee"
+
 /* Addresses from 0x1000 resolve to "leak_fn" in /bin/leaky with line info; 0x2000.. to a symbol
- * without debug info; 0x3000.. to "inner" inlined into "outer"; 0x4000.. to a module only;
- * anything else resolves to nothing. */
+ * without debug info (nor build ID); 0x3000.. to "inner" inlined into "outer"; 0x4000.. to a
+ * module only; 0x5000.. to a build ID without a module; anything else resolves to nothing. */
 static size_t fake_resolve(void *userdata, pid_t pid, uint64_t addr, struct frame_symbol *ret, size_t max)
 {
         int *calls = userdata;
@@ -32,7 +35,8 @@ static size_t fake_resolve(void *userdata, pid_t pid, uint64_t addr, struct fram
         ASSERT_TRUE(max >= 2);
         if (addr >= 0x1000 && addr < 0x2000) {
                 ret[0] = (struct frame_symbol) { .symbol = "leak_fn", .has_offset = true, .offset = addr - 0x1000,
-                                                 .module = "/bin/leaky", .file = "leaky.c", .line = 42 };
+                                                 .module = "/bin/leaky", .build_id = LEAKY_BUILD_ID,
+                                                 .file = "leaky.c", .line = 42 };
                 return 1;
         }
         if (addr >= 0x2000 && addr < 0x3000) {
@@ -42,14 +46,20 @@ static size_t fake_resolve(void *userdata, pid_t pid, uint64_t addr, struct fram
         }
         if (addr >= 0x3000 && addr < 0x4000) {
                 ret[0] = (struct frame_symbol) { .symbol = "inner", .inlined = true, .module = "/bin/leaky",
-                                                 .file = "leaky.c", .line = 10 };
+                                                 .build_id = LEAKY_BUILD_ID, .file = "leaky.c", .line = 10 };
                 ret[1] = (struct frame_symbol) { .symbol = "outer", .has_offset = true, .offset = 5,
-                                                 .module = "/bin/leaky", .file = "leaky.c", .line = 20 };
+                                                 .module = "/bin/leaky", .build_id = LEAKY_BUILD_ID,
+                                                 .file = "leaky.c", .line = 20 };
                 return 2;
         }
         if (addr >= 0x4000 && addr < 0x5000) {
                 ret[0] = (struct frame_symbol) { .module = "/lib/libfoo.so", .has_module_offset = true,
-                                                 .module_offset = addr - 0x4000 + 0x100 };
+                                                 .module_offset = addr - 0x4000 + 0x100,
+                                                 .build_id = LIBFOO_BUILD_ID };
+                return 1;
+        }
+        if (addr >= 0x5000 && addr < 0x6000) {
+                ret[0] = (struct frame_symbol) { .symbol = "orphan", .build_id = LIBFOO_BUILD_ID };
                 return 1;
         }
         return 0;
@@ -269,6 +279,40 @@ static void report_inlined_calls_are_frames_of_their_own(void)
         stack_rows_done(&rows);
 }
 
+static void report_frames_carry_their_module_s_build_id(void)
+{
+        struct stack_rows rows = { .rows = calloc(1, sizeof(struct stack_row)), .n = 1 };
+        _cleanup_json_ cJSON *r = NULL;
+        const char *const want[] = { "inner", LEAKY_BUILD_ID, "outer", LEAKY_BUILD_ID, NULL, LIBFOO_BUILD_ID,
+                                     "libc_fn", NULL, "orphan", NULL, NULL, NULL };
+        cJSON *frames;
+        int calls = 0;
+
+        /* inlined and holding frames, a module alone, one without a build ID, a build ID without a
+         * module (no module: nothing for it to identify), nothing at all */
+        rows.rows[0] = make_row(10, 1, 64, 1, 5, 0x3ff0);
+        rows.rows[0].ips[2] = 0x2000;
+        rows.rows[0].ips[3] = 0x5000;
+        rows.rows[0].ips[4] = 0x9000;
+        r = build(&rows, 10, &calls);
+        frames = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(r, "stacks"), 0), "frames");
+        ASSERT_EQ(cJSON_GetArraySize(frames), (int)ELEMENTSOF(want) / 2);
+        for (size_t i = 0; i < ELEMENTSOF(want) / 2; i++) {
+                cJSON *f = cJSON_GetArrayItem(frames, (int)i), *id = cJSON_GetObjectItem(f, "build_id");
+
+                ASSERT_TRUE(id != NULL);
+                if (want[2 * i])
+                        ASSERT_STREQ(cJSON_GetStringValue(cJSON_GetObjectItem(f, "symbol")), want[2 * i]);
+                else
+                        ASSERT_TRUE(cJSON_IsNull(cJSON_GetObjectItem(f, "symbol")));
+                if (want[2 * i + 1])
+                        ASSERT_STREQ(cJSON_GetStringValue(id), want[2 * i + 1]);
+                else
+                        ASSERT_TRUE(cJSON_IsNull(id));
+        }
+        stack_rows_done(&rows);
+}
+
 static void report_names_why_a_stack_is_unavailable(void)
 {
         struct stack_rows rows = { .rows = calloc(2, sizeof(struct stack_row)), .n = 2 };
@@ -365,6 +409,7 @@ int main(void)
                 TEST(report_trend_of_a_live_target_ends_at_its_current_bytes),
                 TEST(report_unknown_frame_fields_are_null),
                 TEST(report_inlined_calls_are_frames_of_their_own),
+                TEST(report_frames_carry_their_module_s_build_id),
                 TEST(report_names_why_a_stack_is_unavailable),
                 TEST(report_of_nothing_is_empty_not_missing),
                 TEST(report_marks_stacks_cut_at_the_depth_limit),

@@ -3,6 +3,7 @@
 
 #include <dlfcn.h>
 #include <elf.h>
+#include <link.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -18,6 +19,7 @@
 #include <elfutils/libdwelf.h>
 #include <libelf.h>
 
+#include "elf-inspect.h"
 #include "macro.h"
 #include "symbolizer.h"
 #include "test-util.h"
@@ -30,6 +32,7 @@ static const char *fixture_nodebug_path;
 static const char *fixture_source_path;
 static const char *fixture_zsplit_path;   /* like split, its .debug file with compressed sections */
 static const char *fixture_zinline_path;  /* the fixture with its own debug sections compressed */
+static const char *fixture_noid_path;     /* the fixture without its GNU build ID note */
 
 /* Lives in this (non-PIE) test executable, for resolving inside an ET_EXEC file. */
 int exe_function(int x);
@@ -725,6 +728,107 @@ static void debug_info_inflating_past_the_limit_is_refused_with_names_kept(void)
         }
 }
 
+struct loaded_notes {
+        const char *path;
+        char hex[ELF_BUILD_ID_HEX_MAX];
+};
+
+/* dl_iterate_phdr's callback: the build ID in the PT_NOTE segments of the object loaded from
+ * ->path, as the loader mapped them (not as libdw reads the file). */
+static int find_loaded_build_id(struct dl_phdr_info *info, size_t size, void *userdata)
+{
+        struct loaded_notes *want = userdata;
+        uint8_t id[ELF_BUILD_ID_MAX];
+        size_t len = 0;
+
+        if (!info->dlpi_name || strcmp(info->dlpi_name, want->path) != 0)
+                return 0;
+        for (int i = 0; i < info->dlpi_phnum; i++) {
+                const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+                if (ph->p_type == PT_NOTE &&
+                    elf_inspect_notes_build_id((const void *)(info->dlpi_addr + ph->p_vaddr), ph->p_memsz, id, &len) == 0) {
+                        elf_inspect_build_id_hex(id, len, want->hex);
+                        return 1;
+                }
+        }
+        return 0;
+}
+
+static void build_id_is_the_file_s_note_as_lowercase_hex(void)
+{
+        _cleanup_(symbolizer_freep) struct symbolizer *s = NULL;
+        _cleanup_close_ int source = -EBADF;
+        struct loaded_notes loaded = { .path = fixture_path };
+        struct stat st, noid;
+        const char *id;
+
+        (void)fixture_handle();
+        ASSERT_EQ(dl_iterate_phdr(find_loaded_build_id, &loaded), 1);
+        ASSERT_EQ(strlen(loaded.hex), 40);      /* ld's default: SHA-1 */
+        ASSERT_EQ(strspn(loaded.hex, "0123456789abcdef"), 40);
+
+        s = symbolizer_with(fixture_path, &st);
+        id = symbolizer_build_id(s, st.st_dev, st.st_ino);
+        ASSERT_STREQ(id, loaded.hex);
+        /* the same again: kept with the file, not made per call */
+        ASSERT_TRUE(symbolizer_build_id(s, st.st_dev, st.st_ino) == id);
+        /* a file without the note, one not registered, one not ELF: none */
+        add_path(s, fixture_noid_path, &noid, 0);
+        ASSERT_TRUE(symbolizer_build_id(s, noid.st_dev, noid.st_ino) == NULL);
+        ASSERT_TRUE(symbolizer_build_id(s, st.st_dev, st.st_ino + 1) == NULL);
+        source = open(fixture_source_path, O_RDONLY | O_CLOEXEC);
+        ASSERT_TRUE(source >= 0);
+        ASSERT_EQ(symbolizer_add_module(s, 1, 1, source, fixture_source_path, NULL), -ENOEXEC);
+        ASSERT_TRUE(symbolizer_build_id(s, 1, 1) == NULL);
+        ASSERT_TRUE(symbolizer_build_id(NULL, st.st_dev, st.st_ino) == NULL);
+}
+
+/* Notes as the kernel's /sys/kernel/notes holds them: several, each padded to 4 bytes. */
+static void build_id_is_found_among_notes_and_refused_when_cut(void)
+{
+        uint8_t notes[128] = {}, id[ELF_BUILD_ID_MAX];
+        char hex[ELF_BUILD_ID_HEX_MAX];
+        Elf64_Nhdr h;
+        size_t n = 0, len = 0;
+
+        /* "Linux" (6 bytes, padded to 8), a 4-byte descriptor */
+        h = (Elf64_Nhdr) { .n_namesz = 6, .n_descsz = 4, .n_type = 0x100 };
+        memcpy(notes + n, &h, sizeof(h));
+        memcpy(notes + n + sizeof(h), "Linux", 6);
+        n += sizeof(h) + 8 + 4;
+        /* a GNU note of another type first */
+        h = (Elf64_Nhdr) { .n_namesz = 4, .n_descsz = 16, .n_type = NT_GNU_ABI_TAG };
+        memcpy(notes + n, &h, sizeof(h));
+        memcpy(notes + n + sizeof(h), "GNU", 4);
+        n += sizeof(h) + 4 + 16;
+        /* the build ID: 5 bytes, padded to 8 */
+        h = (Elf64_Nhdr) { .n_namesz = 4, .n_descsz = 5, .n_type = NT_GNU_BUILD_ID };
+        memcpy(notes + n, &h, sizeof(h));
+        memcpy(notes + n + sizeof(h), "GNU", 4);
+        memcpy(notes + n + sizeof(h) + 4, "\x0a\xb1\xff\x00\x7e", 5);
+        n += sizeof(h) + 4 + 8;
+
+        ASSERT_EQ(elf_inspect_notes_build_id(notes, n, id, &len), 0);
+        ASSERT_EQ(len, 5);
+        elf_inspect_build_id_hex(id, len, hex);
+        ASSERT_STREQ(hex, "0ab1ff007e");
+        /* its padding left off (the last note): still whole */
+        ASSERT_EQ(elf_inspect_notes_build_id(notes, n - 3, id, &len), 0);
+        /* cut in its descriptor: refused; in its header: no note there */
+        ASSERT_EQ(elf_inspect_notes_build_id(notes, n - 4, id, &len), -EBADMSG);
+        ASSERT_EQ(elf_inspect_notes_build_id(notes, n - 8 - 4 - 2, id, &len), -ENOENT);
+        /* without it */
+        ASSERT_EQ(elf_inspect_notes_build_id(notes, n - 8 - 4 - 12, id, &len), -ENOENT);
+        ASSERT_EQ(elf_inspect_notes_build_id(notes, 0, id, &len), -ENOENT);
+        /* a name claiming more than there is */
+        h = (Elf64_Nhdr) { .n_namesz = 1000, .n_descsz = 0, .n_type = 1 };
+        memcpy(notes, &h, sizeof(h));
+        ASSERT_EQ(elf_inspect_notes_build_id(notes, n, id, &len), -EBADMSG);
+        elf_inspect_build_id_hex(id, 0, hex);
+        ASSERT_STREQ(hex, "");
+}
+
 int main(int argc, char *argv[])
 {
         static const struct unit_test tests[] = {
@@ -746,12 +850,16 @@ int main(int argc, char *argv[])
                 TEST(open_files_stay_within_the_limit_and_reopen_when_needed),
                 TEST(each_reference_is_released_once),
                 TEST(debug_info_inflating_past_the_limit_is_refused_with_names_kept),
+                TEST(build_id_is_the_file_s_note_as_lowercase_hex),
+                TEST(build_id_is_found_among_notes_and_refused_when_cut),
         };
 
-        if (argc != 7) {
-                fprintf(stderr, "usage: %s FIXTURE.so SPLIT.so NODEBUG.so FIXTURE.c ZSPLIT.so ZINLINE.so\n", argv[0]);
+        if (argc != 8) {
+                fprintf(stderr, "usage: %s FIXTURE.so SPLIT.so NODEBUG.so FIXTURE.c ZSPLIT.so ZINLINE.so NOID.so\n",
+                        argv[0]);
                 return EXIT_FAILURE;
         }
+        fixture_noid_path = argv[7];
         fixture_zsplit_path = argv[5];
         fixture_zinline_path = argv[6];
         fixture_path = argv[1];
