@@ -181,18 +181,27 @@ static int judge_lost(struct gate_result *r, const cJSON *stack, const cJSON *ta
 static int judge_growing(struct gate_result *r, const cJSON *stack, const cJSON *target, uint64_t pid)
 {
         const cJSON *verdict = cJSON_GetObjectItemCaseSensitive(stack, RF_VERDICT);
+        bool exited = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(target, RF_EXITED));
 
         if (!target)
                 return undecided(r, "growing: pid %" PRIu64 " is not among the report's targets", pid);
         if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(target, RF_VERDICTS_QUALIFIED)))
                 return undecided(r, "growing: pid %" PRIu64 " (%s) lost allocations within the snapshots its "
                                  "verdicts rest on: a stack may grow unseen", pid, comm_of(target));
-        if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(target, RF_EXITED)) && !cJSON_IsString(verdict))
-                return undecided(r, "growing: pid %" PRIu64 " (%s) exited: memleakd keeps an exited process's "
-                                 "snapshots as totals, its stacks have no growth verdict", pid, comm_of(target));
+        if (exited && !cJSON_IsString(verdict))
+                return undecided(r, "growing: a stack of pid %" PRIu64 " (%s) has no verdict kept from its exit "
+                                 "(its stack was not captured, or an earlier memleakd kept its report)", pid,
+                                 comm_of(target));
         if (!cJSON_IsString(verdict))
                 return undecided(r, "growing: pid %" PRIu64 " (%s) has no snapshot yet (snapshot_interval_ms)",
                                  pid, comm_of(target));
+        /* a program that ran shorter than a verdict needs: its growth cannot be told, whatever
+         * its stacks hold at its exit (the reachability scan judges those: --fail-on lost) */
+        if (exited && strcmp(verdict->valuestring, "pending") == 0)
+                return undecided(r, "growing: pid %" PRIu64 " (%s) exited after %" PRIu64 " snapshots: a growth "
+                                 "verdict needed %" PRIu64 " more (verdict_min_snapshots, one every "
+                                 "snapshot_interval_ms): it ran too short to judge its growth", pid,
+                                 comm_of(target), u64_of(target, RF_SNAPSHOTS), u64_of(stack, RF_SNAPSHOTS_MISSING));
         if (strcmp(verdict->valuestring, "pending") == 0)
                 return undecided(r, "growing: pid %" PRIu64 " (%s) has too few snapshots (%" PRIu64
                                  " more needed: verdict_min_snapshots)", pid, comm_of(target),

@@ -46,8 +46,10 @@ void gate_result_done(struct gate_result *r);
  *
  * A verdict that cannot be decided fails the gate, its reason in ret->undecided: "lost" for a
  * target with heap blocks left that was not scanned (or whose scan is partial); "growing" for
- * a stack with no verdict (no snapshot yet, "pending", an exited target's) or a target whose verdicts are
- * qualified (it lost allocations within its snapshots); any, for stacks memleakd did not list
+ * a stack with no verdict (no snapshot yet, "pending": an exited target's kept from its exit, so
+ * a program that ran shorter than verdict_min_snapshots snapshots cannot be decided) or a target
+ * whose verdicts are qualified (it lost allocations within its snapshots); any, for stacks
+ * memleakd did not list
  * ("other" already counting stacks: the report must be asked for every stack).
  * Returns 0 or -ENOMEM. error_exitcode is only written into "gate". */
 int gate_apply(cJSON *report, const struct suppressions *sup, unsigned fail_on, int error_exitcode, uint64_t keep,

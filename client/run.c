@@ -455,8 +455,12 @@ static void help_run(void)
                "                     with --follow-forks of its children's) is definitely or indirectly\n"
                "                     lost, or as --fail-on says; a check that cannot be made (no scan:\n"
                "                     --no-reachability, --sample-bytes, a scan that failed) fails too\n"
-               "     --fail-on LIST  What fails the check, a comma list: lost (the default), outstanding\n"
-               "                     (any block or mapping not freed at exit, reachable ones too)\n"
+               "     --fail-on LIST  What fails the check, a comma list: lost (the default), growing (a\n"
+               "                     stack whose verdict was growing when CMD exited: a verdict needs\n"
+               "                     verdict_min_snapshots snapshots, one each snapshot_interval_ms,\n"
+               "                     some 5 s by default; a CMD that exits sooner holding a block\n"
+               "                     cannot be judged, and fails), outstanding (any block or mapping\n"
+               "                     not freed at exit, reachable ones too)\n"
                "     --suppressions FILE\n"
                "                     LeakSanitizer's suppressions: leave out every stack a leak:PATTERN\n"
                "                     line of FILE matches (a frame's function, module or source file;\n"
@@ -635,8 +639,8 @@ int cmd_run(struct ctl_context *ctx, int argc, char *argv[])
                 }
         if (optind >= argc)
                 return ctl_usage_error(ctx, "run: no command given (memleakctl run [OPTIONS] -- CMD [ARGS...])");
-        /* growing: an exited program's stacks have no verdict (memleakctl leaks judges a live one) */
-        r = gate_options_check(ctx, "run", &o.gate, GATE_LOST | GATE_OUTSTANDING);
+        /* growing: each stack's verdict as memleakd kept it at the program's exit */
+        r = gate_options_check(ctx, "run", &o.gate, GATE_LOST | GATE_GROWING | GATE_OUTSTANDING);
         if (r != CTL_EXIT_OK)
                 return r;
         if ((o.format == RUN_FORMAT_FOLDED || o.format == RUN_FORMAT_PPROF) && o.json)

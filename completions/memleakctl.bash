@@ -82,7 +82,7 @@ _memleakctl()
                 # a comma list: complete the item after the last comma
                 local done_items=${cur%"${cur##*,}"}
                 if [[ $command == run ]]; then
-                        COMPREPLY=($(compgen -P "$done_items" -W 'lost outstanding' -- "${cur##*,}"))
+                        COMPREPLY=($(compgen -P "$done_items" -W 'lost growing outstanding' -- "${cur##*,}"))
                 else
                         COMPREPLY=($(compgen -P "$done_items" -W 'lost growing' -- "${cur##*,}"))
                 fi

@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include "elf-inspect.h"
 #include "exit-hold.h"
+#include "exit-verdicts.h"
 #include "exited-file.h"
 #include "fork-watch.h"
 #include "kernel-symbols.h"
@@ -51,12 +52,23 @@ static void copy_trend(const struct target *t, struct report_job_target *jt)
         jt->trend_bytes = (int64_t)newest->bytes - (int64_t)oldest->bytes;
 }
 
-/* A live target's snapshots for the verdicts: their rows are shared, not copied. */
+/* A live target's snapshots for the verdicts: their rows are shared, not copied. An exited one's
+ * sums and counters (its losses within its verdicts' window; its rows went at its exit) and the
+ * verdicts kept then; while those are being made, its rows too, for the job to make them. */
 static int copy_history(const struct target *t, struct report_job_target *jt)
 {
         uint32_t n = snapshot_ring_count(t->ring);
+        bool exited = target_phase_exited(t->phase), sums_only = exited && !t->verdicts_keeping;
+        int r;
 
-        if (target_phase_exited(t->phase) || n == 0)
+        if (exited) {
+                jt->exited_usec = t->exited_usec;
+                jt->verdicts_from_history = t->verdicts_keeping;
+                r = exit_verdicts_copy(t->verdicts, &jt->verdicts);
+                if (r < 0)
+                        return r;
+        }
+        if (n == 0)
                 return 0;
         jt->history = calloc(n, sizeof(*jt->history));
         if (!jt->history)
@@ -64,9 +76,17 @@ static int copy_history(const struct target *t, struct report_job_target *jt)
         for (uint32_t i = 0; i < n; i++) {
                 const struct snapshot *s = snapshot_ring_get(t->ring, i);
 
-                if (!s->rows)
+                if (sums_only) {
+                        jt->history[jt->n_history] = *s;
+                        jt->history[jt->n_history].rows = NULL;
+                        jt->history[jt->n_history++].n_rows = 0;
                         continue;
-                snapshot_rows_ref(s->rows);
+                }
+                /* every snapshot of an exited one's, as its verdicts are kept from them */
+                if (!s->rows && !exited)
+                        continue;
+                if (s->rows)
+                        snapshot_rows_ref(s->rows);
                 jt->history[jt->n_history++] = *s;
         }
         return 0;

@@ -216,9 +216,9 @@ static void target_exited(struct manager *m, struct target *t)
         r = target_stop(&m->env, t, true);
         if (r < 0)
                 log_warning_errno(r, "Cannot keep the last report of pid %d: %m", (int)t->pid);
-        snapshot_ring_drop_rows(t->ring);       /* its trend needs the sums only */
-        (void)manager_target_phase(t, TARGET_PHASE_EXITED);
         t->exited_usec = now_realtime_usec();
+        manager_verdicts_at_exit(m, t); /* then its ring's rows go: its trend needs the sums only */
+        (void)manager_target_phase(t, TARGET_PHASE_EXITED);
         manager_exited_save(m, t);      /* a restart keeps it */
         prune_exited(m);
         manager_targets_changed(m);

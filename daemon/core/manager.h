@@ -258,6 +258,12 @@ void manager_auto_sample_sync(struct manager *m);
 /* The leak verdicts' thresholds, from the config. */
 struct leak_verdict_thresholds manager_verdict_thresholds(const struct manager *m);
 
+/* manager-verdicts.c */
+/* t exited (its rows frozen, exited_usec set): each heap stack's verdict over its ring, made on
+ * the worker into t->verdicts; its ring's rows are kept until then (t->verdicts_keeping), then
+ * let go. */
+void manager_verdicts_at_exit(struct manager *m, struct target *t);
+
 /* manager-jit.c */
 /* t exited: read the perf map it left, on the worker, if it ran JIT code (its source is let go
  * either way). */

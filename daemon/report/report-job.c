@@ -24,6 +24,7 @@
 #include "reply-fields.h"
 #include "report-job.h"
 #include "report.h"
+#include "stack-verdict.h"
 #include "symbolizer.h"
 #include "text-safe.h"
 #include "util.h"
@@ -60,6 +61,7 @@ struct report_job *report_job_free(struct report_job *j)
                 for (size_t k = 0; k < j->targets[i].n_history; k++)
                         snapshot_rows_unref(j->targets[i].history[k].rows);
                 free(j->targets[i].history);
+                exit_verdicts_free(j->targets[i].verdicts);
                 kernel_symbols_unref(j->targets[i].kernel);
                 reach_scan_result_free(j->targets[i].reach);
                 free(j->targets[i].reach_unavailable);
@@ -114,41 +116,31 @@ static size_t resolve_jit_frame(struct report_job *j, struct report_job_target *
         return 1;
 }
 
-static double bytes_at(const struct snapshot *s, int64_t stack_id)
-{
-        const struct snapshot_row *r = snapshot_find_row(s, stack_id);
-
-        return r ? (double)r->bytes : 0;
-}
-
-/* report_assess_fn: the stack's bytes in each snapshot of its target's ring, then now. */
+/* report_assess_fn: a live target's stack over its ring's snapshots, then now (this report's own
+ * read); an exited one's as it was at its exit. */
 static bool assess_stack(void *userdata, const struct stack_row *row, struct leak_assessment *ret)
 {
         const struct report_job *j = userdata;
         const struct report_job_target *t = job_target(j, row->pid);
-        _cleanup_free_ struct leak_point *points = NULL;
-        struct leak_verdict_thresholds th;
-        uint64_t t0, now = now_realtime_usec();
-        size_t n = 0;
+        const struct exit_verdict *kept;
 
-        if (!t || t->exited || t->n_history == 0 || row->space != 0)
+        if (!t || row->space != 0)
                 return false;
-        points = malloc((t->n_history + 1) * sizeof(*points));
-        if (!points)
+        /* just exited, its verdicts still being kept: made here the same way, its exit the read */
+        if (t->exited && t->verdicts_from_history)
+                return t->n_history > 0 && row->stack_id >= 0 &&
+                       stack_verdict_assess(t->history, t->n_history, row->stack_id, t->exited_usec, row->bytes,
+                                            row->allocs, t->sample_bytes, &j->thresholds, ret) >= 0;
+        if (t->exited) {
+                kept = exit_verdicts_find(t->verdicts, row->stack_id);
+                if (kept)
+                        stack_verdict_from_kept(kept, ret);
+                return kept != NULL;
+        }
+        if (t->n_history == 0)
                 return false;
-        t0 = t->history[0].timestamp_usec;
-        for (size_t i = 0; i < t->n_history; i++)
-                points[n++] = (struct leak_point) {
-                        .t_s = (double)(t->history[i].timestamp_usec - t0) / 1e6,
-                        .bytes = bytes_at(&t->history[i], row->stack_id),
-                };
-        /* this report's own read is the newest point of the series */
-        if (now > t->history[t->n_history - 1].timestamp_usec)
-                points[n++] = (struct leak_point) { .t_s = (double)(now - t0) / 1e6, .bytes = (double)row->bytes };
-        th = j->thresholds;
-        th.step_bytes = leak_verdict_step_bytes(t->sample_bytes, row->bytes, row->allocs);
-        leak_verdict_assess(points, n, &th, ret);
-        return true;
+        return stack_verdict_assess(t->history, t->n_history, row->stack_id, now_realtime_usec(), row->bytes,
+                                    row->allocs, t->sample_bytes, &j->thresholds, ret) >= 0;
 }
 
 /* The build ID of the file of t's mapping mm, as hex: the one its kept record says (an exited
@@ -287,7 +279,8 @@ static void read_target_counters(struct report_job *j)
         }
 }
 
-/* What a live target lost within its verdicts' window: its snapshots' counters, then now's. */
+/* What a target lost within its verdicts' window: its snapshots' counters, then now's (an exited
+ * one's: its final counters, at its exit). */
 static int assess_losses(const struct report_job_target *t, uint64_t now_usec, struct loss_window *ret)
 {
         _cleanup_free_ struct loss_point *points = calloc(t->n_history + 1, sizeof(*points));
@@ -331,7 +324,7 @@ static cJSON *count_targets(struct report_job *j)
                 struct report_job_target *t = &j->targets[i];
                 struct loss_window w = {};
 
-                if (!t->exited && t->n_history > 0 && assess_losses(t, now, &w) < 0)
+                if (t->n_history > 0 && assess_losses(t, t->exited ? t->exited_usec : now, &w) < 0)
                         return NULL;
                 t->verdicts_qualified = w.total > 0;
                 t->counted = counted_to_json(t, &w);

@@ -10,6 +10,7 @@
 #include <sys/types.h>
 #include <cjson/cJSON.h>
 #include "auto-sample.h"
+#include "exit-verdicts.h"
 #include "leak-verdict.h"
 #include "reach-scan.h"
 #include "metrics-text.h"
@@ -57,8 +58,13 @@ struct report_job_target {
         size_t n_forwarders;
         struct kernel_symbols *kernel;  /* the kernel target's symbols (a reference); NULL */
         struct snapshot *history;       /* its ring's snapshots, oldest first, their rows shared
-                                         * with the ring (snapshot_rows_ref): the verdicts */
+                                         * with the ring (snapshot_rows_ref): the verdicts; an
+                                         * exited one's without rows (their sums and counters) */
         size_t n_history;
+        struct exit_verdicts *verdicts; /* an exited one's, kept at its exit (owned); NULL */
+        bool verdicts_from_history;     /* an exited one whose verdicts are not kept yet: made from
+                                         * history (with its rows) as they will be kept */
+        uint64_t exited_usec;           /* an exited one's exit (CLOCK_REALTIME) */
         /* reachability (reach-scan.h): a scan to run first (report --reachability on a live
          * target), its result or the one taken at its exit; or why there is none */
         bool scan_live;

@@ -5,8 +5,10 @@
  * and length-prefixed strings (word-buf.h). */
 #include <assert.h>
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "exit-verdicts.h"
 #include "exited-file.h"
 #include "macro.h"
 #include "snapshot.h"
@@ -15,9 +17,12 @@
 #include "util.h"
 #include "word-buf.h"
 
-/* "MEMEXIT2": 2 added its JIT code's names, the link to the target it was followed from and its
- * scan at exit. A file of another version is refused as one this encoding did not write. */
-#define EXITED_FILE_MAGIC 0x32544958454d454dULL
+/* "MEMEXIT3": 3 added its stacks' verdicts at its exit (at the end); "MEMEXIT2" added its JIT
+ * code's names, the link to the target it was followed from and its scan at exit, and is read as
+ * a record without verdicts. A file of another version is refused as one this encoding did not
+ * write. */
+#define EXITED_FILE_MAGIC 0x33544958454d454dULL
+#define EXITED_FILE_MAGIC_2 0x32544958454d454dULL
 
 static uint64_t checksum(const unsigned char *p, size_t n)
 {
@@ -227,6 +232,36 @@ static void put_exit_scan(struct word_buf_writer *w, const struct target *t)
                 word_buf_put_bytes(w, t->exit_scan, t->exit_scan_bytes);
 }
 
+static uint64_t double_bits(double d)
+{
+        uint64_t v;
+
+        memcpy(&v, &d, sizeof(v));
+        return v;
+}
+
+/* Whether any verdicts were kept (none for a target that had no heap stack, or whose verdicts
+ * could not be made), then each. */
+static void put_verdicts(struct word_buf_writer *w, const struct target *t)
+{
+        const struct exit_verdicts *v = t->verdicts;
+
+        word_buf_put(w, v != NULL);
+        word_buf_put(w, v ? v->n : 0);
+        for (size_t i = 0; v && i < v->n; i++) {
+                const struct exit_verdict *k = &v->items[i];
+
+                word_buf_put(w, (uint64_t)k->stack_id);
+                word_buf_put(w, k->verdict);
+                word_buf_put(w, k->points_missing);
+                word_buf_put(w, double_bits(k->slope_bytes_per_s));
+                word_buf_put(w, double_bits(k->fit_r2));
+                word_buf_put(w, double_bits(k->recent_growth_bytes));
+                word_buf_put(w, double_bits(k->first_bytes));
+                word_buf_put(w, double_bits(k->last_bytes));
+        }
+}
+
 int exited_file_encode(const struct target *t, const struct exited_file_id *ids, void **ret, size_t *ret_n)
 {
         struct word_buf_writer w = { .ok = true };
@@ -244,6 +279,7 @@ int exited_file_encode(const struct target *t, const struct exited_file_id *ids,
         put_ring(&w, t);
         r = put_jit_names(&w, t);
         put_exit_scan(&w, t);
+        put_verdicts(&w, t);
         if (w.ok)
                 word_buf_put(&w, checksum(w.p, w.n));
         if (r < 0 || !w.ok) {
@@ -540,11 +576,58 @@ static void get_exit_scan(struct word_buf_reader *rd, struct target *t)
                 t->exit_scan_bytes = n;
 }
 
+static double get_double(struct word_buf_reader *rd)
+{
+        uint64_t v = word_buf_get(rd);
+        double d;
+
+        memcpy(&d, &v, sizeof(d));
+        if (!isfinite(d))
+                rd->ok = false;
+        return d;
+}
+
+#define EXIT_VERDICT_WORDS 8
+
+static void get_verdicts(struct word_buf_reader *rd, struct target *t)
+{
+        struct exit_verdicts *v;
+        bool has = word_buf_get_bool(rd);
+        size_t n;
+
+        if (!has) {
+                (void)word_buf_get_max(rd, 0);  /* none: a count of 0 */
+                return;
+        }
+        v = t->verdicts = calloc(1, sizeof(*v));
+        if (!v) {
+                rd->enomem = true;
+                rd->ok = false;
+                return;
+        }
+        n = word_buf_get_array(rd, EXIT_VERDICT_WORDS * sizeof(uint64_t), sizeof(*v->items), (void **)&v->items);
+        for (size_t i = 0; i < n && rd->ok; i++) {
+                struct exit_verdict *k = &v->items[v->n++];
+
+                k->stack_id = (int64_t)word_buf_get_max(rd, INT64_MAX);
+                k->verdict = (uint32_t)word_buf_get_max(rd, EXIT_VERDICT_KINDS - 1);
+                k->points_missing = (uint32_t)word_buf_get_max(rd, UINT32_MAX);
+                k->slope_bytes_per_s = get_double(rd);
+                k->fit_r2 = get_double(rd);
+                k->recent_growth_bytes = get_double(rd);
+                k->first_bytes = get_double(rd);
+                k->last_bytes = get_double(rd);
+        }
+        /* found by a binary search: in order, each stack once */
+        if (rd->ok && exit_verdicts_sort(v) < 0)
+                rd->ok = false;
+}
+
 int exited_file_decode(const void *data, size_t n, struct target *t, struct exited_file_id **ret_ids)
 {
         struct word_buf_reader rd = { .p = data, .n = n >= sizeof(uint64_t) ? n - sizeof(uint64_t) : 0, .ok = true };
         _cleanup_free_ struct exited_file_id *ids = NULL;
-        uint64_t sum;
+        uint64_t sum, magic;
 
         assert(data || n == 0);
         assert(t);
@@ -552,7 +635,10 @@ int exited_file_decode(const void *data, size_t n, struct target *t, struct exit
         if (n < 2 * sizeof(uint64_t))
                 return -EBADMSG;
         memcpy(&sum, (const unsigned char *)data + n - sizeof(sum), sizeof(sum));
-        if (sum != checksum(data, n - sizeof(sum)) || word_buf_get(&rd) != EXITED_FILE_MAGIC)
+        if (sum != checksum(data, n - sizeof(sum)))
+                return -EBADMSG;
+        magic = word_buf_get(&rd);
+        if (magic != EXITED_FILE_MAGIC && magic != EXITED_FILE_MAGIC_2)
                 return -EBADMSG;
         get_identity(&rd, t);
         get_counts(&rd, t);
@@ -563,6 +649,8 @@ int exited_file_decode(const void *data, size_t n, struct target *t, struct exit
         get_ring(&rd, t);
         get_jit_names(&rd, t);
         get_exit_scan(&rd, t);
+        if (magic == EXITED_FILE_MAGIC)
+                get_verdicts(&rd, t);
         if (rd.enomem)
                 return -ENOMEM;
         if (!rd.ok || rd.at != rd.n || !t->ring)

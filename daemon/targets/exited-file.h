@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* An exited target's last report as bytes, and back: what a restart keeps of a process that
  * exited (its frozen rows with their addresses, what it mapped, its counters, its ring's sums,
- * who it was and the target it was followed from, the names of the JIT code its frames are in,
+ * its stacks' verdicts at its exit, who it was and the target it was followed from, the names of the JIT code its frames are in,
  * its scan at exit as bytes), with a checksum. Pure: no I/O (target-exited.c reads and writes
  * the files). */
 #pragma once
@@ -28,7 +28,7 @@ struct exited_file_id {
         int64_t mtime_ns;
 };
 
-/* t (exited: its frozen rows, its modules, its ring's sums, t->parent_link, the entries of
+/* t (exited: its frozen rows, its modules, its ring's sums, t->verdicts, t->parent_link, the entries of
  * t->perf_map that name its rows' frames, t->exit_scan) encoded with ids[i] for
  * t->modules.mappings[i]: *ret (malloc'd) and *ret_n. -ENOMEM. */
 int exited_file_encode(const struct target *t, const struct exited_file_id *ids, void **ret, size_t *ret_n);
@@ -39,6 +39,7 @@ int exited_file_encode(const struct target *t, const struct exited_file_id *ids,
  * failure t may hold part of it: target_free() it. Its phase is exited, its allocator a constant
  * string; its files are not registered (target-exited.c does that); t->perf_map holds the
  * entries kept (NULL: none), t->exit_scan the bytes kept, not looked into; parent_id is 0 (the
- * caller links it again by t->parent_link). A file of an earlier version (another magic) is
- * -EBADMSG. */
+ * caller links it again by t->parent_link); t->verdicts the verdicts kept (NULL: none, as in a
+ * file of the version before, "MEMEXIT2", read as one without them). A file of an earlier version
+ * still (another magic) is -EBADMSG. */
 int exited_file_decode(const void *data, size_t n, struct target *t, struct exited_file_id **ret_ids);

@@ -13,6 +13,7 @@
 #include "counters.h"
 #include "detacher.h"
 #include "discovery.h"
+#include "exit-verdicts.h"
 #include "kernel-symbols.h"
 #include "macro.h"
 #include "mapping-log.h"
@@ -672,6 +673,7 @@ uint64_t target_memory_bytes(const struct target *t)
         assert(t);
         if (t->frozen)
                 bytes += t->frozen->bytes;
+        bytes += exit_verdicts_bytes(t->verdicts);
         for (size_t i = 0; i < t->modules.n; i++)
                 bytes += strlen(t->modules.mappings[i].path) + 1;
         for (size_t i = 0; i < t->n_objects; i++)
@@ -772,6 +774,7 @@ struct target *target_free(struct target *t)
         target_files_done(&t->files);
         snapshot_ring_free(t->ring);
         stack_collect_free_frozen(t->frozen);
+        exit_verdicts_free(t->verdicts);
         kernel_symbols_unref(t->kernel);
         if (t->exec) {
                 release_recording(t);

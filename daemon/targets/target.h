@@ -23,6 +23,7 @@ struct memleak_bpf;
 struct bpf_link;
 struct symbolizer;
 struct snapshot_ring;
+struct exit_verdicts;
 struct kernel_symbols;
 struct stack_totals;
 struct object_cache;
@@ -208,6 +209,10 @@ struct target {
         struct target_unwind unwind;
         struct snapshot_ring *ring;
         struct frozen_target *frozen;   /* set once exited */
+        struct exit_verdicts *verdicts; /* its heap stacks' verdicts at its exit (once exited;
+                                         * NULL: none kept) */
+        bool verdicts_keeping;          /* exited: its verdicts are being made on the worker, its
+                                         * ring keeps its rows until they are in */
         struct perf_map *perf_map;      /* its JIT code's names, taken at its exit if it was held
                                          * there (memleakctl run), or read once it exited; NULL */
         struct jit_names_source jit_source;     /* where its perf map is, for once it exited */

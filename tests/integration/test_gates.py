@@ -2,10 +2,13 @@
 """CI gates: memleakctl run --error-exitcode N exits N when the program loses a block (every stack
 judged, not only those listed), its own status once a LeakSanitizer suppressions file names that
 block's function (the suppressed bytes and blocks reported exactly), and N when it cannot decide;
-memleakctl leaks --error-exitcode N on a live program whose stack grows, and 0 once that stack is
-suppressed."""
+run --fail-on growing exits N on a stack that grew until the program exited (its verdict kept at
+the exit), the program's status on balanced churn or once the growing stack is suppressed, and N
+on a program that ran too short to judge; memleakctl leaks --error-exitcode N on a live program
+whose stack grows, and 0 once that stack is suppressed."""
 
 import json
+import re
 import unittest
 import os
 import time
@@ -25,6 +28,9 @@ REACHABLE = {'keep_in_global': {'bytes': 222, 'allocs': 1}}
 # tests/programs/leak-verdicts.c: leak_steadily() grows (and loses its blocks), the rest does not
 VERDICTS_PROGRAM = 'leak-verdicts'
 VERDICTS_RUN_S = 3.0
+# memleakctl run of it: 3 s at one snapshot every 100 ms, 30 of them, where a verdict needs 6
+VERDICTS_RUN_MS = 3000
+VERDICTS_CONFIG = {'snapshot_interval_ms': 100}
 
 
 def program(name):
@@ -188,6 +194,114 @@ class GatesTest(harness.DaemonTestCase):
         self.assertEqual(r.returncode, 23, r.stderr)
         self.assertIn('the leak check cannot be made without a report of', r.stderr.decode())
 
+    def run_verdicts(self, daemon, *options, args=()):
+        """memleakctl run OPTIONS -- leak-verdicts --run-ms VERDICTS_RUN_MS ARGS: (CompletedProcess,
+        JSON report)."""
+        return self.run_json(daemon, program(VERDICTS_PROGRAM), '--run-ms', VERDICTS_RUN_MS, *args,
+                             options=options)
+
+    def verdicts_of(self, report):
+        """{first frame's function: (verdict, bytes, allocs)} of the report's heap stacks."""
+        return {s['frames'][0]['symbol']: (s['verdict'], s['bytes'], s['allocs'])
+                for s in report['stacks'] if s['frames'] and not s['mmap']}
+
+    def test_run_fails_on_a_stack_that_grew_until_the_program_exited(self):
+        daemon = self.start_daemon(config=VERDICTS_CONFIG)
+        r, report = self.run_verdicts(daemon, '--error-exitcode', 23, '--fail-on', 'growing')
+        stderr = r.stderr.decode()
+        self.assertEqual(r.returncode, 23, stderr)
+        [target] = report['targets']
+        self.assertTrue(target['exited'], target)
+        self.assertGreaterEqual(target['snapshots'], 6, target)     # the harness's ring holds 16
+        self.assertFalse(target['verdicts_qualified'], target)
+        # each stack's verdict as it stood at the exit: the leak grew, the cache and the churn did not
+        verdicts = self.verdicts_of(report)
+        verdict, grown, blocks = verdicts['leak_steadily']
+        self.assertEqual(verdict, 'growing', harness.format_stacks(report))
+        self.assertGreaterEqual(blocks, 20, verdicts)
+        self.assertEqual(grown, 111 * blocks, verdicts)
+        self.assertEqual(verdicts['fill_cache'], ('plateau', 20 * 222, 20), verdicts)
+        if 'churn_buffers' in verdicts:
+            self.assertEqual(verdicts['churn_buffers'][0], 'churn', verdicts)
+        [stack] = [s for s in report['stacks'] if s['frames'] and s['frames'][0]['symbol'] == 'leak_steadily']
+        self.assertGreater(stack['growth_bytes_per_s'], 0, stack)
+        gate = report['gate']
+        self.assertEqual((gate['fail_on'], gate['failed'], gate['undecided']), (['growing'], True, []), gate)
+        self.assertEqual(gate['growing'], {'stacks': 1, 'allocs': blocks, 'bytes': grown}, gate)
+        self.assertNotIn('lost', gate)
+        self.assertIn(f'fails on growing: 1 stack growing, now {grown} bytes in {blocks} blocks', stderr)
+        self.assertIn('the leak check failed (--fail-on growing): exit status 23', stderr)
+
+        # with lost: both fail it (leak_steadily's blocks are lost too: it keeps none)
+        r, report = self.run_verdicts(daemon, '--error-exitcode', 23, '--fail-on', 'lost,growing',
+                                      args=('--exit', 4))
+        self.assertEqual(r.returncode, 23, r.stderr)
+        gate = report['gate']
+        self.assertEqual((gate['fail_on'], gate['growing']['stacks'], gate['undecided']),
+                         (['lost', 'growing'], 1, []), gate)
+        self.assertEqual(gate['lost']['bytes'], 111 * gate['lost']['allocs'], gate)
+        self.assertGreaterEqual(gate['lost']['allocs'], 20, gate)
+
+        # the text report names the growing stack, its verdict beside it
+        r = self.run_ctl(daemon.socket_path, '--error-exitcode', 23, '--fail-on', 'growing', '--',
+                         program(VERDICTS_PROGRAM), '--run-ms', VERDICTS_RUN_MS)
+        text = r.stderr.decode()
+        self.assertEqual(r.returncode, 23, text)
+        lines = text.splitlines()
+        growing = [i for i, line in enumerate(lines) if re.search(r'from stack \(pid \d+\) \[growing: \+\d+ B/s\]$', line)]
+        self.assertEqual(len(growing), 1, text)
+        # its frames follow it (after its blocks' classes), the leaking function first
+        self.assertIn('leak_steadily', '\n'.join(lines[growing[0] + 1:growing[0] + 3]), text)
+
+    def test_run_fail_on_growing_passes_on_churn_and_once_the_growing_stack_is_suppressed(self):
+        daemon = self.start_daemon(config=VERDICTS_CONFIG)
+        # balanced churn and a cache only: the program's own status
+        for status in (0, 6):
+            r, report = self.run_verdicts(daemon, '--error-exitcode', 23, '--fail-on', 'growing',
+                                          args=('--no-leak', '--exit', status))
+            self.assertEqual(r.returncode, status, r.stderr)
+            verdicts = self.verdicts_of(report)
+            self.assertNotIn('leak_steadily', verdicts)
+            self.assertEqual(verdicts['fill_cache'], ('plateau', 20 * 222, 20), verdicts)
+            if 'churn_buffers' in verdicts:
+                self.assertEqual(verdicts['churn_buffers'][0], 'churn', verdicts)
+            self.assertNotIn('growing', [v for v, _, _ in verdicts.values()], verdicts)
+            gate = report['gate']
+            self.assertEqual((gate['failed'], gate['growing']['stacks'], gate['undecided']), (False, 0, []), gate)
+
+        # the growing stack suppressed: the program's status, the stack counted as suppressed
+        supp = self.suppressions('leak:^leak_steadily$')
+        r, report = self.run_verdicts(daemon, '--error-exitcode', 23, '--fail-on', 'growing',
+                                      '--suppressions', supp, args=('--exit', 5))
+        self.assertEqual(r.returncode, 5, r.stderr)
+        self.assertNotIn('leak_steadily', self.verdicts_of(report))
+        s = report['suppressed']
+        self.assertEqual(s['stacks'], 1, s)
+        self.assertGreaterEqual(s['allocs'], 20, s)
+        self.assertEqual(s['bytes'], 111 * s['allocs'], s)
+        self.assertEqual((report['gate']['failed'], report['gate']['undecided']), (False, []), report['gate'])
+
+    def test_run_fail_on_growing_cannot_judge_a_program_that_ran_too_short(self):
+        # 2 snapshots at most before it exits: its stacks' verdicts stay pending
+        daemon = self.start_daemon(config={'snapshot_interval_ms': 1000})
+        r, report = self.run_json(daemon, program(VERDICTS_PROGRAM), '--run-ms', 300, '--no-leak',
+                                  options=('--error-exitcode', 23, '--fail-on', 'growing'))
+        stderr = r.stderr.decode()
+        self.assertEqual(r.returncode, 23, stderr)
+        verdicts = self.verdicts_of(report)
+        self.assertEqual(verdicts['fill_cache'], ('pending', 20 * 222, 20), verdicts)
+        gate = report['gate']
+        self.assertEqual((gate['failed'], gate['growing']['stacks'], len(gate['undecided'])), (True, 0, 1), gate)
+        self.assertRegex(stderr, r'cannot decide growing: pid \d+ \(leak-verdicts\) exited after \d snapshots: a '
+                                 r'growth verdict needed \d+ more .*: it ran too short to judge its growth')
+        # what it holds at its exit suppressed: nothing is left to judge, it passes
+        everything = self.suppressions('leak:*')
+        r, report = self.run_json(daemon, program(VERDICTS_PROGRAM), '--run-ms', 300, '--no-leak', '--exit', 3,
+                                  options=('--error-exitcode', 23, '--fail-on', 'growing', '--suppressions',
+                                           everything))
+        self.assertEqual(r.returncode, 3, r.stderr)
+        self.assertEqual(report['stacks'], [], report['stacks'])
+
     def test_bad_gate_options_and_suppressions_are_usage_errors(self):
         daemon = self.start_daemon()
         marker = os.path.join(self.workdir, 'ran')
@@ -198,7 +312,6 @@ class GatesTest(harness.DaemonTestCase):
             (('--error-exitcode', 256), "--error-exitcode must be an exit status between 1 and 255"),
             (('--fail-on', 'lost'), "--fail-on says what fails --error-exitcode N: give both"),
             (('--error-exitcode', 1, '--fail-on', 'lost,bogus'), "--fail-on takes a comma list"),
-            (('--error-exitcode', 1, '--fail-on', 'growing'), "--fail-on growing: run judges only lost,outstanding"),
             (('--suppressions', bad), f"{bad}:3: 'interceptor_via_fun' suppressions are not memleakd's"),
             (('--suppressions', empty), f"{empty}:1: leak: without a pattern"),
             (('--suppressions', os.path.join(self.workdir, 'absent')), "cannot read the suppressions file"),

@@ -353,6 +353,10 @@ class ExitedRestartTest(Restarts):
                          f'no report of pid {program.pid} in {os.listdir(daemon.state_directory)}')
         report = daemon.report(pid=program.pid)
         report['history'] = self.history_of(daemon, program.pid)
+        # each heap stack keeps the verdict it had at the exit
+        verdicts = [s['verdict'] for s in report['stacks'] if s['pid'] == program.pid and not s['mmap']]
+        self.assertTrue(verdicts and all(v in ('growing', 'plateau', 'churn', 'pending') for v in verdicts),
+                        harness.format_stacks(report))
         return program, report
 
     def history_of(self, daemon, pid):
@@ -361,8 +365,10 @@ class ExitedRestartTest(Restarts):
         return entries[0]['totals']
 
     def stacks_of(self, report, pid):
+        """Each stack of pid: its bytes, blocks, frames and the verdict it had at its exit."""
         return sorted((s['bytes'], s['allocs'], [(f.get('symbol'), f.get('module'), f.get('module_offset'),
-                                                  f['build_id']) for f in s['frames']])
+                                                  f['build_id']) for f in s['frames']],
+                       [s.get(k) for k in ('verdict', 'growth_bytes_per_s', 'snapshots_missing', 'first_bytes')])
                       for s in report['stacks'] if s['pid'] == pid)
 
     def assert_report_kept(self, daemon, pid, before, what):
@@ -565,7 +571,7 @@ class ExitedRestartKeepsMoreTest(Restarts):
 
     def test_an_exited_report_an_earlier_version_wrote_is_set_aside(self):
         # MEMEXIT1 (before JIT names, the parent link and the scan were kept): refused as a corrupt
-        # file is, not misread
+        # file is, not misread (MEMEXIT2, before the verdicts, is read: tests/unit/test-exited-file.c)
         daemon = self.start_daemon(config=CONFIG)
         program = self.start_program('leak-jit')
         daemon.attach(program.pid)
@@ -578,7 +584,7 @@ class ExitedRestartKeepsMoreTest(Restarts):
         path = os.path.join(daemon.state_directory, name)
         with open(path, 'rb') as f:
             data = bytearray(f.read())
-        self.assertEqual(bytes(data[:8]), b'MEMEXIT2')
+        self.assertEqual(bytes(data[:8]), b'MEMEXIT3')
         data[:8] = b'MEMEXIT1'
         data[-8:] = fnv1a64(bytes(data[:-8])).to_bytes(8, 'little')
         with open(path, 'wb') as f:

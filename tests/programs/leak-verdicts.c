@@ -5,9 +5,12 @@
  * bytes, filling up and emptying every half second (churn).
  *
  * Protocol: print "ready", wait for a line, fill the cache, print "started", then run until
- * stdin closes. */
+ * stdin closes. Under memleakctl run (tests/integration/test_gates.py): --run-ms N runs N
+ * milliseconds from its start instead, without waiting for anything, then exits; --no-leak leaves
+ * leak_steadily() out (balanced churn and a plateau only); --exit N exits with status N. */
 #include <poll.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -57,17 +60,45 @@ static int stdin_closed(int ms)
         return read(0, &c, 1) <= 0;
 }
 
-int main(void)
+static long elapsed_ms(const struct timespec *since)
 {
+        struct timespec now;
+
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        return (now.tv_sec - since->tv_sec) * 1000 + (now.tv_nsec - since->tv_nsec) / 1000000;
+}
+
+int main(int argc, char *argv[])
+{
+        long run_ms = -1;
+        int leak = 1, status = 0;
+        struct timespec start;
+
+        for (int i = 1; i < argc; i++) {
+                if (strcmp(argv[i], "--run-ms") == 0 && i + 1 < argc)
+                        run_ms = atol(argv[++i]);
+                else if (strcmp(argv[i], "--no-leak") == 0)
+                        leak = 0;
+                else if (strcmp(argv[i], "--exit") == 0 && i + 1 < argc)
+                        status = atoi(argv[++i]);
+                else
+                        require(!"known arguments");
+        }
+        clock_gettime(CLOCK_MONOTONIC, &start);
         setup_stdio();
         say("ready");
-        if (wait_line() < 0)
+        if (run_ms < 0 && wait_line() < 0)
                 return 1;
         fill_cache();
         say("started");
-        while (!stdin_closed(50)) {
-                leak_steadily();
+        for (;;) {
+                if (run_ms < 0 ? stdin_closed(50) : elapsed_ms(&start) >= run_ms)
+                        break;
+                if (run_ms >= 0)
+                        nanosleep(&(struct timespec) { .tv_nsec = 50 * 1000000 }, NULL);
+                if (leak)
+                        leak_steadily();
                 churn_buffers();
         }
-        return 0;
+        return status;
 }

@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /* Unit tests for daemon/targets/exited-file.c: an exited target's record survives an encode and a
  * decode whole (rows with their addresses, modules with their files' identities, counters, the
- * ring's sums, who it was), and bytes it did not write (cut, altered, or well summed but out of
+ * ring's sums, its stacks' verdicts at its exit, who it was), a record of the version before
+ * ("MEMEXIT2") is read as one without verdicts, and bytes it did not write (cut, altered, or well summed but out of
  * bounds) are refused without reading or allocating past them. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "exit-verdicts.h"
 #include "exited-file.h"
 #include "macro.h"
 #include "perf-map.h"
@@ -114,6 +116,16 @@ static struct target *sample(struct exited_file_id ids[3])
         t->exit_scan_bytes = 11;
         t->exit_scan = malloc(t->exit_scan_bytes);
         memcpy(t->exit_scan, "opaque\0scan", t->exit_scan_bytes);
+        /* its heap stacks' verdicts at its exit: one grew, one had too few snapshots */
+        t->verdicts = calloc(1, sizeof(*t->verdicts));
+        ASSERT_TRUE(t->verdicts);
+        t->verdicts->items = calloc(2, sizeof(*t->verdicts->items));
+        ASSERT_TRUE(t->verdicts->items);
+        t->verdicts->items[0] = (struct exit_verdict) { .stack_id = 17, .verdict = 1, .slope_bytes_per_s = 2220.5,
+                .fit_r2 = 0.998, .recent_growth_bytes = 3330, .first_bytes = 111, .last_bytes = 16016 };
+        t->verdicts->items[1] = (struct exit_verdict) { .stack_id = 40, .verdict = 0, .points_missing = 3,
+                .first_bytes = 64, .last_bytes = 64 };
+        t->verdicts->n = 2;
         ASSERT_EQ(snapshot_ring_new(4, &t->ring), 0);
         for (uint64_t i = 0; i < 6; i++) {
                 uint64_t counters[_COUNTER_MAX] = { [0] = i };
@@ -220,6 +232,10 @@ static void assert_same(const struct target *a, const struct target *b)
                 ASSERT_TRUE(memcmp(x->counters, y->counters, sizeof(x->counters)) == 0);
                 ASSERT_EQ(y->n_rows, 0);
         }
+        ASSERT_EQ(!a->verdicts, !b->verdicts);
+        ASSERT_EQ(a->verdicts ? a->verdicts->n : 0, b->verdicts ? b->verdicts->n : 0);
+        for (size_t i = 0; a->verdicts && i < a->verdicts->n; i++)
+                ASSERT_TRUE(memcmp(&a->verdicts->items[i], &b->verdicts->items[i], sizeof(a->verdicts->items[i])) == 0);
 }
 
 static void exited_file_round_trips_an_exited_target(void)
@@ -235,6 +251,9 @@ static void exited_file_round_trips_an_exited_target(void)
         ASSERT_TRUE(memcmp(ids, back_ids, sizeof(ids)) == 0);
         ASSERT_EQ(snapshot_ring_count(back->ring), 4);  /* the newest of 6 */
         ASSERT_STREQ(perf_map_find(back->perf_map, 0x10000003, NULL), "jit_stub");
+        ASSERT_EQ(exit_verdicts_find(back->verdicts, 17)->verdict, 1);
+        ASSERT_EQ(exit_verdicts_find(back->verdicts, 40)->points_missing, 3);
+        ASSERT_TRUE(exit_verdicts_find(back->verdicts, 18) == NULL);
         free(back_ids);
         target_free(back);
         free(data);
@@ -275,6 +294,47 @@ static uint64_t fnv(const unsigned char *p, size_t n)
                 h *= 0x100000001b3ULL;
         }
         return h;
+}
+
+static int decode_fresh(const void *data, size_t n);
+
+/* A record "MEMEXIT2" wrote: this one without its verdicts (the last two words before the
+ * checksum, none kept: 0 and a count of 0), under the magic before. Read whole, as a target that
+ * kept no verdicts; one that kept some, under that magic, is refused (bytes past its end). */
+static void exited_file_reads_the_version_before_without_verdicts(void)
+{
+        struct exited_file_id ids[3], *back_ids = NULL;
+        struct target *t = sample(ids), *back = blank();
+        unsigned char *data = NULL;
+        size_t n = 0;
+        uint64_t sum, words[2];
+
+        t->verdicts = exit_verdicts_free(t->verdicts);
+        ASSERT_EQ(exited_file_encode(t, ids, (void **)&data, &n), 0);
+        memcpy(words, data + n - 3 * sizeof(uint64_t), sizeof(words));
+        ASSERT_EQ(words[0], 0);
+        ASSERT_EQ(words[1], 0);
+        ASSERT_TRUE(memcmp(data, "MEMEXIT3", 8) == 0);
+        memcpy(data, "MEMEXIT2", 8);
+        n -= 2 * sizeof(uint64_t);
+        sum = fnv(data, n - sizeof(sum));
+        memcpy(data + n - sizeof(sum), &sum, sizeof(sum));
+        ASSERT_EQ(exited_file_decode(data, n, back, &back_ids), 0);
+        assert_same(t, back);
+        ASSERT_TRUE(back->verdicts == NULL);
+        free(back_ids);
+        target_free(back);
+        free(data);
+        target_free(t);
+
+        t = sample(ids);
+        ASSERT_EQ(exited_file_encode(t, ids, (void **)&data, &n), 0);
+        memcpy(data, "MEMEXIT2", 8);
+        sum = fnv(data, n - sizeof(sum));
+        memcpy(data + n - sizeof(sum), &sum, sizeof(sum));
+        ASSERT_EQ(decode_fresh(data, n), -EBADMSG);
+        free(data);
+        target_free(t);
 }
 
 static int decode_fresh(const void *data, size_t n)
@@ -354,6 +414,7 @@ static const struct unit_test tests[] = {
         TEST(exited_file_round_trips_an_exited_target),
         TEST(exited_file_round_trips_a_target_without_jit_names_or_scan),
         TEST(exited_file_refuses_what_it_did_not_write),
+        TEST(exited_file_reads_the_version_before_without_verdicts),
         TEST(exited_file_bounds_every_count_it_reads),
 };
 

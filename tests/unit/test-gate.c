@@ -389,11 +389,66 @@ static void gate_on_growing_judges_verdicts_and_says_when_there_are_none(void)
         ASSERT_TRUE(r.failed);
         ASSERT_TRUE(strstr(cJSON_GetArrayItem(r.undecided, 0)->valuestring, "a stack may grow unseen"));
         gate_result_done(&r);
-        /* an exited program's stacks: no verdict; its mapping is not judged for growth */
+        /* an exited program's stacks without a verdict kept; its mapping is not judged for growth */
         ASSERT_EQ(gate_apply(e, NULL, GATE_GROWING, 3, 1000000, &r), 0);
         ASSERT_TRUE(r.failed);
         ASSERT_EQ(cJSON_GetArraySize(r.undecided), 1);
-        ASSERT_TRUE(strstr(cJSON_GetArrayItem(r.undecided, 0)->valuestring, "pid 10 (prog) exited: "));
+        ASSERT_TRUE(strstr(cJSON_GetArrayItem(r.undecided, 0)->valuestring,
+                           "a stack of pid 10 (prog) has no verdict kept from its exit"));
+        gate_result_done(&r);
+        suppressions_free(s);
+}
+
+/* An exited program's stacks carry the verdicts kept at its exit: judged as a live one's, and one
+ * that ran too short for a verdict cannot be decided, said as such. */
+static void gate_on_growing_judges_an_exited_program_by_its_verdicts_at_exit(void)
+{
+        static const char exited[] =
+                "{\"targets\":[{\"pid\":10,\"comm\":\"prog\",\"exited\":true,\"snapshots\":30,\"verdicts_qualified\":false}],"
+                " \"stacks\":["
+                "  {\"pid\":10,\"bytes\":3330,\"allocs\":30,\"verdict\":\"growing\",\"frames\":[{\"symbol\":\"grow\"}]},"
+                "  {\"pid\":10,\"bytes\":999,\"allocs\":3,\"verdict\":\"churn\",\"frames\":[{\"symbol\":\"churn\"}]},"
+                "  {\"pid\":10,\"bytes\":4440,\"allocs\":20,\"verdict\":\"plateau\",\"frames\":[{\"symbol\":\"init\"}]}],"
+                " \"other\":{\"stacks\":0,\"bytes\":0,\"allocs\":0}}";
+        static const char short_lived[] =
+                "{\"targets\":[{\"pid\":10,\"comm\":\"prog\",\"exited\":true,\"snapshots\":2,\"verdicts_qualified\":false}],"
+                " \"stacks\":["
+                "  {\"pid\":10,\"bytes\":100,\"allocs\":1,\"verdict\":\"pending\",\"snapshots_missing\":3,"
+                "   \"frames\":[{\"symbol\":\"init\"}]},"
+                "  {\"pid\":10,\"bytes\":200,\"allocs\":2,\"verdict\":\"pending\",\"snapshots_missing\":3,"
+                "   \"frames\":[{\"symbol\":\"more\"}]}],"
+                " \"other\":{\"stacks\":0,\"bytes\":0,\"allocs\":0}}";
+        _cleanup_json_ cJSON *a = report_of(exited), *b = report_of(exited), *c = report_of(short_lived),
+                             *d = report_of(short_lived);
+        struct suppressions *s = parse_ok("leak:^grow$\n");
+        struct gate_result r;
+
+        ASSERT_EQ(gate_apply(a, NULL, GATE_GROWING, 23, 1000000, &r), 0);
+        ASSERT_TRUE(r.failed);
+        ASSERT_EQ(cJSON_GetArraySize(r.undecided), 0);
+        ASSERT_EQ(r.growing.stacks, 1);
+        ASSERT_EQ(r.growing.bytes, 3330);
+        ASSERT_EQ(r.growing.allocs, 30);
+        gate_result_done(&r);
+        /* the growing stack suppressed: churn and plateau pass */
+        ASSERT_EQ(gate_apply(b, s, GATE_GROWING, 23, 1000000, &r), 0);
+        ASSERT_TRUE(!r.failed);
+        ASSERT_EQ(r.suppressed.bytes, 3330);
+        gate_result_done(&r);
+        /* too short to judge: undecided, once for the program, and why */
+        ASSERT_EQ(gate_apply(c, NULL, GATE_GROWING, 23, 1000000, &r), 0);
+        ASSERT_TRUE(r.failed);
+        ASSERT_EQ(r.growing.stacks, 0);
+        ASSERT_EQ(cJSON_GetArraySize(r.undecided), 1);
+        ASSERT_TRUE(strstr(cJSON_GetArrayItem(r.undecided, 0)->valuestring,
+                           "pid 10 (prog) exited after 2 snapshots: a growth verdict needed 3 more"));
+        ASSERT_TRUE(strstr(cJSON_GetArrayItem(r.undecided, 0)->valuestring, "ran too short to judge its growth"));
+        gate_result_done(&r);
+        /* everything it holds suppressed: nothing left to judge, it passes */
+        suppressions_free(s);
+        s = parse_ok("leak:*\n");
+        ASSERT_EQ(gate_apply(d, s, GATE_GROWING, 23, 1000000, &r), 0);
+        ASSERT_TRUE(!r.failed);
         gate_result_done(&r);
         suppressions_free(s);
 }
@@ -481,6 +536,7 @@ int main(void)
                 TEST(gate_on_outstanding_counts_reachable_blocks_and_mappings),
                 TEST(gate_cannot_decide_lost_without_a_scan),
                 TEST(gate_on_growing_judges_verdicts_and_says_when_there_are_none),
+        TEST(gate_on_growing_judges_an_exited_program_by_its_verdicts_at_exit),
                 TEST(gate_judges_every_stack_then_folds_past_top),
                 TEST(gate_kinds_parse_a_comma_list),
                 TEST(suppressed_text_lists_the_patterns_used),
