@@ -54,6 +54,17 @@ RUN_TIMEOUT_S = 60                  # memleakctl run -- CMD, from start to repor
 
 
 
+def go_tool_pprof(workdir, profile, *args, timeout=120):
+    """go tool pprof -symbolize=none ARGS PROFILE (Debian's golang-go), told not to symbolize
+    anything itself, its caches and files in workdir: the CompletedProcess (text)."""
+    home = os.path.join(workdir, 'go-home')
+    os.makedirs(home, exist_ok=True)
+    env = dict(os.environ, HOME=home, GOCACHE=os.path.join(home, 'cache'), PPROF_TMPDIR=home,
+               GOFLAGS='', GOTOOLCHAIN='local')
+    return subprocess.run(['go', 'tool', 'pprof', '-symbolize=none', *args, profile], capture_output=True,
+                          text=True, env=env, timeout=timeout)
+
+
 def with_frames(doc):
     """memleakctl's report JSON names each frame once, in "locations", and each stack's frames by
     their indices there: give each stack its "frames" too (the entries themselves), as the tests

@@ -123,15 +123,10 @@ class BigReportTest(harness.DaemonTestCase):
 
         # pprof: what go tool pprof sums is the total, split between the two steps
         profile = self.write_report(daemon, program.pid, 'pprof')
-        home = os.path.join(self.workdir, 'go-home')
-        os.makedirs(home, exist_ok=True)
-        env = dict(os.environ, HOME=home, GOCACHE=os.path.join(home, 'cache'), PPROF_TMPDIR=home,
-                   GOFLAGS='', GOTOOLCHAIN='local')
-        r = subprocess.run(['go', 'tool', 'pprof', '-symbolize=none', '-top', '-unit=B', profile],
-                           capture_output=True, text=True, env=env, timeout=CTL_TIMEOUT_S)
+        r = harness.go_tool_pprof(self.workdir, profile, '-top', '-unit=B', timeout=CTL_TIMEOUT_S)
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertRegex(r.stdout, rf'of {TOTAL}B total')
-        # the innermost step is step_a for odd n (bit 0 is the outermost choice... of depth 0)
+        # the innermost step (depth LEVELS - 1) is step_a in half of the chains, step_b in the others
         flat = {m.group(2): int(m.group(1)) for m in re.finditer(r'(?m)^\s*(\d+)B\s+\S+%\s+\S+%\s+\d+B\s+\S+%\s+(\w+)$',
                                                                  r.stdout)}
         self.assertEqual((flat.get('step_a'), flat.get('step_b')), (TOTAL // 2, TOTAL // 2), r.stdout)

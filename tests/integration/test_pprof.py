@@ -45,12 +45,7 @@ class PprofTest(harness.DaemonTestCase):
 
     def pprof(self, profile, *args):
         """go tool pprof ARGS PROFILE's output; Go's caches and pprof's files in the test's directory."""
-        home = os.path.join(self.workdir, 'go-home')
-        os.makedirs(home, exist_ok=True)
-        env = dict(os.environ, HOME=home, GOCACHE=os.path.join(home, 'cache'), PPROF_TMPDIR=home,
-                   GOFLAGS='', GOTOOLCHAIN='local')
-        r = subprocess.run(['go', 'tool', 'pprof', '-symbolize=none', *args, profile], capture_output=True,
-                           text=True, env=env, timeout=PPROF_TIMEOUT_S)
+        r = harness.go_tool_pprof(self.workdir, profile, *args, timeout=PPROF_TIMEOUT_S)
         self.assertEqual(r.returncode, 0, f'go tool pprof {" ".join(args)} failed:\n{r.stderr}')
         return r.stdout
 
