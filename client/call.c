@@ -130,6 +130,12 @@ int call_command_run(const struct call_command *command, struct ctl_context *ctx
                         return r;
         }
 
+        if (command->instead) {
+                r = command->instead(ctx, &args);
+                if (r >= 0)
+                        return r;
+        }
+
         /* a gate and suppressions see every stack: those past --top are folded after them */
         args.keep = args.req.top;
         if (gate_options_active(&args.gate) && args.req.cmd == MEMLEAK_CMD_REPORT)

@@ -18,6 +18,7 @@ enum call_format {
         CALL_FORMAT_JSON,               /* as --json: errors as JSON too */
         CALL_FORMAT_FOLDED,             /* folded stacks, for flame graphs */
         CALL_FORMAT_PPROF,              /* a gzip'd pprof profile: bytes, not text */
+        CALL_FORMAT_HTML,               /* report: the page memleakctl html writes */
 };
 
 /* What the command line asked for. */
@@ -59,6 +60,9 @@ struct call_command {
         int (*check)(const struct ctl_context *ctx, const struct call_args *args);
         /* What to print of a reply memleakd accepted (reply may be trimmed to do so). */
         void (*view)(const struct call_args *args, cJSON *reply, struct call_view *ret);
+        /* What the command does instead of its one question when args ask for it: returns -1 to
+         * ask the question, else its exit status. NULL: always the question. */
+        int (*instead)(struct ctl_context *ctx, const struct call_args *args);
 };
 
 /* Send req to memleakd for the command named what; on failure say why (once, "what failed: ...")

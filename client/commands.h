@@ -19,3 +19,8 @@ int cmd_history(struct ctl_context *ctx, int argc, char *argv[]);
 int cmd_top(struct ctl_context *ctx, int argc, char *argv[]);
 int cmd_run(struct ctl_context *ctx, int argc, char *argv[]);
 int cmd_html(struct ctl_context *ctx, int argc, char *argv[]);
+/* memleakctl html's page of report (a report request: its target and top) and its history, to
+ * output (NULL: stdout); report --format html. Returns an exit status. */
+int cmd_html_write(struct ctl_context *ctx, const struct memleak_request *report, const char *output);
+/* memleakctl html's --top by default */
+#define CMD_HTML_DEFAULT_TOP 100

@@ -15,7 +15,7 @@
 #include "protocol.h"
 #include "reply-fields.h"
 
-#define HTML_DEFAULT_TOP 100
+#define HTML_DEFAULT_TOP CMD_HTML_DEFAULT_TOP
 /* the history's stacks per process (its series, drawn and compared between two snapshots): as
  * many as the report lists, up to the most memleakd sends (HISTORY_STACKS_MAX) */
 #define HTML_HISTORY_STACKS_MAX 1000
@@ -115,37 +115,43 @@ static void html_args_done(struct html_args *a)
         memleak_request_done(&a->report);
 }
 
-int cmd_html(struct ctl_context *ctx, int argc, char *argv[])
+int cmd_html_write(struct ctl_context *ctx, const struct memleak_request *report, const char *output)
 {
-        _cleanup_(html_args_done) struct html_args a = {
-                .report = { .cmd = MEMLEAK_CMD_REPORT, .top = HTML_DEFAULT_TOP } };
         _cleanup_json_ cJSON *report_reply = NULL, *history_reply = NULL;
-        struct memleak_request history;
+        struct memleak_request history = {
+                .cmd = MEMLEAK_CMD_HISTORY, .has_pid = report->has_pid, .pid = report->pid,
+                .kernel = report->kernel, .top = MIN(report->top, (uint64_t)HTML_HISTORY_STACKS_MAX),
+                .unit = report->unit, .cgroup = report->cgroup,       /* borrowed */
+        };
         int r;
 
-        r = parse_options(ctx, &a, argc, argv);
-        if (r != CTL_EXIT_OK)
-                return r < 0 ? CTL_EXIT_OK : r;
-        history = (struct memleak_request) {
-                .cmd = MEMLEAK_CMD_HISTORY, .has_pid = a.report.has_pid, .pid = a.report.pid,
-                .kernel = a.report.kernel, .top = MIN(a.report.top, (uint64_t)HTML_HISTORY_STACKS_MAX),
-                .unit = a.report.unit, .cgroup = a.report.cgroup,       /* borrowed */
-        };
-        r = call_daemon(ctx, "html", &a.report, &report_reply);
+        r = call_daemon(ctx, "html", report, &report_reply);
         if (r != CTL_EXIT_OK)
                 return r;
         r = call_daemon(ctx, "html", &history, &history_reply);
         if (r != CTL_EXIT_OK)
                 return r;
         /* the stacks as memleakd sent them (each frame once): the page's script finds their frames */
-        r = write_page(a.output, cJSON_GetObjectItemCaseSensitive(report_reply, RF_REPORT),
+        r = write_page(output, cJSON_GetObjectItemCaseSensitive(report_reply, RF_REPORT),
                        cJSON_GetObjectItemCaseSensitive(history_reply, RF_HISTORY));
         if (r < 0) {
-                ctl_error(ctx, -r, "html: cannot write %s: %s", a.output ? a.output : "the page to stdout",
+                ctl_error(ctx, -r, "html: cannot write %s: %s", output ? output : "the page to stdout",
                           r == -EBADMSG ? "memleakd's reply is not a report" : strerror(-r));
                 return CTL_EXIT_FAILURE;
         }
-        if (a.output && !ctx->json)
-                fprintf(stderr, "Wrote %s\n", a.output);
+        if (output && !ctx->json)
+                fprintf(stderr, "Wrote %s\n", output);
         return CTL_EXIT_OK;
+}
+
+int cmd_html(struct ctl_context *ctx, int argc, char *argv[])
+{
+        _cleanup_(html_args_done) struct html_args a = {
+                .report = { .cmd = MEMLEAK_CMD_REPORT, .top = HTML_DEFAULT_TOP } };
+        int r;
+
+        r = parse_options(ctx, &a, argc, argv);
+        if (r != CTL_EXIT_OK)
+                return r < 0 ? CTL_EXIT_OK : r;
+        return cmd_html_write(ctx, &a.report, a.output);
 }

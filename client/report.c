@@ -27,6 +27,7 @@ static const char *const report_format_table[] = {
         [CALL_FORMAT_JSON] = "json",
         [CALL_FORMAT_FOLDED] = "folded",
         [CALL_FORMAT_PPROF] = "pprof",
+        [CALL_FORMAT_HTML] = "html",
 };
 static DEFINE_STRING_TABLE_LOOKUP_TO_STRING(report_format, enum call_format);
 static DEFINE_STRING_TABLE_LOOKUP_FROM_STRING(report_format, int);
@@ -34,8 +35,8 @@ static DEFINE_STRING_TABLE_LOOKUP_FROM_STRING(report_format, int);
 static void help(void)
 {
         printf("memleakctl report [--pid PID [--children] | --kernel | --unit NAME | --cgroup PATH] [--top N] [--min-age SECONDS] [--reachability]\n"
-               "                  [--suppressions FILE] [--show-addresses] [--format text|json|folded|pprof] [--output FILE]\n"
-               "                  [--value bytes|allocs] [--folded | --json]\n\n"
+               "                  [--suppressions FILE] [--show-addresses] [--format text|json|folded|pprof|html]\n"
+               "                  [--output FILE] [--value bytes|allocs] [--folded | --json]\n\n"
                "Show the call stacks holding the most outstanding (allocated, not yet freed) memory.\n"
                "With --reachability, each running target's memory is first read, as valgrind and\n"
                "LeakSanitizer do at exit (from a copy-on-write snapshot taken in a pause of a few ms;\n"
@@ -63,13 +64,14 @@ static void help(void)
                "                        profile (go tool pprof, Pyroscope, Parca: inuse_space and\n"
                "                        inuse_objects, file:line, inlined frames; pid, comm, unit labels),\n"
                "                        only with --output or stdout sent to a file; every stack unless\n"
-               "                        --top is given (then the rest is one [other] sample)\n"
+               "                        --top is given (then the rest is one [other] sample); html:\n"
+               "                        the page 'memleakctl html' writes (its --top %d by default)\n"
                "     --value bytes|allocs\n"
                "                        folded: each stack's outstanding bytes (default) or allocations\n"
                "  -o --output FILE      Write to FILE (whole or not at all) instead of stdout\n"
                "     --folded           Same as --format folded\n"
                "  -j --json             Same as --format json\n"
-               "  -h --help             Show this help\n", MEMLEAK_DEFAULT_TOP);
+               "  -h --help             Show this help\n", MEMLEAK_DEFAULT_TOP, CMD_HTML_DEFAULT_TOP);
 }
 
 /* --top's default for what is parsed so far: every stack for a profile, and for folded stacks
@@ -80,7 +82,8 @@ static void set_default_top(struct call_args *args)
                      (args->format == CALL_FORMAT_FOLDED && (args->output || !isatty(STDOUT_FILENO)));
 
         if (!args->top_given)
-                args->req.top = whole ? MEMLEAK_MAX_TOP : MEMLEAK_DEFAULT_TOP;
+                args->req.top = whole ? MEMLEAK_MAX_TOP :
+                                args->format == CALL_FORMAT_HTML ? CMD_HTML_DEFAULT_TOP : MEMLEAK_DEFAULT_TOP;
 }
 
 static int parse_option(const struct ctl_context *ctx, struct call_args *args, int c, const char *arg)
@@ -120,8 +123,7 @@ static int parse_option(const struct ctl_context *ctx, struct call_args *args, i
         case 'f':
                 r = report_format_from_string(arg);
                 if (r < 0)
-                        return ctl_usage_error(ctx, "report: --format must be text, json, folded or pprof "
-                                               "(an HTML page is 'memleakctl html')");
+                        return ctl_usage_error(ctx, "report: --format must be text, json, folded, pprof or html");
                 args->format = r;
                 set_default_top(args);
                 break;
@@ -145,6 +147,13 @@ static int check(const struct ctl_context *ctx, const struct call_args *args)
         if (args->format != CALL_FORMAT_TEXT && args->show_addresses)
                 return ctl_usage_error(ctx, "report: --show-addresses is for the text report, not --format %s",
                                        ctx->json ? "json" : report_format_to_string(args->format));
+        if (args->format == CALL_FORMAT_HTML && (gate_options_active(&args->gate) || args->req.reachability ||
+                                                 args->req.min_age_s > 0))
+                return ctl_usage_error(ctx, "report: --format html is memleakctl html's page: not with "
+                                       "--suppressions, --reachability or --min-age");
+        if (args->format == CALL_FORMAT_HTML && !args->output && isatty(STDOUT_FILENO))
+                return ctl_usage_error(ctx, "report: --format html writes a page: give --output FILE, or send "
+                                       "stdout to a file");
         /* a profile is bytes: a terminal would take them for its commands */
         if (args->format == CALL_FORMAT_PPROF && !args->output && isatty(STDOUT_FILENO))
                 return ctl_usage_error(ctx, "report: --format pprof writes a binary profile: give --output FILE, "
@@ -180,6 +189,12 @@ static void view(const struct call_args *args, cJSON *reply, struct call_view *r
         };
 }
 
+/* --format html: memleakctl html's page */
+static int instead(struct ctl_context *ctx, const struct call_args *args)
+{
+        return args->format == CALL_FORMAT_HTML ? cmd_html_write(ctx, &args->req, args->output) : -1;
+}
+
 static const struct option long_options[] = {
         { "pid", required_argument, NULL, 'p' },
         { "children", no_argument, NULL, CTL_OPT_CHILDREN },
@@ -209,6 +224,7 @@ static const struct call_command report = {
         .parse_option = parse_option,
         .check = check,
         .view = view,
+        .instead = instead,
 };
 
 int cmd_report(struct ctl_context *ctx, int argc, char *argv[])

@@ -97,7 +97,11 @@ _memleakctl()
                 return
                 ;;
         -f | --format)
-                COMPREPLY=($(compgen -W 'text json folded pprof' -- "$cur"))
+                if [[ $command == report ]]; then
+                        COMPREPLY=($(compgen -W 'text json folded pprof html' -- "$cur"))
+                else
+                        COMPREPLY=($(compgen -W 'text json folded pprof' -- "$cur"))
+                fi
                 return
                 ;;
         --value)

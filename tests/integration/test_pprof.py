@@ -135,6 +135,17 @@ class PprofTest(harness.DaemonTestCase):
             return [(s['stack_id'], s['bytes'], s['allocs'], s['frames']) for s in report['stacks']]
         with open(path) as f:
             self.assertEqual(stacks(harness.load_json_file(f)), stacks(daemon.report(pid=program.pid)))
+        # html: memleakctl html's page, the report and its history in it
+        path = os.path.join(self.workdir, 'report.html')
+        r = daemon.ctl_ok('report', '--pid', program.pid, '--format', 'html', '--output', path)
+        self.assertEqual((r.stdout, r.stderr), ('', f'Wrote {path}\n'))
+        with open(path) as f:
+            page = f.read()
+        self.assertTrue(page.startswith('<!DOCTYPE html>'), page[:100])
+        data = harness.load_json(page.split('<script type="application/json" id="memleakd-data">', 1)[1]
+                                 .split('</script>', 1)[0])
+        self.assertEqual(stacks(data['report']), stacks(daemon.report(pid=program.pid)))
+        self.assertEqual([t['pid'] for t in data['history']['targets']], [program.pid])
 
         # an exact target: no period, no estimate, the file's mapping named
         raw = self.pprof(profile, '-raw')
@@ -338,12 +349,19 @@ class PprofTest(harness.DaemonTestCase):
         self.assertIn('--format pprof is not JSON', r.stdout + r.stderr)
         r = daemon.ctl('report', '--format', 'svg')
         self.assertEqual(r.returncode, 2, r)
-        self.assertIn('--format must be text, json, folded or pprof', r.stderr)
+        self.assertIn('--format must be text, json, folded, pprof or html', r.stderr)
+        r = daemon.ctl('report', '--format', 'html', '--suppressions', '/dev/null', '--output', '/dev/null')
+        self.assertEqual(r.returncode, 2, r)
+        self.assertIn('--format html is memleakctl html\'s page: not with --suppressions', r.stderr)
         # stdout a terminal: memleakctl under a pseudo-terminal of script(1)'s
         r = subprocess.run(['script', '-qec', f'{harness.MEMLEAKCTL} --socket {daemon.socket_path} report '
                             f'--format pprof', '/dev/null'], capture_output=True, text=True, timeout=30)
         self.assertEqual(r.returncode, 2, r)
         self.assertIn('--format pprof writes a binary profile: give --output FILE', r.stdout)
+        r = subprocess.run(['script', '-qec', f'{harness.MEMLEAKCTL} --socket {daemon.socket_path} report '
+                            f'--format html', '/dev/null'], capture_output=True, text=True, timeout=30)
+        self.assertEqual(r.returncode, 2, r)
+        self.assertIn('--format html writes a page: give --output FILE', r.stdout)
 
 
 if __name__ == '__main__':
