@@ -270,7 +270,7 @@ class HostileTest(harness.DaemonTestCase):
                                 '--', os.path.join(harness.PROGRAMS_DIR, TARGET), '--leak', '200000'],
                                stdin=subprocess.DEVNULL, capture_output=True, timeout=120)
             self.assertEqual(r.returncode, 0, r.stderr)
-            report = json.loads(r.stderr)
+            report = harness.load_json(r.stderr)
             leaked = [s for s in report['stacks'] if s['frames'] and s['frames'][0]['symbol'] == 'leak_block']
             self.assertEqual(sum(s['allocs'] for s in leaked), 200000, harness.format_stacks(report))
             rss.append(daemon_rss_kib(daemon))
