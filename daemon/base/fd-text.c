@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-/* A file's whole text read from its descriptor, bounded. */
+/* A file's whole text read from its descriptor, bounded; a buffer written whole to one. */
 #include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -57,5 +57,21 @@ int fd_text_read(int fd, size_t max, char **ret, size_t *ret_len, bool *ret_cut)
                 *ret_len = len;
         if (ret_cut)
                 *ret_cut = cut;
+        return 0;
+}
+
+int fd_text_write(int fd, const void *data, size_t n)
+{
+        assert(fd >= 0);
+        assert(data || n == 0);
+        for (size_t done = 0; done < n;) {
+                ssize_t k = write(fd, (const char *)data + done, n - done);
+
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k <= 0)
+                        return k < 0 ? -errno : -EIO;
+                done += (size_t)k;
+        }
         return 0;
 }

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "fd-text.h"
 #include "json-util.h"
 #include "macro.h"
 #include "state-file.h"
@@ -317,25 +318,14 @@ int state_file_parse_start_time(const char *stat_text, uint64_t *ret)
 int state_file_write_bytes(const char *dir, const char *name, const void *data, size_t n, bool sync)
 {
         _cleanup_free_ char *tmp = NULL, *path = NULL;
-        size_t done = 0;
-        int fd, r = 0;
+        int fd, r;
 
         if (asprintf(&tmp, "%s/.%s.tmp", dir, name) < 0 || asprintf(&path, "%s/%s", dir, name) < 0)
                 return -ENOMEM;
         fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
         if (fd < 0)
                 return -errno;
-        while (done < n) {
-                ssize_t k = write(fd, (const char *)data + done, n - done);
-
-                if (k < 0 && errno == EINTR)
-                        continue;
-                if (k <= 0) {
-                        r = k < 0 ? -errno : -EIO;
-                        break;
-                }
-                done += (size_t)k;
-        }
+        r = fd_text_write(fd, data, n);
         if (r >= 0 && sync && fsync(fd) < 0)
                 r = -errno;
         if (close(fd) < 0 && r >= 0)

@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include "dir-stream.h"
 #include "export-files.h"
+#include "fd-text.h"
 #include "json-util.h"
 #include "macro.h"
 #include "pprof-export.h"
@@ -44,20 +45,13 @@ void export_files_name(char *buf, size_t size, int64_t pid, const char *comm, ui
 static int write_whole(int dir_fd, const char *name, const uint8_t *data, size_t n)
 {
         char tmp[EXPORT_FILES_NAME_MAX + 16];
-        int fd, r = 0;
+        int fd, r;
 
         snprintf(tmp, sizeof(tmp), ".%s.tmp", name);
         fd = openat(dir_fd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
         if (fd < 0)
                 return -errno;
-        for (size_t done = 0; done < n && r == 0;) {
-                ssize_t k = write(fd, data + done, n - done);
-
-                if (k < 0 && errno != EINTR)
-                        r = -errno;
-                else if (k > 0)
-                        done += (size_t)k;
-        }
+        r = fd_text_write(fd, data, n);
         if (close(fd) < 0 && r == 0)
                 r = -errno;
         if (r == 0 && renameat(dir_fd, tmp, dir_fd, name) < 0)

@@ -13,6 +13,7 @@
 #include "counters.h"
 #include "counters-json.h"
 #include "export-files.h"
+#include "fd-text.h"
 #include "json-util.h"
 #include "kernel-symbols.h"
 #include "macro.h"
@@ -464,14 +465,8 @@ static int write_atomically(const char *path, const char *text)
                 return -errno;
         if (fchmod(fd, 0644) < 0)
                 r = -errno;
-        for (size_t done = 0; r == 0 && done < n;) {
-                ssize_t k = write(fd, text + done, n - done);
-
-                if (k < 0 && errno != EINTR)
-                        r = -errno;
-                else if (k > 0)
-                        done += (size_t)k;
-        }
+        if (r == 0)
+                r = fd_text_write(fd, text, n);
         if (close(fd) < 0 && r == 0)
                 r = -errno;
         if (r == 0 && rename(tmp, path) < 0)
