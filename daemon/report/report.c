@@ -83,18 +83,15 @@ static void add_unwind_stopped(cJSON *s, const struct stack_row *row, const cJSO
                               cJSON_Duplicate(cJSON_GetObjectItem(last, RF_MODULE_OFFSET), false) : cJSON_CreateNull());
 }
 
-/* Is it leaking: "verdict" (growing, plateau, churn, pending) and what it rests on; null
- * where there is no history. */
-static void add_verdict(cJSON *s, const struct report_params *p, const struct stack_row *row,
-                        const struct report_target *target)
+/* Is it leaking: "verdict" (growing, plateau, churn, pending) and what it rests on (a); null
+ * where there is no history (a NULL). */
+static void add_verdict(cJSON *s, const struct leak_assessment *a, const struct report_target *target)
 {
-        struct leak_assessment a;
-
-        if (!p->assess || row->stack_id < 0 || !p->assess(p->userdata, row, &a)) {
+        if (!a) {
                 cJSON_AddNullToObject(s, RF_VERDICT);
                 return;
         }
-        verdict_json_add(s, &a, target && target->verdicts_qualified);
+        verdict_json_add(s, a, target && target->verdicts_qualified);
 }
 
 /* The target whose stacks a row is. */
@@ -373,7 +370,7 @@ static bool row_is_kernel(const struct stack_row *row, const struct report_targe
 
 static cJSON *stack_to_json(const struct report_params *p, const struct stack_row *row,
                             const struct report_target *targets, size_t n_targets, const struct reach_stack *reach,
-                            struct location_table *locs)
+                            const struct leak_assessment *assessment, struct location_table *locs)
 {
         bool kernel = row_is_kernel(row, targets, n_targets);
         cJSON *s = cJSON_CreateObject(), *frames;
@@ -405,7 +402,7 @@ static cJSON *stack_to_json(const struct report_params *p, const struct stack_ro
                 last = f ?: last;
         }
         add_unwind_stopped(s, row, last);
-        add_verdict(s, p, row, target_of(targets, n_targets, row->pid));
+        add_verdict(s, assessment, target_of(targets, n_targets, row->pid));
         add_stack_reachability(s, reach);
         return s;
 }
@@ -476,20 +473,17 @@ static cJSON *targets_to_json(const struct stack_rows *rows, const struct report
         return arr;
 }
 
-/* Whether row is a stack of the kernel target's. */
-/* Whether row is listed under the report's verdict filter (memleakctl leaks: "growing", which
- * also lists the stacks a reachability scan found lost blocks in: both are leak evidence). */
-static bool verdict_wanted(const struct report_params *p, const struct stack_row *row,
+/* Whether a row is listed under the report's verdict filter (memleakctl leaks: "growing", which
+ * also lists the stacks a reachability scan found lost blocks in: both are leak evidence); a its
+ * verdict, NULL where it has none. */
+static bool verdict_wanted(const struct report_params *p, const struct leak_assessment *a,
                            const struct reach_stack *reach)
 {
-        struct leak_assessment a;
-
         if (p->only_verdict <= 0)
                 return true;
         if (p->only_verdict == 1 + LEAK_VERDICT_GROWING && lost_bytes(reach) > 0)
                 return true;
-        return p->assess && row->stack_id >= 0 && p->assess(p->userdata, row, &a) &&
-               (int)a.verdict + 1 == p->only_verdict;
+        return a && (int)a->verdict + 1 == p->only_verdict;
 }
 
 cJSON *report_targets_json(const struct stack_rows *rows, const struct report_target *targets, size_t n_targets,
@@ -594,9 +588,13 @@ cJSON *report_build(struct stack_rows *rows, const struct report_target *targets
                 if (row->allocs == 0)
                         continue;
                 const struct reach_stack *reach = reach_of(targets, n_targets, row);
+                struct leak_assessment a;
+                /* its verdict, made once: for the filter and the stack alike (not past top) */
+                bool assessed = listed < p->top && p->assess && row->stack_id >= 0 && p->assess(p->userdata, row, &a);
 
-                if (listed < p->top && verdict_wanted(p, row, reach)) {
-                        cJSON *s = stack_to_json(p, row, targets, n_targets, reach, p->locations ? &locs : NULL);
+                if (listed < p->top && verdict_wanted(p, assessed ? &a : NULL, reach)) {
+                        cJSON *s = stack_to_json(p, row, targets, n_targets, reach, assessed ? &a : NULL,
+                                                 p->locations ? &locs : NULL);
 
                         if (!s)
                                 return NULL;
